@@ -1,0 +1,201 @@
+"""The ``privacy-plugins`` command: the core's measures from the shell.
+
+Exit codes: 0 when it measured, 2 with a one-line message on stderr for bad
+input (missing file, unknown column, empty table, bad parameter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from privacy_plugins._version import __version__
+from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
+from privacy_plugins.core.measure import MeasureReport, measure
+from privacy_plugins.core.tables import read_table
+from privacy_plugins.errors import PrivacyPluginsError
+
+__all__ = ["main"]
+
+EXIT_BAD_INPUT = 2
+
+
+def _columns(text: str) -> list[str]:
+    columns = [part.strip() for part in text.split(",")]
+    if not all(columns):
+        raise argparse.ArgumentTypeError(f"empty column name in {text!r}")
+    return columns
+
+
+def _add_measure_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("measure", help="measure k, l, t, leakage and risk of a table")
+    parser.add_argument("data", type=Path, help="CSV (delimiter auto-detected) or Parquet file")
+    parser.add_argument("--qi", required=True, type=_columns, help="quasi-identifiers, comma-separated")
+    parser.add_argument("--sensitive", type=_columns, default=[], help="sensitive attributes, comma-separated")
+    parser.add_argument("--identifiers", type=_columns, default=[], help="direct identifiers (checked, never used)")
+    parser.add_argument("--k", type=int, help="target k: report suppression needed and classes below k")
+    parser.add_argument("--l", type=float, help="target l: classes below l per variant, and recursive c*")
+    parser.add_argument("--c", type=float, help="with --l: classes violating recursive (c,l)-diversity")
+    parser.add_argument("--t", type=float, help="target t: classes farther than t")
+    parser.add_argument("--t-distance", choices=["auto", "equal", "ordered"], default="auto")
+    parser.add_argument("--delta", type=float, help="suppression limit (fraction): report k after suppression")
+    bound = parser.add_mutually_exclusive_group()
+    bound.add_argument("--bound", type=float, help="one personalized leakage bound in (0,1] for every record")
+    bound.add_argument("--bound-column", help="column holding each record's leakage bound")
+    parser.add_argument("--risk-threshold", type=float, default=0.2, help="record risk counted as 'at risk'")
+    parser.add_argument(
+        "--include-values",
+        action="store_true",
+        help="also print QI values of a few violating classes (exposes the records at risk)",
+    )
+    parser.add_argument("--sep", help="CSV delimiter (default: detected)")
+    parser.add_argument("--format", choices=["json", "table"], default="table")
+
+
+def _add_demo_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("demo", help="generate the synthetic census table and measure it")
+    parser.add_argument("--rows", type=int, default=5_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("demo_output"), help="folder for census.csv")
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--format", choices=["json", "table"], default="table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for docs and tests)."""
+    parser = argparse.ArgumentParser(prog="privacy-plugins", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_measure_parser(commands)
+    _add_demo_parser(commands)
+    return parser
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "∞ (no c works)"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def format_table(report: MeasureReport, *, source: str) -> str:
+    """A readable summary for people (no raw values unless they were opted in)."""
+    data = report.to_dict()
+    lines = [
+        f"privacy measures for {source}",
+        f"  rows                  {_fmt(data['rows'])}",
+        f"  quasi-identifiers     {', '.join(data['quasi_identifiers'])}",
+        f"  equivalence classes   {_fmt(data['classes'])}",
+        f"  k                     {_fmt(data['k'])}",
+        f"  sample uniques        {_fmt(data['sample_uniques'])}",
+        f"  max / mean risk       {_fmt(data['risk']['max_risk'])} / {_fmt(data['risk']['mean_risk'])}",
+        f"  records at risk       {_fmt(data['risk']['records_at_risk'])} "
+        f"({data['risk']['share_at_risk']:.1%} above {data['risk']['threshold']:g})",
+    ]
+    if "suppression_needed" in data:
+        lines.append(
+            f"  suppression for k={data['target_k']}  {_fmt(data['suppression_needed'])} rows "
+            f"({data['suppression_needed_fraction']:.1%}) in {_fmt(data['k_violations']['classes'])} classes"
+        )
+    if "k_after_suppression" in data:
+        after = data["k_after_suppression"]
+        lines.append(
+            f"  k after δ={after['delta']:g}        {_fmt(after['k'])} "
+            f"(suppressing {_fmt(after['suppressed_rows'])} of {_fmt(after['budget_rows'])} allowed rows)"
+        )
+    for name, sensitive in data.get("sensitive_attributes", {}).items():
+        lines += [
+            f"sensitive attribute {name!r}",
+            f"  distinct l            {_fmt(sensitive['distinct_l'])}",
+            f"  frequency l           {_fmt(sensitive['frequency_l'])}",
+            f"  entropy l             {_fmt(sensitive['entropy_l'])}",
+            f"  t-closeness           {_fmt(sensitive['t_closeness'])} ({sensitive['t_distance']} distance)",
+        ]
+        if sensitive["recursive_l"] is not None:
+            lines.append(f"  recursive c* (l={sensitive['recursive_l']})  {_fmt(sensitive['recursive_c'])}")
+        for violations in (sensitive["l_violations"] or {}).values():
+            lines.append(f"  violating {violations['target']}: {_fmt(violations['classes'])} classes, "
+                         f"{_fmt(violations['records'])} records")
+        if sensitive["t_violations"] is not None:
+            v = sensitive["t_violations"]
+            lines.append(f"  violating {v['target']}: {_fmt(v['classes'])} classes, {_fmt(v['records'])} records")
+        if sensitive["leakage"] is not None:
+            leak = sensitive["leakage"]
+            lines.append(
+                f"  max leakage           {_fmt(leak['max_leakage'])}; {_fmt(leak['violations'])} records over "
+                f"their bound, {_fmt(leak['infeasible'])} infeasible (bound < 1/class size)"
+            )
+    return "\n".join(lines)
+
+
+def _emit(report: MeasureReport, *, output_format: str, source: str) -> None:
+    if output_format == "json":
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(format_table(report, source=source))
+
+
+def _run_measure(args: argparse.Namespace) -> int:
+    frame = read_table(args.data, sep=args.sep)
+    report = measure(
+        frame,
+        quasi_identifiers=args.qi,
+        sensitive_attributes=args.sensitive,
+        identifiers=args.identifiers,
+        k=args.k,
+        l=args.l,
+        c=args.c,
+        t=args.t,
+        t_distance=args.t_distance,
+        delta=args.delta,
+        bound=args.bound,
+        bound_column=args.bound_column,
+        risk_threshold=args.risk_threshold,
+        include_values=args.include_values,
+    )
+    _emit(report, output_format=args.format, source=str(args.data))
+    return 0
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    frame = generate_census(args.rows, seed=args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "census.csv"
+    frame.to_csv(path, index=False)
+    report = measure(
+        frame,
+        quasi_identifiers=list(CENSUS_QUASI_IDENTIFIERS),
+        sensitive_attributes=["disease"],
+        identifiers=list(CENSUS_IDENTIFIERS),
+        k=args.k,
+        l=2,
+        delta=0.05,
+        bound=0.5,
+    )
+    _emit(report, output_format=args.format, source=str(path))
+    if args.format == "table":
+        print(f"\ndemo table written to {path} ({len(frame):,} rows)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``privacy-plugins`` console script."""
+    args = build_parser().parse_args(argv)
+    runners = {"measure": _run_measure, "demo": _run_demo}
+    try:
+        return runners[args.command](args)
+    except (PrivacyPluginsError, FileNotFoundError, ValueError, TypeError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"privacy-plugins: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

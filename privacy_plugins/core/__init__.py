@@ -1,0 +1,23 @@
+"""The algorithm core: pure Python + numpy/pandas, no framework imports."""
+
+from privacy_plugins.core.demo import generate_census
+from privacy_plugins.core.measure import MeasureReport, SensitiveReport, k_anonymity, l_diversity, measure, t_closeness
+from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
+from privacy_plugins.core.results import ClassViolations
+from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.core.tables import read_table
+
+__all__ = [
+    "AttributeRoles",
+    "ClassViolations",
+    "EquivalenceClasses",
+    "MeasureReport",
+    "SensitiveCounts",
+    "SensitiveReport",
+    "generate_census",
+    "k_anonymity",
+    "l_diversity",
+    "measure",
+    "read_table",
+    "t_closeness",
+]

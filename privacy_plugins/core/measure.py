@@ -1,0 +1,437 @@
+"""One call that measures how private a table is: :func:`measure`.
+
+The table is grouped once (:class:`EquivalenceClasses`) and every measure of
+DESIGN.md is read off that grouping: k, sample uniques, suppression, k after
+δ-suppression, prosecutor risk and, per sensitive attribute, distinct /
+frequency / entropy l, recursive (c,l) c*, t-closeness and personalized leakage.
+Small frame-level functions (:func:`k_anonymity`, :func:`l_diversity`,
+:func:`t_closeness`) answer a single question with the same code.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core import metrics
+from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
+from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive
+from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
+from privacy_plugins.core.results import ClassViolations, to_jsonable, violations_from_mask
+from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.errors import ConfigurationError, PrivacyRiskWarning, UnknownColumnError
+
+__all__ = [
+    "LVariant",
+    "MeasureReport",
+    "SensitiveReport",
+    "TDistance",
+    "k_anonymity",
+    "l_diversity",
+    "measure",
+    "t_closeness",
+]
+
+LVariant = Literal["distinct", "frequency", "entropy"]
+TDistance = Literal["auto", "equal", "ordered"]
+L_VARIANTS: tuple[str, ...] = ("distinct", "frequency", "entropy")
+T_DISTANCES: tuple[str, ...] = ("auto", "equal", "ordered")
+# Real-valued l measures are compared to integer targets with this tolerance,
+# so exp(ln 3) = 2.9999999999999996 still counts as entropy 3-diverse.
+L_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class SensitiveReport:
+    """Every measure that involves one sensitive attribute.
+
+    Attributes:
+        attribute: the sensitive attribute.
+        distinct_l: min over classes of the number of distinct values.
+        frequency_l: min over classes of |E| / max_v count(E, v) (real-valued).
+        entropy_l: min over classes of exp(H(E)) (real-valued).
+        t_closeness: max over classes of the EMD to the table's distribution.
+        t_distance: the ground distance used, ``"equal"`` or ``"ordered"``.
+        recursive_l: the l for which ``recursive_c`` was computed, if any.
+        recursive_c: c* = max over classes of r1 / (r_l + … + r_m); the table is
+            recursive (c,l)-diverse iff c > c*. ``inf`` (``null`` in JSON) when a
+            class has fewer than l distinct values, so no c works.
+        l_violations: per l variant, the classes below the requested l.
+        t_violations: the classes farther than the requested t.
+        leakage: personalized leakage against the bounds, if bounds were given.
+    """
+
+    attribute: Hashable
+    distinct_l: int
+    frequency_l: float
+    entropy_l: float
+    t_closeness: float
+    t_distance: str
+    recursive_l: int | None = None
+    recursive_c: float | None = None
+    l_violations: Mapping[str, ClassViolations] | None = None
+    t_violations: ClassViolations | None = None
+    leakage: metrics.LeakageReport | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form (``inf`` becomes ``None``)."""
+        return to_jsonable(self)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class MeasureReport:
+    """The privacy measures of one table, as returned by :func:`measure`.
+
+    ``to_dict()`` gives the JSON of ``privacy-plugins measure --format json``:
+    the contract keys (``rows``, ``classes``, ``k``, ``sample_uniques``,
+    ``distinct_l``, ``frequency_l``, ``entropy_l``, ``t_closeness``,
+    ``recursive_c``, ``suppression_needed``, ``max_leakage``,
+    ``leakage_violations``) at top level — with several sensitive attributes
+    the worst value over them — and the full detail under
+    ``sensitive_attributes``.
+    """
+
+    quasi_identifiers: tuple[Hashable, ...]
+    rows: int
+    classes: int
+    k: int
+    sample_uniques: int
+    class_size_histogram: Mapping[int, int]
+    risk: metrics.ProsecutorRisk
+    target_k: int | None = None
+    k_violations: ClassViolations | None = None
+    suppression_needed: metrics.SuppressionNeeded | None = None
+    k_after_suppression: metrics.KAfterSuppression | None = None
+    sensitive: tuple[SensitiveReport, ...] = ()
+
+    def for_attribute(self, attribute: Hashable) -> SensitiveReport:
+        """The report of one sensitive attribute."""
+        for report in self.sensitive:
+            if report.attribute == attribute:
+                return report
+        raise KeyError(attribute)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form with the CLI contract keys at top level."""
+        out: dict[str, Any] = {
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "rows": self.rows,
+            "classes": self.classes,
+            "k": self.k,
+            "sample_uniques": self.sample_uniques,
+            "class_size_histogram": self.class_size_histogram,
+            "risk": self.risk,
+        }
+        if self.target_k is not None and self.suppression_needed is not None:
+            out["target_k"] = self.target_k
+            out["suppression_needed"] = self.suppression_needed.rows
+            out["suppression_needed_fraction"] = self.suppression_needed.fraction
+            out["k_violations"] = self.k_violations
+        if self.k_after_suppression is not None:
+            out["k_after_suppression"] = self.k_after_suppression
+        if self.sensitive:
+            out["distinct_l"] = min(r.distinct_l for r in self.sensitive)
+            out["frequency_l"] = min(r.frequency_l for r in self.sensitive)
+            out["entropy_l"] = min(r.entropy_l for r in self.sensitive)
+            out["t_closeness"] = max(r.t_closeness for r in self.sensitive)
+            recursive = [r.recursive_c for r in self.sensitive if r.recursive_c is not None]
+            if recursive:
+                out["recursive_l"] = self.sensitive[0].recursive_l
+                out["recursive_c"] = max(recursive)
+            leakages = [r.leakage for r in self.sensitive if r.leakage is not None]
+            if leakages:
+                out["max_leakage"] = max(x.max_leakage for x in leakages)
+                out["leakage_violations"] = max(x.violations for x in leakages)
+                out["leakage_infeasible"] = max(x.infeasible for x in leakages)
+            out["sensitive_attributes"] = {str(r.attribute): r for r in self.sensitive}
+        return to_jsonable(out)  # type: ignore[no-any-return]
+
+
+def _bounds_per_row(
+    frame: pd.DataFrame, *, bound: float | None, bound_column: Hashable | None, roles: AttributeRoles
+) -> np.ndarray | None:
+    """Resolve the personalized bound to one float per row, validated to lie in (0, 1]."""
+    if bound is not None and bound_column is not None:
+        raise ConfigurationError("give either bound or bound_column, not both")
+    if bound is not None:
+        value = check_fraction(bound, name="bound", open_low=True)
+        return np.full(len(frame), value)
+    if bound_column is None:
+        return None
+    if bound_column not in frame.columns:
+        raise UnknownColumnError(
+            f"bound_column not found in table: {bound_column!r}; available columns: {list(frame.columns)!r}"
+        )
+    if bound_column in roles.quasi_identifiers or bound_column in roles.sensitive_attributes:
+        raise ConfigurationError(f"bound_column {bound_column!r} is also a quasi-identifier or sensitive attribute")
+    values = pd.to_numeric(frame[bound_column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    missing = np.isnan(values)
+    if missing.any():
+        raise ConfigurationError(
+            f"bound_column {bound_column!r} has {int(missing.sum())} missing or non-numeric bounds; "
+            "every record needs a bound in (0, 1]"
+        )
+    outside = (values <= 0) | (values > 1)
+    if outside.any():
+        raise ConfigurationError(
+            f"bound_column {bound_column!r} has {int(outside.sum())} bounds outside (0, 1], "
+            f"e.g. {values[outside][0]!r}"
+        )
+    return values
+
+
+def _resolve_distance(frame: pd.DataFrame, attribute: Hashable, t_distance: str) -> str:
+    if t_distance not in T_DISTANCES:
+        raise ConfigurationError(f"t_distance must be one of {list(T_DISTANCES)}, got {t_distance!r}")
+    if t_distance != "auto":
+        return t_distance
+    dtype = frame[attribute].dtype
+    numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+    return "ordered" if numeric else "equal"
+
+
+def _l_violations(
+    classes: EquivalenceClasses,
+    per_class: Mapping[str, np.ndarray],
+    *,
+    attribute: Hashable,
+    l: float,
+    include_values: bool,
+) -> dict[str, ClassViolations]:
+    return {
+        variant: violations_from_mask(
+            classes,
+            values < l - L_TOLERANCE,
+            target=f"{variant}_l>={l:g} on {attribute}",
+            include_values=include_values,
+        )
+        for variant, values in per_class.items()
+    }
+
+
+def _measure_sensitive(
+    classes: EquivalenceClasses,
+    attribute: Hashable,
+    *,
+    l: float | None,
+    c: float | None,
+    t: float | None,
+    t_distance: str,
+    bounds: np.ndarray | None,
+    include_values: bool,
+) -> SensitiveReport:
+    distance = _resolve_distance(classes.frame, attribute, t_distance)
+    counts: SensitiveCounts = classes.sensitive(attribute, ordered=distance == "ordered")
+    per_class = {
+        "distinct": metrics.distinct_l_per_class(counts),
+        "frequency": metrics.frequency_l_per_class(classes, counts),
+        "entropy": metrics.entropy_l_per_class(classes, counts),
+    }
+    emd = metrics.emd_ordered(classes, counts) if distance == "ordered" else metrics.emd_equal(classes, counts)
+    recursive_l = recursive_c = None
+    l_violations = None
+    if l is not None:
+        l_violations = _l_violations(classes, per_class, attribute=attribute, l=l, include_values=include_values)
+        if float(l).is_integer():
+            recursive_l = int(l)
+            c_per_class = metrics.recursive_c_per_class(classes, counts, recursive_l)
+            recursive_c = float(c_per_class.max())
+            if c is not None:
+                l_violations["recursive"] = violations_from_mask(
+                    classes,
+                    c_per_class >= c,
+                    target=f"recursive_({c:g},{recursive_l}) on {attribute}",
+                    include_values=include_values,
+                )
+    t_violations = None
+    if t is not None:
+        t_violations = violations_from_mask(
+            classes, emd > t + L_TOLERANCE, target=f"t<={t:g} on {attribute}", include_values=include_values
+        )
+    leakage = None
+    if bounds is not None:
+        leakage = metrics.personalized_leakage(classes, counts, bounds, include_values=include_values)
+    return SensitiveReport(
+        attribute=attribute,
+        distinct_l=int(per_class["distinct"].min()),
+        frequency_l=float(per_class["frequency"].min()),
+        entropy_l=float(per_class["entropy"].min()),
+        t_closeness=float(emd.max()),
+        t_distance=distance,
+        recursive_l=recursive_l,
+        recursive_c=recursive_c,
+        l_violations=l_violations,
+        t_violations=t_violations,
+        leakage=leakage,
+    )
+
+
+def _prepare(frame: object, roles: AttributeRoles) -> tuple[pd.DataFrame, EquivalenceClasses]:
+    table = validate_frame(frame)
+    roles.check_columns(list(table.columns))
+    return table, EquivalenceClasses.from_frame(table, roles.quasi_identifiers)
+
+
+def measure(
+    frame: pd.DataFrame,
+    *,
+    quasi_identifiers: Sequence[Hashable],
+    sensitive_attributes: Sequence[Hashable] = (),
+    identifiers: Sequence[Hashable] = (),
+    k: int | None = None,
+    l: float | None = None,
+    c: float | None = None,
+    t: float | None = None,
+    t_distance: TDistance = "auto",
+    delta: float | None = None,
+    bound: float | None = None,
+    bound_column: Hashable | None = None,
+    risk_threshold: float = DEFAULT_RISK_THRESHOLD,
+    include_values: bool = False,
+) -> MeasureReport:
+    """Measure every privacy property of ``frame`` in one grouping pass.
+
+    Args:
+        frame: the table, one row per person.
+        quasi_identifiers: columns an attacker may know (at least one).
+        sensitive_attributes: columns to protect; each is measured separately.
+        identifiers: direct identifiers; validated to exist, never measured.
+        k: target k (integer ≥ 1, ≤ rows): adds suppression needed and the classes below k.
+        l: target l (≥ 1): adds the classes below l per variant and, for an
+            integer l, recursive (c,l)'s c*.
+        c: with ``l``, reports the classes violating recursive (c,l)-diversity.
+        t: target t in [0, 1]: adds the classes farther than t.
+        t_distance: ``"equal"`` (categorical), ``"ordered"`` (numeric) or
+            ``"auto"``: ordered for numeric columns, equal otherwise.
+        delta: suppression limit in [0, 1]: adds k after δ-suppression.
+        bound: one personalized leakage bound for every record, in (0, 1].
+        bound_column: a column holding each record's own bound, in (0, 1].
+        risk_threshold: record risk above which a record counts as at risk.
+        include_values: also return the QI values of a few violating classes.
+            This prints the records at risk; it is off by default and warns.
+
+    Returns:
+        A :class:`MeasureReport` (``.to_dict()`` for JSON).
+
+    Raises:
+        UnknownColumnError: a named column is not in the table.
+        RoleConflictError: a column is named twice or in two roles.
+        EmptyTableError: the table has no rows.
+        ConfigurationError: a parameter is outside its domain.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"age": [21, 22, 23, 24], "zip": ["176*"] * 4,
+        ...                    "disease": ["cancer", "flu", "hiv", "hiv"]})
+        >>> report = measure(df, quasi_identifiers=["zip"], sensitive_attributes=["disease"])
+        >>> report.k, report.for_attribute("disease").distinct_l
+        (4, 3)
+    """
+    roles = AttributeRoles(
+        quasi_identifiers=quasi_identifiers,
+        sensitive_attributes=sensitive_attributes,
+        identifiers=identifiers,
+    )
+    table = validate_frame(frame)
+    roles.check_columns(list(table.columns))
+    if k is not None:
+        k = check_integer(k, name="k")
+        if k > len(table):
+            raise ConfigurationError(f"k={k} is larger than the table ({len(table)} rows)")
+    if l is not None:
+        l = check_positive(l, name="l", minimum=1.0, inclusive=True)
+    if c is not None:
+        if l is None:
+            raise ConfigurationError("c (recursive (c,l)-diversity) needs l as well")
+        c = check_positive(c, name="c")
+    if t is not None:
+        t = check_fraction(t, name="t")
+    if delta is not None:
+        delta = check_fraction(delta, name="delta")
+    bounds = _bounds_per_row(table, bound=bound, bound_column=bound_column, roles=roles)
+    if (l is not None or t is not None or bounds is not None) and not roles.sensitive_attributes:
+        raise ConfigurationError("l, t and leakage bounds need at least one sensitive attribute")
+    if include_values:
+        warnings.warn(
+            "include_values=True puts raw quasi-identifier values of at-risk records in the report",
+            PrivacyRiskWarning,
+            stacklevel=2,
+        )
+
+    classes = EquivalenceClasses.from_frame(table, roles.quasi_identifiers)
+    sensitive = tuple(
+        _measure_sensitive(
+            classes, attribute, l=l, c=c, t=t, t_distance=t_distance, bounds=bounds, include_values=include_values
+        )
+        for attribute in roles.sensitive_attributes
+    )
+    return MeasureReport(
+        quasi_identifiers=tuple(roles.quasi_identifiers),
+        rows=classes.n_rows,
+        classes=classes.n_classes,
+        k=metrics.k_of(classes),
+        sample_uniques=metrics.sample_uniques(classes),
+        class_size_histogram=metrics.class_size_histogram(classes),
+        risk=metrics.prosecutor_risk(classes, threshold=risk_threshold),
+        target_k=k,
+        k_violations=metrics.k_violations(classes, k, include_values=include_values) if k is not None else None,
+        suppression_needed=metrics.suppression_needed(classes, k) if k is not None else None,
+        k_after_suppression=metrics.k_after_suppression(classes, delta) if delta is not None else None,
+        sensitive=sensitive,
+    )
+
+
+def k_anonymity(frame: pd.DataFrame, *, quasi_identifiers: Sequence[Hashable]) -> int:
+    """k of ``frame`` over ``quasi_identifiers`` (the smallest class size).
+
+    Example:
+        >>> import pandas as pd
+        >>> k_anonymity(pd.DataFrame({"sex": ["F", "F", "M", "M"]}), quasi_identifiers=["sex"])
+        2
+    """
+    _, classes = _prepare(frame, AttributeRoles(quasi_identifiers=quasi_identifiers))
+    return metrics.k_of(classes)
+
+
+def l_diversity(
+    frame: pd.DataFrame,
+    *,
+    quasi_identifiers: Sequence[Hashable],
+    sensitive_attribute: Hashable,
+    variant: LVariant = "distinct",
+) -> float:
+    """l of one sensitive attribute (``distinct`` is an integer; the others are real-valued)."""
+    if variant not in L_VARIANTS:
+        raise ConfigurationError(f"variant must be one of {list(L_VARIANTS)}, got {variant!r}")
+    _, classes = _prepare(
+        frame, AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=[sensitive_attribute])
+    )
+    counts = classes.sensitive(sensitive_attribute)
+    if variant == "distinct":
+        return int(metrics.distinct_l_per_class(counts).min())
+    if variant == "frequency":
+        return float(metrics.frequency_l_per_class(classes, counts).min())
+    return float(metrics.entropy_l_per_class(classes, counts).min())
+
+
+def t_closeness(
+    frame: pd.DataFrame,
+    *,
+    quasi_identifiers: Sequence[Hashable],
+    sensitive_attribute: Hashable,
+    t_distance: TDistance = "auto",
+) -> float:
+    """t of one sensitive attribute: max over classes of the EMD to the whole table."""
+    table, classes = _prepare(
+        frame, AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=[sensitive_attribute])
+    )
+    distance = _resolve_distance(table, sensitive_attribute, t_distance)
+    counts = classes.sensitive(sensitive_attribute, ordered=distance == "ordered")
+    emd = metrics.emd_ordered(classes, counts) if distance == "ordered" else metrics.emd_equal(classes, counts)
+    return float(emd.max())

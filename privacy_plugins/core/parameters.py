@@ -1,0 +1,47 @@
+"""Validation of numeric parameters, with messages that name the parameter and its domain."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = ["check_fraction", "check_integer", "check_positive", "check_real"]
+
+
+def check_integer(value: object, *, name: str, minimum: int = 1) -> int:
+    """An integer ``>= minimum`` (bools and strings are type errors, not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_real(value: object, *, name: str) -> float:
+    """A finite real number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ConfigurationError(f"{name} must be finite, got {value!r}")
+    return number
+
+
+def check_positive(value: object, *, name: str, minimum: float = 0.0, inclusive: bool = False) -> float:
+    """A real number above ``minimum`` (or at least it, with ``inclusive``)."""
+    number = check_real(value, name=name)
+    if number < minimum or (number == minimum and not inclusive):
+        sign = ">=" if inclusive else ">"
+        raise ConfigurationError(f"{name} must be {sign} {minimum:g}, got {value!r}")
+    return number
+
+
+def check_fraction(value: object, *, name: str, open_low: bool = False) -> float:
+    """A real number in ``[0, 1]`` (``(0, 1]`` with ``open_low``)."""
+    number = check_real(value, name=name)
+    if number > 1 or number < 0 or (open_low and number == 0):
+        domain = "(0, 1]" if open_low else "[0, 1]"
+        raise ConfigurationError(f"{name} must be in {domain}, got {value!r}")
+    return number

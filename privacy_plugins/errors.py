@@ -1,0 +1,56 @@
+"""Every exception and warning the package raises, in one place.
+
+Each error subclasses the matching built-in (``ValueError``, ``ImportError`` …) so
+callers that already catch the built-in keep working, and messages name the
+parameter or column, repeat the bad value and state what was expected.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "EmptyTableError",
+    "HierarchyError",
+    "InfeasibleAnonymizationError",
+    "MissingDependencyError",
+    "PrivacyPluginsError",
+    "PrivacyRiskWarning",
+    "RoleConflictError",
+    "UnknownColumnError",
+]
+
+
+class PrivacyPluginsError(Exception):
+    """Base class of every error raised by privacy_plugins."""
+
+
+class ConfigurationError(PrivacyPluginsError, ValueError):
+    """A parameter, a role assignment or the input table is not acceptable."""
+
+
+class UnknownColumnError(ConfigurationError):
+    """A named column does not exist in the table."""
+
+
+class RoleConflictError(ConfigurationError):
+    """A column is given twice, or in two roles (e.g. quasi-identifier and sensitive)."""
+
+
+class EmptyTableError(ConfigurationError):
+    """The table has no rows, so no privacy statement can be made about it."""
+
+
+class HierarchyError(ConfigurationError):
+    """A generalization hierarchy is malformed or does not cover the data."""
+
+
+class InfeasibleAnonymizationError(PrivacyPluginsError):
+    """No anonymization satisfies the requested models within the limits given."""
+
+
+class MissingDependencyError(PrivacyPluginsError, ImportError):
+    """An optional integration was used without its extra installed."""
+
+
+class PrivacyRiskWarning(RuntimeWarning):
+    """Something the caller asked for weakens privacy (e.g. printing raw values)."""
