@@ -121,8 +121,10 @@ def format_table(report: MeasureReport, *, source: str) -> str:
         if sensitive["recursive_l"] is not None:
             lines.append(f"  recursive c* (l={sensitive['recursive_l']})  {_fmt(sensitive['recursive_c'])}")
         for violations in (sensitive["l_violations"] or {}).values():
-            lines.append(f"  violating {violations['target']}: {_fmt(violations['classes'])} classes, "
-                         f"{_fmt(violations['records'])} records")
+            lines.append(
+                f"  violating {violations['target']}: {_fmt(violations['classes'])} classes, "
+                f"{_fmt(violations['records'])} records"
+            )
         if sensitive["t_violations"] is not None:
             v = sensitive["t_violations"]
             lines.append(f"  violating {v['target']}: {_fmt(v['classes'])} classes, {_fmt(v['records'])} records")

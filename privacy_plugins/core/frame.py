@@ -65,7 +65,6 @@ def encode_column(frame: pd.DataFrame, column: Hashable, *, ordered: bool = Fals
             codes, values = pd.factorize(series, use_na_sentinel=False)
     except TypeError as exc:
         raise ConfigurationError(
-            f"column {column!r} holds values that cannot be compared or hashed "
-            f"(e.g. lists or dicts): {exc}"
+            f"column {column!r} holds values that cannot be compared or hashed (e.g. lists or dicts): {exc}"
         ) from exc
     return EncodedColumn(name=column, codes=np.asarray(codes, dtype=np.int64), values=pd.Index(values))

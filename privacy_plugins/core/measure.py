@@ -180,8 +180,7 @@ def _bounds_per_row(
     outside = (values <= 0) | (values > 1)
     if outside.any():
         raise ConfigurationError(
-            f"bound_column {bound_column!r} has {int(outside.sum())} bounds outside (0, 1], "
-            f"e.g. {values[outside][0]!r}"
+            f"bound_column {bound_column!r} has {int(outside.sum())} bounds outside (0, 1], e.g. {values[outside][0]!r}"
         )
     return values
 
@@ -388,7 +387,7 @@ def measure(
 
 
 def k_anonymity(frame: pd.DataFrame, *, quasi_identifiers: Sequence[Hashable]) -> int:
-    """k of ``frame`` over ``quasi_identifiers`` (the smallest class size).
+    """K of ``frame`` over ``quasi_identifiers`` (the smallest class size).
 
     Example:
         >>> import pandas as pd
@@ -406,7 +405,7 @@ def l_diversity(
     sensitive_attribute: Hashable,
     variant: LVariant = "distinct",
 ) -> float:
-    """l of one sensitive attribute (``distinct`` is an integer; the others are real-valued)."""
+    """L of one sensitive attribute (``distinct`` is an integer; the others are real-valued)."""
     if variant not in L_VARIANTS:
         raise ConfigurationError(f"variant must be one of {list(L_VARIANTS)}, got {variant!r}")
     _, classes = _prepare(
@@ -427,7 +426,7 @@ def t_closeness(
     sensitive_attribute: Hashable,
     t_distance: TDistance = "auto",
 ) -> float:
-    """t of one sensitive attribute: max over classes of the EMD to the whole table."""
+    """T of one sensitive attribute: max over classes of the EMD to the whole table."""
     table, classes = _prepare(
         frame, AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=[sensitive_attribute])
     )

@@ -18,7 +18,7 @@ import numpy as np
 
 from privacy_plugins.core.partition import EquivalenceClasses
 
-__all__ = ["ClassViolations", "to_jsonable", "violations_from_mask"]
+__all__ = ["ClassViolations", "size_histogram", "to_jsonable", "violations_from_mask"]
 
 #: How many violating classes are shown when a caller opts in to raw values.
 MAX_EXAMPLES = 10
@@ -77,6 +77,12 @@ class ClassViolations:
         return to_jsonable(self)  # type: ignore[no-any-return]
 
 
+def size_histogram(sizes: np.ndarray) -> dict[int, int]:
+    """Class size → number of classes of that size, for the given class sizes."""
+    values, counts = np.unique(sizes, return_counts=True)
+    return {int(v): int(c) for v, c in zip(values, counts, strict=True)}
+
+
 def violations_from_mask(
     classes: EquivalenceClasses,
     violating: np.ndarray,
@@ -86,7 +92,6 @@ def violations_from_mask(
 ) -> ClassViolations:
     """Summarise the classes flagged in the boolean per-class mask ``violating``."""
     sizes = classes.sizes[violating]
-    values, counts = np.unique(sizes, return_counts=True)
     examples = None
     if include_values:
         ids = np.flatnonzero(violating)[:MAX_EXAMPLES]
@@ -95,6 +100,6 @@ def violations_from_mask(
         target=target,
         classes=int(sizes.shape[0]),
         records=int(sizes.sum()),
-        size_histogram={int(v): int(c) for v, c in zip(values, counts)},
+        size_histogram=size_histogram(sizes),
         examples=examples,
     )

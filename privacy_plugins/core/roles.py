@@ -26,8 +26,7 @@ def as_column_list(value: Any, *, parameter: str) -> tuple[Hashable, ...]:
         return ()
     if isinstance(value, (str, bytes)):
         raise TypeError(
-            f"{parameter} must be a sequence of column names, got the string {value!r}; "
-            f"did you mean {[value]!r}?"
+            f"{parameter} must be a sequence of column names, got the string {value!r}; did you mean {[value]!r}?"
         )
     if not isinstance(value, Iterable):
         raise TypeError(f"{parameter} must be a sequence of column names, got {type(value).__name__}")
@@ -81,9 +80,7 @@ class AttributeRoles:
         for role, columns in roles.items():
             for column in columns:
                 if column in owner:
-                    raise RoleConflictError(
-                        f"column {column!r} is given two roles: {owner[column]} and {role}"
-                    )
+                    raise RoleConflictError(f"column {column!r} is given two roles: {owner[column]} and {role}")
                 owner[column] = role
 
     @property

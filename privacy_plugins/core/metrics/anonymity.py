@@ -14,7 +14,7 @@ import numpy as np
 
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.partition import EquivalenceClasses
-from privacy_plugins.core.results import ClassViolations, violations_from_mask
+from privacy_plugins.core.results import ClassViolations, size_histogram, violations_from_mask
 
 __all__ = [
     "KAfterSuppression",
@@ -29,7 +29,7 @@ __all__ = [
 
 
 def k_of(classes: EquivalenceClasses) -> int:
-    """k = the size of the smallest equivalence class.
+    """K = the size of the smallest equivalence class.
 
     Example:
         >>> import pandas as pd
@@ -47,8 +47,7 @@ def sample_uniques(classes: EquivalenceClasses) -> int:
 
 def class_size_histogram(classes: EquivalenceClasses) -> dict[int, int]:
     """Class size → number of classes of that size."""
-    values, counts = np.unique(classes.sizes, return_counts=True)
-    return {int(v): int(c) for v, c in zip(values, counts)}
+    return size_histogram(classes.sizes)
 
 
 def k_violations(classes: EquivalenceClasses, k: int, *, include_values: bool = False) -> ClassViolations:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from privacy_plugins.core.parameters import check_fraction
 from privacy_plugins.core.partition import EquivalenceClasses
 

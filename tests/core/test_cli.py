@@ -1,0 +1,138 @@
+"""The ``privacy-plugins measure`` contract that other tools rely on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import privacy_plugins as pp
+from privacy_plugins.cli import main
+
+
+@pytest.fixture
+def census_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "census.csv"
+    pp.generate_census(400, seed=3).to_csv(path, sep=";", index=False)
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_contract_keys(census_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "measure", str(census_csv), "--qi", "age,sex,zip", "--sensitive", "disease",
+        "--identifiers", "person_id", "--k", "3", "--l", "2", "--t", "0.3", "--bound", "0.5", "--format", "json",
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    for key in ("rows", "classes", "k", "sample_uniques", "distinct_l", "frequency_l", "entropy_l",
+                "t_closeness", "recursive_c", "suppression_needed", "max_leakage", "leakage_violations"):  # fmt: skip
+        assert key in data, key
+    frame = pp.read_table(census_csv)
+    expected = pp.measure(
+        frame, quasi_identifiers=["age", "sex", "zip"], sensitive_attributes=["disease"], k=3, l=2, t=0.3, bound=0.5
+    ).to_dict()
+    assert data["rows"] == 400
+    for key in ("k", "classes", "sample_uniques", "suppression_needed", "distinct_l", "entropy_l", "max_leakage"):
+        assert data[key] == expected[key]
+    assert isinstance(data["suppression_needed"], int)
+
+
+def test_frequency_and_entropy_l_are_not_floored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"q": ["a"] * 3, "s": ["x", "x", "y"]}).to_csv(path, index=False)
+    code, out, _ = run(capsys, "measure", str(path), "--qi", "q", "--sensitive", "s", "--format", "json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["frequency_l"] == pytest.approx(1.5)
+    assert 1.0 < data["entropy_l"] < 2.0
+
+
+def test_table_format_is_readable(census_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "measure", str(census_csv), "--qi", "age,sex", "--sensitive", "disease", "--k", "2")
+    assert code == 0
+    assert "equivalence classes" in out and "distinct l" in out and "suppression for k=2" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["measure", "{missing}", "--qi", "age"], "not found"),
+        (["measure", "{csv}", "--qi", "age,zipp"], "zipp"),
+        (["measure", "{empty}", "--qi", "age"], "empty"),
+        (["measure", "{csv}", "--qi", "age", "--k", "0"], "k must be"),
+        (["measure", "{csv}", "--qi", "age", "--sensitive", "disease", "--bound", "2"], "bound"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    args: list[str], message: str, census_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.csv"
+    empty.write_text("age,zip\n")
+    paths = {"missing": str(tmp_path / "nope.csv"), "csv": str(census_csv), "empty": str(empty)}
+    code, out, err = run(capsys, *[a.format(**paths) for a in args])
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and message in err
+
+
+def test_leading_zeros_survive_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "zips.csv"
+    path.write_text("zip,age\n01234,30\n1234,30\n01234,31\n")
+    code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--format", "json")
+    assert code == 0
+    assert json.loads(out)["classes"] == 2  # '01234' and '1234' are different codes
+    frame = pp.read_table(path)
+    assert frame["zip"].tolist() == ["01234", "1234", "01234"]
+    assert pd.api.types.is_numeric_dtype(frame["age"])
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t", "|"])
+def test_delimiter_is_detected(sep: str, tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"a b": ["x", "y"], "c": [1, 2]}).to_csv(path, sep=sep, index=False)
+    assert list(pp.read_table(path).columns) == ["a b", "c"]
+
+
+def test_parquet_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "census.parquet"
+    pp.generate_census(200, seed=1).to_parquet(path)
+    code, out, _ = run(capsys, "measure", str(path), "--qi", "sex,education", "--format", "json")
+    assert code == 0
+    assert json.loads(out)["rows"] == 200
+
+
+def test_include_values_is_opt_in(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"zip": ["11111", "22222", "22222"], "s": ["x", "y", "z"]}).to_csv(path, index=False)
+    code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--k", "2", "--format", "json")
+    assert code == 0 and "11111" not in out
+    with pytest.warns(pp.errors.PrivacyRiskWarning):
+        code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--k", "2", "--format", "json",
+                           "--include-values")  # fmt: skip
+    assert code == 0 and "11111" in out
+
+
+def test_console_script_runs(census_csv: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "privacy_plugins.cli", "measure", str(census_csv), "--qi", "sex", "--format", "json"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["rows"] == 400
+
+
+def test_demo_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "demo", "--rows", "300", "--out", str(tmp_path), "--format", "json")
+    assert code == 0
+    assert json.loads(out)["rows"] == 300
+    assert (tmp_path / "census.csv").exists()
