@@ -40,9 +40,16 @@ def bench(frame: pd.DataFrame, label: str, repeat: int) -> dict[str, float]:
     k_alone = best_of(lambda: pp.k_anonymity(frame, quasi_identifiers=QIS), repeat)
     full = best_of(
         lambda: pp.measure(
-            frame, quasi_identifiers=QIS, sensitive_attributes=[SENSITIVE],
-            k=5, l=2, c=3, t=0.2, delta=0.01, bound=0.5,
-        ),  # fmt: skip
+            frame,
+            quasi_identifiers=QIS,
+            sensitive_attributes=[SENSITIVE],
+            k=5,
+            l=2,
+            c=3,
+            t=0.2,
+            delta=0.01,
+            bound=0.5,
+        ),
         repeat,
     )
     assert pp.k_anonymity(frame, quasi_identifiers=QIS) == frame.groupby(QIS).size().min()

@@ -14,9 +14,14 @@ fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-# uv resolves and installs in seconds; fall back to pip if it cannot be installed.
-if .venv/bin/python -m pip install -q --disable-pip-version-check uv >/dev/null 2>&1; then
-  .venv/bin/python -m uv pip install -q --python .venv/bin/python -c constraints.txt -e ".[${EXTRAS}]"
+# uv resolves and installs in seconds: use the venv's own (installed on first run), or one
+# already on PATH; fall back to plain pip when neither is available.
+if [ ! -x .venv/bin/uv ] && .venv/bin/python -m pip --version >/dev/null 2>&1; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check uv >/dev/null 2>&1 || true
+fi
+UV="$(command -v .venv/bin/uv || command -v uv || true)"
+if [ -n "$UV" ]; then
+  "$UV" pip install -q --python .venv/bin/python -c constraints.txt -e ".[${EXTRAS}]"
 else
   .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[${EXTRAS}]"
 fi

@@ -52,8 +52,8 @@ def generate_census(n_rows: int = 5_000, *, seed: int = 0) -> pd.DataFrame:
 
     Example:
         >>> df = generate_census(100, seed=1)
-        >>> df.shape, df["zip"].str.len().eq(5).all()
-        ((100, 9), np.True_)
+        >>> df.shape, bool(df["zip"].str.len().eq(5).all())
+        ((100, 9), True)
     """
     n_rows = check_integer(n_rows, name="n_rows")
     rng = np.random.default_rng(seed)

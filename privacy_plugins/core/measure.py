@@ -81,7 +81,7 @@ class SensitiveReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (``inf`` becomes ``None``)."""
-        return to_jsonable(self)  # type: ignore[no-any-return]
+        return to_jsonable(self)
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class MeasureReport:
                 out["leakage_violations"] = max(x.violations for x in leakages)
                 out["leakage_infeasible"] = max(x.infeasible for x in leakages)
             out["sensitive_attributes"] = {str(r.attribute): r for r in self.sensitive}
-        return to_jsonable(out)  # type: ignore[no-any-return]
+        return to_jsonable(out)
 
 
 def _bounds_per_row(

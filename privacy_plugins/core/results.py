@@ -74,7 +74,7 @@ class ClassViolations:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
-        return to_jsonable(self)  # type: ignore[no-any-return]
+        return to_jsonable(self)
 
 
 def size_histogram(sizes: np.ndarray) -> dict[int, int]:
