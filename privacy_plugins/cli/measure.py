@@ -1,42 +1,27 @@
-"""The ``privacy-plugins`` command: the core's measures from the shell.
-
-Exit codes: 0 when it measured, 2 with a one-line message on stderr for bad
-input (missing file, unknown column, empty table, bad parameter).
-"""
+"""``privacy-plugins measure`` and ``privacy-plugins demo``."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from privacy_plugins._version import __version__
+from privacy_plugins.cli._args import Subcommands, columns_arg
 from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
 from privacy_plugins.core.measure import MeasureReport, measure
 from privacy_plugins.core.tables import read_table
-from privacy_plugins.errors import PrivacyPluginsError
 
-__all__ = ["main"]
-
-EXIT_BAD_INPUT = 2
+__all__ = ["add_demo_parser", "add_measure_parser", "format_table"]
 
 
-def _columns(text: str) -> list[str]:
-    columns = [part.strip() for part in text.split(",")]
-    if not all(columns):
-        raise argparse.ArgumentTypeError(f"empty column name in {text!r}")
-    return columns
-
-
-def _add_measure_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_measure_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
+    """Register ``privacy-plugins measure``."""
     parser = commands.add_parser("measure", help="measure k, l, t, leakage and risk of a table")
     parser.add_argument("data", type=Path, help="CSV (delimiter auto-detected) or Parquet file")
-    parser.add_argument("--qi", required=True, type=_columns, help="quasi-identifiers, comma-separated")
-    parser.add_argument("--sensitive", type=_columns, default=[], help="sensitive attributes, comma-separated")
-    parser.add_argument("--identifiers", type=_columns, default=[], help="direct identifiers (checked, never used)")
+    parser.add_argument("--qi", required=True, type=columns_arg, help="quasi-identifiers, comma-separated")
+    parser.add_argument("--sensitive", type=columns_arg, default=[], help="sensitive attributes, comma-separated")
+    parser.add_argument("--identifiers", type=columns_arg, default=[], help="direct identifiers (checked, never used)")
     parser.add_argument("--k", type=int, help="target k: report suppression needed and classes below k")
     parser.add_argument("--l", type=float, help="target l: classes below l per variant, and recursive c*")
     parser.add_argument("--c", type=float, help="with --l: classes violating recursive (c,l)-diversity")
@@ -54,25 +39,18 @@ def _add_measure_parser(commands: argparse._SubParsersAction[argparse.ArgumentPa
     )
     parser.add_argument("--sep", help="CSV delimiter (default: detected)")
     parser.add_argument("--format", choices=["json", "table"], default="table")
+    parser.set_defaults(run=_run_measure)
 
 
-def _add_demo_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_demo_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
+    """Register ``privacy-plugins demo`` (generate the census table, then measure it)."""
     parser = commands.add_parser("demo", help="generate the synthetic census table and measure it")
     parser.add_argument("--rows", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("demo_output"), help="folder for census.csv")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--format", choices=["json", "table"], default="table")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for docs and tests)."""
-    parser = argparse.ArgumentParser(prog="privacy-plugins", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-    _add_measure_parser(commands)
-    _add_demo_parser(commands)
-    return parser
+    parser.set_defaults(run=_run_demo)
 
 
 def _fmt(value: Any) -> str:
@@ -185,19 +163,3 @@ def _run_demo(args: argparse.Namespace) -> int:
     if args.format == "table":
         print(f"\ndemo table written to {path} ({len(frame):,} rows)")
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``privacy-plugins`` console script."""
-    args = build_parser().parse_args(argv)
-    runners = {"measure": _run_measure, "demo": _run_demo}
-    try:
-        return runners[args.command](args)
-    except (PrivacyPluginsError, FileNotFoundError, ValueError, TypeError) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"privacy-plugins: error: {message}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,42 @@
+"""The ``privacy-plugins`` command: the core's measures, diagnosis and anonymizers from the shell.
+
+Each subcommand lives in its own module and registers itself in
+:func:`build_parser` with ``parser.set_defaults(run=...)``. Exit codes: 0 on
+success, 2 with a one-line message on stderr for bad input (missing file,
+unknown column, empty table, bad parameter), nothing written in that case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from privacy_plugins._version import __version__
+from privacy_plugins.cli.measure import add_demo_parser, add_measure_parser
+from privacy_plugins.errors import PrivacyPluginsError
+
+__all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
+
+EXIT_BAD_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand (exposed for docs and tests)."""
+    parser = argparse.ArgumentParser(prog="privacy-plugins", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_measure_parser(commands)
+    add_demo_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``privacy-plugins`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (PrivacyPluginsError, FileNotFoundError, ValueError, TypeError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"privacy-plugins: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
