@@ -21,11 +21,12 @@ import pandas as pd
 from privacy_plugins.core import metrics
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
+from privacy_plugins.core.models.personalized import resolve_bounds
 from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
 from privacy_plugins.core.results import ClassViolations, to_jsonable, violations_from_mask
 from privacy_plugins.core.roles import AttributeRoles
-from privacy_plugins.errors import ConfigurationError, PrivacyRiskWarning, UnknownColumnError
+from privacy_plugins.errors import ConfigurationError, PrivacyRiskWarning
 
 __all__ = [
     "LVariant",
@@ -156,33 +157,12 @@ class MeasureReport:
 def _bounds_per_row(
     frame: pd.DataFrame, *, bound: float | None, bound_column: Hashable | None, roles: AttributeRoles
 ) -> np.ndarray | None:
-    """Resolve the personalized bound to one float per row, validated to lie in (0, 1]."""
-    if bound is not None and bound_column is not None:
-        raise ConfigurationError("give either bound or bound_column, not both")
-    if bound is not None:
-        value = check_fraction(bound, name="bound", open_low=True)
-        return np.full(len(frame), value)
-    if bound_column is None:
-        return None
-    if bound_column not in frame.columns:
-        raise UnknownColumnError(
-            f"bound_column not found in table: {bound_column!r}; available columns: {list(frame.columns)!r}"
-        )
-    if bound_column in roles.quasi_identifiers or bound_column in roles.sensitive_attributes:
+    """Resolve the personalized bound to one float per row (a bound column may not be a QI or SA)."""
+    if bound_column is not None and (
+        bound_column in roles.quasi_identifiers or bound_column in roles.sensitive_attributes
+    ):
         raise ConfigurationError(f"bound_column {bound_column!r} is also a quasi-identifier or sensitive attribute")
-    values = pd.to_numeric(frame[bound_column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    missing = np.isnan(values)
-    if missing.any():
-        raise ConfigurationError(
-            f"bound_column {bound_column!r} has {int(missing.sum())} missing or non-numeric bounds; "
-            "every record needs a bound in (0, 1]"
-        )
-    outside = (values <= 0) | (values > 1)
-    if outside.any():
-        raise ConfigurationError(
-            f"bound_column {bound_column!r} has {int(outside.sum())} bounds outside (0, 1], e.g. {values[outside][0]!r}"
-        )
-    return values
+    return resolve_bounds(frame, bound=bound, bound_column=bound_column)
 
 
 def _resolve_distance(frame: pd.DataFrame, attribute: Hashable, t_distance: str) -> str:

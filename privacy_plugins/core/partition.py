@@ -10,7 +10,7 @@ classes.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -102,6 +102,12 @@ class EquivalenceClasses:
     encode sensitive attributes on demand and to show a class's values when a
     caller explicitly opts in.
 
+    Each row of ``frame`` is a *unit*. Normally a unit is one record; with
+    ``weights`` a unit stands for ``weights[i]`` identical records, which lets
+    the anonymizers evaluate many candidate generalizations on the distinct
+    rows of a table instead of on every record. Every measure counts records
+    (``sizes``, ``n_rows``, sensitive counts are weighted).
+
     Example:
         >>> import pandas as pd
         >>> df = pd.DataFrame({"zip": ["1", "1", "2"], "disease": ["flu", "hiv", "flu"]})
@@ -114,12 +120,24 @@ class EquivalenceClasses:
     quasi_identifiers: tuple[Hashable, ...]
     class_of_row: np.ndarray
     sizes: np.ndarray
+    weights: np.ndarray | None = None
+    _sensitive_cache: dict[tuple[Hashable, bool], SensitiveCounts] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, quasi_identifiers: Sequence[Hashable]) -> EquivalenceClasses:
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        quasi_identifiers: Sequence[Hashable],
+        *,
+        weights: np.ndarray | None = None,
+    ) -> EquivalenceClasses:
         """Group ``frame`` by ``quasi_identifiers`` (missing values form their own value)."""
         encoded = [encode_column(frame, column) for column in quasi_identifiers]
-        return cls.from_codes(frame, tuple(quasi_identifiers), [(e.codes, e.cardinality) for e in encoded])
+        return cls.from_codes(
+            frame, tuple(quasi_identifiers), [(e.codes, e.cardinality) for e in encoded], weights=weights
+        )
 
     @classmethod
     def from_codes(
@@ -127,16 +145,51 @@ class EquivalenceClasses:
         frame: pd.DataFrame,
         quasi_identifiers: tuple[Hashable, ...],
         codes: Sequence[tuple[np.ndarray, int]],
+        *,
+        weights: np.ndarray | None = None,
     ) -> EquivalenceClasses:
-        """Group rows whose per-column codes are already known (e.g. a QI subset)."""
+        """Group rows whose per-column codes are already known (e.g. a QI subset or a generalization)."""
         class_of_row, n_classes = combine_codes(codes, len(frame))
-        sizes = np.bincount(class_of_row, minlength=n_classes).astype(np.int64)
-        return cls(frame=frame, quasi_identifiers=quasi_identifiers, class_of_row=class_of_row, sizes=sizes)
+        return cls.from_class_ids(frame, quasi_identifiers, class_of_row, n_classes, weights=weights)
+
+    @classmethod
+    def from_class_ids(
+        cls,
+        frame: pd.DataFrame,
+        quasi_identifiers: tuple[Hashable, ...],
+        class_of_row: np.ndarray,
+        n_classes: int,
+        *,
+        weights: np.ndarray | None = None,
+    ) -> EquivalenceClasses:
+        """Wrap dense class ids ``0..n_classes-1`` (one per unit) computed elsewhere."""
+        sizes = np.bincount(class_of_row, weights=weights, minlength=n_classes).astype(np.int64)
+        return cls(
+            frame=frame, quasi_identifiers=quasi_identifiers, class_of_row=class_of_row, sizes=sizes, weights=weights
+        )
+
+    def restricted(self, keep: np.ndarray) -> EquivalenceClasses:
+        """The same partition limited to the units where ``keep`` is true (e.g. after suppression)."""
+        class_ids, n_classes = _compact(self.class_of_row[keep], self.n_classes)
+        weights = None if self.weights is None else self.weights[keep]
+        return EquivalenceClasses.from_class_ids(
+            self.frame.iloc[np.flatnonzero(keep)], self.quasi_identifiers, class_ids, n_classes, weights=weights
+        )
+
+    @cached_property
+    def n_rows(self) -> int:
+        """Number of records (the sum of the weights when units are weighted)."""
+        return int(self.sizes.sum())
 
     @property
-    def n_rows(self) -> int:
-        """Number of records."""
+    def n_units(self) -> int:
+        """Number of units (rows of ``frame``)."""
         return int(self.class_of_row.shape[0])
+
+    @cached_property
+    def unit_weights(self) -> np.ndarray:
+        """Records per unit (all ones when unweighted)."""
+        return np.ones(self.n_units, dtype=np.int64) if self.weights is None else self.weights
 
     @property
     def n_classes(self) -> int:
@@ -152,17 +205,25 @@ class EquivalenceClasses:
         """Count each value of ``attribute`` inside each class.
 
         ``ordered=True`` numbers the values in sorted order (missing last), as the
-        ordered EMD of t-closeness requires.
+        ordered EMD of t-closeness requires. Results are cached per attribute.
         """
+        cached = self._sensitive_cache.get((attribute, ordered))
+        if cached is None:
+            cached = self._count_sensitive(attribute, ordered=ordered)
+            self._sensitive_cache[(attribute, ordered)] = cached
+        return cached
+
+    def _count_sensitive(self, attribute: Hashable, *, ordered: bool) -> SensitiveCounts:
         column = encode_column(self.frame, attribute, ordered=ordered)
         m = max(column.cardinality, 1)
         keys = self.class_of_row * m + column.codes
         space = self.n_classes * m
-        if space <= _DENSE_FACTOR * self.n_rows + 1024:
-            dense = np.bincount(keys, minlength=space)
-            pair_keys = np.flatnonzero(dense)
+        if space <= _DENSE_FACTOR * self.n_units + 1024:
+            present = np.bincount(keys, minlength=space) > 0
+            dense = np.bincount(keys, weights=self.weights, minlength=space).astype(np.int64)
+            pair_keys = np.flatnonzero(present)
             pair_count = dense[pair_keys]
-            remap = np.cumsum(dense > 0) - 1
+            remap = np.cumsum(present) - 1
             pair_of_row = remap[keys]
         else:
             ids, uniques = pd.factorize(keys)
@@ -172,12 +233,12 @@ class EquivalenceClasses:
             rank[order] = np.arange(order.shape[0])
             pair_keys = uniques[order]
             pair_of_row = rank[np.asarray(ids, dtype=np.int64)]
-            pair_count = np.bincount(pair_of_row, minlength=pair_keys.shape[0])
+            pair_count = np.bincount(pair_of_row, weights=self.weights, minlength=pair_keys.shape[0])
         pair_class = pair_keys // m
         pair_value = pair_keys % m
         class_start = np.zeros(self.n_classes + 1, dtype=np.int64)
         np.cumsum(np.bincount(pair_class, minlength=self.n_classes), out=class_start[1:])
-        value_totals = np.bincount(column.codes, minlength=m).astype(np.int64)
+        value_totals = np.bincount(column.codes, weights=self.weights, minlength=m).astype(np.int64)
         return SensitiveCounts(
             attribute=attribute,
             column=column,
@@ -192,8 +253,8 @@ class EquivalenceClasses:
     def class_values(self, class_ids: Sequence[int] | np.ndarray) -> list[dict[Hashable, object]]:
         """The quasi-identifier values of the given classes (raw data: opt-in only)."""
         wanted = np.asarray(class_ids, dtype=np.int64)
-        first_row = np.full(self.n_classes, self.n_rows, dtype=np.int64)
-        np.minimum.at(first_row, self.class_of_row, np.arange(self.n_rows))
+        first_row = np.full(self.n_classes, self.n_units, dtype=np.int64)
+        np.minimum.at(first_row, self.class_of_row, np.arange(self.n_units))
         rows = self.frame.iloc[first_row[wanted]][list(self.quasi_identifiers)]
         return [
             {column: (None if pd.isna(value) else value) for column, value in record.items()}

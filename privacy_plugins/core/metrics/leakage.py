@@ -21,7 +21,7 @@ import numpy as np
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
 from privacy_plugins.core.results import ClassViolations, violations_from_mask
 
-__all__ = ["LeakageReport", "leakage_per_record", "personalized_leakage"]
+__all__ = ["LeakageReport", "leakage_per_record", "leakage_violations", "personalized_leakage"]
 
 # Counts and sizes are integers, bounds are user floats: compare with a small
 # tolerance so that e.g. 1/3 ≤ 0.3333333333 is judged as the user meant.
@@ -53,6 +53,17 @@ def leakage_per_record(classes: EquivalenceClasses, counts: SensitiveCounts) -> 
     return counts.pair_count[counts.pair_of_row] / classes.row_size
 
 
+def leakage_violations(
+    classes: EquivalenceClasses, counts: SensitiveCounts, bounds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row masks: leakage above the bound, and bound below 1/|class| (Theorem 1)."""
+    same_value = counts.pair_count[counts.pair_of_row]
+    size = classes.row_size
+    violating = same_value - bounds * size > _TOLERANCE * size
+    infeasible = bounds * size < 1.0 - _TOLERANCE
+    return violating, infeasible
+
+
 def personalized_leakage(
     classes: EquivalenceClasses,
     counts: SensitiveCounts,
@@ -61,18 +72,16 @@ def personalized_leakage(
     include_values: bool = False,
 ) -> LeakageReport:
     """Compare each record's leakage with its bound (``bounds``: one float per row, in (0, 1])."""
-    same_value = counts.pair_count[counts.pair_of_row]
-    size = classes.row_size
-    leakage = same_value / size
-    violating = same_value - bounds * size > _TOLERANCE * size
-    infeasible = bounds * size < 1.0 - _TOLERANCE
+    leakage = leakage_per_record(classes, counts)
+    violating, infeasible = leakage_violations(classes, counts, bounds)
     violating_classes = np.zeros(classes.n_classes, dtype=bool)
     violating_classes[classes.class_of_row[violating]] = True
+    weights = classes.unit_weights
     return LeakageReport(
         max_leakage=float(leakage.max()),
-        mean_leakage=float(leakage.mean()),
-        violations=int(np.count_nonzero(violating)),
-        infeasible=int(np.count_nonzero(infeasible)),
+        mean_leakage=float(np.average(leakage, weights=weights)),
+        violations=int(weights[violating].sum()),
+        infeasible=int(weights[infeasible].sum()),
         classes=violations_from_mask(
             classes, violating_classes, target="leakage<=bound", include_values=include_values
         ),

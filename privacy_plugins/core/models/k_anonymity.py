@@ -1,0 +1,54 @@
+"""k-anonymity: every equivalence class holds at least k records.
+
+References:
+    Sweeney L. k-anonymity: a model for protecting privacy. IJUFKS 10(5), 2002.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from privacy_plugins.core.metrics.anonymity import k_of
+from privacy_plugins.core.models.base import PrivacyModel
+from privacy_plugins.core.parameters import check_integer
+from privacy_plugins.core.partition import EquivalenceClasses
+
+__all__ = ["KAnonymity"]
+
+
+@dataclass(frozen=True)
+class KAnonymity(PrivacyModel):
+    """k-anonymity; ``k``: integer ≥ 1.
+
+    Example:
+        >>> import pandas as pd
+        >>> classes = EquivalenceClasses.from_frame(pd.DataFrame({"q": [1, 1, 2]}), ["q"])
+        >>> KAnonymity(2).evaluate(classes).passed, str(KAnonymity(2))
+        (False, '2-anonymity')
+    """
+
+    k: int
+
+    monotonic_with_suppression: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        check_integer(self.k, name="k")
+
+    def __str__(self) -> str:
+        return f"{self.k}-anonymity"
+
+    @property
+    def threshold(self) -> float:
+        """K."""
+        return float(self.k)
+
+    def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
+        """Classes smaller than k."""
+        return classes.sizes < self.k
+
+    def observed(self, classes: EquivalenceClasses) -> float:
+        """The table's k."""
+        return float(k_of(classes))

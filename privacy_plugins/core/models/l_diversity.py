@@ -1,0 +1,142 @@
+"""l-diversity in its four variants (DESIGN.md "Measures").
+
+Distinct l-diversity stays monotone when violating classes are suppressed (a
+merged class has at least as many distinct values as any part). Frequency,
+entropy and recursive (c,l) are monotone under generalization only: merging a
+diverse class with a homogeneous one can produce a class that is not diverse,
+so with suppression their satisfying nodes are not closed upwards.
+
+References:
+    Machanavajjhala A., Kifer D., Gehrke J., Venkitasubramaniam M.
+    l-Diversity: Privacy Beyond k-Anonymity. ACM TKDD 1(1), 2007.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from privacy_plugins.core.metrics.diversity import (
+    distinct_l_per_class,
+    entropy_l_per_class,
+    frequency_l_per_class,
+    recursive_c_per_class,
+)
+from privacy_plugins.core.models.base import PrivacyModel
+from privacy_plugins.core.parameters import check_integer, check_positive
+from privacy_plugins.core.partition import EquivalenceClasses
+
+__all__ = ["DistinctLDiversity", "EntropyLDiversity", "FrequencyLDiversity", "RecursiveCLDiversity"]
+
+#: Real-valued l measures meet an integer target within this tolerance (exp(ln 3) < 3).
+L_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class _LDiversity(PrivacyModel):
+    attribute: Hashable
+    l: float
+
+    requires_sensitive: ClassVar[bool] = True
+    variant: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        check_positive(self.l, name="l", minimum=1.0, inclusive=True)
+
+    def __str__(self) -> str:
+        return f"{self.variant}-{self.l:g}-diversity for {self.attribute!r}"
+
+    @property
+    def sensitive_attribute(self) -> Hashable:
+        """The protected attribute."""
+        return self.attribute
+
+    @property
+    def threshold(self) -> float:
+        """L."""
+        return float(self.l)
+
+    def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
+        """The variant's l of each class."""
+        raise NotImplementedError
+
+    def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
+        """Classes whose l is below the target (with a 1e-9 tolerance)."""
+        return self.per_class(classes) < self.l - L_TOLERANCE
+
+    def observed(self, classes: EquivalenceClasses) -> float:
+        """The table's l for this variant."""
+        return float(self.per_class(classes).min())
+
+
+@dataclass(frozen=True)
+class DistinctLDiversity(_LDiversity):
+    """At least l distinct sensitive values per class; ``l``: ≥ 1."""
+
+    variant: ClassVar[str] = "distinct"
+    monotonic_with_suppression: ClassVar[bool] = True
+
+    def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
+        """Distinct values per class."""
+        return distinct_l_per_class(classes.sensitive(self.attribute)).astype(float)
+
+
+@dataclass(frozen=True)
+class FrequencyLDiversity(_LDiversity):
+    """No sensitive value has frequency above 1/l in any class; ``l``: ≥ 1."""
+
+    variant: ClassVar[str] = "frequency"
+
+    def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
+        """|E| / max count per class."""
+        return frequency_l_per_class(classes, classes.sensitive(self.attribute))
+
+
+@dataclass(frozen=True)
+class EntropyLDiversity(_LDiversity):
+    """Entropy of every class ≥ ln l; ``l``: ≥ 1."""
+
+    variant: ClassVar[str] = "entropy"
+
+    def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
+        """exp(entropy) per class."""
+        return entropy_l_per_class(classes, classes.sensitive(self.attribute))
+
+
+@dataclass(frozen=True)
+class RecursiveCLDiversity(PrivacyModel):
+    """Recursive (c,l)-diversity: r1 < c·(r_l + … + r_m) in every class; ``c`` > 0, ``l``: integer ≥ 1."""
+
+    attribute: Hashable
+    c: float
+    l: int
+
+    requires_sensitive: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        check_positive(self.c, name="c")
+        check_integer(self.l, name="l")
+
+    def __str__(self) -> str:
+        return f"recursive-({self.c:g},{self.l})-diversity for {self.attribute!r}"
+
+    @property
+    def sensitive_attribute(self) -> Hashable:
+        """The protected attribute."""
+        return self.attribute
+
+    @property
+    def threshold(self) -> float:
+        """C."""
+        return float(self.c)
+
+    def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
+        """Classes with c*(E) ≥ c (including classes with fewer than l values)."""
+        return recursive_c_per_class(classes, classes.sensitive(self.attribute), self.l) >= self.c
+
+    def observed(self, classes: EquivalenceClasses) -> float:
+        """c* = max over classes of r1 / (r_l + … + r_m); ``inf`` when no c works."""
+        return float(recursive_c_per_class(classes, classes.sensitive(self.attribute), self.l).max())
