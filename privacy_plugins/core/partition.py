@@ -124,6 +124,9 @@ class EquivalenceClasses:
     _sensitive_cache: dict[tuple[Hashable, bool], SensitiveCounts] = field(
         default_factory=dict, repr=False, compare=False
     )
+    #: Encoded columns of ``frame``, shared by every partition of the same frame
+    #: (a lattice search builds hundreds) so each column is factorized once.
+    encodings: dict[tuple[Hashable, bool], EncodedColumn] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_frame(
@@ -147,10 +150,13 @@ class EquivalenceClasses:
         codes: Sequence[tuple[np.ndarray, int]],
         *,
         weights: np.ndarray | None = None,
+        encodings: dict[tuple[Hashable, bool], EncodedColumn] | None = None,
     ) -> EquivalenceClasses:
         """Group rows whose per-column codes are already known (e.g. a QI subset or a generalization)."""
         class_of_row, n_classes = combine_codes(codes, len(frame))
-        return cls.from_class_ids(frame, quasi_identifiers, class_of_row, n_classes, weights=weights)
+        return cls.from_class_ids(
+            frame, quasi_identifiers, class_of_row, n_classes, weights=weights, encodings=encodings
+        )
 
     @classmethod
     def from_class_ids(
@@ -161,19 +167,34 @@ class EquivalenceClasses:
         n_classes: int,
         *,
         weights: np.ndarray | None = None,
+        encodings: dict[tuple[Hashable, bool], EncodedColumn] | None = None,
     ) -> EquivalenceClasses:
         """Wrap dense class ids ``0..n_classes-1`` (one per unit) computed elsewhere."""
         sizes = np.bincount(class_of_row, weights=weights, minlength=n_classes).astype(np.int64)
         return cls(
-            frame=frame, quasi_identifiers=quasi_identifiers, class_of_row=class_of_row, sizes=sizes, weights=weights
+            frame=frame,
+            quasi_identifiers=quasi_identifiers,
+            class_of_row=class_of_row,
+            sizes=sizes,
+            weights=weights,
+            encodings=encodings if encodings is not None else {},
         )
 
     def restricted(self, keep: np.ndarray) -> EquivalenceClasses:
         """The same partition limited to the units where ``keep`` is true (e.g. after suppression)."""
         class_ids, n_classes = _compact(self.class_of_row[keep], self.n_classes)
         weights = None if self.weights is None else self.weights[keep]
+        encodings = {
+            key: EncodedColumn(name=column.name, codes=column.codes[keep], values=column.values)
+            for key, column in self.encodings.items()
+        }
         return EquivalenceClasses.from_class_ids(
-            self.frame.iloc[np.flatnonzero(keep)], self.quasi_identifiers, class_ids, n_classes, weights=weights
+            self.frame.iloc[np.flatnonzero(keep)],
+            self.quasi_identifiers,
+            class_ids,
+            n_classes,
+            weights=weights,
+            encodings=encodings,
         )
 
     @cached_property
@@ -214,13 +235,16 @@ class EquivalenceClasses:
         return cached
 
     def _count_sensitive(self, attribute: Hashable, *, ordered: bool) -> SensitiveCounts:
-        column = encode_column(self.frame, attribute, ordered=ordered)
+        column = self.encodings.get((attribute, ordered))
+        if column is None:
+            column = encode_column(self.frame, attribute, ordered=ordered)
+            self.encodings[(attribute, ordered)] = column
         m = max(column.cardinality, 1)
         keys = self.class_of_row * m + column.codes
         space = self.n_classes * m
         if space <= _DENSE_FACTOR * self.n_units + 1024:
-            present = np.bincount(keys, minlength=space) > 0
             dense = np.bincount(keys, weights=self.weights, minlength=space).astype(np.int64)
+            present = dense > 0  # weights are positive record counts
             pair_keys = np.flatnonzero(present)
             pair_count = dense[pair_keys]
             remap = np.cumsum(present) - 1

@@ -1,0 +1,347 @@
+"""Full-domain generalization lattice: node evaluation and three searches.
+
+A node is a vector of levels, one per QI; the lattice orders nodes
+component-wise. A node *satisfies* when, after suppressing every class that
+violates some model (whole classes, as ARX does), the suppressed records fit
+the limit. Searches:
+
+* :func:`exhaustive_search` checks every node (the reference the tests use);
+* :func:`optimal_search` finds the same optimum while checking few nodes:
+  nodes are visited in order of a lower bound of their loss (the loss the node
+  would have without suppression, monotone in the levels), the search stops
+  once that bound exceeds the best loss found, and monotone models tag whole
+  sub-lattices (a failing node fails with all its specializations, a
+  satisfying one — when every model is monotone under the suppression setting
+  — satisfies with all its generalizations), in the manner of ARX's Flash/OLA
+  predictive tagging;
+* :func:`samarati_search`: binary search over lattice height for the lowest
+  height holding a satisfying node, then the least-loss node at that height.
+
+Suppression and monotonicity: k-anonymity and distinct l-diversity stay
+monotone when violating classes are suppressed; the other l variants,
+t-closeness and per-record leakage bounds do not, so with a suppression limit
+they never tag nodes as satisfying. Failing nodes are still tagged through a
+monotone *relaxation* (k-anonymity, distinct l-diversity with the same l),
+which fails whenever the real model set fails.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from privacy_plugins.core.anonymize.snapshot import Snapshot
+from privacy_plugins.core.metrics.information_loss import discernibility
+from privacy_plugins.core.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    FrequencyLDiversity,
+    PersonalizedLeakage,
+    PrivacyModel,
+    RecursiveCLDiversity,
+)
+from privacy_plugins.core.models.t_closeness import TCloseness
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = [
+    "LOSS_METRICS",
+    "LatticeSearch",
+    "LossMetric",
+    "Node",
+    "NodeOutcome",
+    "SearchResult",
+    "exhaustive_search",
+    "optimal_search",
+    "samarati_search",
+]
+
+Node = tuple[int, ...]
+LossMetric = Literal["ncp", "lm", "discernibility", "height"]
+LOSS_METRICS: tuple[str, ...] = ("ncp", "lm", "discernibility", "height")
+#: Above this many nodes the lattice is refused (use a local-recoding algorithm instead).
+MAX_LATTICE_SIZE = 5_000_000
+_EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class NodeOutcome:
+    """The check of one node: whether it satisfies, what it suppresses, and its loss."""
+
+    node: Node
+    satisfied: bool
+    suppressed: int
+    loss: float
+    relaxation_failed: bool
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The node a search chose, or ``None`` when no node satisfies the models."""
+
+    best: NodeOutcome | None
+    nodes_checked: int
+    lattice_size: int
+    algorithm: str
+
+
+def _relaxation(models: Sequence[PrivacyModel], *, with_suppression: bool) -> list[PrivacyModel]:
+    """Monotone models that fail whenever ``models`` fail (used to tag failing sub-lattices)."""
+    relaxed: list[PrivacyModel] = []
+    for model in models:
+        if model.is_monotonic(with_suppression=with_suppression):
+            relaxed.append(model)
+        elif isinstance(model, (FrequencyLDiversity, EntropyLDiversity)):
+            relaxed.append(DistinctLDiversity(model.attribute, model.l))
+        elif isinstance(model, RecursiveCLDiversity):
+            relaxed.append(DistinctLDiversity(model.attribute, model.l))
+        elif isinstance(model, PersonalizedLeakage) and model.bound is not None:
+            relaxed.append(DistinctLDiversity(model.attribute, 1.0 / model.bound))
+    return relaxed
+
+
+@dataclass(eq=False)
+class LatticeSearch:
+    """Shared state of a search: the snapshot, the models, the limit and a cache of checked nodes."""
+
+    snapshot: Snapshot
+    models: Sequence[PrivacyModel]
+    max_suppressed: int
+    metric: LossMetric = "ncp"
+    progress: Callable[[int, int], None] | None = None
+    checked: dict[Node, NodeOutcome] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.metric not in LOSS_METRICS:
+            raise ConfigurationError(f"metric must be one of {list(LOSS_METRICS)}, got {self.metric!r}")
+        if self.lattice_size > MAX_LATTICE_SIZE:
+            raise ConfigurationError(
+                f"the generalization lattice has {self.lattice_size:,} nodes (more than {MAX_LATTICE_SIZE:,}); "
+                "use fewer quasi-identifiers or shallower hierarchies"
+            )
+        with_suppression = self.max_suppressed > 0
+        self.monotone = all(m.is_monotonic(with_suppression=with_suppression) for m in self.models)
+        self.relaxed = _relaxation(self.models, with_suppression=with_suppression)
+        self.redistributing = [m for m in self.models if isinstance(m, TCloseness)]
+        n, d = self.snapshot.n_rows, len(self.heights)
+        weights = self.snapshot.weights.astype(float)
+        # total_cost[qi][level] = Σ over records of the NCP cost at that level.
+        self.total_cost = [
+            [float(np.dot(self.snapshot.costs(qi, level), weights)) for level in range(height + 1)]
+            for qi, height in enumerate(self.heights)
+        ]
+        self._norm = float(n * d)
+
+    @property
+    def heights(self) -> tuple[int, ...]:
+        """Hierarchy height of each QI."""
+        return self.snapshot.heights
+
+    @property
+    def lattice_size(self) -> int:
+        """Number of nodes."""
+        return math.prod(h + 1 for h in self.heights)
+
+    def nodes(self) -> Iterator[Node]:
+        """Every node, bottom-up in lexicographic order."""
+        return itertools.product(*(range(h + 1) for h in self.heights))
+
+    def lower_bound(self, node: Node) -> float:
+        """A lower bound of the node's loss that never decreases with generalization."""
+        if self.metric == "height":
+            return float(sum(node))
+        if self.metric == "discernibility":
+            return 0.0
+        bound = sum(self.total_cost[qi][level] for qi, level in enumerate(node)) / self._norm
+        return bound * len(node) if self.metric == "lm" else bound
+
+    def _loss(self, node: Node, suppressed_units: np.ndarray, suppressed: int, published_sizes: np.ndarray) -> float:
+        if self.metric == "height":
+            return float(sum(node))
+        if self.metric == "discernibility":
+            return discernibility(published_sizes, suppressed, self.snapshot.n_rows)
+        removed = 0.0
+        if suppressed:
+            weights = self.snapshot.weights[suppressed_units].astype(float)
+            removed = sum(
+                float(np.dot(self.snapshot.costs(qi, level)[suppressed_units], weights))
+                for qi, level in enumerate(node)
+            )
+        total = sum(self.total_cost[qi][level] for qi, level in enumerate(node))
+        ncp = (total - removed + len(node) * suppressed) / self._norm
+        return ncp * len(node) if self.metric == "lm" else ncp
+
+    def check(self, node: Node) -> NodeOutcome:
+        """Evaluate one node (cached)."""
+        cached = self.checked.get(node)
+        if cached is not None:
+            return cached
+        classes = self.snapshot.classes(node)
+        violating = np.zeros(classes.n_classes, dtype=bool)
+        for model in self.models:
+            violating |= model.violating_classes(classes)
+        relaxed_violating = np.zeros(classes.n_classes, dtype=bool)
+        for model in self.relaxed:
+            relaxed_violating |= model.violating_classes(classes)
+        suppressed = int(classes.sizes[violating].sum())
+        relaxation_failed = int(classes.sizes[relaxed_violating].sum()) > self.max_suppressed
+        satisfied = suppressed <= self.max_suppressed and suppressed < classes.n_rows
+        suppressed_units = violating[classes.class_of_row]
+        if satisfied and suppressed and self.redistributing:
+            # Suppression changed the published distribution: re-check against it.
+            published = classes.restricted(~suppressed_units)
+            satisfied = not any(m.violating_classes(published).any() for m in self.redistributing)
+        loss = self._loss(node, suppressed_units, suppressed, classes.sizes[~violating]) if satisfied else math.inf
+        outcome = NodeOutcome(
+            node=node, satisfied=satisfied, suppressed=suppressed, loss=loss, relaxation_failed=relaxation_failed
+        )
+        self.checked[node] = outcome
+        if self.progress is not None:
+            self.progress(len(self.checked), self.lattice_size)
+        return outcome
+
+    def sort_key(self, outcome: NodeOutcome) -> tuple[float, int, Node]:
+        """Best node first: least loss, then lowest height, then lexicographic."""
+        return (round(outcome.loss, 12), sum(outcome.node), outcome.node)
+
+
+def _best(outcomes: Sequence[NodeOutcome], key: Callable[[NodeOutcome], tuple[float, int, Node]]) -> NodeOutcome | None:
+    satisfying = [o for o in outcomes if o.satisfied]
+    return min(satisfying, key=key) if satisfying else None
+
+
+def exhaustive_search(search: LatticeSearch) -> SearchResult:
+    """Check every node and return the least-loss satisfying one (the reference)."""
+    outcomes = [search.check(node) for node in search.nodes()]
+    return SearchResult(
+        best=_best(outcomes, search.sort_key),
+        nodes_checked=len(search.checked),
+        lattice_size=search.lattice_size,
+        algorithm="exhaustive",
+    )
+
+
+def _classify(search: LatticeSearch, nodes: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Tag every node as passing (+1) or failing (−1) the monotone relaxation, checking few nodes.
+
+    Flash-style: take the lowest unclassified node, walk a chain of unclassified
+    successors up to the top (always towards the smallest loss bound), binary
+    search the chain for the pass/fail boundary, and propagate each verdict to
+    the whole sub-lattice above (pass) or below (fail) the checked node.
+    """
+    status = np.zeros(nodes.shape[0], dtype=np.int8)
+    heights = nodes.sum(axis=1)
+    strides = np.cumprod([1, *[h + 1 for h in search.heights[:0:-1]]])[::-1]
+    top = np.asarray(search.heights)
+    while True:
+        unknown = np.flatnonzero(status == 0)
+        if unknown.shape[0] == 0:
+            return status
+        current = int(unknown[np.lexsort((bounds[unknown], heights[unknown]))[0]])
+        chain = [current]
+        while True:
+            node = nodes[current]
+            successors = [current + int(strides[i]) for i in range(node.shape[0]) if node[i] < top[i]]
+            successors = [n for n in successors if status[n] == 0]
+            if not successors:
+                break
+            current = min(successors, key=lambda n: (bounds[n], n))
+            chain.append(current)
+        low, high = 0, len(chain) - 1
+        while low <= high:
+            middle = (low + high) // 2
+            index = chain[middle]
+            if status[index] == 0:
+                outcome = search.check(tuple(int(v) for v in nodes[index]))
+                if outcome.relaxation_failed:
+                    status[np.all(nodes <= nodes[index], axis=1) & (status == 0)] = -1
+                else:
+                    status[np.all(nodes >= nodes[index], axis=1) & (status == 0)] = 1
+            if status[index] > 0:
+                high = middle - 1
+            else:
+                low = middle + 1
+
+
+def optimal_search(search: LatticeSearch) -> SearchResult:
+    """The least-loss satisfying node, checking as few nodes as the bounds and tags allow.
+
+    Returns the same optimum as :func:`exhaustive_search` (same loss and, with the
+    same tie-breaking, the same node): a node is skipped only when it is proven
+    to fail (its monotone relaxation fails) or proven not to beat the best node
+    found (its loss lower bound exceeds that loss).
+    """
+    node_list = list(search.nodes())
+    nodes = np.asarray(node_list, dtype=np.int64).reshape(len(node_list), len(search.heights))
+    bounds = np.array([search.lower_bound(node) for node in node_list])
+    # Without suppression a satisfying node's loss is its bound, so classifying the
+    # lattice first pays off: the first satisfying node in bound order is optimal.
+    # With suppression the loss needs a check anyway; failures are then tagged as found.
+    exact_without_check = search.monotone and search.max_suppressed == 0 and search.metric in ("ncp", "lm", "height")
+    if search.relaxed and search.max_suppressed == 0:
+        status = _classify(search, nodes, bounds)
+    else:
+        status = np.zeros(len(node_list), dtype=np.int8)
+    order = np.lexsort((np.arange(len(node_list)), nodes.sum(axis=1), bounds))
+    outcomes: list[NodeOutcome] = []
+    best_loss = math.inf
+    for index in order:
+        if bounds[index] > best_loss + _EPS:
+            break
+        if status[index] < 0:
+            continue
+        node = node_list[index]
+        if exact_without_check and status[index] > 0 and node not in search.checked:
+            # Proven to satisfy, and with no suppression its loss is exactly the bound.
+            outcome = NodeOutcome(node=node, satisfied=True, suppressed=0, loss=bounds[index], relaxation_failed=False)
+        else:
+            outcome = search.check(node)
+            if outcome.relaxation_failed:
+                status[np.all(nodes <= nodes[index], axis=1)] = -1
+        outcomes.append(outcome)
+        if outcome.satisfied:
+            best_loss = min(best_loss, outcome.loss)
+    return SearchResult(
+        best=_best(outcomes, search.sort_key),
+        nodes_checked=len(search.checked),
+        lattice_size=search.lattice_size,
+        algorithm="optimal",
+    )
+
+
+def samarati_search(search: LatticeSearch) -> SearchResult:
+    """Samarati's binary search over height, then the least-loss node at the lowest height found.
+
+    Exact for models that are monotone under the suppression setting (k-anonymity,
+    distinct l-diversity; every model without suppression except per-record
+    bounds); for the others the binary search is a heuristic, as in the original.
+    """
+    by_height: dict[int, list[Node]] = {}
+    for node in search.nodes():
+        by_height.setdefault(sum(node), []).append(node)
+    top = max(by_height)
+
+    def exists(height: int) -> bool:
+        return any(search.check(node).satisfied for node in by_height[height])
+
+    if not exists(top):
+        return SearchResult(best=None, nodes_checked=len(search.checked), lattice_size=search.lattice_size,
+                            algorithm="samarati")  # fmt: skip
+    low, high = 0, top
+    while low < high:
+        middle = (low + high) // 2
+        if exists(middle):
+            high = middle
+        else:
+            low = middle + 1
+    outcomes = [search.check(node) for node in by_height[low]]
+    return SearchResult(
+        best=_best(outcomes, search.sort_key),
+        nodes_checked=len(search.checked),
+        lattice_size=search.lattice_size,
+        algorithm="samarati",
+    )

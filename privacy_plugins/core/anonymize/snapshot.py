@@ -1,0 +1,114 @@
+"""The distinct rows of a table, with counts, ready for evaluating many generalizations.
+
+A lattice search checks hundreds of candidate generalizations of the same
+table. Each check only needs, per distinct combination of (QI leaves,
+sensitive values, personal bound), how many records share it. Collapsing the
+table once to these *units* makes every later check proportional to the number
+of distinct rows (Adult: 30,162 records, about 19,000 units; replicated to 1M
+records, still the same units) — the idea of ARX's data snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core.frame import EncodedColumn, encode_column
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.core.metrics.information_loss import generalization_costs
+from privacy_plugins.core.partition import EquivalenceClasses, combine_codes
+from privacy_plugins.errors import HierarchyError
+
+__all__ = ["Snapshot"]
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """Units (distinct relevant rows) of a table, their weights and per-level codes.
+
+    Attributes:
+        quasi_identifiers: the QIs, in lattice order.
+        hierarchies: one per QI, same order.
+        units: one row per unit with the non-QI columns the models read.
+        weights: records per unit.
+        unit_of_row: the unit of every input record.
+        leaf_codes: per QI, the leaf code of each unit.
+    """
+
+    quasi_identifiers: tuple[Hashable, ...]
+    hierarchies: tuple[Hierarchy, ...]
+    units: pd.DataFrame
+    weights: np.ndarray
+    unit_of_row: np.ndarray
+    leaf_codes: tuple[np.ndarray, ...]
+    encodings: dict[tuple[Hashable, bool], EncodedColumn] = field(default_factory=dict, repr=False)
+    _codes: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)
+    _costs: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        quasi_identifiers: Sequence[Hashable],
+        hierarchies: Mapping[Hashable, Hierarchy],
+        model_columns: Sequence[Hashable] = (),
+    ) -> Snapshot:
+        """Collapse ``frame`` to units; every QI value must be a leaf of its hierarchy."""
+        missing = [q for q in quasi_identifiers if q not in hierarchies]
+        if missing:
+            given = sorted(map(str, hierarchies))
+            raise HierarchyError(f"no hierarchy for quasi-identifier(s) {missing!r}; hierarchies given for {given!r}")
+        ordered = tuple(hierarchies[q] for q in quasi_identifiers)
+        row_leaves = [h.leaf_codes(frame[q]) for q, h in zip(quasi_identifiers, ordered, strict=True)]
+        parts = [(codes, h.n_leaves) for codes, h in zip(row_leaves, ordered, strict=True)]
+        for column in model_columns:
+            encoded = encode_column(frame, column)
+            parts.append((encoded.codes, encoded.cardinality))
+        unit_of_row, n_units = combine_codes(parts, len(frame))
+        first_row = np.full(n_units, len(frame), dtype=np.int64)
+        np.minimum.at(first_row, unit_of_row, np.arange(len(frame), dtype=np.int64))
+        units = frame.iloc[first_row][list(model_columns)].reset_index(drop=True)
+        return cls(
+            quasi_identifiers=tuple(quasi_identifiers),
+            hierarchies=ordered,
+            units=units,
+            weights=np.bincount(unit_of_row, minlength=n_units).astype(np.int64),
+            unit_of_row=unit_of_row,
+            leaf_codes=tuple(codes[first_row] for codes in row_leaves),
+        )
+
+    @property
+    def n_rows(self) -> int:
+        """Records in the table."""
+        return int(self.unit_of_row.shape[0])
+
+    @property
+    def heights(self) -> tuple[int, ...]:
+        """Hierarchy height of each QI."""
+        return tuple(h.height for h in self.hierarchies)
+
+    def codes(self, qi: int, level: int) -> np.ndarray:
+        """Generalized code of every unit for QI number ``qi`` at ``level`` (cached)."""
+        key = (qi, level)
+        if key not in self._codes:
+            hierarchy = self.hierarchies[qi]
+            self._codes[key] = hierarchy.codes[level][self.leaf_codes[qi]]
+        return self._codes[key]
+
+    def costs(self, qi: int, level: int) -> np.ndarray:
+        """NCP cost of every unit's value for QI number ``qi`` at ``level`` (cached)."""
+        key = (qi, level)
+        if key not in self._costs:
+            self._costs[key] = generalization_costs(self.hierarchies[qi], self.leaf_codes[qi], level)
+        return self._costs[key]
+
+    def classes(self, node: Sequence[int]) -> EquivalenceClasses:
+        """The equivalence classes of the units generalized to ``node``."""
+        parts = [(self.codes(qi, level), len(self.hierarchies[qi].labels[level])) for qi, level in enumerate(node)]
+        return EquivalenceClasses.from_codes(
+            self.units, self.quasi_identifiers, parts, weights=self.weights, encodings=self.encodings
+        )

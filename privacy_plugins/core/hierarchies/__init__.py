@@ -1,0 +1,24 @@
+"""Generalization hierarchies: the value object, ARX CSV IO and builders."""
+
+from privacy_plugins.core.hierarchies.builders import (
+    date_hierarchy,
+    grouping_hierarchy,
+    interval_hierarchy,
+    masking_hierarchy,
+    taxonomy_hierarchy,
+)
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
+from privacy_plugins.core.hierarchies.io import load_hierarchies, read_hierarchy, write_hierarchy
+
+__all__ = [
+    "Hierarchy",
+    "as_labels",
+    "date_hierarchy",
+    "grouping_hierarchy",
+    "interval_hierarchy",
+    "load_hierarchies",
+    "masking_hierarchy",
+    "read_hierarchy",
+    "taxonomy_hierarchy",
+    "write_hierarchy",
+]

@@ -1,0 +1,164 @@
+"""Generalization hierarchies as validated value objects backed by integer code matrices.
+
+A hierarchy maps every raw value (a *leaf*, level 0) to one value per level up
+to the top (usually ``*``). Internally it is a ``(height + 1) × leaves`` matrix
+of codes: ``codes[level, leaf]`` numbers the generalized value among the values
+of that level, so generalizing a whole column is one ``numpy.take``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.errors import HierarchyError
+
+__all__ = ["Hierarchy", "as_labels"]
+
+_SHOW_MISSING = 10
+
+
+def as_labels(series: pd.Series) -> pd.Series:
+    """Data values as the text labels hierarchies use (``39`` and ``39.0`` both become ``"39"``)."""
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.astype(object).where(series.isna(), series.astype(str))
+    if pd.api.types.is_integer_dtype(series.dtype):
+        return series.astype(object).where(series.isna(), series.astype("Int64").astype(str))
+    if pd.api.types.is_float_dtype(series.dtype):
+
+        def label(value: float) -> object:
+            if pd.isna(value):
+                return None
+            return str(int(value)) if float(value).is_integer() else str(value)
+
+        return series.map(label)
+    return series.astype(object).where(series.isna(), series.astype(str))
+
+
+@dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """A validated generalization hierarchy for one attribute.
+
+    Build it with :meth:`from_rows` (ARX layout: one row per leaf,
+    ``leaf, level1, …, top``), or with the builders in
+    :mod:`privacy_plugins.core.hierarchies.builders`.
+
+    Example:
+        >>> h = Hierarchy.from_rows("zip", [["47906", "4790*", "*"], ["47907", "4790*", "*"], ["47610", "4761*", "*"]])
+        >>> h.height, h.generalize(["47907", "47610"], 1).tolist()
+        (2, ['4790*', '4761*'])
+    """
+
+    attribute: Hashable
+    labels: tuple[np.ndarray, ...]
+    codes: np.ndarray
+
+    @classmethod
+    def from_rows(cls, attribute: Hashable, rows: Sequence[Sequence[object]]) -> Hierarchy:
+        """Validate ARX-style rows and build the code matrix.
+
+        Raises:
+            HierarchyError: no rows, rows of different lengths, a leaf listed twice,
+                or a value with two different parents at the next level.
+        """
+        table = [[str(cell).strip() for cell in row] for row in rows]
+        if not table:
+            raise HierarchyError(f"hierarchy for {attribute!r} has no rows")
+        widths = {len(row) for row in table}
+        if len(widths) != 1 or 0 in widths:
+            raise HierarchyError(
+                f"hierarchy for {attribute!r} has rows of different lengths {sorted(widths)}; "
+                "every leaf needs a value at every level"
+            )
+        matrix = np.asarray(table, dtype=object)
+        leaves = pd.Index(matrix[:, 0])
+        if leaves.has_duplicates:
+            dup = leaves[leaves.duplicated()].unique().tolist()[:_SHOW_MISSING]
+            raise HierarchyError(f"hierarchy for {attribute!r} lists leaves more than once: {dup!r}")
+        labels: list[np.ndarray] = []
+        codes = np.empty(matrix.shape[::-1], dtype=np.int64)
+        for level in range(matrix.shape[1]):
+            level_codes, level_labels = pd.factorize(matrix[:, level])
+            codes[level] = level_codes
+            labels.append(np.asarray(level_labels, dtype=object))
+        for level in range(matrix.shape[1] - 1):
+            pairs = pd.DataFrame({"child": codes[level], "parent": codes[level + 1]}).drop_duplicates()
+            parents_per_child = pairs.groupby("child")["parent"].nunique()
+            ambiguous = parents_per_child[parents_per_child > 1]
+            if len(ambiguous):
+                child = int(ambiguous.index[0])
+                parents = labels[level + 1][pairs.loc[pairs["child"] == child, "parent"]].tolist()
+                raise HierarchyError(
+                    f"hierarchy for {attribute!r} is not a tree: {labels[level][child]!r} at level {level} "
+                    f"has {len(parents)} parents at level {level + 1}: {parents!r}"
+                )
+        return cls(attribute=attribute, labels=tuple(labels), codes=codes)
+
+    @property
+    def height(self) -> int:
+        """Number of generalization steps above the leaves."""
+        return int(self.codes.shape[0]) - 1
+
+    @property
+    def leaves(self) -> np.ndarray:
+        """The raw values the hierarchy covers."""
+        return self.labels[0]
+
+    @property
+    def n_leaves(self) -> int:
+        """|D|, the number of leaves."""
+        return int(self.codes.shape[1])
+
+    @cached_property
+    def _leaf_index(self) -> pd.Index:
+        return pd.Index(self.leaves)
+
+    @cached_property
+    def leaf_counts(self) -> tuple[np.ndarray, ...]:
+        """For each level, the number of leaves under each of its values."""
+        return tuple(
+            np.bincount(self.codes[level], minlength=len(self.labels[level])) for level in range(len(self.labels))
+        )
+
+    def check_level(self, level: int) -> int:
+        """Validate a level number for this hierarchy."""
+        if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= self.height:
+            raise HierarchyError(f"level for {self.attribute!r} must be an integer in 0..{self.height}, got {level!r}")
+        return int(level)
+
+    def leaf_codes(self, values: pd.Series | Sequence[object]) -> np.ndarray:
+        """The leaf code of every value; every value must be a leaf.
+
+        Raises:
+            HierarchyError: listing the first values (and missing values) absent from the hierarchy.
+        """
+        series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+        row_codes, uniques = pd.factorize(as_labels(series), use_na_sentinel=True)
+        unique_codes = self._leaf_index.get_indexer(pd.Index(uniques, dtype=object))
+        if (row_codes < 0).any():
+            raise HierarchyError(
+                f"column {self.attribute!r} has {int((row_codes < 0).sum())} missing values (NaN/None), "
+                "which its hierarchy cannot generalize; fill them or add them as a leaf"
+            )
+        absent = np.flatnonzero(unique_codes < 0)
+        if absent.shape[0]:
+            shown = [uniques[i] for i in absent[:_SHOW_MISSING]]
+            raise HierarchyError(
+                f"column {self.attribute!r} has {absent.shape[0]} value(s) that are not leaves of its hierarchy, "
+                f"e.g. {shown!r}"
+            )
+        return unique_codes[row_codes]
+
+    def generalize(self, values: pd.Series | Sequence[object], level: int) -> np.ndarray:
+        """The labels of ``values`` generalized to ``level``."""
+        level = self.check_level(level)
+        return self.labels[level][self.codes[level][self.leaf_codes(values)]]
+
+    def to_rows(self) -> list[list[str]]:
+        """ARX-style rows: ``[leaf, level1, …, top]`` for every leaf."""
+        columns = [self.labels[level][self.codes[level]] for level in range(self.height + 1)]
+        return [list(row) for row in zip(*columns, strict=True)]
