@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
+from lattice_problems import Problem, problems
 
 import privacy_plugins as pp
 from privacy_plugins.core.anonymize import anonymize_full_domain
@@ -24,8 +25,6 @@ from privacy_plugins.core.models import (
     TCloseness,
 )
 from privacy_plugins.errors import InfeasibleAnonymizationError
-
-from lattice_problems import Problem, problems
 
 model_sets = st.sampled_from(
     [
