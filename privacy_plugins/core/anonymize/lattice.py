@@ -131,7 +131,7 @@ class LatticeSearch:
         weights = self.snapshot.weights.astype(float)
         # total_cost[qi][level] = Σ over records of the NCP cost at that level.
         self.total_cost = [
-            [float(np.dot(self.snapshot.costs(qi, level), weights)) for level in range(height + 1)]
+            [float((self.snapshot.costs(qi, level) * weights).sum()) for level in range(height + 1)]
             for qi, height in enumerate(self.heights)
         ]
         self._norm = float(n * d)
@@ -168,7 +168,7 @@ class LatticeSearch:
         if suppressed:
             weights = self.snapshot.weights[suppressed_units].astype(float)
             removed = sum(
-                float(np.dot(self.snapshot.costs(qi, level)[suppressed_units], weights))
+                float((self.snapshot.costs(qi, level)[suppressed_units] * weights).sum())
                 for qi, level in enumerate(node)
             )
         total = sum(self.total_cost[qi][level] for qi, level in enumerate(node))

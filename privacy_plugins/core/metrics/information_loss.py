@@ -73,13 +73,14 @@ def ncp(costs: Sequence[np.ndarray], suppressed: np.ndarray, *, weights: np.ndar
         0.375
     """
     w = np.ones(suppressed.shape[0]) if weights is None else weights
-    total = sum(float(np.dot(np.where(suppressed, 1.0, cost), w)) for cost in costs)
+    total = sum(float((np.where(suppressed, 1.0, cost) * w).sum()) for cost in costs)
     return total / (float(w.sum()) * len(costs))
 
 
 def discernibility(published_sizes: np.ndarray, suppressed: int, n_rows: int) -> float:
     """C_DM = Σ|E|² over published classes + suppressed·n."""
-    return float(np.dot(published_sizes.astype(float), published_sizes)) + float(suppressed) * n_rows
+    sizes = published_sizes.astype(float)
+    return float((sizes * sizes).sum()) + float(suppressed) * n_rows
 
 
 def average_class_size(published_sizes: np.ndarray, k: int) -> float:
@@ -120,4 +121,4 @@ def ileft(
         per_tuple += np.where(suppressed, 1.0 / domain, 1.0 - (counts - 1) / domain)
     per_tuple += np.where(suppressed, 0.0, float(n_ungeneralized))
     per_tuple /= len(leaf_counts) + n_ungeneralized
-    return float(np.dot(per_tuple, w) / w.sum())
+    return float((per_tuple * w).sum() / w.sum())

@@ -79,7 +79,7 @@ def personalized_leakage(
     weights = classes.unit_weights
     return LeakageReport(
         max_leakage=float(leakage.max()),
-        mean_leakage=float(np.average(leakage, weights=weights)),
+        mean_leakage=float((leakage * weights).sum() / weights.sum()),
         violations=int(weights[violating].sum()),
         infeasible=int(weights[infeasible].sum()),
         classes=violations_from_mask(
