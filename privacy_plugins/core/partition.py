@@ -184,9 +184,12 @@ class EquivalenceClasses:
         """The same partition limited to the units where ``keep`` is true (e.g. after suppression)."""
         class_ids, n_classes = _compact(self.class_of_row[keep], self.n_classes)
         weights = None if self.weights is None else self.weights[keep]
+        # Unordered codes stay valid on a subset (absent values just count 0); ordered
+        # codes are re-encoded, because the ordered EMD depends on the values present.
         encodings = {
             key: EncodedColumn(name=column.name, codes=column.codes[keep], values=column.values)
             for key, column in self.encodings.items()
+            if not key[1]
         }
         return EquivalenceClasses.from_class_ids(
             self.frame.iloc[np.flatnonzero(keep)],

@@ -65,7 +65,7 @@ class Hierarchy:
             HierarchyError: no rows, rows of different lengths, a leaf listed twice,
                 or a value with two different parents at the next level.
         """
-        table = [[str(cell).strip() for cell in row] for row in rows]
+        table = [[str(cell) for cell in row] for row in rows]
         if not table:
             raise HierarchyError(f"hierarchy for {attribute!r} has no rows")
         widths = {len(row) for row in table}
@@ -85,6 +85,12 @@ class Hierarchy:
             level_codes, level_labels = pd.factorize(matrix[:, level])
             codes[level] = level_codes
             labels.append(np.asarray(level_labels, dtype=object))
+        if len(labels[-1]) != 1:
+            hint = " (one column per row: is the delimiter right?)" if len(labels) == 1 else ""
+            raise HierarchyError(
+                f"hierarchy for {attribute!r} has {len(labels[-1])} values at its top level "
+                f"{labels[-1][:_SHOW_MISSING].tolist()!r}; it needs a single root such as '*'{hint}"
+            )
         for level in range(matrix.shape[1] - 1):
             pairs = pd.DataFrame({"child": codes[level], "parent": codes[level + 1]}).drop_duplicates()
             parents_per_child = pairs.groupby("child")["parent"].nunique()
