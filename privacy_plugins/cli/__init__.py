@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from privacy_plugins._version import __version__
+from privacy_plugins.cli.anonymize import add_anonymize_parser
 from privacy_plugins.cli.measure import add_demo_parser, add_measure_parser
 from privacy_plugins.errors import PrivacyPluginsError
 
@@ -27,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     add_measure_parser(commands)
+    add_anonymize_parser(commands)
     add_demo_parser(commands)
     return parser
 
