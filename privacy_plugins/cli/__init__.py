@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from privacy_plugins._version import __version__
 from privacy_plugins.cli.anonymize import add_anonymize_parser
+from privacy_plugins.cli.diagnose import add_diagnose_parser
 from privacy_plugins.cli.measure import add_demo_parser, add_measure_parser
 from privacy_plugins.errors import PrivacyPluginsError
 
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     add_measure_parser(commands)
     add_anonymize_parser(commands)
+    add_diagnose_parser(commands)
     add_demo_parser(commands)
     return parser
 

@@ -1,6 +1,7 @@
 """The algorithm core: pure Python + numpy/pandas, no framework imports."""
 
 from privacy_plugins.core.demo import generate_census
+from privacy_plugins.core.diagnosis import PrivacyDiagnosis, diagnose
 from privacy_plugins.core.measure import MeasureReport, SensitiveReport, k_anonymity, l_diversity, measure, t_closeness
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
 from privacy_plugins.core.results import ClassViolations
@@ -12,8 +13,10 @@ __all__ = [
     "ClassViolations",
     "EquivalenceClasses",
     "MeasureReport",
+    "PrivacyDiagnosis",
     "SensitiveCounts",
     "SensitiveReport",
+    "diagnose",
     "generate_census",
     "k_anonymity",
     "l_diversity",

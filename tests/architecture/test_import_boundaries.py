@@ -7,14 +7,15 @@ import sys
 
 BLOCKER = """
 import importlib.abc, sys
-BLOCKED = ("great_expectations", "airflow", "dagster", "privacy_plugins.integrations")
+BLOCKED = ("great_expectations", "airflow", "dagster", "matplotlib", "yaml", "duckdb", "sqlalchemy", "rich",
+           "privacy_plugins.integrations", "privacy_plugins.report", "privacy_plugins.release")
 class Block(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.startswith(BLOCKED):
             raise ImportError(f"core imported forbidden module {name}")
         return None
 sys.meta_path.insert(0, Block())
-import privacy_plugins, privacy_plugins.core, privacy_plugins.cli
+import privacy_plugins, privacy_plugins.core
 import pkgutil, importlib
 for info in pkgutil.walk_packages(privacy_plugins.core.__path__, "privacy_plugins.core."):
     importlib.import_module(info.name)

@@ -1,0 +1,131 @@
+"""``privacy-plugins diagnose``: the privacy diagnosis centre from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+
+from privacy_plugins.cli._args import Subcommands, columns_arg
+from privacy_plugins.core.diagnosis import (
+    DEFAULT_K,
+    DEFAULT_MAX_EVALUATIONS,
+    DEFAULT_MAX_EXHAUSTIVE,
+    Borders,
+    PrivacyDiagnosis,
+    diagnose,
+)
+from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
+from privacy_plugins.core.tables import read_table
+
+__all__ = ["add_diagnose_parser", "format_diagnosis"]
+
+# Readable output lists at most this many subsets per border.
+_SHOWN = 8
+
+
+def add_diagnose_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
+    """Register ``privacy-plugins diagnose``."""
+    parser = commands.add_parser(
+        "diagnose", help="k, l and borders over every subset of the candidate quasi-identifiers; HTML report"
+    )
+    parser.add_argument("data", type=Path, help="CSV (delimiter auto-detected) or Parquet file")
+    parser.add_argument("--qi", required=True, type=columns_arg, help="candidate quasi-identifiers, comma-separated")
+    parser.add_argument("--sensitive", help="sensitive attribute: adds l per subset (and l borders with --l)")
+    parser.add_argument("--k", type=int, help=f"target k (default {DEFAULT_K}, or the rows of a smaller table)")
+    parser.add_argument("--l", type=float, help="target l: borders of l-diversity (needs --sensitive)")
+    parser.add_argument(
+        "--l-variant",
+        type=columns_arg,
+        help="comma-separated among distinct,frequency,entropy,recursive (default distinct; all four with --c)",
+    )
+    parser.add_argument("--c", type=float, help="recursive (c,l)-diversity's c (with an integer --l)")
+    parser.add_argument("--delta", type=float, help="suppression limit (fraction): k after suppression per subset")
+    parser.add_argument("--risk-threshold", type=float, default=DEFAULT_RISK_THRESHOLD)
+    parser.add_argument(
+        "--max-exhaustive",
+        type=int,
+        default=DEFAULT_MAX_EXHAUSTIVE,
+        help=f"measure every subset up to this many candidates (default {DEFAULT_MAX_EXHAUSTIVE})",
+    )
+    parser.add_argument("--max-evaluations", type=int, default=DEFAULT_MAX_EVALUATIONS)
+    parser.add_argument("--json", type=Path, dest="json_path", help="write the diagnosis as JSON to this file")
+    parser.add_argument("--html", type=Path, dest="html_path", help="write the HTML report to this file")
+    parser.add_argument("--sep", help="CSV delimiter (default: detected)")
+    parser.add_argument("--format", choices=["json", "table"], default="table", help="what to print on stdout")
+    parser.set_defaults(run=_run_diagnose)
+
+
+def _subsets(members: Sequence[tuple[Hashable, ...]]) -> str:
+    shown = ["{" + ", ".join(map(str, m)) + "}" for m in members[:_SHOWN]]
+    more = f" … and {len(members) - _SHOWN} more" if len(members) > _SHOWN else ""
+    return "; ".join(shown) + more if shown else "none"
+
+
+def _border_lines(borders: Borders) -> list[str]:
+    return [
+        f"{borders.target}: {borders.subsets_evaluated:,} of {borders.subsets_total:,} subsets evaluated",
+        f"  Bd+ maximal satisfying  {_subsets(borders.positive)}",
+        f"  Bd- minimal violating   {_subsets(borders.negative)}",
+    ]
+
+
+def format_diagnosis(diagnosis: PrivacyDiagnosis, *, source: str) -> str:
+    """A readable summary for people: attribute names and counts only."""
+    full = diagnosis.all_quasi_identifiers
+    d = len(diagnosis.quasi_identifiers)
+    mode = f"exhaustive (all {diagnosis.subsets_total:,} subsets)" if diagnosis.exhaustive else "level-wise"
+    facts = [
+        ("rows", f"{diagnosis.rows:,}"),
+        (f"candidates (d={d})", ", ".join(map(str, diagnosis.quasi_identifiers))),
+        ("mode", f"{mode}; {diagnosis.subsets_measured:,} subsets measured"),
+        ("k, all candidates", f"{full.k:,} ({full.sample_uniques:,} people singled out, "
+         f"{full.share_at_risk:.1%} of records at risk)"),
+        (f"suppress for k={diagnosis.target_k}", f"{full.suppression_needed:,} rows ({full.suppression_fraction:.1%})"),
+    ]  # fmt: skip
+    if full.k_after_suppression is not None:
+        facts.append((f"k after δ={diagnosis.delta:g}", f"{full.k_after_suppression:,}"))
+    if full.distinct_l is not None:
+        facts.append(
+            (
+                f"l of {diagnosis.sensitive_attribute}",
+                f"distinct {full.distinct_l}, frequency {full.frequency_l:.4g}, entropy {full.entropy_l:.4g}",
+            )
+        )
+    lines = [f"privacy diagnosis of {source}", *(f"  {label:<22} {value}" for label, value in facts)]
+    for borders in (diagnosis.k_borders, *diagnosis.l_borders):
+        lines += _border_lines(borders)
+    lines.append(f"minimal sets singling out a person: {_subsets(diagnosis.singling_out.negative)}")
+    ranking = [
+        f"{score.attribute} ({score.minimal_sets}{', alone' if score.smallest_set == 1 else ''})"
+        for score in diagnosis.quasi_identifier_ranking
+        if score.minimal_sets
+    ]
+    lines.append(f"quasi-identifiers, most identifying first: {', '.join(ranking) or 'none'}")
+    return "\n".join(lines)
+
+
+def _run_diagnose(args: argparse.Namespace) -> int:
+    frame = read_table(args.data, sep=args.sep)
+    diagnosis = diagnose(
+        frame,
+        quasi_identifiers=args.qi,
+        sensitive_attribute=args.sensitive,
+        k=args.k,
+        l=args.l,
+        l_variants=args.l_variant,
+        c=args.c,
+        delta=args.delta,
+        risk_threshold=args.risk_threshold,
+        max_exhaustive=args.max_exhaustive,
+        max_evaluations=args.max_evaluations,
+    )
+    data = json.dumps(diagnosis.to_dict(), indent=2)
+    html = diagnosis.to_html() if args.html_path is not None else None
+    if args.json_path is not None:
+        args.json_path.write_text(data + "\n", encoding="utf-8")
+    if html is not None:
+        args.html_path.write_text(html, encoding="utf-8")
+    print(data if args.format == "json" else format_diagnosis(diagnosis, source=str(args.data)))
+    return 0

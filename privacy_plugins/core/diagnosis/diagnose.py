@@ -1,0 +1,224 @@
+"""The privacy diagnosis centre: :func:`diagnose` a raw table before changing anything.
+
+It answers, for the candidate quasi-identifiers Q = {A1 … Ad}: k (and l) of
+every subset of Q when d is small enough to measure all 2^d of them, and in any
+case the positive and negative borders of k-anonymity and of each l-diversity
+variant (found level-wise, pruning by monotonicity), the suppression each
+subset needs to become k-anonymous, k after δ-suppression, sample uniques, the
+share of records at risk, and the minimal attribute sets that single out a
+person together with the attributes that appear most in them — "which columns
+are the quasi-identifiers here".
+
+The empty subset is the whole table as one class (k = number of rows, l = the
+table's own l). It belongs to Bd− only when the whole table violates the target
+(then nothing can satisfy it), and it is Bd+ alone when no single attribute
+satisfies it.
+
+References:
+    Mirakabad M. R. A framework for privacy diagnosis and preservation in data
+    publishing. PhD thesis, Universiti Teknologi Malaysia, 2011, §1.4 and §3.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import pandas as pd
+
+from privacy_plugins.core.diagnosis.criteria import BorderTarget, KAnonymityTarget, LDiversityTarget
+from privacy_plugins.core.diagnosis.findings import Borders
+from privacy_plugins.core.diagnosis.lattice import SubsetLattice, lattice_order
+from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis, rank_quasi_identifiers
+from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS, levelwise_borders
+from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
+from privacy_plugins.core.parameters import check_fraction, check_integer
+from privacy_plugins.core.results import size_histogram
+from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = ["DEFAULT_K", "DEFAULT_MAX_EXHAUSTIVE", "diagnose", "find_borders"]
+
+#: Target k when none is given: records in smaller classes have risk above 0.2.
+DEFAULT_K = 5
+#: Up to this many candidates every subset is measured; beyond, only up to the borders.
+DEFAULT_MAX_EXHAUSTIVE = 12
+# 2^20 subsets already take minutes and a gigabyte of findings: refuse more.
+_EXHAUSTIVE_LIMIT = 20
+_SINGLING_OUT = KAnonymityTarget(2)
+
+
+def _validated_table(frame: object, roles: AttributeRoles) -> pd.DataFrame:
+    table = validate_frame(frame)
+    roles.check_columns(list(table.columns))
+    return table
+
+
+def _check_k(k: object, rows: int) -> int:
+    value = check_integer(k, name="k")
+    if value > rows:
+        raise ConfigurationError(f"k={value} is larger than the table ({rows} rows)")
+    return value
+
+
+def _l_targets(
+    sensitive_attribute: Hashable | None, l: float | None, l_variants: Sequence[str] | None, c: float | None
+) -> list[LDiversityTarget]:
+    if l is None:
+        if l_variants or c is not None:
+            raise ConfigurationError("l_variants and c need a target l")
+        return []
+    if sensitive_attribute is None:
+        raise ConfigurationError("l-diversity needs a sensitive_attribute")
+    if l_variants is None:
+        l_variants = ("distinct", "frequency", "entropy", "recursive") if c is not None else ("distinct",)
+    if isinstance(l_variants, str):
+        raise TypeError(f"l_variants must be a sequence of variant names, got the string {l_variants!r}")
+    if c is not None and "recursive" not in l_variants:
+        raise ConfigurationError("c is only used by the 'recursive' l_variant")
+    return [LDiversityTarget(variant, l, sensitive_attribute, c=c) for variant in dict.fromkeys(l_variants)]
+
+
+def diagnose(
+    frame: pd.DataFrame,
+    *,
+    quasi_identifiers: Sequence[Hashable],
+    sensitive_attribute: Hashable | None = None,
+    k: int | None = None,
+    l: float | None = None,
+    l_variants: Sequence[str] | None = None,
+    c: float | None = None,
+    delta: float | None = None,
+    risk_threshold: float = DEFAULT_RISK_THRESHOLD,
+    max_exhaustive: int = DEFAULT_MAX_EXHAUSTIVE,
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+) -> PrivacyDiagnosis:
+    """Diagnose the privacy risk of every subset of the candidate quasi-identifiers.
+
+    Args:
+        frame: the raw table, one row per person.
+        quasi_identifiers: the d candidate quasi-identifiers (at least one).
+        sensitive_attribute: adds distinct, frequency and entropy l (and
+            recursive c* when that variant is diagnosed) to every subset.
+        k: target k, integer in [1, rows]: the borders of k-anonymity and the
+            suppression each subset needs. Default :data:`DEFAULT_K` (5), or the
+            number of rows for a smaller table.
+        l: target l, real ≥ 1: adds the borders of each variant in ``l_variants``.
+        l_variants: among ``"distinct"``, ``"frequency"``, ``"entropy"``,
+            ``"recursive"``; default ``distinct``, or all four when ``c`` is given.
+        c: recursive (c,l)-diversity's c > 0 (with an integer ``l``).
+        delta: suppression limit in [0, 1]: adds k after δ-suppression per subset.
+        risk_threshold: record risk 1/|E| above which a record counts as at risk.
+        max_exhaustive: measure all 2^d subsets when d is at most this (0..20);
+            otherwise only the subsets the level-wise border search visits.
+        max_evaluations: refuse to measure more subsets than this (integer ≥ 1).
+
+    Returns:
+        A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON, ``.to_html()`` for a report).
+
+    Raises:
+        UnknownColumnError: a named column is not in the table.
+        RoleConflictError: a column is named twice, or is both QI and sensitive.
+        EmptyTableError: the table has no rows.
+        ConfigurationError: a parameter is outside its domain, or the search
+            would exceed ``max_evaluations``.
+
+    Example:
+        >>> df = pd.DataFrame({"age": [21, 22, 23, 24], "sex": ["F", "M", "M", "M"],
+        ...                    "zip": ["17651", "17652", "17661", "17662"]})
+        >>> report = diagnose(df, quasi_identifiers=["age", "sex", "zip"], k=2)
+        >>> report.k_borders.negative  # every single attribute singles someone out
+        (('age',), ('sex',), ('zip',))
+        >>> report.subsets_evaluated, report.subsets_total
+        (5, 8)
+    """
+    roles = AttributeRoles(
+        quasi_identifiers=quasi_identifiers,
+        sensitive_attributes=[] if sensitive_attribute is None else [sensitive_attribute],
+    )
+    table = _validated_table(frame, roles)
+    k = min(DEFAULT_K, len(table)) if k is None else _check_k(k, len(table))
+    l_targets = _l_targets(sensitive_attribute, l, l_variants, c)
+    if delta is not None:
+        delta = check_fraction(delta, name="delta")
+    risk_threshold = check_fraction(risk_threshold, name="risk_threshold")
+    max_exhaustive = check_integer(max_exhaustive, name="max_exhaustive", minimum=0)
+    if max_exhaustive > _EXHAUSTIVE_LIMIT:
+        raise ConfigurationError(f"max_exhaustive must be at most {_EXHAUSTIVE_LIMIT}, got {max_exhaustive}")
+    max_evaluations = check_integer(max_evaluations, name="max_evaluations")
+
+    lattice = SubsetLattice(
+        table,
+        roles.quasi_identifiers,
+        sensitive_attribute=sensitive_attribute,
+        k=k,
+        recursive_l=next((int(t.l) for t in l_targets if t.variant == "recursive"), None),
+        delta=delta,
+        risk_threshold=risk_threshold,
+    )
+    exhaustive = lattice.d <= max_exhaustive
+    if exhaustive:
+        lattice.measure_all()
+    targets: list[BorderTarget] = [KAnonymityTarget(k), _SINGLING_OUT, *l_targets]
+    unique = list(dict.fromkeys(targets))
+    found = dict(zip(unique, levelwise_borders(lattice, unique, max_evaluations=max_evaluations), strict=True))
+    singling_out = found[_SINGLING_OUT]
+    full = lattice.full_mask
+    return PrivacyDiagnosis(
+        quasi_identifiers=lattice.attributes,
+        sensitive_attribute=sensitive_attribute,
+        rows=lattice.n_rows,
+        target_k=k,
+        target_l=None if l is None else float(l),
+        c=None if c is None else float(c),
+        delta=delta,
+        risk_threshold=risk_threshold,
+        exhaustive=exhaustive,
+        whole_table=lattice.finding(0),
+        all_quasi_identifiers=lattice.finding(full),
+        class_size_histogram=size_histogram(lattice.class_sizes(full)),
+        k_borders=found[targets[0]],
+        l_borders=tuple(found[target] for target in l_targets),
+        singling_out=singling_out,
+        quasi_identifier_ranking=rank_quasi_identifiers(lattice.attributes, singling_out.negative),
+        subsets=tuple(lattice.findings[mask] for mask in sorted(lattice.findings, key=lattice_order) if mask),
+        subsets_measured=len(lattice.findings),
+    )
+
+
+def find_borders(
+    frame: pd.DataFrame,
+    *,
+    quasi_identifiers: Sequence[Hashable],
+    target: KAnonymityTarget | LDiversityTarget,
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+) -> Borders:
+    """Only the borders of one target, level-wise (the cheapest question; any d).
+
+    Args:
+        frame: the table.
+        quasi_identifiers: the candidate quasi-identifiers.
+        target: e.g. ``KAnonymityTarget(5)`` or ``LDiversityTarget("entropy", 2, "disease")``.
+        max_evaluations: refuse to measure more subsets than this.
+
+    Example:
+        >>> df = pd.DataFrame({"age": [30, 30, 40, 40], "sex": ["F", "M", "F", "M"]})
+        >>> borders = find_borders(df, quasi_identifiers=["age", "sex"], target=KAnonymityTarget(2))
+        >>> borders.positive, borders.negative
+        ((('age',), ('sex',)), (('age', 'sex'),))
+    """
+    sensitive = target.attribute if isinstance(target, LDiversityTarget) else None
+    roles = AttributeRoles(
+        quasi_identifiers=quasi_identifiers, sensitive_attributes=[] if sensitive is None else [sensitive]
+    )
+    table = _validated_table(frame, roles)
+    k = target.k if isinstance(target, KAnonymityTarget) else 1
+    lattice = SubsetLattice(
+        table,
+        roles.quasi_identifiers,
+        sensitive_attribute=sensitive,
+        k=_check_k(k, len(table)),
+        recursive_l=int(target.l) if isinstance(target, LDiversityTarget) and target.variant == "recursive" else None,
+    )
+    max_evaluations = check_integer(max_evaluations, name="max_evaluations")
+    return levelwise_borders(lattice, [target], max_evaluations=max_evaluations)[0]

@@ -1,0 +1,203 @@
+"""The lattice of quasi-identifier subsets, each measured with one vectorized combine.
+
+Subsets are bit masks over the d candidate attributes (bit i = the i-th
+candidate). Every column is encoded once; a subset's partition is its parent's
+``class_of_row`` (the subset without its highest attribute) combined with that
+one column by :func:`combine_codes`, so measuring a subset costs one pass over
+the rows whatever its size, and no Python loop ever runs over rows or classes.
+
+Only partitions that can still serve as parents are kept: the exhaustive walk
+is depth-first (at most d partitions alive), and the level-wise search keeps
+one level at a time (:meth:`SubsetLattice.keep_partitions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core import metrics
+from privacy_plugins.core.diagnosis.findings import SubsetFinding
+from privacy_plugins.core.frame import encode_column
+from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
+from privacy_plugins.core.partition import EquivalenceClasses, combine_codes
+
+__all__ = ["SubsetLattice", "bits_of", "lattice_order"]
+
+# The sensitive attribute's codes live in a one-column frame under this name, so
+# SensitiveCounts re-encodes small integers instead of the raw column per subset.
+_SENSITIVE = "sensitive"
+
+Partition = tuple[np.ndarray, int]
+
+
+def bits_of(mask: int) -> list[int]:
+    """The attribute indices in a subset mask, ascending.
+
+    Example:
+        >>> bits_of(0b1011)
+        [0, 1, 3]
+    """
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+def lattice_order(mask: int) -> tuple[int, list[int]]:
+    """Sort key of subsets: smaller first, then by their attributes in candidate order."""
+    return mask.bit_count(), bits_of(mask)
+
+
+class SubsetLattice:
+    """All subsets of the candidate quasi-identifiers of one table, measured on demand.
+
+    Args:
+        frame: the validated table.
+        quasi_identifiers: the d candidate quasi-identifiers.
+        sensitive_attribute: adds distinct / frequency / entropy l per subset.
+        k: target k for ``suppression_needed``.
+        recursive_l: adds recursive (c,l)'s c* for this integer l per subset (needs the
+            sensitive attribute).
+        delta: adds k after δ-suppression per subset.
+        risk_threshold: record risk counted as at risk.
+
+    Example:
+        >>> df = pd.DataFrame({"age": [30, 30, 40], "sex": ["F", "M", "F"]})
+        >>> lattice = SubsetLattice(df, ["age", "sex"], k=2)
+        >>> [lattice.finding(mask).k for mask in (0b00, 0b01, 0b10, 0b11)]
+        [3, 1, 1, 1]
+    """
+
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        quasi_identifiers: Sequence[Hashable],
+        *,
+        sensitive_attribute: Hashable | None = None,
+        k: int,
+        recursive_l: int | None = None,
+        delta: float | None = None,
+        risk_threshold: float = DEFAULT_RISK_THRESHOLD,
+    ) -> None:
+        self.attributes = tuple(quasi_identifiers)
+        self.n_rows = len(frame)
+        self._columns: list[Partition] = []
+        for column in self.attributes:
+            encoded = encode_column(frame, column)
+            self._columns.append((encoded.codes, encoded.cardinality))
+        if sensitive_attribute is None:
+            self._sensitive_frame = pd.DataFrame(index=pd.RangeIndex(self.n_rows))
+        else:
+            self._sensitive_frame = pd.DataFrame({_SENSITIVE: encode_column(frame, sensitive_attribute).codes})
+        self._has_sensitive = sensitive_attribute is not None
+        self._k = k
+        self._recursive_l = recursive_l if self._has_sensitive else None
+        self._delta = delta
+        self._risk_threshold = risk_threshold
+        self._partitions: dict[int, Partition] = {}
+        self._findings: dict[int, SubsetFinding] = {}
+
+    @property
+    def d(self) -> int:
+        """Number of candidate quasi-identifiers."""
+        return len(self.attributes)
+
+    @property
+    def full_mask(self) -> int:
+        """The subset holding every candidate."""
+        return (1 << self.d) - 1
+
+    @property
+    def findings(self) -> Mapping[int, SubsetFinding]:
+        """Every subset measured so far, by mask."""
+        return self._findings
+
+    def names(self, mask: int) -> tuple[Hashable, ...]:
+        """The attributes of a subset mask, in candidate order."""
+        return tuple(self.attributes[i] for i in bits_of(mask))
+
+    def partition(self, mask: int) -> Partition:
+        """``(class_of_row, n_classes)`` of a subset: its parent's partition plus one column."""
+        known = self._partitions.get(mask)
+        if known is not None:
+            return known
+        if mask == 0:
+            return np.zeros(self.n_rows, dtype=np.int64), 1
+        top = mask.bit_length() - 1
+        parent = self._partitions.get(mask ^ (1 << top))
+        columns = [parent, self._columns[top]] if parent is not None else [self._columns[i] for i in bits_of(mask)]
+        return combine_codes(columns, self.n_rows)
+
+    def class_sizes(self, mask: int) -> np.ndarray:
+        """The class sizes of a subset."""
+        class_of_row, n_classes = self.partition(mask)
+        return np.bincount(class_of_row, minlength=n_classes).astype(np.int64)
+
+    def finding(self, mask: int) -> SubsetFinding:
+        """The measures of one subset (computed once, then cached)."""
+        if mask not in self._findings:
+            self._findings[mask] = self._measure(mask, self.partition(mask))
+        return self._findings[mask]
+
+    def evaluate(self, masks: Iterable[int]) -> dict[int, SubsetFinding]:
+        """Measure several subsets, keeping their partitions as parents for the next level."""
+        out = {}
+        for mask in masks:
+            if mask not in self._findings:
+                partition = self.partition(mask)
+                self._partitions[mask] = partition
+                self._findings[mask] = self._measure(mask, partition)
+            out[mask] = self._findings[mask]
+        return out
+
+    def keep_partitions(self, masks: Iterable[int]) -> None:
+        """Forget every stored partition except those of ``masks`` (the next level's parents)."""
+        wanted = set(masks)
+        self._partitions = {mask: p for mask, p in self._partitions.items() if mask in wanted}
+
+    def measure_all(self) -> None:
+        """Measure all 2^d subsets, depth-first so that at most d partitions are alive."""
+        root = self.partition(0)
+        self._findings.setdefault(0, self._measure(0, root))
+        self._descend(0, root, 0)
+
+    def _descend(self, mask: int, partition: Partition, start: int) -> None:
+        for attribute in range(start, self.d):
+            child = mask | (1 << attribute)
+            child_partition = combine_codes([partition, self._columns[attribute]], self.n_rows)
+            self._findings[child] = self._measure(child, child_partition)
+            self._descend(child, child_partition, attribute + 1)
+
+    def _measure(self, mask: int, partition: Partition) -> SubsetFinding:
+        class_of_row, n_classes = partition
+        sizes = np.bincount(class_of_row, minlength=n_classes).astype(np.int64)
+        classes = EquivalenceClasses(
+            frame=self._sensitive_frame, quasi_identifiers=self.names(mask), class_of_row=class_of_row, sizes=sizes
+        )
+        risk = metrics.prosecutor_risk(classes, threshold=self._risk_threshold)
+        suppression = metrics.suppression_needed(classes, self._k)
+        diversity = self._diversity(classes) if self._has_sensitive else {}
+        return SubsetFinding(
+            attributes=classes.quasi_identifiers,
+            classes=n_classes,
+            k=metrics.k_of(classes),
+            sample_uniques=metrics.sample_uniques(classes),
+            records_at_risk=risk.records_at_risk,
+            share_at_risk=risk.share_at_risk,
+            suppression_needed=suppression.rows,
+            suppression_fraction=suppression.fraction,
+            k_after_suppression=None if self._delta is None else metrics.k_after_suppression(classes, self._delta).k,
+            **diversity,
+        )
+
+    def _diversity(self, classes: EquivalenceClasses) -> dict[str, Any]:
+        counts = classes.sensitive(_SENSITIVE)
+        out: dict[str, Any] = {
+            "distinct_l": int(metrics.distinct_l_per_class(counts).min()),
+            "frequency_l": float(metrics.frequency_l_per_class(classes, counts).min()),
+            "entropy_l": float(metrics.entropy_l_per_class(classes, counts).min()),
+        }
+        if self._recursive_l is not None:
+            out["recursive_c"] = float(metrics.recursive_c_per_class(classes, counts, self._recursive_l).max())
+        return out

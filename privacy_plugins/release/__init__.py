@@ -1,0 +1,1 @@
+"""The release flow: load → diagnose → anonymize → check → publish, driven by one ReleaseSpec."""
