@@ -40,9 +40,7 @@ def test_weighted_units_equal_expanded_records(data: dict) -> None:
         attribute = "o" if ordered else "s"
         a, b = plain.sensitive(attribute, ordered=ordered), weighted.sensitive(attribute, ordered=ordered)
         assert metrics.distinct_l_per_class(a).min() == metrics.distinct_l_per_class(b).min()
-        assert np.isclose(
-            metrics.entropy_l_per_class(plain, a).min(), metrics.entropy_l_per_class(weighted, b).min()
-        )
+        assert np.isclose(metrics.entropy_l_per_class(plain, a).min(), metrics.entropy_l_per_class(weighted, b).min())
         assert np.isclose(
             metrics.frequency_l_per_class(plain, a).min(), metrics.frequency_l_per_class(weighted, b).min()
         )
