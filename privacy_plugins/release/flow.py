@@ -1,0 +1,104 @@
+"""run_release: the five steps in order, publishing only when every check passed.
+
+A release that cannot meet its requirements — no generalization satisfies them,
+or a re-measured requirement fails — publishes nothing, leaves the destination
+as it was, and still writes the diagnosis report and ``release.json`` so the
+user can see why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from privacy_plugins.core.results import to_jsonable
+from privacy_plugins.errors import InfeasibleAnonymizationError
+from privacy_plugins.release.spec import ReleaseSpec
+from privacy_plugins.release.steps import (
+    Candidate,
+    CheckResult,
+    DiagnosisSummary,
+    LoadedTable,
+    Publication,
+    anonymize_step,
+    check_step,
+    diagnose_step,
+    load_step,
+    publish_step,
+)
+
+__all__ = ["STEPS", "ReleaseResult", "run_release"]
+
+STEPS = ("load", "diagnose", "anonymize", "check", "publish")
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    """Everything a release did; ``published`` is ``None`` when nothing was published."""
+
+    name: str
+    loaded: LoadedTable
+    diagnosis: DiagnosisSummary
+    candidate: Candidate | None
+    check: CheckResult | None
+    published: Publication | None
+    failure: str | None
+
+    @property
+    def passed(self) -> bool:
+        """True when the release was published."""
+        return self.published is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON, as written to ``release.json``."""
+        return to_jsonable(self) | {"passed": self.passed}
+
+
+def run_release(spec: ReleaseSpec, *, on_step: Callable[[str], None] | None = None) -> ReleaseResult:
+    """Load, diagnose, anonymize, check and — if every check passed — publish.
+
+    Args:
+        spec: the validated release spec.
+        on_step: called with each step's name as it starts (for progress display).
+
+    Raises:
+        ConfigurationError, HierarchyError, UnknownColumnError: bad spec or data (before anything is written).
+    """
+
+    def step(name: str) -> None:
+        if on_step is not None:
+            on_step(name)
+
+    step("load")
+    loaded = load_step(spec)
+    step("diagnose")
+    diagnosis = diagnose_step(spec, loaded)
+    candidate = check = published = None
+    failure: str | None = None
+    step("anonymize")
+    try:
+        candidate = anonymize_step(spec, loaded)
+    except InfeasibleAnonymizationError as exc:
+        failure = f"requirements cannot be met: {exc}"
+    if candidate is not None:
+        step("check")
+        check = check_step(spec, candidate)
+        if check.passed:
+            step("publish")
+            published = publish_step(spec, candidate, check)
+        else:
+            failure = f"checks failed on the anonymized table:\n{check.summary()}"
+    result = ReleaseResult(
+        name=spec.name,
+        loaded=loaded,
+        diagnosis=diagnosis,
+        candidate=candidate,
+        check=check,
+        published=published,
+        failure=failure,
+    )
+    spec.report.directory.mkdir(parents=True, exist_ok=True)
+    spec.report.release_json.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return result

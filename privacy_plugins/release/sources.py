@@ -1,0 +1,36 @@
+"""Reading the raw table a spec points to: a CSV/Parquet file, a SQL table or query, or the demo census."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from privacy_plugins.core.demo import generate_census
+from privacy_plugins.core.tables import read_table
+from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.release.spec import SourceSpec
+
+__all__ = ["read_source"]
+
+
+def read_source(source: SourceSpec) -> pd.DataFrame:
+    """The raw table (SQL sources are read through SQLAlchemy)."""
+    if source.generate is not None:
+        return generate_census(source.rows, seed=source.seed)
+    if source.path is not None:
+        return read_table(source.path, sep=source.sep)
+    import sqlalchemy
+
+    assert source.url is not None
+    try:
+        engine = sqlalchemy.create_engine(source.url)
+    except (sqlalchemy.exc.ArgumentError, ImportError) as exc:
+        raise ConfigurationError(f"cannot open source url {source.url!r}: {exc}") from exc
+    try:
+        with engine.connect() as connection:
+            if source.table is not None:
+                if not sqlalchemy.inspect(connection).has_table(source.table):
+                    raise ConfigurationError(f"source table {source.table!r} not found at {engine.url!r}")
+                return pd.read_sql_table(source.table, connection)
+            return pd.read_sql_query(sqlalchemy.text(str(source.query)), connection)
+    finally:
+        engine.dispose()

@@ -1,0 +1,408 @@
+"""ReleaseSpec: one declarative description of a release, from YAML or Python, validated up front.
+
+Everything a release needs — where the data comes from, the role of each
+column, the hierarchies, the privacy requirements, the algorithm, where the
+result goes and where the reports go — in one object. Unknown keys, bad numbers
+and contradictory settings fail here, before any data is read; column checks
+that need the data run in the first release step.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LOSS_METRICS
+from privacy_plugins.core.hierarchies import (
+    Hierarchy,
+    date_hierarchy,
+    grouping_hierarchy,
+    interval_hierarchy,
+    load_hierarchies,
+    masking_hierarchy,
+    read_hierarchy,
+    taxonomy_hierarchy,
+)
+from privacy_plugins.core.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    FrequencyLDiversity,
+    KAnonymity,
+    PersonalizedLeakage,
+    PrivacyModel,
+    RecursiveCLDiversity,
+    TCloseness,
+)
+from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive
+from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.errors import ConfigurationError, HierarchyError
+
+__all__ = [
+    "AlgorithmSpec",
+    "DestinationSpec",
+    "ReleaseSpec",
+    "ReportSpec",
+    "Requirements",
+    "SourceSpec",
+]
+
+L_VARIANTS = ("distinct", "frequency", "entropy", "recursive")
+HIERARCHY_BUILDERS = ("file", "interval", "masking", "date", "taxonomy", "grouping")
+
+
+def _check_keys(section: str, given: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in given:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigurationError(f"unknown key {key!r} in {section}{hint} Allowed: {list(allowed)}")
+
+
+def _mapping(section: str, value: object) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{section} must be a mapping, got {type(value).__name__}")
+    return value
+
+
+def _columns(section: str, value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ConfigurationError(f"{section} must be a list of column names, got {value!r}")
+    return tuple(str(v) for v in value)
+
+
+def _path(base: Path, value: object) -> Path:
+    path = Path(str(value)).expanduser()
+    return (path if path.is_absolute() else base / path).resolve()
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """Where the raw table comes from: a file, a SQL table/query, or the generated demo census."""
+
+    path: Path | None = None
+    sep: str | None = None
+    url: str | None = None
+    table: str | None = None
+    query: str | None = None
+    generate: str | None = None
+    rows: int = 5_000
+    seed: int = 0
+
+    KEYS = ("path", "sep", "url", "table", "query", "generate", "rows", "seed")
+
+    def __post_init__(self) -> None:
+        kinds = [k for k in ("path", "url", "generate") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ConfigurationError(f"source needs exactly one of path, url or generate; got {kinds or 'none'}")
+        if self.url is not None and (self.table is None) == (self.query is None):
+            raise ConfigurationError("a url source needs exactly one of table or query")
+        if self.generate is not None and self.generate != "census":
+            raise ConfigurationError(f"source.generate knows only 'census', got {self.generate!r}")
+        check_integer(self.rows, name="source.rows")
+        check_integer(self.seed, name="source.seed", minimum=0)
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """The privacy requirements every release must meet before anything is published."""
+
+    k: int | None = None
+    l: float | None = None
+    l_variant: str = "distinct"
+    c: float | None = None
+    t: float | None = None
+    t_distance: str = "auto"
+    bound: float | None = None
+    bound_column: str | None = None
+    suppression_limit: float = 0.0
+
+    KEYS = ("k", "l", "l_variant", "c", "t", "t_distance", "bound", "bound_column", "suppression_limit")
+
+    def __post_init__(self) -> None:
+        if self.k is not None:
+            check_integer(self.k, name="requirements.k")
+        if self.l is not None:
+            check_positive(self.l, name="requirements.l", minimum=1.0, inclusive=True)
+        if self.l_variant not in L_VARIANTS:
+            raise ConfigurationError(
+                f"requirements.l_variant must be one of {list(L_VARIANTS)}, got {self.l_variant!r}"
+            )
+        if self.l_variant == "recursive" and self.l is not None:
+            if self.c is None:
+                raise ConfigurationError("requirements.l_variant 'recursive' needs requirements.c")
+            if not float(self.l).is_integer():
+                raise ConfigurationError(f"recursive (c,l)-diversity needs an integer l, got {self.l!r}")
+        if self.c is not None:
+            check_positive(self.c, name="requirements.c")
+        if self.t is not None:
+            check_fraction(self.t, name="requirements.t")
+        if self.t_distance not in ("auto", "equal", "ordered"):
+            raise ConfigurationError(f"requirements.t_distance must be auto, equal or ordered, got {self.t_distance!r}")
+        if self.bound is not None:
+            check_fraction(self.bound, name="requirements.bound", open_low=True)
+        if self.bound is not None and self.bound_column is not None:
+            raise ConfigurationError("give requirements.bound or requirements.bound_column, not both")
+        limit = check_fraction(self.suppression_limit, name="requirements.suppression_limit")
+        if limit >= 1.0:
+            raise ConfigurationError(f"requirements.suppression_limit must be in [0, 1), got {limit!r}")
+        if self.k is None and self.l is None and self.t is None and self.bound is None and self.bound_column is None:
+            raise ConfigurationError("requirements must set at least one of k, l, t, bound or bound_column")
+
+    def models(self, sensitive: tuple[str, ...], frame: pd.DataFrame | None = None) -> list[PrivacyModel]:
+        """The privacy models these requirements stand for (l, t and bounds apply to every sensitive attribute)."""
+        models: list[PrivacyModel] = [KAnonymity(self.k)] if self.k is not None else []
+        for attribute in sensitive:
+            if self.l is not None:
+                if self.l_variant == "recursive":
+                    assert self.c is not None
+                    models.append(RecursiveCLDiversity(attribute, self.c, int(self.l)))
+                else:
+                    variant = {
+                        "distinct": DistinctLDiversity,
+                        "frequency": FrequencyLDiversity,
+                        "entropy": EntropyLDiversity,
+                    }[self.l_variant]
+                    models.append(variant(attribute, self.l))
+            if self.t is not None:
+                distance = self.t_distance
+                if distance == "auto":
+                    numeric = frame is not None and pd.api.types.is_numeric_dtype(frame[attribute])
+                    distance = "ordered" if numeric else "equal"
+                models.append(TCloseness(attribute, self.t, distance))  # type: ignore[arg-type]
+            if self.bound is not None or self.bound_column is not None:
+                models.append(PersonalizedLeakage(attribute, bound=self.bound, bound_column=self.bound_column))
+        return models
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """The anonymization algorithm and its options."""
+
+    name: str = "optimal"
+    metric: str = "ncp"
+    suppressed_rows: str = "remove"
+
+    KEYS = ("name", "metric", "suppressed_rows")
+
+    def __post_init__(self) -> None:
+        if self.name not in FULL_DOMAIN_ALGORITHMS:
+            raise ConfigurationError(
+                f"algorithm.name must be one of {sorted(FULL_DOMAIN_ALGORITHMS)}, got {self.name!r}"
+            )
+        if self.metric not in LOSS_METRICS:
+            raise ConfigurationError(f"algorithm.metric must be one of {list(LOSS_METRICS)}, got {self.metric!r}")
+        if self.suppressed_rows not in ("remove", "mark"):
+            raise ConfigurationError(f"algorithm.suppressed_rows must be remove or mark, got {self.suppressed_rows!r}")
+
+
+@dataclass(frozen=True)
+class DestinationSpec:
+    """Where the release is published: a DuckDB file (default), a Parquet folder, or a SQLAlchemy URL."""
+
+    table: str
+    duckdb: Path | None = None
+    parquet: Path | None = None
+    url: str | None = None
+
+    KEYS = ("table", "duckdb", "parquet", "url")
+
+    def __post_init__(self) -> None:
+        kinds = [k for k in ("duckdb", "parquet", "url") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ConfigurationError(f"destination needs exactly one of duckdb, parquet or url; got {kinds or 'none'}")
+        if not self.table.replace("_", "").isalnum():
+            raise ConfigurationError(f"destination.table must be letters, digits and '_', got {self.table!r}")
+
+    @property
+    def kind(self) -> str:
+        """``duckdb``, ``parquet`` or ``url``."""
+        return next(k for k in ("duckdb", "parquet", "url") if getattr(self, k) is not None)
+
+    def describe(self) -> str:
+        """A readable location, e.g. ``duckdb:release.duckdb#census``."""
+        where = self.duckdb or self.parquet or self.url
+        return f"{self.kind}:{where}#{self.table}"
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    """Where the reports go (the diagnosis is kept even when a release fails)."""
+
+    directory: Path
+
+    KEYS = ("directory",)
+
+    @property
+    def diagnosis_html(self) -> Path:
+        """The HTML diagnosis report."""
+        return self.directory / "diagnosis.html"
+
+    @property
+    def diagnosis_json(self) -> Path:
+        """The JSON diagnosis report."""
+        return self.directory / "diagnosis.json"
+
+    @property
+    def release_json(self) -> Path:
+        """The release summary (accounting, checks, publication)."""
+        return self.directory / "release.json"
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """A whole release, validated. Build it with :meth:`from_yaml`, :meth:`from_dict` or directly."""
+
+    name: str
+    source: SourceSpec
+    quasi_identifiers: tuple[str, ...]
+    requirements: Requirements
+    destination: DestinationSpec
+    report: ReportSpec
+    workdir: Path
+    identifiers: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
+    hierarchies: Path | Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    algorithm: AlgorithmSpec = field(default_factory=AlgorithmSpec)
+
+    KEYS = (
+        "name",
+        "source",
+        "identifiers",
+        "quasi_identifiers",
+        "sensitive",
+        "hierarchies",
+        "requirements",
+        "algorithm",
+        "destination",
+        "report",
+        "workdir",
+    )
+
+    def __post_init__(self) -> None:
+        self.roles  # noqa: B018 - validates the roles
+        if self.requirements.bound_column is not None and self.requirements.bound_column in self.roles.named_columns:
+            raise ConfigurationError(f"bound_column {self.requirements.bound_column!r} already has another role")
+        if (self.requirements.l is not None or self.requirements.t is not None) and not self.sensitive:
+            raise ConfigurationError("requirements l and t need at least one sensitive attribute")
+        if isinstance(self.hierarchies, Mapping):
+            missing = [q for q in self.quasi_identifiers if q not in self.hierarchies]
+            if missing:
+                raise HierarchyError(f"no hierarchy for quasi-identifier(s) {missing!r} in the spec")
+            for column, builder in self.hierarchies.items():
+                if (
+                    not isinstance(builder, Mapping)
+                    or len(builder) != 1
+                    or next(iter(builder)) not in HIERARCHY_BUILDERS
+                ):
+                    raise HierarchyError(
+                        f"hierarchy for {column!r} must be one of "
+                        f"{{{', '.join(HIERARCHY_BUILDERS)}: ...}}, got {builder!r}"
+                    )
+
+    @property
+    def roles(self) -> AttributeRoles:
+        """The attribute roles (validated)."""
+        return AttributeRoles(
+            quasi_identifiers=self.quasi_identifiers, sensitive_attributes=self.sensitive, identifiers=self.identifiers
+        )
+
+    def models(self, frame: pd.DataFrame | None = None) -> list[PrivacyModel]:
+        """The privacy models of the requirements."""
+        return self.requirements.models(self.sensitive, frame)
+
+    def build_hierarchies(self, frame: pd.DataFrame) -> dict[Hashable, Hierarchy]:
+        """Read or build the hierarchy of every QI (builders need the data's values)."""
+        if isinstance(self.hierarchies, Path):
+            return load_hierarchies(self.hierarchies, columns=self.quasi_identifiers)
+        built: dict[Hashable, Hierarchy] = {}
+        for column in self.quasi_identifiers:
+            ((kind, options),) = self.hierarchies[column].items()
+            options = dict(options or {}) if kind not in ("taxonomy", "grouping") else options
+            if kind == "file":
+                built[column] = read_hierarchy(options["path"], attribute=column, sep=options.get("sep", ";"))
+            elif kind == "interval":
+                built[column] = interval_hierarchy(column, frame[column], **options)
+            elif kind == "masking":
+                built[column] = masking_hierarchy(column, frame[column].astype(str), **options)
+            elif kind == "date":
+                built[column] = date_hierarchy(column, frame[column], **options)
+            elif kind == "taxonomy":
+                built[column] = taxonomy_hierarchy(column, options)
+            else:
+                built[column] = grouping_hierarchy(column, options)
+        return built
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> ReleaseSpec:
+        """Load a spec from YAML; relative paths are relative to the spec file."""
+        source = Path(path)
+        if not source.is_file():
+            raise FileNotFoundError(f"release spec not found: {str(source)!r}")
+        try:
+            data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigurationError(f"release spec {str(source)!r} is not valid YAML: {exc}") from exc
+        return cls.from_dict(_mapping("the release spec", data), base_dir=source.resolve().parent)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, base_dir: str | Path = ".") -> ReleaseSpec:
+        """Build a spec from plain data (the parsed YAML)."""
+        base = Path(base_dir)
+        _check_keys("the release spec", data, cls.KEYS)
+        for required in ("name", "source", "quasi_identifiers", "requirements", "destination"):
+            if required not in data:
+                raise ConfigurationError(f"the release spec needs {required!r}")
+        sections = {}
+        for name, kind in (
+            ("source", SourceSpec),
+            ("requirements", Requirements),
+            ("algorithm", AlgorithmSpec),
+            ("destination", DestinationSpec),
+            ("report", ReportSpec),
+        ):
+            values = dict(_mapping(name, data.get(name)))
+            _check_keys(name, values, kind.KEYS)
+            for key in ("path", "duckdb", "parquet", "directory"):
+                if values.get(key) is not None:
+                    values[key] = _path(base, values[key])
+            sections[name] = values
+        sections["report"].setdefault("directory", base / "release_output")
+        hierarchies: Path | dict[str, Any]
+        if isinstance(data.get("hierarchies"), str):
+            hierarchies = _path(base, data["hierarchies"])
+        else:
+            hierarchies = {str(k): v for k, v in _mapping("hierarchies", data.get("hierarchies")).items()}
+            for builder in hierarchies.values():
+                if isinstance(builder, Mapping) and isinstance(builder.get("file"), Mapping):
+                    builder["file"]["path"] = _path(base, builder["file"]["path"])
+        try:
+            return cls(
+                name=str(data["name"]),
+                source=SourceSpec(**sections["source"]),
+                identifiers=_columns("identifiers", data.get("identifiers")),
+                quasi_identifiers=_columns("quasi_identifiers", data.get("quasi_identifiers")),
+                sensitive=_columns("sensitive", data.get("sensitive")),
+                hierarchies=hierarchies,
+                requirements=Requirements(**sections["requirements"]),
+                algorithm=AlgorithmSpec(**sections["algorithm"]),
+                destination=DestinationSpec(**sections["destination"]),
+                report=ReportSpec(**sections["report"]),
+                workdir=_path(base, data.get("workdir", Path(sections["report"]["directory"]) / ".work")),
+            )
+        except TypeError as exc:
+            raise ConfigurationError(f"bad value in the release spec: {exc}") from exc
+
+    def suppression_budget(self, rows: int) -> int:
+        """⌊suppression_limit · rows⌋, the records that may be suppressed."""
+        return math.floor(self.requirements.suppression_limit * rows + 1e-9)

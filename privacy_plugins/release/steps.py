@@ -1,0 +1,303 @@
+"""The five release steps, each a function with a typed, JSON-able input and output.
+
+Orchestrators (Airflow tasks, Dagster assets) run them separately and pass the
+small artifacts below between them — paths and numbers, never DataFrames. The
+working files live in the spec's private ``workdir``; identifiers are dropped
+when the table is loaded, so no working file ever holds them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+
+from privacy_plugins.core.anonymize.full_domain import anonymize_full_domain
+from privacy_plugins.core.diagnosis import diagnose
+from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.models import KAnonymity
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.results import to_jsonable
+from privacy_plugins.errors import PrivacyPluginsError, UnknownColumnError
+from privacy_plugins.release.destinations import publish_table
+from privacy_plugins.release.sources import read_source
+from privacy_plugins.release.spec import ReleaseSpec
+
+__all__ = [
+    "Candidate",
+    "CheckResult",
+    "DiagnosisSummary",
+    "LoadedTable",
+    "Publication",
+    "ReleaseBlocked",
+    "RequirementCheck",
+    "anonymize_step",
+    "check_step",
+    "diagnose_step",
+    "load_step",
+    "publish_step",
+]
+
+A = TypeVar("A", bound="_Artifact")
+
+
+class ReleaseBlocked(PrivacyPluginsError):
+    """A requirement failed on the anonymized table: nothing is published."""
+
+
+@dataclass(frozen=True)
+class _Artifact:
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON (for XCom, Dagster metadata, release.json)."""
+        return to_jsonable(self)
+
+    @classmethod
+    def from_dict(cls: type[A], data: Mapping[str, Any]) -> A:
+        """Rebuild the artifact from :meth:`to_dict`'s output."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True)
+class LoadedTable(_Artifact):
+    """Step 1: the raw table, validated, identifiers dropped, stored in the workdir."""
+
+    path: str
+    rows: int
+    columns: list[str]
+    dropped_identifiers: list[str]
+
+
+@dataclass(frozen=True)
+class DiagnosisSummary(_Artifact):
+    """Step 2: where the diagnosis reports are, and its headline numbers (no raw values)."""
+
+    json_path: str
+    html_path: str
+    k: int
+    sample_uniques: int
+    share_at_risk: float
+    suppression_needed: int | None
+
+
+@dataclass(frozen=True)
+class Candidate(_Artifact):
+    """Step 3: the anonymized candidate (private, not yet published) and its accounting."""
+
+    path: str
+    report_path: str
+    algorithm: str
+    levels: dict[str, int]
+    rows_in: int
+    rows_out: int
+    suppressed: int
+    dropped_identifiers: list[str]
+    ncp: float
+
+
+@dataclass(frozen=True)
+class RequirementCheck(_Artifact):
+    """One requirement re-measured on the candidate."""
+
+    requirement: str
+    passed: bool
+    observed: float | None
+    target: float | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class CheckResult(_Artifact):
+    """Step 4: every requirement re-measured; publishing needs ``passed``."""
+
+    passed: bool
+    checks: list[RequirementCheck]
+    candidate_path: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
+        """Rebuild, including the nested checks."""
+        checks = [RequirementCheck.from_dict(c) for c in data["checks"]]
+        return cls(passed=bool(data["passed"]), checks=checks, candidate_path=str(data["candidate_path"]))
+
+    def summary(self) -> str:
+        """The failed requirements, one per line."""
+        return "\n".join(f"{c.requirement}: {c.detail}" for c in self.checks if not c.passed)
+
+
+@dataclass(frozen=True)
+class Publication(_Artifact):
+    """Step 5: what was published where."""
+
+    destination: str
+    table: str
+    rows: int
+
+
+def _read(path: str) -> pd.DataFrame:
+    return pd.read_parquet(path)
+
+
+def load_step(spec: ReleaseSpec) -> LoadedTable:
+    """Read the source, check every column, role and hierarchy, drop identifiers, store the table."""
+    frame = validate_frame(read_source(spec.source))
+    spec.roles.check_columns([str(c) for c in frame.columns])
+    bound_column = spec.requirements.bound_column
+    if bound_column is not None and bound_column not in frame.columns:
+        raise UnknownColumnError(f"bound_column not found in table: {bound_column!r}; available: {list(frame.columns)}")
+    for column, hierarchy in spec.build_hierarchies(frame).items():
+        hierarchy.leaf_codes(frame[column])  # every value must be a leaf, or a clear error now
+    spec.models(frame)  # validates the model parameters against the data types
+    table = frame.drop(columns=list(spec.identifiers))
+    spec.workdir.mkdir(parents=True, exist_ok=True)
+    path = spec.workdir / "raw.parquet"
+    table.to_parquet(path, index=False)
+    return LoadedTable(
+        path=str(path),
+        rows=len(table),
+        columns=[str(c) for c in table.columns],
+        dropped_identifiers=list(spec.identifiers),
+    )
+
+
+def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable) -> DiagnosisSummary:
+    """Diagnose the raw table and write the JSON and HTML reports (kept even if the release fails)."""
+    frame = _read(loaded.path)
+    requirements = spec.requirements
+    sensitive = spec.sensitive[0] if spec.sensitive else None
+    use_l = requirements.l is not None and sensitive is not None and requirements.l_variant != "recursive"
+    diagnosis = diagnose(
+        frame,
+        quasi_identifiers=list(spec.quasi_identifiers),
+        sensitive_attribute=sensitive,
+        k=min(requirements.k, len(frame)) if requirements.k is not None else None,
+        l=requirements.l if use_l else None,
+        l_variants=[requirements.l_variant] if use_l else None,
+        delta=requirements.suppression_limit,
+    )
+    spec.report.directory.mkdir(parents=True, exist_ok=True)
+    spec.report.diagnosis_json.write_text(json.dumps(diagnosis.to_dict(), indent=2) + "\n", encoding="utf-8")
+    spec.report.diagnosis_html.write_text(diagnosis.to_html(), encoding="utf-8")
+    whole = diagnosis.all_quasi_identifiers
+    return DiagnosisSummary(
+        json_path=str(spec.report.diagnosis_json),
+        html_path=str(spec.report.diagnosis_html),
+        k=int(whole.k),
+        sample_uniques=int(whole.sample_uniques),
+        share_at_risk=float(whole.share_at_risk),
+        suppression_needed=int(whole.suppression_needed) if whole.suppression_needed is not None else None,
+    )
+
+
+def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
+    """Anonymize into a private candidate file (raises InfeasibleAnonymizationError when impossible)."""
+    frame = _read(loaded.path)
+    result = anonymize_full_domain(
+        frame,
+        quasi_identifiers=list(spec.quasi_identifiers),
+        hierarchies=spec.build_hierarchies(frame),
+        models=spec.models(frame),
+        sensitive_attributes=list(spec.sensitive),
+        suppression_limit=spec.requirements.suppression_limit,
+        algorithm=spec.algorithm.name,  # type: ignore[arg-type]
+        metric=spec.algorithm.metric,  # type: ignore[arg-type]
+        suppressed_rows=spec.algorithm.suppressed_rows,  # type: ignore[arg-type]
+    )
+    path = spec.workdir / "candidate.parquet"
+    result.table.to_parquet(path, index=False)
+    report_path = spec.workdir / "anonymization.json"
+    report_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return Candidate(
+        path=str(path),
+        report_path=str(report_path),
+        algorithm=result.algorithm,
+        levels={str(k): int(v) for k, v in (result.levels or {}).items()},
+        rows_in=result.rows_in,
+        rows_out=result.rows_out,
+        suppressed=result.suppressed,
+        dropped_identifiers=list(loaded.dropped_identifiers),
+        ncp=result.utility.ncp,
+    )
+
+
+def _gap(model: object, observed: float, target: float) -> str:
+    if isinstance(model, KAnonymity):
+        return f"observed k = {observed:g}, needs ≥ {target:g} (short by {target - observed:g})"
+    return f"observed {observed:.4g} against {target:.4g}"
+
+
+def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
+    """Re-measure every requirement on the candidate with the core, plus identifiers and row accounting."""
+    frame = _read(candidate.path)
+    checks: list[RequirementCheck] = []
+    leaked = [c for c in spec.identifiers if c in frame.columns]
+    checks.append(
+        RequirementCheck(
+            "no identifiers",
+            not leaked,
+            None,
+            None,
+            f"identifier columns present: {leaked}" if leaked else "no identifier column in the candidate",
+        )
+    )
+    published = frame if spec.algorithm.suppressed_rows == "remove" else frame.iloc[: candidate.rows_out]
+    if spec.algorithm.suppressed_rows == "mark":
+        marked = frame[list(spec.quasi_identifiers)].eq("*").all(axis=1)
+        published = frame.loc[~marked]
+    accounted = candidate.rows_in == candidate.rows_out + candidate.suppressed == candidate.rows_in
+    accounted = accounted and len(published) == candidate.rows_out
+    checks.append(
+        RequirementCheck(
+            "row accounting",
+            accounted,
+            float(len(published)),
+            float(candidate.rows_out),
+            f"{candidate.rows_in} in = {candidate.rows_out} published + {candidate.suppressed} suppressed",
+        )
+    )
+    budget = spec.suppression_budget(candidate.rows_in)
+    within = candidate.suppressed <= budget
+    checks.append(
+        RequirementCheck(
+            "suppression limit",
+            within,
+            float(candidate.suppressed),
+            float(budget),
+            f"{candidate.suppressed} suppressed, at most {budget} allowed",
+        )
+    )
+    classes = EquivalenceClasses.from_frame(published.reset_index(drop=True), list(spec.quasi_identifiers))
+    for model in spec.models(published):
+        result = model.evaluate(classes)
+        detail = "holds" if result.passed else _gap(model, result.observed, result.threshold)
+        checks.append(
+            RequirementCheck(
+                str(model),
+                result.passed,
+                result.observed,
+                result.threshold,
+                f"{detail}; {result.violations.classes} classes ({result.violations.records} records) in violation",
+            )
+        )
+    return CheckResult(passed=all(c.passed for c in checks), checks=checks, candidate_path=candidate.path)
+
+
+def publish_step(spec: ReleaseSpec, candidate: Candidate, check: CheckResult) -> Publication:
+    """Publish the candidate atomically — only when every check passed."""
+    if not check.passed:
+        raise ReleaseBlocked(f"release {spec.name!r} not published; failed checks:\n{check.summary()}")
+    if check.candidate_path != candidate.path:
+        raise ReleaseBlocked("the check result belongs to another candidate; re-run the check")
+    frame = _read(candidate.path)
+    rows = publish_table(frame, spec.destination)
+    return Publication(destination=spec.destination.describe(), table=spec.destination.table, rows=rows)
+
+
+def artifact_path(path: str) -> Path:
+    """A path from an artifact (helper for orchestrators)."""
+    return Path(path)

@@ -1,0 +1,31 @@
+"""A small demo release spec (as a dict) pointing into a temporary folder."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def demo_spec_dict(tmp_path: Path, *, rows: int = 1_500, **overrides: Any) -> dict[str, Any]:
+    """The demo spec with a smaller table and every output under ``tmp_path``.
+
+    Mapping overrides are merged into the spec's section, except ``source`` and
+    ``hierarchies``, which are replaced.
+    """
+    data = yaml.safe_load((REPO / "specs" / "demo_census.yaml").read_text())
+    data = copy.deepcopy(data)
+    data["source"]["rows"] = rows
+    data["destination"] = {"duckdb": str(tmp_path / "release.duckdb"), "table": "census_release"}
+    data["report"] = {"directory": str(tmp_path / "reports")}
+    data["workdir"] = str(tmp_path / "work")
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict) and key not in ("source", "hierarchies"):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    return data

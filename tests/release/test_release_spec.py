@@ -1,0 +1,73 @@
+"""ReleaseSpec: YAML and Python forms, validated up front with clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from release_fixtures import REPO, demo_spec_dict
+
+from privacy_plugins.errors import ConfigurationError, HierarchyError, RoleConflictError
+from privacy_plugins.release import ReleaseSpec
+
+
+def test_demo_spec_loads_with_paths_relative_to_the_file() -> None:
+    spec = ReleaseSpec.from_yaml(REPO / "specs" / "demo_census.yaml")
+    assert spec.quasi_identifiers == ("age", "sex", "zip", "education", "marital_status")
+    assert spec.destination.kind == "duckdb"
+    assert spec.destination.duckdb == (REPO / "release_output" / "release.duckdb").resolve()
+    assert [str(m) for m in spec.models()][:2] == ["5-anonymity", "distinct-2-diversity for 'disease'"]
+
+
+def test_yaml_round_trip_equals_python_construction(tmp_path: Path) -> None:
+    data = demo_spec_dict(tmp_path)
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert ReleaseSpec.from_yaml(path) == ReleaseSpec.from_dict(data, base_dir=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "message"),
+    [
+        ({"quasi_identifer": ["age"]}, ConfigurationError, "did you mean 'quasi_identifiers'"),
+        ({"requirements": {"kk": 5}}, ConfigurationError, "unknown key 'kk' in requirements; did you mean 'k'"),
+        ({"requirements": {"k": 0}}, ConfigurationError, "requirements.k must be an integer >= 1"),
+        ({"requirements": {"k": "five"}}, ConfigurationError, "requirements.k must be an integer"),
+        ({"requirements": {"suppression_limit": 1.0}}, ConfigurationError, r"suppression_limit must be in \[0, 1\)"),
+        ({"requirements": {"l_variant": "recursive"}}, ConfigurationError, "needs requirements.c"),
+        ({"requirements": {"t": 2}}, ConfigurationError, r"requirements.t must be in \[0, 1\]"),
+        ({"requirements": {"bound": 0}}, ConfigurationError, r"requirements.bound must be in \(0, 1\]"),
+        ({"algorithm": {"name": "flash"}}, ConfigurationError, "algorithm.name must be one of"),
+        ({"algorithm": {"metric": "gain"}}, ConfigurationError, "algorithm.metric must be one of"),
+        ({"destination": {"parquet": "out"}}, ConfigurationError, "exactly one of duckdb, parquet or url"),
+        ({"destination": {"table": "drop table x"}}, ConfigurationError, "destination.table must be"),
+        ({"source": {"path": "x.csv", "generate": "census"}}, ConfigurationError, "exactly one of path, url"),
+        ({"sensitive": ["age"]}, RoleConflictError, "'age' is given two roles"),
+        ({"hierarchies": {"age": {"interval": {"widths": [10]}}}}, HierarchyError, r"no hierarchy for .*'sex'"),
+        (
+            {"hierarchies": {"age": {"bogus": {}}, "sex": {}, "zip": {}, "education": {}, "marital_status": {}}},
+            HierarchyError,
+            "must be one of",
+        ),
+    ],
+)
+def test_bad_specs_fail_before_reading_data(tmp_path: Path, change: dict, error: type, message: str) -> None:
+    data = demo_spec_dict(tmp_path, **change)
+    with pytest.raises(error, match=message):
+        ReleaseSpec.from_dict(data, base_dir=tmp_path)
+
+
+def test_missing_required_key(tmp_path: Path) -> None:
+    data = demo_spec_dict(tmp_path)
+    del data["destination"]
+    with pytest.raises(ConfigurationError, match="needs 'destination'"):
+        ReleaseSpec.from_dict(data)
+
+
+def test_missing_spec_file_and_bad_yaml(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        ReleaseSpec.from_yaml(tmp_path / "nope.yaml")
+    (tmp_path / "bad.yaml").write_text("name: [unclosed")
+    with pytest.raises(ConfigurationError, match="not valid YAML"):
+        ReleaseSpec.from_yaml(tmp_path / "bad.yaml")
