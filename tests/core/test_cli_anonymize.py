@@ -50,6 +50,7 @@ def test_report_contract_and_output(workspace: Path, capsys: pytest.CaptureFixtu
         assert key in report, key
     assert report == json.loads((workspace / "report.json").read_text()) | {"seconds": report["seconds"]}
     assert report["rows_in"] == report["rows_out"] + report["suppressed"] == 12
+    assert report["heights"] == {"age": 2, "zip": 2}
     released = pp.read_table(out)
     assert "name" not in released.columns
     assert pp.k_anonymity(released, quasi_identifiers=["age", "zip"]) == report["k"] >= 3

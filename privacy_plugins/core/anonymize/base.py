@@ -63,6 +63,7 @@ class AnonymizationResult:
         nodes_checked: lattice nodes evaluated (lattice searches only).
         lattice_size: nodes in the lattice (lattice searches only).
         seconds: wall time of the anonymization.
+        heights: the height of each QI's hierarchy (full-domain recoding).
     """
 
     algorithm: str
@@ -79,6 +80,7 @@ class AnonymizationResult:
     nodes_checked: int | None = None
     lattice_size: int | None = None
     seconds: float = 0.0
+    heights: Mapping[Hashable, int] | None = None
 
     @property
     def passed(self) -> bool:
@@ -92,6 +94,7 @@ class AnonymizationResult:
             "passed": self.passed,
             "quasi_identifiers": list(self.quasi_identifiers),
             "levels": dict(self.levels) if self.levels is not None else None,
+            "heights": dict(self.heights) if self.heights is not None else None,
             "rows_in": self.rows_in,
             "rows_out": self.rows_out,
             "suppressed": self.suppressed,

@@ -267,6 +267,7 @@ def anonymize_full_domain(
         nodes_checked=found.nodes_checked,
         lattice_size=found.lattice_size,
         seconds=time.perf_counter() - started,
+        heights=dict(zip(roles.quasi_identifiers, snapshot.heights, strict=True)),
     )
     if not result.passed:
         failed = [r.model for r in checked if not r.passed]
