@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
+import pyarrow.parquet as pq
 
-from privacy_plugins.core.anonymize.full_domain import anonymize_full_domain
+from privacy_plugins.core.anonymize.full_domain import SUPPRESSED_MARK, anonymize_full_domain
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.models import KAnonymity
@@ -245,19 +246,24 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
             f"identifier columns present: {leaked}" if leaked else "no identifier column in the candidate",
         )
     )
-    published = frame if spec.algorithm.suppressed_rows == "remove" else frame.iloc[: candidate.rows_out]
+    published = frame
     if spec.algorithm.suppressed_rows == "mark":
-        marked = frame[list(spec.quasi_identifiers)].eq("*").all(axis=1)
+        marked = frame[list(spec.quasi_identifiers)].eq(SUPPRESSED_MARK).all(axis=1)
         published = frame.loc[~marked]
-    accounted = candidate.rows_in == candidate.rows_out + candidate.suppressed == candidate.rows_in
-    accounted = accounted and len(published) == candidate.rows_out
+    raw = spec.workdir / "raw.parquet"
+    loaded_rows = pq.ParquetFile(raw).metadata.num_rows if raw.exists() else candidate.rows_in
+    accounted = (
+        loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed
+        and len(published) == candidate.rows_out
+    )
     checks.append(
         RequirementCheck(
             "row accounting",
             accounted,
             float(len(published)),
             float(candidate.rows_out),
-            f"{candidate.rows_in} in = {candidate.rows_out} published + {candidate.suppressed} suppressed",
+            f"{loaded_rows} loaded, {candidate.rows_in} in = {candidate.rows_out} published + "
+            f"{candidate.suppressed} suppressed; {len(published)} rows in the candidate",
         )
     )
     budget = spec.suppression_budget(candidate.rows_in)

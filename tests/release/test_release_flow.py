@@ -192,3 +192,24 @@ def test_unknown_column_and_value_outside_hierarchy_fail_before_writing(tmp_path
     with pytest.raises(pp.errors.HierarchyError, match=r"'sex'.*not leaves.*'Male'"):
         run_release(bad)
     assert read_published(bad.destination) is None
+
+
+def test_marked_suppression_is_published_with_stars_and_checked_without_them(tmp_path: Path) -> None:
+    spec = spec_for(tmp_path, algorithm={"suppressed_rows": "mark"})
+    result = run_release(spec)
+    assert result.passed, result.failure
+    published = read_published(spec.destination)
+    assert published is not None and len(published) == 1_500
+    stars = published[QIS].eq("*").all(axis=1)
+    assert int(stars.sum()) == result.candidate.suppressed > 0  # type: ignore[union-attr]
+    assert published.loc[stars, "disease"].eq("*").all()
+    assert published.loc[stars, "income"].isna().all() and published.loc[~stars, "income"].notna().all()
+    assert pp.k_anonymity(published.loc[~stars], quasi_identifiers=QIS) >= 5
+
+
+def test_tampered_accounting_fails_the_check(tmp_path: Path) -> None:
+    spec = spec_for(tmp_path)
+    candidate = anonymize_step(spec, load_step(spec))
+    lying = Candidate.from_dict({**candidate.to_dict(), "rows_in": candidate.rows_in + 1})
+    check = check_step(spec, lying)
+    assert not check.passed and "row accounting" in check.summary()

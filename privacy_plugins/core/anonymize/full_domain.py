@@ -136,9 +136,12 @@ def _publish(
         published[column] = pd.Series(hierarchy.labels[node[qi]][row_codes], index=published.index, dtype=object)
     if suppressed_rows == "remove":
         return published.loc[~suppressed].reset_index(drop=True)
-    hidden = [*snapshot.quasi_identifiers, *roles.sensitive_attributes]
-    published[hidden] = published[hidden].astype(object)
-    published.loc[suppressed, hidden] = SUPPRESSED_MARK
+    # QIs (generalized labels, text) become '*'; sensitive values are hidden too: '*' in
+    # text columns, missing in numeric ones (so the column keeps its type).
+    for column in [*snapshot.quasi_identifiers, *roles.sensitive_attributes]:
+        text = column in snapshot.quasi_identifiers or not pd.api.types.is_numeric_dtype(published[column])
+        published[column] = published[column].astype(object)
+        published.loc[suppressed, column] = SUPPRESSED_MARK if text else None
     return published
 
 
@@ -191,8 +194,8 @@ def anonymize_full_domain(
         algorithm: ``"optimal"`` (least loss, pruned), ``"samarati"`` (binary search on
             height) or ``"exhaustive"`` (checks every node; for tests and small lattices).
         metric: the loss to minimise: ``"ncp"`` (default), ``"lm"``, ``"discernibility"`` or ``"height"``.
-        suppressed_rows: ``"remove"`` suppressed records, or ``"mark"`` their QI and
-            sensitive values with ``*``.
+        suppressed_rows: ``"remove"`` suppressed records, or ``"mark"`` them: their QIs
+            become ``*``, their sensitive values ``*`` (text) or missing (numeric).
         progress: called as ``progress(nodes_checked, lattice_size)`` after each check.
 
     Returns:
