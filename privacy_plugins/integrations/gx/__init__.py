@@ -1,0 +1,41 @@
+"""Great Expectations 1.x expectations for k-anonymity, l-diversity, t-closeness and personalized leakage.
+
+Importing this package registers the metrics (first) and then the four
+expectations with GX. Import it in every process that builds, loads or runs a
+suite. The metrics work with GX's pandas, SQLAlchemy and Spark execution engines.
+SQL and Spark group the table where it lives and send back only aggregates.
+
+Example:
+    >>> from privacy_plugins.integrations.gx import ExpectTableToBeKAnonymous
+    >>> ExpectTableToBeKAnonymous(quasi_identifiers=["age", "zip", "sex"], k=5).k
+    5
+"""
+
+from privacy_plugins.integrations._compat import import_optional_dependency
+
+import_optional_dependency("great_expectations", extra="gx")
+
+from privacy_plugins.integrations.gx import metrics  # noqa: E402  (metrics register before expectations)
+from privacy_plugins.integrations.gx.expectations import (  # noqa: E402
+    ExpectTableToBeKAnonymous,
+    ExpectTableToBeLDiverse,
+    ExpectTableToBeTClose,
+    ExpectTableToSatisfyPersonalizedLeakageBound,
+)
+from privacy_plugins.integrations.gx.outcomes import CheckOutcome, FailureLevel, outcome, outcomes  # noqa: E402
+from privacy_plugins.integrations.gx.suites import ephemeral_context, load_suite, validate_dataframe  # noqa: E402
+
+__all__ = [
+    "CheckOutcome",
+    "ExpectTableToBeKAnonymous",
+    "ExpectTableToBeLDiverse",
+    "ExpectTableToBeTClose",
+    "ExpectTableToSatisfyPersonalizedLeakageBound",
+    "FailureLevel",
+    "ephemeral_context",
+    "load_suite",
+    "metrics",
+    "outcome",
+    "outcomes",
+    "validate_dataframe",
+]

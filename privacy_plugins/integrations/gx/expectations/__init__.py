@@ -1,0 +1,15 @@
+"""The four privacy expectations, one per file (the file name is the GX snake_case type)."""
+
+from privacy_plugins.integrations.gx.expectations.expect_table_to_be_k_anonymous import ExpectTableToBeKAnonymous
+from privacy_plugins.integrations.gx.expectations.expect_table_to_be_l_diverse import ExpectTableToBeLDiverse
+from privacy_plugins.integrations.gx.expectations.expect_table_to_be_t_close import ExpectTableToBeTClose
+from privacy_plugins.integrations.gx.expectations.expect_table_to_satisfy_personalized_leakage_bound import (
+    ExpectTableToSatisfyPersonalizedLeakageBound,
+)
+
+__all__ = [
+    "ExpectTableToBeKAnonymous",
+    "ExpectTableToBeLDiverse",
+    "ExpectTableToBeTClose",
+    "ExpectTableToSatisfyPersonalizedLeakageBound",
+]

@@ -1,0 +1,104 @@
+"""What the four privacy expectations share: fields, the call into the core, result shape, Data Docs sentence.
+
+A result holds the measured value and the violations as shapes: how many classes,
+how many records, which class sizes. It never holds raw quasi-identifier or
+sensitive values. GX's unexpected-value lists do not exist for a batch expectation,
+so no ``result_format`` can add them. Only ``include_values=True`` adds the QI
+values of a few violating classes, and it warns when it does.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from great_expectations.compatibility import pydantic
+from great_expectations.expectations.expectation import BatchExpectation
+
+from privacy_plugins.core.metrics import class_size_histogram
+from privacy_plugins.core.models import ModelResult, PrivacyModel
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.results import to_jsonable
+from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.errors import PrivacyRiskWarning
+from privacy_plugins.integrations.gx.expectations._rendering import DataDocsSentences
+from privacy_plugins.integrations.gx.metrics import EQUIVALENCE_CLASSES
+
+__all__ = ["PrivacyExpectation"]
+
+
+class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
+    """Base class (abstract, so GX does not register it): one core model on the table's equivalence classes."""
+
+    quasi_identifiers: list[pydantic.StrictStr] = pydantic.Field(
+        description="Columns an attacker may know (at least one); rows equal on all of them form one class."
+    )
+    include_values: bool = pydantic.Field(
+        False, description="Opt in to adding the QI values of up to 10 violating classes (records at risk)."
+    )
+
+    metric_dependencies: ClassVar[tuple[str, ...]] = (EQUIVALENCE_CLASSES,)
+    success_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "include_values")
+
+    @pydantic.root_validator(skip_on_failure=True)
+    def _check_with_core(cls, values: dict[str, Any]) -> dict[str, Any]:
+        """Reject a bad configuration when the expectation is built, with the core's own messages."""
+        AttributeRoles(quasi_identifiers=values["quasi_identifiers"], sensitive_attributes=cls.sensitive_of(values))
+        cls.build_model(values)
+        return values
+
+    @classmethod
+    def sensitive_of(cls, params: Mapping[str, Any]) -> list[str]:
+        """The sensitive attribute, if the expectation has one."""
+        return [params["sensitive"]] if params.get("sensitive") is not None else []
+
+    @classmethod
+    @abstractmethod
+    def build_model(cls, params: Mapping[str, Any]) -> PrivacyModel:
+        """The core model for these parameters (raises the core's errors)."""
+
+    @classmethod
+    @abstractmethod
+    def sentence(cls, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """A Data Docs template (``$name`` placeholders) and its parameters."""
+
+    @classmethod
+    def observed_label(cls, params: Mapping[str, Any]) -> str:
+        """Name of the measured value in the Data Docs sentence ("observed k = 7")."""
+        return "k"
+
+    def observed_is_integer(self) -> bool:
+        """The measured value is a count (k, distinct l)."""
+        return False
+
+    def judge(self, result: ModelResult, classes: EquivalenceClasses) -> tuple[bool, float, dict[str, Any]]:
+        """Success, observed value and extra details; subclasses add e.g. suppression."""
+        return result.passed, result.observed, {}
+
+    def _validate(
+        self, metrics: dict[str, Any], runtime_configuration: dict[str, Any] | None = None, execution_engine: Any = None
+    ) -> dict[str, Any]:
+        classes: EquivalenceClasses = metrics[self.metric_dependencies[0]]
+        if self.include_values:
+            message = "include_values=True puts raw QI values of at-risk records in the result"
+            warnings.warn(message, PrivacyRiskWarning, stacklevel=2)
+        result = self.build_model(self.__dict__).evaluate(classes, include_values=self.include_values)
+        success, observed, extra = self.judge(result, classes)
+        details = {
+            "model": result.model,
+            "threshold": result.threshold,
+            "records": classes.n_rows,
+            "classes": classes.n_classes,
+            "class_size_histogram": class_size_histogram(classes),
+            "violations": result.violations,
+            **extra,
+        }
+        if math.isfinite(observed) and self.observed_is_integer():
+            observed = int(observed)
+        return {
+            "success": success,
+            "result": {"observed_value": to_jsonable(observed), "details": to_jsonable(details)},
+        }

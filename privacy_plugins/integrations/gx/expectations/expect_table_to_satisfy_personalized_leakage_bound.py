@@ -1,0 +1,95 @@
+"""ExpectTableToSatisfyPersonalizedLeakageBound: each record's leakage stays within its own bound."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from great_expectations.compatibility import pydantic
+
+from privacy_plugins.core.metrics import personalized_leakage
+from privacy_plugins.core.models import ModelResult, PersonalizedLeakage
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.errors import RoleConflictError
+from privacy_plugins.integrations.gx.expectations._base import PrivacyExpectation
+from privacy_plugins.integrations.gx.metrics import SENSITIVE_CLASSES
+
+__all__ = ["ExpectTableToSatisfyPersonalizedLeakageBound"]
+
+
+class ExpectTableToSatisfyPersonalizedLeakageBound(PrivacyExpectation):
+    """Expect every record's leakage of its sensitive value to be within its bound (Song et al. 2015).
+
+    A record t in class QG leaks Pleak(t) = count(QG, t.s) / |QG|. The table passes
+    when Pleak(t) ≤ pleak(t) for every record. The bound is one ``bound`` for all, or
+    each record's own value in ``bound_column``. ``observed_value`` is the largest
+    leakage. ``details`` adds the records over their bound and the infeasible ones:
+    a bound below 1/|class| can never be met in that class.
+
+    Args:
+        quasi_identifiers: columns an attacker may know.
+        sensitive: the sensitive attribute.
+        bound: one bound in (0, 1] for every record; or
+        bound_column: a column holding each record's bound in (0, 1].
+        include_values: opt in to the QI values of a few violating classes.
+
+    References:
+        Song F. et al. The K-Anonymization Method Satisfying Personalized Privacy
+        Preservation. Chem. Eng. Trans. 46, 2015.
+
+    Example:
+        >>> ExpectTableToSatisfyPersonalizedLeakageBound(
+        ...     quasi_identifiers=["zip"], sensitive="disease", bound=0.5).expectation_type
+        'expect_table_to_satisfy_personalized_leakage_bound'
+    """
+
+    sensitive: pydantic.StrictStr = pydantic.Field(description="The sensitive attribute.")
+    bound: pydantic.StrictInt | pydantic.StrictFloat | None = pydantic.Field(
+        None, description="One leakage bound in (0, 1] for every record."
+    )
+    bound_column: pydantic.StrictStr | None = pydantic.Field(
+        None, description="Column holding each record's own bound in (0, 1]."
+    )
+
+    metric_dependencies: ClassVar[tuple[str, ...]] = (SENSITIVE_CLASSES,)
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "quasi_identifiers", "sensitive", "bound", "bound_column", "include_values",
+    )  # fmt: skip
+    args_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive")
+
+    @classmethod
+    def build_model(cls, params: Mapping[str, Any]) -> PersonalizedLeakage:
+        """Personalized leakage with exactly one of bound / bound_column."""
+        column = params.get("bound_column")
+        if column is not None and (column in params["quasi_identifiers"] or column == params["sensitive"]):
+            raise RoleConflictError(f"bound_column {column!r} is also a quasi-identifier or the sensitive attribute")
+        return PersonalizedLeakage(params["sensitive"], bound=params.get("bound"), bound_column=column)
+
+    @classmethod
+    def sentence(cls, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """'Every record's leakage of disease is at most 0.5 on age, zip, sex'."""
+        values: dict[str, Any] = {"sensitive": params.get("sensitive")}
+        if params.get("bound_column") is not None:
+            values["bound_column"] = params["bound_column"]
+            return (
+                "Every record's leakage of $sensitive is at most its bound in $bound_column on $quasi_identifiers",
+                values,
+            )
+        values["bound"] = params.get("bound")
+        return "Every record's leakage of $sensitive is at most $bound on $quasi_identifiers", values
+
+    @classmethod
+    def observed_label(cls, params: Mapping[str, Any]) -> str:
+        """The largest leakage."""
+        return "max leakage"
+
+    def judge(self, result: ModelResult, classes: EquivalenceClasses) -> tuple[bool, float, dict[str, Any]]:
+        """Adds the records over their bound, the infeasible ones and the mean leakage."""
+        model = self.build_model(self.__dict__)
+        report = personalized_leakage(classes, classes.sensitive(self.sensitive), model.bounds(classes))
+        extra = {
+            "leakage_violations": report.violations,
+            "leakage_infeasible": report.infeasible,
+            "mean_leakage": report.mean_leakage,
+        }
+        return result.passed, result.observed, extra

@@ -1,0 +1,142 @@
+"""The expectations on GX's Spark engine (PySpark in local mode): same numbers as the core.
+
+One Spark session for the whole module (starting one costs ~5 s). Skipped when
+PySpark is not installed (``pip install 'privacy-plugins[spark]'``) or no Java
+runtime is found.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("great_expectations")
+pytest.importorskip("pyspark")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs a Java runtime (java on PATH or JAVA_HOME)", allow_module_level=True)
+
+import privacy_plugins as pp
+from privacy_plugins.integrations.gx import (
+    ExpectTableToBeKAnonymous,
+    ExpectTableToBeLDiverse,
+    ExpectTableToBeTClose,
+    ExpectTableToSatisfyPersonalizedLeakageBound,
+    load_suite,
+    outcomes,
+    validate_dataframe,
+)
+
+QIS = ["age", "sex", "zip"]
+# PySpark 4.1's toPandas passes pandas 3 a deprecated copy= keyword; not ours to fix.
+pytestmark = pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")
+
+
+@pytest.fixture(scope="module")
+def spark():
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("privacy_plugins-gx-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def to_spark(spark, frame: pd.DataFrame):
+    """A Spark DataFrame with real NULLs (not NaN or the string 'nan') where pandas has missing values."""
+    types = {"i": "bigint", "u": "bigint", "f": "double", "b": "boolean"}
+    schema = ", ".join(f"`{name}` {types.get(dtype.kind, 'string')}" for name, dtype in frame.dtypes.items())
+    rows = [
+        tuple(None if pd.isna(value) else (value.item() if hasattr(value, "item") else value) for value in row)
+        for row in frame.itertuples(index=False)
+    ]
+    return spark.createDataFrame(rows, schema=schema)
+
+
+def census_with_nulls(n_rows: int = 1200) -> pd.DataFrame:
+    frame = pp.generate_census(n_rows, seed=5)
+    rng = np.random.default_rng(5)
+    frame["age"] = frame["age"].astype(float)
+    frame.loc[rng.random(n_rows) < 0.03, "age"] = np.nan
+    frame["zip"] = frame["zip"].astype(object)
+    frame.loc[rng.random(n_rows) < 0.03, "zip"] = None
+    frame["disease"] = frame["disease"].astype(object)
+    frame.loc[rng.random(n_rows) < 0.05, "disease"] = None
+    frame["pleak"] = rng.choice([0.2, 0.5, 1.0], size=n_rows)
+    return frame
+
+
+def test_same_numbers_as_pandas_and_the_core(spark, context, pandas_batch) -> None:
+    frame = census_with_nulls()
+    report = pp.measure(frame, quasi_identifiers=QIS, sensitive_attributes=["disease"], l=2, c=3, bound=0.5).to_dict()
+    asset = context.data_sources.add_spark("spark").add_dataframe_asset("table")
+    spark_batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(
+        batch_parameters={"dataframe": to_spark(spark, frame)}
+    )
+    reference = pandas_batch(frame)
+    cases = [
+        (ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=2, max_suppression=0.3), None),
+        (ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=2), "k"),
+        (ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="disease", l=2), "distinct_l"),
+        (ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="disease", l=2, variant="entropy"), "entropy_l"),
+        (
+            ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="disease", l=2, variant="recursive", c=3),
+            "recursive_c",
+        ),
+        (ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive="disease", t=0.3), "t_closeness"),
+        (ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive="income", t=0.3, distance="ordered"), None),
+        (
+            ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=QIS, sensitive="disease", bound=0.5),
+            "max_leakage",
+        ),
+        (
+            ExpectTableToSatisfyPersonalizedLeakageBound(
+                quasi_identifiers=QIS, sensitive="disease", bound_column="pleak"
+            ),
+            None,
+        ),
+    ]
+    for expectation, key in cases:
+        got, expected = spark_batch.validate(expectation), reference.validate(expectation)
+        assert not got.exception_info.get("raised_exception"), got.exception_info
+        assert got.success == expected.success
+        observed = got.result["observed_value"]
+        if observed is None:
+            assert expected.result["observed_value"] is None
+        else:
+            assert observed == pytest.approx(expected.result["observed_value"], rel=1e-12)
+        if key is not None:
+            assert (observed is None and report[key] is None) or observed == pytest.approx(report[key], rel=1e-12)
+        assert got.result["details"]["violations"] == expected.result["details"]["violations"]
+        assert got.result["details"]["class_size_histogram"] == expected.result["details"]["class_size_histogram"]
+
+
+def test_null_semantics_on_spark(spark, context) -> None:
+    frame = pd.DataFrame({"q": ["a", "a", None, None, None], "s": ["x", "y", None, None, "x"]})
+    sdf = to_spark(spark, frame)
+    asset = context.data_sources.add_spark("spark").add_dataframe_asset("nulls")
+    batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(batch_parameters={"dataframe": sdf})
+    k = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=["q"], k=2))
+    assert k.success and k.result["details"]["class_size_histogram"] == {"2": 1, "3": 1}
+    distinct = batch.validate(ExpectTableToBeLDiverse(quasi_identifiers=["q"], sensitive="s", l=2))
+    assert distinct.success and distinct.result["observed_value"] == 2
+
+
+def test_demo_suite_on_a_spark_dataframe(spark, demo_release_table, expectations_dir) -> None:
+    suite = load_suite(expectations_dir / "demo_release.json")
+    verdicts = outcomes(validate_dataframe(to_spark(spark, demo_release_table), suite))
+    assert [v.status for v in verdicts] == ["passed", "passed"], [v.message for v in verdicts]
+    unsafe = pd.concat([demo_release_table, demo_release_table.iloc[:1].assign(zip="90***")], ignore_index=True)
+    verdicts = outcomes(validate_dataframe(to_spark(spark, unsafe), suite))
+    assert [(v.status, v.observed) for v in verdicts] == [("failed", 1), ("failed", 1)]
