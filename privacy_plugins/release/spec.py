@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,8 +231,10 @@ class DestinationSpec:
         return next(k for k in ("duckdb", "parquet", "url") if getattr(self, k) is not None)
 
     def describe(self) -> str:
-        """A readable location, e.g. ``duckdb:release.duckdb#census``."""
-        where = self.duckdb or self.parquet or self.url
+        """A readable location, e.g. ``duckdb:release.duckdb#census`` (a URL's password is masked)."""
+        where: object = self.duckdb or self.parquet
+        if self.url is not None:
+            where = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", self.url)
         return f"{self.kind}:{where}#{self.table}"
 
 

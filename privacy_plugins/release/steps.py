@@ -9,6 +9,8 @@ when the table is loaded, so no working file ever holds them.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -119,12 +121,18 @@ class CheckResult(_Artifact):
     passed: bool
     checks: list[RequirementCheck]
     candidate_path: str
+    candidate_sha256: str
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
         """Rebuild, including the nested checks."""
         checks = [RequirementCheck.from_dict(c) for c in data["checks"]]
-        return cls(passed=bool(data["passed"]), checks=checks, candidate_path=str(data["candidate_path"]))
+        return cls(
+            passed=bool(data["passed"]),
+            checks=checks,
+            candidate_path=str(data["candidate_path"]),
+            candidate_sha256=str(data["candidate_sha256"]),
+        )
 
     def summary(self) -> str:
         """The failed requirements, one per line."""
@@ -142,6 +150,12 @@ class Publication(_Artifact):
 
 def _read(path: str) -> pd.DataFrame:
     return pd.read_parquet(path)
+
+
+def _read_with_digest(path: str) -> tuple[pd.DataFrame, str]:
+    """The table and the SHA-256 of the exact bytes it was parsed from."""
+    content = Path(path).read_bytes()
+    return pd.read_parquet(io.BytesIO(content)), hashlib.sha256(content).hexdigest()
 
 
 def load_step(spec: ReleaseSpec) -> LoadedTable:
@@ -197,6 +211,10 @@ def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable) -> DiagnosisSummary:
 
 def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
     """Anonymize into a private candidate file (raises InfeasibleAnonymizationError when impossible)."""
+    path = spec.workdir / "candidate.parquet"
+    report_path = spec.workdir / "anonymization.json"
+    for stale in (path, report_path):  # never leave an earlier candidate behind a failed run
+        stale.unlink(missing_ok=True)
     frame = _read(loaded.path)
     result = anonymize_full_domain(
         frame,
@@ -209,9 +227,7 @@ def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
         metric=spec.algorithm.metric,  # type: ignore[arg-type]
         suppressed_rows=spec.algorithm.suppressed_rows,  # type: ignore[arg-type]
     )
-    path = spec.workdir / "candidate.parquet"
     result.table.to_parquet(path, index=False)
-    report_path = spec.workdir / "anonymization.json"
     report_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     return Candidate(
         path=str(path),
@@ -234,7 +250,7 @@ def _gap(model: object, observed: float, target: float) -> str:
 
 def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
     """Re-measure every requirement on the candidate with the core, plus identifiers and row accounting."""
-    frame = _read(candidate.path)
+    frame, digest = _read_with_digest(candidate.path)
     checks: list[RequirementCheck] = []
     leaked = [c for c in spec.identifiers if c in frame.columns]
     checks.append(
@@ -290,16 +306,21 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
                 f"{detail}; {result.violations.classes} classes ({result.violations.records} records) in violation",
             )
         )
-    return CheckResult(passed=all(c.passed for c in checks), checks=checks, candidate_path=candidate.path)
+    return CheckResult(
+        passed=all(c.passed for c in checks), checks=checks, candidate_path=candidate.path, candidate_sha256=digest
+    )
 
 
 def publish_step(spec: ReleaseSpec, candidate: Candidate, check: CheckResult) -> Publication:
-    """Publish the candidate atomically — only when every check passed."""
+    """Publish the candidate atomically — only when every check passed, and only the bytes that were checked."""
     if not check.passed:
         raise ReleaseBlocked(f"release {spec.name!r} not published; failed checks:\n{check.summary()}")
     if check.candidate_path != candidate.path:
         raise ReleaseBlocked("the check result belongs to another candidate; re-run the check")
-    frame = _read(candidate.path)
+    frame, digest = _read_with_digest(candidate.path)
+    if digest != check.candidate_sha256:
+        # Another run (or a person) replaced the file after it was checked.
+        raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
     rows = publish_table(frame, spec.destination)
     return Publication(destination=spec.destination.describe(), table=spec.destination.table, rows=rows)
 

@@ -213,3 +213,16 @@ def test_tampered_accounting_fails_the_check(tmp_path: Path) -> None:
     lying = Candidate.from_dict({**candidate.to_dict(), "rows_in": candidate.rows_in + 1})
     check = check_step(spec, lying)
     assert not check.passed and "row accounting" in check.summary()
+
+
+def test_a_candidate_replaced_after_its_check_is_not_published(tmp_path: Path) -> None:
+    spec = spec_for(tmp_path)
+    candidate = anonymize_step(spec, load_step(spec))
+    check = check_step(spec, candidate)
+    assert check.passed
+    frame = pd.read_parquet(candidate.path)
+    frame.loc[0, "age"] = "[0-1)"  # e.g. a concurrent run overwrote the working file
+    frame.to_parquet(candidate.path, index=False)
+    with pytest.raises(ReleaseBlocked, match="changed after it was checked"):
+        publish_step(spec, candidate, check)
+    assert read_published(spec.destination) is None

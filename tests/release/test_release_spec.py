@@ -71,3 +71,9 @@ def test_missing_spec_file_and_bad_yaml(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("name: [unclosed")
     with pytest.raises(ConfigurationError, match="not valid YAML"):
         ReleaseSpec.from_yaml(tmp_path / "bad.yaml")
+
+
+def test_destination_description_masks_a_password(tmp_path: Path) -> None:
+    data = demo_spec_dict(tmp_path)
+    data["destination"] = {"url": "postgresql://alice:s3cret@db.example/x", "table": "t"}
+    assert ReleaseSpec.from_dict(data).destination.describe() == "url:postgresql://alice:***@db.example/x#t"

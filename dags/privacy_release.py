@@ -1,0 +1,58 @@
+"""The demo privacy release: generated census → load → diagnose → anonymize → check → publish.
+
+The release is published into the spec's DuckDB file
+(``release_output/release.duckdb``, table ``census_release``) only when every
+check passes: the spec's requirements, re-measured by the core, and the GX suite
+``expectations/demo_release.json``. The publish task then emits an event for the
+``census_release`` asset, and ``census_release_consumer`` is scheduled on it.
+
+Params (trigger form or ``-c``): ``spec`` (the release spec YAML) and
+``expectation_suite`` (a GX suite JSON; empty = core checks only). Try it with
+``airflow dags test privacy_release``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from airflow.sdk import DAG, Asset, Param, task
+
+from privacy_plugins.integrations.airflow import release_tasks
+
+REPO = Path(__file__).resolve().parents[1]
+
+CENSUS_RELEASE = Asset(name="census_release", uri="x-privacy-plugins://demo_census/census_release", group="privacy")
+
+with DAG(
+    dag_id="privacy_release",
+    description="Anonymize the demo census and publish it only when every privacy check passes",
+    schedule=None,
+    max_active_runs=1,  # runs of one spec share its workdir
+    params={
+        "spec": Param(str(REPO / "specs" / "demo_census.yaml"), type="string", description="release spec (YAML)"),
+        "expectation_suite": Param(
+            str(REPO / "expectations" / "demo_release.json"), type="string", description="GX suite; empty: none"
+        ),
+    },
+    tags=["privacy"],
+):
+    release_tasks(
+        spec_path="{{ params.spec }}",
+        expectation_suite="{{ params.expectation_suite }}",
+        outlets=[CENSUS_RELEASE],
+    )
+
+with DAG(
+    dag_id="census_release_consumer",
+    description="Runs after every successful census release",
+    schedule=[CENSUS_RELEASE],
+    tags=["privacy"],
+):
+
+    @task
+    def announce_release(**context: Any) -> list[dict[str, Any]]:
+        """The publications that triggered this run (destination, table, rows)."""
+        return [dict(event.extra) for event in context["triggering_asset_events"][CENSUS_RELEASE]]
+
+    announce_release()

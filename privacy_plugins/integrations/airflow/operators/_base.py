@@ -1,0 +1,120 @@
+"""What the release operators share: the spec (plus templated overrides) and the upstream artifacts.
+
+Every operator stores primitives in ``__init__`` and does all its work in
+``execute()``: it reads the ``ReleaseSpec``, rebuilds its inputs from the
+upstream tasks' XCom dicts, runs one release step and returns that step's
+artifact as a dict (paths and numbers, never a DataFrame or a raw value).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import yaml
+from airflow.sdk import BaseOperator
+from airflow.sdk.exceptions import AirflowFailException
+
+from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.release import ReleaseSpec
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context, XComArg
+
+__all__ = ["LoadedTableStepOperator", "ReleaseStepOperator", "load_spec"]
+
+A = TypeVar("A")
+_INTEGER = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+
+
+def _number(value: Any) -> Any:
+    """Templated values arrive as strings: ``"5"`` → 5, ``"0.05"`` → 0.05, anything else unchanged."""
+    if isinstance(value, str):
+        if _INTEGER.fullmatch(value.strip()):
+            return int(value)
+        if _FLOAT.fullmatch(value.strip()):
+            return float(value)
+    return value
+
+
+def _merge(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON Merge Patch (RFC 7396): mappings merge, ``None`` removes a key, anything else replaces."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = _number(value)
+    return merged
+
+
+def load_spec(spec_path: str, overrides: Mapping[str, Any] | None = None) -> ReleaseSpec:
+    """Read the spec; ``overrides`` (same layout as the YAML) are merged in before it is validated."""
+    if not overrides:
+        return ReleaseSpec.from_yaml(spec_path)
+    if not isinstance(overrides, Mapping):
+        raise ConfigurationError(f"overrides must be a mapping like the spec's YAML, got {overrides!r}")
+    path = Path(spec_path)
+    if not path.is_file():
+        raise FileNotFoundError(f"release spec not found: {spec_path!r}")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, Mapping):
+        raise ConfigurationError(f"release spec {spec_path!r} must be a mapping")
+    return ReleaseSpec.from_dict(_merge(data, overrides), base_dir=path.resolve().parent)
+
+
+class ReleaseStepOperator(BaseOperator):
+    """Base of the release operators: ``spec_path`` plus ``overrides``, both templated.
+
+    Args:
+        spec_path: the release spec (YAML); relative paths in it resolve against its folder.
+        overrides: merged into the spec's YAML before validation, as a JSON Merge Patch (``None`` removes a
+            key); numeric strings become numbers. E.g. ``{"requirements": {"k": "{{ params.k }}"}}`` or
+            ``{"destination": {"duckdb": None, "parquet": "out", "table": "census"}}``.
+    """
+
+    template_fields: Sequence[str] = ("spec_path", "overrides")
+    ui_color = "#e8f0fe"
+
+    def __init__(self, *, spec_path: str, overrides: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec_path = spec_path
+        self.overrides = overrides
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        """Run the step; a bad spec or input fails the task at once (a retry cannot fix it)."""
+        try:
+            spec = load_spec(str(self.spec_path), self.overrides)
+            artifact = self.run_step(spec, context)
+        except (ConfigurationError, FileNotFoundError) as exc:
+            raise AirflowFailException(f"{self.task_id}: bad release spec or input ({self.spec_path}): {exc}") from exc
+        result: dict[str, Any] = artifact.to_dict()
+        return result
+
+    def run_step(self, spec: ReleaseSpec, context: Context) -> Any:
+        """Run one release step and return its artifact (subclasses implement this)."""
+        raise NotImplementedError
+
+    def artifact(self, cls: type[A], value: Any, *, name: str) -> A:
+        """Rebuild an upstream artifact from its XCom dict (pass ``upstream_task.output``)."""
+        if not isinstance(value, Mapping):
+            raise ConfigurationError(
+                f"{self.task_id}: {name} must be the upstream task's XCom dict (pass upstream.output), "
+                f"got {type(value).__name__}"
+            )
+        return cls.from_dict(value)  # type: ignore[attr-defined]
+
+
+class LoadedTableStepOperator(ReleaseStepOperator):
+    """A step that reads the loaded table: ``loaded`` is the ``LoadOperator``'s output (``load.output``)."""
+
+    template_fields: Sequence[str] = (*ReleaseStepOperator.template_fields, "loaded")
+
+    def __init__(self, *, loaded: Mapping[str, Any] | XComArg, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.loaded = loaded

@@ -1,0 +1,145 @@
+"""build_release_assets: a ReleaseSpec as the asset graph raw → privacy_diagnosis → anonymized_candidate → published.
+
+Each asset is one release step. ``anonymized_candidate`` writes only to the
+graph's private working folder (a blocking check cannot stop its own asset from
+being stored); its blocking checks stop ``published``, the only asset that
+writes the destination — atomically, through ``publish_step``, after the gate
+re-measures the candidate. Infeasible requirements make ``anonymized_candidate``
+fail with the reason, so neither the checks nor ``published`` run.
+"""
+
+# No ``from __future__ import annotations``: Dagster reads the ``context`` annotation at definition time.
+
+from collections.abc import Callable, Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from privacy_plugins.errors import InfeasibleAnonymizationError
+from privacy_plugins.integrations.dagster import metadata as md
+from privacy_plugins.integrations.dagster.asset_checks import build_release_checks
+from privacy_plugins.integrations.dagster.binding import (
+    ASSET_NAMES,
+    ReleaseAssets,
+    ReleaseBinding,
+    discard_artifact,
+    load_artifact,
+    save_artifact,
+)
+from privacy_plugins.integrations.dagster.gate import gate
+from privacy_plugins.integrations.dagster.gx_suites import read_suite_refs
+from privacy_plugins.integrations.dagster.naming import check_severities, release_names
+from privacy_plugins.integrations.dagster.policy import Policy
+from privacy_plugins.release import (
+    Candidate,
+    LoadedTable,
+    ReleaseBlocked,
+    ReleaseSpec,
+    anonymize_step,
+    diagnose_step,
+    load_step,
+    publish_step,
+)
+
+__all__ = ["ASSET_NAMES", "ReleaseAssets", "build_release_assets"]
+
+
+def build_release_assets(
+    spec: ReleaseSpec | str | PathLike[str],
+    *,
+    key_prefix: str | Sequence[str] | None = None,
+    severity: Mapping[str, str] | None = None,
+    policy: Policy | Mapping[str, float] | None = None,
+    expectation_suite: str | PathLike[str] | Sequence[str | PathLike[str]] | None = None,
+    resource_key: str | None = None,
+    group_name: str | None = None,
+) -> ReleaseAssets:
+    """Turn a release spec into four assets and their blocking privacy checks.
+
+    Args:
+        spec: a :class:`ReleaseSpec` or the path of its YAML file (read now; no data is touched).
+        key_prefix: asset key prefix, default the spec's name; two graphs in one ``Definitions`` need two.
+        severity: check name → GX severity (``critical`` blocks, the default; ``warning`` or ``info``
+            fail as Dagster WARN and do not block). Only requirement checks can be softened.
+        policy: floors the checks enforce beyond the spec (``min_k``, ``min_l``, ``max_t``); see
+            :mod:`~privacy_plugins.integrations.dagster.policy`. Part of the code, so run config cannot drop it.
+        expectation_suite: GX suite JSON file(s) run as extra blocking checks (needs the ``gx`` extra at run time).
+        resource_key: the :class:`PrivacyReleaseResource` key, default ``<prefix>_release``.
+        group_name: the asset group, default the prefix.
+
+    Raises:
+        DagsterInvalidDefinitionError: a bad prefix, resource key, severity or suite file.
+        ConfigurationError: a bad spec or policy.
+    """
+    if not isinstance(spec, ReleaseSpec):
+        spec = ReleaseSpec.from_yaml(Path(spec))
+    prefix, key = release_names(spec, key_prefix=key_prefix, resource_key=resource_key)
+    binding = ReleaseBinding(
+        spec,
+        prefix,
+        key,
+        check_severities(spec, severity),
+        read_suite_refs(expectation_suite),
+        Policy.for_spec(spec, policy),
+    )
+    group = group_name or "_".join(prefix)
+
+    def release_asset(
+        name: str, description: str, deps: Sequence[dg.AssetsDefinition] = ()
+    ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
+        return dg.asset(
+            key=binding.key(name), deps=deps, description=description, group_name=group, required_resource_keys={key}
+        )
+
+    @release_asset("raw", "The source, validated, identifiers dropped (private).")
+    def raw(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
+        release = binding.release_spec(context)
+        loaded = load_step(release)
+        save_artifact(release, "raw", loaded)
+        return dg.MaterializeResult(metadata=md.loaded_metadata(loaded))
+
+    @release_asset("privacy_diagnosis", "Risk of the raw table.", [raw])
+    def privacy_diagnosis(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
+        release = binding.release_spec(context)
+        summary = diagnose_step(release, load_artifact(release, "raw", LoadedTable))
+        save_artifact(release, "privacy_diagnosis", summary)
+        return dg.MaterializeResult(metadata=md.diagnosis_metadata(summary))
+
+    @release_asset(
+        "anonymized_candidate",
+        "The anonymized table, kept in the private working folder until the checks pass.",
+        [raw, privacy_diagnosis],
+    )
+    def anonymized_candidate(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
+        release = binding.release_spec(context)
+        discard_artifact(release, "anonymized_candidate")
+        try:
+            candidate = anonymize_step(release, load_artifact(release, "raw", LoadedTable))
+        except InfeasibleAnonymizationError as exc:
+            raise dg.Failure(
+                description=f"release {release.name!r}: requirements cannot be met, nothing to check or publish: {exc}",
+                allow_retries=False,
+            ) from exc
+        save_artifact(release, "anonymized_candidate", candidate)
+        return dg.MaterializeResult(metadata=md.candidate_metadata(release, candidate))
+
+    @release_asset(
+        "published",
+        "The release at its destination, written atomically once every blocking check passed.",
+        [anonymized_candidate],
+    )
+    def published(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
+        release = binding.gate_spec(context)
+        candidate = load_artifact(release, "anonymized_candidate", Candidate)
+        check, warned = gate(release, candidate, severities=binding.severities, suites=binding.suites)
+        try:
+            publication = publish_step(release, candidate, check)
+        except ReleaseBlocked as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        return dg.MaterializeResult(metadata=md.publication_metadata(release, publication, warned))
+
+    checks = build_release_checks(binding)
+    names = tuple(check.name for definition in checks for check in definition.check_specs)
+    return ReleaseAssets(spec, prefix, key, (raw, privacy_diagnosis, anonymized_candidate, published), checks, names)

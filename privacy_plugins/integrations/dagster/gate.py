@@ -1,0 +1,58 @@
+"""The publish gate: the verdicts the asset checks show, recomputed by ``published`` right before it writes.
+
+Blocking checks stop ``published`` within a run. A run that selects ``published``
+alone does not run them, so ``published`` re-measures the candidate through the
+core (``check_step``, plus any GX suite) and hands the result to
+``publish_step``, which refuses to write when it did not pass. Warn-only
+failures stay listed but do not block.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from privacy_plugins.integrations.dagster.gx_suites import SuiteRef, run_suite
+from privacy_plugins.integrations.dagster.naming import requirement_check_names
+from privacy_plugins.release import Candidate, CheckResult, ReleaseBlocked, ReleaseSpec, RequirementCheck, check_step
+
+__all__ = ["gate", "named_checks"]
+
+
+def _named(spec: ReleaseSpec, result: CheckResult) -> list[tuple[str, RequirementCheck]]:
+    names = requirement_check_names(spec)
+    if len(names) != len(result.checks):
+        reported = [c.requirement for c in result.checks]
+        raise ReleaseBlocked(
+            f"release {spec.name!r}: the release layer reported checks {reported} but the graph defines {list(names)}; "
+            "rebuild the Dagster definitions"
+        )
+    return list(zip(names, result.checks, strict=True))
+
+
+def named_checks(spec: ReleaseSpec, candidate: Candidate) -> list[tuple[str, RequirementCheck]]:
+    """``check_step``'s checks, each with its asset check name."""
+    return _named(spec, check_step(spec, candidate))
+
+
+def gate(
+    spec: ReleaseSpec, candidate: Candidate, *, severities: Mapping[str, str], suites: Sequence[SuiteRef] = ()
+) -> tuple[CheckResult, list[str]]:
+    """The check result ``publish_step`` needs (passed unless a blocking check failed) and the warn-only failures."""
+    result = check_step(spec, candidate)
+    named = _named(spec, result)
+    checks = [check for _, check in named]
+    blocking = [name for name, check in named if not check.passed and severities[name] == "critical"]
+    warned = [name for name, check in named if not check.passed and severities[name] != "critical"]
+    if suites:
+        frame = pd.read_parquet(candidate.path)
+        for ref in suites:
+            verdict = run_suite(ref, frame)
+            checks.append(RequirementCheck(ref.check_name, not verdict.failed, None, None, verdict.message))
+            if verdict.blocks:
+                blocking.append(ref.check_name)
+            elif verdict.failed:
+                warned.append(ref.check_name)
+    return dataclasses.replace(result, passed=not blocking, checks=checks), warned

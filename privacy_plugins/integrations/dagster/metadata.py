@@ -1,0 +1,133 @@
+"""Asset and check metadata people want to look at — counts, measures and shapes, never raw values.
+
+Every number comes from the release artifacts or from one core ``measure`` call
+on the candidate. Class sizes are shown as a bucketed Markdown table (how many
+classes and records of each size), so no quasi-identifier or sensitive value of
+a small class can reach the Dagster UI, its event log or its alerts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+
+from privacy_plugins.core.measure import measure
+from privacy_plugins.release import (
+    Candidate,
+    DiagnosisSummary,
+    LoadedTable,
+    Publication,
+    ReleaseSpec,
+    RequirementCheck,
+)
+
+__all__ = [
+    "candidate_metadata",
+    "check_metadata",
+    "class_size_table",
+    "diagnosis_metadata",
+    "loaded_metadata",
+    "publication_metadata",
+]
+
+_EDGES = (2, 3, 5, 10, 20, 50, 100, 200, 500, 1_000, 10_000)
+
+
+def class_size_table(histogram: Mapping[int, int]) -> str:
+    """A Markdown table of class sizes in buckets: sizes, classes, records."""
+    buckets: dict[str, list[int]] = {}
+    for size, count in sorted(histogram.items()):
+        low = max([1, *(e for e in _EDGES if e <= size)])
+        high = next((e - 1 for e in _EDGES if e > size), None)
+        label = str(low) if high == low else f"{low}–{high}" if high is not None else f"≥ {low}"
+        totals = buckets.setdefault(label, [0, 0])
+        totals[0] += count
+        totals[1] += size * count
+    rows = [f"| {label} | {classes} | {records} |" for label, (classes, records) in buckets.items()]
+    return "\n".join(["| class size | classes | records |", "|---|---:|---:|", *rows])
+
+
+def loaded_metadata(loaded: LoadedTable) -> dict[str, Any]:
+    """Rows and column names of the loaded table (identifiers already dropped)."""
+    return {
+        "dagster/row_count": loaded.rows,
+        "columns": dg.MetadataValue.json(loaded.columns),
+        "dropped identifier columns": dg.MetadataValue.json(loaded.dropped_identifiers),
+    }
+
+
+def diagnosis_metadata(summary: DiagnosisSummary) -> dict[str, Any]:
+    """Headline risk of the raw table and where the full reports are."""
+    metadata: dict[str, Any] = {
+        "k (raw)": summary.k,
+        "sample uniques (raw)": summary.sample_uniques,
+        "share of records at risk": summary.share_at_risk,
+        "report (HTML)": dg.MetadataValue.path(summary.html_path),
+        "report (JSON)": dg.MetadataValue.path(summary.json_path),
+    }
+    if summary.suppression_needed is not None:
+        metadata["rows to suppress for k"] = summary.suppression_needed
+    return metadata
+
+
+def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
+    """Row accounting, utility loss, measured k/l/t and class sizes of the candidate as it would be published."""
+    requirements = spec.requirements
+    frame = pd.read_parquet(candidate.path)
+    report = measure(
+        frame,
+        quasi_identifiers=list(spec.quasi_identifiers),
+        sensitive_attributes=list(spec.sensitive),
+        t_distance=requirements.t_distance,  # type: ignore[arg-type]
+        bound=requirements.bound,
+        bound_column=requirements.bound_column,
+    )
+    variant = requirements.l_variant if requirements.l_variant != "recursive" else "distinct"
+    metadata: dict[str, Any] = {
+        "dagster/row_count": len(frame),
+        "rows in": candidate.rows_in,
+        "rows published": candidate.rows_out,
+        "rows suppressed": candidate.suppressed,
+        "suppression budget": spec.suppression_budget(candidate.rows_in),
+        "generalization levels": dg.MetadataValue.json(candidate.levels),
+        "utility loss (NCP)": candidate.ncp,
+        "measured k": report.k,
+        "equivalence classes": report.classes,
+        "class sizes": dg.MetadataValue.md(class_size_table(report.class_size_histogram)),
+    }
+    for sensitive in report.sensitive:
+        name = str(sensitive.attribute)
+        metadata[f"measured {variant} l ({name})"] = getattr(sensitive, f"{variant}_l")
+        metadata[f"measured t ({name}, {sensitive.t_distance})"] = sensitive.t_closeness
+        if sensitive.leakage is not None:
+            metadata[f"max leakage ({name})"] = sensitive.leakage.max_leakage
+    return metadata
+
+
+def check_metadata(check: RequirementCheck, *, severity: str) -> dict[str, Any]:
+    """One re-measured requirement: observed against target, and its GX severity."""
+    metadata: dict[str, Any] = {"requirement": check.requirement, "detail": check.detail, "severity": severity}
+    for key, value in (("observed", check.observed), ("target", check.target)):
+        if value is not None and math.isfinite(value):  # an infinite c* means no c works; the detail says so
+            metadata[key] = float(value)
+    return metadata
+
+
+def publication_metadata(spec: ReleaseSpec, publication: Publication, warned: list[str]) -> dict[str, Any]:
+    """Where the release went (a URL's password hidden), its rows, and the checks that only warned."""
+    where = spec.destination.describe()
+    if spec.destination.url is not None:
+        from sqlalchemy.engine import make_url
+
+        safe_url = make_url(spec.destination.url).render_as_string(hide_password=True)
+        where = f"url:{safe_url}#{spec.destination.table}"
+    return {
+        "dagster/row_count": publication.rows,
+        "destination": where,
+        "table": publication.table,
+        "warn-only failures": dg.MetadataValue.json(warned),
+    }

@@ -1,0 +1,175 @@
+"""The release operators called directly: ``execute(context)`` with a mocked task instance."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from unittest.mock import Mock
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("airflow")
+
+from airflow.sdk import DAG, Asset
+from airflow.sdk.exceptions import AirflowFailException, DownstreamTasksSkipped
+
+from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.integrations.airflow import (
+    AnonymizeOperator,
+    LoadOperator,
+    PrivacyCheckFailed,
+    PrivacyCheckOperator,
+    PrivacyDiagnosisOperator,
+    PublishOperator,
+)
+from privacy_plugins.integrations.airflow.operators._base import load_spec
+from privacy_plugins.release import ReleaseSpec, read_published
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def run(operator: Any, **context: Any) -> dict[str, Any]:
+    payload = operator.execute(context={"ti": Mock(), **context})
+    json.dumps(payload)  # XCom needs plain JSON
+    return payload  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def census(module_specs: dict[str, Path]) -> dict[str, Any]:
+    """One load + anonymize of the demo census, shared by the tests of this module."""
+    spec_path = str(module_specs["demo_census"])
+    loaded = run(LoadOperator(task_id="load", spec_path=spec_path))
+    candidate = run(AnonymizeOperator(task_id="anonymize", spec_path=spec_path, loaded=loaded))
+    return {"spec_path": spec_path, "loaded": loaded, "candidate": candidate}
+
+
+def leaves(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return {str(k) for k in value} | {s for v in value.values() for s in leaves(v)}
+    if isinstance(value, list):
+        return {s for v in value for s in leaves(v)}
+    return {str(value)}
+
+
+def test_init_only_stores_parameters() -> None:
+    missing = "/nowhere/spec.yaml"  # nothing is read at DAG-parse time
+    check = PrivacyCheckOperator(task_id="check", spec_path=missing, candidate={}, expectation_suite="x.json")
+    assert set(check.template_fields) == {"spec_path", "overrides", "candidate", "expectation_suite"}
+    assert set(PublishOperator(task_id="p", spec_path=missing, candidate={}, check={}).template_fields) >= {"check"}
+    assert "loaded" in PrivacyDiagnosisOperator(task_id="d", spec_path=missing, loaded={}).template_fields
+    assert "loaded" in AnonymizeOperator(task_id="a", spec_path=missing, loaded={}).template_fields
+    with pytest.raises(ConfigurationError, match=r"on_failure must be one of \['fail', 'skip_downstream'\]"):
+        PrivacyCheckOperator(task_id="c", spec_path=missing, candidate={}, on_failure="warn")
+    with pytest.raises(TypeError):
+        LoadOperator("load", missing)  # type: ignore[misc]  # keyword-only
+
+
+def test_full_release_passes_summaries_without_raw_values(census: dict[str, Any]) -> None:
+    spec_path, loaded, candidate = census["spec_path"], census["loaded"], census["candidate"]
+    diagnosis = run(PrivacyDiagnosisOperator(task_id="diagnose", spec_path=spec_path, loaded=loaded))
+    check = run(PrivacyCheckOperator(task_id="check", spec_path=spec_path, candidate=candidate))
+    publication = run(PublishOperator(task_id="publish", spec_path=spec_path, candidate=candidate, check=check))
+
+    assert Path(diagnosis["html_path"]).is_file() and diagnosis["k"] >= 1
+    assert check["passed"] and {c["requirement"] for c in check["checks"]} >= {"5-anonymity"}
+    published = read_published(ReleaseSpec.from_yaml(spec_path).destination)
+    assert published is not None and len(published) == publication["rows"] == candidate["rows_out"]
+    raw = pd.read_parquet(loaded["path"])
+    raw_values = {str(v) for column in ("zip", "disease", "occupation") for v in raw[column].unique()}
+    assert not raw_values & leaves([loaded, diagnosis, candidate, check, publication])
+
+
+def test_failed_requirement_fails_the_check_task(census: dict[str, Any]) -> None:
+    strict = {"requirements": {"k": "50"}}  # templated values arrive as strings
+    operator = PrivacyCheckOperator(
+        task_id="check", spec_path=census["spec_path"], candidate=census["candidate"], overrides=strict
+    )
+    with pytest.raises(PrivacyCheckFailed, match=r"(?s)blocked: 1 of \d+ privacy checks failed.*50-anonymity") as info:
+        run(operator)
+    assert isinstance(info.value, AirflowFailException)  # no retries: the same table fails again
+    assert info.value.check is not None and info.value.check["passed"] is False
+
+
+def test_failed_requirement_can_skip_downstream_instead(census: dict[str, Any]) -> None:
+    with DAG(dag_id="unit_skip", schedule=None):
+        check = PrivacyCheckOperator(
+            task_id="check",
+            spec_path=census["spec_path"],
+            candidate=census["candidate"],
+            overrides={"requirements": {"k": 50}},
+            on_failure="skip_downstream",
+        )
+        check >> PublishOperator(task_id="publish", spec_path=census["spec_path"], candidate={}, check={})
+    ti = Mock(map_index=-1)
+    with pytest.raises(DownstreamTasksSkipped) as info:
+        check.execute(context={"ti": ti})
+    assert info.value.tasks == ["publish"]
+    pushed = {c.kwargs["key"]: c.kwargs["value"] for c in ti.xcom_push.call_args_list}
+    assert pushed["return_value"]["passed"] is False
+
+
+def test_impossible_requirements_fail_the_anonymize_task(module_specs: dict[str, Path]) -> None:
+    spec_path = str(module_specs["demo_impossible"])
+    loaded = run(LoadOperator(task_id="load", spec_path=spec_path))
+    with pytest.raises(AirflowFailException, match=r"requirements cannot be met: distinct-9-diversity"):
+        run(AnonymizeOperator(task_id="anonymize", spec_path=spec_path, loaded=loaded))
+
+
+def test_publish_refuses_a_failed_check_and_keeps_the_old_table(census: dict[str, Any], tmp_path: Path) -> None:
+    target = {"destination": {"duckdb": str(tmp_path / "gate.duckdb"), "table": "kept"}}
+    common = {"spec_path": census["spec_path"], "candidate": census["candidate"], "overrides": target}
+    passed = run(PrivacyCheckOperator(task_id="check", **common))
+    run(PublishOperator(task_id="publish", check=passed, **common))
+    before = read_published(load_spec(census["spec_path"], target).destination)
+    failed = {**passed, "passed": False, "checks": [{**passed["checks"][0], "passed": False}]}
+    with pytest.raises(PrivacyCheckFailed, match="not published"):
+        run(PublishOperator(task_id="publish", check=failed, **common))
+    after = read_published(load_spec(census["spec_path"], target).destination)
+    assert before is not None and after is not None
+    pd.testing.assert_frame_equal(before, after)
+
+
+def test_publish_retargets_by_override_and_annotates_its_asset(census: dict[str, Any], tmp_path: Path) -> None:
+    target = {"destination": {"duckdb": None, "parquet": str(tmp_path / "out"), "table": "census_v2"}}
+    common = {"spec_path": census["spec_path"], "candidate": census["candidate"], "overrides": target}
+    check = run(PrivacyCheckOperator(task_id="check", **common))
+    asset = Asset(name="census_v2", uri="x-privacy-plugins://test/census_v2")
+    events: defaultdict[Any, SimpleNamespace] = defaultdict(SimpleNamespace)
+    publication = run(PublishOperator(task_id="publish", check=check, outlets=[asset], **common), outlet_events=events)
+    assert (tmp_path / "out" / "census_v2.parquet").is_file()
+    assert events[asset].extra == publication and publication["table"] == "census_v2"
+
+
+def test_bad_spec_or_input_fails_without_retry(census: dict[str, Any], tmp_path: Path) -> None:
+    with pytest.raises(AirflowFailException, match="release spec not found"):
+        run(LoadOperator(task_id="load", spec_path=str(tmp_path / "missing.yaml")))
+    with pytest.raises(AirflowFailException, match="did you mean 'k'"):
+        run(LoadOperator(task_id="load", spec_path=census["spec_path"], overrides={"requirements": {"kk": 5}}))
+    with pytest.raises(AirflowFailException, match=r"loaded must be the upstream task's XCom dict"):
+        run(AnonymizeOperator(task_id="anonymize", spec_path=census["spec_path"], loaded="{{ ti.xcom_pull() }}"))
+
+
+def test_templated_overrides_become_numbers(census: dict[str, Any]) -> None:
+    overrides = {"requirements": {"k": "7", "suppression_limit": "0.1"}, "destination": {"table": "t_2"}}
+    spec = load_spec(census["spec_path"], overrides)
+    assert (spec.requirements.k, spec.requirements.suppression_limit, spec.destination.table) == (7, 0.1, "t_2")
+    assert spec.requirements.l == 2  # untouched keys keep the spec's value
+
+
+def test_gx_suite_is_validated_on_the_candidate(census: dict[str, Any]) -> None:
+    pytest.importorskip("great_expectations")
+    suite = REPO / "expectations" / "demo_release.json"
+    common = {"spec_path": census["spec_path"], "candidate": census["candidate"]}
+    check = run(PrivacyCheckOperator(task_id="check", expectation_suite=str(suite), **common))
+    gx_checks = [c for c in check["checks"] if c["requirement"].startswith("GX demo_release:")]
+    assert check["passed"] and len(gx_checks) == 2 and all(c["passed"] for c in gx_checks)
+
+    strict = json.loads(suite.read_text(encoding="utf-8"))
+    strict["expectations"][0]["kwargs"]["k"] = 50
+    (Path(census["spec_path"]).parent / "strict_suite.json").write_text(json.dumps(strict), encoding="utf-8")
+    with pytest.raises(PrivacyCheckFailed, match=r"GX demo_release: expect_table_to_be_k_anonymous: 50-anonymity"):
+        run(PrivacyCheckOperator(task_id="check", expectation_suite="strict_suite.json", **common))  # spec-relative
