@@ -42,3 +42,16 @@ def test_bad_spec_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     _, err = capsys.readouterr()
     assert code == 2 and "requirements.k must be an integer >= 1" in err
     assert main(["release", str(tmp_path / "missing.yaml")]) == 2
+
+
+def test_published_re_measures_what_is_published(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = write_spec(tmp_path)
+    assert main(["published", str(spec)]) == 1  # nothing yet
+    assert "nothing published" in capsys.readouterr().out
+    assert main(["release", str(spec), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["published", str(spec), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["holds"] is True and report["identifier_columns"] == []
+    assert report["requirements"][0]["model"] == "5-anonymity"
+    assert all(r["observed"] >= r["threshold"] for r in report["requirements"] if "diversity" in r["model"])

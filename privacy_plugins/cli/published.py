@@ -1,0 +1,54 @@
+"""``privacy-plugins published SPEC.yaml``: what is published now, re-measured against the spec.
+
+Useful after any orchestrator ran a release (Airflow, Dagster, the CLI): it reads
+the destination, re-measures every requirement with the core and prints where
+the reports are — never raw values. Exit 0 when every requirement holds, 1 when
+one does not or nothing is published.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from privacy_plugins.cli._args import Subcommands
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.release import ReleaseSpec, read_published
+
+__all__ = ["add_published_parser"]
+
+
+def add_published_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
+    """Register ``privacy-plugins published``."""
+    parser = commands.add_parser("published", help="re-measure the table a release spec has published")
+    parser.add_argument("spec", type=Path, help="release spec (YAML)")
+    parser.add_argument("--format", choices=["json", "table"], default="table")
+    parser.set_defaults(run=_run_published)
+
+
+def _run_published(args: argparse.Namespace) -> int:
+    spec = ReleaseSpec.from_yaml(args.spec)
+    table = read_published(spec.destination)
+    report: dict[str, object] = {"destination": spec.destination.describe(), "published": table is not None}
+    results = []
+    if table is not None:
+        classes = EquivalenceClasses.from_frame(table, list(spec.quasi_identifiers))
+        results = [model.evaluate(classes) for model in spec.models(table)]
+        leaked = [c for c in spec.identifiers if c in table.columns]
+        report |= {"rows": len(table), "classes": classes.n_classes, "identifier_columns": leaked}
+        report["requirements"] = [r.to_dict() for r in results]
+    report["reports"] = {"diagnosis_html": str(spec.report.diagnosis_html), "directory": str(spec.report.directory)}
+    holds = table is not None and all(r.passed for r in results) and not report.get("identifier_columns")
+    report["holds"] = holds
+    if args.format == "json":
+        print(json.dumps(report, indent=2))
+        return 0 if holds else 1
+    if table is None:
+        print(f"nothing published at {report['destination']}")
+        return 1
+    print(f"published at {report['destination']}: {len(table):,} rows, {classes.n_classes:,} classes")
+    for result in results:
+        print(f"  {'ok  ' if result.passed else 'FAIL'} {result.model}: observed {result.observed:.4g}")
+    print(f"  diagnosis report {spec.report.diagnosis_html}")
+    return 0 if holds else 1
