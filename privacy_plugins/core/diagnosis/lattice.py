@@ -21,7 +21,7 @@ import pandas as pd
 
 from privacy_plugins.core import metrics
 from privacy_plugins.core.diagnosis.findings import SubsetFinding
-from privacy_plugins.core.frame import encode_column
+from privacy_plugins.core.frame import EncodedColumn, encode_column
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.partition import EquivalenceClasses, combine_codes
 
@@ -90,6 +90,7 @@ class SubsetLattice:
             self._sensitive_frame = pd.DataFrame(index=pd.RangeIndex(self.n_rows))
         else:
             self._sensitive_frame = pd.DataFrame({_SENSITIVE: encode_column(frame, sensitive_attribute).codes})
+        self._encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
         self._has_sensitive = sensitive_attribute is not None
         self._k = k
         self._recursive_l = recursive_l if self._has_sensitive else None
@@ -173,7 +174,11 @@ class SubsetLattice:
         class_of_row, n_classes = partition
         sizes = np.bincount(class_of_row, minlength=n_classes).astype(np.int64)
         classes = EquivalenceClasses(
-            frame=self._sensitive_frame, quasi_identifiers=self.names(mask), class_of_row=class_of_row, sizes=sizes
+            frame=self._sensitive_frame,
+            quasi_identifiers=self.names(mask),
+            class_of_row=class_of_row,
+            sizes=sizes,
+            encodings=self._encodings,  # the sensitive column is factorized once for all subsets
         )
         risk = metrics.prosecutor_risk(classes, threshold=self._risk_threshold)
         suppression = metrics.suppression_needed(classes, self._k)
