@@ -20,18 +20,10 @@ from privacy_plugins.cli._args import Subcommands, columns_arg
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LOSS_METRICS, AnonymizationResult
 from privacy_plugins.core.anonymize.full_domain import anonymize_full_domain
 from privacy_plugins.core.hierarchies import load_hierarchies
-from privacy_plugins.core.models import (
-    DistinctLDiversity,
-    EntropyLDiversity,
-    FrequencyLDiversity,
-    KAnonymity,
-    PersonalizedLeakage,
-    PrivacyModel,
-    RecursiveCLDiversity,
-    TCloseness,
-)
+from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.tables import read_table
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
+from privacy_plugins.release.spec import Requirements
 
 __all__ = ["add_anonymize_parser", "models_from_args", "write_table"]
 
@@ -70,35 +62,28 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
 
 
 def models_from_args(args: argparse.Namespace, frame: pd.DataFrame) -> list[PrivacyModel]:
-    """The privacy models the flags ask for (each l/t/bound applies to every sensitive attribute)."""
-    models: list[PrivacyModel] = []
-    if args.k is not None:
-        models.append(KAnonymity(args.k))
+    """The privacy models the flags ask for (each l/t/bound applies to every sensitive attribute).
+
+    The flags map one to one onto a release spec's ``requirements``, so both build
+    their models through :class:`~privacy_plugins.release.spec.Requirements`.
+    """
     if (args.l is not None or args.t is not None or args.bound is not None or args.bound_column) and not args.sensitive:
         raise ConfigurationError("--l, --t, --bound and --bound-column need --sensitive")
-    for attribute in args.sensitive:
-        if args.l is not None:
-            if args.l_variant == "recursive":
-                if args.c is None:
-                    raise ConfigurationError("--l-variant recursive needs --c")
-                if not float(args.l).is_integer():
-                    raise ConfigurationError(f"recursive (c,l)-diversity needs an integer l, got {args.l:g}")
-                models.append(RecursiveCLDiversity(attribute, args.c, int(args.l)))
-            else:
-                variant = {"distinct": DistinctLDiversity, "frequency": FrequencyLDiversity,
-                           "entropy": EntropyLDiversity}[args.l_variant]  # fmt: skip
-                models.append(variant(attribute, args.l))
-        if args.t is not None:
-            distance = args.t_distance
-            if distance == "auto":
-                numeric = pd.api.types.is_numeric_dtype(frame[attribute]) if attribute in frame else False
-                distance = "ordered" if numeric else "equal"
-            models.append(TCloseness(attribute, args.t, distance))
-        if args.bound is not None or args.bound_column:
-            models.append(PersonalizedLeakage(attribute, bound=args.bound, bound_column=args.bound_column))
-    if not models:
+    if args.l is not None and args.l_variant == "recursive" and args.c is None:
+        raise ConfigurationError("--l-variant recursive needs --c")
+    if all(getattr(args, flag) is None for flag in ("k", "l", "t", "bound", "bound_column")):
         raise ConfigurationError("give at least one requirement: --k, --l, --t, --bound or --bound-column")
-    return models
+    requirements = Requirements(
+        k=args.k,
+        l=args.l,
+        l_variant=args.l_variant,
+        c=args.c,
+        t=args.t,
+        t_distance=args.t_distance,
+        bound=args.bound,
+        bound_column=args.bound_column,
+    )
+    return requirements.models(tuple(args.sensitive), frame)
 
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:
