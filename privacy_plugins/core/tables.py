@@ -1,7 +1,8 @@
 """Reading tables from CSV (delimiter sniffed) or Parquet without mangling codes.
 
 CSV cells are read as text first so that codes keep their leading zeros (zip
-``02139`` must not become the number 2139 — that would merge or split classes).
+``02139`` must not become the number 2139 — that would merge or split classes);
+spaces right after a delimiter are skipped (UCI Adult writes ``39, State-gov``).
 A column is turned into numbers only when every present value is written as a
 canonical number (``-12``, ``3.5``, never ``007``), so numeric attributes such as
 age still get numeric order for the ordered t-closeness distance.
@@ -64,7 +65,7 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
             raise ConfigurationError(f"cannot read Parquet table {str(source)!r}: {exc}") from exc
     delimiter = sep if sep is not None else sniff_delimiter(source)
     try:
-        frame = pd.read_csv(source, sep=delimiter, dtype=str, encoding="utf-8-sig")
+        frame = pd.read_csv(source, sep=delimiter, dtype=str, encoding="utf-8-sig", skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ConfigurationError(f"cannot parse CSV table {str(source)!r}: {exc}") from exc
     frame.columns = [str(c).strip() for c in frame.columns]

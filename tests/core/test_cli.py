@@ -136,3 +136,13 @@ def test_demo_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 0
     assert json.loads(out)["rows"] == 300
     assert (tmp_path / "census.csv").exists()
+
+
+def test_spaces_after_delimiters_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "adult_like.csv"
+    path.write_text("age, workclass, zip\n39, State-gov, 02139\n50, Self-emp, 02139\n")
+    frame = pp.read_table(path)
+    assert list(frame.columns) == ["age", "workclass", "zip"]
+    assert frame["workclass"].tolist() == ["State-gov", "Self-emp"]
+    assert frame["zip"].tolist() == ["02139", "02139"]
+    assert pd.api.types.is_numeric_dtype(frame["age"])
