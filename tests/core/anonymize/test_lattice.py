@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 from lattice_problems import Problem, problems
 
 import privacy_plugins as pp
-from privacy_plugins.core.anonymize import anonymize_full_domain
+from privacy_plugins.core.anonymize import anonymize_full_domain, lattice
 from privacy_plugins.core.anonymize.lattice import LatticeSearch, exhaustive_search, optimal_search, samarati_search
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.hierarchies import Hierarchy
@@ -56,9 +58,21 @@ def search_for(problem: Problem, models: list[PrivacyModel], max_suppressed: int
 
 
 @given(
-    problems(), model_sets, st.sampled_from([0.0, 0.1, 0.3]), st.sampled_from(["ncp", "lm", "discernibility", "height"])
+    problems(),
+    model_sets,
+    st.sampled_from([0.0, 0.1, 0.3]),
+    st.sampled_from(["ncp", "lm", "discernibility", "height"]),
+    st.booleans(),
 )
-def test_optimal_equals_exhaustive(problem: Problem, models: list[PrivacyModel], fraction: float, metric: str) -> None:
+def test_optimal_equals_exhaustive(
+    problem: Problem, models: list[PrivacyModel], fraction: float, metric: str, classify_first: bool
+) -> None:
+    """Also on the path large lattices take with suppression: classify first, then scan."""
+    with patch.object(lattice, "CLASSIFY_WITH_SUPPRESSION_ABOVE", 0 if classify_first else 10**9):
+        check_optimal_equals_exhaustive(problem, models, fraction, metric)
+
+
+def check_optimal_equals_exhaustive(problem: Problem, models: list[PrivacyModel], fraction: float, metric: str) -> None:
     max_suppressed = int(fraction * len(problem.frame))
     reference = exhaustive_search(search_for(problem, models, max_suppressed, metric))
     found = optimal_search(search_for(problem, models, max_suppressed, metric))
