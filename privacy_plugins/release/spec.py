@@ -82,6 +82,24 @@ def _columns(section: str, value: object) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
+def merge_patch(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON Merge Patch (RFC 7396): mappings merge, ``None`` removes a key, anything else replaces.
+
+    Example:
+        >>> merge_patch({"requirements": {"k": 5, "l": 2}}, {"requirements": {"k": 10, "l": None}})
+        {'requirements': {'k': 10}}
+    """
+    merged = dict(base)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge_patch(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
 def _path(base: Path, value: object) -> Path:
     path = Path(str(value)).expanduser()
     return (path if path.is_absolute() else base / path).resolve()
@@ -347,8 +365,13 @@ class ReleaseSpec:
         return built
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> ReleaseSpec:
-        """Load a spec from YAML; relative paths are relative to the spec file."""
+    def from_yaml(cls, path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> ReleaseSpec:
+        """Load a spec from YAML; relative paths are relative to the spec file.
+
+        ``overrides`` (same layout as the YAML) are merged in as a JSON Merge Patch
+        before validation — how orchestrators change a threshold or a destination
+        per run without editing the file.
+        """
         source = Path(path)
         if not source.is_file():
             raise FileNotFoundError(f"release spec not found: {str(source)!r}")
@@ -356,7 +379,10 @@ class ReleaseSpec:
             data = yaml.safe_load(source.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             raise ConfigurationError(f"release spec {str(source)!r} is not valid YAML: {exc}") from exc
-        return cls.from_dict(_mapping("the release spec", data), base_dir=source.resolve().parent)
+        data = _mapping("the release spec", data)
+        if overrides:
+            data = merge_patch(data, _mapping("overrides", overrides))
+        return cls.from_dict(data, base_dir=source.resolve().parent)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, base_dir: str | Path = ".") -> ReleaseSpec:

@@ -77,3 +77,14 @@ def test_destination_description_masks_a_password(tmp_path: Path) -> None:
     data = demo_spec_dict(tmp_path)
     data["destination"] = {"url": "postgresql://alice:s3cret@db.example/x", "table": "t"}
     assert ReleaseSpec.from_dict(data).destination.describe() == "url:postgresql://alice:***@db.example/x#t"
+
+
+def test_overrides_are_a_merge_patch(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(demo_spec_dict(tmp_path)))
+    spec = ReleaseSpec.from_yaml(path, overrides={"requirements": {"k": 10, "l": None}, "name": "other"})
+    assert spec.name == "other"
+    assert (spec.requirements.k, spec.requirements.l) == (10, None)
+    assert spec.requirements.suppression_limit == 0.05  # untouched keys stay
+    with pytest.raises(ConfigurationError, match="unknown key 'kk' in requirements"):
+        ReleaseSpec.from_yaml(path, overrides={"requirements": {"kk": 1}})

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import yaml
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
@@ -40,32 +38,18 @@ def _number(value: Any) -> Any:
     return value
 
 
-def _merge(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """A JSON Merge Patch (RFC 7396): mappings merge, ``None`` removes a key, anything else replaces."""
-    merged = dict(base)
-    for key, value in overrides.items():
-        if value is None:
-            merged.pop(key, None)
-        elif isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = _number(value)
-    return merged
+def _numbers(value: Any) -> Any:
+    """``_number`` applied throughout nested overrides."""
+    if isinstance(value, Mapping):
+        return {key: _numbers(item) for key, item in value.items()}
+    return _number(value)
 
 
 def load_spec(spec_path: str, overrides: Mapping[str, Any] | None = None) -> ReleaseSpec:
     """Read the spec; ``overrides`` (same layout as the YAML) are merged in before it is validated."""
-    if not overrides:
-        return ReleaseSpec.from_yaml(spec_path)
-    if not isinstance(overrides, Mapping):
+    if overrides is not None and not isinstance(overrides, Mapping):
         raise ConfigurationError(f"overrides must be a mapping like the spec's YAML, got {overrides!r}")
-    path = Path(spec_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"release spec not found: {spec_path!r}")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if not isinstance(data, Mapping):
-        raise ConfigurationError(f"release spec {spec_path!r} must be a mapping")
-    return ReleaseSpec.from_dict(_merge(data, overrides), base_dir=path.resolve().parent)
+    return ReleaseSpec.from_yaml(spec_path, overrides=_numbers(overrides) if overrides else None)
 
 
 class ReleaseStepOperator(BaseOperator):
