@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ import pyarrow.parquet as pq
 from privacy_plugins.core.anonymize.full_domain import SUPPRESSED_MARK, anonymize_full_domain
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
-from privacy_plugins.core.models import KAnonymity
+from privacy_plugins.core.models import MODEL_REGISTRY, KAnonymity, PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import PrivacyPluginsError, UnknownColumnError
@@ -40,6 +41,7 @@ __all__ = [
     "ReleaseBlocked",
     "RequirementCheck",
     "anonymize_step",
+    "check_name",
     "check_step",
     "diagnose_step",
     "load_step",
@@ -105,13 +107,19 @@ class Candidate(_Artifact):
 
 @dataclass(frozen=True)
 class RequirementCheck(_Artifact):
-    """One requirement re-measured on the candidate."""
+    """One requirement re-measured on the candidate.
+
+    ``name`` is stable and machine-friendly (``k_anonymity``,
+    ``distinct_l_diversity_disease``, ``row_accounting`` …) so orchestrators can
+    map checks to their own objects by name; ``requirement`` reads like the papers.
+    """
 
     requirement: str
     passed: bool
     observed: float | None
     target: float | None
     detail: str
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -242,6 +250,16 @@ def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
     )
 
 
+_REGISTRY_NAMES = {factory: name for name, factory in MODEL_REGISTRY.items()}
+
+
+def check_name(model: PrivacyModel) -> str:
+    """The stable name of a model's check: registry name, plus the sensitive attribute if any."""
+    name = _REGISTRY_NAMES.get(type(model), type(model).__name__.lower())
+    attribute = model.sensitive_attribute
+    return name if attribute is None else f"{name}_{re.sub(r'[^A-Za-z0-9_]', '_', str(attribute))}"
+
+
 def _gap(model: object, observed: float, target: float) -> str:
     if isinstance(model, KAnonymity):
         return f"observed k = {observed:g}, needs ≥ {target:g} (short by {target - observed:g})"
@@ -260,6 +278,7 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
             None,
             None,
             f"identifier columns present: {leaked}" if leaked else "no identifier column in the candidate",
+            name="no_identifiers",
         )
     )
     published = frame
@@ -280,6 +299,7 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
             float(candidate.rows_out),
             f"{loaded_rows} loaded, {candidate.rows_in} in = {candidate.rows_out} published + "
             f"{candidate.suppressed} suppressed; {len(published)} rows in the candidate",
+            name="row_accounting",
         )
     )
     budget = spec.suppression_budget(candidate.rows_in)
@@ -291,6 +311,7 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
             float(candidate.suppressed),
             float(budget),
             f"{candidate.suppressed} suppressed, at most {budget} allowed",
+            name="suppression_limit",
         )
     )
     classes = EquivalenceClasses.from_frame(published.reset_index(drop=True), list(spec.quasi_identifiers))
@@ -304,6 +325,7 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
                 result.observed,
                 result.threshold,
                 f"{detail}; {result.violations.classes} classes ({result.violations.records} records) in violation",
+                name=check_name(model),
             )
         )
     return CheckResult(

@@ -83,6 +83,20 @@ def test_a_failed_check_blocks_publishing(tmp_path: Path) -> None:
     check = check_step(spec, candidate)
     assert not check.passed
     assert "5-anonymity: observed k = 1, needs ≥ 5 (short by 4)" in check.summary()
+    assert [c.name for c in check.checks] == [
+        "no_identifiers",
+        "row_accounting",
+        "suppression_limit",
+        "k_anonymity",
+        "distinct_l_diversity_disease",
+        "distinct_l_diversity_income",
+    ]
+    # The tampered record is alone in its class: k and both l-diversities fail.
+    assert [c.name for c in check.checks if not c.passed] == [
+        "k_anonymity",
+        "distinct_l_diversity_disease",
+        "distinct_l_diversity_income",
+    ]
     with pytest.raises(ReleaseBlocked, match="failed checks"):
         publish_step(spec, candidate, check)
     assert read_published(spec.destination) is None

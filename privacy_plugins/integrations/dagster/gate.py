@@ -23,7 +23,7 @@ __all__ = ["gate", "named_checks"]
 
 def _named(spec: ReleaseSpec, result: CheckResult) -> list[tuple[str, RequirementCheck]]:
     names = requirement_check_names(spec)
-    if len(names) != len(result.checks):
+    if tuple(c.name for c in result.checks) != tuple(names):
         reported = [c.requirement for c in result.checks]
         raise ReleaseBlocked(
             f"release {spec.name!r}: the release layer reported checks {reported} but the graph defines {list(names)}; "
@@ -50,7 +50,9 @@ def gate(
         frame = pd.read_parquet(candidate.path)
         for ref in suites:
             verdict = run_suite(ref, frame)
-            checks.append(RequirementCheck(ref.check_name, not verdict.failed, None, None, verdict.message))
+            checks.append(
+                RequirementCheck(ref.check_name, not verdict.failed, None, None, verdict.message, name=ref.check_name)
+            )
             if verdict.blocks:
                 blocking.append(ref.check_name)
             elif verdict.failed:

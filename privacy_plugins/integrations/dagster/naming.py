@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
-from privacy_plugins.core.models import MODEL_REGISTRY, PrivacyModel
 from privacy_plugins.release import ReleaseSpec
+from privacy_plugins.release.steps import check_name
 
 __all__ = [
     "SEVERITIES",
@@ -36,7 +36,6 @@ SEVERITIES: Mapping[str, dg.AssetCheckSeverity] = {
     "warning": dg.AssetCheckSeverity.WARN,
     "info": dg.AssetCheckSeverity.WARN,
 }
-_REGISTRY_NAMES = {factory: name for name, factory in MODEL_REGISTRY.items()}
 
 
 def identifier(text: object) -> str:
@@ -60,15 +59,9 @@ def release_names(
     return prefix, key
 
 
-def _model_check_name(model: PrivacyModel) -> str:
-    name = _REGISTRY_NAMES.get(type(model), type(model).__name__.lower())
-    attribute = model.sensitive_attribute
-    return name if attribute is None else f"{name}_{identifier(attribute)}"
-
-
 def requirement_check_names(spec: ReleaseSpec) -> tuple[str, ...]:
     """The check names of ``spec``, in the order ``check_step`` reports them."""
-    names = STRUCTURAL_CHECKS + tuple(_model_check_name(m) for m in spec.models())
+    names = STRUCTURAL_CHECKS + tuple(check_name(m) for m in spec.models())
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise dg.DagsterInvalidDefinitionError(

@@ -103,6 +103,7 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
                 float(o.observed) if isinstance(o.observed, (int, float)) else None,
                 None,
                 o.message if o.status == "passed" else f"{o.message}; severity {o.level}",
+                name=f"gx_{o.expectation_type}",
             )
             for o in outcomes
         ]
