@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from privacy_plugins.core.hierarchies import load_hierarchies
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.tables import read_table
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
+from privacy_plugins.release.destinations import atomic_file
 from privacy_plugins.release.spec import Requirements
 
 __all__ = ["add_anonymize_parser", "models_from_args", "write_table"]
@@ -88,18 +87,11 @@ def models_from_args(args: argparse.Namespace, frame: pd.DataFrame) -> list[Priv
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:
     """Write CSV or Parquet (by suffix) atomically: a temporary file in the same folder, then a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(handle)
-    try:
+    with atomic_file(path) as temporary:
         if path.suffix.lower() in _PARQUET:
             frame.to_parquet(temporary, index=False)
         else:
             frame.to_csv(temporary, index=False)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class _Progress:

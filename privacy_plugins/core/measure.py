@@ -22,7 +22,7 @@ from privacy_plugins.core import metrics
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models.personalized import resolve_bounds
-from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive
+from privacy_plugins.core.parameters import TOLERANCE, check_fraction, check_integer, check_positive
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
 from privacy_plugins.core.results import ClassViolations, to_jsonable, violations_from_mask
 from privacy_plugins.core.roles import AttributeRoles
@@ -43,9 +43,6 @@ LVariant = Literal["distinct", "frequency", "entropy"]
 TDistance = Literal["auto", "equal", "ordered"]
 L_VARIANTS: tuple[str, ...] = ("distinct", "frequency", "entropy")
 T_DISTANCES: tuple[str, ...] = ("auto", "equal", "ordered")
-# Real-valued l measures are compared to integer targets with this tolerance,
-# so exp(ln 3) = 2.9999999999999996 still counts as entropy 3-diverse.
-L_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -186,7 +183,7 @@ def _l_violations(
     return {
         variant: violations_from_mask(
             classes,
-            values < l - L_TOLERANCE,
+            values < l - TOLERANCE,
             target=f"{variant}_l>={l:g} on {attribute}",
             include_values=include_values,
         )
@@ -231,7 +228,7 @@ def _measure_sensitive(
     t_violations = None
     if t is not None:
         t_violations = violations_from_mask(
-            classes, emd > t + L_TOLERANCE, target=f"t<={t:g} on {attribute}", include_values=include_values
+            classes, emd > t + TOLERANCE, target=f"t<={t:g} on {attribute}", include_values=include_values
         )
     leakage = None
     if bounds is not None:

@@ -7,7 +7,11 @@ import numbers
 
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["check_fraction", "check_integer", "check_positive", "check_real"]
+__all__ = ["TOLERANCE", "check_fraction", "check_integer", "check_positive", "check_real"]
+
+#: Real-valued measures (entropy l, EMD, leakage shares) meet a user's threshold within
+#: this tolerance, so exp(ln 3) = 2.9999999999999996 still counts as entropy 3-diverse.
+TOLERANCE = 1e-9
 
 
 def check_integer(value: object, *, name: str, minimum: int = 1) -> int:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +25,7 @@ import pandas as pd
 from privacy_plugins.errors import PrivacyPluginsError
 from privacy_plugins.release.spec import DestinationSpec
 
-__all__ = ["PublishError", "publish_table", "read_published"]
+__all__ = ["PublishError", "atomic_file", "publish_table", "read_published"]
 
 
 class PublishError(PrivacyPluginsError):
@@ -63,21 +65,32 @@ def _publish_duckdb(frame: pd.DataFrame, path: Path, table: str) -> None:
         connection.close()
 
 
+@contextmanager
+def atomic_file(target: Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; rename it over ``target`` only if the block succeeds.
+
+    Readers see the old file or the new one, never a partial one (rename is atomic
+    on POSIX within a folder); on any error the temporary file is removed.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(handle)
+    temporary = Path(name)
+    try:
+        yield temporary
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
 def _publish_parquet(frame: pd.DataFrame, folder: Path, table: str) -> None:
     import pyarrow.parquet as pq
 
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{table}.parquet"
-    handle, temporary = tempfile.mkstemp(prefix=f".{table}.", suffix=".parquet.tmp", dir=folder)
-    os.close(handle)
-    try:
+    with atomic_file(folder / f"{table}.parquet") as temporary:
         frame.to_parquet(temporary, index=False)
-        _verify(len(frame), pq.ParquetFile(temporary).metadata.num_rows, temporary)
+        _verify(len(frame), pq.ParquetFile(temporary).metadata.num_rows, str(temporary))
         _swap_hook()
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _publish_sql(frame: pd.DataFrame, url: str, table: str) -> None:

@@ -345,8 +345,3 @@ def publish_step(spec: ReleaseSpec, candidate: Candidate, check: CheckResult) ->
         raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
     rows = publish_table(frame, spec.destination)
     return Publication(destination=spec.destination.describe(), table=spec.destination.table, rows=rows)
-
-
-def artifact_path(path: str) -> Path:
-    """A path from an artifact (helper for orchestrators)."""
-    return Path(path)

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from privacy_plugins.core.diagnosis.findings import SubsetFinding
-from privacy_plugins.core.measure import L_TOLERANCE
-from privacy_plugins.core.parameters import check_integer, check_positive
+from privacy_plugins.core.parameters import TOLERANCE, check_integer, check_positive
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = [
@@ -103,7 +102,7 @@ class LDiversityTarget:
         c: recursive (c,l) only: the subset satisfies iff c > c*, c > 0.
 
     Frequency and entropy l are real-valued and compared with the 1e-9
-    tolerance of :data:`privacy_plugins.core.measure.L_TOLERANCE`.
+    tolerance of :data:`privacy_plugins.core.parameters.TOLERANCE`.
 
     Example:
         >>> str(LDiversityTarget("recursive", 2, "disease", c=3))
@@ -146,7 +145,7 @@ class LDiversityTarget:
         value = observed[self.variant]
         if value is None:
             raise ConfigurationError("l-diversity needs a sensitive attribute")
-        return value >= self.l - L_TOLERANCE
+        return value >= self.l - TOLERANCE
 
     def __str__(self) -> str:
         l_text = f"{self.l:g}"

@@ -18,14 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
 from privacy_plugins.core.results import ClassViolations, violations_from_mask
 
 __all__ = ["LeakageReport", "leakage_per_record", "leakage_violations", "personalized_leakage"]
-
-# Counts and sizes are integers, bounds are user floats: compare with a small
-# tolerance so that e.g. 1/3 ≤ 0.3333333333 is judged as the user meant.
-_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -59,8 +56,8 @@ def leakage_violations(
     """Per-row masks: leakage above the bound, and bound below 1/|class| (Theorem 1)."""
     same_value = counts.pair_count[counts.pair_of_row]
     size = classes.row_size
-    violating = same_value - bounds * size > _TOLERANCE * size
-    infeasible = bounds * size < 1.0 - _TOLERANCE
+    violating = same_value - bounds * size > TOLERANCE * size
+    infeasible = bounds * size < 1.0 - TOLERANCE
     return violating, infeasible
 
 

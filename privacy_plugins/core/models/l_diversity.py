@@ -26,13 +26,10 @@ from privacy_plugins.core.metrics.diversity import (
     recursive_c_per_class,
 )
 from privacy_plugins.core.models.base import PrivacyModel
-from privacy_plugins.core.parameters import check_integer, check_positive
+from privacy_plugins.core.parameters import TOLERANCE, check_integer, check_positive
 from privacy_plugins.core.partition import EquivalenceClasses
 
 __all__ = ["DistinctLDiversity", "EntropyLDiversity", "FrequencyLDiversity", "RecursiveCLDiversity"]
-
-#: Real-valued l measures meet an integer target within this tolerance (exp(ln 3) < 3).
-L_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -65,7 +62,7 @@ class _LDiversity(PrivacyModel):
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes whose l is below the target (with a 1e-9 tolerance)."""
-        return self.per_class(classes) < self.l - L_TOLERANCE
+        return self.per_class(classes) < self.l - TOLERANCE
 
     def observed(self, classes: EquivalenceClasses) -> float:
         """The table's l for this variant."""

@@ -20,13 +20,11 @@ import numpy as np
 
 from privacy_plugins.core.metrics.closeness import emd_equal, emd_ordered
 from privacy_plugins.core.models.base import PrivacyModel
-from privacy_plugins.core.parameters import check_fraction
+from privacy_plugins.core.parameters import TOLERANCE, check_fraction
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["TCloseness"]
-
-_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,7 @@ class TCloseness(PrivacyModel):
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes farther than t."""
-        return self.per_class(classes) > self.t + _TOLERANCE
+        return self.per_class(classes) > self.t + TOLERANCE
 
     def observed(self, classes: EquivalenceClasses) -> float:
         """The table's t (max EMD)."""

@@ -9,7 +9,6 @@ until ``published`` copies it to the destination through ``publish_step``.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -20,6 +19,7 @@ from privacy_plugins.integrations.dagster.gx_suites import SuiteRef
 from privacy_plugins.integrations.dagster.policy import Policy, tighten
 from privacy_plugins.integrations.dagster.resources import PrivacyReleaseResource
 from privacy_plugins.release import Candidate, DiagnosisSummary, LoadedTable, ReleaseSpec
+from privacy_plugins.release.destinations import atomic_file
 
 __all__ = ["ASSET_NAMES", "ReleaseAssets", "ReleaseBinding", "discard_artifact", "load_artifact", "save_artifact"]
 
@@ -84,11 +84,8 @@ class ReleaseAssets:
 
 def save_artifact(spec: ReleaseSpec, name: str, artifact: LoadedTable | DiagnosisSummary | Candidate) -> None:
     """Write ``artifact.to_dict()`` to ``<workdir>/<name>.json`` (atomically)."""
-    spec.workdir.mkdir(parents=True, exist_ok=True)
-    path = spec.workdir / f"{name}.json"
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(artifact.to_dict(), indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    with atomic_file(spec.workdir / f"{name}.json") as temporary:
+        temporary.write_text(json.dumps(artifact.to_dict(), indent=2) + "\n", encoding="utf-8")
 
 
 def load_artifact(spec: ReleaseSpec, name: str, kind: type[A]) -> A:
