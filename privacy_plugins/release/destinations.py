@@ -23,13 +23,32 @@ from pathlib import Path
 import pandas as pd
 
 from privacy_plugins.errors import PrivacyPluginsError
+from privacy_plugins.release import locations
 from privacy_plugins.release.spec import DestinationSpec
 
-__all__ = ["PublishError", "atomic_file", "publish_table", "read_published"]
+__all__ = ["DestinationError", "PublishError", "atomic_file", "publish_table", "read_published"]
 
 
-class PublishError(PrivacyPluginsError):
+class DestinationError(PrivacyPluginsError):
+    """A destination cannot be read or written (an environment problem, not a privacy failure)."""
+
+
+class PublishError(DestinationError):
     """Publishing failed; the destination was left as it was."""
+
+
+def _io_errors() -> tuple[type[BaseException], ...]:
+    """The errors a destination's I/O raises: OS, DuckDB, SQLAlchemy and Arrow errors."""
+    import duckdb
+    import pyarrow
+    import sqlalchemy.exc
+
+    return (OSError, duckdb.Error, sqlalchemy.exc.SQLAlchemyError, pyarrow.ArrowException)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _swap_hook() -> None:
@@ -111,22 +130,50 @@ def _publish_sql(frame: pd.DataFrame, url: str, table: str) -> None:
 
 
 def publish_table(frame: pd.DataFrame, destination: DestinationSpec) -> int:
-    """Atomically replace the destination table with ``frame``; returns the rows published."""
-    if destination.duckdb is not None:
-        _publish_duckdb(frame, destination.duckdb, destination.table)
-    elif destination.parquet is not None:
-        _publish_parquet(frame, destination.parquet, destination.table)
-    else:
-        assert destination.url is not None
-        _publish_sql(frame, destination.url, destination.table)
+    """Atomically replace the destination table with ``frame``; returns the rows published.
+
+    Raises:
+        PublishError: the destination could not be written (a one-line message;
+            the I/O error is chained); the destination was left as it was.
+    """
+    try:
+        if destination.duckdb is not None:
+            _publish_duckdb(frame, destination.duckdb, destination.table)
+        elif destination.parquet is not None:
+            _publish_parquet(frame, destination.parquet, destination.table)
+        else:
+            assert destination.url is not None
+            _publish_sql(frame, destination.url, destination.table)
+    except PublishError:
+        raise
+    except _io_errors() as exc:
+        raise PublishError(
+            f"could not publish to {destination.describe()}: {_one_line(exc)}; the destination was left as it was"
+        ) from exc
     return len(frame)
 
 
 def read_published(destination: DestinationSpec) -> pd.DataFrame | None:
-    """The table currently published at ``destination`` (``None`` when there is none yet)."""
+    """The table currently published at ``destination`` (``None`` when there is none yet).
+
+    Raises:
+        DestinationError: the destination exists but is not what the spec says
+            (not a DuckDB database, a folder that is a file, not Parquet, ...) or cannot be read.
+    """
+    try:
+        return _read_published(destination)
+    except DestinationError:
+        raise
+    except _io_errors() as exc:
+        raise DestinationError(f"cannot read {destination.describe()}: {_one_line(exc)}") from exc
+
+
+def _read_published(destination: DestinationSpec) -> pd.DataFrame | None:
     if destination.duckdb is not None:
         if not destination.duckdb.exists():
             return None
+        if not destination.duckdb.is_file() or not locations.has_magic(destination.duckdb, locations.DUCKDB_MAGIC):
+            raise DestinationError(f"destination.duckdb: {destination.duckdb} exists but is not a DuckDB database")
         import duckdb
 
         with duckdb.connect(str(destination.duckdb), read_only=True) as connection:
@@ -137,11 +184,24 @@ def read_published(destination: DestinationSpec) -> pd.DataFrame | None:
                 return None
             return connection.execute(f'SELECT * FROM "{destination.table}"').df()
     if destination.parquet is not None:
+        if destination.parquet.exists() and not destination.parquet.is_dir():
+            raise DestinationError(f"destination.parquet: {destination.parquet} is a file, not a folder")
         path = destination.parquet / f"{destination.table}.parquet"
-        return pd.read_parquet(path) if path.exists() else None
+        if not path.exists():
+            return None
+        if not path.is_file() or not locations.has_magic(path, locations.PARQUET_MAGIC):
+            raise DestinationError(f"destination.parquet: {path} exists but is not a Parquet file")
+        return pd.read_parquet(path)
     import sqlalchemy
 
     assert destination.url is not None
+    try:
+        locations.check_database_url("destination.url", destination.url, write=False)
+    except ValueError as exc:
+        raise DestinationError(str(exc)) from None
+    database = locations.sqlite_file(destination.url)
+    if database is not None and not database.exists():
+        return None  # connecting would create an empty database file
     engine = sqlalchemy.create_engine(destination.url)
     try:
         with engine.connect() as connection:
