@@ -3,7 +3,10 @@
 Each subcommand lives in its own module and registers itself in
 :func:`build_parser` with ``parser.set_defaults(run=...)``. Exit codes: 0 on
 success, 2 with a one-line message on stderr for bad input (missing file,
-unknown column, empty table, bad parameter), nothing written in that case.
+unknown column, empty table, bad parameter), nothing written in that case, and
+for an environment problem (a destination or report folder that cannot be
+written, an I/O error while publishing). Subcommands may use 1 for their own
+"ran, but the answer is no" (``release``: not published, requirements not met).
 """
 
 from __future__ import annotations
@@ -44,7 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
-    except (PrivacyPluginsError, FileNotFoundError, ValueError, TypeError) as exc:
+    except (PrivacyPluginsError, ValueError, TypeError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"privacy-plugins: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:  # FileNotFoundError, PermissionError, a full disk ...: the environment
+        message = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
+        message = message.splitlines()[0] if message else type(exc).__name__
         print(f"privacy-plugins: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -5,7 +5,7 @@ renders reports); the Airflow operators and Dagster assets are thin wrappers
 around the same step functions, so every orchestrator produces the same release.
 """
 
-from privacy_plugins.release.destinations import PublishError, publish_table, read_published
+from privacy_plugins.release.destinations import DestinationError, PublishError, publish_table, read_published
 from privacy_plugins.release.flow import STEPS, ReleaseResult, run_release
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import (
@@ -27,6 +27,7 @@ __all__ = [
     "STEPS",
     "Candidate",
     "CheckResult",
+    "DestinationError",
     "DiagnosisSummary",
     "LoadedTable",
     "Publication",

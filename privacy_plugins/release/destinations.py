@@ -9,27 +9,88 @@
   over the old file (an atomic rename on POSIX).
 * Any SQLAlchemy URL: the same write-verify-swap as DuckDB in one transaction
   (atomic where the database has transactional DDL, as SQLite and PostgreSQL do).
+  For SQLite the pysqlite driver's own transaction handling is switched off so
+  that ``CREATE TABLE`` runs inside the transaction too (by default pysqlite
+  only opens a transaction before DML, so the incoming table's ``CREATE`` was
+  committed on its own and a crash left it behind).
+
+Leftovers of killed runs are removed before publishing:
+
+* incoming tables ``<table>__incoming_<8 hex>`` in DuckDB, SQLite and
+  PostgreSQL, inside the publishing transaction. These databases have
+  transactional DDL, so another run's live incoming table is invisible until
+  it commits — and by then it has been renamed; any incoming table we can see
+  is an orphan. Other dialects (MySQL, Oracle, ...) commit DDL at once, so a
+  visible incoming table may belong to a live run: they are left alone there.
+* temporary files ``.<table>.parquet.<8 chars>.tmp`` beside a Parquet file.
+  A writer holds an exclusive ``flock`` on its temporary file until it is
+  renamed or removed; the kernel releases it when the process dies. A temporary
+  file is removed only if that lock can be taken (its writer is gone) and it is
+  older than :data:`STALE_TEMPORARY_SECONDS` (which covers the instant between
+  creating the file and locking it). Where ``flock`` is unavailable (Windows,
+  some network filesystems) only files older than :data:`STALE_TEMPORARY_UNLOCKED_SECONDS`
+  are removed.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from privacy_plugins.errors import PrivacyPluginsError
+from privacy_plugins.release import locations
 from privacy_plugins.release.spec import DestinationSpec
 
-__all__ = ["PublishError", "atomic_file", "publish_table", "read_published"]
+__all__ = [
+    "STALE_TEMPORARY_SECONDS",
+    "STALE_TEMPORARY_UNLOCKED_SECONDS",
+    "DestinationError",
+    "PublishError",
+    "atomic_file",
+    "publish_table",
+    "read_published",
+    "remove_stale_temporaries",
+]
+
+STALE_TEMPORARY_SECONDS = 5.0
+"""An unlocked temporary file younger than this may be one a live writer has not locked yet."""
+
+STALE_TEMPORARY_UNLOCKED_SECONDS = 24 * 3600.0
+"""Without ``flock``, a temporary file is taken for a live writer's until it is this old."""
+
+_TRANSACTIONAL_DDL = frozenset({"sqlite", "postgresql", "duckdb"})
 
 
-class PublishError(PrivacyPluginsError):
+class DestinationError(PrivacyPluginsError):
+    """A destination cannot be read or written (an environment problem, not a privacy failure)."""
+
+
+class PublishError(DestinationError):
     """Publishing failed; the destination was left as it was."""
+
+
+def _io_errors() -> tuple[type[BaseException], ...]:
+    """The errors a destination's I/O raises: OS, DuckDB, SQLAlchemy and Arrow errors."""
+    import duckdb
+    import pyarrow
+    import sqlalchemy.exc
+
+    return (OSError, duckdb.Error, sqlalchemy.exc.SQLAlchemyError, pyarrow.ArrowException)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _swap_hook() -> None:
@@ -49,6 +110,9 @@ def _publish_duckdb(frame: pd.DataFrame, path: Path, table: str) -> None:
     connection = duckdb.connect(str(path))
     try:
         connection.execute("BEGIN TRANSACTION")
+        names = [row[0] for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+        for orphan in _orphans(names, table):
+            connection.execute(f'DROP TABLE "{orphan}"')
         connection.register("release_frame", frame)
         connection.execute(f'CREATE TABLE "{temporary}" AS SELECT * FROM release_frame')
         connection.unregister("release_frame")
@@ -65,41 +129,133 @@ def _publish_duckdb(frame: pd.DataFrame, path: Path, table: str) -> None:
         connection.close()
 
 
+def _orphans(names: list[str], table: str) -> list[str]:
+    """The incoming tables of earlier runs among ``names`` (``<table>__incoming_<8 hex>``)."""
+    pattern = re.compile(rf"{re.escape(table)}__incoming_[0-9a-f]{{8}}")
+    return sorted(name for name in names if pattern.fullmatch(name))
+
+
+def _lock(handle: int) -> bool:
+    """Take an exclusive non-blocking ``flock`` on an open file; ``False`` when another holder has it.
+
+    Raises:
+        OSError: locking is not supported here (Windows, some network filesystems).
+    """
+    if sys.platform == "win32":
+        raise OSError("flock is not available on Windows")
+    import fcntl
+
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def remove_stale_temporaries(target: Path) -> list[Path]:
+    """Remove the temporary files that killed :func:`atomic_file` writers left beside ``target``.
+
+    Only files named like ours (``.<name>.<8 chars>.tmp``) whose writer is gone:
+    nobody holds their lock and they are older than :data:`STALE_TEMPORARY_SECONDS`
+    (without locking: older than :data:`STALE_TEMPORARY_UNLOCKED_SECONDS`).
+    Returns the files removed.
+    """
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.tmp")
+    try:
+        candidates = [p for p in target.parent.iterdir() if pattern.fullmatch(p.name)]
+    except OSError:
+        return []
+    removed = []
+    now = time.time()
+    for candidate in candidates:
+        try:
+            handle = os.open(candidate, os.O_RDWR)  # NFS emulates flock with write locks
+        except OSError:
+            continue  # gone already, or not ours to read
+        try:
+            age = now - os.fstat(handle).st_mtime
+            try:
+                stale = _lock(handle) and age > STALE_TEMPORARY_SECONDS
+            except OSError:
+                stale = age > STALE_TEMPORARY_UNLOCKED_SECONDS
+            if stale:
+                candidate.unlink(missing_ok=True)
+                removed.append(candidate)
+        finally:
+            os.close(handle)  # releases our lock
+    return removed
+
+
 @contextmanager
 def atomic_file(target: Path) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it over ``target`` only if the block succeeds.
 
     Readers see the old file or the new one, never a partial one (rename is atomic
-    on POSIX within a folder); on any error the temporary file is removed.
+    on POSIX within a folder); on any error the temporary file is removed. The
+    temporary file is ``flock``-ed until then, so :func:`remove_stale_temporaries`
+    can tell a live writer's file from a killed one's.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(handle)
     temporary = Path(name)
+    try:
+        locked = _lock(handle)
+    except OSError:
+        locked = False  # no locking here: stale files are then recognized by age only
+    if not locked:
+        os.close(handle)  # (Windows cannot rename a file that is still open)
     try:
         yield temporary
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+    finally:
+        if locked:
+            os.close(handle)  # releases the lock
 
 
 def _publish_parquet(frame: pd.DataFrame, folder: Path, table: str) -> None:
     import pyarrow.parquet as pq
 
+    remove_stale_temporaries(folder / f"{table}.parquet")
     with atomic_file(folder / f"{table}.parquet") as temporary:
         frame.to_parquet(temporary, index=False)
         _verify(len(frame), pq.ParquetFile(temporary).metadata.num_rows, str(temporary))
         _swap_hook()
 
 
+def _transactional_sqlite_ddl(engine: Any) -> None:
+    """Let SQLAlchemy, not pysqlite, emit ``BEGIN`` so that DDL runs inside the transaction.
+
+    pysqlite (Python < 3.12 ``isolation_level`` mode) begins a transaction only
+    before INSERT/UPDATE/DELETE, so ``CREATE TABLE`` and ``DROP``/``ALTER`` would
+    each commit on their own (SQLAlchemy docs: "Serializable isolation /
+    Savepoints / Transactional DDL" for pysqlite).
+    """
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "connect")
+    def _no_driver_transactions(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN")
+
+
 def _publish_sql(frame: pd.DataFrame, url: str, table: str) -> None:
     import sqlalchemy
 
     engine = sqlalchemy.create_engine(url)
+    if engine.dialect.name == "sqlite" and engine.dialect.driver == "pysqlite":
+        _transactional_sqlite_ddl(engine)
     temporary = f"{table}__incoming_{uuid.uuid4().hex[:8]}"
     try:
         with engine.begin() as connection:
+            if engine.dialect.name in _TRANSACTIONAL_DDL:
+                for orphan in _orphans(sqlalchemy.inspect(connection).get_table_names(), table):
+                    connection.execute(sqlalchemy.text(f'DROP TABLE "{orphan}"'))
             frame.to_sql(temporary, connection, index=False)
             count = connection.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{temporary}"')).scalar_one()
             _verify(len(frame), int(count), f"{url}#{temporary}")
@@ -111,22 +267,50 @@ def _publish_sql(frame: pd.DataFrame, url: str, table: str) -> None:
 
 
 def publish_table(frame: pd.DataFrame, destination: DestinationSpec) -> int:
-    """Atomically replace the destination table with ``frame``; returns the rows published."""
-    if destination.duckdb is not None:
-        _publish_duckdb(frame, destination.duckdb, destination.table)
-    elif destination.parquet is not None:
-        _publish_parquet(frame, destination.parquet, destination.table)
-    else:
-        assert destination.url is not None
-        _publish_sql(frame, destination.url, destination.table)
+    """Atomically replace the destination table with ``frame``; returns the rows published.
+
+    Raises:
+        PublishError: the destination could not be written (a one-line message;
+            the I/O error is chained); the destination was left as it was.
+    """
+    try:
+        if destination.duckdb is not None:
+            _publish_duckdb(frame, destination.duckdb, destination.table)
+        elif destination.parquet is not None:
+            _publish_parquet(frame, destination.parquet, destination.table)
+        else:
+            assert destination.url is not None
+            _publish_sql(frame, destination.url, destination.table)
+    except PublishError:
+        raise
+    except _io_errors() as exc:
+        raise PublishError(
+            f"could not publish to {destination.describe()}: {_one_line(exc)}; the destination was left as it was"
+        ) from exc
     return len(frame)
 
 
 def read_published(destination: DestinationSpec) -> pd.DataFrame | None:
-    """The table currently published at ``destination`` (``None`` when there is none yet)."""
+    """The table currently published at ``destination`` (``None`` when there is none yet).
+
+    Raises:
+        DestinationError: the destination exists but is not what the spec says
+            (not a DuckDB database, a folder that is a file, not Parquet, ...) or cannot be read.
+    """
+    try:
+        return _read_published(destination)
+    except DestinationError:
+        raise
+    except _io_errors() as exc:
+        raise DestinationError(f"cannot read {destination.describe()}: {_one_line(exc)}") from exc
+
+
+def _read_published(destination: DestinationSpec) -> pd.DataFrame | None:
     if destination.duckdb is not None:
         if not destination.duckdb.exists():
             return None
+        if not destination.duckdb.is_file() or not locations.has_magic(destination.duckdb, locations.DUCKDB_MAGIC):
+            raise DestinationError(f"destination.duckdb: {destination.duckdb} exists but is not a DuckDB database")
         import duckdb
 
         with duckdb.connect(str(destination.duckdb), read_only=True) as connection:
@@ -137,11 +321,24 @@ def read_published(destination: DestinationSpec) -> pd.DataFrame | None:
                 return None
             return connection.execute(f'SELECT * FROM "{destination.table}"').df()
     if destination.parquet is not None:
+        if destination.parquet.exists() and not destination.parquet.is_dir():
+            raise DestinationError(f"destination.parquet: {destination.parquet} is a file, not a folder")
         path = destination.parquet / f"{destination.table}.parquet"
-        return pd.read_parquet(path) if path.exists() else None
+        if not path.exists():
+            return None
+        if not path.is_file() or not locations.has_magic(path, locations.PARQUET_MAGIC):
+            raise DestinationError(f"destination.parquet: {path} exists but is not a Parquet file")
+        return pd.read_parquet(path)
     import sqlalchemy
 
     assert destination.url is not None
+    try:
+        locations.check_database_url("destination.url", destination.url, write=False)
+    except ValueError as exc:
+        raise DestinationError(str(exc)) from None
+    database = locations.sqlite_file(destination.url)
+    if database is not None and not database.exists():
+        return None  # connecting would create an empty database file
     engine = sqlalchemy.create_engine(destination.url)
     try:
         with engine.connect() as connection:

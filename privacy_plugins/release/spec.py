@@ -255,6 +255,35 @@ class DestinationSpec:
             where = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", self.url)
         return f"{self.kind}:{where}#{self.table}"
 
+    def check_writable(self) -> None:
+        """Fail now, naming the setting, if publishing here cannot work — without creating anything.
+
+        A DuckDB file must be creatable or an existing DuckDB database; a Parquet
+        folder creatable or a writable folder (an existing ``<table>.parquet`` must
+        be Parquet); a URL's dialect and driver importable (a SQLite file as for
+        DuckDB). See :mod:`privacy_plugins.release.locations`.
+
+        Raises:
+            ConfigurationError: e.g. ``destination.duckdb: /x/file.txt/out.duckdb: a parent is a file``.
+        """
+        from privacy_plugins.release import locations
+
+        if self.duckdb is not None:
+            locations.check_writable_file(
+                "destination.duckdb", self.duckdb, magic=locations.DUCKDB_MAGIC, kind="a DuckDB database"
+            )
+        elif self.parquet is not None:
+            locations.check_writable_folder("destination.parquet", self.parquet)
+            locations.check_writable_file(
+                "destination.parquet",
+                self.parquet / f"{self.table}.parquet",
+                magic=locations.PARQUET_MAGIC,
+                kind="a Parquet file",
+            )
+        else:
+            assert self.url is not None
+            locations.check_database_url("destination.url", self.url)
+
 
 @dataclass(frozen=True)
 class ReportSpec:
@@ -278,6 +307,18 @@ class ReportSpec:
     def release_json(self) -> Path:
         """The release summary (accounting, checks, publication)."""
         return self.directory / "release.json"
+
+    def check_writable(self) -> None:
+        """Fail now if the report folder cannot be created or written (nothing is created here).
+
+        Raises:
+            ConfigurationError: e.g. ``report.directory: /x/reports is a file, not a folder``.
+        """
+        from privacy_plugins.release import locations
+
+        locations.check_writable_folder("report.directory", self.directory)
+        for report in (self.diagnosis_html, self.diagnosis_json, self.release_json):
+            locations.check_writable_file("report.directory", report, magic=None, kind="a report file")
 
 
 @dataclass(frozen=True)

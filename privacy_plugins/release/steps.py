@@ -168,6 +168,8 @@ def _read_with_digest(path: str) -> tuple[pd.DataFrame, str]:
 
 def load_step(spec: ReleaseSpec) -> LoadedTable:
     """Read the source, check every column, role and hierarchy, drop identifiers, store the table."""
+    spec.destination.check_writable()  # an unwritable destination or report folder fails before any work
+    spec.report.check_writable()
     frame = validate_frame(read_source(spec.source))
     spec.roles.check_columns([str(c) for c in frame.columns])
     bound_column = spec.requirements.bound_column

@@ -1,0 +1,214 @@
+"""Up-front checks that a destination or report folder can be written — without creating anything.
+
+A release that cannot write its result should say so when the spec is read,
+not after loading, diagnosing and anonymizing. These checks only look: they
+find the nearest existing ancestor of a path that does not exist yet and check
+it is a writable folder on a real filesystem; an existing DuckDB, SQLite or
+Parquet file must really be one (magic bytes); a SQLAlchemy URL's dialect and
+driver must be importable. Every problem is a :class:`ConfigurationError`
+whose message starts with the setting, e.g.
+``destination.duckdb: /x/file.txt/out.duckdb: a parent is a file (/x/file.txt)``.
+
+What they cannot see (a full disk, a lock held by another process, a server
+that is down) still fails at publish, as a one-line ``PublishError``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = [
+    "DUCKDB_MAGIC",
+    "PARQUET_MAGIC",
+    "SQLITE_MAGIC",
+    "check_database_url",
+    "check_writable_file",
+    "check_writable_folder",
+    "has_magic",
+    "sqlite_file",
+]
+
+DUCKDB_MAGIC = (8, b"DUCK")
+PARQUET_MAGIC = (0, b"PAR1")
+SQLITE_MAGIC = (0, b"SQLite format 3\x00")
+
+# Filesystems where files cannot be created even by root (os.access says yes there).
+_PSEUDO_FILESYSTEMS = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "devpts",
+        "cgroup",
+        "cgroup2",
+        "securityfs",
+        "debugfs",
+        "tracefs",
+        "configfs",
+        "pstore",
+        "bpf",
+        "efivarfs",
+        "binfmt_misc",
+        "fusectl",
+        "mqueue",
+        "autofs",
+        "nsfs",
+    }
+)
+
+
+def has_magic(path: Path, magic: tuple[int, bytes]) -> bool:
+    """True when ``path`` starts with the format's magic bytes at the format's offset."""
+    offset, expected = magic
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return handle.read(len(expected)) == expected
+    except OSError:
+        return False
+
+
+def _filesystem_type(path: Path) -> str | None:
+    """The type of the filesystem holding ``path`` (Linux: from /proc/self/mounts; else ``None``)."""
+    try:
+        lines = Path("/proc/self/mounts").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    best: tuple[int, str] | None = None
+    text = str(path)
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        mount = fields[1].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+        inside = text == mount or text.startswith(mount.rstrip("/") + "/")
+        if inside and (best is None or len(mount) >= best[0]):
+            best = (len(mount), fields[2])
+    return best[1] if best else None
+
+
+def _folder_problem(folder: Path) -> str | None:
+    """Why files cannot be created in the existing folder ``folder`` (``None`` when they can)."""
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    fstype = _filesystem_type(folder)
+    if fstype in _PSEUDO_FILESYSTEMS:
+        return f"{folder} is on a {fstype} filesystem, where files cannot be created"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} is not writable"
+    return None
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` itself or its nearest ancestor that exists (as anything: file, folder, link)."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            return candidate
+    return Path(path.anchor or "/")
+
+
+def _creatable(setting: str, path: Path) -> None:
+    """``path`` does not exist: its nearest existing ancestor must be a writable folder."""
+    ancestor = _nearest_existing(path.parent)
+    if not ancestor.is_dir():
+        raise ConfigurationError(f"{setting}: {path}: a parent is a file ({ancestor})")
+    problem = _folder_problem(ancestor)
+    if problem is not None:
+        raise ConfigurationError(f"{setting}: {path}: {problem}")
+
+
+def check_writable_file(setting: str, path: Path, *, magic: tuple[int, bytes] | None, kind: str) -> None:
+    """``path`` can be created, or exists as a ``kind`` file (checked by ``magic``) that can be replaced.
+
+    Args:
+        setting: the spec setting named in the message (``destination.duckdb``).
+        path: the file.
+        magic: the format's (offset, bytes); an existing file without them is refused.
+        kind: the format's name, for the message (``a DuckDB database``).
+
+    Raises:
+        ConfigurationError: naming ``setting`` and the path.
+    """
+    if not os.path.lexists(path):
+        _creatable(setting, path)
+        return
+    if path.is_dir():
+        raise ConfigurationError(f"{setting}: {path} is a folder, not {kind}")
+    if not path.is_file():
+        raise ConfigurationError(f"{setting}: {path} is not a regular file")
+    if magic is not None and not has_magic(path, magic):
+        raise ConfigurationError(f"{setting}: {path} exists but is not {kind}; refusing to overwrite it")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise ConfigurationError(f"{setting}: {path} is not writable")
+    problem = _folder_problem(path.parent)  # journals, WAL and temporary files go beside it
+    if problem is not None:
+        raise ConfigurationError(f"{setting}: {path}: {problem}")
+
+
+def check_writable_folder(setting: str, folder: Path) -> None:
+    """``folder`` can be created, or is an existing folder in which files can be created."""
+    if not os.path.lexists(folder):
+        _creatable(setting, folder)
+        return
+    if not folder.is_dir():
+        raise ConfigurationError(f"{setting}: {folder} is a file, not a folder")
+    problem = _folder_problem(folder)
+    if problem is not None:
+        raise ConfigurationError(f"{setting}: {problem}")
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The database file of a ``sqlite`` URL (``None`` for another dialect, memory or a ``file:`` URI)."""
+    from sqlalchemy.engine.url import make_url
+
+    parsed = make_url(url)
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:") or parsed.query.get("uri"):
+        return None
+    return Path(database).expanduser().absolute()
+
+
+def check_database_url(setting: str, url: str, *, write: bool = True) -> None:
+    """The URL parses, its dialect and driver import, and a SQLite file is (or can be) a SQLite database.
+
+    Nothing is connected to: a server that is down is only found at publish.
+    With ``write=False`` an existing SQLite file only has to be a SQLite database.
+    """
+    import sqlalchemy.exc
+    from sqlalchemy.engine.url import make_url
+
+    try:
+        parsed = make_url(url)
+    except sqlalchemy.exc.ArgumentError:
+        raise ConfigurationError(f"{setting}: not a SQLAlchemy URL (dialect+driver://...)") from None
+    try:
+        dialect = parsed.get_dialect()
+    except sqlalchemy.exc.NoSuchModuleError:
+        raise ConfigurationError(
+            f"{setting}: unknown database dialect {parsed.drivername!r} (is its SQLAlchemy plugin installed?)"
+        ) from None
+    try:
+        dialect.import_dbapi()
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"{setting}: the driver for {parsed.drivername!r} is not installed ({exc.name or exc})"
+        ) from None
+    path = sqlite_file(url)
+    if path is None:
+        return
+    empty = os.path.isfile(path) and os.path.getsize(path) == 0  # SQLite accepts an empty file as a new database
+    magic = None if empty else SQLITE_MAGIC
+    if not write:
+        if os.path.lexists(path) and (not path.is_file() or (magic is not None and not has_magic(path, magic))):
+            raise ConfigurationError(f"{setting}: {path} exists but is not a SQLite database")
+        return
+    if not os.path.lexists(path) and not path.parent.is_dir():
+        ancestor = _nearest_existing(path.parent)
+        if ancestor.is_dir():
+            raise ConfigurationError(f"{setting}: {path}: the folder {path.parent} does not exist")
+        raise ConfigurationError(f"{setting}: {path}: a parent is a file ({ancestor})")
+    check_writable_file(setting, path, magic=magic, kind="a SQLite database")
