@@ -119,7 +119,11 @@ def _dimension(series: pd.Series, hierarchy: Hierarchy | None) -> tuple[Dimensio
     if hierarchy is not None:
         if not isinstance(hierarchy, Hierarchy):
             raise TypeError(f"hierarchies[{column!r}] must be a Hierarchy, got {type(hierarchy).__name__}")
-        leaf = hierarchy.leaf_codes(series)
+        # Look up each distinct value once (the hierarchy's own lookup formats every row).
+        row_codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        if (row_codes < 0).any():
+            hierarchy.leaf_codes(series)  # raises, naming the missing values
+        leaf = hierarchy.leaf_codes(pd.Series(uniques, dtype=series.dtype, name=column))[row_codes]
         # Siblings adjacent: order leaves by their path from the top, then by leaf order.
         order = np.lexsort((np.arange(hierarchy.n_leaves), *hierarchy.codes[1:]))
         position = np.empty_like(order)
