@@ -34,8 +34,10 @@ __all__ = [
     "discernibility",
     "generalization_costs",
     "ileft",
+    "local_generalization_costs",
     "ncp",
     "precision",
+    "range_costs",
 ]
 
 
@@ -58,6 +60,46 @@ def generalization_costs(hierarchy: Hierarchy, leaf_codes: np.ndarray, level: in
         return np.zeros(leaf_codes.shape[0])
     covered = hierarchy.leaf_counts[level][hierarchy.codes[level][leaf_codes]]
     return (covered - 1) / (hierarchy.n_leaves - 1)
+
+
+def local_generalization_costs(hierarchy: Hierarchy, levels: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """NCP cost of hierarchical values generalized to different levels (local recoding, e.g. Mondrian).
+
+    Args:
+        hierarchy: the attribute's hierarchy.
+        levels: the level of each published value.
+        nodes: the code of each published value among the values of its level.
+
+    Returns:
+        (leaves(g) − 1)/(|D| − 1) per value; 0 for a hierarchy with a single leaf.
+
+    Example:
+        >>> h = Hierarchy.from_rows("q", [["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]])
+        >>> local_generalization_costs(h, np.array([0, 1, 2]), np.array([2, 0, 0])).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    if hierarchy.n_leaves <= 1:
+        return np.zeros(levels.shape[0])
+    covered = np.zeros(levels.shape[0], dtype=np.int64)
+    for level in range(hierarchy.height + 1):
+        here = levels == level
+        covered[here] = hierarchy.leaf_counts[level][nodes[here]]
+    return (covered - 1) / (hierarchy.n_leaves - 1)
+
+
+def range_costs(low: np.ndarray, high: np.ndarray, *, domain_min: float, domain_max: float) -> np.ndarray:
+    """NCP cost of numeric values published as ranges [low, high] without a hierarchy.
+
+    (high − low)/(max − min of the attribute); 0 when the attribute is constant.
+
+    Example:
+        >>> range_costs(np.array([20, 30]), np.array([29, 30]), domain_min=17, domain_max=90).tolist()
+        [0.1232876712328767, 0.0]
+    """
+    span = float(domain_max) - float(domain_min)
+    if span <= 0:
+        return np.zeros(np.shape(low)[0])
+    return np.asarray((np.asarray(high, dtype=float) - np.asarray(low, dtype=float)) / span, dtype=float)
 
 
 def ncp(costs: Sequence[np.ndarray], suppressed: np.ndarray, *, weights: np.ndarray | None = None) -> float:
