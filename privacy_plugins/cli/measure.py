@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +14,14 @@ from privacy_plugins.cli._args import Subcommands, columns_arg
 from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
 from privacy_plugins.core.measure import MeasureReport, measure
 from privacy_plugins.core.tables import read_table
+from privacy_plugins.errors import PrivacyRiskWarning
 
-__all__ = ["add_demo_parser", "add_measure_parser", "format_table"]
+__all__ = ["INCLUDE_VALUES_WARNING", "add_demo_parser", "add_measure_parser", "format_table"]
+
+#: The one line printed on stderr when ``--include-values`` is given.
+INCLUDE_VALUES_WARNING = (
+    "privacy-plugins: warning: --include-values prints the quasi-identifier values of violating classes"
+)
 
 
 def add_measure_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
@@ -63,6 +72,15 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _example_lines(violations: Mapping[str, Any] | None) -> list[str]:
+    """The QI values of the violating classes kept with ``--include-values`` (none otherwise)."""
+    examples: Sequence[Mapping[str, Any]] = (violations or {}).get("examples") or ()
+    lines = ["    e.g. " + ", ".join(f"{name}={value}" for name, value in example.items()) for example in examples]
+    if examples and violations is not None and violations["classes"] > len(examples):
+        lines.append(f"    … and {_fmt(violations['classes'] - len(examples))} more classes")
+    return lines
+
+
 def format_table(report: MeasureReport, *, source: str) -> str:
     """A readable summary for people (no raw values unless they were opted in)."""
     data = report.to_dict()
@@ -82,6 +100,7 @@ def format_table(report: MeasureReport, *, source: str) -> str:
             f"  suppression for k={data['target_k']}  {_fmt(data['suppression_needed'])} rows "
             f"({data['suppression_needed_fraction']:.1%}) in {_fmt(data['k_violations']['classes'])} classes"
         )
+        lines += _example_lines(data["k_violations"])
     if "k_after_suppression" in data:
         after = data["k_after_suppression"]
         lines.append(
@@ -103,15 +122,18 @@ def format_table(report: MeasureReport, *, source: str) -> str:
                 f"  violating {violations['target']}: {_fmt(violations['classes'])} classes, "
                 f"{_fmt(violations['records'])} records"
             )
+            lines += _example_lines(violations)
         if sensitive["t_violations"] is not None:
             v = sensitive["t_violations"]
             lines.append(f"  violating {v['target']}: {_fmt(v['classes'])} classes, {_fmt(v['records'])} records")
+            lines += _example_lines(v)
         if sensitive["leakage"] is not None:
             leak = sensitive["leakage"]
             lines.append(
                 f"  max leakage           {_fmt(leak['max_leakage'])}; {_fmt(leak['violations'])} records over "
                 f"their bound, {_fmt(leak['infeasible'])} infeasible (bound < 1/class size)"
             )
+            lines += _example_lines(leak["classes"])
     return "\n".join(lines)
 
 
@@ -124,22 +146,28 @@ def _emit(report: MeasureReport, *, output_format: str, source: str) -> None:
 
 def _run_measure(args: argparse.Namespace) -> int:
     frame = read_table(args.data, sep=args.sep)
-    report = measure(
-        frame,
-        quasi_identifiers=args.qi,
-        sensitive_attributes=args.sensitive,
-        identifiers=args.identifiers,
-        k=args.k,
-        l=args.l,
-        c=args.c,
-        t=args.t,
-        t_distance=args.t_distance,
-        delta=args.delta,
-        bound=args.bound,
-        bound_column=args.bound_column,
-        risk_threshold=args.risk_threshold,
-        include_values=args.include_values,
-    )
+    with warnings.catch_warnings():
+        # The core warns through ``warnings`` (a file:line, for programmers); the
+        # command says it once, in its own words, below.
+        warnings.simplefilter("ignore", PrivacyRiskWarning)
+        report = measure(
+            frame,
+            quasi_identifiers=args.qi,
+            sensitive_attributes=args.sensitive,
+            identifiers=args.identifiers,
+            k=args.k,
+            l=args.l,
+            c=args.c,
+            t=args.t,
+            t_distance=args.t_distance,
+            delta=args.delta,
+            bound=args.bound,
+            bound_column=args.bound_column,
+            risk_threshold=args.risk_threshold,
+            include_values=args.include_values,
+        )
+    if args.include_values:
+        print(INCLUDE_VALUES_WARNING, file=sys.stderr)
     _emit(report, output_format=args.format, source=str(args.data))
     return 0
 

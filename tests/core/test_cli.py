@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -111,15 +112,31 @@ def test_parquet_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert json.loads(out)["rows"] == 200
 
 
-def test_include_values_is_opt_in(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("output_format", ["json", "table"])
+def test_include_values_is_opt_in(output_format: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "t.csv"
     pd.DataFrame({"zip": ["11111", "22222", "22222"], "s": ["x", "y", "z"]}).to_csv(path, index=False)
-    code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--k", "2", "--format", "json")
-    assert code == 0 and "11111" not in out
-    with pytest.warns(pp.errors.PrivacyRiskWarning):
-        code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--k", "2", "--format", "json",
-                           "--include-values")  # fmt: skip
+    argv = ["measure", str(path), "--qi", "zip", "--k", "2", "--format", output_format]
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and "11111" not in out and err == ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no raw Python warning line (file path, source line)
+        code, out, err = run(capsys, *argv, "--include-values")
     assert code == 0 and "11111" in out
+    assert err == "privacy-plugins: warning: --include-values prints the quasi-identifier values of violating classes\n"
+
+
+def test_include_values_in_table_format_shows_every_kind_of_violation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.csv"
+    frame = pd.DataFrame({"zip": ["11111", "22222", "22222", "33333", "33333"], "s": ["x", "y", "y", "y", "z"]})
+    frame.to_csv(path, index=False)
+    code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--sensitive", "s", "--k", "2", "--l", "2",
+                       "--t", "0.1", "--bound", "0.6", "--include-values")  # fmt: skip
+    assert code == 0
+    assert "e.g. zip=11111" in out  # k
+    assert out.count("e.g. zip=22222") >= 2  # l (and t, leakage)
 
 
 def test_console_script_runs(census_csv: Path) -> None:
