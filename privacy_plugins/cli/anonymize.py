@@ -24,10 +24,12 @@ from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationEr
 from privacy_plugins.release.destinations import atomic_file
 from privacy_plugins.release.spec import Requirements
 
-__all__ = ["add_anonymize_parser", "models_from_args", "write_table"]
+__all__ = ["OUTPUT_EXTENSIONS", "add_anonymize_parser", "check_output_path", "models_from_args", "write_table"]
 
 EXIT_INFEASIBLE = 1
 _PARQUET = {".parquet", ".pq"}
+#: Output formats by file extension (case-insensitive); anything else is an error before any work.
+OUTPUT_EXTENSIONS = (".csv", *sorted(_PARQUET))
 
 
 def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
@@ -52,7 +54,7 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
     parser.add_argument("--suppression", type=float, default=0.0, help="fraction of records that may be suppressed")
     parser.add_argument("--metric", choices=LOSS_METRICS, default="ncp", help="loss to minimise (default ncp)")
     parser.add_argument("--mark-suppressed", action="store_true", help="keep suppressed rows with '*' instead")
-    parser.add_argument("--out", required=True, type=Path, help="output table (.csv or .parquet)")
+    parser.add_argument("--out", required=True, type=Path, help="output table (.csv, .parquet or .pq)")
     parser.add_argument("--report", type=Path, help="write the JSON report here as well")
     parser.add_argument("--sep", help="CSV delimiter of DATA (default: detected)")
     parser.add_argument("--format", choices=["json", "table"], default="table")
@@ -85,8 +87,18 @@ def models_from_args(args: argparse.Namespace, frame: pd.DataFrame) -> list[Priv
     return requirements.models(tuple(args.sensitive), frame)
 
 
+def check_output_path(path: Path) -> None:
+    """Reject an output file whose extension names no format we write (``.xlsx``, ``.json``, none)."""
+    if path.suffix.lower() not in OUTPUT_EXTENSIONS:
+        suffix = repr(path.suffix) if path.suffix else "no extension"
+        raise ConfigurationError(
+            f"--out {str(path)!r}: unsupported output extension ({suffix}); use one of {', '.join(OUTPUT_EXTENSIONS)}"
+        )
+
+
 def write_table(frame: pd.DataFrame, path: Path) -> None:
     """Write CSV or Parquet (by suffix) atomically: a temporary file in the same folder, then a rename."""
+    check_output_path(path)
     with atomic_file(path) as temporary:
         if path.suffix.lower() in _PARQUET:
             frame.to_parquet(temporary, index=False)
@@ -129,6 +141,7 @@ def _summary(report: dict[str, Any], out: Path) -> str:
 
 
 def _run_anonymize(args: argparse.Namespace) -> int:
+    check_output_path(args.out)
     frame = read_table(args.data, sep=args.sep)
     models = models_from_args(args, frame)
     hierarchies = load_hierarchies(args.hierarchies, columns=args.qi, sep=args.hierarchy_sep)

@@ -99,3 +99,22 @@ def test_missing_hierarchy_is_named(workspace: Path, capsys: pytest.CaptureFixtu
         str(workspace / "hierarchies"), "--k", "2", "--out", str(workspace / "x.csv"),
     )  # fmt: skip
     assert code == 2 and "no hierarchy for ['age']" in stderr
+
+
+@pytest.mark.parametrize("name", ["released.xlsx", "released", "released.json"])
+def test_unknown_output_extension_is_an_error_before_any_work(
+    name: str, workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("anonymized before checking --out")
+
+    monkeypatch.setattr("privacy_plugins.cli.anonymize.anonymize_full_domain", must_not_run)
+    out = workspace / "out" / name
+    code, stdout, stderr = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies",
+        str(workspace / "hierarchies"), "--k", "2", "--out", str(out),
+    )  # fmt: skip
+    assert code == 2 and stdout == ""
+    assert stderr.count("\n") == 1 and "unsupported output extension" in stderr
+    assert ".csv, .parquet" in stderr
+    assert not out.parent.exists()
