@@ -2,6 +2,13 @@
 
 Nothing is written unless the anonymized table passed the re-check; the output
 file appears atomically (written to a temporary file, then renamed).
+
+File modes, one rule for every command: what is written to be shared — the
+published table (``--out``, a release's Parquet destination) and the reports
+(``--report``, diagnosis JSON/HTML) — gets the mode of any new file, ``0o666``
+minus the umask (0644 with the usual umask 022). Nothing is made more private
+than the umask says: keep the raw input and a release's ``workdir`` in a private
+folder (``chmod 700``) or run with ``umask 077``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,12 +70,18 @@ def atomic_file(target: Path) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it over ``target`` only if the block succeeds.
 
     Readers see the old file or the new one, never a partial one (rename is atomic
-    on POSIX within a folder); on any error the temporary file is removed.
+    on POSIX within a folder); on any error the temporary file is removed. The
+    file gets the mode of any new file (``0o666`` minus the umask, 0644 with the
+    usual umask 022), like the reports, not ``mkstemp``'s private 0600.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(handle)
-    temporary = Path(name)
+    while True:
+        temporary = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+        try:  # O_EXCL: a fresh file, never an existing one; the kernel applies the umask to 0o666
+            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            break
+        except FileExistsError:
+            continue
     try:
         yield temporary
         os.replace(temporary, target)

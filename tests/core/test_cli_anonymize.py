@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -118,3 +121,43 @@ def test_unknown_output_extension_is_an_error_before_any_work(
     assert stderr.count("\n") == 1 and "unsupported output extension" in stderr
     assert ".csv, .parquet" in stderr
     assert not out.parent.exists()
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@pytest.mark.parametrize("name", ["released.csv", "released.parquet"])
+def test_output_and_report_get_the_umask_mode(
+    name: str, workspace: Path, capsys: pytest.CaptureFixture[str], umask_022: None
+) -> None:
+    out, report = workspace / name, workspace / "report.json"
+    code, _, _ = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies",
+        str(workspace / "hierarchies"), "--k", "2", "--out", str(out), "--report", str(report),
+    )  # fmt: skip
+    assert code == 0
+    assert stat.S_IMODE(out.stat().st_mode) == stat.S_IMODE(report.stat().st_mode) == 0o644
+
+
+def test_atomic_file_follows_the_umask(tmp_path: Path) -> None:
+    from privacy_plugins.release.destinations import atomic_file
+
+    previous = os.umask(0o027)
+    try:
+        with atomic_file(tmp_path / "t.csv") as temporary:
+            temporary.write_text("a\n")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "t.csv").stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def test_readme_documents_the_file_mode_rule() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "**File modes.**" in readme and "umask" in readme and "0644" in readme
