@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from privacy_plugins.cli._args import Subcommands, columns_arg
+from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LOSS_METRICS, AnonymizationResult
 from privacy_plugins.core.anonymize.full_domain import anonymize_full_domain
 from privacy_plugins.core.hierarchies import load_hierarchies
@@ -94,6 +94,15 @@ def models_from_args(args: argparse.Namespace, frame: pd.DataFrame) -> list[Priv
     return requirements.models(tuple(args.sensitive), frame)
 
 
+def _roles(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
+    return [
+        ("quasi_identifiers", args.qi),
+        ("sensitive_attributes", args.sensitive),
+        ("identifiers", args.identifiers),
+        ("bound_column", [args.bound_column] if args.bound_column else []),
+    ]
+
+
 def check_output_path(path: Path) -> None:
     """Reject an output file whose extension names no format we write (``.xlsx``, ``.json``, none)."""
     if path.suffix.lower() not in OUTPUT_EXTENSIONS:
@@ -150,6 +159,7 @@ def _summary(report: dict[str, Any], out: Path) -> str:
 def _run_anonymize(args: argparse.Namespace) -> int:
     check_output_path(args.out)
     frame = read_table(args.data, sep=args.sep)
+    check_columns(frame.columns, _roles(args))  # before hierarchies: a typo is a typo, not a missing file
     models = models_from_args(args, frame)
     hierarchies = load_hierarchies(args.hierarchies, columns=args.qi, sep=args.hierarchy_sep)
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())

@@ -7,7 +7,7 @@ import json
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
-from privacy_plugins.cli._args import Subcommands, columns_arg
+from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
 from privacy_plugins.core.diagnosis import (
     DEFAULT_K,
     DEFAULT_MAX_EVALUATIONS,
@@ -108,6 +108,10 @@ def format_diagnosis(diagnosis: PrivacyDiagnosis, *, source: str) -> str:
 
 def _run_diagnose(args: argparse.Namespace) -> int:
     frame = read_table(args.data, sep=args.sep)
+    check_columns(
+        frame.columns,
+        [("quasi_identifiers", args.qi), ("sensitive_attribute", [args.sensitive] if args.sensitive else [])],
+    )
     diagnosis = diagnose(
         frame,
         quasi_identifiers=args.qi,

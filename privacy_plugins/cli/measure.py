@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from privacy_plugins.cli._args import Subcommands, columns_arg
+from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
 from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
 from privacy_plugins.core.measure import MeasureReport, measure
 from privacy_plugins.core.tables import read_table
@@ -146,6 +146,15 @@ def _emit(report: MeasureReport, *, output_format: str, source: str) -> None:
 
 def _run_measure(args: argparse.Namespace) -> int:
     frame = read_table(args.data, sep=args.sep)
+    check_columns(
+        frame.columns,
+        [
+            ("quasi_identifiers", args.qi),
+            ("sensitive_attributes", args.sensitive),
+            ("identifiers", args.identifiers),
+            ("bound_column", [args.bound_column] if args.bound_column else []),
+        ],
+    )
     with warnings.catch_warnings():
         # The core warns through ``warnings`` (a file:line, for programmers); the
         # command says it once, in its own words, below.

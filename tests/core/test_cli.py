@@ -68,7 +68,14 @@ def test_table_format_is_readable(census_csv: Path, capsys: pytest.CaptureFixtur
     ("args", "message"),
     [
         (["measure", "{missing}", "--qi", "age"], "not found"),
-        (["measure", "{csv}", "--qi", "age,zipp"], "zipp"),
+        (
+            ["measure", "{csv}", "--qi", "age,zipp"],
+            "quasi_identifiers not found in table: ['zipp'] (did you mean 'zip'?)",
+        ),
+        (
+            ["diagnose", "{csv}", "--qi", "age,zipp"],
+            "quasi_identifiers not found in table: ['zipp'] (did you mean 'zip'?)",
+        ),
         (["measure", "{empty}", "--qi", "age"], "empty"),
         (["measure", "{csv}", "--qi", "age", "--k", "0"], "k must be"),
         (["measure", "{csv}", "--qi", "age", "--sensitive", "disease", "--bound", "2"], "bound"),

@@ -161,3 +161,37 @@ def test_atomic_file_follows_the_umask(tmp_path: Path) -> None:
 def test_readme_documents_the_file_mode_rule() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert "**File modes.**" in readme and "umask" in readme and "0644" in readme
+
+
+def test_misspelled_column_is_named_before_hierarchies(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, stderr = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "agee,zip", "--hierarchies",
+        str(workspace / "hierarchies"), "--k", "2", "--out", str(workspace / "x.csv"),
+    )  # fmt: skip
+    assert code == 2 and stdout == ""
+    assert stderr.count("\n") == 1
+    assert "quasi_identifiers not found in table: ['agee'] (did you mean 'age'?)" in stderr
+    assert "available columns: ['name', 'age', 'zip', 'disease']" in stderr
+    assert "hierarch" not in stderr
+
+
+def test_misspelled_sensitive_attribute_is_named(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, stderr = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--sensitive", "diseas",
+        "--hierarchies", str(workspace / "hierarchies"), "--l", "2", "--out", str(workspace / "x.csv"),
+    )  # fmt: skip
+    assert code == 2 and "sensitive_attributes not found in table: ['diseas'] (did you mean 'disease'?)" in stderr
+
+
+def test_data_files_are_not_listed_as_hierarchies(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = workspace / "hierarchies"
+    (folder / "age.csv").rename(folder / "people_hierarchy_age.csv")
+    (folder / "people.csv").write_text((workspace / "people.csv").read_text())  # ARX keeps the data beside
+    (folder / "people_subset.csv").write_text((workspace / "people.csv").read_text())
+    (folder / "people_hierarchy_zip.csv").unlink()
+    code, _, stderr = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies", str(folder),
+        "--k", "2", "--out", str(workspace / "x.csv"),
+    )  # fmt: skip
+    assert code == 2 and "no hierarchy for ['zip']" in stderr
+    assert "found hierarchies for ['age']" in stderr and "people_subset" not in stderr
