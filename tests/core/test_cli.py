@@ -170,3 +170,13 @@ def test_spaces_after_delimiters_are_skipped(tmp_path: Path) -> None:
     assert frame["workclass"].tolist() == ["State-gov", "Self-emp"]
     assert frame["zip"].tolist() == ["02139", "02139"]
     assert pd.api.types.is_numeric_dtype(frame["age"])
+
+
+@pytest.mark.parametrize("command", ["release", "published"])
+def test_yaml_syntax_error_says_where(command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: demo\nquasi_identifiers: [age, sex\n")
+    code, out, err = run(capsys, command, str(spec))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "spec.yaml" in err
+    assert "line 3, column 1: expected ',' or ']'" in err and "started at line 2, column 20" in err
