@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
+from privacy_plugins.cli._format import aligned, number
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LOSS_METRICS, AnonymizationResult
 from privacy_plugins.core.anonymize.full_domain import anonymize_full_domain
 from privacy_plugins.core.hierarchies import load_hierarchies
@@ -143,17 +144,19 @@ class _Progress:
 
 def _summary(report: dict[str, Any], out: Path) -> str:
     levels = ", ".join(f"{name}={level}" for name, level in report["levels"].items())
-    lines = [
-        f"anonymized with {report['algorithm']} search: {levels}",
-        f"  rows in / published / suppressed   {report['rows_in']:,} / {report['rows_out']:,} / "
-        f"{report['suppressed']:,}",
-        f"  NCP {report['ncp']:.4f}   discernibility {report['discernibility']:,.0f}   "
-        f"precision {report['precision']:.3f}",
-        f"  nodes checked {report['nodes_checked']:,} of {report['lattice_size']:,} in {report['seconds']:.2f} s",
+    rows = [
+        ("rows in / published / suppressed",
+         f"{number(report['rows_in'])} / {number(report['rows_out'])} / {number(report['suppressed'])}"),
+        ("NCP / discernibility / precision",
+         f"{report['ncp']:.4f} / {number(report['discernibility'])} / {report['precision']:.3f}"),
+        ("nodes checked",
+         f"{number(report['nodes_checked'])} of {number(report['lattice_size'])} in {report['seconds']:.2f} s"),
+    ]  # fmt: skip
+    rows += [
+        ("re-checked" if i == 0 else "", f"{model['model']}: observed {number(model['observed'])}")
+        for i, model in enumerate(report["models"])
     ]
-    lines += [f"  re-checked: {model['model']}: observed {model['observed']}" for model in report["models"]]
-    lines.append(f"written to {out}")
-    return "\n".join(lines)
+    return "\n".join([f"anonymized with {report['algorithm']} search: {levels}", *aligned(rows), f"written to {out}"])
 
 
 def _run_anonymize(args: argparse.Namespace) -> int:

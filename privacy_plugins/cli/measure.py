@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
+from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
 from privacy_plugins.core.measure import MeasureReport, measure
 from privacy_plugins.core.tables import read_table
@@ -65,10 +66,8 @@ def add_demo_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
 def _fmt(value: Any) -> str:
     if value is None:
         return "∞ (no c works)"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, int):
-        return f"{value:,}"
+    if isinstance(value, float | int):
+        return number(value)
     return str(value)
 
 
@@ -81,59 +80,69 @@ def _example_lines(violations: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+def _violating(violations: Mapping[str, Any], attribute: str) -> list[tuple[str, str] | str]:
+    target = violations["target"].removesuffix(f" on {attribute}")  # the block's heading names the attribute
+    counts = f"{_fmt(violations['classes'])} classes, {_fmt(violations['records'])} records"
+    return [(f"violating {target}", counts), *_example_lines(violations)]
+
+
 def format_table(report: MeasureReport, *, source: str) -> str:
     """A readable summary for people (no raw values unless they were opted in)."""
     data = report.to_dict()
-    lines = [
-        f"privacy measures for {source}",
-        f"  rows                  {_fmt(data['rows'])}",
-        f"  quasi-identifiers     {', '.join(data['quasi_identifiers'])}",
-        f"  equivalence classes   {_fmt(data['classes'])}",
-        f"  k                     {_fmt(data['k'])}",
-        f"  sample uniques        {_fmt(data['sample_uniques'])}",
-        f"  max / mean risk       {_fmt(data['risk']['max_risk'])} / {_fmt(data['risk']['mean_risk'])}",
-        f"  records at risk       {_fmt(data['risk']['records_at_risk'])} "
-        f"({data['risk']['share_at_risk']:.1%} above {data['risk']['threshold']:g})",
-    ]
+    risk = data["risk"]
+    rows: list[tuple[str, str] | str] = [
+        ("rows", _fmt(data["rows"])),
+        ("quasi-identifiers", ", ".join(data["quasi_identifiers"])),
+        ("equivalence classes", _fmt(data["classes"])),
+        ("k", _fmt(data["k"])),
+        ("sample uniques", _fmt(data["sample_uniques"])),
+        ("max / mean risk", f"{_fmt(risk['max_risk'])} / {_fmt(risk['mean_risk'])}"),
+        ("records at risk",
+         f"{_fmt(risk['records_at_risk'])} ({share(risk['share_at_risk'])} above {risk['threshold']:g})"),
+    ]  # fmt: skip
     if "suppression_needed" in data:
-        lines.append(
-            f"  suppression for k={data['target_k']}  {_fmt(data['suppression_needed'])} rows "
-            f"({data['suppression_needed_fraction']:.1%}) in {_fmt(data['k_violations']['classes'])} classes"
+        rows.append(
+            (
+                f"suppression for k={data['target_k']}",
+                f"{_fmt(data['suppression_needed'])} rows ({share(data['suppression_needed_fraction'])}) "
+                f"in {_fmt(data['k_violations']['classes'])} classes",
+            )
         )
-        lines += _example_lines(data["k_violations"])
+        rows += _example_lines(data["k_violations"])
     if "k_after_suppression" in data:
         after = data["k_after_suppression"]
-        lines.append(
-            f"  k after δ={after['delta']:g}        {_fmt(after['k'])} "
-            f"(suppressing {_fmt(after['suppressed_rows'])} of {_fmt(after['budget_rows'])} allowed rows)"
+        rows.append(
+            (
+                f"k after δ={after['delta']:g}",
+                f"{_fmt(after['k'])} (suppressing {_fmt(after['suppressed_rows'])} "
+                f"of {_fmt(after['budget_rows'])} allowed rows)",
+            )
         )
+    lines = [f"privacy measures for {source}", *aligned(rows)]
     for name, sensitive in data.get("sensitive_attributes", {}).items():
-        lines += [
-            f"sensitive attribute {name!r}",
-            f"  distinct l            {_fmt(sensitive['distinct_l'])}",
-            f"  frequency l           {_fmt(sensitive['frequency_l'])}",
-            f"  entropy l             {_fmt(sensitive['entropy_l'])}",
-            f"  t-closeness           {_fmt(sensitive['t_closeness'])} ({sensitive['t_distance']} distance)",
+        rows = [
+            ("distinct l", _fmt(sensitive["distinct_l"])),
+            ("frequency l", _fmt(sensitive["frequency_l"])),
+            ("entropy l", _fmt(sensitive["entropy_l"])),
+            ("t-closeness", f"{_fmt(sensitive['t_closeness'])} ({sensitive['t_distance']} distance)"),
         ]
         if sensitive["recursive_l"] is not None:
-            lines.append(f"  recursive c* (l={sensitive['recursive_l']})  {_fmt(sensitive['recursive_c'])}")
+            rows.append((f"recursive c* (l={_fmt(sensitive['recursive_l'])})", _fmt(sensitive["recursive_c"])))
         for violations in (sensitive["l_violations"] or {}).values():
-            lines.append(
-                f"  violating {violations['target']}: {_fmt(violations['classes'])} classes, "
-                f"{_fmt(violations['records'])} records"
-            )
-            lines += _example_lines(violations)
+            rows += _violating(violations, name)
         if sensitive["t_violations"] is not None:
-            v = sensitive["t_violations"]
-            lines.append(f"  violating {v['target']}: {_fmt(v['classes'])} classes, {_fmt(v['records'])} records")
-            lines += _example_lines(v)
+            rows += _violating(sensitive["t_violations"], name)
         if sensitive["leakage"] is not None:
             leak = sensitive["leakage"]
-            lines.append(
-                f"  max leakage           {_fmt(leak['max_leakage'])}; {_fmt(leak['violations'])} records over "
-                f"their bound, {_fmt(leak['infeasible'])} infeasible (bound < 1/class size)"
+            rows.append(
+                (
+                    "max leakage",
+                    f"{_fmt(leak['max_leakage'])}; {_fmt(leak['violations'])} records over their bound, "
+                    f"{_fmt(leak['infeasible'])} infeasible (bound < 1/class size)",
+                )
             )
-            lines += _example_lines(leak["classes"])
+            rows += _example_lines(leak["classes"])
+        lines += [f"sensitive attribute {name!r}", *aligned(rows)]
     return "\n".join(lines)
 
 

@@ -180,3 +180,33 @@ def test_yaml_syntax_error_says_where(command: str, tmp_path: Path, capsys: pyte
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "spec.yaml" in err
     assert "line 3, column 1: expected ',' or ']'" in err and "started at line 2, column 20" in err
+
+
+def value_columns(out: str, labels: list[str]) -> set[int]:
+    """The column where the value starts on each labelled line (one column when aligned)."""
+    columns = set()
+    for label in labels:
+        (line,) = [line for line in out.splitlines() if line.startswith(f"  {label}")]
+        rest = line[len(f"  {label}") :]
+        columns.add(len(line) - len(rest.lstrip()))
+    return columns
+
+
+def test_measure_table_aligns_labels_and_rounds(census_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "measure", str(census_csv), "--qi", "age,sex", "--sensitive", "disease", "--k", "5",
+                       "--delta", "0.05", "--l", "2", "--c", "3", "--t", "0.3", "--bound", "0.5")  # fmt: skip
+    assert code == 0
+    main_labels = ["rows", "quasi-identifiers", "equivalence classes", "sample uniques", "max / mean risk",
+                   "records at risk", "suppression for k=5", "k after δ=0.05"]  # fmt: skip
+    assert len(value_columns(out, main_labels)) == 1
+    sensitive_labels = ["distinct l", "frequency l", "entropy l", "t-closeness", "recursive c* (l=2)", "max leakage"]
+    assert len(value_columns(out, sensitive_labels)) == 1
+
+
+def test_diagnose_table_shows_small_shares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"q": ["a"] * 4_999 + ["b"], "s": ["x", "y"] * 2_500}).to_csv(path, index=False)
+    code, out, _ = run(capsys, "diagnose", str(path), "--qi", "q", "--sensitive", "s", "--k", "2")
+    assert code == 0
+    assert "<0.1% of records at risk" in out and "1 rows (<0.1%)" in out and "0.0%" not in out
+    assert len(value_columns(out, ["rows", "candidates (d=1)", "mode", "k, all candidates", "suppress for k=2"])) == 1

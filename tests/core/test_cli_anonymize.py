@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -195,3 +196,18 @@ def test_data_files_are_not_listed_as_hierarchies(workspace: Path, capsys: pytes
     )  # fmt: skip
     assert code == 2 and "no hierarchy for ['zip']" in stderr
     assert "found hierarchies for ['age']" in stderr and "people_subset" not in stderr
+
+
+def test_summary_prints_integers_as_integers_and_rounds_t(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--sensitive", "disease",
+        "--hierarchies", str(workspace / "hierarchies"), "--k", "3", "--l", "2", "--t", "0.5",
+        "--out", str(workspace / "x.csv"),
+    )  # fmt: skip
+    assert code == 0
+    assert "observed 3.0" not in out and ".0\n" not in out
+    observed = re.findall(r"observed (\S+)", out)
+    assert len(observed) == 3 and all(len(value.replace(".", "").lstrip("0")) <= 4 for value in observed)
+    labelled = [line for line in out.splitlines()[1:-1]]
+    starts = {len(line) - len(line[2:].split("  ", 1)[-1].lstrip()) for line in labelled}
+    assert len(starts) == 1, out
