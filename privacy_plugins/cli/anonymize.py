@@ -2,6 +2,13 @@
 
 Nothing is written unless the anonymized table passed the re-check; the output
 file appears atomically (written to a temporary file, then renamed).
+
+File modes, one rule for every command: what is written to be shared — the
+published table (``--out``, a release's Parquet destination) and the reports
+(``--report``, diagnosis JSON/HTML) — gets the mode of any new file, ``0o666``
+minus the umask (0644 with the usual umask 022). Nothing is made more private
+than the umask says: keep the raw input and a release's ``workdir`` in a private
+folder (``chmod 700``) or run with ``umask 077``.
 """
 
 from __future__ import annotations
@@ -14,7 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from privacy_plugins.cli._args import Subcommands, columns_arg
+from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
+from privacy_plugins.cli._format import aligned, number
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LOSS_METRICS, AnonymizationResult
 from privacy_plugins.core.anonymize.full_domain import anonymize_full_domain
 from privacy_plugins.core.hierarchies import load_hierarchies
@@ -24,10 +32,12 @@ from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationEr
 from privacy_plugins.release.destinations import atomic_file
 from privacy_plugins.release.spec import Requirements
 
-__all__ = ["add_anonymize_parser", "models_from_args", "write_table"]
+__all__ = ["OUTPUT_EXTENSIONS", "add_anonymize_parser", "check_output_path", "models_from_args", "write_table"]
 
 EXIT_INFEASIBLE = 1
 _PARQUET = {".parquet", ".pq"}
+#: Output formats by file extension (case-insensitive); anything else is an error before any work.
+OUTPUT_EXTENSIONS = (".csv", *sorted(_PARQUET))
 
 
 def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
@@ -52,7 +62,7 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
     parser.add_argument("--suppression", type=float, default=0.0, help="fraction of records that may be suppressed")
     parser.add_argument("--metric", choices=LOSS_METRICS, default="ncp", help="loss to minimise (default ncp)")
     parser.add_argument("--mark-suppressed", action="store_true", help="keep suppressed rows with '*' instead")
-    parser.add_argument("--out", required=True, type=Path, help="output table (.csv or .parquet)")
+    parser.add_argument("--out", required=True, type=Path, help="output table (.csv, .parquet or .pq)")
     parser.add_argument("--report", type=Path, help="write the JSON report here as well")
     parser.add_argument("--sep", help="CSV delimiter of DATA (default: detected)")
     parser.add_argument("--format", choices=["json", "table"], default="table")
@@ -85,8 +95,27 @@ def models_from_args(args: argparse.Namespace, frame: pd.DataFrame) -> list[Priv
     return requirements.models(tuple(args.sensitive), frame)
 
 
+def _roles(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
+    return [
+        ("quasi_identifiers", args.qi),
+        ("sensitive_attributes", args.sensitive),
+        ("identifiers", args.identifiers),
+        ("bound_column", [args.bound_column] if args.bound_column else []),
+    ]
+
+
+def check_output_path(path: Path) -> None:
+    """Reject an output file whose extension names no format we write (``.xlsx``, ``.json``, none)."""
+    if path.suffix.lower() not in OUTPUT_EXTENSIONS:
+        suffix = repr(path.suffix) if path.suffix else "no extension"
+        raise ConfigurationError(
+            f"--out {str(path)!r}: unsupported output extension ({suffix}); use one of {', '.join(OUTPUT_EXTENSIONS)}"
+        )
+
+
 def write_table(frame: pd.DataFrame, path: Path) -> None:
     """Write CSV or Parquet (by suffix) atomically: a temporary file in the same folder, then a rename."""
+    check_output_path(path)
     with atomic_file(path) as temporary:
         if path.suffix.lower() in _PARQUET:
             frame.to_parquet(temporary, index=False)
@@ -115,21 +144,25 @@ class _Progress:
 
 def _summary(report: dict[str, Any], out: Path) -> str:
     levels = ", ".join(f"{name}={level}" for name, level in report["levels"].items())
-    lines = [
-        f"anonymized with {report['algorithm']} search: {levels}",
-        f"  rows in / published / suppressed   {report['rows_in']:,} / {report['rows_out']:,} / "
-        f"{report['suppressed']:,}",
-        f"  NCP {report['ncp']:.4f}   discernibility {report['discernibility']:,.0f}   "
-        f"precision {report['precision']:.3f}",
-        f"  nodes checked {report['nodes_checked']:,} of {report['lattice_size']:,} in {report['seconds']:.2f} s",
+    rows = [
+        ("rows in / published / suppressed",
+         f"{number(report['rows_in'])} / {number(report['rows_out'])} / {number(report['suppressed'])}"),
+        ("NCP / discernibility / precision",
+         f"{report['ncp']:.4f} / {number(report['discernibility'])} / {report['precision']:.3f}"),
+        ("nodes checked",
+         f"{number(report['nodes_checked'])} of {number(report['lattice_size'])} in {report['seconds']:.2f} s"),
+    ]  # fmt: skip
+    rows += [
+        ("re-checked" if i == 0 else "", f"{model['model']}: observed {number(model['observed'])}")
+        for i, model in enumerate(report["models"])
     ]
-    lines += [f"  re-checked: {model['model']}: observed {model['observed']}" for model in report["models"]]
-    lines.append(f"written to {out}")
-    return "\n".join(lines)
+    return "\n".join([f"anonymized with {report['algorithm']} search: {levels}", *aligned(rows), f"written to {out}"])
 
 
 def _run_anonymize(args: argparse.Namespace) -> int:
+    check_output_path(args.out)
     frame = read_table(args.data, sep=args.sep)
+    check_columns(frame.columns, _roles(args))  # before hierarchies: a typo is a typo, not a missing file
     models = models_from_args(args, frame)
     hierarchies = load_hierarchies(args.hierarchies, columns=args.qi, sep=args.hierarchy_sep)
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())

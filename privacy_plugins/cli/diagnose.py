@@ -7,7 +7,8 @@ import json
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
-from privacy_plugins.cli._args import Subcommands, columns_arg
+from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
+from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.diagnosis import (
     DEFAULT_K,
     DEFAULT_MAX_EVALUATIONS,
@@ -81,19 +82,20 @@ def format_diagnosis(diagnosis: PrivacyDiagnosis, *, source: str) -> str:
         (f"candidates (d={d})", ", ".join(map(str, diagnosis.quasi_identifiers))),
         ("mode", f"{mode}; {diagnosis.subsets_measured:,} subsets measured"),
         ("k, all candidates", f"{full.k:,} ({full.sample_uniques:,} people singled out, "
-         f"{full.share_at_risk:.1%} of records at risk)"),
-        (f"suppress for k={diagnosis.target_k}", f"{full.suppression_needed:,} rows ({full.suppression_fraction:.1%})"),
+         f"{share(full.share_at_risk)} of records at risk)"),
+        (f"suppress for k={diagnosis.target_k}",
+         f"{full.suppression_needed:,} rows ({share(full.suppression_fraction)})"),
     ]  # fmt: skip
     if full.k_after_suppression is not None:
         facts.append((f"k after δ={diagnosis.delta:g}", f"{full.k_after_suppression:,}"))
-    if full.distinct_l is not None:
+    if full.distinct_l is not None and full.frequency_l is not None and full.entropy_l is not None:
         facts.append(
             (
                 f"l of {diagnosis.sensitive_attribute}",
-                f"distinct {full.distinct_l}, frequency {full.frequency_l:.4g}, entropy {full.entropy_l:.4g}",
+                f"distinct {full.distinct_l}, frequency {number(full.frequency_l)}, entropy {number(full.entropy_l)}",
             )
         )
-    lines = [f"privacy diagnosis of {source}", *(f"  {label:<22} {value}" for label, value in facts)]
+    lines = [f"privacy diagnosis of {source}", *aligned(facts)]
     for borders in (diagnosis.k_borders, *diagnosis.l_borders):
         lines += _border_lines(borders)
     lines.append(f"minimal sets singling out a person: {_subsets(diagnosis.singling_out.negative)}")
@@ -108,6 +110,10 @@ def format_diagnosis(diagnosis: PrivacyDiagnosis, *, source: str) -> str:
 
 def _run_diagnose(args: argparse.Namespace) -> int:
     frame = read_table(args.data, sep=args.sep)
+    check_columns(
+        frame.columns,
+        [("quasi_identifiers", args.qi), ("sensitive_attribute", [args.sensitive] if args.sensitive else [])],
+    )
     diagnosis = diagnose(
         frame,
         quasi_identifiers=args.qi,

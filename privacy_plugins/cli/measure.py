@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from privacy_plugins.cli._args import Subcommands, columns_arg
+from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
+from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
 from privacy_plugins.core.measure import MeasureReport, measure
 from privacy_plugins.core.tables import read_table
+from privacy_plugins.errors import PrivacyRiskWarning
 
-__all__ = ["add_demo_parser", "add_measure_parser", "format_table"]
+__all__ = ["INCLUDE_VALUES_WARNING", "add_demo_parser", "add_measure_parser", "format_table"]
+
+#: The one line printed on stderr when ``--include-values`` is given.
+INCLUDE_VALUES_WARNING = (
+    "privacy-plugins: warning: --include-values prints the quasi-identifier values of violating classes"
+)
 
 
 def add_measure_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
@@ -56,62 +66,83 @@ def add_demo_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
 def _fmt(value: Any) -> str:
     if value is None:
         return "∞ (no c works)"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, int):
-        return f"{value:,}"
+    if isinstance(value, float | int):
+        return number(value)
     return str(value)
+
+
+def _example_lines(violations: Mapping[str, Any] | None) -> list[str]:
+    """The QI values of the violating classes kept with ``--include-values`` (none otherwise)."""
+    examples: Sequence[Mapping[str, Any]] = (violations or {}).get("examples") or ()
+    lines = ["    e.g. " + ", ".join(f"{name}={value}" for name, value in example.items()) for example in examples]
+    if examples and violations is not None and violations["classes"] > len(examples):
+        lines.append(f"    … and {_fmt(violations['classes'] - len(examples))} more classes")
+    return lines
+
+
+def _violating(violations: Mapping[str, Any], attribute: str) -> list[tuple[str, str] | str]:
+    target = violations["target"].removesuffix(f" on {attribute}")  # the block's heading names the attribute
+    counts = f"{_fmt(violations['classes'])} classes, {_fmt(violations['records'])} records"
+    return [(f"violating {target}", counts), *_example_lines(violations)]
 
 
 def format_table(report: MeasureReport, *, source: str) -> str:
     """A readable summary for people (no raw values unless they were opted in)."""
     data = report.to_dict()
-    lines = [
-        f"privacy measures for {source}",
-        f"  rows                  {_fmt(data['rows'])}",
-        f"  quasi-identifiers     {', '.join(data['quasi_identifiers'])}",
-        f"  equivalence classes   {_fmt(data['classes'])}",
-        f"  k                     {_fmt(data['k'])}",
-        f"  sample uniques        {_fmt(data['sample_uniques'])}",
-        f"  max / mean risk       {_fmt(data['risk']['max_risk'])} / {_fmt(data['risk']['mean_risk'])}",
-        f"  records at risk       {_fmt(data['risk']['records_at_risk'])} "
-        f"({data['risk']['share_at_risk']:.1%} above {data['risk']['threshold']:g})",
-    ]
+    risk = data["risk"]
+    rows: list[tuple[str, str] | str] = [
+        ("rows", _fmt(data["rows"])),
+        ("quasi-identifiers", ", ".join(data["quasi_identifiers"])),
+        ("equivalence classes", _fmt(data["classes"])),
+        ("k", _fmt(data["k"])),
+        ("sample uniques", _fmt(data["sample_uniques"])),
+        ("max / mean risk", f"{_fmt(risk['max_risk'])} / {_fmt(risk['mean_risk'])}"),
+        ("records at risk",
+         f"{_fmt(risk['records_at_risk'])} ({share(risk['share_at_risk'])} above {risk['threshold']:g})"),
+    ]  # fmt: skip
     if "suppression_needed" in data:
-        lines.append(
-            f"  suppression for k={data['target_k']}  {_fmt(data['suppression_needed'])} rows "
-            f"({data['suppression_needed_fraction']:.1%}) in {_fmt(data['k_violations']['classes'])} classes"
+        rows.append(
+            (
+                f"suppression for k={data['target_k']}",
+                f"{_fmt(data['suppression_needed'])} rows ({share(data['suppression_needed_fraction'])}) "
+                f"in {_fmt(data['k_violations']['classes'])} classes",
+            )
         )
+        rows += _example_lines(data["k_violations"])
     if "k_after_suppression" in data:
         after = data["k_after_suppression"]
-        lines.append(
-            f"  k after δ={after['delta']:g}        {_fmt(after['k'])} "
-            f"(suppressing {_fmt(after['suppressed_rows'])} of {_fmt(after['budget_rows'])} allowed rows)"
+        rows.append(
+            (
+                f"k after δ={after['delta']:g}",
+                f"{_fmt(after['k'])} (suppressing {_fmt(after['suppressed_rows'])} "
+                f"of {_fmt(after['budget_rows'])} allowed rows)",
+            )
         )
+    lines = [f"privacy measures for {source}", *aligned(rows)]
     for name, sensitive in data.get("sensitive_attributes", {}).items():
-        lines += [
-            f"sensitive attribute {name!r}",
-            f"  distinct l            {_fmt(sensitive['distinct_l'])}",
-            f"  frequency l           {_fmt(sensitive['frequency_l'])}",
-            f"  entropy l             {_fmt(sensitive['entropy_l'])}",
-            f"  t-closeness           {_fmt(sensitive['t_closeness'])} ({sensitive['t_distance']} distance)",
+        rows = [
+            ("distinct l", _fmt(sensitive["distinct_l"])),
+            ("frequency l", _fmt(sensitive["frequency_l"])),
+            ("entropy l", _fmt(sensitive["entropy_l"])),
+            ("t-closeness", f"{_fmt(sensitive['t_closeness'])} ({sensitive['t_distance']} distance)"),
         ]
         if sensitive["recursive_l"] is not None:
-            lines.append(f"  recursive c* (l={sensitive['recursive_l']})  {_fmt(sensitive['recursive_c'])}")
+            rows.append((f"recursive c* (l={_fmt(sensitive['recursive_l'])})", _fmt(sensitive["recursive_c"])))
         for violations in (sensitive["l_violations"] or {}).values():
-            lines.append(
-                f"  violating {violations['target']}: {_fmt(violations['classes'])} classes, "
-                f"{_fmt(violations['records'])} records"
-            )
+            rows += _violating(violations, name)
         if sensitive["t_violations"] is not None:
-            v = sensitive["t_violations"]
-            lines.append(f"  violating {v['target']}: {_fmt(v['classes'])} classes, {_fmt(v['records'])} records")
+            rows += _violating(sensitive["t_violations"], name)
         if sensitive["leakage"] is not None:
             leak = sensitive["leakage"]
-            lines.append(
-                f"  max leakage           {_fmt(leak['max_leakage'])}; {_fmt(leak['violations'])} records over "
-                f"their bound, {_fmt(leak['infeasible'])} infeasible (bound < 1/class size)"
+            rows.append(
+                (
+                    "max leakage",
+                    f"{_fmt(leak['max_leakage'])}; {_fmt(leak['violations'])} records over their bound, "
+                    f"{_fmt(leak['infeasible'])} infeasible (bound < 1/class size)",
+                )
             )
+            rows += _example_lines(leak["classes"])
+        lines += [f"sensitive attribute {name!r}", *aligned(rows)]
     return "\n".join(lines)
 
 
@@ -124,22 +155,37 @@ def _emit(report: MeasureReport, *, output_format: str, source: str) -> None:
 
 def _run_measure(args: argparse.Namespace) -> int:
     frame = read_table(args.data, sep=args.sep)
-    report = measure(
-        frame,
-        quasi_identifiers=args.qi,
-        sensitive_attributes=args.sensitive,
-        identifiers=args.identifiers,
-        k=args.k,
-        l=args.l,
-        c=args.c,
-        t=args.t,
-        t_distance=args.t_distance,
-        delta=args.delta,
-        bound=args.bound,
-        bound_column=args.bound_column,
-        risk_threshold=args.risk_threshold,
-        include_values=args.include_values,
+    check_columns(
+        frame.columns,
+        [
+            ("quasi_identifiers", args.qi),
+            ("sensitive_attributes", args.sensitive),
+            ("identifiers", args.identifiers),
+            ("bound_column", [args.bound_column] if args.bound_column else []),
+        ],
     )
+    with warnings.catch_warnings():
+        # The core warns through ``warnings`` (a file:line, for programmers); the
+        # command says it once, in its own words, below.
+        warnings.simplefilter("ignore", PrivacyRiskWarning)
+        report = measure(
+            frame,
+            quasi_identifiers=args.qi,
+            sensitive_attributes=args.sensitive,
+            identifiers=args.identifiers,
+            k=args.k,
+            l=args.l,
+            c=args.c,
+            t=args.t,
+            t_distance=args.t_distance,
+            delta=args.delta,
+            bound=args.bound,
+            bound_column=args.bound_column,
+            risk_threshold=args.risk_threshold,
+            include_values=args.include_values,
+        )
+    if args.include_values:
+        print(INCLUDE_VALUES_WARNING, file=sys.stderr)
     _emit(report, output_format=args.format, source=str(args.data))
     return 0
 

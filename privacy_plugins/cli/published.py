@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from privacy_plugins.cli._args import Subcommands
+from privacy_plugins.cli._format import number
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.release import ReleaseSpec, read_published
 
@@ -49,6 +50,6 @@ def _run_published(args: argparse.Namespace) -> int:
         return 1
     print(f"published at {report['destination']}: {len(table):,} rows, {classes.n_classes:,} classes")
     for result in results:
-        print(f"  {'ok  ' if result.passed else 'FAIL'} {result.model}: observed {result.observed:.4g}")
+        print(f"  {'ok  ' if result.passed else 'FAIL'} {result.model}: observed {number(result.observed)}")
     print(f"  diagnosis report {spec.report.diagnosis_html}")
     return 0 if holds else 1

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -193,11 +193,18 @@ def atomic_file(target: Path) -> Iterator[Path]:
     Readers see the old file or the new one, never a partial one (rename is atomic
     on POSIX within a folder); on any error the temporary file is removed. The
     temporary file is ``flock``-ed until then, so :func:`remove_stale_temporaries`
-    can tell a live writer's file from a killed one's.
+    can tell a live writer's file from a killed one's. It gets the mode of any new
+    file (``0o666`` minus the umask, 0644 with the usual umask 022), like the
+    reports, not ``mkstemp``'s private 0600.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    temporary = Path(name)
+    while True:
+        temporary = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        try:  # O_EXCL: a fresh file, never an existing one; the kernel applies the umask to 0o666
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         locked = _lock(handle)
     except OSError:

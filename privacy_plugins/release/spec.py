@@ -321,6 +321,20 @@ class ReportSpec:
             locations.check_writable_file("report.directory", report, magic=None, kind="a report file")
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line: where (1-based line and column, from ``problem_mark``) and what YAML could not parse."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
+        return " ".join(str(exc).split())
+    mark = exc.problem_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}"
+    context = ""
+    if exc.context:
+        started = exc.context_mark
+        since = f" started at line {started.line + 1}, column {started.column + 1}" if started is not None else ""
+        context = f" ({exc.context}{since})"
+    return f"{where}: {exc.problem}{context}"
+
+
 @dataclass(frozen=True)
 class ReleaseSpec:
     """A whole release, validated. Build it with :meth:`from_yaml`, :meth:`from_dict` or directly."""
@@ -419,7 +433,7 @@ class ReleaseSpec:
         try:
             data = yaml.safe_load(source.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            raise ConfigurationError(f"release spec {str(source)!r} is not valid YAML: {exc}") from exc
+            raise ConfigurationError(f"release spec {str(source)!r} is not valid YAML: {_yaml_problem(exc)}") from exc
         data = _mapping("the release spec", data)
         if overrides:
             data = merge_patch(data, _mapping("overrides", overrides))

@@ -43,6 +43,15 @@ def _fmt(value: object) -> str:
     return escape(str(value))
 
 
+def _share(fraction: float) -> str:
+    """A share in percent (plain text): never 0.0% when non-zero (``<0.1%``), nor 100.0% when partial."""
+    if 0 < fraction < 0.001:
+        return "<0.1%"
+    if 0.999 < fraction < 1:
+        return ">99.9%"
+    return f"{fraction:.1%}"
+
+
 def _names(attributes: Iterable[Hashable]) -> str:
     names = [escape(str(a)) for a in attributes]
     return ", ".join(names) if names else "∅ (whole table)"
@@ -71,9 +80,9 @@ def _finding_row(finding: SubsetFinding, with_l: bool) -> list[object]:
         _fmt(finding.classes),
         _fmt(finding.k),
         _fmt(finding.sample_uniques),
-        f"{_fmt(finding.suppression_needed)} ({finding.suppression_fraction:.1%})",
+        f"{_fmt(finding.suppression_needed)} ({escape(_share(finding.suppression_fraction))})",
         _fmt(finding.k_after_suppression),
-        f"{finding.share_at_risk:.1%}",
+        escape(_share(finding.share_at_risk)),
     ]
     if with_l:
         row += [_fmt(finding.distinct_l), _fmt(finding.frequency_l), _fmt(finding.entropy_l), _fmt(finding.recursive_c)]
@@ -106,8 +115,8 @@ def _summary(diagnosis: PrivacyDiagnosis) -> str:
     cards = [
         _card("k over all candidates", full.k, bad=full.k < diagnosis.target_k),
         _card("people singled out (sample uniques)", full.sample_uniques, bad=full.sample_uniques > 0),
-        _card(f"records at risk (> {diagnosis.risk_threshold:g})", f"{full.share_at_risk:.1%}"),
-        _card(f"rows to suppress for k={diagnosis.target_k}", f"{full.suppression_fraction:.1%}"),
+        _card(f"records at risk (> {diagnosis.risk_threshold:g})", _share(full.share_at_risk)),
+        _card(f"rows to suppress for k={diagnosis.target_k}", _share(full.suppression_fraction)),
     ]
     if diagnosis.delta is not None:
         cards.append(_card(f"k after suppressing ≤ {diagnosis.delta:.1%}", full.k_after_suppression))
@@ -126,9 +135,14 @@ def _border_section(diagnosis: PrivacyDiagnosis, borders: Borders, *, lattice: b
     if lattice:
         svg = plots.lattice_svg(diagnosis.quasi_identifiers, borders)
         parts.append(_figure(svg, "Each dot is a subset; any subset below a green ringed one is safe to publish."))
-    parts.append("<h3>Bd+: the largest subsets that can be published as they are</h3>")
+    target = escape(borders.target)
+    if borders.model == "k-anonymity":
+        positive = f"Bd+: the largest subsets that can be published as they are ({target})"
+    else:  # l-diversity says nothing about k: these subsets are diverse enough, not safe to publish on that alone
+        positive = f"Bd+: the largest subsets whose classes all satisfy {target}"
+    parts.append(f"<h3>{positive}</h3>")
     parts.append(_finding_table(diagnosis, (diagnosis.for_subset(s) for s in borders.positive)))
-    parts.append("<h3>Bd−: the smallest subsets that already violate it</h3>")
+    parts.append(f"<h3>Bd−: the smallest subsets that already violate {target}</h3>")
     parts.append(_finding_table(diagnosis, (diagnosis.for_subset(s) for s in borders.negative)))
     return "".join(parts)
 
@@ -146,7 +160,7 @@ def _quasi_identifier_section(diagnosis: PrivacyDiagnosis) -> str:
     )
     parts.append(_figure(plots.qi_ranking_svg(diagnosis.quasi_identifier_ranking), "Attributes ranked."))
     rows = [
-        [_names(s.attributes), _fmt(s.size), _fmt(s.sample_uniques), f"{s.share_at_risk:.1%}"]
+        [_names(s.attributes), _fmt(s.size), _fmt(s.sample_uniques), escape(_share(s.share_at_risk))]
         for s in (diagnosis.for_subset(m) for m in minimal)
     ]
     parts.append(_table(["minimal singling-out set", "size", "people singled out", "records at risk"], rows))

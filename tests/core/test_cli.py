@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -67,7 +68,14 @@ def test_table_format_is_readable(census_csv: Path, capsys: pytest.CaptureFixtur
     ("args", "message"),
     [
         (["measure", "{missing}", "--qi", "age"], "not found"),
-        (["measure", "{csv}", "--qi", "age,zipp"], "zipp"),
+        (
+            ["measure", "{csv}", "--qi", "age,zipp"],
+            "quasi_identifiers not found in table: ['zipp'] (did you mean 'zip'?)",
+        ),
+        (
+            ["diagnose", "{csv}", "--qi", "age,zipp"],
+            "quasi_identifiers not found in table: ['zipp'] (did you mean 'zip'?)",
+        ),
         (["measure", "{empty}", "--qi", "age"], "empty"),
         (["measure", "{csv}", "--qi", "age", "--k", "0"], "k must be"),
         (["measure", "{csv}", "--qi", "age", "--sensitive", "disease", "--bound", "2"], "bound"),
@@ -111,15 +119,31 @@ def test_parquet_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert json.loads(out)["rows"] == 200
 
 
-def test_include_values_is_opt_in(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("output_format", ["json", "table"])
+def test_include_values_is_opt_in(output_format: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "t.csv"
     pd.DataFrame({"zip": ["11111", "22222", "22222"], "s": ["x", "y", "z"]}).to_csv(path, index=False)
-    code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--k", "2", "--format", "json")
-    assert code == 0 and "11111" not in out
-    with pytest.warns(pp.errors.PrivacyRiskWarning):
-        code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--k", "2", "--format", "json",
-                           "--include-values")  # fmt: skip
+    argv = ["measure", str(path), "--qi", "zip", "--k", "2", "--format", output_format]
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and "11111" not in out and err == ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no raw Python warning line (file path, source line)
+        code, out, err = run(capsys, *argv, "--include-values")
     assert code == 0 and "11111" in out
+    assert err == "privacy-plugins: warning: --include-values prints the quasi-identifier values of violating classes\n"
+
+
+def test_include_values_in_table_format_shows_every_kind_of_violation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.csv"
+    frame = pd.DataFrame({"zip": ["11111", "22222", "22222", "33333", "33333"], "s": ["x", "y", "y", "y", "z"]})
+    frame.to_csv(path, index=False)
+    code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--sensitive", "s", "--k", "2", "--l", "2",
+                       "--t", "0.1", "--bound", "0.6", "--include-values")  # fmt: skip
+    assert code == 0
+    assert "e.g. zip=11111" in out  # k
+    assert out.count("e.g. zip=22222") >= 2  # l (and t, leakage)
 
 
 def test_console_script_runs(census_csv: Path) -> None:
@@ -146,3 +170,43 @@ def test_spaces_after_delimiters_are_skipped(tmp_path: Path) -> None:
     assert frame["workclass"].tolist() == ["State-gov", "Self-emp"]
     assert frame["zip"].tolist() == ["02139", "02139"]
     assert pd.api.types.is_numeric_dtype(frame["age"])
+
+
+@pytest.mark.parametrize("command", ["release", "published"])
+def test_yaml_syntax_error_says_where(command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: demo\nquasi_identifiers: [age, sex\n")
+    code, out, err = run(capsys, command, str(spec))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "spec.yaml" in err
+    assert "line 3, column 1: expected ',' or ']'" in err and "started at line 2, column 20" in err
+
+
+def value_columns(out: str, labels: list[str]) -> set[int]:
+    """The column where the value starts on each labelled line (one column when aligned)."""
+    columns = set()
+    for label in labels:
+        (line,) = [line for line in out.splitlines() if line.startswith(f"  {label}")]
+        rest = line[len(f"  {label}") :]
+        columns.add(len(line) - len(rest.lstrip()))
+    return columns
+
+
+def test_measure_table_aligns_labels_and_rounds(census_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "measure", str(census_csv), "--qi", "age,sex", "--sensitive", "disease", "--k", "5",
+                       "--delta", "0.05", "--l", "2", "--c", "3", "--t", "0.3", "--bound", "0.5")  # fmt: skip
+    assert code == 0
+    main_labels = ["rows", "quasi-identifiers", "equivalence classes", "sample uniques", "max / mean risk",
+                   "records at risk", "suppression for k=5", "k after δ=0.05"]  # fmt: skip
+    assert len(value_columns(out, main_labels)) == 1
+    sensitive_labels = ["distinct l", "frequency l", "entropy l", "t-closeness", "recursive c* (l=2)", "max leakage"]
+    assert len(value_columns(out, sensitive_labels)) == 1
+
+
+def test_diagnose_table_shows_small_shares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"q": ["a"] * 4_999 + ["b"], "s": ["x", "y"] * 2_500}).to_csv(path, index=False)
+    code, out, _ = run(capsys, "diagnose", str(path), "--qi", "q", "--sensitive", "s", "--k", "2")
+    assert code == 0
+    assert "<0.1% of records at risk" in out and "1 rows (<0.1%)" in out and "0.0%" not in out
+    assert len(value_columns(out, ["rows", "candidates (d=1)", "mode", "k, all candidates", "suppress for k=2"])) == 1

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -99,3 +103,111 @@ def test_missing_hierarchy_is_named(workspace: Path, capsys: pytest.CaptureFixtu
         str(workspace / "hierarchies"), "--k", "2", "--out", str(workspace / "x.csv"),
     )  # fmt: skip
     assert code == 2 and "no hierarchy for ['age']" in stderr
+
+
+@pytest.mark.parametrize("name", ["released.xlsx", "released", "released.json"])
+def test_unknown_output_extension_is_an_error_before_any_work(
+    name: str, workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("anonymized before checking --out")
+
+    monkeypatch.setattr("privacy_plugins.cli.anonymize.anonymize_full_domain", must_not_run)
+    out = workspace / "out" / name
+    code, stdout, stderr = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies",
+        str(workspace / "hierarchies"), "--k", "2", "--out", str(out),
+    )  # fmt: skip
+    assert code == 2 and stdout == ""
+    assert stderr.count("\n") == 1 and "unsupported output extension" in stderr
+    assert ".csv, .parquet" in stderr
+    assert not out.parent.exists()
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@pytest.mark.parametrize("name", ["released.csv", "released.parquet"])
+def test_output_and_report_get_the_umask_mode(
+    name: str, workspace: Path, capsys: pytest.CaptureFixture[str], umask_022: None
+) -> None:
+    out, report = workspace / name, workspace / "report.json"
+    code, _, _ = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies",
+        str(workspace / "hierarchies"), "--k", "2", "--out", str(out), "--report", str(report),
+    )  # fmt: skip
+    assert code == 0
+    assert stat.S_IMODE(out.stat().st_mode) == stat.S_IMODE(report.stat().st_mode) == 0o644
+
+
+def test_atomic_file_follows_the_umask(tmp_path: Path) -> None:
+    from privacy_plugins.release.destinations import atomic_file
+
+    previous = os.umask(0o027)
+    try:
+        with atomic_file(tmp_path / "t.csv") as temporary:
+            temporary.write_text("a\n")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "t.csv").stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def test_readme_documents_the_file_mode_rule() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "**File modes.**" in readme and "umask" in readme and "0644" in readme
+
+
+def test_misspelled_column_is_named_before_hierarchies(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, stderr = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "agee,zip", "--hierarchies",
+        str(workspace / "hierarchies"), "--k", "2", "--out", str(workspace / "x.csv"),
+    )  # fmt: skip
+    assert code == 2 and stdout == ""
+    assert stderr.count("\n") == 1
+    assert "quasi_identifiers not found in table: ['agee'] (did you mean 'age'?)" in stderr
+    assert "available columns: ['name', 'age', 'zip', 'disease']" in stderr
+    assert "hierarch" not in stderr
+
+
+def test_misspelled_sensitive_attribute_is_named(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, stderr = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--sensitive", "diseas",
+        "--hierarchies", str(workspace / "hierarchies"), "--l", "2", "--out", str(workspace / "x.csv"),
+    )  # fmt: skip
+    assert code == 2 and "sensitive_attributes not found in table: ['diseas'] (did you mean 'disease'?)" in stderr
+
+
+def test_data_files_are_not_listed_as_hierarchies(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = workspace / "hierarchies"
+    (folder / "age.csv").rename(folder / "people_hierarchy_age.csv")
+    (folder / "people.csv").write_text((workspace / "people.csv").read_text())  # ARX keeps the data beside
+    (folder / "people_subset.csv").write_text((workspace / "people.csv").read_text())
+    (folder / "people_hierarchy_zip.csv").unlink()
+    code, _, stderr = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies", str(folder),
+        "--k", "2", "--out", str(workspace / "x.csv"),
+    )  # fmt: skip
+    assert code == 2 and "no hierarchy for ['zip']" in stderr
+    assert "found hierarchies for ['age']" in stderr and "people_subset" not in stderr
+
+
+def test_summary_prints_integers_as_integers_and_rounds_t(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--sensitive", "disease",
+        "--hierarchies", str(workspace / "hierarchies"), "--k", "3", "--l", "2", "--t", "0.5",
+        "--out", str(workspace / "x.csv"),
+    )  # fmt: skip
+    assert code == 0
+    assert "observed 3.0" not in out and ".0\n" not in out
+    observed = re.findall(r"observed (\S+)", out)
+    assert len(observed) == 3 and all(len(value.replace(".", "").lstrip("0")) <= 4 for value in observed)
+    labelled = [line for line in out.splitlines()[1:-1]]
+    starts = {len(line) - len(line[2:].split("  ", 1)[-1].lstrip()) for line in labelled}
+    assert len(starts) == 1, out

@@ -88,3 +88,15 @@ def test_overrides_are_a_merge_patch(tmp_path: Path) -> None:
     assert spec.requirements.suppression_limit == 0.05  # untouched keys stay
     with pytest.raises(ConfigurationError, match="unknown key 'kk' in requirements"):
         ReleaseSpec.from_yaml(path, overrides={"requirements": {"kk": 1}})
+
+
+def test_bad_yaml_names_file_line_column_and_problem(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: demo\nquasi_identifiers: [age, sex\nsensitive: [disease]\n")
+    with pytest.raises(ConfigurationError) as caught:
+        ReleaseSpec.from_yaml(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert str(path) in message
+    assert "line 3, column 10: expected ',' or ']', but got ':'" in message
+    assert "(while parsing a flow sequence started at line 2, column 20)" in message

@@ -172,3 +172,23 @@ def test_report_doctests_pass() -> None:
     for module in (privacy_plugins.report, privacy_plugins.report.plots):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0
+
+
+def test_small_shares_are_not_shown_as_zero() -> None:
+    frame = pd.DataFrame({"q": ["a"] * 4_999 + ["b"], "s": ["x", "y"] * 2_500})
+    html = diagnose(frame, quasi_identifiers=["q"], sensitive_attribute="s", k=2).to_html()
+    rows_of_q = re.findall(r"<tr><td>q</td>.*?</tr>", html)
+    assert rows_of_q and not any("0.0%" in row for row in rows_of_q)  # 1 of 5,000 is not 0.0%
+    assert all("&lt;0.1%" in row for row in rows_of_q)
+    assert "<td>1 (&lt;0.1%)</td>" in html  # one row of 5,000 to suppress for k=2
+    assert "<b>&lt;0.1%</b>records at risk" in html
+
+
+def test_l_diversity_borders_have_their_own_headings(html: str, diagnosis: PrivacyDiagnosis) -> None:
+    headings = re.findall(r"<h3>(.*?)</h3>", html)
+    published = [h for h in headings if "published as they are" in h]
+    assert published == [f"Bd+: the largest subsets that can be published as they are ({diagnosis.k_borders.target})"]
+    for borders in diagnosis.l_borders:
+        target = borders.target.replace("'", "&#x27;")
+        assert f"Bd+: the largest subsets whose classes all satisfy {target}" in headings
+        assert f"Bd−: the smallest subsets that already violate {target}" in headings

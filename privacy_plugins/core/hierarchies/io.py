@@ -64,10 +64,13 @@ def load_hierarchies(
             arx_named[match.group("column")] = path
         else:
             plain[path.stem] = path
-    # A folder in ARX's layout also holds the data tables (adult.csv): then only
-    # ARX-named files count, unless a column is asked for by name.
-    found = dict(arx_named) if arx_named and columns is None else {**plain, **arx_named}
-    wanted = list(found) if columns is None else list(columns)
+    # A folder in ARX's layout also holds the data tables (adult.csv): a plain
+    # <name>.csv counts only for a column asked for by name (or with no ARX file).
+    requested = None if columns is None else list(columns)
+    if requested is not None:
+        plain = {name: path for name, path in plain.items() if name in requested}
+    found = dict(arx_named) if arx_named and requested is None else {**plain, **arx_named}
+    wanted = list(found) if requested is None else requested
     missing = [column for column in wanted if column not in found]
     if missing:
         raise HierarchyError(
