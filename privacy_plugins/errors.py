@@ -15,8 +15,11 @@ __all__ = [
     "MissingDependencyError",
     "PrivacyPluginsError",
     "PrivacyRiskWarning",
+    "PublishError",
+    "ReleaseBlocked",
     "RoleConflictError",
     "UnknownColumnError",
+    "VerificationError",
 ]
 
 
@@ -46,6 +49,18 @@ class HierarchyError(ConfigurationError):
 
 class InfeasibleAnonymizationError(PrivacyPluginsError):
     """No anonymization satisfies the requested models within the limits given."""
+
+
+class VerificationError(PrivacyPluginsError):
+    """The anonymized table failed the re-measurement of a requested model: nothing may be published."""
+
+
+class ReleaseBlocked(PrivacyPluginsError):
+    """A requirement failed on the anonymized table: nothing is published."""
+
+
+class PublishError(PrivacyPluginsError):
+    """Publishing failed; the destination was left as it was."""
 
 
 class MissingDependencyError(PrivacyPluginsError, ImportError):

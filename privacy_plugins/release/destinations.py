@@ -22,14 +22,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from privacy_plugins.errors import PrivacyPluginsError
+from privacy_plugins.errors import PublishError
 from privacy_plugins.release.spec import DestinationSpec
 
 __all__ = ["PublishError", "atomic_file", "publish_table", "read_published"]
-
-
-class PublishError(PrivacyPluginsError):
-    """Publishing failed; the destination was left as it was."""
 
 
 def _swap_hook() -> None:

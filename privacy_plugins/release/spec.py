@@ -10,7 +10,6 @@ that need the data run in the first release step.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
@@ -41,7 +40,8 @@ from privacy_plugins.core.models import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive
+from privacy_plugins.core.models.t_closeness import resolve_t_distance
+from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 
@@ -194,11 +194,8 @@ class Requirements:
                     }[self.l_variant]
                     models.append(variant(attribute, self.l))
             if self.t is not None:
-                distance = self.t_distance
-                if distance == "auto":
-                    numeric = frame is not None and pd.api.types.is_numeric_dtype(frame[attribute])
-                    distance = "ordered" if numeric else "equal"
-                models.append(TCloseness(attribute, self.t, distance))  # type: ignore[arg-type]
+                column = frame[attribute] if frame is not None else pd.Series([], dtype=object)
+                models.append(TCloseness(attribute, self.t, resolve_t_distance(column, self.t_distance)))
             if self.bound is not None or self.bound_column is not None:
                 models.append(PersonalizedLeakage(attribute, bound=self.bound, bound_column=self.bound_column))
         return models
@@ -434,4 +431,4 @@ class ReleaseSpec:
 
     def suppression_budget(self, rows: int) -> int:
         """⌊suppression_limit · rows⌋, the records that may be suppressed."""
-        return math.floor(self.requirements.suppression_limit * rows + 1e-9)
+        return suppression_budget(self.requirements.suppression_limit, rows)

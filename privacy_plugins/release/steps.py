@@ -27,7 +27,7 @@ from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.models import MODEL_REGISTRY, KAnonymity, PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
-from privacy_plugins.errors import PrivacyPluginsError, UnknownColumnError
+from privacy_plugins.errors import ReleaseBlocked, UnknownColumnError
 from privacy_plugins.release.destinations import publish_table
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
@@ -49,10 +49,6 @@ __all__ = [
 ]
 
 A = TypeVar("A", bound="_Artifact")
-
-
-class ReleaseBlocked(PrivacyPluginsError):
-    """A requirement failed on the anonymized table: nothing is published."""
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,9 @@ from privacy_plugins.core.models import (
     TCloseness,
 )
 from privacy_plugins.core.results import to_jsonable
-from privacy_plugins.errors import PrivacyPluginsError
+from privacy_plugins.errors import VerificationError
 
 __all__ = ["AnonymizationResult", "VerificationError", "summary_measures"]
-
-
-class VerificationError(PrivacyPluginsError):
-    """The anonymized table failed the re-measurement of a requested model: nothing may be published."""
 
 
 def summary_measures(models: tuple[PrivacyModel, ...], results: tuple[ModelResult, ...]) -> dict[str, float]:

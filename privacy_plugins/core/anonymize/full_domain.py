@@ -12,7 +12,6 @@ References:
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Literal
@@ -42,7 +41,7 @@ from privacy_plugins.core.metrics.information_loss import (
     precision,
 )
 from privacy_plugins.core.models import KAnonymity, PersonalizedLeakage, PrivacyModel
-from privacy_plugins.core.parameters import check_real
+from privacy_plugins.core.parameters import check_real, suppression_budget
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
@@ -96,7 +95,7 @@ def _validate(
             if model.bound_column in roles.named_columns:
                 raise ConfigurationError(f"bound_column {model.bound_column!r} already has another role")
             model.bounds(EquivalenceClasses.from_frame(table, [model.bound_column]))  # validates the values
-    return table, roles, math.floor(limit * len(table) + 1e-9)
+    return table, roles, suppression_budget(limit, len(table))
 
 
 def _model_columns(models: Sequence[PrivacyModel]) -> list[Hashable]:
