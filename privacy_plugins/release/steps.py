@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from privacy_plugins.core.anonymize.full_domain import SUPPRESSED_MARK, anonymize_full_domain
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
-from privacy_plugins.core.models import MODEL_REGISTRY, KAnonymity, PrivacyModel
+from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import ReleaseBlocked, UnknownColumnError
@@ -246,20 +246,11 @@ def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
     )
 
 
-_REGISTRY_NAMES = {factory: name for name, factory in MODEL_REGISTRY.items()}
-
-
 def check_name(model: PrivacyModel) -> str:
     """The stable name of a model's check: registry name, plus the sensitive attribute if any."""
-    name = _REGISTRY_NAMES.get(type(model), type(model).__name__.lower())
+    name = model.config_name or type(model).__name__.lower()
     attribute = model.sensitive_attribute
     return name if attribute is None else f"{name}_{re.sub(r'[^A-Za-z0-9_]', '_', str(attribute))}"
-
-
-def _gap(model: object, observed: float, target: float) -> str:
-    if isinstance(model, KAnonymity):
-        return f"observed k = {observed:g}, needs ≥ {target:g} (short by {target - observed:g})"
-    return f"observed {observed:.4g} against {target:.4g}"
 
 
 def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
@@ -313,7 +304,7 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
     classes = EquivalenceClasses.from_frame(published.reset_index(drop=True), list(spec.quasi_identifiers))
     for model in spec.models(published):
         result = model.evaluate(classes)
-        detail = "holds" if result.passed else _gap(model, result.observed, result.threshold)
+        detail = "holds" if result.passed else model.describe_gap(result.observed)
         checks.append(
             RequirementCheck(
                 str(model),

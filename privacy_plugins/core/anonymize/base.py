@@ -9,17 +9,7 @@ from typing import Any
 import pandas as pd
 
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics
-from privacy_plugins.core.models import (
-    DistinctLDiversity,
-    EntropyLDiversity,
-    FrequencyLDiversity,
-    KAnonymity,
-    ModelResult,
-    PersonalizedLeakage,
-    PrivacyModel,
-    RecursiveCLDiversity,
-    TCloseness,
-)
+from privacy_plugins.core.models import ModelResult, PrivacyModel
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import VerificationError
 
@@ -28,16 +18,7 @@ __all__ = ["AnonymizationResult", "VerificationError", "summary_measures"]
 
 def summary_measures(models: tuple[PrivacyModel, ...], results: tuple[ModelResult, ...]) -> dict[str, float]:
     """The re-measured k / l / c / t / leakage of the output, keyed as the CLI report names them."""
-    keys = {
-        KAnonymity: "k",
-        DistinctLDiversity: "l",
-        FrequencyLDiversity: "l",
-        EntropyLDiversity: "l",
-        RecursiveCLDiversity: "c",
-        TCloseness: "t",
-        PersonalizedLeakage: "max_leakage",
-    }
-    return {keys[type(model)]: result.observed for model, result in zip(models, results, strict=True)}
+    return {model.report_key: result.observed for model, result in zip(models, results, strict=True)}
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from privacy_plugins.core.metrics.information_loss import (
     ncp,
     precision,
 )
-from privacy_plugins.core.models import KAnonymity, PersonalizedLeakage, PrivacyModel
+from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.parameters import check_real, suppression_budget
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.roles import AttributeRoles
@@ -89,23 +89,15 @@ def _validate(
     if suppressed_rows not in ("remove", "mark"):
         raise ConfigurationError(f"suppressed_rows must be 'remove' or 'mark', got {suppressed_rows!r}")
     for model in models:
-        if isinstance(model, KAnonymity) and model.k > len(table):
-            raise ConfigurationError(f"k={model.k} is larger than the table ({len(table)} rows)")
-        if isinstance(model, PersonalizedLeakage) and model.bound_column is not None:
-            if model.bound_column in roles.named_columns:
-                raise ConfigurationError(f"bound_column {model.bound_column!r} already has another role")
-            model.bounds(EquivalenceClasses.from_frame(table, [model.bound_column]))  # validates the values
+        model.validate_against(table)
+        for column in model.columns:
+            if column != model.sensitive_attribute and column in roles.named_columns:
+                raise ConfigurationError(f"column {column!r} read by {model} already has another role")
     return table, roles, suppression_budget(limit, len(table))
 
 
 def _model_columns(models: Sequence[PrivacyModel]) -> list[Hashable]:
-    columns: list[Hashable] = []
-    for model in models:
-        if model.sensitive_attribute is not None:
-            columns.append(model.sensitive_attribute)
-        if isinstance(model, PersonalizedLeakage) and model.bound_column is not None:
-            columns.append(model.bound_column)
-    return list(dict.fromkeys(columns))
+    return list(dict.fromkeys(column for model in models for column in model.columns))
 
 
 def _check_feasible(search: LatticeSearch, models: Sequence[PrivacyModel]) -> None:
@@ -251,7 +243,7 @@ def anonymize_full_domain(
     released = published if suppressed_rows == "remove" else published.loc[~suppressed]
     recheck = EquivalenceClasses.from_frame(released.reset_index(drop=True), roles.quasi_identifiers)
     checked = tuple(model.evaluate(recheck) for model in models)
-    k_target = max((m.k for m in models if isinstance(m, KAnonymity)), default=1)
+    k_target = max(m.minimum_class_size for m in models)
     result = AnonymizationResult(
         algorithm=algorithm,
         table=published,

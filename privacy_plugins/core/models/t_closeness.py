@@ -44,8 +44,10 @@ def resolve_t_distance(series: pd.Series, t_distance: str) -> Literal["equal", "
         >>> resolve_t_distance(pd.Series(["a"]), "ordered")
         'ordered'
     """
-    if t_distance == "equal" or t_distance == "ordered":
-        return t_distance
+    if t_distance == "equal":
+        return "equal"
+    if t_distance == "ordered":
+        return "ordered"
     if t_distance != "auto":
         raise ConfigurationError(f"t_distance must be one of {list(T_DISTANCES)}, got {t_distance!r}")
     dtype = series.dtype
@@ -64,6 +66,10 @@ class TCloseness(PrivacyModel):
     requires_sensitive: ClassVar[bool] = True
     #: The reference distribution changes with what is suppressed.
     depends_on_table_distribution: ClassVar[bool] = True
+    config_name: ClassVar[str] = "t_closeness"
+    family: ClassVar[str] = "t-closeness"
+    report_key: ClassVar[str] = "t"
+    higher_is_better: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_fraction(self.t, name="t")
