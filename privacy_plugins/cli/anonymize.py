@@ -15,8 +15,7 @@ from typing import Any
 import pandas as pd
 
 from privacy_plugins.cli._args import Subcommands, columns_arg
-from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LOSS_METRICS, AnonymizationResult
-from privacy_plugins.core.anonymize.full_domain import anonymize_full_domain
+from privacy_plugins.core.anonymize import LOSS_METRICS, AnonymizationResult, anonymize, anonymizer_names
 from privacy_plugins.core.hierarchies import load_hierarchies
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.tables import read_table
@@ -39,7 +38,7 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
     parser.add_argument("--identifiers", type=columns_arg, default=[], help="direct identifiers (dropped)")
     parser.add_argument("--hierarchies", required=True, type=Path, help="folder of ARX CSV hierarchies")
     parser.add_argument("--hierarchy-sep", default=";", help="delimiter of the hierarchy files (default ';')")
-    parser.add_argument("--algorithm", choices=sorted(FULL_DOMAIN_ALGORITHMS), default="optimal")
+    parser.add_argument("--algorithm", choices=anonymizer_names(), default="optimal")
     parser.add_argument("--k", type=int, help="k-anonymity")
     parser.add_argument("--l", type=float, help="l-diversity of every sensitive attribute")
     parser.add_argument("--l-variant", choices=["distinct", "frequency", "entropy", "recursive"], default="distinct")
@@ -114,15 +113,19 @@ class _Progress:
 
 
 def _summary(report: dict[str, Any], out: Path) -> str:
-    levels = ", ".join(f"{name}={level}" for name, level in report["levels"].items())
+    details = report["details"]
+    levels = ", ".join(f"{name}={level}" for name, level in details.get("levels", {}).items())
     lines = [
         f"anonymized with {report['algorithm']} search: {levels}",
         f"  rows in / published / suppressed   {report['rows_in']:,} / {report['rows_out']:,} / "
         f"{report['suppressed']:,}",
         f"  NCP {report['ncp']:.4f}   discernibility {report['discernibility']:,.0f}   "
         f"precision {report['precision']:.3f}",
-        f"  nodes checked {report['nodes_checked']:,} of {report['lattice_size']:,} in {report['seconds']:.2f} s",
     ]
+    if "nodes_checked" in details:
+        lines.append(
+            f"  nodes checked {details['nodes_checked']:,} of {details['lattice_size']:,} in {report['seconds']:.2f} s"
+        )
     lines += [f"  re-checked: {model['model']}: observed {model['observed']}" for model in report["models"]]
     lines.append(f"written to {out}")
     return "\n".join(lines)
@@ -134,15 +137,15 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     hierarchies = load_hierarchies(args.hierarchies, columns=args.qi, sep=args.hierarchy_sep)
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
     try:
-        result: AnonymizationResult = anonymize_full_domain(
+        result: AnonymizationResult = anonymize(
             frame,
+            algorithm=args.algorithm,
             quasi_identifiers=args.qi,
             hierarchies=hierarchies,
             models=models,
             identifiers=args.identifiers,
             sensitive_attributes=args.sensitive,
             suppression_limit=args.suppression,
-            algorithm=args.algorithm,
             metric=args.metric,
             suppressed_rows="mark" if args.mark_suppressed else "remove",
             progress=progress,

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LOSS_METRICS
+from privacy_plugins.core.anonymize import LOSS_METRICS, anonymizer_names
 from privacy_plugins.core.hierarchies import (
     Hierarchy,
     date_hierarchy,
@@ -212,10 +212,8 @@ class AlgorithmSpec:
     KEYS = ("name", "metric", "suppressed_rows")
 
     def __post_init__(self) -> None:
-        if self.name not in FULL_DOMAIN_ALGORITHMS:
-            raise ConfigurationError(
-                f"algorithm.name must be one of {sorted(FULL_DOMAIN_ALGORITHMS)}, got {self.name!r}"
-            )
+        if self.name not in anonymizer_names():
+            raise ConfigurationError(f"algorithm.name must be one of {list(anonymizer_names())}, got {self.name!r}")
         if self.metric not in LOSS_METRICS:
             raise ConfigurationError(f"algorithm.metric must be one of {list(LOSS_METRICS)}, got {self.metric!r}")
         if self.suppressed_rows not in ("remove", "mark"):

@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 import pandas as pd
 import pyarrow.parquet as pq
 
-from privacy_plugins.core.anonymize.full_domain import SUPPRESSED_MARK, anonymize_full_domain
+from privacy_plugins.core.anonymize import LatticeDetails, anonymize
+from privacy_plugins.core.anonymize.full_domain import SUPPRESSED_MARK
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.models import PrivacyModel
@@ -220,24 +221,25 @@ def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
     for stale in (path, report_path):  # never leave an earlier candidate behind a failed run
         stale.unlink(missing_ok=True)
     frame = _read(loaded.path)
-    result = anonymize_full_domain(
+    result = anonymize(
         frame,
+        algorithm=spec.algorithm.name,
         quasi_identifiers=list(spec.quasi_identifiers),
         hierarchies=spec.build_hierarchies(frame),
         models=spec.models(frame),
         sensitive_attributes=list(spec.sensitive),
         suppression_limit=spec.requirements.suppression_limit,
-        algorithm=spec.algorithm.name,  # type: ignore[arg-type]
-        metric=spec.algorithm.metric,  # type: ignore[arg-type]
-        suppressed_rows=spec.algorithm.suppressed_rows,  # type: ignore[arg-type]
+        metric=spec.algorithm.metric,
+        suppressed_rows=spec.algorithm.suppressed_rows,
     )
+    levels = result.details.levels if isinstance(result.details, LatticeDetails) else {}
     result.table.to_parquet(path, index=False)
     report_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     return Candidate(
         path=str(path),
         report_path=str(report_path),
         algorithm=result.algorithm,
-        levels={str(k): int(v) for k, v in (result.levels or {}).items()},
+        levels={str(k): int(v) for k, v in levels.items()},
         rows_in=result.rows_in,
         rows_out=result.rows_out,
         suppressed=result.suppressed,
