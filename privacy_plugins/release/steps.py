@@ -202,7 +202,9 @@ def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable) -> DiagnosisSummary:
     )
     spec.report.directory.mkdir(parents=True, exist_ok=True)
     spec.report.diagnosis_json.write_text(json.dumps(diagnosis.to_dict(), indent=2) + "\n", encoding="utf-8")
-    spec.report.diagnosis_html.write_text(diagnosis.to_html(), encoding="utf-8")
+    from privacy_plugins.report import render  # matplotlib: loaded only when a report is written
+
+    spec.report.diagnosis_html.write_text(render(diagnosis), encoding="utf-8")
     whole = diagnosis.all_quasi_identifiers
     return DiagnosisSummary(
         json_path=str(spec.report.diagnosis_json),
