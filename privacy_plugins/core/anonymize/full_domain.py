@@ -66,11 +66,15 @@ def _model_columns(models: Sequence[PrivacyModel]) -> list[Hashable]:
 
 
 def _check_feasible(search: LatticeSearch, models: Sequence[PrivacyModel]) -> None:
-    """Fail before searching when even the most general node cannot satisfy the models."""
+    """Fail before searching when even the most general node cannot satisfy the models.
+
+    Only models declared monotone under generalization are judged at the top: for
+    the others (e.g. a cap on class sizes) a lower node may satisfy what the top fails.
+    """
     top = tuple(search.heights)
     classes = search.snapshot.classes(top)
     for model in models:
-        if model.violating_classes(classes).any():
+        if model.monotonic_with_generalization and model.violating_classes(classes).any():
             raise InfeasibleAnonymizationError(
                 f"{model} cannot be met even with every quasi-identifier fully generalized "
                 f"(observed {model.observed(classes):.4g} on the whole table); relax the requirement"
