@@ -26,7 +26,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from privacy_plugins.core.diagnosis import Borders, KAnonymityTarget, diagnose, find_borders
+from privacy_plugins.core.diagnosis import Borders, diagnose, find_borders
+from privacy_plugins.core.models import KAnonymity
 from privacy_plugins.core.tables import read_table
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -64,9 +65,7 @@ def bench_adult_all_subsets(adult: pd.DataFrame, qis: list[str], repeat: int) ->
 def k_sweep(frame: pd.DataFrame, qis: list[str], ks: Sequence[int], repeat: int) -> list[tuple[int, Borders, float]]:
     rows = []
     for k in ks:
-        seconds, borders = timed(
-            lambda k=k: find_borders(frame, quasi_identifiers=qis, target=KAnonymityTarget(k)), repeat
-        )
+        seconds, borders = timed(lambda k=k: find_borders(frame, quasi_identifiers=qis, target=KAnonymity(k)), repeat)
         assert isinstance(borders, Borders)
         rows.append((k, borders, seconds))
     return rows

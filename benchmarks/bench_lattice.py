@@ -69,12 +69,12 @@ def main() -> int:
             times.append(seconds)
         exhaustive, exhaustive_seconds = run(frame, hierarchies, models, limit, "exhaustive")
         assert round(exhaustive.utility.ncp, 12) == round(result.utility.ncp, 12), "optimal differs from exhaustive"
-        node = tuple(result.levels.values())
+        node = tuple(result.details.levels.values())
         median = statistics.median(times)
         print(
             f"{label:<16}{limit:>5.0%} | {result.utility.ncp:7.4f} {arx_ncp:7.4f} | {node!s:<22}"
             f"{'yes' if node == arx_node else 'no':>5} | {result.suppressed:>6} | {median * 1e3:5.0f}ms "
-            f"{arx_time * 1e3:4.0f}ms | {result.nodes_checked:>4}/{result.lattice_size} | "
+            f"{arx_time * 1e3:4.0f}ms | {result.details.nodes_checked:>4}/{result.details.lattice_size} | "
             f"{exhaustive_seconds * 1e3:8.0f}ms {median / exhaustive_seconds:6.2f}"
         )
     return 0

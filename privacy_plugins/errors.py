@@ -9,14 +9,18 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "DestinationError",
     "EmptyTableError",
     "HierarchyError",
     "InfeasibleAnonymizationError",
     "MissingDependencyError",
     "PrivacyPluginsError",
     "PrivacyRiskWarning",
+    "PublishError",
+    "ReleaseBlocked",
     "RoleConflictError",
     "UnknownColumnError",
+    "VerificationError",
 ]
 
 
@@ -46,6 +50,22 @@ class HierarchyError(ConfigurationError):
 
 class InfeasibleAnonymizationError(PrivacyPluginsError):
     """No anonymization satisfies the requested models within the limits given."""
+
+
+class VerificationError(PrivacyPluginsError):
+    """The anonymized table failed the re-measurement of a requested model: nothing may be published."""
+
+
+class ReleaseBlocked(PrivacyPluginsError):
+    """A requirement failed on the anonymized table: nothing is published."""
+
+
+class DestinationError(PrivacyPluginsError):
+    """A destination cannot be read or written (an environment problem, not a privacy failure)."""
+
+
+class PublishError(DestinationError):
+    """Publishing failed; the destination was left as it was."""
 
 
 class MissingDependencyError(PrivacyPluginsError, ImportError):

@@ -23,8 +23,7 @@ import pandas as pd
 
 from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
 from privacy_plugins.cli._format import aligned, number
-from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LOSS_METRICS, AnonymizationResult
-from privacy_plugins.core.anonymize.full_domain import anonymize_full_domain
+from privacy_plugins.core.anonymize import LOSS_METRICS, AnonymizationResult, anonymize, anonymizer_names
 from privacy_plugins.core.hierarchies import load_hierarchies
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.tables import read_table
@@ -49,7 +48,7 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
     parser.add_argument("--identifiers", type=columns_arg, default=[], help="direct identifiers (dropped)")
     parser.add_argument("--hierarchies", required=True, type=Path, help="folder of ARX CSV hierarchies")
     parser.add_argument("--hierarchy-sep", default=";", help="delimiter of the hierarchy files (default ';')")
-    parser.add_argument("--algorithm", choices=sorted(FULL_DOMAIN_ALGORITHMS), default="optimal")
+    parser.add_argument("--algorithm", choices=anonymizer_names(), default="optimal")
     parser.add_argument("--k", type=int, help="k-anonymity")
     parser.add_argument("--l", type=float, help="l-diversity of every sensitive attribute")
     parser.add_argument("--l-variant", choices=["distinct", "frequency", "entropy", "recursive"], default="distinct")
@@ -143,20 +142,25 @@ class _Progress:
 
 
 def _summary(report: dict[str, Any], out: Path) -> str:
-    levels = ", ".join(f"{name}={level}" for name, level in report["levels"].items())
+    details = report["details"]
+    levels = ", ".join(f"{name}={level}" for name, level in details.get("levels", {}).items())
     rows = [
         ("rows in / published / suppressed",
          f"{number(report['rows_in'])} / {number(report['rows_out'])} / {number(report['suppressed'])}"),
         ("NCP / discernibility / precision",
          f"{report['ncp']:.4f} / {number(report['discernibility'])} / {report['precision']:.3f}"),
-        ("nodes checked",
-         f"{number(report['nodes_checked'])} of {number(report['lattice_size'])} in {report['seconds']:.2f} s"),
     ]  # fmt: skip
+    if "nodes_checked" in details:
+        rows.append(
+            ("nodes checked",
+             f"{number(details['nodes_checked'])} of {number(details['lattice_size'])} in {report['seconds']:.2f} s")
+        )  # fmt: skip
     rows += [
         ("re-checked" if i == 0 else "", f"{model['model']}: observed {number(model['observed'])}")
         for i, model in enumerate(report["models"])
     ]
-    return "\n".join([f"anonymized with {report['algorithm']} search: {levels}", *aligned(rows), f"written to {out}"])
+    heading = f"anonymized with {report['algorithm']}" + (f" search: {levels}" if levels else "")
+    return "\n".join([heading, *aligned(rows), f"written to {out}"])
 
 
 def _run_anonymize(args: argparse.Namespace) -> int:
@@ -167,15 +171,15 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     hierarchies = load_hierarchies(args.hierarchies, columns=args.qi, sep=args.hierarchy_sep)
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
     try:
-        result: AnonymizationResult = anonymize_full_domain(
+        result: AnonymizationResult = anonymize(
             frame,
+            algorithm=args.algorithm,
             quasi_identifiers=args.qi,
             hierarchies=hierarchies,
             models=models,
             identifiers=args.identifiers,
             sensitive_attributes=args.sensitive,
             suppression_limit=args.suppression,
-            algorithm=args.algorithm,
             metric=args.metric,
             suppressed_rows="mark" if args.mark_suppressed else "remove",
             progress=progress,

@@ -128,7 +128,11 @@ def _run_diagnose(args: argparse.Namespace) -> int:
         max_evaluations=args.max_evaluations,
     )
     data = json.dumps(diagnosis.to_dict(), indent=2)
-    html = diagnosis.to_html() if args.html_path is not None else None
+    html = None
+    if args.html_path is not None:
+        from privacy_plugins.report import render  # matplotlib: loaded only when HTML is asked for
+
+        html = render(diagnosis)
     if args.json_path is not None:
         args.json_path.write_text(data + "\n", encoding="utf-8")
     if html is not None:

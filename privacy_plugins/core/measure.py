@@ -22,6 +22,7 @@ from privacy_plugins.core import metrics
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models.personalized import resolve_bounds
+from privacy_plugins.core.models.t_closeness import resolve_t_distance
 from privacy_plugins.core.parameters import TOLERANCE, check_fraction, check_integer, check_positive
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
 from privacy_plugins.core.results import ClassViolations, to_jsonable, violations_from_mask
@@ -42,7 +43,6 @@ __all__ = [
 LVariant = Literal["distinct", "frequency", "entropy"]
 TDistance = Literal["auto", "equal", "ordered"]
 L_VARIANTS: tuple[str, ...] = ("distinct", "frequency", "entropy")
-T_DISTANCES: tuple[str, ...] = ("auto", "equal", "ordered")
 
 
 @dataclass(frozen=True)
@@ -163,13 +163,7 @@ def _bounds_per_row(
 
 
 def _resolve_distance(frame: pd.DataFrame, attribute: Hashable, t_distance: str) -> str:
-    if t_distance not in T_DISTANCES:
-        raise ConfigurationError(f"t_distance must be one of {list(T_DISTANCES)}, got {t_distance!r}")
-    if t_distance != "auto":
-        return t_distance
-    dtype = frame[attribute].dtype
-    numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
-    return "ordered" if numeric else "equal"
+    return resolve_t_distance(frame[attribute], t_distance)
 
 
 def _l_violations(

@@ -7,7 +7,7 @@ import numbers
 
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["TOLERANCE", "check_fraction", "check_integer", "check_positive", "check_real"]
+__all__ = ["TOLERANCE", "check_fraction", "check_integer", "check_positive", "check_real", "suppression_budget"]
 
 #: Real-valued measures (entropy l, EMD, leakage shares) meet a user's threshold within
 #: this tolerance, so exp(ln 3) = 2.9999999999999996 still counts as entropy 3-diverse.
@@ -49,3 +49,16 @@ def check_fraction(value: object, *, name: str, open_low: bool = False) -> float
         domain = "(0, 1]" if open_low else "[0, 1]"
         raise ConfigurationError(f"{name} must be in {domain}, got {value!r}")
     return number
+
+
+def suppression_budget(limit: float, rows: int) -> int:
+    """⌊limit · rows⌋, the records a suppression limit allows, with :data:`TOLERANCE` for rounding.
+
+    ``0.29 * 100`` is ``28.999999999999996`` in floating point; the tolerance makes it 29.
+    Every place that turns a suppression limit (δ, MaxSup) into a row count uses this.
+
+    Example:
+        >>> suppression_budget(0.29, 100), suppression_budget(0.0, 100), suppression_budget(0.05, 30)
+        (29, 0, 1)
+    """
+    return math.floor(limit * rows + TOLERANCE)

@@ -47,7 +47,7 @@ from typing import Any
 
 import pandas as pd
 
-from privacy_plugins.errors import PrivacyPluginsError
+from privacy_plugins.errors import DestinationError, PublishError
 from privacy_plugins.release import locations
 from privacy_plugins.release.spec import DestinationSpec
 
@@ -69,14 +69,6 @@ STALE_TEMPORARY_UNLOCKED_SECONDS = 24 * 3600.0
 """Without ``flock``, a temporary file is taken for a live writer's until it is this old."""
 
 _TRANSACTIONAL_DDL = frozenset({"sqlite", "postgresql", "duckdb"})
-
-
-class DestinationError(PrivacyPluginsError):
-    """A destination cannot be read or written (an environment problem, not a privacy failure)."""
-
-
-class PublishError(DestinationError):
-    """Publishing failed; the destination was left as it was."""
 
 
 def _io_errors() -> tuple[type[BaseException], ...]:

@@ -10,7 +10,6 @@ that need the data run in the first release step.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LOSS_METRICS
+from privacy_plugins.core.anonymize import LOSS_METRICS, anonymizer_names
 from privacy_plugins.core.hierarchies import (
     Hierarchy,
     date_hierarchy,
@@ -41,7 +40,8 @@ from privacy_plugins.core.models import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive
+from privacy_plugins.core.models.t_closeness import resolve_t_distance
+from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 
@@ -194,11 +194,8 @@ class Requirements:
                     }[self.l_variant]
                     models.append(variant(attribute, self.l))
             if self.t is not None:
-                distance = self.t_distance
-                if distance == "auto":
-                    numeric = frame is not None and pd.api.types.is_numeric_dtype(frame[attribute])
-                    distance = "ordered" if numeric else "equal"
-                models.append(TCloseness(attribute, self.t, distance))  # type: ignore[arg-type]
+                column = frame[attribute] if frame is not None else pd.Series([], dtype=object)
+                models.append(TCloseness(attribute, self.t, resolve_t_distance(column, self.t_distance)))
             if self.bound is not None or self.bound_column is not None:
                 models.append(PersonalizedLeakage(attribute, bound=self.bound, bound_column=self.bound_column))
         return models
@@ -215,10 +212,8 @@ class AlgorithmSpec:
     KEYS = ("name", "metric", "suppressed_rows")
 
     def __post_init__(self) -> None:
-        if self.name not in FULL_DOMAIN_ALGORITHMS:
-            raise ConfigurationError(
-                f"algorithm.name must be one of {sorted(FULL_DOMAIN_ALGORITHMS)}, got {self.name!r}"
-            )
+        if self.name not in anonymizer_names():
+            raise ConfigurationError(f"algorithm.name must be one of {list(anonymizer_names())}, got {self.name!r}")
         if self.metric not in LOSS_METRICS:
             raise ConfigurationError(f"algorithm.metric must be one of {list(LOSS_METRICS)}, got {self.metric!r}")
         if self.suppressed_rows not in ("remove", "mark"):
@@ -489,4 +484,4 @@ class ReleaseSpec:
 
     def suppression_budget(self, rows: int) -> int:
         """⌊suppression_limit · rows⌋, the records that may be suppressed."""
-        return math.floor(self.requirements.suppression_limit * rows + 1e-9)
+        return suppression_budget(self.requirements.suppression_limit, rows)

@@ -21,13 +21,14 @@ from typing import Any, TypeVar
 import pandas as pd
 import pyarrow.parquet as pq
 
-from privacy_plugins.core.anonymize.full_domain import SUPPRESSED_MARK, anonymize_full_domain
+from privacy_plugins.core.anonymize import LatticeDetails, anonymize
+from privacy_plugins.core.anonymize.full_domain import SUPPRESSED_MARK
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
-from privacy_plugins.core.models import MODEL_REGISTRY, KAnonymity, PrivacyModel
+from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
-from privacy_plugins.errors import PrivacyPluginsError, UnknownColumnError
+from privacy_plugins.errors import ReleaseBlocked, UnknownColumnError
 from privacy_plugins.release.destinations import publish_table
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
@@ -49,10 +50,6 @@ __all__ = [
 ]
 
 A = TypeVar("A", bound="_Artifact")
-
-
-class ReleaseBlocked(PrivacyPluginsError):
-    """A requirement failed on the anonymized table: nothing is published."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +204,9 @@ def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable) -> DiagnosisSummary:
     )
     spec.report.directory.mkdir(parents=True, exist_ok=True)
     spec.report.diagnosis_json.write_text(json.dumps(diagnosis.to_dict(), indent=2) + "\n", encoding="utf-8")
-    spec.report.diagnosis_html.write_text(diagnosis.to_html(), encoding="utf-8")
+    from privacy_plugins.report import render  # matplotlib: loaded only when a report is written
+
+    spec.report.diagnosis_html.write_text(render(diagnosis), encoding="utf-8")
     whole = diagnosis.all_quasi_identifiers
     return DiagnosisSummary(
         json_path=str(spec.report.diagnosis_json),
@@ -226,24 +225,25 @@ def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
     for stale in (path, report_path):  # never leave an earlier candidate behind a failed run
         stale.unlink(missing_ok=True)
     frame = _read(loaded.path)
-    result = anonymize_full_domain(
+    result = anonymize(
         frame,
+        algorithm=spec.algorithm.name,
         quasi_identifiers=list(spec.quasi_identifiers),
         hierarchies=spec.build_hierarchies(frame),
         models=spec.models(frame),
         sensitive_attributes=list(spec.sensitive),
         suppression_limit=spec.requirements.suppression_limit,
-        algorithm=spec.algorithm.name,  # type: ignore[arg-type]
-        metric=spec.algorithm.metric,  # type: ignore[arg-type]
-        suppressed_rows=spec.algorithm.suppressed_rows,  # type: ignore[arg-type]
+        metric=spec.algorithm.metric,
+        suppressed_rows=spec.algorithm.suppressed_rows,
     )
+    levels = result.details.levels if isinstance(result.details, LatticeDetails) else {}
     result.table.to_parquet(path, index=False)
     report_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     return Candidate(
         path=str(path),
         report_path=str(report_path),
         algorithm=result.algorithm,
-        levels={str(k): int(v) for k, v in (result.levels or {}).items()},
+        levels={str(k): int(v) for k, v in levels.items()},
         rows_in=result.rows_in,
         rows_out=result.rows_out,
         suppressed=result.suppressed,
@@ -252,20 +252,11 @@ def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
     )
 
 
-_REGISTRY_NAMES = {factory: name for name, factory in MODEL_REGISTRY.items()}
-
-
 def check_name(model: PrivacyModel) -> str:
     """The stable name of a model's check: registry name, plus the sensitive attribute if any."""
-    name = _REGISTRY_NAMES.get(type(model), type(model).__name__.lower())
+    name = model.config_name or type(model).__name__.lower()
     attribute = model.sensitive_attribute
     return name if attribute is None else f"{name}_{re.sub(r'[^A-Za-z0-9_]', '_', str(attribute))}"
-
-
-def _gap(model: object, observed: float, target: float) -> str:
-    if isinstance(model, KAnonymity):
-        return f"observed k = {observed:g}, needs ≥ {target:g} (short by {target - observed:g})"
-    return f"observed {observed:.4g} against {target:.4g}"
 
 
 def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
@@ -319,7 +310,7 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
     classes = EquivalenceClasses.from_frame(published.reset_index(drop=True), list(spec.quasi_identifiers))
     for model in spec.models(published):
         result = model.evaluate(classes)
-        detail = "holds" if result.passed else _gap(model, result.observed, result.threshold)
+        detail = "holds" if result.passed else model.describe_gap(result.observed)
         checks.append(
             RequirementCheck(
                 str(model),

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from privacy_plugins.core.diagnosis import PrivacyDiagnosis, diagnose
-from privacy_plugins.report import render_diagnosis_html, write_diagnosis_html
+from privacy_plugins.report import render, render_diagnosis_html, write_diagnosis_html
 from privacy_plugins.report.plots import size_buckets
 
 VOID = {"meta", "link", "br", "img", "input", "hr", "col", "area", "base", "source", "wbr", "track", "embed", "param"}
@@ -93,7 +93,7 @@ def diagnosis(planted_table: pd.DataFrame) -> PrivacyDiagnosis:
 
 @pytest.fixture(scope="module")
 def html(diagnosis: PrivacyDiagnosis) -> str:
-    return diagnosis.to_html()
+    return render(diagnosis)
 
 
 def test_report_is_well_formed_and_has_the_plots(html: str, diagnosis: PrivacyDiagnosis) -> None:
@@ -142,7 +142,7 @@ def test_no_value_of_the_planted_unique_person_anywhere(
 
 def test_levelwise_report_renders(planted_table: pd.DataFrame) -> None:
     diagnosis = diagnose(planted_table, quasi_identifiers=["age", "sex", "zip", "job"], k=3, max_exhaustive=0)
-    document = parse(diagnosis.to_html())
+    document = parse(render(diagnosis))
     assert not diagnosis.exhaustive
     assert document.tags["details"] == 0  # no "every subset" table without an exhaustive run
     assert document.tags["svg"] == 6
@@ -151,7 +151,7 @@ def test_levelwise_report_renders(planted_table: pd.DataFrame) -> None:
 def test_single_row_table_renders() -> None:
     diagnosis = diagnose(pd.DataFrame({"a": ["x"], "b": [1]}), quasi_identifiers=["a", "b"])
     assert diagnosis.singling_out.negative == ((),)
-    assert "single row" in diagnosis.to_html()
+    assert "single row" in render(diagnosis)
 
 
 def test_size_buckets_cover_every_size_once() -> None:

@@ -1,13 +1,54 @@
-"""Anonymization algorithms; each returns an :class:`AnonymizationResult` re-checked by the core."""
+"""Anonymization algorithms behind one entry point, :func:`anonymize`, and a name → algorithm registry.
 
-from privacy_plugins.core.anonymize.base import AnonymizationResult, VerificationError
-from privacy_plugins.core.anonymize.full_domain import FULL_DOMAIN_ALGORITHMS, anonymize_full_domain
+Every algorithm returns an :class:`AnonymizationResult` re-checked by the core
+(:func:`~privacy_plugins.core.anonymize.base.verify`). Adding one is one file
+and one :func:`register_anonymizer` line below.
+"""
+
+from privacy_plugins.core.anonymize.base import (
+    AnonymizationDetails,
+    AnonymizationRequest,
+    AnonymizationResult,
+    AnonymizedTable,
+    LatticeDetails,
+    VerificationError,
+    verify,
+)
+from privacy_plugins.core.anonymize.full_domain import (
+    FULL_DOMAIN_ALGORITHMS,
+    FullDomainAnonymizer,
+    anonymize_full_domain,
+)
 from privacy_plugins.core.anonymize.lattice import LOSS_METRICS
+from privacy_plugins.core.anonymize.registry import (
+    Anonymizer,
+    AnonymizerOption,
+    anonymize,
+    anonymizer_names,
+    get_anonymizer,
+    register_anonymizer,
+)
 
 __all__ = [
     "FULL_DOMAIN_ALGORITHMS",
     "LOSS_METRICS",
+    "AnonymizationDetails",
+    "AnonymizationRequest",
     "AnonymizationResult",
+    "AnonymizedTable",
+    "Anonymizer",
+    "AnonymizerOption",
+    "FullDomainAnonymizer",
+    "LatticeDetails",
     "VerificationError",
+    "anonymize",
     "anonymize_full_domain",
+    "anonymizer_names",
+    "get_anonymizer",
+    "register_anonymizer",
+    "verify",
 ]
+
+register_anonymizer("optimal", lambda: FullDomainAnonymizer("optimal"))
+register_anonymizer("samarati", lambda: FullDomainAnonymizer("samarati"))
+register_anonymizer("exhaustive", lambda: FullDomainAnonymizer("exhaustive"))

@@ -1,47 +1,140 @@
-"""What every anonymizer returns: the published table, the accounting, the utility and the re-check."""
+"""What every anonymizer receives and returns, and the verification no anonymizer can skip.
+
+An anonymizer (:class:`~privacy_plugins.core.anonymize.registry.Anonymizer`)
+gets a validated :class:`AnonymizationRequest` and returns an
+:class:`AnonymizedTable`: the table to publish, which of its rows are released,
+what was suppressed, the utility and its own :class:`AnonymizationDetails`. Only
+:func:`verify` turns that into an :class:`AnonymizationResult`: it re-measures
+every requested model on the released rows with the core's
+:class:`EquivalenceClasses` and checks the row accounting, and
+:func:`~privacy_plugins.core.anonymize.registry.anonymize` calls it after every
+run, so a result that has not been re-checked does not exist.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics
-from privacy_plugins.core.models import (
-    DistinctLDiversity,
-    EntropyLDiversity,
-    FrequencyLDiversity,
-    KAnonymity,
-    ModelResult,
-    PersonalizedLeakage,
-    PrivacyModel,
-    RecursiveCLDiversity,
-    TCloseness,
-)
+from privacy_plugins.core.models import ModelResult, PrivacyModel
+from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
-from privacy_plugins.errors import PrivacyPluginsError
+from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.errors import VerificationError
 
-__all__ = ["AnonymizationResult", "VerificationError", "summary_measures"]
-
-
-class VerificationError(PrivacyPluginsError):
-    """The anonymized table failed the re-measurement of a requested model: nothing may be published."""
+__all__ = [
+    "AnonymizationDetails",
+    "AnonymizationRequest",
+    "AnonymizationResult",
+    "AnonymizedTable",
+    "LatticeDetails",
+    "VerificationError",
+    "summary_measures",
+    "verify",
+]
 
 
 def summary_measures(models: tuple[PrivacyModel, ...], results: tuple[ModelResult, ...]) -> dict[str, float]:
-    """The re-measured k / l / c / t / leakage of the output, keyed as the CLI report names them."""
-    keys = {
-        KAnonymity: "k",
-        DistinctLDiversity: "l",
-        FrequencyLDiversity: "l",
-        EntropyLDiversity: "l",
-        RecursiveCLDiversity: "c",
-        TCloseness: "t",
-        PersonalizedLeakage: "max_leakage",
-    }
-    return {keys[type(model)]: result.observed for model, result in zip(models, results, strict=True)}
+    """The re-measured k / l / c / t / leakage of the output, keyed by each model's ``report_key``."""
+    return {model.report_key: result.observed for model, result in zip(models, results, strict=True)}
+
+
+@dataclass(frozen=True)
+class AnonymizationRequest:
+    """The validated problem every anonymizer receives from :func:`anonymize`.
+
+    Attributes:
+        table: the raw table (validated; identifiers still present: anonymizers drop them).
+        roles: quasi-identifiers, sensitive attributes (those the models name included)
+            and identifiers.
+        models: the privacy models to satisfy (at least one).
+        hierarchies: column → hierarchy (may be empty for algorithms that need none).
+        suppression_limit: fraction of records that may be suppressed, in [0, 1).
+        max_suppressed: ⌊suppression_limit · rows⌋ (:func:`~privacy_plugins.core.parameters.suppression_budget`).
+        seed: seed for randomized algorithms (reported with the result).
+        progress: called as ``progress(done, total)`` by algorithms that report progress.
+    """
+
+    table: pd.DataFrame
+    roles: AttributeRoles
+    models: tuple[PrivacyModel, ...]
+    hierarchies: Mapping[Hashable, Hierarchy]
+    suppression_limit: float
+    max_suppressed: int
+    seed: int = 0
+    progress: Callable[[int, int], None] | None = None
+
+    @property
+    def quasi_identifiers(self) -> tuple[Hashable, ...]:
+        """The columns to anonymize."""
+        return tuple(self.roles.quasi_identifiers)
+
+    @property
+    def model_columns(self) -> tuple[Hashable, ...]:
+        """Every column some model reads besides the QIs, once each."""
+        return tuple(dict.fromkeys(column for model in self.models for column in model.columns))
+
+    @property
+    def minimum_class_size(self) -> int:
+        """The smallest class every model accepts (the k of C_AVG)."""
+        return max(model.minimum_class_size for model in self.models)
+
+
+@dataclass(frozen=True)
+class AnonymizationDetails:
+    """Algorithm-specific facts of a result (lattice levels, partitions, clusters …)."""
+
+    kind: ClassVar[str] = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON, with the ``kind`` first."""
+        return to_jsonable({"kind": self.kind, **to_jsonable(self)})
+
+
+@dataclass(frozen=True)
+class LatticeDetails(AnonymizationDetails):
+    """Full-domain recoding: the chosen lattice node and how the search got there.
+
+    Attributes:
+        levels: the hierarchy level of each QI (the node).
+        heights: the height of each QI's hierarchy.
+        nodes_checked: lattice nodes evaluated.
+        lattice_size: nodes in the lattice.
+    """
+
+    kind: ClassVar[str] = "lattice"
+
+    levels: Mapping[Hashable, int]
+    heights: Mapping[Hashable, int]
+    nodes_checked: int
+    lattice_size: int
+
+
+@dataclass(frozen=True, eq=False)
+class AnonymizedTable:
+    """An anonymizer's output before verification.
+
+    Attributes:
+        table: the table to publish: identifiers dropped, QIs anonymized; suppressed
+            rows removed, or kept and marked.
+        released: boolean mask over ``table``'s rows: the records actually published
+            (all true unless suppressed rows are kept marked).
+        suppressed: records suppressed.
+        utility: information-loss metrics of the output.
+        details: what only this algorithm knows.
+    """
+
+    table: pd.DataFrame
+    released: np.ndarray
+    suppressed: int
+    utility: UtilityMetrics
+    details: AnonymizationDetails = field(default_factory=AnonymizationDetails)
 
 
 @dataclass(frozen=True)
@@ -49,27 +142,25 @@ class AnonymizationResult:
     """An anonymized table that has been re-checked by the core measures.
 
     Attributes:
-        algorithm: the search or algorithm that produced it.
+        algorithm: the registered name of the algorithm that produced it.
         table: the published table: identifiers dropped, QIs generalized, suppressed
             rows removed (or marked with ``*`` when asked).
-        quasi_identifiers: the generalized columns.
-        levels: for full-domain recoding, the hierarchy level of each QI.
+        quasi_identifiers: the anonymized columns.
         rows_in: records in the input.
         rows_out: records published (not suppressed).
         suppressed: records suppressed; ``rows_in == rows_out + suppressed``.
         dropped_identifiers: identifier columns removed from the output.
         utility: information-loss metrics of the output.
         models: every requested model re-measured on the published rows.
-        nodes_checked: lattice nodes evaluated (lattice searches only).
-        lattice_size: nodes in the lattice (lattice searches only).
+        measures: the re-measured values keyed by report key (``k``, ``l``, ``c``, ``t``, ``max_leakage``).
+        seed: the seed the algorithm ran with.
         seconds: wall time of the anonymization.
-        heights: the height of each QI's hierarchy (full-domain recoding).
+        details: algorithm-specific facts, e.g. :class:`LatticeDetails`.
     """
 
     algorithm: str
     table: pd.DataFrame
     quasi_identifiers: tuple[Hashable, ...]
-    levels: Mapping[Hashable, int] | None
     rows_in: int
     rows_out: int
     suppressed: int
@@ -77,10 +168,9 @@ class AnonymizationResult:
     utility: UtilityMetrics
     models: tuple[ModelResult, ...]
     measures: Mapping[str, float]
-    nodes_checked: int | None = None
-    lattice_size: int | None = None
+    seed: int = 0
     seconds: float = 0.0
-    heights: Mapping[Hashable, int] | None = None
+    details: AnonymizationDetails = field(default_factory=AnonymizationDetails)
 
     @property
     def passed(self) -> bool:
@@ -88,13 +178,11 @@ class AnonymizationResult:
         return all(result.passed for result in self.models)
 
     def to_dict(self) -> dict[str, Any]:
-        """The report (everything but the table itself) as plain JSON."""
+        """The report (everything but the table itself) as plain JSON; algorithm facts under ``details``."""
         report: dict[str, Any] = {
             "algorithm": self.algorithm,
             "passed": self.passed,
             "quasi_identifiers": list(self.quasi_identifiers),
-            "levels": dict(self.levels) if self.levels is not None else None,
-            "heights": dict(self.heights) if self.heights is not None else None,
             "rows_in": self.rows_in,
             "rows_out": self.rows_out,
             "suppressed": self.suppressed,
@@ -103,10 +191,62 @@ class AnonymizationResult:
             "height": self.utility.height,
             "precision": self.utility.precision,
             "ileft": self.utility.ileft,
-            "nodes_checked": self.nodes_checked,
-            "lattice_size": self.lattice_size,
+            "seed": self.seed,
             "seconds": self.seconds,
             **self.measures,
             "models": list(self.models),
+            "details": self.details.to_dict(),
         }
         return to_jsonable(report)
+
+
+def verify(
+    request: AnonymizationRequest, output: AnonymizedTable, *, algorithm: str, seconds: float
+) -> AnonymizationResult:
+    """Re-measure every model on the released rows and check the accounting; the only way to a result.
+
+    Raises:
+        VerificationError: rows in ≠ rows out + suppressed, an identifier or QI column is
+            wrong in the output, or a model fails on the released rows (a bug in the
+            anonymizer; nothing may be published).
+    """
+    rows_in = len(request.table)
+    released_mask = np.asarray(output.released, dtype=bool)
+    if released_mask.shape != (len(output.table),):
+        raise VerificationError(f"{algorithm}: the released mask does not cover the {len(output.table)} output rows")
+    released = output.table.loc[released_mask].reset_index(drop=True)
+    rows_out = len(released)
+    if rows_in != rows_out + output.suppressed or output.suppressed < 0:
+        raise VerificationError(
+            f"{algorithm}: {rows_in} rows in but {rows_out} published + {output.suppressed} suppressed; "
+            "nothing may be published"
+        )
+    if output.suppressed > request.max_suppressed:
+        raise VerificationError(
+            f"{algorithm}: suppressed {output.suppressed} records, "
+            f"more than the limit allows ({request.max_suppressed})"
+        )
+    leaked = [column for column in request.roles.identifiers if column in output.table.columns]
+    missing = [column for column in request.quasi_identifiers if column not in output.table.columns]
+    if leaked or missing:
+        raise VerificationError(f"{algorithm}: identifier columns {leaked} in the output, QIs {missing} missing")
+    recheck = EquivalenceClasses.from_frame(released, list(request.quasi_identifiers))
+    checked = tuple(model.evaluate(recheck) for model in request.models)
+    failed = [result.model for result in checked if not result.passed]
+    if failed:
+        raise VerificationError(f"the anonymized table failed the re-check of {failed}; nothing may be published")
+    return AnonymizationResult(
+        algorithm=algorithm,
+        table=output.table,
+        quasi_identifiers=request.quasi_identifiers,
+        rows_in=rows_in,
+        rows_out=rows_out,
+        suppressed=output.suppressed,
+        dropped_identifiers=tuple(request.roles.identifiers),
+        utility=output.utility,
+        models=checked,
+        measures={"k": float(recheck.sizes.min()), **summary_measures(request.models, checked)},
+        seed=request.seed,
+        seconds=seconds,
+        details=output.details,
+    )

@@ -12,16 +12,21 @@ References:
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.anonymize.base import AnonymizationResult, VerificationError, summary_measures
+from privacy_plugins.core.anonymize.base import (
+    AnonymizationRequest,
+    AnonymizationResult,
+    AnonymizedTable,
+    LatticeDetails,
+)
 from privacy_plugins.core.anonymize.lattice import (
+    LOSS_METRICS,
     LatticeSearch,
     LossMetric,
     Node,
@@ -30,8 +35,8 @@ from privacy_plugins.core.anonymize.lattice import (
     optimal_search,
     samarati_search,
 )
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, anonymize
 from privacy_plugins.core.anonymize.snapshot import Snapshot
-from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import (
     UtilityMetrics,
@@ -41,13 +46,11 @@ from privacy_plugins.core.metrics.information_loss import (
     ncp,
     precision,
 )
-from privacy_plugins.core.models import KAnonymity, PersonalizedLeakage, PrivacyModel
-from privacy_plugins.core.parameters import check_real
-from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
-__all__ = ["FULL_DOMAIN_ALGORITHMS", "SUPPRESSED_MARK", "anonymize_full_domain"]
+__all__ = ["FULL_DOMAIN_ALGORITHMS", "SUPPRESSED_MARK", "FullDomainAnonymizer", "anonymize_full_domain"]
 
 FULL_DOMAIN_ALGORITHMS: dict[str, Callable[[LatticeSearch], SearchResult]] = {
     "optimal": optimal_search,
@@ -58,63 +61,20 @@ FULL_DOMAIN_ALGORITHMS: dict[str, Callable[[LatticeSearch], SearchResult]] = {
 SUPPRESSED_MARK = "*"
 
 
-def _validate(
-    frame: pd.DataFrame,
-    *,
-    quasi_identifiers: Sequence[Hashable],
-    models: Sequence[PrivacyModel],
-    identifiers: Sequence[Hashable],
-    sensitive_attributes: Sequence[Hashable],
-    suppression_limit: float,
-    algorithm: str,
-    suppressed_rows: str,
-) -> tuple[pd.DataFrame, AttributeRoles, int]:
-    if not models:
-        raise ConfigurationError("models must name at least one privacy model (e.g. KAnonymity(5))")
-    for model in models:
-        if not isinstance(model, PrivacyModel):
-            raise TypeError(f"models must be PrivacyModel instances, got {type(model).__name__} {model!r}")
-    sensitive = list(
-        dict.fromkeys(
-            [*sensitive_attributes, *(m.sensitive_attribute for m in models if m.sensitive_attribute is not None)]
-        )
-    )
-    roles = AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=sensitive, identifiers=identifiers)
-    table = validate_frame(frame)
-    roles.check_columns(list(table.columns))
-    limit = check_real(suppression_limit, name="suppression_limit")
-    if not 0.0 <= limit < 1.0:
-        raise ConfigurationError(f"suppression_limit must be in [0, 1), got {suppression_limit!r}")
-    if algorithm not in FULL_DOMAIN_ALGORITHMS:
-        raise ConfigurationError(f"algorithm must be one of {sorted(FULL_DOMAIN_ALGORITHMS)}, got {algorithm!r}")
-    if suppressed_rows not in ("remove", "mark"):
-        raise ConfigurationError(f"suppressed_rows must be 'remove' or 'mark', got {suppressed_rows!r}")
-    for model in models:
-        if isinstance(model, KAnonymity) and model.k > len(table):
-            raise ConfigurationError(f"k={model.k} is larger than the table ({len(table)} rows)")
-        if isinstance(model, PersonalizedLeakage) and model.bound_column is not None:
-            if model.bound_column in roles.named_columns:
-                raise ConfigurationError(f"bound_column {model.bound_column!r} already has another role")
-            model.bounds(EquivalenceClasses.from_frame(table, [model.bound_column]))  # validates the values
-    return table, roles, math.floor(limit * len(table) + 1e-9)
-
-
 def _model_columns(models: Sequence[PrivacyModel]) -> list[Hashable]:
-    columns: list[Hashable] = []
-    for model in models:
-        if model.sensitive_attribute is not None:
-            columns.append(model.sensitive_attribute)
-        if isinstance(model, PersonalizedLeakage) and model.bound_column is not None:
-            columns.append(model.bound_column)
-    return list(dict.fromkeys(columns))
+    return list(dict.fromkeys(column for model in models for column in model.columns))
 
 
 def _check_feasible(search: LatticeSearch, models: Sequence[PrivacyModel]) -> None:
-    """Fail before searching when even the most general node cannot satisfy the models."""
+    """Fail before searching when even the most general node cannot satisfy the models.
+
+    Only models declared monotone under generalization are judged at the top: for
+    the others (e.g. a cap on class sizes) a lower node may satisfy what the top fails.
+    """
     top = tuple(search.heights)
     classes = search.snapshot.classes(top)
     for model in models:
-        if model.violating_classes(classes).any():
+        if model.monotonic_with_generalization and model.violating_classes(classes).any():
             raise InfeasibleAnonymizationError(
                 f"{model} cannot be met even with every quasi-identifier fully generalized "
                 f"(observed {model.observed(classes):.4g} on the whole table); relax the requirement"
@@ -166,6 +126,81 @@ def _utility(
     )
 
 
+@dataclass(frozen=True)
+class FullDomainAnonymizer:
+    """Full-domain generalization with one of the lattice searches (registered as its ``search`` name).
+
+    Options: ``metric`` (the loss to minimise: ``"ncp"``, ``"lm"``, ``"discernibility"``
+    or ``"height"``) and ``suppressed_rows`` (``"remove"`` suppressed records, or
+    ``"mark"`` them: their QIs become ``*``, their sensitive values ``*`` (text)
+    or missing (numeric)).
+    """
+
+    search: str = "optimal"
+    options: tuple[AnonymizerOption, ...] = (
+        AnonymizerOption("metric", str, "ncp", choices=LOSS_METRICS, help="loss to minimise"),
+        AnonymizerOption(
+            "suppressed_rows", str, "remove", choices=("remove", "mark"), help="remove suppressed rows or mark them"
+        ),
+    )
+
+    def __post_init__(self) -> None:
+        if self.search not in FULL_DOMAIN_ALGORITHMS:
+            raise ConfigurationError(f"search must be one of {sorted(FULL_DOMAIN_ALGORITHMS)}, got {self.search!r}")
+
+    @property
+    def name(self) -> str:
+        """The search's name: ``"optimal"``, ``"samarati"`` or ``"exhaustive"``."""
+        return self.search
+
+    def run(
+        self, request: AnonymizationRequest, *, metric: str = "ncp", suppressed_rows: str = "remove"
+    ) -> AnonymizedTable:
+        """Search the lattice, suppress the violating classes of the chosen node, publish."""
+        table, roles, models = request.table, request.roles, request.models
+        snapshot = Snapshot.build(
+            table,
+            quasi_identifiers=roles.quasi_identifiers,
+            hierarchies=request.hierarchies,
+            model_columns=_model_columns(models),
+        )
+        search = LatticeSearch(snapshot, models, request.max_suppressed, metric, progress=request.progress)  # type: ignore[arg-type]
+        _check_feasible(search, models)
+        found = FULL_DOMAIN_ALGORITHMS[self.search](search)
+        if found.best is None:
+            raise InfeasibleAnonymizationError(
+                f"no full-domain generalization satisfies {', '.join(map(str, models))} "
+                f"while suppressing at most {request.max_suppressed} of {len(table)} records"
+            )
+        node: Node = found.best.node
+        classes = snapshot.classes(node)
+        violating = np.zeros(classes.n_classes, dtype=bool)
+        for model in models:
+            violating |= model.violating_classes(classes)
+        suppressed = violating[classes.class_of_row][snapshot.unit_of_row]
+        published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
+        utility = _utility(
+            snapshot,
+            node,
+            suppressed,
+            classes.sizes[~violating],
+            k=request.minimum_class_size,
+            n_sensitive=len(roles.sensitive_attributes),
+        )
+        return AnonymizedTable(
+            table=published,
+            released=np.ones(len(published), dtype=bool) if suppressed_rows == "remove" else ~suppressed,
+            suppressed=int(suppressed.sum()),
+            utility=utility,
+            details=LatticeDetails(
+                levels=dict(zip(roles.quasi_identifiers, node, strict=True)),
+                heights=dict(zip(roles.quasi_identifiers, snapshot.heights, strict=True)),
+                nodes_checked=found.nodes_checked,
+                lattice_size=found.lattice_size,
+            ),
+        )
+
+
 def anonymize_full_domain(
     frame: pd.DataFrame,
     *,
@@ -181,6 +216,9 @@ def anonymize_full_domain(
     progress: Callable[[int, int], None] | None = None,
 ) -> AnonymizationResult:
     """Generalize every QI to one hierarchy level so that every model holds, with least loss.
+
+    A shorthand for :func:`~privacy_plugins.core.anonymize.registry.anonymize` with
+    a full-domain search; the result's :class:`LatticeDetails` hold the levels.
 
     Args:
         frame: the raw table.
@@ -215,64 +253,21 @@ def anonymize_full_domain(
         >>> h = Hierarchy.from_rows("zip", [[z, z[:4] + "*", "*"] for z in df["zip"]])
         >>> result = anonymize_full_domain(df, quasi_identifiers=["zip"], hierarchies={"zip": h},
         ...                                models=[KAnonymity(2)])
-        >>> result.levels, result.table["zip"].tolist()
+        >>> result.details.levels, result.table["zip"].tolist()
         ({'zip': 1}, ['4790*', '4790*', '4761*', '4761*'])
     """
-    started = time.perf_counter()
-    table, roles, max_suppressed = _validate(
+    if algorithm not in FULL_DOMAIN_ALGORITHMS:
+        raise ConfigurationError(f"algorithm must be one of {sorted(FULL_DOMAIN_ALGORITHMS)}, got {algorithm!r}")
+    return anonymize(
         frame,
+        algorithm=algorithm,
         quasi_identifiers=quasi_identifiers,
         models=models,
-        identifiers=identifiers,
-        sensitive_attributes=sensitive_attributes,
         suppression_limit=suppression_limit,
-        algorithm=algorithm,
+        hierarchies=hierarchies,
+        sensitive_attributes=sensitive_attributes,
+        identifiers=identifiers,
+        progress=progress,
+        metric=metric,
         suppressed_rows=suppressed_rows,
     )
-    snapshot = Snapshot.build(
-        table, quasi_identifiers=roles.quasi_identifiers, hierarchies=hierarchies, model_columns=_model_columns(models)
-    )
-    search = LatticeSearch(snapshot, models, max_suppressed, metric, progress=progress)
-    _check_feasible(search, models)
-    found = FULL_DOMAIN_ALGORITHMS[algorithm](search)
-    if found.best is None:
-        raise InfeasibleAnonymizationError(
-            f"no full-domain generalization satisfies {', '.join(map(str, models))} "
-            f"while suppressing at most {max_suppressed} of {len(table)} records"
-        )
-    node: Node = found.best.node
-    classes = snapshot.classes(node)
-    violating = np.zeros(classes.n_classes, dtype=bool)
-    for model in models:
-        violating |= model.violating_classes(classes)
-    suppressed = violating[classes.class_of_row][snapshot.unit_of_row]
-    published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
-
-    # Independent re-check: encode the published labels afresh and measure every model.
-    released = published if suppressed_rows == "remove" else published.loc[~suppressed]
-    recheck = EquivalenceClasses.from_frame(released.reset_index(drop=True), roles.quasi_identifiers)
-    checked = tuple(model.evaluate(recheck) for model in models)
-    k_target = max((m.k for m in models if isinstance(m, KAnonymity)), default=1)
-    result = AnonymizationResult(
-        algorithm=algorithm,
-        table=published,
-        quasi_identifiers=tuple(roles.quasi_identifiers),
-        levels=dict(zip(roles.quasi_identifiers, node, strict=True)),
-        rows_in=len(table),
-        rows_out=int((~suppressed).sum()),
-        suppressed=int(suppressed.sum()),
-        dropped_identifiers=tuple(roles.identifiers),
-        utility=_utility(
-            snapshot, node, suppressed, recheck.sizes, k=k_target, n_sensitive=len(roles.sensitive_attributes)
-        ),
-        models=checked,
-        measures={"k": float(recheck.sizes.min()), **summary_measures(tuple(models), checked)},
-        nodes_checked=found.nodes_checked,
-        lattice_size=found.lattice_size,
-        seconds=time.perf_counter() - started,
-        heights=dict(zip(roles.quasi_identifiers, snapshot.heights, strict=True)),
-    )
-    if not result.passed:
-        failed = [r.model for r in checked if not r.passed]
-        raise VerificationError(f"the anonymized table failed the re-check of {failed}; nothing may be published")
-    return result

@@ -37,15 +37,7 @@ import numpy as np
 
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.metrics.information_loss import discernibility
-from privacy_plugins.core.models import (
-    DistinctLDiversity,
-    EntropyLDiversity,
-    FrequencyLDiversity,
-    PersonalizedLeakage,
-    PrivacyModel,
-    RecursiveCLDiversity,
-)
-from privacy_plugins.core.models.t_closeness import TCloseness
+from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = [
@@ -93,17 +85,8 @@ class SearchResult:
 
 def _relaxation(models: Sequence[PrivacyModel], *, with_suppression: bool) -> list[PrivacyModel]:
     """Monotone models that fail whenever ``models`` fail (used to tag failing sub-lattices)."""
-    relaxed: list[PrivacyModel] = []
-    for model in models:
-        if model.is_monotonic(with_suppression=with_suppression):
-            relaxed.append(model)
-        elif isinstance(model, (FrequencyLDiversity, EntropyLDiversity)):
-            relaxed.append(DistinctLDiversity(model.attribute, model.l))
-        elif isinstance(model, RecursiveCLDiversity):
-            relaxed.append(DistinctLDiversity(model.attribute, model.l))
-        elif isinstance(model, PersonalizedLeakage) and model.bound is not None:
-            relaxed.append(DistinctLDiversity(model.attribute, 1.0 / model.bound))
-    return relaxed
+    relaxed = (model.monotone_relaxation(with_suppression=with_suppression) for model in models)
+    return [model for model in relaxed if model is not None]
 
 
 @dataclass(eq=False)
@@ -128,7 +111,7 @@ class LatticeSearch:
         with_suppression = self.max_suppressed > 0
         self.monotone = all(m.is_monotonic(with_suppression=with_suppression) for m in self.models)
         self.relaxed = _relaxation(self.models, with_suppression=with_suppression)
-        self.redistributing = [m for m in self.models if isinstance(m, TCloseness)]
+        self.redistributing = [m for m in self.models if m.depends_on_table_distribution]
         n, d = self.snapshot.n_rows, len(self.heights)
         weights = self.snapshot.weights.astype(float)
         # total_cost[qi][level] = Σ over records of the NCP cost at that level.

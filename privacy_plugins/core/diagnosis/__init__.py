@@ -4,17 +4,12 @@
 subset of the candidates (all of them when there are few), the positive and
 negative borders of k-anonymity and l-diversity found level-wise, the
 suppression each subset needs, and the attribute sets that single people out.
-The HTML report (:meth:`PrivacyDiagnosis.to_html`) is rendered by
-:mod:`privacy_plugins.report`, outside the core.
+The HTML report is rendered by :func:`privacy_plugins.report.render`, outside
+the core; nothing here imports it. Borders are computed for the core's own
+privacy models (:mod:`privacy_plugins.core.models`).
 """
 
-from privacy_plugins.core.diagnosis.criteria import (
-    L_BORDER_VARIANTS,
-    BorderTarget,
-    KAnonymityTarget,
-    LBorderVariant,
-    LDiversityTarget,
-)
+from privacy_plugins.core.diagnosis.criteria import L_BORDER_VARIANTS, LBorderVariant, l_diversity_model
 from privacy_plugins.core.diagnosis.diagnose import DEFAULT_K, DEFAULT_MAX_EXHAUSTIVE, diagnose, find_borders
 from privacy_plugins.core.diagnosis.findings import Borders, QuasiIdentifierScore, SubsetFinding
 from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis
@@ -25,14 +20,12 @@ __all__ = [
     "DEFAULT_MAX_EVALUATIONS",
     "DEFAULT_MAX_EXHAUSTIVE",
     "L_BORDER_VARIANTS",
-    "BorderTarget",
     "Borders",
-    "KAnonymityTarget",
     "LBorderVariant",
-    "LDiversityTarget",
     "PrivacyDiagnosis",
     "QuasiIdentifierScore",
     "SubsetFinding",
     "diagnose",
     "find_borders",
+    "l_diversity_model",
 ]

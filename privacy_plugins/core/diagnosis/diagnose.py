@@ -25,13 +25,14 @@ from collections.abc import Hashable, Sequence
 
 import pandas as pd
 
-from privacy_plugins.core.diagnosis.criteria import BorderTarget, KAnonymityTarget, LDiversityTarget
+from privacy_plugins.core.diagnosis.criteria import L_BORDER_VARIANTS, check_border_model, l_diversity_model
 from privacy_plugins.core.diagnosis.findings import Borders
 from privacy_plugins.core.diagnosis.lattice import SubsetLattice, lattice_order
 from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis, rank_quasi_identifiers
 from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS, levelwise_borders
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
+from privacy_plugins.core.models import KAnonymity, PrivacyModel
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.results import size_histogram
 from privacy_plugins.core.roles import AttributeRoles
@@ -45,7 +46,7 @@ DEFAULT_K = 5
 DEFAULT_MAX_EXHAUSTIVE = 12
 # 2^20 subsets already take minutes and a gigabyte of findings: refuse more.
 _EXHAUSTIVE_LIMIT = 20
-_SINGLING_OUT = KAnonymityTarget(2)
+_SINGLING_OUT = KAnonymity(2)
 
 
 def _validated_table(frame: object, roles: AttributeRoles) -> pd.DataFrame:
@@ -54,16 +55,9 @@ def _validated_table(frame: object, roles: AttributeRoles) -> pd.DataFrame:
     return table
 
 
-def _check_k(k: object, rows: int) -> int:
-    value = check_integer(k, name="k")
-    if value > rows:
-        raise ConfigurationError(f"k={value} is larger than the table ({rows} rows)")
-    return value
-
-
-def _l_targets(
+def _l_variants(
     sensitive_attribute: Hashable | None, l: float | None, l_variants: Sequence[str] | None, c: float | None
-) -> list[LDiversityTarget]:
+) -> list[str]:
     if l is None:
         if l_variants or c is not None:
             raise ConfigurationError("l_variants and c need a target l")
@@ -71,12 +65,12 @@ def _l_targets(
     if sensitive_attribute is None:
         raise ConfigurationError("l-diversity needs a sensitive_attribute")
     if l_variants is None:
-        l_variants = ("distinct", "frequency", "entropy", "recursive") if c is not None else ("distinct",)
+        l_variants = L_BORDER_VARIANTS if c is not None else ("distinct",)
     if isinstance(l_variants, str):
         raise TypeError(f"l_variants must be a sequence of variant names, got the string {l_variants!r}")
     if c is not None and "recursive" not in l_variants:
         raise ConfigurationError("c is only used by the 'recursive' l_variant")
-    return [LDiversityTarget(variant, l, sensitive_attribute, c=c) for variant in dict.fromkeys(l_variants)]
+    return list(dict.fromkeys(l_variants))
 
 
 def diagnose(
@@ -114,7 +108,7 @@ def diagnose(
         max_evaluations: refuse to measure more subsets than this (integer ≥ 1).
 
     Returns:
-        A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON, ``.to_html()`` for a report).
+        A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON; ``privacy_plugins.report.render`` for HTML).
 
     Raises:
         UnknownColumnError: a named column is not in the table.
@@ -137,8 +131,11 @@ def diagnose(
         sensitive_attributes=[] if sensitive_attribute is None else [sensitive_attribute],
     )
     table = _validated_table(frame, roles)
-    k = min(DEFAULT_K, len(table)) if k is None else _check_k(k, len(table))
-    l_targets = _l_targets(sensitive_attribute, l, l_variants, c)
+    k_model = KAnonymity(min(DEFAULT_K, len(table)) if k is None else k)
+    k_model.validate_against(table)
+    k = k_model.k
+    variants = _l_variants(sensitive_attribute, l, l_variants, c)
+    l_targets = [l_diversity_model(variant, l, sensitive_attribute, c=c) for variant in variants if l is not None]
     if delta is not None:
         delta = check_fraction(delta, name="delta")
     risk_threshold = check_fraction(risk_threshold, name="risk_threshold")
@@ -147,20 +144,21 @@ def diagnose(
         raise ConfigurationError(f"max_exhaustive must be at most {_EXHAUSTIVE_LIMIT}, got {max_exhaustive}")
     max_evaluations = check_integer(max_evaluations, name="max_evaluations")
 
+    targets: list[PrivacyModel] = [k_model, _SINGLING_OUT, *l_targets]
+    unique = list(dict.fromkeys(targets))
     lattice = SubsetLattice(
         table,
         roles.quasi_identifiers,
         sensitive_attribute=sensitive_attribute,
         k=k,
-        recursive_l=next((int(t.l) for t in l_targets if t.variant == "recursive"), None),
+        recursive_l=int(l) if l is not None and "recursive" in variants else None,
         delta=delta,
         risk_threshold=risk_threshold,
+        models=unique,
     )
     exhaustive = lattice.d <= max_exhaustive
     if exhaustive:
         lattice.measure_all()
-    targets: list[BorderTarget] = [KAnonymityTarget(k), _SINGLING_OUT, *l_targets]
-    unique = list(dict.fromkeys(targets))
     found = dict(zip(unique, levelwise_borders(lattice, unique, max_evaluations=max_evaluations), strict=True))
     singling_out = found[_SINGLING_OUT]
     full = lattice.full_mask
@@ -190,35 +188,33 @@ def find_borders(
     frame: pd.DataFrame,
     *,
     quasi_identifiers: Sequence[Hashable],
-    target: KAnonymityTarget | LDiversityTarget,
+    target: PrivacyModel,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
 ) -> Borders:
-    """Only the borders of one target, level-wise (the cheapest question; any d).
+    """Only the borders of one model, level-wise (the cheapest question; any d).
 
     Args:
         frame: the table.
         quasi_identifiers: the candidate quasi-identifiers.
-        target: e.g. ``KAnonymityTarget(5)`` or ``LDiversityTarget("entropy", 2, "disease")``.
+        target: any privacy model monotone under generalization, e.g. ``KAnonymity(5)``
+            or ``EntropyLDiversity("disease", 2)``; it decides on each subset's classes.
         max_evaluations: refuse to measure more subsets than this.
 
     Example:
         >>> df = pd.DataFrame({"age": [30, 30, 40, 40], "sex": ["F", "M", "F", "M"]})
-        >>> borders = find_borders(df, quasi_identifiers=["age", "sex"], target=KAnonymityTarget(2))
+        >>> borders = find_borders(df, quasi_identifiers=["age", "sex"], target=KAnonymity(2))
         >>> borders.positive, borders.negative
         ((('age',), ('sex',)), (('age', 'sex'),))
     """
-    sensitive = target.attribute if isinstance(target, LDiversityTarget) else None
+    model = check_border_model(target)
+    sensitive = model.sensitive_attribute
     roles = AttributeRoles(
         quasi_identifiers=quasi_identifiers, sensitive_attributes=[] if sensitive is None else [sensitive]
     )
     table = _validated_table(frame, roles)
-    k = target.k if isinstance(target, KAnonymityTarget) else 1
+    model.validate_against(table)
     lattice = SubsetLattice(
-        table,
-        roles.quasi_identifiers,
-        sensitive_attribute=sensitive,
-        k=_check_k(k, len(table)),
-        recursive_l=int(target.l) if isinstance(target, LDiversityTarget) and target.variant == "recursive" else None,
+        table, roles.quasi_identifiers, sensitive_attribute=sensitive, k=model.minimum_class_size, models=[model]
     )
     max_evaluations = check_integer(max_evaluations, name="max_evaluations")
-    return levelwise_borders(lattice, [target], max_evaluations=max_evaluations)[0]
+    return levelwise_borders(lattice, [model], max_evaluations=max_evaluations)[0]

@@ -23,13 +23,10 @@ from privacy_plugins.core import metrics
 from privacy_plugins.core.diagnosis.findings import SubsetFinding
 from privacy_plugins.core.frame import EncodedColumn, encode_column
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
+from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses, combine_codes
 
 __all__ = ["SubsetLattice", "bits_of", "lattice_order"]
-
-# The sensitive attribute's codes live in a one-column frame under this name, so
-# SensitiveCounts re-encodes small integers instead of the raw column per subset.
-_SENSITIVE = "sensitive"
 
 Partition = tuple[np.ndarray, int]
 
@@ -61,6 +58,8 @@ class SubsetLattice:
             sensitive attribute).
         delta: adds k after δ-suppression per subset.
         risk_threshold: record risk counted as at risk.
+        models: privacy models decided on every measured subset (:meth:`holds`);
+            the columns they read are kept beside the sensitive attribute.
 
     Example:
         >>> df = pd.DataFrame({"age": [30, 30, 40], "sex": ["F", "M", "F"]})
@@ -79,6 +78,7 @@ class SubsetLattice:
         recursive_l: int | None = None,
         delta: float | None = None,
         risk_threshold: float = DEFAULT_RISK_THRESHOLD,
+        models: Sequence[PrivacyModel] = (),
     ) -> None:
         self.attributes = tuple(quasi_identifiers)
         self.n_rows = len(frame)
@@ -86,11 +86,13 @@ class SubsetLattice:
         for column in self.attributes:
             encoded = encode_column(frame, column)
             self._columns.append((encoded.codes, encoded.cardinality))
-        if sensitive_attribute is None:
-            self._sensitive_frame = pd.DataFrame(index=pd.RangeIndex(self.n_rows))
-        else:
-            self._sensitive_frame = pd.DataFrame({_SENSITIVE: encode_column(frame, sensitive_attribute).codes})
+        self._models = tuple(dict.fromkeys(models))
+        read = [] if sensitive_attribute is None else [sensitive_attribute]
+        read = list(dict.fromkeys([*read, *(column for model in self._models for column in model.columns)]))
+        self._model_frame = frame[read].reset_index(drop=True)
+        # Shared by every subset's classes: each model column is factorized once.
         self._encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
+        self._sensitive = sensitive_attribute
         self._has_sensitive = sensitive_attribute is not None
         self._k = k
         self._recursive_l = recursive_l if self._has_sensitive else None
@@ -98,6 +100,7 @@ class SubsetLattice:
         self._risk_threshold = risk_threshold
         self._partitions: dict[int, Partition] = {}
         self._findings: dict[int, SubsetFinding] = {}
+        self._verdicts: dict[tuple[int, PrivacyModel], bool] = {}
 
     @property
     def d(self) -> int:
@@ -152,6 +155,13 @@ class SubsetLattice:
             out[mask] = self._findings[mask]
         return out
 
+    def holds(self, mask: int, model: PrivacyModel) -> bool:
+        """Whether ``model`` holds on the table grouped by the subset ``mask`` (decided by the model)."""
+        key = (mask, model)
+        if key not in self._verdicts:
+            self._verdicts[key] = model.holds(self._classes(mask, self.partition(mask)))
+        return self._verdicts[key]
+
     def keep_partitions(self, masks: Iterable[int]) -> None:
         """Forget every stored partition except those of ``masks`` (the next level's parents)."""
         wanted = set(masks)
@@ -170,16 +180,21 @@ class SubsetLattice:
             self._findings[child] = self._measure(child, child_partition)
             self._descend(child, child_partition, attribute + 1)
 
-    def _measure(self, mask: int, partition: Partition) -> SubsetFinding:
+    def _classes(self, mask: int, partition: Partition) -> EquivalenceClasses:
         class_of_row, n_classes = partition
-        sizes = np.bincount(class_of_row, minlength=n_classes).astype(np.int64)
-        classes = EquivalenceClasses(
-            frame=self._sensitive_frame,
+        return EquivalenceClasses(
+            frame=self._model_frame,
             quasi_identifiers=self.names(mask),
             class_of_row=class_of_row,
-            sizes=sizes,
-            encodings=self._encodings,  # the sensitive column is factorized once for all subsets
+            sizes=np.bincount(class_of_row, minlength=n_classes).astype(np.int64),
+            encodings=self._encodings,  # the model columns are factorized once for all subsets
         )
+
+    def _measure(self, mask: int, partition: Partition) -> SubsetFinding:
+        classes = self._classes(mask, partition)
+        n_classes = classes.n_classes
+        for model in self._models:
+            self._verdicts[(mask, model)] = model.holds(classes)
         risk = metrics.prosecutor_risk(classes, threshold=self._risk_threshold)
         suppression = metrics.suppression_needed(classes, self._k)
         diversity = self._diversity(classes) if self._has_sensitive else {}
@@ -197,7 +212,7 @@ class SubsetLattice:
         )
 
     def _diversity(self, classes: EquivalenceClasses) -> dict[str, Any]:
-        counts = classes.sensitive(_SENSITIVE)
+        counts = classes.sensitive(self._sensitive)
         out: dict[str, Any] = {
             "distinct_l": int(metrics.distinct_l_per_class(counts).min()),
             "frequency_l": float(metrics.frequency_l_per_class(classes, counts).min()),

@@ -1,8 +1,10 @@
-"""The diagnosis of one table: :class:`PrivacyDiagnosis`, its JSON form and its HTML report."""
+"""The diagnosis of one table: :class:`PrivacyDiagnosis` and its JSON form.
+
+The HTML report is :func:`privacy_plugins.report.render` (outside the core, which never imports it).
+"""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -160,13 +162,3 @@ class PrivacyDiagnosis:
             "k_by_subset": [f.to_dict() for f in self.subsets] if self.exhaustive else None,
         }
         return to_jsonable(out)
-
-    def to_html(self) -> str:
-        """A self-contained HTML report with plots (needs matplotlib, a dependency of the package).
-
-        The renderer lives outside the core (:mod:`privacy_plugins.report`) and is
-        imported only when called, so importing the core never loads matplotlib.
-        """
-        report = importlib.import_module("privacy_plugins.report")
-        html: str = report.render_diagnosis_html(self)
-        return html

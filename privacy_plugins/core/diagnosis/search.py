@@ -25,12 +25,12 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from privacy_plugins.core.diagnosis.criteria import BorderTarget
-from privacy_plugins.core.diagnosis.findings import Borders, SubsetFinding
+from privacy_plugins.core.diagnosis.findings import Borders
 from privacy_plugins.core.diagnosis.lattice import SubsetLattice, bits_of, lattice_order
+from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["DEFAULT_MAX_EVALUATIONS", "candidates_above", "levelwise_borders"]
@@ -43,7 +43,7 @@ DEFAULT_MAX_EVALUATIONS = 200_000
 class _Search:
     """The running state of one target's search."""
 
-    target: BorderTarget
+    target: PrivacyModel
     per_level: list[int]
     frontier: set[int] = field(default_factory=set)
     candidates: list[int] = field(default_factory=list)
@@ -76,28 +76,30 @@ def candidates_above(frontier: Collection[int], d: int) -> list[int]:
     return sorted(out)
 
 
-def _start(lattice: SubsetLattice, target: BorderTarget) -> _Search:
+def _start(lattice: SubsetLattice, target: PrivacyModel) -> _Search:
     """Step 1: decide from the empty and the full set alone when possible."""
     search = _Search(target=target, per_level=[1] + [0] * lattice.d)
-    if not target.satisfied_by(lattice.evaluate([0])[0]):
+    lattice.evaluate([0])
+    if not lattice.holds(0, target):
         search.negative.append(0)
         return search
     full = lattice.full_mask
     search.per_level[lattice.d] += 1
-    if target.satisfied_by(lattice.evaluate([full])[full]):
+    lattice.evaluate([full])
+    if lattice.holds(full, target):
         search.positive.append(full)
         return search
     search.frontier = {0}
     return search
 
 
-def _advance(search: _Search, measured: Mapping[int, SubsetFinding], level: int, full: int) -> None:
+def _advance(search: _Search, lattice: SubsetLattice, level: int, full: int) -> None:
     """Step 3: classify one level's candidates and close the previous level's maximal sets."""
     satisfying = set()
     for candidate in search.candidates:
         if candidate != full:  # the full set was counted when it was measured first
             search.per_level[level] += 1
-        if search.target.satisfied_by(measured[candidate]):
+        if lattice.holds(candidate, search.target):
             satisfying.add(candidate)
         else:
             search.negative.append(candidate)
@@ -115,7 +117,7 @@ def _ordered(lattice: SubsetLattice, masks: Iterable[int], *, largest_first: boo
 
 def levelwise_borders(
     lattice: SubsetLattice,
-    targets: Sequence[BorderTarget],
+    targets: Sequence[PrivacyModel],
     *,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
 ) -> tuple[Borders, ...]:
@@ -123,7 +125,8 @@ def levelwise_borders(
 
     Args:
         lattice: the measured table.
-        targets: monotone targets (see :mod:`privacy_plugins.core.diagnosis.criteria`).
+        targets: privacy models monotone under generalization (see
+            :mod:`privacy_plugins.core.diagnosis.criteria`); each decides on a subset's classes.
         max_evaluations: stop with :class:`ConfigurationError` rather than measure
             more distinct subsets than this (integer ≥ 1).
 
@@ -148,14 +151,14 @@ def levelwise_borders(
                 f"max_evaluations={max_evaluations} subsets (level {level} alone has {len(wanted)} candidates); "
                 "raise max_evaluations or diagnose fewer candidate quasi-identifiers"
             )
-        measured = lattice.evaluate(sorted(wanted))
+        lattice.evaluate(sorted(wanted))
         for search in active:
-            _advance(search, measured, level, full)
+            _advance(search, lattice, level, full)
         lattice.keep_partitions(set().union(*(search.frontier for search in active)))
     return tuple(
         Borders(
             target=str(search.target),
-            model=search.target.model,
+            model=search.target.family,
             threshold=search.target.threshold,
             positive=_ordered(lattice, search.positive, largest_first=True),
             negative=_ordered(lattice, search.negative, largest_first=False),

@@ -7,12 +7,11 @@ References:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from privacy_plugins.core.parameters import check_fraction, check_integer
+from privacy_plugins.core.parameters import check_fraction, check_integer, suppression_budget
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import ClassViolations, size_histogram, violations_from_mask
 
@@ -93,7 +92,7 @@ class KAfterSuppression:
 def k_after_suppression(classes: EquivalenceClasses, delta: float) -> KAfterSuppression:
     """Largest k reachable by suppressing whole smallest classes within ⌊δ·n⌋ rows."""
     delta = check_fraction(delta, name="delta")
-    budget = math.floor(delta * classes.n_rows + 1e-9)
+    budget = suppression_budget(delta, classes.n_rows)
     distinct_sizes, counts = np.unique(classes.sizes, return_counts=True)
     # Suppressing every class of size <= s_j costs cumulative[j] rows and leaves k = s_{j+1}.
     cumulative = np.cumsum(distinct_sizes * counts)

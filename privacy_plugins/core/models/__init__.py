@@ -38,13 +38,16 @@ __all__ = [
 ]
 
 MODEL_REGISTRY: dict[str, Callable[..., PrivacyModel]] = {
-    "k_anonymity": KAnonymity,
-    "distinct_l_diversity": DistinctLDiversity,
-    "frequency_l_diversity": FrequencyLDiversity,
-    "entropy_l_diversity": EntropyLDiversity,
-    "recursive_cl_diversity": RecursiveCLDiversity,
-    "t_closeness": TCloseness,
-    "personalized_leakage": PersonalizedLeakage,
+    model.config_name: model
+    for model in (
+        KAnonymity,
+        DistinctLDiversity,
+        FrequencyLDiversity,
+        EntropyLDiversity,
+        RecursiveCLDiversity,
+        TCloseness,
+        PersonalizedLeakage,
+    )
 }
 
 

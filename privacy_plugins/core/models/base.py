@@ -4,6 +4,16 @@ Models answer "is it acceptable at X?" on top of the measures in
 :mod:`privacy_plugins.core.metrics`. Each declares, as ARX's criteria do,
 whether it is monotone under generalization and under suppression, which is
 what lets the lattice search prune whole sub-lattices without checking them.
+
+A model also declares what it needs and how it reports, in the manner of ARX's
+``PrivacyCriterion.getRequirements()``: the columns it reads besides the
+quasi-identifiers (:attr:`PrivacyModel.columns`), the key of its observed value
+in reports (:attr:`PrivacyModel.report_key`), the smallest class it can accept
+(:attr:`PrivacyModel.minimum_class_size`), a monotone relaxation the lattice can
+prune with, and checks against a concrete table
+(:meth:`PrivacyModel.validate_against`). Anonymizers, the diagnosis and the
+release flow read these instead of testing a model's type, so a new model is
+one new file.
 """
 
 from __future__ import annotations
@@ -11,12 +21,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import ClassViolations, to_jsonable, violations_from_mask
+from privacy_plugins.errors import UnknownColumnError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ModelResult", "PrivacyModel"]
 
@@ -53,11 +67,65 @@ class PrivacyModel(ABC):
     monotonic_with_suppression: ClassVar[bool] = False
     #: The model reads a sensitive attribute.
     requires_sensitive: ClassVar[bool] = False
+    #: The model compares classes with the whole published table (t-closeness), so
+    #: suppressing records changes the reference and the survivors must be re-checked.
+    depends_on_table_distribution: ClassVar[bool] = False
+    #: The name :func:`~privacy_plugins.core.models.from_config` knows the model by.
+    config_name: ClassVar[str] = ""
+    #: The family as reports name it, e.g. ``"k-anonymity"``, ``"distinct l-diversity"``.
+    family: ClassVar[str] = ""
+    #: The key of the observed value in reports: ``"k"``, ``"l"``, ``"c"``, ``"t"``, ``"max_leakage"``.
+    report_key: ClassVar[str] = "value"
+    #: True when a larger observed value is better (k, l); False when a smaller one is (c*, t, leakage).
+    higher_is_better: ClassVar[bool] = True
 
     @property
     def sensitive_attribute(self) -> Hashable | None:
         """The sensitive attribute the model protects, if any."""
         return None
+
+    @property
+    def columns(self) -> tuple[Hashable, ...]:
+        """Table columns the model reads besides the quasi-identifiers (sensitive attribute, bound column)."""
+        return () if self.sensitive_attribute is None else (self.sensitive_attribute,)
+
+    @property
+    def minimum_class_size(self) -> int:
+        """The smallest equivalence class that can satisfy the model (k for k-anonymity; 1 when any can)."""
+        return 1
+
+    def validate_against(self, table: pd.DataFrame) -> None:
+        """Fail before any work when the model cannot apply to ``table`` (missing column, k above the rows …).
+
+        Raises:
+            UnknownColumnError: a column the model reads is not in the table.
+            ConfigurationError: the model's parameters do not fit the table.
+        """
+        missing = [column for column in self.columns if column not in table.columns]
+        if missing:
+            raise UnknownColumnError(
+                f"{self} reads column(s) not in the table: {missing!r}; available columns: {list(table.columns)!r}"
+            )
+
+    def describe_gap(self, observed: float) -> str:
+        """The shortfall in words, e.g. ``"observed l = 1, needs ≥ 2 (short by 1)"``."""
+        if self.higher_is_better:
+            gap = self.threshold - observed
+            return f"observed {self.report_key} = {observed:.4g}, needs ≥ {self.threshold:.4g} (short by {gap:.4g})"
+        gap = observed - self.threshold
+        return f"observed {self.report_key} = {observed:.4g}, needs ≤ {self.threshold:.4g} (over by {gap:.4g})"
+
+    def monotone_relaxation(self, *, with_suppression: bool) -> PrivacyModel | None:
+        """A monotone model that fails whenever this one fails (the lattice tags failing sub-lattices with it).
+
+        The model itself when it is monotone under the suppression setting;
+        ``None`` when there is no useful relaxation.
+        """
+        return self if self.is_monotonic(with_suppression=with_suppression) else None
+
+    def holds(self, classes: EquivalenceClasses) -> bool:
+        """True when every class satisfies the model (used by the diagnosis on each subset)."""
+        return not bool(self.violating_classes(classes).any())
 
     @abstractmethod
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:

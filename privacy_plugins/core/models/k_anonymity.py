@@ -7,7 +7,7 @@ References:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -15,6 +15,10 @@ from privacy_plugins.core.metrics.anonymity import k_of
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.parameters import check_integer
 from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["KAnonymity"]
 
@@ -33,9 +37,31 @@ class KAnonymity(PrivacyModel):
     k: int
 
     monotonic_with_suppression: ClassVar[bool] = True
+    config_name: ClassVar[str] = "k_anonymity"
+    family: ClassVar[str] = "k-anonymity"
+    report_key: ClassVar[str] = "k"
 
     def __post_init__(self) -> None:
         check_integer(self.k, name="k")
+
+    @property
+    def minimum_class_size(self) -> int:
+        """K."""
+        return self.k
+
+    def validate_against(self, table: pd.DataFrame) -> None:
+        """K must not exceed the rows of the table."""
+        if self.k > len(table):
+            raise ConfigurationError(f"k={self.k} is larger than the table ({len(table)} rows)")
+
+    def describe_gap(self, observed: float) -> str:
+        """E.g. ``"observed k = 4, needs ≥ 5 (short by 1)"``.
+
+        Example:
+            >>> KAnonymity(5).describe_gap(4)
+            'observed k = 4, needs ≥ 5 (short by 1)'
+        """
+        return f"observed k = {observed:g}, needs ≥ {self.k:g} (short by {self.k - observed:g})"
 
     def __str__(self) -> str:
         return f"{self.k}-anonymity"

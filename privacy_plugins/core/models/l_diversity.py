@@ -13,6 +13,7 @@ References:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -38,10 +39,22 @@ class _LDiversity(PrivacyModel):
     l: float
 
     requires_sensitive: ClassVar[bool] = True
+    report_key: ClassVar[str] = "l"
     variant: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         check_positive(self.l, name="l", minimum=1.0, inclusive=True)
+
+    @property
+    def minimum_class_size(self) -> int:
+        """⌈l⌉: a class needs at least l records to hold l (distinct, or as frequent) values."""
+        return max(1, math.ceil(self.l - TOLERANCE))
+
+    def monotone_relaxation(self, *, with_suppression: bool) -> PrivacyModel | None:
+        """Itself when monotone, else distinct l-diversity with the same l (every variant implies it)."""
+        if self.is_monotonic(with_suppression=with_suppression):
+            return self
+        return DistinctLDiversity(self.attribute, self.l)
 
     def __str__(self) -> str:
         return f"{self.variant}-{self.l:g}-diversity for {self.attribute!r}"
@@ -74,6 +87,8 @@ class DistinctLDiversity(_LDiversity):
     """At least l distinct sensitive values per class; ``l``: ≥ 1."""
 
     variant: ClassVar[str] = "distinct"
+    config_name: ClassVar[str] = "distinct_l_diversity"
+    family: ClassVar[str] = "distinct l-diversity"
     monotonic_with_suppression: ClassVar[bool] = True
 
     def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
@@ -86,6 +101,8 @@ class FrequencyLDiversity(_LDiversity):
     """No sensitive value has frequency above 1/l in any class; ``l``: ≥ 1."""
 
     variant: ClassVar[str] = "frequency"
+    config_name: ClassVar[str] = "frequency_l_diversity"
+    family: ClassVar[str] = "frequency l-diversity"
 
     def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
         """|E| / max count per class."""
@@ -97,6 +114,8 @@ class EntropyLDiversity(_LDiversity):
     """Entropy of every class ≥ ln l; ``l``: ≥ 1."""
 
     variant: ClassVar[str] = "entropy"
+    config_name: ClassVar[str] = "entropy_l_diversity"
+    family: ClassVar[str] = "entropy l-diversity"
 
     def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
         """exp(entropy) per class."""
@@ -112,13 +131,32 @@ class RecursiveCLDiversity(PrivacyModel):
     l: int
 
     requires_sensitive: ClassVar[bool] = True
+    config_name: ClassVar[str] = "recursive_cl_diversity"
+    family: ClassVar[str] = "recursive l-diversity"
+    report_key: ClassVar[str] = "c"
+    higher_is_better: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_positive(self.c, name="c")
         check_integer(self.l, name="l")
 
     def __str__(self) -> str:
-        return f"recursive-({self.c:g},{self.l})-diversity for {self.attribute!r}"
+        return f"recursive ({self.c:g},{self.l})-diversity for {self.attribute!r}"
+
+    @property
+    def minimum_class_size(self) -> int:
+        """L: a class with fewer than l values fails."""
+        return self.l
+
+    def monotone_relaxation(self, *, with_suppression: bool) -> PrivacyModel | None:
+        """Itself when monotone, else distinct l-diversity (a class with fewer than l values fails)."""
+        if self.is_monotonic(with_suppression=with_suppression):
+            return self
+        return DistinctLDiversity(self.attribute, self.l)
+
+    def describe_gap(self, observed: float) -> str:
+        """E.g. ``"observed c* = 3, needs c > c* (c = 2)"``."""
+        return f"observed c* = {observed:.4g}, needs c > c* (c = {self.c:g})"
 
     @property
     def sensitive_attribute(self) -> Hashable:

@@ -13,6 +13,7 @@ References:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -22,7 +23,8 @@ import pandas as pd
 
 from privacy_plugins.core.metrics.leakage import leakage_per_record, leakage_violations
 from privacy_plugins.core.models.base import PrivacyModel
-from privacy_plugins.core.parameters import check_fraction
+from privacy_plugins.core.models.l_diversity import DistinctLDiversity
+from privacy_plugins.core.parameters import TOLERANCE, check_fraction
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
@@ -65,6 +67,10 @@ class PersonalizedLeakage(PrivacyModel):
     bound_column: Hashable | None = None
 
     requires_sensitive: ClassVar[bool] = True
+    config_name: ClassVar[str] = "personalized_leakage"
+    family: ClassVar[str] = "personalized leakage"
+    report_key: ClassVar[str] = "max_leakage"
+    higher_is_better: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if (self.bound is None) == (self.bound_column is None):
@@ -80,6 +86,33 @@ class PersonalizedLeakage(PrivacyModel):
     def sensitive_attribute(self) -> Hashable:
         """The protected attribute."""
         return self.attribute
+
+    @property
+    def columns(self) -> tuple[Hashable, ...]:
+        """The sensitive attribute, and the bound column when bounds are per record."""
+        return (self.attribute,) if self.bound_column is None else (self.attribute, self.bound_column)
+
+    @property
+    def minimum_class_size(self) -> int:
+        """⌈1/bound⌉ with one bound (a record's leakage is at least 1/|E|); 1 with per-record bounds."""
+        return 1 if self.bound is None else max(1, math.ceil(1.0 / self.bound - TOLERANCE))
+
+    def validate_against(self, table: pd.DataFrame) -> None:
+        """The columns exist and every per-record bound is a number in (0, 1]."""
+        super().validate_against(table)
+        resolve_bounds(table, bound=self.bound, bound_column=self.bound_column)
+
+    def monotone_relaxation(self, *, with_suppression: bool) -> PrivacyModel | None:
+        """Itself when monotone; with one bound b, distinct (1/b)-diversity (a value's share ≤ b needs 1/b values)."""
+        if self.is_monotonic(with_suppression=with_suppression):
+            return self
+        return None if self.bound is None else DistinctLDiversity(self.attribute, 1.0 / self.bound)
+
+    def describe_gap(self, observed: float) -> str:
+        """E.g. ``"observed max_leakage = 1, needs ≤ 0.5 (over by 0.5)"``, or against the per-record bounds."""
+        if self.bound is None:
+            return f"observed max_leakage = {observed:.4g}; some records exceed their bound in {self.bound_column!r}"
+        return super().describe_gap(observed)
 
     @property
     def threshold(self) -> float:

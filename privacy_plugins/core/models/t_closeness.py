@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
+import pandas as pd
 
 from privacy_plugins.core.metrics.closeness import emd_equal, emd_ordered
 from privacy_plugins.core.models.base import PrivacyModel
@@ -24,7 +25,34 @@ from privacy_plugins.core.parameters import TOLERANCE, check_fraction
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["TCloseness"]
+__all__ = ["T_DISTANCES", "TCloseness", "resolve_t_distance"]
+
+#: The ground distances a t-closeness requirement may name; ``"auto"`` picks by column type.
+T_DISTANCES: tuple[str, ...] = ("auto", "equal", "ordered")
+
+
+def resolve_t_distance(series: pd.Series, t_distance: str) -> Literal["equal", "ordered"]:
+    """The ground distance for a sensitive column: ``"auto"`` is ordered for numbers, equal otherwise.
+
+    Booleans are categorical (``"equal"``): True/False have no order worth a
+    distance. With two values both distances give the same EMD anyway, so the
+    choice never changes a result, only the label reported.
+
+    Example:
+        >>> resolve_t_distance(pd.Series([1, 2]), "auto"), resolve_t_distance(pd.Series([True]), "auto")
+        ('ordered', 'equal')
+        >>> resolve_t_distance(pd.Series(["a"]), "ordered")
+        'ordered'
+    """
+    if t_distance == "equal":
+        return "equal"
+    if t_distance == "ordered":
+        return "ordered"
+    if t_distance != "auto":
+        raise ConfigurationError(f"t_distance must be one of {list(T_DISTANCES)}, got {t_distance!r}")
+    dtype = series.dtype
+    numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+    return "ordered" if numeric else "equal"
 
 
 @dataclass(frozen=True)
@@ -38,6 +66,10 @@ class TCloseness(PrivacyModel):
     requires_sensitive: ClassVar[bool] = True
     #: The reference distribution changes with what is suppressed.
     depends_on_table_distribution: ClassVar[bool] = True
+    config_name: ClassVar[str] = "t_closeness"
+    family: ClassVar[str] = "t-closeness"
+    report_key: ClassVar[str] = "t"
+    higher_is_better: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_fraction(self.t, name="t")

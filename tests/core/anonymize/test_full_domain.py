@@ -44,7 +44,7 @@ def test_song_table1_becomes_table3(song: tuple[pd.DataFrame, dict[str, Hierarch
         frame, quasi_identifiers=["age", "zipcode"], hierarchies=hierarchies, models=[KAnonymity(2)],
         identifiers=["name"],
     )  # fmt: skip
-    assert result.levels == {"age": 1, "zipcode": 1}
+    assert result.details.levels == {"age": 1, "zipcode": 1}
     assert result.table["age"].tolist() == ["[5-10]"] * 3 + ["[11-20]"] * 2
     assert "name" not in result.table.columns and result.dropped_identifiers == ("name",)
     assert (result.rows_in, result.rows_out, result.suppressed) == (5, 5, 0)
@@ -69,7 +69,7 @@ def test_l_diversity_forces_more_generalization(song: tuple[pd.DataFrame, dict[s
     )  # fmt: skip
     assert result.table["disease"].tolist() == frame["disease"].tolist()
     # ILeft counts the disease, published as it is, with 1 per tuple.
-    levels = result.levels
+    levels = result.details.levels
     assert levels == {"age": 2, "zipcode": 2}
     assert result.utility.ileft == pytest.approx((2 * (1 - 4 / 5) + 1) / 3)
     assert pp.l_diversity(result.table, quasi_identifiers=["age", "zipcode"], sensitive_attribute="disease") >= 2
@@ -81,7 +81,7 @@ def test_suppression_removes_or_marks_rows() -> None:
     kept = anonymize_full_domain(
         frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(3)], suppression_limit=0.2
     )
-    assert (kept.rows_out, kept.suppressed, kept.levels) == (6, 1, {"zip": 0})
+    assert (kept.rows_out, kept.suppressed, kept.details.levels) == (6, 1, {"zip": 0})
     assert kept.table["zip"].tolist() == ["1", "1", "1", "2", "2", "2"]
     marked = anonymize_full_domain(
         frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(3)],
@@ -93,7 +93,7 @@ def test_suppression_removes_or_marks_rows() -> None:
     full = anonymize_full_domain(
         frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(3)]
     )
-    assert full.levels == {"zip": 1} and full.suppressed == 0
+    assert full.details.levels == {"zip": 1} and full.suppressed == 0
 
 
 @pytest.mark.parametrize(
@@ -173,5 +173,5 @@ def test_adult_matches_arx_optimum(adult: tuple[pd.DataFrame, dict], models: lis
         frame, quasi_identifiers=ADULT_QIS, hierarchies=hierarchies, models=models, suppression_limit=fraction
     )
     assert round(result.utility.ncp, 4) == ncp
-    assert tuple(result.levels.values()) == node
+    assert tuple(result.details.levels.values()) == node
     assert result.passed

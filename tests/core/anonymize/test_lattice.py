@@ -204,4 +204,4 @@ def test_ordered_t_closeness_after_suppression_uses_the_published_domain() -> No
     result = anonymize_full_domain(
         frame, quasi_identifiers=["q"], hierarchies={"q": hierarchy}, models=models, suppression_limit=0.12
     )
-    assert result.passed and result.levels == {"q": 1}
+    assert result.passed and result.details.levels == {"q": 1}

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from naive_lattice import brute_force_borders
 
-from privacy_plugins.core.diagnosis import KAnonymityTarget, diagnose, find_borders
+from privacy_plugins.core.diagnosis import diagnose, find_borders
+from privacy_plugins.core.models import KAnonymity
 from privacy_plugins.core.tables import read_table
 
 ADULT = Path(__file__).resolve().parents[4] / "shared" / "data" / "adult" / "adult.csv"
@@ -56,7 +57,7 @@ def test_all_255_subsets_match_pandas(adult: pd.DataFrame, groupby_k: Measured) 
 @pytest.mark.parametrize("k", [2, 10, 50])
 def test_k_borders_sweep(adult: pd.DataFrame, groupby_k: Measured, k: int) -> None:
     qis = [c for c in adult.columns if c != SENSITIVE]
-    borders = find_borders(adult, quasi_identifiers=qis, target=KAnonymityTarget(k))
+    borders = find_borders(adult, quasi_identifiers=qis, target=KAnonymity(k))
     expected = {**groupby_k, frozenset(): (len(adult), 0, 0)}
     positive, negative, evaluated = brute_force_borders(qis, lambda s: expected[s][0] >= k)
     assert {frozenset(m) for m in borders.positive} == positive

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privacy_plugins.core.diagnosis import KAnonymityTarget, LDiversityTarget, diagnose, find_borders
+from privacy_plugins.core.diagnosis import diagnose, find_borders
 from privacy_plugins.core.diagnosis.search import candidates_above
+from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 from privacy_plugins.errors import ConfigurationError, EmptyTableError, RoleConflictError, UnknownColumnError
 
 QIS = ["Age", "Gender", "Zip"]
@@ -201,6 +202,6 @@ def test_bad_tables(table_1_2: pd.DataFrame) -> None:
     with pytest.raises(RoleConflictError):
         diagnose(table_1_2, quasi_identifiers=[], k=2)
     with pytest.raises(ConfigurationError, match="larger than the table"):
-        find_borders(table_1_2, quasi_identifiers=QIS, target=KAnonymityTarget(9))
+        find_borders(table_1_2, quasi_identifiers=QIS, target=KAnonymity(9))
     with pytest.raises(UnknownColumnError, match="Salary"):
-        find_borders(table_1_2, quasi_identifiers=QIS, target=LDiversityTarget("distinct", 2, "Salary"))
+        find_borders(table_1_2, quasi_identifiers=QIS, target=DistinctLDiversity("Salary", 2))

@@ -12,7 +12,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from naive_lattice import all_subsets, brute_force_borders, satisfies, subset_measures
 
-from privacy_plugins.core.diagnosis import Borders, KAnonymityTarget, LDiversityTarget, diagnose, find_borders
+from privacy_plugins.core.diagnosis import Borders, diagnose, find_borders
+from privacy_plugins.core.models import EntropyLDiversity, KAnonymity
 
 
 def as_sets(members: tuple[tuple[Any, ...], ...]) -> set[frozenset[Any]]:
@@ -129,7 +130,7 @@ def test_find_borders_alone_matches_brute_force(data: tuple[Table, list[str]], k
     k = 1 + round(k_share * (n - 1))
     measured = {s: subset_measures(table, s, n, sensitive="s", k=k, l=2) for s in all_subsets(qis)}
     frame = pd.DataFrame(table)
-    borders = find_borders(frame, quasi_identifiers=qis, target=KAnonymityTarget(k))
+    borders = find_borders(frame, quasi_identifiers=qis, target=KAnonymity(k))
     check_against_brute_force(borders, qis, measured, "k", None)
-    entropy = find_borders(frame, quasi_identifiers=qis, target=LDiversityTarget("entropy", 2, "s"))
+    entropy = find_borders(frame, quasi_identifiers=qis, target=EntropyLDiversity("s", 2))
     check_against_brute_force(entropy, qis, measured, "entropy", None)

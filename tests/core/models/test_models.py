@@ -60,7 +60,7 @@ def test_results_hold_no_raw_values(table14: EquivalenceClasses) -> None:
 def test_names_read_like_the_papers() -> None:
     assert str(KAnonymity(5)) == "5-anonymity"
     assert str(DistinctLDiversity("disease", 3)) == "distinct-3-diversity for 'disease'"
-    assert str(RecursiveCLDiversity("disease", 2, 3)) == "recursive-(2,3)-diversity for 'disease'"
+    assert str(RecursiveCLDiversity("disease", 2, 3)) == "recursive (2,3)-diversity for 'disease'"
     assert str(TCloseness("salary", 0.2, "ordered")) == "0.2-closeness (ordered distance) for 'salary'"
 
 

@@ -1,0 +1,243 @@
+"""One entry point for every anonymization algorithm, and the name → algorithm registry.
+
+An algorithm is a class with a ``name``, an ``options`` schema (typed names,
+defaults and allowed values, so the CLI and the release spec can build their
+flags and keys from it) and ``run(request, **options)``. Registering it is one
+line, ``register_anonymizer("mondrian", Mondrian)``; :func:`anonymize` then
+validates the problem once, runs the algorithm and hands its output to
+:func:`~privacy_plugins.core.anonymize.base.verify`, which re-measures every
+model on the published rows — no algorithm can skip that.
+
+Example:
+    >>> import pandas as pd
+    >>> from privacy_plugins.core.hierarchies import Hierarchy
+    >>> from privacy_plugins.core.models import KAnonymity
+    >>> df = pd.DataFrame({"zip": ["47906", "47907", "47611", "47612"]})
+    >>> h = Hierarchy.from_rows("zip", [[z, z[:4] + "*", "*"] for z in df["zip"]])
+    >>> result = anonymize(df, quasi_identifiers=["zip"], hierarchies={"zip": h}, models=[KAnonymity(2)])
+    >>> result.algorithm, result.details.levels, result.table["zip"].tolist()
+    ('optimal', {'zip': 1}, ['4790*', '4790*', '4761*', '4761*'])
+    >>> anonymizer_names()[:3]
+    ('exhaustive', 'optimal', 'samarati')
+"""
+
+from __future__ import annotations
+
+import difflib
+import numbers
+import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pandas as pd
+
+from privacy_plugins.core.anonymize.base import AnonymizationRequest, AnonymizationResult, AnonymizedTable, verify
+from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.parameters import check_integer, check_real, suppression_budget
+from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = [
+    "Anonymizer",
+    "AnonymizerOption",
+    "anonymize",
+    "anonymizer_names",
+    "get_anonymizer",
+    "register_anonymizer",
+]
+
+
+@dataclass(frozen=True)
+class AnonymizerOption:
+    """One algorithm option: its name, type, default and (optionally) allowed values.
+
+    Example:
+        >>> AnonymizerOption("metric", str, "ncp", choices=("ncp", "lm")).validate("lm", algorithm="optimal")
+        'lm'
+    """
+
+    name: str
+    type: type
+    default: Any
+    choices: tuple[Any, ...] = ()
+    help: str = ""
+
+    def validate(self, value: Any, *, algorithm: str) -> Any:
+        """The value, checked against the type and choices (bools are not numbers)."""
+        numeric = self.type in (int, float) and isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if not (isinstance(value, self.type) or numeric):
+            raise TypeError(
+                f"{algorithm} option {self.name} must be {self.type.__name__}, got {type(value).__name__} {value!r}"
+            )
+        if self.choices and value not in self.choices:
+            raise ConfigurationError(
+                f"{self.name} must be one of {list(self.choices)} for algorithm {algorithm!r}, got {value!r}"
+            )
+        return value
+
+
+class Anonymizer(Protocol):
+    """An anonymization algorithm: a name, an options schema and ``run``."""
+
+    @property
+    def name(self) -> str:
+        """The registered name (``"optimal"``, ``"mondrian"`` …)."""
+        ...
+
+    @property
+    def options(self) -> tuple[AnonymizerOption, ...]:
+        """The options ``run`` accepts besides the request."""
+        ...
+
+    @property
+    def run(self) -> Callable[..., AnonymizedTable]:
+        """``run(request, **options) -> AnonymizedTable`` with the schema's options as keywords.
+
+        Raises :class:`~privacy_plugins.errors.InfeasibleAnonymizationError` when the
+        models cannot be met.
+        """
+        ...
+
+
+_REGISTRY: dict[str, Callable[[], Anonymizer]] = {}
+
+
+def register_anonymizer(name: str, factory: Callable[[], Anonymizer], *, replace: bool = False) -> None:
+    """Make ``anonymize(..., algorithm=name)`` run ``factory()``'s anonymizer."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"an anonymizer name must be a non-empty string, got {name!r}")
+    if name in _REGISTRY and not replace:
+        raise ConfigurationError(f"an anonymizer named {name!r} is already registered")
+    _REGISTRY[name] = factory
+
+
+def anonymizer_names() -> tuple[str, ...]:
+    """Every registered algorithm name, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def get_anonymizer(name: str) -> Anonymizer:
+    """The anonymizer registered under ``name``.
+
+    Raises:
+        ConfigurationError: unknown name (the message lists the known names and the closest one).
+    """
+    factory = _REGISTRY.get(name) if isinstance(name, str) else None
+    if factory is None:
+        close = difflib.get_close_matches(str(name), _REGISTRY, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigurationError(f"algorithm must be one of {list(anonymizer_names())}, got {name!r}{hint}")
+    return factory()
+
+
+def _options(anonymizer: Anonymizer, given: Mapping[str, Any]) -> dict[str, Any]:
+    schema = {option.name: option for option in anonymizer.options}
+    unknown = sorted(set(given) - set(schema))
+    if unknown:
+        raise ConfigurationError(
+            f"algorithm {anonymizer.name!r} has no option(s) {unknown}; its options: {sorted(schema)}"
+        )
+    return {name: option.validate(given.get(name, option.default), algorithm=anonymizer.name)
+            for name, option in schema.items()}  # fmt: skip
+
+
+def _request(
+    table: object,
+    *,
+    quasi_identifiers: Sequence[Hashable],
+    models: Sequence[PrivacyModel],
+    suppression_limit: float,
+    hierarchies: Mapping[Hashable, Hierarchy] | None,
+    sensitive_attributes: Sequence[Hashable] | None,
+    identifiers: Sequence[Hashable],
+    seed: int,
+    progress: Callable[[int, int], None] | None,
+) -> AnonymizationRequest:
+    if not models:
+        raise ConfigurationError("models must name at least one privacy model (e.g. KAnonymity(5))")
+    for model in models:
+        if not isinstance(model, PrivacyModel):
+            raise TypeError(f"models must be PrivacyModel instances, got {type(model).__name__} {model!r}")
+    named = [m.sensitive_attribute for m in models if m.sensitive_attribute is not None]
+    sensitive = list(dict.fromkeys([*(sensitive_attributes or ()), *named]))
+    roles = AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=sensitive, identifiers=identifiers)
+    frame: pd.DataFrame = validate_frame(table)
+    roles.check_columns(list(frame.columns))
+    limit = check_real(suppression_limit, name="suppression_limit")
+    if not 0.0 <= limit < 1.0:
+        raise ConfigurationError(f"suppression_limit must be in [0, 1), got {suppression_limit!r}")
+    for model in models:
+        model.validate_against(frame)
+        for column in model.columns:
+            if column != model.sensitive_attribute and column in roles.named_columns:
+                raise ConfigurationError(f"column {column!r} read by {model} already has another role")
+    return AnonymizationRequest(
+        table=frame,
+        roles=roles,
+        models=tuple(models),
+        hierarchies=dict(hierarchies or {}),
+        suppression_limit=limit,
+        max_suppressed=suppression_budget(limit, len(frame)),
+        seed=check_integer(seed, name="seed", minimum=0),
+        progress=progress,
+    )
+
+
+def anonymize(
+    table: pd.DataFrame,
+    *,
+    algorithm: str = "optimal",
+    quasi_identifiers: Sequence[Hashable],
+    models: Sequence[PrivacyModel],
+    suppression_limit: float = 0.0,
+    hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+    sensitive_attributes: Sequence[Hashable] | None = None,
+    identifiers: Sequence[Hashable] = (),
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+    **options: Any,
+) -> AnonymizationResult:
+    """Anonymize ``table`` with a registered algorithm so that every model holds, then re-check it.
+
+    Args:
+        table: the raw table.
+        algorithm: a registered name (:func:`anonymizer_names`): ``"optimal"``,
+            ``"samarati"`` and ``"exhaustive"`` are the full-domain lattice searches.
+        quasi_identifiers: the columns to anonymize.
+        models: the privacy models to satisfy (e.g. ``[KAnonymity(5), DistinctLDiversity("disease", 2)]``).
+        suppression_limit: fraction of records that may be suppressed, in [0, 1).
+        hierarchies: column → :class:`Hierarchy` (full-domain recoding needs one per QI).
+        sensitive_attributes: sensitive columns besides those the models name.
+        identifiers: direct identifiers, dropped from the output.
+        seed: integer ≥ 0 for randomized algorithms; reported with the result.
+        progress: called as ``progress(done, total)`` by algorithms that report progress.
+        **options: the algorithm's own options (``get_anonymizer(name).options``), e.g.
+            ``metric="lm"`` or ``suppressed_rows="mark"`` for the lattice searches.
+
+    Returns:
+        An :class:`AnonymizationResult` whose models were re-measured on the output.
+
+    Raises:
+        ConfigurationError: unknown algorithm or option, bad parameters or roles (before any work).
+        HierarchyError: a QI without the hierarchy the algorithm needs.
+        InfeasibleAnonymizationError: the algorithm cannot satisfy the models within the limit.
+        VerificationError: the output failed the independent re-check (nothing must be published).
+    """
+    started = time.perf_counter()
+    anonymizer = get_anonymizer(algorithm)
+    request = _request(
+        table,
+        quasi_identifiers=quasi_identifiers,
+        models=models,
+        suppression_limit=suppression_limit,
+        hierarchies=hierarchies,
+        sensitive_attributes=sensitive_attributes,
+        identifiers=identifiers,
+        seed=seed,
+        progress=progress,
+    )
+    output = anonymizer.run(request, **_options(anonymizer, options))
+    return verify(request, output, algorithm=anonymizer.name, seconds=time.perf_counter() - started)
