@@ -113,7 +113,7 @@ def test_unknown_output_extension_is_an_error_before_any_work(
     def must_not_run(*args: object, **kwargs: object) -> None:
         raise AssertionError("anonymized before checking --out")
 
-    monkeypatch.setattr("privacy_plugins.cli.anonymize.anonymize_full_domain", must_not_run)
+    monkeypatch.setattr("privacy_plugins.cli.anonymize.anonymize", must_not_run)
     out = workspace / "out" / name
     code, stdout, stderr = run(
         capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies",

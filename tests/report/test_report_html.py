@@ -176,7 +176,7 @@ def test_report_doctests_pass() -> None:
 
 def test_small_shares_are_not_shown_as_zero() -> None:
     frame = pd.DataFrame({"q": ["a"] * 4_999 + ["b"], "s": ["x", "y"] * 2_500})
-    html = diagnose(frame, quasi_identifiers=["q"], sensitive_attribute="s", k=2).to_html()
+    html = render(diagnose(frame, quasi_identifiers=["q"], sensitive_attribute="s", k=2))
     rows_of_q = re.findall(r"<tr><td>q</td>.*?</tr>", html)
     assert rows_of_q and not any("0.0%" in row for row in rows_of_q)  # 1 of 5,000 is not 0.0%
     assert all("&lt;0.1%" in row for row in rows_of_q)

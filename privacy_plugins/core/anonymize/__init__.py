@@ -20,6 +20,7 @@ from privacy_plugins.core.anonymize.full_domain import (
     anonymize_full_domain,
 )
 from privacy_plugins.core.anonymize.lattice import LOSS_METRICS
+from privacy_plugins.core.anonymize.mondrian import MondrianAnonymizer, PartitionDetails, anonymize_mondrian
 from privacy_plugins.core.anonymize.registry import (
     Anonymizer,
     AnonymizerOption,
@@ -40,9 +41,12 @@ __all__ = [
     "AnonymizerOption",
     "FullDomainAnonymizer",
     "LatticeDetails",
+    "MondrianAnonymizer",
+    "PartitionDetails",
     "VerificationError",
     "anonymize",
     "anonymize_full_domain",
+    "anonymize_mondrian",
     "anonymizer_names",
     "get_anonymizer",
     "register_anonymizer",
@@ -52,3 +56,4 @@ __all__ = [
 register_anonymizer("optimal", lambda: FullDomainAnonymizer("optimal"))
 register_anonymizer("samarati", lambda: FullDomainAnonymizer("samarati"))
 register_anonymizer("exhaustive", lambda: FullDomainAnonymizer("exhaustive"))
+register_anonymizer("mondrian", MondrianAnonymizer)

@@ -43,37 +43,36 @@ References:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import ClassVar, Literal, cast
 
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.anonymize.base import AnonymizationResult, VerificationError, summary_measures
-
-# Private helpers of the full-domain anonymizer, shared on purpose: the same
-# validation of roles/models/limits and the same list of columns the models read.
-from privacy_plugins.core.anonymize.full_domain import _model_columns, _validate
+from privacy_plugins.core.anonymize.base import (
+    AnonymizationDetails,
+    AnonymizationRequest,
+    AnonymizationResult,
+    AnonymizedTable,
+)
 from privacy_plugins.core.anonymize.partition_split import Dimension, partition_rows
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, anonymize
 from privacy_plugins.core.frame import EncodedColumn
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ncp
-from privacy_plugins.core.models import KAnonymity, PrivacyModel
-from privacy_plugins.core.parameters import check_integer
+from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
-from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import ConfigurationError, HierarchyError, InfeasibleAnonymizationError
 
-__all__ = ["MONDRIAN_MODES", "MondrianResult", "PartitionDetails", "anonymize_mondrian"]
+__all__ = ["MONDRIAN_MODES", "MondrianAnonymizer", "PartitionDetails", "anonymize_mondrian"]
 
 MONDRIAN_MODES = ("strict", "relaxed")
 
 
 @dataclass(frozen=True)
-class PartitionDetails:
-    """What Mondrian did (to become the result's algorithm-specific ``details``).
+class PartitionDetails(AnonymizationDetails):
+    """What Mondrian did: the result's algorithm-specific ``details``.
 
     Attributes:
         mode: ``"strict"`` or ``"relaxed"``.
@@ -86,6 +85,8 @@ class PartitionDetails:
         candidates_checked: candidate cuts whose halves were checked against the models.
     """
 
+    kind: ClassVar[str] = "partition"
+
     mode: str
     seed: int
     n_partitions: int
@@ -94,23 +95,6 @@ class PartitionDetails:
     encodings: Mapping[Hashable, str]
     rounds: int
     candidates_checked: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form."""
-        return to_jsonable(self)
-
-
-@dataclass(frozen=True)
-class MondrianResult(AnonymizationResult):
-    """An :class:`AnonymizationResult` with Mondrian's :class:`PartitionDetails` (``levels`` is ``None``)."""
-
-    details: PartitionDetails | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The report, with the partition details."""
-        report = super().to_dict()
-        report["details"] = self.details.to_dict() if self.details is not None else None
-        return report
 
 
 def _dimension(series: pd.Series, hierarchy: Hierarchy | None) -> tuple[Dimension, np.ndarray]:
@@ -175,6 +159,85 @@ def _labels(dimension: Dimension, code_labels: np.ndarray, low: np.ndarray, high
     return text[inverse.ravel()]
 
 
+@dataclass(frozen=True)
+class MondrianAnonymizer:
+    """Mondrian multidimensional partitioning, registered as ``"mondrian"``; option ``mode`` strict|relaxed."""
+
+    name: str = "mondrian"
+    options: tuple[AnonymizerOption, ...] = (
+        AnonymizerOption(
+            "mode",
+            str,
+            "strict",
+            choices=MONDRIAN_MODES,
+            help="strict: equal values never straddle a cut; relaxed: halves as balanced as possible",
+        ),
+    )
+
+    def run(self, request: AnonymizationRequest, *, mode: str = "strict") -> AnonymizedTable:
+        """Partition until no cut keeps every model in both halves; publish ranges / LCA labels."""
+        frame, roles, models = request.table.reset_index(drop=True), request.roles, request.models
+        qis = request.quasi_identifiers
+        coded = [_dimension(frame[q], request.hierarchies.get(q)) for q in qis]
+        dimensions = [d for d, _ in coded]
+
+        # The models read the sensitive (and bound) columns of the whole table; each column
+        # is encoded once and shared by every round's equivalence classes.
+        model_frame = frame[list(request.model_columns)]
+        encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
+
+        def allowed(class_of_row: np.ndarray, n_classes: int, n_candidates: int) -> np.ndarray:
+            classes = EquivalenceClasses.from_class_ids(model_frame, qis, class_of_row, n_classes, encodings=encodings)
+            bad = np.zeros(n_classes, dtype=bool)
+            for model in models:
+                bad |= model.violating_classes(classes)
+            return np.asarray(~bad[: 2 * n_candidates].reshape(n_candidates, 2).any(axis=1), dtype=bool)
+
+        whole = EquivalenceClasses.from_class_ids(model_frame, qis, np.zeros(len(frame), dtype=np.int64), 1)
+        for model in models:
+            if model.violating_classes(whole).any():
+                raise InfeasibleAnonymizationError(
+                    f"{model} does not hold even for the whole table as one class (observed "
+                    f"{model.observed(whole):.4g}); no partitioning can satisfy it; relax the requirement"
+                )
+
+        run = partition_rows(
+            dimensions, allowed, mode=cast(Literal["strict", "relaxed"], mode), rng=np.random.default_rng(request.seed)
+        )
+        published = frame.drop(columns=list(roles.identifiers))
+        costs = []
+        for q, (dimension, code_labels) in zip(qis, coded, strict=True):
+            low, high = _spans(run.partition_of_row, run.n_partitions, dimension.codes)
+            text = _labels(dimension, code_labels, low, high)
+            published[q] = pd.Series(text[run.partition_of_row], index=published.index, dtype=object)
+            costs.append(dimension.widths(low, high)[run.partition_of_row])
+        classes = EquivalenceClasses.from_frame(published, list(qis))
+        table_ncp = ncp(costs, np.zeros(len(frame), dtype=bool))
+        return AnonymizedTable(
+            table=published,
+            released=np.ones(len(published), dtype=bool),
+            suppressed=0,
+            utility=UtilityMetrics(
+                ncp=table_ncp,
+                lm=table_ncp * len(qis),
+                discernibility=discernibility(classes.sizes, 0, len(frame)),
+                c_avg=average_class_size(classes.sizes, request.minimum_class_size),
+            ),
+            details=PartitionDetails(
+                mode=mode,
+                seed=request.seed,
+                n_partitions=run.n_partitions,
+                n_classes=classes.n_classes,
+                splits=dict(zip(qis, run.splits, strict=True)),
+                encodings={
+                    q: "range" if d.hierarchy is None else "hierarchy" for q, d in zip(qis, dimensions, strict=True)
+                },
+                rounds=run.rounds,
+                candidates_checked=run.candidates_checked,
+            ),
+        )
+
+
 def anonymize_mondrian(
     table: pd.DataFrame,
     *,
@@ -186,8 +249,10 @@ def anonymize_mondrian(
     identifiers: Sequence[Hashable] = (),
     seed: int = 0,
     mode: Literal["strict", "relaxed"] = "strict",
-) -> MondrianResult:
+) -> AnonymizationResult:
     """Partition the table (Mondrian) until no cut keeps every model in both halves; publish ranges / LCAs.
+
+    A shorthand for ``anonymize(..., algorithm="mondrian", mode=mode)``.
 
     Args:
         table: the raw table.
@@ -205,9 +270,8 @@ def anonymize_mondrian(
             balanced as possible; records with the median value may be divided).
 
     Returns:
-        A :class:`MondrianResult` (an :class:`AnonymizationResult` with ``levels=None`` and
-        :class:`PartitionDetails`) whose models were re-measured on the output; rows in
-        input order, QIs as text.
+        An :class:`AnonymizationResult` with :class:`PartitionDetails`, re-measured on the
+        output; rows in input order, QIs as text.
 
     Raises:
         ConfigurationError: bad parameters or roles; a numeric QI with missing values.
@@ -226,96 +290,15 @@ def anonymize_mondrian(
         >>> sorted(relaxed.table["age"].tolist())
         ['[1-3]', '[1-3]', '[1-3]', '[3-5]', '[3-5]', '[3-5]']
     """
-    started = time.perf_counter()
-    if mode not in MONDRIAN_MODES:
-        raise ConfigurationError(f"mode must be one of {list(MONDRIAN_MODES)}, got {mode!r}")
-    seed = check_integer(seed, name="seed", minimum=0)
-    frame, roles, _ = _validate(
+    return anonymize(
         table,
+        algorithm="mondrian",
         quasi_identifiers=quasi_identifiers,
         models=models,
-        identifiers=identifiers,
-        sensitive_attributes=() if sensitive_attributes is None else sensitive_attributes,
         suppression_limit=suppression_limit,
-        algorithm="optimal",  # _validate checks a full-domain algorithm name; unused here
-        suppressed_rows="remove",
+        hierarchies=hierarchies,
+        sensitive_attributes=sensitive_attributes,
+        identifiers=identifiers,
+        seed=seed,
+        mode=mode,
     )
-    hierarchies = {} if hierarchies is None else hierarchies
-    models = tuple(models)
-    qis = tuple(roles.quasi_identifiers)
-    coded = [_dimension(frame[q], hierarchies.get(q)) for q in qis]
-    dimensions = [d for d, _ in coded]
-
-    # The models read the sensitive (and bound) columns of the whole table; each column
-    # is encoded once and shared by every round's equivalence classes.
-    model_frame = frame[_model_columns(models)].reset_index(drop=True)
-    encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
-
-    def violating(class_of_row: np.ndarray, n_classes: int) -> np.ndarray:
-        classes = EquivalenceClasses.from_class_ids(model_frame, qis, class_of_row, n_classes, encodings=encodings)
-        bad = np.zeros(n_classes, dtype=bool)
-        for model in models:
-            bad |= model.violating_classes(classes)
-        return bad
-
-    def allowed(class_of_row: np.ndarray, n_classes: int, n_candidates: int) -> np.ndarray:
-        bad = violating(class_of_row, n_classes)[: 2 * n_candidates]
-        return np.asarray(~bad.reshape(n_candidates, 2).any(axis=1), dtype=bool)
-
-    whole = EquivalenceClasses.from_class_ids(model_frame, qis, np.zeros(len(frame), dtype=np.int64), 1)
-    for model in models:
-        if model.violating_classes(whole).any():
-            raise InfeasibleAnonymizationError(
-                f"{model} does not hold even for the whole table as one class (observed "
-                f"{model.observed(whole):.4g}); no partitioning can satisfy it; relax the requirement"
-            )
-
-    run = partition_rows(dimensions, allowed, mode=mode, rng=np.random.default_rng(seed))
-    published = frame.drop(columns=list(roles.identifiers)).reset_index(drop=True)
-    costs = []
-    for q, (dimension, code_labels) in zip(qis, coded, strict=True):
-        low, high = _spans(run.partition_of_row, run.n_partitions, dimension.codes)
-        text = _labels(dimension, code_labels, low, high)
-        published[q] = pd.Series(text[run.partition_of_row], index=published.index, dtype=object)
-        costs.append(dimension.widths(low, high)[run.partition_of_row])
-
-    # Independent re-check: group the published labels afresh and measure every model.
-    recheck = EquivalenceClasses.from_frame(published, qis)
-    checked = tuple(model.evaluate(recheck) for model in models)
-    k_target = max((m.k for m in models if isinstance(m, KAnonymity)), default=1)
-    table_ncp = ncp(costs, np.zeros(len(frame), dtype=bool))
-    result = MondrianResult(
-        algorithm=f"mondrian-{mode}",
-        table=published,
-        quasi_identifiers=qis,
-        levels=None,
-        rows_in=len(frame),
-        rows_out=len(published),
-        suppressed=0,
-        dropped_identifiers=tuple(roles.identifiers),
-        utility=UtilityMetrics(
-            ncp=table_ncp,
-            lm=table_ncp * len(qis),
-            discernibility=discernibility(recheck.sizes, 0, len(frame)),
-            c_avg=average_class_size(recheck.sizes, k_target),
-        ),
-        models=checked,
-        measures={"k": float(recheck.sizes.min()), **summary_measures(tuple(models), checked)},
-        seconds=time.perf_counter() - started,
-        details=PartitionDetails(
-            mode=mode,
-            seed=seed,
-            n_partitions=run.n_partitions,
-            n_classes=recheck.n_classes,
-            splits=dict(zip(qis, run.splits, strict=True)),
-            encodings={
-                q: "range" if d.hierarchy is None else "hierarchy" for q, d in zip(qis, dimensions, strict=True)
-            },
-            rounds=run.rounds,
-            candidates_checked=run.candidates_checked,
-        ),
-    )
-    if not result.passed:
-        failed = [r.model for r in checked if not r.passed]
-        raise VerificationError(f"the anonymized table failed the re-check of {failed}; nothing may be published")
-    return result

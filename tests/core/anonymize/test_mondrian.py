@@ -192,7 +192,8 @@ def test_same_seed_same_release_and_seed_in_report() -> None:
     report = runs[0].to_dict()
     json.dumps(report)
     assert report["details"]["seed"] == 11 and report["details"]["mode"] == "relaxed"
-    assert report["levels"] is None and report["suppressed"] == 0
+    assert report["seed"] == 11 and report["details"]["kind"] == "partition" and "levels" not in report
+    assert report["algorithm"] == "mondrian" and report["suppressed"] == 0
     assert isinstance(runs[2].details, PartitionDetails) and runs[2].details.seed == 12
 
 
