@@ -173,3 +173,35 @@ def test_gx_suite_is_validated_on_the_candidate(census: dict[str, Any]) -> None:
     (Path(census["spec_path"]).parent / "strict_suite.json").write_text(json.dumps(strict), encoding="utf-8")
     with pytest.raises(PrivacyCheckFailed, match=r"GX demo_release: expect_table_to_be_k_anonymous: 50-anonymity"):
         run(PrivacyCheckOperator(task_id="check", expectation_suite="strict_suite.json", **common))  # spec-relative
+
+
+def test_check_log_labels_failed_gx_expectations_by_severity(census: dict[str, Any], tmp_path: Path) -> None:
+    """A failed warning/info expectation is logged WARN/INFO (not PASS) and does not fail the task."""
+    pytest.importorskip("great_expectations")
+    import structlog.testing
+
+    suite = json.loads((REPO / "expectations" / "demo_release.json").read_text(encoding="utf-8"))
+    monitoring = json.loads((REPO / "expectations" / "demo_release_monitoring.json").read_text(encoding="utf-8"))
+    entropy_l, t_close = monitoring["expectations"]
+    entropy_l["kwargs"]["l"], entropy_l["severity"] = 50, "warning"  # fails: far too diverse
+    t_close["kwargs"]["t"], t_close["severity"] = 0.0001, "info"  # fails: far too close
+    suite["expectations"] = [suite["expectations"][0], entropy_l, t_close]  # k = 5, critical: passes
+    (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+
+    with structlog.testing.capture_logs() as logs:
+        check = run(
+            PrivacyCheckOperator(
+                task_id="check",
+                spec_path=census["spec_path"],
+                candidate=census["candidate"],
+                expectation_suite=str(tmp_path / "suite.json"),
+            )
+        )
+    lines = [str(entry["event"]) for entry in logs]
+    gx_lines = {line.split(":")[1].strip(): line for line in lines if " GX demo_release: " in line}
+    assert gx_lines["expect_table_to_be_k_anonymous"].startswith("PASS ")
+    assert gx_lines["expect_table_to_be_l_diverse"].startswith("WARN ")
+    assert gx_lines["expect_table_to_be_t_close"].startswith("INFO ")
+    assert "failed" in gx_lines["expect_table_to_be_t_close"]
+    assert not [line for line in lines if line.startswith("PASS ") and ": failed" in line]
+    assert check["passed"]  # only a critical failure fails the task
