@@ -205,3 +205,41 @@ def test_check_log_labels_failed_gx_expectations_by_severity(census: dict[str, A
     assert "failed" in gx_lines["expect_table_to_be_t_close"]
     assert not [line for line in lines if line.startswith("PASS ") and ": failed" in line]
     assert check["passed"]  # only a critical failure fails the task
+
+
+_CHECK_WITH_LOG_CAPTURE = """
+import json, logging, sys
+from unittest.mock import Mock
+
+import structlog.testing
+
+from privacy_plugins.integrations.airflow import PrivacyCheckOperator
+
+assert "great_expectations" not in sys.modules  # GX (and its import-time log lines) come with the suite
+records = []
+handler = logging.Handler()
+handler.emit = lambda record: records.append(f"{record.name}: {record.getMessage()}")
+logging.getLogger().addHandler(handler)
+logging.getLogger().setLevel(logging.INFO)
+spec_path, candidate, suite = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+operator = PrivacyCheckOperator(task_id="check", spec_path=spec_path, candidate=candidate, expectation_suite=suite)
+with structlog.testing.capture_logs() as logs:
+    operator.execute(context={"ti": Mock()})
+print(json.dumps({"stdlib": records, "task": [str(entry["event"]) for entry in logs]}))
+"""
+
+
+def test_check_log_is_not_flooded_by_gx_registration_messages(census: dict[str, Any]) -> None:
+    """GX logs ~220 'Skipping registering function' INFO lines when imported; the check task's log has none."""
+    pytest.importorskip("great_expectations")
+    import subprocess
+    import sys
+
+    suite = str(REPO / "expectations" / "demo_release.json")
+    argv = [sys.executable, "-c", _CHECK_WITH_LOG_CAPTURE, census["spec_path"], json.dumps(census["candidate"]), suite]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)  # a fresh GX import
+    assert result.returncode == 0, result.stderr[-3000:]
+    logs = json.loads(result.stdout.strip().splitlines()[-1])
+    assert not [line for line in logs["stdlib"] if "Skipping registering function" in line]
+    assert any(line.startswith("PASS GX demo_release: expect_table_to_be_k_anonymous") for line in logs["task"])
+    assert any(line.startswith("PASS 5-anonymity") for line in logs["task"])
