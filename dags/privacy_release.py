@@ -1,5 +1,7 @@
 """The demo privacy release: generated census → load → diagnose → anonymize → check → publish.
 
+The five tasks are in the task group ``demo_census`` (``demo_census.load`` …).
+
 The release is published into the spec's DuckDB file
 (``release_output/release.duckdb``, table ``census_release``) only when every
 check passes: the spec's requirements, re-measured by the core, and the GX suite
@@ -37,8 +39,9 @@ with DAG(
     },
     tags=["privacy"],
 ):
-    release_tasks(
+    release_tasks(  # task ids demo_census.load … demo_census.publish
         spec_path="{{ params.spec }}",
+        group_id="demo_census",
         expectation_suite="{{ params.expectation_suite }}",
         outlets=[CENSUS_RELEASE],
     )

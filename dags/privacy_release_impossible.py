@@ -1,6 +1,6 @@
 """A release that must fail: distinct 9-diversity for ``disease``, which has only 8 values.
 
-The anonymize task fails (no generalization can meet the requirement), so the
+The ``demo_impossible.anonymize`` task fails (no generalization can meet the requirement), so the
 check and publish tasks never run and the destination — the same DuckDB table
 as the demo release — keeps its previous contents. The diagnosis report is
 still written (``release_output/impossible``). Param: ``spec``.
@@ -24,4 +24,4 @@ with DAG(
     params={"spec": Param(str(SPEC), type="string", description="release spec (YAML)")},
     tags=["privacy"],
 ):
-    release_tasks(spec_path="{{ params.spec }}")
+    release_tasks(spec_path="{{ params.spec }}", group_id="demo_impossible")  # demo_impossible.load …

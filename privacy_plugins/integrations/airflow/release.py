@@ -1,10 +1,15 @@
-"""release_tasks: the five release operators wired from one spec, so a release DAG is a few lines."""
+"""release_tasks: the five release operators wired from one spec, in one task group, so a release DAG is a few lines."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 from typing import Any, NamedTuple
 
+from airflow.sdk import TaskGroup
+
+from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.airflow.operators import (
     AnonymizeOperator,
     LoadOperator,
@@ -13,11 +18,14 @@ from privacy_plugins.integrations.airflow.operators import (
     PublishOperator,
 )
 
-__all__ = ["ReleaseTasks", "release_tasks"]
+__all__ = ["DEFAULT_GROUP_ID", "ReleaseTasks", "default_group_id", "release_tasks"]
+
+DEFAULT_GROUP_ID = "release"
+"""The group id of a release whose ``spec_path`` is a template (its file is only known at run time)."""
 
 
 class ReleaseTasks(NamedTuple):
-    """The tasks of one release, in order."""
+    """The tasks of one release, in order; ``group`` is the ``TaskGroup`` holding them."""
 
     load: LoadOperator
     diagnose: PrivacyDiagnosisOperator
@@ -25,36 +33,63 @@ class ReleaseTasks(NamedTuple):
     check: PrivacyCheckOperator
     publish: PublishOperator
 
+    @property
+    def group(self) -> TaskGroup:
+        """The release's task group: ``upstream >> tasks.group >> downstream`` wires the whole release."""
+        group = self.load.task_group
+        if group is None:  # pragma: no cover  (release_tasks always creates one)
+            raise ConfigurationError("these release tasks are not in a task group")
+        return group
+
+
+def default_group_id(spec_path: str) -> str:
+    """The spec file's stem as a group id (``specs/demo_census.yaml`` → ``demo_census``).
+
+    A templated ``spec_path`` (``"{{ params.spec }}"``) is only known at run time, and nothing
+    is read at DAG-parse time, so its group id is ``DEFAULT_GROUP_ID``; pass ``group_id=`` to
+    put two such releases in one DAG.
+    """
+    if "{{" in spec_path or "{%" in spec_path:
+        return DEFAULT_GROUP_ID
+    stem = PurePath(spec_path.strip()).name.split(".")[0]
+    return re.sub(r"[^\w-]+", "_", stem).strip("_") or DEFAULT_GROUP_ID
+
 
 def release_tasks(
     *,
     spec_path: str,
+    group_id: str | None = None,
     overrides: Mapping[str, Any] | None = None,
     expectation_suite: str | None = None,
     on_check_failure: str = "fail",
     outlets: Sequence[Any] = (),
 ) -> ReleaseTasks:
-    """Create load → diagnose → anonymize → check → publish in the current DAG.
+    """Create load → diagnose → anonymize → check → publish in a ``TaskGroup`` of the current DAG.
 
-    Artifacts travel as XCom dicts (``upstream.output``); the publish task runs
-    only when the check passed and declares ``outlets`` (e.g. an ``Asset``).
+    The task ids are ``<group_id>.load`` … ``<group_id>.publish``; ``group_id`` defaults to the spec
+    file's stem (see :func:`default_group_id`), so releases of different specs share one DAG.
+    Artifacts travel as XCom dicts (``upstream.output``); the publish task runs only when the
+    check passed and declares ``outlets`` (e.g. an ``Asset``).
 
     Example:
         ``with DAG("release", schedule=None): release_tasks(spec_path="specs/demo_census.yaml")``
+        creates ``demo_census.load`` … ``demo_census.publish``; the result's ``.group`` takes ``>>``.
     """
     common: dict[str, Any] = {"spec_path": spec_path, "overrides": overrides}
-    load = LoadOperator(task_id="load", **common)
-    diagnose = PrivacyDiagnosisOperator(task_id="diagnose", loaded=load.output, **common)
-    anonymize = AnonymizeOperator(task_id="anonymize", loaded=load.output, **common)
-    check = PrivacyCheckOperator(
-        task_id="check",
-        candidate=anonymize.output,
-        expectation_suite=expectation_suite,
-        on_failure=on_check_failure,
-        **common,
-    )
-    publish = PublishOperator(
-        task_id="publish", candidate=anonymize.output, check=check.output, outlets=list(outlets), **common
-    )
-    diagnose >> anonymize
+    tooltip = "privacy release: load → diagnose → anonymize → check → publish"
+    with TaskGroup(group_id=group_id or default_group_id(spec_path), tooltip=tooltip):
+        load = LoadOperator(task_id="load", **common)
+        diagnose = PrivacyDiagnosisOperator(task_id="diagnose", loaded=load.output, **common)
+        anonymize = AnonymizeOperator(task_id="anonymize", loaded=load.output, **common)
+        check = PrivacyCheckOperator(
+            task_id="check",
+            candidate=anonymize.output,
+            expectation_suite=expectation_suite,
+            on_failure=on_check_failure,
+            **common,
+        )
+        publish = PublishOperator(
+            task_id="publish", candidate=anonymize.output, check=check.output, outlets=list(outlets), **common
+        )
+        diagnose >> anonymize
     return ReleaseTasks(load, diagnose, anonymize, check, publish)

@@ -11,7 +11,16 @@ Example:
     5
 """
 
+import logging
+
 from privacy_plugins.integrations._compat import import_optional_dependency
+
+# Importing GX logs ~220 INFO lines "Skipping registering function … because it is a closure / does not
+# have a class" from its public-API docs registry; they flood every Airflow task log that imports GX.
+# Quiet that one logger unless the application configured its level already.
+_GX_DOCS_REGISTRY_LOGGER = logging.getLogger("great_expectations._docs_decorators")
+if _GX_DOCS_REGISTRY_LOGGER.level == logging.NOTSET:
+    _GX_DOCS_REGISTRY_LOGGER.setLevel(logging.WARNING)
 
 import_optional_dependency("great_expectations", extra="gx")
 

@@ -17,6 +17,7 @@ from privacy_plugins.release import ReleaseSpec, publish_table, read_published
 
 RELEASE_DAGS = {"privacy_release", "privacy_release_impossible", "census_release_consumer"}
 HAS_GX = importlib.util.find_spec("great_expectations") is not None
+STEPS = ("load", "diagnose", "anonymize", "check", "publish")
 
 
 def run_dag(dagbag: Any, dag_id: str, **conf: Any) -> tuple[Any, dict[str, str]]:
@@ -39,8 +40,8 @@ def test_dag_files_import_cleanly(dagbag: Any) -> None:
     assert dagbag.import_errors == {}
     assert RELEASE_DAGS <= set(dagbag.dag_ids)
     release = dagbag.get_dag("privacy_release")
-    assert [t.task_id for t in release.topological_sort()] == ["load", "diagnose", "anonymize", "check", "publish"]
-    assert [a.name for a in release.get_task("publish").outlets] == ["census_release"]
+    assert [t.task_id for t in release.topological_sort()] == [f"demo_census.{step}" for step in STEPS]
+    assert [a.name for a in release.get_task("demo_census.publish").outlets] == ["census_release"]
     consumer = dagbag.get_dag("census_release_consumer")
     assert [a.name for a in consumer.timetable.asset_condition.objects] == ["census_release"]
 
@@ -65,12 +66,12 @@ def test_demo_release_publishes_and_emits_the_asset(dagbag: Any, specs: dict[str
     run, states = run_dag(
         dagbag, "privacy_release", spec=str(specs["demo_census"]), **({} if HAS_GX else {"expectation_suite": ""})
     )
-    assert states == dict.fromkeys(("load", "diagnose", "anonymize", "check", "publish"), "success")
+    assert states == {f"demo_census.{step}": "success" for step in STEPS}
     table = published(specs["demo_census"])
     assert table is not None and len(table) > 0
     with create_session() as session:
         events = session.scalars(select(AssetEvent).where(AssetEvent.source_run_id == run.run_id)).all()
-        assert [(e.source_task_id, e.extra["rows"]) for e in events] == [("publish", len(table))]
+        assert [(e.source_task_id, e.extra["rows"]) for e in events] == [("demo_census.publish", len(table))]
 
 
 def test_impossible_release_publishes_nothing(dagbag: Any, specs: dict[str, Path]) -> None:
@@ -78,11 +79,11 @@ def test_impossible_release_publishes_nothing(dagbag: Any, specs: dict[str, Path
     run, states = run_dag(dagbag, "privacy_release_impossible", spec=str(specs["demo_impossible"]))
     assert str(run.state) == "failed"
     assert states == {
-        "load": "success",
-        "diagnose": "success",  # the diagnosis report is kept
-        "anonymize": "failed",  # distinct 9-diversity on 8 diseases: no candidate at all
-        "check": "upstream_failed",
-        "publish": "upstream_failed",
+        "demo_impossible.load": "success",
+        "demo_impossible.diagnose": "success",  # the diagnosis report is kept
+        "demo_impossible.anonymize": "failed",  # distinct 9-diversity on 8 diseases: no candidate at all
+        "demo_impossible.check": "upstream_failed",
+        "demo_impossible.publish": "upstream_failed",
     }
     pd.testing.assert_frame_equal(published(specs["demo_impossible"]), before)
     assert (specs["demo_impossible"].parents[1] / "release_output" / "impossible" / "diagnosis.html").is_file()
@@ -107,3 +108,39 @@ def test_failed_check_blocks_publishing(
             query = XComModel.get_many(run_id=run.run_id, dag_ids=dag_id, task_ids="check", key="return_value")
             verdict = session.scalars(query.with_only_columns(XComModel.value)).one()
         assert verdict["passed"] is False
+
+
+def test_release_tasks_twice_in_one_dag(dagbag: Any, specs: dict[str, Path], tmp_path: Path) -> None:
+    """Two releases, two task groups (``<group>.load`` …); ``>>`` on the groups; ``dag.test()`` runs both."""
+    census = specs["demo_census"]
+    second = tmp_path / "second" / "specs" / "demo_census.yaml"  # a copy writes next to itself
+    second.parent.mkdir(parents=True)
+    second.write_text(census.read_text(encoding="utf-8"), encoding="utf-8")
+    dag = dagbag.get_dag("privacy_two_releases")
+    assert dag.get_task("after_both").upstream_task_ids == {"census.publish", "second.publish"}
+    run, states = run_dag(dagbag, "privacy_two_releases", census=str(census), second=str(second))
+    expected = {f"{group}.{step}": "success" for group in ("census", "second") for step in STEPS}
+    assert states == {**expected, "after_both": "success"}
+    assert str(run.state) == "success"
+    for spec in (census, second):
+        table = published(spec)
+        assert table is not None and len(table) > 0
+
+
+def test_release_tasks_group_id_defaults_to_the_spec_file_stem(airflow_db: None) -> None:
+    from airflow.sdk import DAG
+    from airflow.sdk.exceptions import DuplicateTaskIdFound
+
+    from privacy_plugins.integrations.airflow import release_tasks
+
+    with DAG(dag_id="stems", schedule=None) as dag:
+        first = release_tasks(spec_path="/specs/demo_census.yaml")
+        second = release_tasks(spec_path="specs/other release.yml", overrides={"requirements": {"k": 10}})
+        templated = release_tasks(spec_path="{{ params.spec }}")
+    assert first.group.group_id == "demo_census" and first.load.task_id == "demo_census.load"
+    assert [t.task_id for t in second] == [f"other_release.{step}" for step in STEPS]
+    assert templated.group.group_id == "release"
+    assert set(dag.task_group.children) == {"demo_census", "other_release", "release"}
+    with DAG(dag_id="same_spec_twice", schedule=None), pytest.raises(DuplicateTaskIdFound):
+        release_tasks(spec_path="/specs/demo_census.yaml")
+        release_tasks(spec_path="/elsewhere/demo_census.yaml")  # same stem: needs its own group_id

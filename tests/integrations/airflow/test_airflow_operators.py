@@ -173,3 +173,73 @@ def test_gx_suite_is_validated_on_the_candidate(census: dict[str, Any]) -> None:
     (Path(census["spec_path"]).parent / "strict_suite.json").write_text(json.dumps(strict), encoding="utf-8")
     with pytest.raises(PrivacyCheckFailed, match=r"GX demo_release: expect_table_to_be_k_anonymous: 50-anonymity"):
         run(PrivacyCheckOperator(task_id="check", expectation_suite="strict_suite.json", **common))  # spec-relative
+
+
+def test_check_log_labels_failed_gx_expectations_by_severity(census: dict[str, Any], tmp_path: Path) -> None:
+    """A failed warning/info expectation is logged WARN/INFO (not PASS) and does not fail the task."""
+    pytest.importorskip("great_expectations")
+    import structlog.testing
+
+    suite = json.loads((REPO / "expectations" / "demo_release.json").read_text(encoding="utf-8"))
+    monitoring = json.loads((REPO / "expectations" / "demo_release_monitoring.json").read_text(encoding="utf-8"))
+    entropy_l, t_close = monitoring["expectations"]
+    entropy_l["kwargs"]["l"], entropy_l["severity"] = 50, "warning"  # fails: far too diverse
+    t_close["kwargs"]["t"], t_close["severity"] = 0.0001, "info"  # fails: far too close
+    suite["expectations"] = [suite["expectations"][0], entropy_l, t_close]  # k = 5, critical: passes
+    (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+
+    with structlog.testing.capture_logs() as logs:
+        check = run(
+            PrivacyCheckOperator(
+                task_id="check",
+                spec_path=census["spec_path"],
+                candidate=census["candidate"],
+                expectation_suite=str(tmp_path / "suite.json"),
+            )
+        )
+    lines = [str(entry["event"]) for entry in logs]
+    gx_lines = {line.split(":")[1].strip(): line for line in lines if " GX demo_release: " in line}
+    assert gx_lines["expect_table_to_be_k_anonymous"].startswith("PASS ")
+    assert gx_lines["expect_table_to_be_l_diverse"].startswith("WARN ")
+    assert gx_lines["expect_table_to_be_t_close"].startswith("INFO ")
+    assert "failed" in gx_lines["expect_table_to_be_t_close"]
+    assert not [line for line in lines if line.startswith("PASS ") and ": failed" in line]
+    assert check["passed"]  # only a critical failure fails the task
+
+
+_CHECK_WITH_LOG_CAPTURE = """
+import json, logging, sys
+from unittest.mock import Mock
+
+import structlog.testing
+
+from privacy_plugins.integrations.airflow import PrivacyCheckOperator
+
+assert "great_expectations" not in sys.modules  # GX (and its import-time log lines) come with the suite
+records = []
+handler = logging.Handler()
+handler.emit = lambda record: records.append(f"{record.name}: {record.getMessage()}")
+logging.getLogger().addHandler(handler)
+logging.getLogger().setLevel(logging.INFO)
+spec_path, candidate, suite = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+operator = PrivacyCheckOperator(task_id="check", spec_path=spec_path, candidate=candidate, expectation_suite=suite)
+with structlog.testing.capture_logs() as logs:
+    operator.execute(context={"ti": Mock()})
+print(json.dumps({"stdlib": records, "task": [str(entry["event"]) for entry in logs]}))
+"""
+
+
+def test_check_log_is_not_flooded_by_gx_registration_messages(census: dict[str, Any]) -> None:
+    """GX logs ~220 'Skipping registering function' INFO lines when imported; the check task's log has none."""
+    pytest.importorskip("great_expectations")
+    import subprocess
+    import sys
+
+    suite = str(REPO / "expectations" / "demo_release.json")
+    argv = [sys.executable, "-c", _CHECK_WITH_LOG_CAPTURE, census["spec_path"], json.dumps(census["candidate"]), suite]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)  # a fresh GX import
+    assert result.returncode == 0, result.stderr[-3000:]
+    logs = json.loads(result.stdout.strip().splitlines()[-1])
+    assert not [line for line in logs["stdlib"] if "Skipping registering function" in line]
+    assert any(line.startswith("PASS GX demo_release: expect_table_to_be_k_anonymous") for line in logs["task"])
+    assert any(line.startswith("PASS 5-anonymity") for line in logs["task"])

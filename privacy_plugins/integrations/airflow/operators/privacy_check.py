@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["ON_FAILURE", "PrivacyCheckOperator"]
 
 ON_FAILURE = ("fail", "skip_downstream")
+# the log label of a failed GX expectation, by its failure level (only "error" blocks the release)
+_FAILED_LABELS = {"error": "FAIL", "warn": "WARN", "info": "INFO"}
 
 
 class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
@@ -62,11 +64,14 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         """Check; on failure raise or skip downstream, according to ``on_failure``."""
         candidate = self.artifact(Candidate, self.candidate, name="candidate")
         result = check_step(spec, candidate)
+        logged = [("PASS" if c.passed else "FAIL", c) for c in result.checks]
         if (self.expectation_suite or "").strip():
-            checks = [*result.checks, *self._suite_checks(candidate)]
+            suite_checks = self._suite_checks(candidate)
+            logged += suite_checks
+            checks = [*result.checks, *(check for _, check in suite_checks)]
             result = dataclasses.replace(result, passed=all(c.passed for c in checks), checks=checks)
-        for check in result.checks:
-            self.log.info("%s %s: %s", "PASS" if check.passed else "FAIL", check.requirement, check.detail)
+        for label, check in logged:
+            self.log.info("%s %s: %s", label, check.requirement, check.detail)
         if result.passed:
             return result
         failed = [c for c in result.checks if not c.passed]
@@ -85,8 +90,12 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         path = Path(str(self.expectation_suite).strip()).expanduser()
         return path if path.is_absolute() else Path(str(self.spec_path)).resolve().parent / path
 
-    def _suite_checks(self, candidate: Candidate) -> list[RequirementCheck]:
-        """Validate the candidate with the GX suite; each expectation becomes one check."""
+    def _suite_checks(self, candidate: Candidate) -> list[tuple[str, RequirementCheck]]:
+        """Validate the candidate with the GX suite; each expectation becomes one check, with its log label.
+
+        A failed ``warning``/``info`` expectation does not block (its check counts as passed) but is
+        logged as ``WARN``/``INFO``, not ``PASS``; only a failed ``critical`` one is ``FAIL``.
+        """
         import pandas as pd
 
         from privacy_plugins.integrations import gx as privacy_gx  # costs seconds: only when a suite is used
@@ -97,13 +106,16 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         if errors:
             raise PrivacyCheckError(f"GX suite {suite.name!r} could not be evaluated:\n" + "\n".join(errors))
         return [
-            RequirementCheck(
-                f"GX {suite.name}: {o.expectation_type}",
-                not o.blocks_release,
-                float(o.observed) if isinstance(o.observed, (int, float)) else None,
-                None,
-                o.message if o.status == "passed" else f"{o.message}; severity {o.level}",
-                name=f"gx_{o.expectation_type}",
+            (
+                "PASS" if o.status == "passed" else _FAILED_LABELS[o.level],
+                RequirementCheck(
+                    f"GX {suite.name}: {o.expectation_type}",
+                    not o.blocks_release,
+                    float(o.observed) if isinstance(o.observed, (int, float)) else None,
+                    None,
+                    o.message if o.status == "passed" else f"{o.message}; severity {o.level}",
+                    name=f"gx_{o.expectation_type}",
+                ),
             )
             for o in outcomes
         ]
