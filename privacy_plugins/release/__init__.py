@@ -12,6 +12,7 @@ from privacy_plugins.release.steps import (
     Candidate,
     CheckResult,
     DiagnosisSummary,
+    ForeignArtifactError,
     LoadedTable,
     Publication,
     ReleaseBlocked,
@@ -22,12 +23,15 @@ from privacy_plugins.release.steps import (
     load_step,
     publish_step,
 )
+from privacy_plugins.release.workarea import DestinationBusy, new_run_id, remove_run_dir, run_dir
 
 __all__ = [
     "STEPS",
     "Candidate",
     "CheckResult",
+    "DestinationBusy",
     "DiagnosisSummary",
+    "ForeignArtifactError",
     "LoadedTable",
     "Publication",
     "PublishError",
@@ -39,8 +43,11 @@ __all__ = [
     "check_step",
     "diagnose_step",
     "load_step",
+    "new_run_id",
     "publish_step",
     "publish_table",
     "read_published",
+    "remove_run_dir",
+    "run_dir",
     "run_release",
 ]

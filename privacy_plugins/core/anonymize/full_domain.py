@@ -4,6 +4,13 @@ Suppression follows ARX's rule: at the chosen node, every equivalence class
 that violates a model is suppressed whole, provided the suppressed records fit
 the limit ⌊suppression_limit · n⌋; otherwise the node does not satisfy.
 
+Marked suppression (``suppressed_rows="mark"``) publishes the suppressed rows
+with every QI ``*`` and their sensitive values hidden: they form one more class
+of the published table, which must satisfy the models like any other (k rows
+at least; hidden sensitive values are one value, so it is never l-diverse). When
+it does not, the search is repeated with no suppression at all; the re-check
+measures the whole published table, marked rows included.
+
 References:
     Samarati P. Protecting respondents' identities in microdata release. TKDE 13(6), 2001.
     Kohlmayer F., Prasser F., Eckert C., Kemper A., Kuhn K. Flash: efficient, stable and
@@ -145,6 +152,20 @@ def _publish(
     return published
 
 
+def _suppressed(snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel]) -> np.ndarray:
+    """Rows of the classes that violate some model at ``node`` (suppressed whole)."""
+    classes = snapshot.classes(node)
+    violating = np.zeros(classes.n_classes, dtype=bool)
+    for model in models:
+        violating |= model.violating_classes(classes)
+    return np.asarray(violating[classes.class_of_row][snapshot.unit_of_row], dtype=bool)
+
+
+def _holds(published: pd.DataFrame, roles: AttributeRoles, models: Sequence[PrivacyModel]) -> bool:
+    classes = EquivalenceClasses.from_frame(published.reset_index(drop=True), roles.quasi_identifiers)
+    return all(model.evaluate(classes).passed for model in models)
+
+
 def _utility(
     snapshot: Snapshot, node: Node, suppressed: np.ndarray, published_sizes: np.ndarray, *, k: int, n_sensitive: int
 ) -> UtilityMetrics:
@@ -241,17 +262,29 @@ def anonymize_full_domain(
             f"while suppressing at most {max_suppressed} of {len(table)} records"
         )
     node: Node = found.best.node
-    classes = snapshot.classes(node)
-    violating = np.zeros(classes.n_classes, dtype=bool)
-    for model in models:
-        violating |= model.violating_classes(classes)
-    suppressed = violating[classes.class_of_row][snapshot.unit_of_row]
+    suppressed = _suppressed(snapshot, node, models)
     published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
+    if suppressed_rows == "mark" and suppressed.any() and not _holds(published, roles, models):
+        # The marked rows, published as one class, would break a model: suppress nothing instead.
+        found = FULL_DOMAIN_ALGORITHMS[algorithm](LatticeSearch(snapshot, models, 0, metric, progress=progress))
+        if found.best is None:
+            raise InfeasibleAnonymizationError(
+                f"with suppressed_rows='mark' the suppressed rows are published as one class (every "
+                f"quasi-identifier '*', sensitive values hidden) that does not satisfy "
+                f"{', '.join(map(str, models))}, and no generalization satisfies them without suppression; "
+                "use suppressed_rows='remove' or relax the requirements"
+            )
+        node = found.best.node
+        suppressed = _suppressed(snapshot, node, models)
+        published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
 
-    # Independent re-check: encode the published labels afresh and measure every model.
-    released = published if suppressed_rows == "remove" else published.loc[~suppressed]
-    recheck = EquivalenceClasses.from_frame(released.reset_index(drop=True), roles.quasi_identifiers)
+    # Independent re-check of the table exactly as published: encode its labels afresh, measure every model.
+    recheck = EquivalenceClasses.from_frame(published.reset_index(drop=True), roles.quasi_identifiers)
     checked = tuple(model.evaluate(recheck) for model in models)
+    kept_sizes = recheck.sizes
+    if suppressed_rows == "mark" and suppressed.any():  # utility counts the marked rows as suppressed, not as a class
+        kept = published.loc[~suppressed].reset_index(drop=True)
+        kept_sizes = EquivalenceClasses.from_frame(kept, roles.quasi_identifiers).sizes if len(kept) else recheck.sizes
     k_target = max((m.k for m in models if isinstance(m, KAnonymity)), default=1)
     result = AnonymizationResult(
         algorithm=algorithm,
@@ -263,7 +296,7 @@ def anonymize_full_domain(
         suppressed=int(suppressed.sum()),
         dropped_identifiers=tuple(roles.identifiers),
         utility=_utility(
-            snapshot, node, suppressed, recheck.sizes, k=k_target, n_sensitive=len(roles.sensitive_attributes)
+            snapshot, node, suppressed, kept_sizes, k=k_target, n_sensitive=len(roles.sensitive_attributes)
         ),
         models=checked,
         measures={"k": float(recheck.sizes.min()), **summary_measures(tuple(models), checked)},

@@ -61,7 +61,7 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
     def run_step(self, spec: ReleaseSpec, context: Context) -> CheckResult:
         """Check; on failure raise or skip downstream, according to ``on_failure``."""
         candidate = self.artifact(Candidate, self.candidate, name="candidate")
-        result = check_step(spec, candidate)
+        result = check_step(spec, candidate, run_id=self.run_id(context))
         if (self.expectation_suite or "").strip():
             checks = [*result.checks, *self._suite_checks(candidate)]
             result = dataclasses.replace(result, passed=all(c.passed for c in checks), checks=checks)
