@@ -314,6 +314,12 @@ class ReleaseSpec:
 
     def __post_init__(self) -> None:
         self.roles  # noqa: B018 - validates the roles
+        if self.workdir is not None and Path(self.workdir).resolve().is_relative_to(self.report.directory.resolve()):
+            raise ConfigurationError(
+                f"workdir {str(self.workdir)!r} is inside the report folder {str(self.report.directory)!r}, which "
+                "people share; working files hold every quasi-identifier and sensitive value: put workdir elsewhere "
+                "(or leave it out for a private temporary folder)"
+            )
         if self.requirements.bound_column is not None and self.requirements.bound_column in self.roles.named_columns:
             raise ConfigurationError(f"bound_column {self.requirements.bound_column!r} already has another role")
         if (self.requirements.l is not None or self.requirements.t is not None) and not self.sensitive:

@@ -295,3 +295,31 @@ def test_a_hand_made_check_result_cannot_publish_a_k1_table(tmp_path: Path) -> N
     with pytest.raises(ReleaseBlocked, match=r"(?s)re-measured before writing.*5-anonymity"):
         publish_step(spec, forged_candidate, forged)
     assert read_published(spec.destination) is None
+
+
+# ---------------------------------------------------------------- found while attacking the flow
+
+
+@pytest.mark.parametrize("workdir", ["release_output/.work", "release_output"])
+def test_a_workdir_inside_the_report_folder_is_refused(tmp_path: Path, workdir: str) -> None:
+    data = {**plain_spec(tmp_path, "r", rows=600), "workdir": workdir}  # the old default was <report>/.work
+    with pytest.raises(pp.errors.ConfigurationError, match="inside the report folder"):
+        ReleaseSpec.from_dict(data, base_dir=tmp_path)
+
+
+def test_a_spec_name_cannot_escape_the_work_root(tmp_path: Path, work_root: Path) -> None:
+    spec = ReleaseSpec.from_dict(plain_spec(tmp_path, "../../escape", rows=600), base_dir=tmp_path)
+    loaded = load_step(spec, run_id="../../../run")
+    assert Path(loaded.path).resolve().is_relative_to(work_root.resolve())
+    assert not (tmp_path / "escape").exists() and not (tmp_path / "run").exists()
+
+
+def test_a_planted_symlink_in_the_run_folder_is_not_followed(tmp_path: Path, work_root: Path) -> None:
+    spec = ReleaseSpec.from_dict(plain_spec(tmp_path, "r", rows=600), base_dir=tmp_path)
+    loaded = load_step(spec, run_id="run-1")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    candidate_path = Path(loaded.path).with_name("candidate.parquet")
+    candidate_path.symlink_to(victim)  # e.g. left by someone with access to the folder
+    candidate = anonymize_step(spec, loaded)
+    assert victim.read_text() == "keep me" and not Path(candidate.path).is_symlink()
