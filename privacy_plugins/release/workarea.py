@@ -73,7 +73,13 @@ def _work_root(spec: ReleaseSpec) -> tuple[Path, bool]:
         return spec.workdir, False
     configured = os.environ.get(WORKDIR_ENV, "").strip()
     if configured:
-        return Path(configured).expanduser().resolve(), False
+        root = Path(configured).expanduser().resolve()
+        if root.is_relative_to(spec.report.directory.resolve()):
+            raise ConfigurationError(
+                f"${WORKDIR_ENV} ({str(root)!r}) is inside the report folder {str(spec.report.directory)!r}, which "
+                "people share; point it elsewhere"
+            )
+        return root, False
     return Path(tempfile.gettempdir()) / f"privacy-plugins-{os.getuid()}", True
 
 
@@ -122,7 +128,10 @@ def run_dir(spec: ReleaseSpec, run_id: str, *, create: bool = False) -> Path:
 
 def remove_run_dir(spec: ReleaseSpec, run_id: str) -> None:
     """Delete the run's working folder (a no-op when it is gone); its parent too once empty."""
-    root, _ = _work_root(spec)
+    try:
+        root, _ = _work_root(spec)
+    except ConfigurationError:
+        return  # no valid root: nothing of this run was written there
     release = root / f"{safe_name(spec.name)}-{spec.source_fingerprint[:12]}"
     folder = release / safe_name(run_id)
     if folder.is_symlink():

@@ -307,6 +307,16 @@ def test_a_workdir_inside_the_report_folder_is_refused(tmp_path: Path, workdir: 
         ReleaseSpec.from_dict(data, base_dir=tmp_path)
 
 
+def test_a_work_root_from_the_environment_inside_the_report_folder_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(WORKDIR_ENV, str(tmp_path / "release_output" / "tmp"))
+    spec = ReleaseSpec.from_dict(plain_spec(tmp_path, "r", rows=600), base_dir=tmp_path)
+    with pytest.raises(pp.errors.ConfigurationError, match="inside the report folder"):
+        run_release(spec)
+    assert not (tmp_path / "release_output").exists()
+
+
 def test_a_spec_name_cannot_escape_the_work_root(tmp_path: Path, work_root: Path) -> None:
     spec = ReleaseSpec.from_dict(plain_spec(tmp_path, "../../escape", rows=600), base_dir=tmp_path)
     loaded = load_step(spec, run_id="../../../run")
