@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -36,6 +37,15 @@ def run(operator: Any, **context: Any) -> dict[str, Any]:
     payload = operator.execute(context={"ti": Mock(), **context})
     json.dumps(payload)  # XCom needs plain JSON
     return payload  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def work_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Runs that never publish keep their private working folder: keep them out of the system temp dir."""
+    root = tmp_path_factory.mktemp("work_root")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PRIVACY_PLUGINS_WORKDIR", str(root))
+        yield root
 
 
 @pytest.fixture(scope="module")
