@@ -35,6 +35,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         sys.stderr.flush()
         os._exit(_exit_status)
 
+
 # --doctest-modules would also import every conftest.py as a doctest module; with
 # several conftest.py files in folders without __init__.py that clashes on the
 # module name "conftest". Doctests live in the package, not here.

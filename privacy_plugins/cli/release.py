@@ -1,7 +1,12 @@
 """``privacy-plugins release SPEC.yaml``: the whole release, publishing only when every check passes.
 
 Exit codes: 0 published; 1 not published because a requirement could not be met
-(the diagnosis report and release.json are still written); 2 bad spec or input.
+(the diagnosis report and release.json are still written); 2 bad spec or input
+(nothing is written), or another release publishing to the same destination.
+
+Working files live in a private per-run folder outside the report folder and
+are removed when the command ends, unless ``--keep-workdir`` (or ``workdir:`` in
+the spec) keeps them; the summary then says where they are.
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ def add_release_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
     parser.add_argument("spec", type=Path, help="release spec (YAML)")
     parser.add_argument("--format", choices=["json", "table"], default="table")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--keep-workdir",
+        action="store_true",
+        help="keep this run's private working files (raw table without identifiers, candidate); path printed",
+    )
     parser.set_defaults(run=_run_release)
 
 
@@ -54,6 +64,8 @@ def format_release(result: ReleaseResult, spec: ReleaseSpec) -> str:
         lines.append(f"  destination unchanged: {spec.destination.describe()}")
     if result.published is not None:
         lines.append(f"  published        {result.published.rows:,} rows to {result.published.destination}")
+    if result.workdir is not None:
+        lines.append(f"  working files    {result.workdir} (kept; private, remove when done)")
     lines.append(f"  diagnosis report {diagnosis.html_path}")
     lines.append(f"  release summary  {spec.report.release_json}")
     return "\n".join(lines)
@@ -78,7 +90,7 @@ def _run_release(args: argparse.Namespace) -> int:
             progress.update(task, description=f"{name} ({STEPS.index(name) + 1}/{len(STEPS)})")
             progress.advance(task, 0 if name == STEPS[0] else 1)
 
-        result = run_release(spec, on_step=on_step)
+        result = run_release(spec, on_step=on_step, keep_workdir=args.keep_workdir)
     if args.format == "json":
         print(json.dumps(result.to_dict(), indent=2))
     else:

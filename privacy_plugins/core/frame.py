@@ -25,7 +25,8 @@ def validate_frame(frame: object) -> pd.DataFrame:
     """Check that ``frame`` is a non-empty DataFrame with unique column labels."""
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
-    duplicated = frame.columns[frame.columns.duplicated()].unique().tolist()
+    labels = pd.Index([str(c).strip() for c in frame.columns])  # 1 and "1", "a" and "a " collide downstream
+    duplicated = labels[labels.duplicated()].unique().tolist()
     if duplicated:
         raise RoleConflictError(f"table has duplicated column names: {duplicated!r}")
     if len(frame) == 0:

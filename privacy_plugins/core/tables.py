@@ -6,19 +6,35 @@ spaces right after a delimiter are skipped (UCI Adult writes ``39, State-gov``).
 A column is turned into numbers only when every present value is written as a
 canonical number (``-12``, ``3.5``, never ``007``), so numeric attributes such as
 age still get numeric order for the ordered t-closeness distance.
+
+Column names are never renamed, dropped or invented on the way in — a repeated
+name would otherwise reach the release as ``ssn.1``, outside every role:
+
+* CSV: the header is read here, stripped, and a name that repeats (before or
+  after stripping) is an error; a data row with more fields than the header is
+  an error (pandas would silently turn the first column into the index).
+* Parquet: a field name that repeats is an error. A pandas index stored in the
+  file is read back as an ordinary column when it has a name (``ssn`` stays
+  ``ssn``, so its role applies); an unnamed stored index (``__index_level_0__``)
+  is an error rather than a column that appears from nowhere — write the file
+  with ``index=False`` or name the index. A default ``RangeIndex`` is not data
+  and stores no column.
 """
 
 from __future__ import annotations
 
 import csv
 import re
+import warnings
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["read_table", "sniff_delimiter"]
+__all__ = ["check_unique_columns", "read_table", "sniff_delimiter"]
 
 _PARQUET_SUFFIXES = {".parquet", ".pq", ".parq"}
 _CANDIDATE_DELIMITERS = ",;\t|"
@@ -40,6 +56,59 @@ def sniff_delimiter(path: Path, *, sample_bytes: int = 64 * 1024) -> str:
         return best if counts[best] > 0 else ","
 
 
+def check_unique_columns(names: Sequence[object], *, where: str) -> None:
+    """Raise when a column name repeats (compared as stripped text, as the release compares them).
+
+    Raises:
+        ConfigurationError: naming every repeated column.
+    """
+    counts = Counter(str(name).strip() for name in names)
+    repeated = [name for name, count in counts.items() if count > 1]
+    if repeated:
+        raise ConfigurationError(
+            f"{where} has repeated column name(s) {repeated!r}; every column needs its own name "
+            "(a repeated identifier would otherwise be published under another name)"
+        )
+
+
+def _csv_header(path: Path, delimiter: str) -> list[str]:
+    with path.open("r", encoding="utf-8-sig", newline="") as handle:
+        header = next(csv.reader(handle, delimiter=delimiter, skipinitialspace=True), None)
+    if not header:
+        raise ConfigurationError(f"table file {str(path)!r} has no header row")
+    return header
+
+
+_PANDAS_INDEX = re.compile(r"__index_level_\d+__")
+
+
+def _read_parquet(source: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    files = sorted(source.rglob("*.parquet")) if source.is_dir() else [source]
+    try:
+        for file in files:  # the schema first: reading a table whose names repeat fails obscurely
+            check_unique_columns(pq.ParquetFile(file).schema_arrow.names, where=f"Parquet table {str(file)!r}")
+        table = pq.read_table(source)
+    except ConfigurationError:
+        raise
+    except Exception as exc:  # pyarrow raises many unrelated types
+        raise ConfigurationError(f"cannot read Parquet table {str(source)!r}: {exc}") from exc
+    names = list(table.schema.names)
+    check_unique_columns(names, where=f"Parquet table {str(source)!r}")
+    unnamed = [name for name in names if _PANDAS_INDEX.fullmatch(name)]
+    if unnamed:
+        raise ConfigurationError(
+            f"Parquet table {str(source)!r} stores an unnamed pandas index as {unnamed!r}; "
+            "write it with to_parquet(index=False), or name the index so it is read as a column"
+        )
+    try:
+        # ignore_metadata: a stored (named) index comes back as an ordinary column, not as the index.
+        return table.to_pandas(ignore_metadata=True)
+    except Exception as exc:
+        raise ConfigurationError(f"cannot read Parquet table {str(source)!r}: {exc}") from exc
+
+
 def _numeric_where_canonical(frame: pd.DataFrame) -> pd.DataFrame:
     for column in frame.columns:
         text = frame[column].dropna().astype(str)
@@ -53,20 +122,34 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
 
     Raises:
         FileNotFoundError: the path does not exist.
-        ConfigurationError: the file is empty or cannot be parsed.
+        ConfigurationError: the file is empty or cannot be parsed, a column name repeats, or
+            a row has more fields than the header.
     """
     source = Path(path)
     if not source.exists():
         raise FileNotFoundError(f"table file not found: {str(source)!r}")
     if source.is_dir() or source.suffix.lower() in _PARQUET_SUFFIXES:
-        try:
-            return pd.read_parquet(source)
-        except Exception as exc:  # pyarrow raises many unrelated types
-            raise ConfigurationError(f"cannot read Parquet table {str(source)!r}: {exc}") from exc
+        return _read_parquet(source)
     delimiter = sep if sep is not None else sniff_delimiter(source)
     try:
-        frame = pd.read_csv(source, sep=delimiter, dtype=str, encoding="utf-8-sig", skipinitialspace=True)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        header = [name.strip() for name in _csv_header(source, delimiter)]
+    except (csv.Error, UnicodeDecodeError) as exc:
         raise ConfigurationError(f"cannot parse CSV table {str(source)!r}: {exc}") from exc
-    frame.columns = [str(c).strip() for c in frame.columns]
+    check_unique_columns(header, where=f"CSV table {str(source)!r}")
+    try:
+        with warnings.catch_warnings():
+            # index_col=False + this warning: rows longer than the header are an error, not an index.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                source,
+                sep=delimiter,
+                dtype=str,
+                encoding="utf-8-sig",
+                skipinitialspace=True,
+                header=0,
+                names=header,
+                index_col=False,
+            )
+    except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"cannot parse CSV table {str(source)!r}: {exc}") from exc
     return _numeric_where_canonical(frame)

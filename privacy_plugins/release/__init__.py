@@ -12,6 +12,7 @@ from privacy_plugins.release.steps import (
     Candidate,
     CheckResult,
     DiagnosisSummary,
+    ForeignArtifactError,
     LoadedTable,
     Publication,
     ReleaseBlocked,
@@ -22,13 +23,16 @@ from privacy_plugins.release.steps import (
     load_step,
     publish_step,
 )
+from privacy_plugins.release.workarea import DestinationBusy, new_run_id, remove_run_dir, run_dir
 
 __all__ = [
     "STEPS",
     "Candidate",
     "CheckResult",
+    "DestinationBusy",
     "DestinationError",
     "DiagnosisSummary",
+    "ForeignArtifactError",
     "LoadedTable",
     "Publication",
     "PublishError",
@@ -40,8 +44,11 @@ __all__ = [
     "check_step",
     "diagnose_step",
     "load_step",
+    "new_run_id",
     "publish_step",
     "publish_table",
     "read_published",
+    "remove_run_dir",
+    "run_dir",
     "run_release",
 ]

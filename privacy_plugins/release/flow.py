@@ -4,6 +4,11 @@ A release that cannot meet its requirements — no generalization satisfies them
 or a re-measured requirement fails — publishes nothing, leaves the destination
 as it was, and still writes the diagnosis report and ``release.json`` so the
 user can see why.
+
+Each call is one run with its own id and private working folder (see
+:mod:`~privacy_plugins.release.workarea`), removed when the run ends — published,
+refused or crashed — unless ``keep_workdir`` or the spec's ``workdir:`` asks to
+keep it. Two releases started side by side never see each other's files.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from privacy_plugins.release.steps import (
     load_step,
     publish_step,
 )
+from privacy_plugins.release.workarea import new_run_id, remove_run_dir, run_dir
 
 __all__ = ["STEPS", "ReleaseResult", "run_release"]
 
@@ -45,6 +51,8 @@ class ReleaseResult:
     check: CheckResult | None
     published: Publication | None
     failure: str | None
+    run_id: str = ""
+    workdir: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -56,12 +64,21 @@ class ReleaseResult:
         return to_jsonable(self) | {"passed": self.passed}
 
 
-def run_release(spec: ReleaseSpec, *, on_step: Callable[[str], None] | None = None) -> ReleaseResult:
+def run_release(
+    spec: ReleaseSpec,
+    *,
+    on_step: Callable[[str], None] | None = None,
+    run_id: str | None = None,
+    keep_workdir: bool = False,
+) -> ReleaseResult:
     """Load, diagnose, anonymize, check and — if every check passed — publish.
 
     Args:
         spec: the validated release spec.
         on_step: called with each step's name as it starts (for progress display).
+        run_id: this run's id (default: a fresh one).
+        keep_workdir: keep the run's private working folder (also kept when the spec sets ``workdir:``);
+            its path is ``ReleaseResult.workdir``.
 
     Raises:
         ConfigurationError, HierarchyError, UnknownColumnError: bad spec or data (before anything is written).
@@ -71,25 +88,32 @@ def run_release(spec: ReleaseSpec, *, on_step: Callable[[str], None] | None = No
         if on_step is not None:
             on_step(name)
 
-    step("load")
-    loaded = load_step(spec)
-    step("diagnose")
-    diagnosis = diagnose_step(spec, loaded)
-    candidate = check = published = None
-    failure: str | None = None
-    step("anonymize")
+    run = run_id or new_run_id()
+    keep = keep_workdir or spec.workdir is not None
     try:
-        candidate = anonymize_step(spec, loaded)
-    except InfeasibleAnonymizationError as exc:
-        failure = f"requirements cannot be met: {exc}"
-    if candidate is not None:
-        step("check")
-        check = check_step(spec, candidate)
-        if check.passed:
-            step("publish")
-            published = publish_step(spec, candidate, check)
-        else:
-            failure = f"checks failed on the anonymized table:\n{check.summary()}"
+        step("load")
+        loaded = load_step(spec, run_id=run)
+        step("diagnose")
+        diagnosis = diagnose_step(spec, loaded, run_id=run)
+        candidate = check = published = None
+        failure: str | None = None
+        step("anonymize")
+        try:
+            candidate = anonymize_step(spec, loaded, run_id=run)
+        except InfeasibleAnonymizationError as exc:
+            failure = f"requirements cannot be met: {exc}"
+        if candidate is not None:
+            step("check")
+            check = check_step(spec, candidate, run_id=run)
+            if check.passed:
+                step("publish")
+                published = publish_step(spec, candidate, check, run_id=run)
+            else:
+                failure = f"checks failed on the anonymized table:\n{check.summary()}"
+        kept = str(run_dir(spec, run)) if keep else None
+    finally:
+        if not keep:
+            remove_run_dir(spec, run)
     result = ReleaseResult(
         name=spec.name,
         loaded=loaded,
@@ -98,6 +122,8 @@ def run_release(spec: ReleaseSpec, *, on_step: Callable[[str], None] | None = No
         check=check,
         published=published,
         failure=failure,
+        run_id=run,
+        workdir=kept,
     )
     spec.report.directory.mkdir(parents=True, exist_ok=True)
     spec.report.release_json.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")

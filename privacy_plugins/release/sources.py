@@ -1,11 +1,16 @@
-"""Reading the raw table a spec points to: a CSV/Parquet file, a SQL table or query, or the demo census."""
+"""Reading the raw table a spec points to: a CSV/Parquet file, a SQL table or query, or the demo census.
+
+No reader may rename or drop a column: a repeated column name (a CSV header, a
+Parquet schema, or a SQL query's result columns, e.g. ``SELECT ssn, ssn``) is a
+clear error naming the column, raised before anything is written.
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from privacy_plugins.core.demo import generate_census
-from privacy_plugins.core.tables import read_table
+from privacy_plugins.core.tables import check_unique_columns, read_table
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.spec import SourceSpec
 
@@ -31,6 +36,11 @@ def read_source(source: SourceSpec) -> pd.DataFrame:
                 if not sqlalchemy.inspect(connection).has_table(source.table):
                     raise ConfigurationError(f"source table {source.table!r} not found at {engine.url!r}")
                 return pd.read_sql_table(source.table, connection)
-            return pd.read_sql_query(sqlalchemy.text(str(source.query)), connection)
+            result = connection.execute(sqlalchemy.text(str(source.query)))
+            if not result.returns_rows:
+                raise ConfigurationError("source query returned no rows (it must be a SELECT)")
+            columns = [str(name) for name in result.keys()]  # the cursor's names, before pandas sees them
+            check_unique_columns(columns, where="the result of source.query")
+            return pd.DataFrame.from_records(result.fetchall(), columns=columns, coerce_float=True)
     finally:
         engine.dispose()

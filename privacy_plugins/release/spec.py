@@ -10,6 +10,8 @@ that need the data run in the first release step.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
@@ -340,7 +342,7 @@ class ReleaseSpec:
     requirements: Requirements
     destination: DestinationSpec
     report: ReportSpec
-    workdir: Path
+    workdir: Path | None = None
     identifiers: tuple[str, ...] = ()
     sensitive: tuple[str, ...] = ()
     hierarchies: Path | Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -362,6 +364,12 @@ class ReleaseSpec:
 
     def __post_init__(self) -> None:
         self.roles  # noqa: B018 - validates the roles
+        if self.workdir is not None and Path(self.workdir).resolve().is_relative_to(self.report.directory.resolve()):
+            raise ConfigurationError(
+                f"workdir {str(self.workdir)!r} is inside the report folder {str(self.report.directory)!r}, which "
+                "people share; working files hold every quasi-identifier and sensitive value: put workdir elsewhere "
+                "(or leave it out for a private temporary folder)"
+            )
         if self.requirements.bound_column is not None and self.requirements.bound_column in self.roles.named_columns:
             raise ConfigurationError(f"bound_column {self.requirements.bound_column!r} already has another role")
         if (self.requirements.l is not None or self.requirements.t is not None) and not self.sensitive:
@@ -387,6 +395,23 @@ class ReleaseSpec:
         return AttributeRoles(
             quasi_identifiers=self.quasi_identifiers, sensitive_attributes=self.sensitive, identifiers=self.identifiers
         )
+
+    @property
+    def source_fingerprint(self) -> str:
+        """SHA-256 of where the data comes from and the role of each column: names a run's artifacts.
+
+        A step refuses an artifact whose fingerprint differs (an artifact of another
+        release, or of this release before its source or roles changed).
+        """
+        described = {
+            "name": self.name,
+            "source": {k: str(getattr(self.source, k)) for k in SourceSpec.KEYS},
+            "identifiers": list(self.identifiers),
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "sensitive": list(self.sensitive),
+            "bound_column": self.requirements.bound_column,
+        }
+        return hashlib.sha256(json.dumps(described, sort_keys=True).encode("utf-8")).hexdigest()
 
     def models(self, frame: pd.DataFrame | None = None) -> list[PrivacyModel]:
         """The privacy models of the requirements."""
@@ -477,7 +502,7 @@ class ReleaseSpec:
                 algorithm=AlgorithmSpec(**sections["algorithm"]),
                 destination=DestinationSpec(**sections["destination"]),
                 report=ReportSpec(**sections["report"]),
-                workdir=_path(base, data.get("workdir", Path(sections["report"]["directory"]) / ".work")),
+                workdir=_path(base, data["workdir"]) if data.get("workdir") is not None else None,
             )
         except TypeError as exc:
             raise ConfigurationError(f"bad value in the release spec: {exc}") from exc

@@ -1,9 +1,27 @@
 """The five release steps, each a function with a typed, JSON-able input and output.
 
 Orchestrators (Airflow tasks, Dagster assets) run them separately and pass the
-small artifacts below between them — paths and numbers, never DataFrames. The
-working files live in the spec's private ``workdir``; identifiers are dropped
-when the table is loaded, so no working file ever holds them.
+small artifacts below between them — paths and numbers, never DataFrames.
+Identifiers are dropped when the table is loaded, so no working file ever holds them.
+
+Runs and artifacts. Every step belongs to one run (``run_id``; see
+:mod:`~privacy_plugins.release.workarea`): the working files live in that run's
+private folder, outside the report folder. Each artifact names its run, its
+spec and the spec's source fingerprint, plus the SHA-256 of the working file it
+describes; a step refuses an artifact of another run or spec, one whose path is
+not the run's own working file, or one whose file changed since it was written.
+
+Suppressed rows with ``suppressed_rows: mark``. Marked rows are published (every
+QI ``*``, sensitive values hidden), so they are one more equivalence class of the
+published table and must satisfy the requirements like any other; the
+anonymizer suppresses nothing rather than publish a marked class that fails.
+``check_step``, ``publish_step``, ``privacy-plugins published`` and the GX
+suites all measure the table exactly as published, marked rows included, so
+they always agree.
+
+Publishing re-measures. ``publish_step`` does not trust a ``CheckResult``: it
+re-reads the candidate's bytes, re-measures every requirement on exactly what
+it is about to write, and refuses when one fails.
 """
 
 from __future__ import annotations
@@ -13,7 +31,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,21 +40,22 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from privacy_plugins.core.anonymize import LatticeDetails, anonymize
-from privacy_plugins.core.anonymize.full_domain import SUPPRESSED_MARK
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
-from privacy_plugins.errors import ReleaseBlocked, UnknownColumnError
-from privacy_plugins.release.destinations import publish_table
+from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
+from privacy_plugins.release.destinations import atomic_file, publish_table
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
+from privacy_plugins.release.workarea import destination_lock, new_run_id, run_dir
 
 __all__ = [
     "Candidate",
     "CheckResult",
     "DiagnosisSummary",
+    "ForeignArtifactError",
     "LoadedTable",
     "Publication",
     "ReleaseBlocked",
@@ -50,6 +69,10 @@ __all__ = [
 ]
 
 A = TypeVar("A", bound="_Artifact")
+
+
+class ForeignArtifactError(ConfigurationError):
+    """An artifact of another run or release, or one pointing outside its run's working folder."""
 
 
 @dataclass(frozen=True)
@@ -67,12 +90,16 @@ class _Artifact:
 
 @dataclass(frozen=True)
 class LoadedTable(_Artifact):
-    """Step 1: the raw table, validated, identifiers dropped, stored in the workdir."""
+    """Step 1: the raw table, validated, identifiers dropped, stored in the run's working folder."""
 
     path: str
     rows: int
     columns: list[str]
     dropped_identifiers: list[str]
+    run_id: str = dataclasses.field(default="", kw_only=True)
+    spec_name: str = dataclasses.field(default="", kw_only=True)
+    source_fingerprint: str = dataclasses.field(default="", kw_only=True)
+    sha256: str = dataclasses.field(default="", kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -100,6 +127,10 @@ class Candidate(_Artifact):
     suppressed: int
     dropped_identifiers: list[str]
     ncp: float
+    run_id: str = dataclasses.field(default="", kw_only=True)
+    spec_name: str = dataclasses.field(default="", kw_only=True)
+    source_fingerprint: str = dataclasses.field(default="", kw_only=True)
+    sha256: str = dataclasses.field(default="", kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -127,6 +158,9 @@ class CheckResult(_Artifact):
     checks: list[RequirementCheck]
     candidate_path: str
     candidate_sha256: str
+    run_id: str = dataclasses.field(default="", kw_only=True)
+    spec_name: str = dataclasses.field(default="", kw_only=True)
+    source_fingerprint: str = dataclasses.field(default="", kw_only=True)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
@@ -137,6 +171,9 @@ class CheckResult(_Artifact):
             checks=checks,
             candidate_path=str(data["candidate_path"]),
             candidate_sha256=str(data["candidate_sha256"]),
+            run_id=str(data.get("run_id", "")),
+            spec_name=str(data.get("spec_name", "")),
+            source_fingerprint=str(data.get("source_fingerprint", "")),
         )
 
     def summary(self) -> str:
@@ -153,43 +190,105 @@ class Publication(_Artifact):
     rows: int
 
 
-def _read(path: str) -> pd.DataFrame:
-    return pd.read_parquet(path)
-
-
-def _read_with_digest(path: str) -> tuple[pd.DataFrame, str]:
+def _read_with_digest(path: Path) -> tuple[pd.DataFrame, str]:
     """The table and the SHA-256 of the exact bytes it was parsed from."""
-    content = Path(path).read_bytes()
+    content = path.read_bytes()
     return pd.read_parquet(io.BytesIO(content)), hashlib.sha256(content).hexdigest()
 
 
-def load_step(spec: ReleaseSpec) -> LoadedTable:
-    """Read the source, check every column, role and hierarchy, drop identifiers, store the table."""
-    spec.destination.check_writable()  # an unwritable destination or report folder fails before any work
-    spec.report.check_writable()
-    frame = validate_frame(read_source(spec.source))
+def _write_parquet(frame: pd.DataFrame, path: Path) -> str:
+    """Write atomically (never through a symlink planted at ``path``); the SHA-256 of the bytes written."""
+    with atomic_file(path) as temporary:
+        frame.to_parquet(temporary, index=False)
+        digest = hashlib.sha256(temporary.read_bytes()).hexdigest()
+    return digest
+
+
+def _accept(
+    spec: ReleaseSpec, artifact: LoadedTable | Candidate | CheckResult, run_id: str | None, what: str
+) -> tuple[str, Path]:
+    """The run the artifact belongs to and that run's working folder; refuse a foreign artifact."""
+    if artifact.spec_name != spec.name or artifact.source_fingerprint != spec.source_fingerprint:
+        raise ForeignArtifactError(
+            f"release {spec.name!r}: the {what} comes from another release or source "
+            f"(spec {artifact.spec_name or '?'!r}, fingerprint {artifact.source_fingerprint[:12] or '?'}); "
+            "refusing it — re-run the release from the load step"
+        )
+    if run_id is not None and artifact.run_id != run_id:
+        raise ForeignArtifactError(
+            f"release {spec.name!r}: the {what} belongs to run {artifact.run_id!r}, not to this run {run_id!r}; "
+            "refusing it — re-run the release from the load step"
+        )
+    return artifact.run_id, run_dir(spec, artifact.run_id)
+
+
+def _own_file(artifact_path: str, expected: Path, digest: str, what: str) -> tuple[pd.DataFrame, str]:
+    """Read the run's own working file, checking that the artifact names it and that it is unchanged."""
+    if Path(artifact_path) != expected:
+        raise ForeignArtifactError(
+            f"the {what} points to {artifact_path!r}, not to its run's working file {str(expected)!r}; refusing it"
+        )
+    if expected.is_symlink() or not expected.is_file():
+        raise ForeignArtifactError(f"the {what}'s working file {str(expected)!r} is missing (or a symlink)")
+    frame, actual = _read_with_digest(expected)
+    if actual != digest:
+        raise ForeignArtifactError(
+            f"the {what}'s working file {str(expected)!r} changed after it was written; refusing it — re-run the step"
+        )
+    return frame, actual
+
+
+def _validate_against_data(spec: ReleaseSpec, frame: pd.DataFrame) -> None:
+    """Everything about the spec that the data can refute, before anything is written."""
     spec.roles.check_columns([str(c) for c in frame.columns])
     bound_column = spec.requirements.bound_column
     if bound_column is not None and bound_column not in frame.columns:
         raise UnknownColumnError(f"bound_column not found in table: {bound_column!r}; available: {list(frame.columns)}")
     for column, hierarchy in spec.build_hierarchies(frame).items():
         hierarchy.leaf_codes(frame[column])  # every value must be a leaf, or a clear error now
-    spec.models(frame)  # validates the model parameters against the data types
+    for model in spec.models(frame):  # each model checks itself against the data (k vs rows, bounds in (0, 1])
+        model.validate_against(frame)
+
+
+def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
+    """Read the source, check every column, role, hierarchy and requirement, drop identifiers, store the table.
+
+    Args:
+        spec: the release spec.
+        run_id: this run's id (a fresh one when ``None``); later steps of the run must pass the same.
+
+    Raises:
+        ConfigurationError (and subclasses): bad spec or data — raised before anything is written.
+    """
+    spec.destination.check_writable()  # an unwritable destination or report folder fails before any work
+    spec.report.check_writable()
+    frame = validate_frame(read_source(spec.source))
+    _validate_against_data(spec, frame)
     table = frame.drop(columns=list(spec.identifiers))
-    spec.workdir.mkdir(parents=True, exist_ok=True)
-    path = spec.workdir / "raw.parquet"
-    table.to_parquet(path, index=False)
+    run = run_id or new_run_id()
+    path = run_dir(spec, run, create=True) / "raw.parquet"
+    digest = _write_parquet(table, path)
     return LoadedTable(
         path=str(path),
         rows=len(table),
         columns=[str(c) for c in table.columns],
         dropped_identifiers=list(spec.identifiers),
+        run_id=run,
+        spec_name=spec.name,
+        source_fingerprint=spec.source_fingerprint,
+        sha256=digest,
     )
 
 
-def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable) -> DiagnosisSummary:
+def _loaded_frame(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> tuple[str, Path, pd.DataFrame]:
+    run, folder = _accept(spec, loaded, run_id, "loaded table")
+    frame, _ = _own_file(loaded.path, folder / "raw.parquet", loaded.sha256, "loaded table")
+    return run, folder, frame
+
+
+def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None = None) -> DiagnosisSummary:
     """Diagnose the raw table and write the JSON and HTML reports (kept even if the release fails)."""
-    frame = _read(loaded.path)
+    _, _, frame = _loaded_frame(spec, loaded, run_id)
     requirements = spec.requirements
     sensitive = spec.sensitive[0] if spec.sensitive else None
     use_l = requirements.l is not None and sensitive is not None and requirements.l_variant != "recursive"
@@ -218,13 +317,13 @@ def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable) -> DiagnosisSummary:
     )
 
 
-def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
-    """Anonymize into a private candidate file (raises InfeasibleAnonymizationError when impossible)."""
-    path = spec.workdir / "candidate.parquet"
-    report_path = spec.workdir / "anonymization.json"
+def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None = None) -> Candidate:
+    """Anonymize into the run's private candidate file (raises InfeasibleAnonymizationError when impossible)."""
+    run, folder, frame = _loaded_frame(spec, loaded, run_id)
+    path = folder / "candidate.parquet"
+    report_path = folder / "anonymization.json"
     for stale in (path, report_path):  # never leave an earlier candidate behind a failed run
         stale.unlink(missing_ok=True)
-    frame = _read(loaded.path)
     result = anonymize(
         frame,
         algorithm=spec.algorithm.name,
@@ -237,8 +336,9 @@ def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
         suppressed_rows=spec.algorithm.suppressed_rows,
     )
     levels = result.details.levels if isinstance(result.details, LatticeDetails) else {}
-    result.table.to_parquet(path, index=False)
-    report_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    digest = _write_parquet(result.table, path)
+    with atomic_file(report_path) as temporary:
+        temporary.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     return Candidate(
         path=str(path),
         report_path=str(report_path),
@@ -249,6 +349,10 @@ def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
         suppressed=result.suppressed,
         dropped_identifiers=list(loaded.dropped_identifiers),
         ncp=result.utility.ncp,
+        run_id=run,
+        spec_name=spec.name,
+        source_fingerprint=spec.source_fingerprint,
+        sha256=digest,
     )
 
 
@@ -259,9 +363,8 @@ def check_name(model: PrivacyModel) -> str:
     return name if attribute is None else f"{name}_{re.sub(r'[^A-Za-z0-9_]', '_', str(attribute))}"
 
 
-def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
-    """Re-measure every requirement on the candidate with the core, plus identifiers and row accounting."""
-    frame, digest = _read_with_digest(candidate.path)
+def _measure(spec: ReleaseSpec, frame: pd.DataFrame, candidate: Candidate, loaded_rows: int) -> list[RequirementCheck]:
+    """Every requirement, measured on ``frame`` exactly as it would be published (marked rows included)."""
     checks: list[RequirementCheck] = []
     leaked = [c for c in spec.identifiers if c in frame.columns]
     checks.append(
@@ -274,24 +377,20 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
             name="no_identifiers",
         )
     )
-    published = frame
-    if spec.algorithm.suppressed_rows == "mark":
-        marked = frame[list(spec.quasi_identifiers)].eq(SUPPRESSED_MARK).all(axis=1)
-        published = frame.loc[~marked]
-    raw = spec.workdir / "raw.parquet"
-    loaded_rows = pq.ParquetFile(raw).metadata.num_rows if raw.exists() else candidate.rows_in
+    marked = spec.algorithm.suppressed_rows == "mark"
+    expected_rows = candidate.rows_out + (candidate.suppressed if marked else 0)
     accounted = (
-        loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed
-        and len(published) == candidate.rows_out
+        loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed and len(frame) == expected_rows
     )
+    published = f"{candidate.rows_out} published" + (f" + {candidate.suppressed} marked" if marked else "")
     checks.append(
         RequirementCheck(
             "row accounting",
             accounted,
-            float(len(published)),
-            float(candidate.rows_out),
-            f"{loaded_rows} loaded, {candidate.rows_in} in = {candidate.rows_out} published + "
-            f"{candidate.suppressed} suppressed; {len(published)} rows in the candidate",
+            float(len(frame)),
+            float(expected_rows),
+            f"{loaded_rows} loaded, {candidate.rows_in} in = {candidate.rows_out} kept + "
+            f"{candidate.suppressed} suppressed; {len(frame)} rows in the candidate ({published} expected)",
             name="row_accounting",
         )
     )
@@ -307,8 +406,8 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
             name="suppression_limit",
         )
     )
-    classes = EquivalenceClasses.from_frame(published.reset_index(drop=True), list(spec.quasi_identifiers))
-    for model in spec.models(published):
+    classes = EquivalenceClasses.from_frame(frame.reset_index(drop=True), list(spec.quasi_identifiers))
+    for model in spec.models(frame):
         result = model.evaluate(classes)
         detail = "holds" if result.passed else model.describe_gap(result.observed)
         checks.append(
@@ -321,20 +420,78 @@ def check_step(spec: ReleaseSpec, candidate: Candidate) -> CheckResult:
                 name=check_name(model),
             )
         )
+    return checks
+
+
+def _candidate_frame(spec: ReleaseSpec, candidate: Candidate, run_id: str | None) -> tuple[str, pd.DataFrame, str, int]:
+    """The run, the candidate as read from its exact bytes, their SHA-256, and the rows the run loaded."""
+    run, folder = _accept(spec, candidate, run_id, "candidate")
+    frame, digest = _own_file(candidate.path, folder / "candidate.parquet", candidate.sha256, "candidate")
+    raw = folder / "raw.parquet"
+    loaded_rows = pq.ParquetFile(raw).metadata.num_rows if raw.is_file() and not raw.is_symlink() else -1
+    return run, frame, digest, loaded_rows
+
+
+def check_step(spec: ReleaseSpec, candidate: Candidate, *, run_id: str | None = None) -> CheckResult:
+    """Re-measure every requirement on the candidate with the core, plus identifiers and row accounting."""
+    run, frame, digest, loaded_rows = _candidate_frame(spec, candidate, run_id)
+    checks = _measure(spec, frame, candidate, loaded_rows)
     return CheckResult(
-        passed=all(c.passed for c in checks), checks=checks, candidate_path=candidate.path, candidate_sha256=digest
+        passed=all(c.passed for c in checks),
+        checks=checks,
+        candidate_path=candidate.path,
+        candidate_sha256=digest,
+        run_id=run,
+        spec_name=spec.name,
+        source_fingerprint=spec.source_fingerprint,
     )
 
 
-def publish_step(spec: ReleaseSpec, candidate: Candidate, check: CheckResult) -> Publication:
-    """Publish the candidate atomically — only when every check passed, and only the bytes that were checked."""
+def publish_step(
+    spec: ReleaseSpec,
+    candidate: Candidate,
+    check: CheckResult,
+    *,
+    run_id: str | None = None,
+    allowed_failures: Collection[str] = (),
+) -> Publication:
+    """Publish the candidate atomically — only when it passes, re-measured on the very bytes written.
+
+    The ``CheckResult`` must have passed and belong to this candidate and run, but
+    it is not trusted: every requirement is measured again on the frame parsed
+    from the candidate's bytes, and those bytes are what is written.
+
+    Args:
+        spec: the release spec (for Dagster, the gate's tightened spec).
+        candidate: the ``anonymize_step`` artifact.
+        check: the ``check_step`` artifact of that candidate.
+        run_id: this run's id; ``None`` accepts the run the artifacts name.
+        allowed_failures: check names that may fail without blocking (the code's own
+            severity settings, e.g. Dagster's warn-only checks — never read from an artifact).
+
+    Raises:
+        ReleaseBlocked: a check failed, the artifacts disagree, or the candidate changed.
+        DestinationBusy: another release is publishing to the same destination right now.
+    """
     if not check.passed:
         raise ReleaseBlocked(f"release {spec.name!r} not published; failed checks:\n{check.summary()}")
-    if check.candidate_path != candidate.path:
+    run, _ = _accept(spec, check, run_id, "check result")
+    if check.candidate_path != candidate.path or check.run_id != candidate.run_id:
         raise ReleaseBlocked("the check result belongs to another candidate; re-run the check")
-    frame, digest = _read_with_digest(candidate.path)
+    try:
+        _, frame, digest, loaded_rows = _candidate_frame(spec, candidate, run)
+    except ForeignArtifactError as exc:
+        raise ReleaseBlocked(f"nothing was published: {exc}") from exc
     if digest != check.candidate_sha256:
         # Another run (or a person) replaced the file after it was checked.
         raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
-    rows = publish_table(frame, spec.destination)
+    failed = [c for c in _measure(spec, frame, candidate, loaded_rows) if not c.passed]
+    blocking = [c for c in failed if c.name not in allowed_failures]
+    if blocking:
+        summary = "\n".join(f"{c.requirement}: {c.detail}" for c in blocking)
+        raise ReleaseBlocked(
+            f"release {spec.name!r} not published: re-measured before writing, the candidate fails:\n{summary}"
+        )
+    with destination_lock(spec.destination):
+        rows = publish_table(frame, spec.destination)
     return Publication(destination=spec.destination.describe(), table=spec.destination.table, rows=rows)

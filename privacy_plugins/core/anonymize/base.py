@@ -5,7 +5,7 @@ gets a validated :class:`AnonymizationRequest` and returns an
 :class:`AnonymizedTable`: the table to publish, which of its rows are released,
 what was suppressed, the utility and its own :class:`AnonymizationDetails`. Only
 :func:`verify` turns that into an :class:`AnonymizationResult`: it re-measures
-every requested model on the released rows with the core's
+every requested model on the table exactly as published (marked rows included) with the core's
 :class:`EquivalenceClasses` and checks the row accounting, and
 :func:`~privacy_plugins.core.anonymize.registry.anonymize` calls it after every
 run, so a result that has not been re-checked does not exist.
@@ -203,11 +203,11 @@ class AnonymizationResult:
 def verify(
     request: AnonymizationRequest, output: AnonymizedTable, *, algorithm: str, seconds: float
 ) -> AnonymizationResult:
-    """Re-measure every model on the released rows and check the accounting; the only way to a result.
+    """Re-measure every model on the table as published and check the accounting; the only way to a result.
 
     Raises:
         VerificationError: rows in ≠ rows out + suppressed, an identifier or QI column is
-            wrong in the output, or a model fails on the released rows (a bug in the
+            wrong in the output, or a model fails on the published table (a bug in the
             anonymizer; nothing may be published).
     """
     rows_in = len(request.table)
@@ -230,7 +230,9 @@ def verify(
     missing = [column for column in request.quasi_identifiers if column not in output.table.columns]
     if leaked or missing:
         raise VerificationError(f"{algorithm}: identifier columns {leaked} in the output, QIs {missing} missing")
-    recheck = EquivalenceClasses.from_frame(released, list(request.quasi_identifiers))
+    # Measure the table exactly as published: rows kept but marked as suppressed (all QIs ``*``)
+    # are published too, so they form one more class that must satisfy every model.
+    recheck = EquivalenceClasses.from_frame(output.table.reset_index(drop=True), list(request.quasi_identifiers))
     checked = tuple(model.evaluate(recheck) for model in request.models)
     failed = [result.model for result in checked if not result.passed]
     if failed:

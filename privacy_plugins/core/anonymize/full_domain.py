@@ -4,6 +4,13 @@ Suppression follows ARX's rule: at the chosen node, every equivalence class
 that violates a model is suppressed whole, provided the suppressed records fit
 the limit ⌊suppression_limit · n⌋; otherwise the node does not satisfy.
 
+Marked suppression (``suppressed_rows="mark"``) publishes the suppressed rows
+with every QI ``*`` and their sensitive values hidden: they form one more class
+of the published table, which must satisfy the models like any other (k rows
+at least; hidden sensitive values are one value, so it is never l-diverse). When
+it does not, the search is repeated with no suppression at all; the re-check
+measures the whole published table, marked rows included.
+
 References:
     Samarati P. Protecting respondents' identities in microdata release. TKDE 13(6), 2001.
     Kohlmayer F., Prasser F., Eckert C., Kemper A., Kuhn K. Flash: efficient, stable and
@@ -47,6 +54,7 @@ from privacy_plugins.core.metrics.information_loss import (
     precision,
 )
 from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
@@ -103,6 +111,20 @@ def _publish(
         published[column] = published[column].astype(object)
         published.loc[suppressed, column] = SUPPRESSED_MARK if text else None
     return published
+
+
+def _suppressed(snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel]) -> np.ndarray:
+    """Rows of the classes that violate some model at ``node`` (suppressed whole)."""
+    classes = snapshot.classes(node)
+    violating = np.zeros(classes.n_classes, dtype=bool)
+    for model in models:
+        violating |= model.violating_classes(classes)
+    return np.asarray(violating[classes.class_of_row][snapshot.unit_of_row], dtype=bool)
+
+
+def _holds(published: pd.DataFrame, roles: AttributeRoles, models: Sequence[PrivacyModel]) -> bool:
+    classes = EquivalenceClasses.from_frame(published.reset_index(drop=True), roles.quasi_identifiers)
+    return all(model.evaluate(classes).passed for model in models)
 
 
 def _utility(
@@ -173,17 +195,30 @@ class FullDomainAnonymizer:
                 f"while suppressing at most {request.max_suppressed} of {len(table)} records"
             )
         node: Node = found.best.node
-        classes = snapshot.classes(node)
-        violating = np.zeros(classes.n_classes, dtype=bool)
-        for model in models:
-            violating |= model.violating_classes(classes)
-        suppressed = violating[classes.class_of_row][snapshot.unit_of_row]
+        suppressed = _suppressed(snapshot, node, models)
         published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
+        if suppressed_rows == "mark" and suppressed.any() and not _holds(published, roles, models):
+            # The marked rows are published as one class; when that class breaks a model, suppress nothing.
+            found = FULL_DOMAIN_ALGORITHMS[self.search](
+                LatticeSearch(snapshot, models, 0, metric, progress=request.progress)  # type: ignore[arg-type]
+            )
+            if found.best is None:
+                raise InfeasibleAnonymizationError(
+                    f"with suppressed_rows='mark' the suppressed rows are published as one class (every "
+                    f"quasi-identifier '*', sensitive values hidden) that does not satisfy "
+                    f"{', '.join(map(str, models))}, and no generalization satisfies them without suppression; "
+                    "use suppressed_rows='remove' or relax the requirements"
+                )
+            node = found.best.node
+            suppressed = _suppressed(snapshot, node, models)
+            published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
+        kept = snapshot.classes(node)
+        kept_sizes = np.bincount(kept.class_of_row[snapshot.unit_of_row][~suppressed], minlength=kept.n_classes)
         utility = _utility(
             snapshot,
             node,
             suppressed,
-            classes.sizes[~violating],
+            kept_sizes[kept_sizes > 0],
             k=request.minimum_class_size,
             n_sensitive=len(roles.sensitive_attributes),
         )

@@ -45,10 +45,10 @@ def _requirement_checks(binding: ReleaseBinding) -> dg.AssetChecksDefinition:
         required_resource_keys={binding.resource_key},
     )
     def privacy_requirements(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
-        spec = binding.gate_spec(context)
-        candidate = load_artifact(spec, CANDIDATE, Candidate)
+        spec, run = binding.gate_spec(context), binding.run_id(context)
+        candidate = load_artifact(spec, CANDIDATE, Candidate, run_id=run)
         selected = {key.name for key in context.selected_asset_check_keys}
-        for name, check in named_checks(spec, candidate):
+        for name, check in named_checks(spec, candidate, run_id=run):
             if name in selected:
                 level = binding.severities[name]
                 yield dg.AssetCheckResult(
@@ -72,7 +72,7 @@ def _suite_check(binding: ReleaseBinding, ref: SuiteRef) -> dg.AssetChecksDefini
         description=f"GX suite {ref.name!r} ({ref.path.name}) on the candidate; its severities decide",
     )
     def suite_check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        candidate = load_artifact(binding.release_spec(context), CANDIDATE, Candidate)
+        candidate = load_artifact(binding.release_spec(context), CANDIDATE, Candidate, run_id=binding.run_id(context))
         verdict = run_suite(ref, pd.read_parquet(candidate.path))
         warn_only = verdict.failed and not verdict.blocks
         return dg.AssetCheckResult(

@@ -41,6 +41,7 @@ from privacy_plugins.release import (
     diagnose_step,
     load_step,
     publish_step,
+    remove_run_dir,
 )
 
 __all__ = ["ASSET_NAMES", "ReleaseAssets", "build_release_assets"]
@@ -95,16 +96,16 @@ def build_release_assets(
 
     @release_asset("raw", "The source, validated, identifiers dropped (private).")
     def raw(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
-        release = binding.release_spec(context)
-        loaded = load_step(release)
-        save_artifact(release, "raw", loaded)
+        release, run = binding.release_spec(context), binding.run_id(context)
+        loaded = load_step(release, run_id=run)
+        save_artifact(release, "raw", loaded, run_id=run)
         return dg.MaterializeResult(metadata=md.loaded_metadata(loaded))
 
     @release_asset("privacy_diagnosis", "Risk of the raw table.", [raw])
     def privacy_diagnosis(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
-        release = binding.release_spec(context)
-        summary = diagnose_step(release, load_artifact(release, "raw", LoadedTable))
-        save_artifact(release, "privacy_diagnosis", summary)
+        release, run = binding.release_spec(context), binding.run_id(context)
+        summary = diagnose_step(release, load_artifact(release, "raw", LoadedTable, run_id=run), run_id=run)
+        save_artifact(release, "privacy_diagnosis", summary, run_id=run)
         return dg.MaterializeResult(metadata=md.diagnosis_metadata(summary))
 
     @release_asset(
@@ -113,16 +114,16 @@ def build_release_assets(
         [raw, privacy_diagnosis],
     )
     def anonymized_candidate(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
-        release = binding.release_spec(context)
-        discard_artifact(release, "anonymized_candidate")
+        release, run = binding.release_spec(context), binding.run_id(context)
+        discard_artifact(release, "anonymized_candidate", run_id=run)
         try:
-            candidate = anonymize_step(release, load_artifact(release, "raw", LoadedTable))
+            candidate = anonymize_step(release, load_artifact(release, "raw", LoadedTable, run_id=run), run_id=run)
         except InfeasibleAnonymizationError as exc:
             raise dg.Failure(
                 description=f"release {release.name!r}: requirements cannot be met, nothing to check or publish: {exc}",
                 allow_retries=False,
             ) from exc
-        save_artifact(release, "anonymized_candidate", candidate)
+        save_artifact(release, "anonymized_candidate", candidate, run_id=run)
         return dg.MaterializeResult(metadata=md.candidate_metadata(release, candidate))
 
     @release_asset(
@@ -131,13 +132,16 @@ def build_release_assets(
         [anonymized_candidate],
     )
     def published(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
-        release = binding.gate_spec(context)
-        candidate = load_artifact(release, "anonymized_candidate", Candidate)
-        check, warned = gate(release, candidate, severities=binding.severities, suites=binding.suites)
+        release, run = binding.gate_spec(context), binding.run_id(context)
+        candidate = load_artifact(release, "anonymized_candidate", Candidate, run_id=run)
+        check, warned = gate(release, candidate, severities=binding.severities, suites=binding.suites, run_id=run)
         try:
-            publication = publish_step(release, candidate, check)
+            # publish_step re-measures the candidate; only checks the code declared warn-only may fail.
+            publication = publish_step(release, candidate, check, run_id=run, allowed_failures=warned)
         except ReleaseBlocked as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        if release.workdir is None:
+            remove_run_dir(release, run)
         return dg.MaterializeResult(metadata=md.publication_metadata(release, publication, warned))
 
     checks = build_release_checks(binding)

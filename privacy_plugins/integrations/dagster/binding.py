@@ -1,9 +1,16 @@
 """What every asset and check of one release graph shares: the spec, its keys, its resource and its artifacts.
 
 Assets pass the release layer's small JSON artifacts (paths and numbers) through
-files in the graph's private working folder, ``<workdir>/<key prefix>/``, not
-through an IO manager: the candidate table itself never leaves that folder
-until ``published`` copies it to the destination through ``publish_step``.
+files in the run's private working folder, not through an IO manager: the
+candidate table itself never leaves that folder until ``published`` copies it
+to the destination through ``publish_step``.
+
+The run id of a graph is ``<key prefix>__<Dagster root run id>``: every asset
+and check of one run — and of its re-executions, which share the root run id —
+finds the same private folder (see :mod:`privacy_plugins.release.workarea`);
+another run never sees it. ``published`` removes the folder once it has
+published (unless the spec or the resource sets ``workdir``, which keeps it).
+A run that stops earlier leaves it under the temp root, private (0700).
 """
 
 from __future__ import annotations
@@ -15,11 +22,13 @@ from typing import Any, TypeVar
 
 import dagster as dg
 
+from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.dagster.gx_suites import SuiteRef
 from privacy_plugins.integrations.dagster.policy import Policy, tighten
 from privacy_plugins.integrations.dagster.resources import PrivacyReleaseResource
 from privacy_plugins.release import Candidate, DiagnosisSummary, LoadedTable, ReleaseSpec
 from privacy_plugins.release.destinations import atomic_file
+from privacy_plugins.release.workarea import run_dir
 
 __all__ = ["ASSET_NAMES", "ReleaseAssets", "ReleaseBinding", "discard_artifact", "load_artifact", "save_artifact"]
 
@@ -43,6 +52,13 @@ class ReleaseBinding:
     def namespace(self) -> str:
         """The prefix as one name: the working sub-folder and the stem of op names."""
         return "__".join(self.prefix)
+
+    def run_id(self, context: Any) -> str:
+        """This graph's run id in the Dagster run of ``context`` (re-executions share their root run's)."""
+        run = getattr(context, "run", None)
+        if run is None:
+            run = context.op_execution_context.run
+        return f"{self.namespace}__{run.root_run_id or run.run_id}"
 
     def key(self, name: str) -> dg.AssetKey:
         """The asset key of ``raw``, ``privacy_diagnosis``, ``anonymized_candidate`` or ``published``."""
@@ -82,24 +98,32 @@ class ReleaseAssets:
         return dg.Definitions(assets=self.assets, asset_checks=self.asset_checks, resources=resources)
 
 
-def save_artifact(spec: ReleaseSpec, name: str, artifact: LoadedTable | DiagnosisSummary | Candidate) -> None:
-    """Write ``artifact.to_dict()`` to ``<workdir>/<name>.json`` (atomically)."""
-    with atomic_file(spec.workdir / f"{name}.json") as temporary:
+def save_artifact(
+    spec: ReleaseSpec, name: str, artifact: LoadedTable | DiagnosisSummary | Candidate, *, run_id: str
+) -> None:
+    """Write ``artifact.to_dict()`` to ``<run's working folder>/<name>.json`` (atomically)."""
+    with atomic_file(run_dir(spec, run_id, create=True) / f"{name}.json") as temporary:
         temporary.write_text(json.dumps(artifact.to_dict(), indent=2) + "\n", encoding="utf-8")
 
 
-def load_artifact(spec: ReleaseSpec, name: str, kind: type[A]) -> A:
-    """Read an upstream asset's artifact; a clear failure when it was never materialized (or was discarded)."""
-    path = spec.workdir / f"{name}.json"
-    if not path.is_file():
+def load_artifact(spec: ReleaseSpec, name: str, kind: type[A], *, run_id: str) -> A:
+    """Read an upstream asset's artifact of this run; a clear failure when it was not materialized in this run."""
+    try:
+        path = run_dir(spec, run_id) / f"{name}.json"
+    except ConfigurationError:
+        path = None
+    if path is None or not path.is_file():
         raise dg.Failure(
-            description=f"release {spec.name!r}: no {name} in {str(spec.workdir)!r}; materialize {name} first",
+            description=f"release {spec.name!r}: no {name} in this run ({run_id}); materialize {name} in the same run",
             allow_retries=False,
         )
     data = json.loads(path.read_text(encoding="utf-8"))
     return kind.from_dict(data)
 
 
-def discard_artifact(spec: ReleaseSpec, name: str) -> None:
+def discard_artifact(spec: ReleaseSpec, name: str, *, run_id: str) -> None:
     """Forget an artifact, so a failed re-run leaves nothing a later ``published`` could pick up."""
-    (spec.workdir / f"{name}.json").unlink(missing_ok=True)
+    try:
+        (run_dir(spec, run_id) / f"{name}.json").unlink(missing_ok=True)
+    except ConfigurationError:
+        pass  # no working folder yet: nothing to forget

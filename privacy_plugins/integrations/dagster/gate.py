@@ -32,16 +32,21 @@ def _named(spec: ReleaseSpec, result: CheckResult) -> list[tuple[str, Requiremen
     return list(zip(names, result.checks, strict=True))
 
 
-def named_checks(spec: ReleaseSpec, candidate: Candidate) -> list[tuple[str, RequirementCheck]]:
+def named_checks(spec: ReleaseSpec, candidate: Candidate, *, run_id: str) -> list[tuple[str, RequirementCheck]]:
     """``check_step``'s checks, each with its asset check name."""
-    return _named(spec, check_step(spec, candidate))
+    return _named(spec, check_step(spec, candidate, run_id=run_id))
 
 
 def gate(
-    spec: ReleaseSpec, candidate: Candidate, *, severities: Mapping[str, str], suites: Sequence[SuiteRef] = ()
+    spec: ReleaseSpec,
+    candidate: Candidate,
+    *,
+    severities: Mapping[str, str],
+    suites: Sequence[SuiteRef] = (),
+    run_id: str,
 ) -> tuple[CheckResult, list[str]]:
     """The check result ``publish_step`` needs (passed unless a blocking check failed) and the warn-only failures."""
-    result = check_step(spec, candidate)
+    result = check_step(spec, candidate, run_id=run_id)
     named = _named(spec, result)
     checks = [check for _, check in named]
     blocking = [name for name, check in named if not check.passed and severities[name] == "critical"]

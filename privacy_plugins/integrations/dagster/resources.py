@@ -57,8 +57,10 @@ class PrivacyReleaseResource(dg.ConfigurableResource):  # type: ignore[type-arg]
         report = spec.report
         if self.report_directory is not None:
             report = ReportSpec(directory=Path(self.report_directory).expanduser().resolve())
-        workdir = _path(self.workdir) or spec.workdir
-        return dataclasses.replace(spec, destination=destination, report=report, workdir=workdir / namespace)
+        workdir = _path(self.workdir) or spec.workdir  # None: a private per-run area under the system temp dir
+        return dataclasses.replace(
+            spec, destination=destination, report=report, workdir=workdir / namespace if workdir else None
+        )
 
     def gate_spec(self, spec: ReleaseSpec) -> ReleaseSpec:
         """``spec`` tightened by this resource's policy floors (see :mod:`.policy`)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -38,6 +39,15 @@ def run(operator: Any, **context: Any) -> dict[str, Any]:
     return payload  # type: ignore[no-any-return]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def work_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Runs that never publish keep their private working folder: keep them out of the system temp dir."""
+    root = tmp_path_factory.mktemp("work_root")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PRIVACY_PLUGINS_WORKDIR", str(root))
+        yield root
+
+
 @pytest.fixture(scope="module")
 def census(module_specs: dict[str, Path]) -> dict[str, Any]:
     """One load + anonymize of the demo census, shared by the tests of this module."""
@@ -45,6 +55,12 @@ def census(module_specs: dict[str, Path]) -> dict[str, Any]:
     loaded = run(LoadOperator(task_id="load", spec_path=spec_path))
     candidate = run(AnonymizeOperator(task_id="anonymize", spec_path=spec_path, loaded=loaded))
     return {"spec_path": spec_path, "loaded": loaded, "candidate": candidate}
+
+
+def fresh_candidate(census: dict[str, Any]) -> dict[str, Any]:
+    """A candidate of a run of its own: publishing ends a run and removes its working files."""
+    loaded = run(LoadOperator(task_id="load", spec_path=census["spec_path"]))
+    return run(AnonymizeOperator(task_id="anonymize", spec_path=census["spec_path"], loaded=loaded))
 
 
 def leaves(value: Any) -> set[str]:
@@ -69,16 +85,20 @@ def test_init_only_stores_parameters() -> None:
 
 
 def test_full_release_passes_summaries_without_raw_values(census: dict[str, Any]) -> None:
-    spec_path, loaded, candidate = census["spec_path"], census["loaded"], census["candidate"]
+    # A run of its own: publishing ends the run and removes its working files, which other tests still use.
+    spec_path = census["spec_path"]
+    loaded = run(LoadOperator(task_id="load", spec_path=spec_path))
+    raw = pd.read_parquet(loaded["path"])
+    candidate = run(AnonymizeOperator(task_id="anonymize", spec_path=spec_path, loaded=loaded))
     diagnosis = run(PrivacyDiagnosisOperator(task_id="diagnose", spec_path=spec_path, loaded=loaded))
     check = run(PrivacyCheckOperator(task_id="check", spec_path=spec_path, candidate=candidate))
     publication = run(PublishOperator(task_id="publish", spec_path=spec_path, candidate=candidate, check=check))
+    assert not Path(loaded["path"]).exists()  # the publish task removed the run's working files
 
     assert Path(diagnosis["html_path"]).is_file() and diagnosis["k"] >= 1
     assert check["passed"] and {c["requirement"] for c in check["checks"]} >= {"5-anonymity"}
     published = read_published(ReleaseSpec.from_yaml(spec_path).destination)
     assert published is not None and len(published) == publication["rows"] == candidate["rows_out"]
-    raw = pd.read_parquet(loaded["path"])
     raw_values = {str(v) for column in ("zip", "disease", "occupation") for v in raw[column].unique()}
     assert not raw_values & leaves([loaded, diagnosis, candidate, check, publication])
 
@@ -121,7 +141,7 @@ def test_impossible_requirements_fail_the_anonymize_task(module_specs: dict[str,
 
 def test_publish_refuses_a_failed_check_and_keeps_the_old_table(census: dict[str, Any], tmp_path: Path) -> None:
     target = {"destination": {"duckdb": str(tmp_path / "gate.duckdb"), "table": "kept"}}
-    common = {"spec_path": census["spec_path"], "candidate": census["candidate"], "overrides": target}
+    common = {"spec_path": census["spec_path"], "candidate": fresh_candidate(census), "overrides": target}
     passed = run(PrivacyCheckOperator(task_id="check", **common))
     run(PublishOperator(task_id="publish", check=passed, **common))
     before = read_published(load_spec(census["spec_path"], target).destination)
@@ -135,7 +155,7 @@ def test_publish_refuses_a_failed_check_and_keeps_the_old_table(census: dict[str
 
 def test_publish_retargets_by_override_and_annotates_its_asset(census: dict[str, Any], tmp_path: Path) -> None:
     target = {"destination": {"duckdb": None, "parquet": str(tmp_path / "out"), "table": "census_v2"}}
-    common = {"spec_path": census["spec_path"], "candidate": census["candidate"], "overrides": target}
+    common = {"spec_path": census["spec_path"], "candidate": fresh_candidate(census), "overrides": target}
     check = run(PrivacyCheckOperator(task_id="check", **common))
     asset = Asset(name="census_v2", uri="x-privacy-plugins://test/census_v2")
     events: defaultdict[Any, SimpleNamespace] = defaultdict(SimpleNamespace)

@@ -50,7 +50,8 @@ def test_one_check_per_requirement_named_after_the_model_registry(spec: ReleaseS
 def test_loading_a_yaml_spec_touches_no_data(tmp_path: Path) -> None:
     release = build_release_assets(REPO / "specs" / "demo_impossible.yaml")
     assert release.spec.name == "demo_impossible"
-    assert not (release.spec.workdir / "demo_impossible").exists()
+    assert release.spec.workdir is None  # runs get private per-run folders; none is made at definition time
+    assert not (REPO / "release_output" / ".work").exists()
 
 
 @pytest.mark.parametrize(

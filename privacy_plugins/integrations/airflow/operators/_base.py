@@ -4,6 +4,18 @@ Every operator stores primitives in ``__init__`` and does all its work in
 ``execute()``: it reads the ``ReleaseSpec``, rebuilds its inputs from the
 upstream tasks' XCom dicts, runs one release step and returns that step's
 artifact as a dict (paths and numbers, never a DataFrame or a raw value).
+
+Every task of one DAG run uses the run id ``<dag_id>__<run_id>`` (the same for
+every try: a retried task must find its upstream's working files), so they all
+share one private working folder on the worker's machine (see
+:mod:`privacy_plugins.release.workarea`; set ``PRIVACY_PLUGINS_WORKDIR`` or the
+spec's ``workdir:`` to a folder every worker sees when tasks run on several
+machines) and refuse artifacts of any other run. The publish task removes the
+folder after publishing. A run that stops before publishing (infeasible
+requirements, a failed check) keeps it, private (0700), under the temp root, so
+a cleared task can still be re-run with other overrides; remove it with
+``privacy_plugins.release.remove_run_dir(spec, "<dag_id>__<run_id>")`` or a
+teardown task, or let the temp dir's cleaning take it.
 """
 
 from __future__ import annotations
@@ -16,7 +28,7 @@ from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from privacy_plugins.errors import ConfigurationError
-from privacy_plugins.release import ReleaseSpec
+from privacy_plugins.release import ReleaseSpec, remove_run_dir
 
 if TYPE_CHECKING:
     from airflow.sdk import Context, XComArg
@@ -79,6 +91,20 @@ class ReleaseStepOperator(BaseOperator):
             raise AirflowFailException(f"{self.task_id}: bad release spec or input ({self.spec_path}): {exc}") from exc
         result: dict[str, Any] = artifact.to_dict()
         return result
+
+    def run_id(self, context: Context) -> str | None:
+        """``<dag_id>__<run_id>`` of the DAG run; ``None`` outside one (then the artifacts' own run is used)."""
+        run_id = context.get("run_id")
+        dag = context.get("dag")
+        if not isinstance(run_id, str) or not run_id:
+            return None
+        return f"{getattr(dag, 'dag_id', None) or self.dag_id}__{run_id}"
+
+    def end_run(self, spec: ReleaseSpec, context: Context, run_id: str) -> None:
+        """Remove the run's private working folder (kept when the spec sets ``workdir:``)."""
+        if spec.workdir is None:
+            remove_run_dir(spec, run_id)
+            self.log.info("removed the working files of run %s", run_id)
 
     def run_step(self, spec: ReleaseSpec, context: Context) -> Any:
         """Run one release step and return its artifact (subclasses implement this)."""

@@ -29,8 +29,9 @@ class AnonymizeOperator(LoadedTableStepOperator):
 
     def run_step(self, spec: ReleaseSpec, context: Context) -> Candidate:
         """Anonymize, or fail with the reason the requirements cannot be met."""
+        loaded = self.artifact(LoadedTable, self.loaded, name="loaded")
         try:
-            candidate = anonymize_step(spec, self.artifact(LoadedTable, self.loaded, name="loaded"))
+            candidate = anonymize_step(spec, loaded, run_id=self.run_id(context))
         except InfeasibleAnonymizationError as exc:
             raise AirflowFailException(
                 f"release {spec.name!r}: requirements cannot be met: {exc}. Nothing will be published; "

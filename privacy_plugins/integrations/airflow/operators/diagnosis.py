@@ -23,7 +23,8 @@ class PrivacyDiagnosisOperator(LoadedTableStepOperator):
 
     def run_step(self, spec: ReleaseSpec, context: Context) -> DiagnosisSummary:
         """Diagnose; the reports stay in the spec's report folder even when the release fails later."""
-        summary = diagnose_step(spec, self.artifact(LoadedTable, self.loaded, name="loaded"))
+        loaded = self.artifact(LoadedTable, self.loaded, name="loaded")
+        summary = diagnose_step(spec, loaded, run_id=self.run_id(context))
         self.log.info(
             "k = %d, %d sample uniques, %.1f%% of records at risk; report: %s",
             summary.k,

@@ -22,6 +22,6 @@ class LoadOperator(ReleaseStepOperator):
 
     def run_step(self, spec: ReleaseSpec, context: Context) -> LoadedTable:
         """Load and validate the source table."""
-        loaded = load_step(spec)
+        loaded = load_step(spec, run_id=self.run_id(context))
         self.log.info("loaded %d rows, dropped identifiers %s", loaded.rows, loaded.dropped_identifiers)
         return loaded

@@ -63,7 +63,7 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
     def run_step(self, spec: ReleaseSpec, context: Context) -> CheckResult:
         """Check; on failure raise or skip downstream, according to ``on_failure``."""
         candidate = self.artifact(Candidate, self.candidate, name="candidate")
-        result = check_step(spec, candidate)
+        result = check_step(spec, candidate, run_id=self.run_id(context))
         logged = [("PASS" if c.passed else "FAIL", c) for c in result.checks]
         if (self.expectation_suite or "").strip():
             suite_checks = self._suite_checks(candidate)

@@ -43,9 +43,10 @@ class PublishOperator(ReleaseStepOperator):
         candidate = self.artifact(Candidate, self.candidate, name="candidate")
         check = self.artifact(CheckResult, self.check, name="check")
         try:
-            publication = publish_step(spec, candidate, check)
+            publication = publish_step(spec, candidate, check, run_id=self.run_id(context))
         except ReleaseBlocked as exc:
             raise PrivacyCheckFailed(str(exc), check=check.to_dict()) from exc
+        self.end_run(spec, context, candidate.run_id)
         self.log.info("published %d rows to %s", publication.rows, publication.destination)
         outlet_events = context.get("outlet_events")
         if outlet_events is not None:
