@@ -88,7 +88,7 @@ def test_suppression_removes_or_marks_rows() -> None:
         suppression_limit=0.2, suppressed_rows="mark", sensitive_attributes=["s"],
     )  # fmt: skip
     # The one marked row would be published as a class of 1 (k = 1): suppress nothing instead.
-    assert (marked.suppressed, marked.levels, len(marked.table)) == (0, {"zip": 1}, 7)
+    assert (marked.suppressed, marked.details.levels, len(marked.table)) == (0, {"zip": 1}, 7)
     # Three marked rows form a class of 3, which is 3-anonymous like the others.
     wider = pd.DataFrame({"zip": list("111222345"), "s": list("abcabcabc")})
     hierarchy = Hierarchy.from_rows("zip", [[z, "*"] for z in "12345"])
@@ -96,7 +96,7 @@ def test_suppression_removes_or_marks_rows() -> None:
         wider, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(3)],
         suppression_limit=0.4, suppressed_rows="mark", sensitive_attributes=["s"],
     )  # fmt: skip
-    assert (marked.suppressed, marked.levels, len(marked.table)) == (3, {"zip": 0}, 9)
+    assert (marked.suppressed, marked.details.levels, len(marked.table)) == (3, {"zip": 0}, 9)
     assert marked.table.iloc[6:].to_numpy().tolist() == [["*", "*"]] * 3
     assert pp.k_anonymity(marked.table, quasi_identifiers=["zip"]) == 3
     hierarchy = Hierarchy.from_rows("zip", [["1", "*"], ["2", "*"], ["3", "*"]])
