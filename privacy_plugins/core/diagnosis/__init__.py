@@ -8,6 +8,7 @@ The HTML report (:meth:`PrivacyDiagnosis.to_html`) is rendered by
 :mod:`privacy_plugins.report`, outside the core.
 """
 
+from privacy_plugins.core.diagnosis.budget import DEFAULT_MAX_COST, DEFAULT_TIME_BUDGET, DiagnosisBudget
 from privacy_plugins.core.diagnosis.criteria import (
     L_BORDER_VARIANTS,
     BorderTarget,
@@ -22,11 +23,14 @@ from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS
 
 __all__ = [
     "DEFAULT_K",
+    "DEFAULT_MAX_COST",
     "DEFAULT_MAX_EVALUATIONS",
     "DEFAULT_MAX_EXHAUSTIVE",
+    "DEFAULT_TIME_BUDGET",
     "L_BORDER_VARIANTS",
     "BorderTarget",
     "Borders",
+    "DiagnosisBudget",
     "KAnonymityTarget",
     "LBorderVariant",
     "LDiversityTarget",

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from privacy_plugins.core.diagnosis.criteria import BorderTarget
 from privacy_plugins.core.diagnosis.findings import Borders, SubsetFinding
 from privacy_plugins.core.diagnosis.lattice import SubsetLattice, bits_of, lattice_order
+from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["DEFAULT_MAX_EVALUATIONS", "candidates_above", "levelwise_borders"]
@@ -118,6 +119,7 @@ def levelwise_borders(
     targets: Sequence[BorderTarget],
     *,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+    progress: ProgressCallback | None = None,
 ) -> tuple[Borders, ...]:
     """Bd+ and Bd− of each target, found level-wise with monotonicity pruning.
 
@@ -126,6 +128,7 @@ def levelwise_borders(
         targets: monotone targets (see :mod:`privacy_plugins.core.diagnosis.criteria`).
         max_evaluations: stop with :class:`ConfigurationError` rather than measure
             more distinct subsets than this (integer ≥ 1).
+        progress: called as ``progress(subsets_measured, None)`` after each newly measured subset.
 
     Returns:
         One :class:`Borders` per target, in the order given.
@@ -148,7 +151,7 @@ def levelwise_borders(
                 f"max_evaluations={max_evaluations} subsets (level {level} alone has {len(wanted)} candidates); "
                 "raise max_evaluations or diagnose fewer candidate quasi-identifiers"
             )
-        measured = lattice.evaluate(sorted(wanted))
+        measured = lattice.evaluate(sorted(wanted), progress=progress)
         for search in active:
             _advance(search, measured, level, full)
         lattice.keep_partitions(set().union(*(search.frontier for search in active)))
