@@ -15,6 +15,7 @@ from typing import Any
 
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import InfeasibleAnonymizationError
+from privacy_plugins.release.progress import OnProgress
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import (
     Candidate,
@@ -56,12 +57,16 @@ class ReleaseResult:
         return to_jsonable(self) | {"passed": self.passed}
 
 
-def run_release(spec: ReleaseSpec, *, on_step: Callable[[str], None] | None = None) -> ReleaseResult:
+def run_release(
+    spec: ReleaseSpec, *, on_step: Callable[[str], None] | None = None, on_progress: OnProgress | None = None
+) -> ReleaseResult:
     """Load, diagnose, anonymize, check and — if every check passed — publish.
 
     Args:
         spec: the validated release spec.
         on_step: called with each step's name as it starts (for progress display).
+        on_progress: called as ``on_progress(step, done, total)`` inside the long steps
+            (subsets diagnosed, lattice nodes checked; ``total`` may be ``None``).
 
     Raises:
         ConfigurationError, HierarchyError, UnknownColumnError: bad spec or data (before anything is written).
@@ -74,12 +79,12 @@ def run_release(spec: ReleaseSpec, *, on_step: Callable[[str], None] | None = No
     step("load")
     loaded = load_step(spec)
     step("diagnose")
-    diagnosis = diagnose_step(spec, loaded)
+    diagnosis = diagnose_step(spec, loaded, on_progress=on_progress)
     candidate = check = published = None
     failure: str | None = None
     step("anonymize")
     try:
-        candidate = anonymize_step(spec, loaded)
+        candidate = anonymize_step(spec, loaded, on_progress=on_progress)
     except InfeasibleAnonymizationError as exc:
         failure = f"requirements cannot be met: {exc}"
     if candidate is not None:

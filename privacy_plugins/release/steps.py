@@ -13,7 +13,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,14 +21,17 @@ from typing import Any, TypeVar
 import pandas as pd
 import pyarrow.parquet as pq
 
-from privacy_plugins.core.anonymize.full_domain import SUPPRESSED_MARK, anonymize_full_domain
+from privacy_plugins.core.anonymize.full_domain import FULL_DOMAIN_ALGORITHMS, SUPPRESSED_MARK, anonymize_full_domain
+from privacy_plugins.core.anonymize.lattice import check_lattice_size
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import MODEL_REGISTRY, KAnonymity, PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import PrivacyPluginsError, UnknownColumnError
 from privacy_plugins.release.destinations import publish_table
+from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
 
@@ -41,6 +44,7 @@ __all__ = [
     "ReleaseBlocked",
     "RequirementCheck",
     "anonymize_step",
+    "check_lattice",
     "check_name",
     "check_step",
     "diagnose_step",
@@ -166,6 +170,18 @@ def _read_with_digest(path: str) -> tuple[pd.DataFrame, str]:
     return pd.read_parquet(io.BytesIO(content)), hashlib.sha256(content).hexdigest()
 
 
+def check_lattice(spec: ReleaseSpec, hierarchies: Mapping[Hashable, Hierarchy]) -> None:
+    """Refuse a generalization lattice the anonymizer would refuse, before anything slow runs.
+
+    The lattice has Π (height + 1) nodes over the quasi-identifiers' hierarchies;
+    above the searches' cap this raises the anonymizer's own ``ConfigurationError``
+    (exit 2 in the CLI, a failed task in Airflow/Dagster), seconds after loading
+    instead of after the diagnosis.
+    """
+    if spec.algorithm.name in FULL_DOMAIN_ALGORITHMS:
+        check_lattice_size([hierarchies[column].height for column in spec.quasi_identifiers])
+
+
 def load_step(spec: ReleaseSpec) -> LoadedTable:
     """Read the source, check every column, role and hierarchy, drop identifiers, store the table."""
     frame = validate_frame(read_source(spec.source))
@@ -173,8 +189,10 @@ def load_step(spec: ReleaseSpec) -> LoadedTable:
     bound_column = spec.requirements.bound_column
     if bound_column is not None and bound_column not in frame.columns:
         raise UnknownColumnError(f"bound_column not found in table: {bound_column!r}; available: {list(frame.columns)}")
-    for column, hierarchy in spec.build_hierarchies(frame).items():
+    hierarchies = spec.build_hierarchies(frame)
+    for column, hierarchy in hierarchies.items():
         hierarchy.leaf_codes(frame[column])  # every value must be a leaf, or a clear error now
+    check_lattice(spec, hierarchies)  # before the diagnosis, which can take minutes on a big table
     spec.models(frame)  # validates the model parameters against the data types
     table = frame.drop(columns=list(spec.identifiers))
     spec.workdir.mkdir(parents=True, exist_ok=True)
@@ -188,8 +206,12 @@ def load_step(spec: ReleaseSpec) -> LoadedTable:
     )
 
 
-def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable) -> DiagnosisSummary:
-    """Diagnose the raw table and write the JSON and HTML reports (kept even if the release fails)."""
+def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable, *, on_progress: OnProgress | None = None) -> DiagnosisSummary:
+    """Diagnose the raw table and write the JSON and HTML reports (kept even if the release fails).
+
+    ``on_progress("diagnose", subsets_measured, total)`` is called after each subset; progress is
+    also logged on the ``privacy_plugins.release`` logger every few seconds.
+    """
     frame = _read(loaded.path)
     requirements = spec.requirements
     sensitive = spec.sensitive[0] if spec.sensitive else None
@@ -202,7 +224,10 @@ def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable) -> DiagnosisSummary:
         l=requirements.l if use_l else None,
         l_variants=[requirements.l_variant] if use_l else None,
         delta=requirements.suppression_limit,
+        progress=StepProgress("diagnose", "subsets measured", on_progress),
     )
+    if diagnosis.mode_reason is not None:
+        LOGGER.info("diagnose: level-wise up to the borders: %s", diagnosis.mode_reason)
     spec.report.directory.mkdir(parents=True, exist_ok=True)
     spec.report.diagnosis_json.write_text(json.dumps(diagnosis.to_dict(), indent=2) + "\n", encoding="utf-8")
     spec.report.diagnosis_html.write_text(diagnosis.to_html(), encoding="utf-8")
@@ -217,8 +242,12 @@ def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable) -> DiagnosisSummary:
     )
 
 
-def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
-    """Anonymize into a private candidate file (raises InfeasibleAnonymizationError when impossible)."""
+def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable, *, on_progress: OnProgress | None = None) -> Candidate:
+    """Anonymize into a private candidate file (raises InfeasibleAnonymizationError when impossible).
+
+    ``on_progress("anonymize", nodes_checked, lattice_size)`` is called after each lattice node
+    checked; progress is also logged on the ``privacy_plugins.release`` logger every few seconds.
+    """
     path = spec.workdir / "candidate.parquet"
     report_path = spec.workdir / "anonymization.json"
     for stale in (path, report_path):  # never leave an earlier candidate behind a failed run
@@ -234,6 +263,7 @@ def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable) -> Candidate:
         algorithm=spec.algorithm.name,  # type: ignore[arg-type]
         metric=spec.algorithm.metric,  # type: ignore[arg-type]
         suppressed_rows=spec.algorithm.suppressed_rows,  # type: ignore[arg-type]
+        progress=StepProgress("anonymize", "nodes checked", on_progress),
     )
     result.table.to_parquet(path, index=False)
     report_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
