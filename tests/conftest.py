@@ -4,9 +4,35 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, settings
+
+def _cache_bytecode() -> None:
+    """Keep compiled bytecode when the environment says PYTHONDONTWRITEBYTECODE.
+
+    Without .pyc files every interpreter compiles each module it imports from
+    source: importing Great Expectations, Airflow or Dagster then takes about
+    twice as long, in this process and again in every subprocess a test starts
+    (the console script, a fresh DAG parse, a crash). The bytecode goes to a
+    cache folder outside the source trees and the virtualenv (``PYTHONPYCACHEPREFIX``
+    if set, else ``privacy-plugins-pycache-<uid>`` in the temp folder), so nothing
+    is written beside the sources. Set PRIVACY_PLUGINS_TEST_NO_PYCACHE=1 to opt out.
+    """
+    if not sys.dont_write_bytecode or os.environ.get("PRIVACY_PLUGINS_TEST_NO_PYCACHE"):
+        return
+    default = Path(tempfile.gettempdir()) / f"privacy-plugins-pycache-{os.getuid()}"
+    prefix = sys.pycache_prefix or os.environ.get("PYTHONPYCACHEPREFIX") or str(default)
+    sys.pycache_prefix = prefix
+    sys.dont_write_bytecode = False
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix  # the subprocesses the tests start
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+_cache_bytecode()
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.register_profile(

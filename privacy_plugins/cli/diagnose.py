@@ -77,6 +77,8 @@ def format_diagnosis(diagnosis: PrivacyDiagnosis, *, source: str) -> str:
     full = diagnosis.all_quasi_identifiers
     d = len(diagnosis.quasi_identifiers)
     mode = f"exhaustive (all {diagnosis.subsets_total:,} subsets)" if diagnosis.exhaustive else "level-wise"
+    if diagnosis.mode_reason is not None:
+        mode += f" ({diagnosis.mode_reason})"
     facts = [
         ("rows", f"{diagnosis.rows:,}"),
         (f"candidates (d={d})", ", ".join(map(str, diagnosis.quasi_identifiers))),

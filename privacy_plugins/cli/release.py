@@ -85,12 +85,20 @@ def _run_release(args: argparse.Namespace) -> int:
         transient=True,
     ) as progress:
         task = progress.add_task("release", total=len(STEPS))
+        inner = progress.add_task("", total=None, visible=False)
+        units = {"diagnose": "subsets", "anonymize": "lattice nodes"}
 
         def on_step(name: str) -> None:
             progress.update(task, description=f"{name} ({STEPS.index(name) + 1}/{len(STEPS)})")
             progress.advance(task, 0 if name == STEPS[0] else 1)
+            progress.update(inner, visible=False)
 
-        result = run_release(spec, on_step=on_step, keep_workdir=args.keep_workdir)
+        def on_progress(step: str, done: int, total: int | None) -> None:
+            of = "" if total is None else f"/{total:,}"
+            description = f"  {units.get(step, step)} {done:,}{of}"
+            progress.update(inner, description=description, completed=done, total=total, visible=True)
+
+        result = run_release(spec, on_step=on_step, on_progress=on_progress, keep_workdir=args.keep_workdir)
     if args.format == "json":
         print(json.dumps(result.to_dict(), indent=2))
     else:

@@ -20,6 +20,7 @@ from typing import Any
 
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import InfeasibleAnonymizationError
+from privacy_plugins.release.progress import OnProgress
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import (
     Candidate,
@@ -68,6 +69,7 @@ def run_release(
     spec: ReleaseSpec,
     *,
     on_step: Callable[[str], None] | None = None,
+    on_progress: OnProgress | None = None,
     run_id: str | None = None,
     keep_workdir: bool = False,
 ) -> ReleaseResult:
@@ -76,6 +78,8 @@ def run_release(
     Args:
         spec: the validated release spec.
         on_step: called with each step's name as it starts (for progress display).
+        on_progress: called as ``on_progress(step, done, total)`` inside the long steps
+            (subsets diagnosed, lattice nodes checked; ``total`` may be ``None``).
         run_id: this run's id (default: a fresh one).
         keep_workdir: keep the run's private working folder (also kept when the spec sets ``workdir:``);
             its path is ``ReleaseResult.workdir``.
@@ -94,12 +98,12 @@ def run_release(
         step("load")
         loaded = load_step(spec, run_id=run)
         step("diagnose")
-        diagnosis = diagnose_step(spec, loaded, run_id=run)
+        diagnosis = diagnose_step(spec, loaded, run_id=run, on_progress=on_progress)
         candidate = check = published = None
         failure: str | None = None
         step("anonymize")
         try:
-            candidate = anonymize_step(spec, loaded, run_id=run)
+            candidate = anonymize_step(spec, loaded, run_id=run, on_progress=on_progress)
         except InfeasibleAnonymizationError as exc:
             failure = f"requirements cannot be met: {exc}"
         if candidate is not None:

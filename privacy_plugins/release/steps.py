@@ -31,7 +31,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,14 +39,17 @@ from typing import Any, TypeVar
 import pandas as pd
 import pyarrow.parquet as pq
 
-from privacy_plugins.core.anonymize import LatticeDetails, anonymize
+from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LatticeDetails, anonymize
+from privacy_plugins.core.anonymize.lattice import check_lattice_size
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
 from privacy_plugins.release.destinations import atomic_file, publish_table
+from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.workarea import destination_lock, new_run_id, run_dir
@@ -238,14 +241,28 @@ def _own_file(artifact_path: str, expected: Path, digest: str, what: str) -> tup
     return frame, actual
 
 
+def check_lattice(spec: ReleaseSpec, hierarchies: Mapping[Hashable, Hierarchy]) -> None:
+    """Refuse a generalization lattice the anonymizer would refuse, before anything slow runs.
+
+    The lattice has Π (height + 1) nodes over the quasi-identifiers' hierarchies;
+    above the searches' cap this raises the anonymizer's own ``ConfigurationError``
+    (exit 2 in the CLI, a failed task in Airflow/Dagster), seconds after loading
+    instead of after the diagnosis.
+    """
+    if spec.algorithm.name in FULL_DOMAIN_ALGORITHMS:
+        check_lattice_size([hierarchies[column].height for column in spec.quasi_identifiers])
+
+
 def _validate_against_data(spec: ReleaseSpec, frame: pd.DataFrame) -> None:
     """Everything about the spec that the data can refute, before anything is written."""
     spec.roles.check_columns([str(c) for c in frame.columns])
     bound_column = spec.requirements.bound_column
     if bound_column is not None and bound_column not in frame.columns:
         raise UnknownColumnError(f"bound_column not found in table: {bound_column!r}; available: {list(frame.columns)}")
-    for column, hierarchy in spec.build_hierarchies(frame).items():
+    hierarchies = spec.build_hierarchies(frame)
+    for column, hierarchy in hierarchies.items():
         hierarchy.leaf_codes(frame[column])  # every value must be a leaf, or a clear error now
+    check_lattice(spec, hierarchies)  # before the diagnosis, which can take minutes on a big table
     for model in spec.models(frame):  # each model checks itself against the data (k vs rows, bounds in (0, 1])
         model.validate_against(frame)
 
@@ -286,8 +303,14 @@ def _loaded_frame(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) ->
     return run, folder, frame
 
 
-def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None = None) -> DiagnosisSummary:
-    """Diagnose the raw table and write the JSON and HTML reports (kept even if the release fails)."""
+def diagnose_step(
+    spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None = None, on_progress: OnProgress | None = None
+) -> DiagnosisSummary:
+    """Diagnose the raw table and write the JSON and HTML reports (kept even if the release fails).
+
+    ``on_progress("diagnose", subsets_measured, total)`` is called after each subset; progress is
+    also logged on the ``privacy_plugins.release`` logger every few seconds.
+    """
     _, _, frame = _loaded_frame(spec, loaded, run_id)
     requirements = spec.requirements
     sensitive = spec.sensitive[0] if spec.sensitive else None
@@ -300,7 +323,10 @@ def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None 
         l=requirements.l if use_l else None,
         l_variants=[requirements.l_variant] if use_l else None,
         delta=requirements.suppression_limit,
+        progress=StepProgress("diagnose", "subsets measured", on_progress),
     )
+    if diagnosis.mode_reason is not None:
+        LOGGER.info("diagnose: level-wise up to the borders: %s", diagnosis.mode_reason)
     spec.report.directory.mkdir(parents=True, exist_ok=True)
     spec.report.diagnosis_json.write_text(json.dumps(diagnosis.to_dict(), indent=2) + "\n", encoding="utf-8")
     from privacy_plugins.report import render  # matplotlib: loaded only when a report is written
@@ -317,8 +343,14 @@ def diagnose_step(spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None 
     )
 
 
-def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None = None) -> Candidate:
-    """Anonymize into the run's private candidate file (raises InfeasibleAnonymizationError when impossible)."""
+def anonymize_step(
+    spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None = None, on_progress: OnProgress | None = None
+) -> Candidate:
+    """Anonymize into the run's private candidate file (raises InfeasibleAnonymizationError when impossible).
+
+    ``on_progress("anonymize", nodes_checked, lattice_size)`` is called after each lattice node
+    checked; progress is also logged on the ``privacy_plugins.release`` logger every few seconds.
+    """
     run, folder, frame = _loaded_frame(spec, loaded, run_id)
     path = folder / "candidate.parquet"
     report_path = folder / "anonymization.json"
@@ -334,6 +366,7 @@ def anonymize_step(spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None
         suppression_limit=spec.requirements.suppression_limit,
         metric=spec.algorithm.metric,
         suppressed_rows=spec.algorithm.suppressed_rows,
+        progress=StepProgress("anonymize", "nodes checked", on_progress),
     )
     levels = result.details.levels if isinstance(result.details, LatticeDetails) else {}
     digest = _write_parquet(result.table, path)

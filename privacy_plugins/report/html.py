@@ -101,6 +101,8 @@ def _finding_table(diagnosis: PrivacyDiagnosis, findings: Iterable[SubsetFinding
 def _summary(diagnosis: PrivacyDiagnosis) -> str:
     full = diagnosis.all_quasi_identifiers
     mode = "every subset measured" if diagnosis.exhaustive else "level-wise up to the borders"
+    if diagnosis.mode_reason is not None:
+        mode += f" ({diagnosis.mode_reason})"
     facts = [
         ("rows", _fmt(diagnosis.rows)),
         ("candidate quasi-identifiers", _names(diagnosis.quasi_identifiers)),

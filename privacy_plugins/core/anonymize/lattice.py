@@ -47,6 +47,7 @@ __all__ = [
     "Node",
     "NodeOutcome",
     "SearchResult",
+    "check_lattice_size",
     "exhaustive_search",
     "optimal_search",
     "samarati_search",
@@ -60,6 +61,32 @@ MAX_LATTICE_SIZE = 1_000_000
 #: With a suppression limit, lattices larger than this are classified before the bounded scan.
 CLASSIFY_WITH_SUPPRESSION_ABOVE = 20_000
 _EPS = 1e-12
+
+
+def check_lattice_size(heights: Sequence[int]) -> int:
+    """The number of nodes Π (height + 1) of a full-domain lattice; refuses more than :data:`MAX_LATTICE_SIZE`.
+
+    Cheap (no data needed), so a release calls it before the diagnosis rather
+    than finding out after minutes that the anonymizer refuses the lattice.
+
+    Raises:
+        ConfigurationError: the lattice is larger than the searches accept.
+
+    Example:
+        >>> check_lattice_size([4, 1, 5])
+        60
+        >>> check_lattice_size([9] * 12)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        privacy_plugins.errors.ConfigurationError: the generalization lattice has 1,000,000,000,000 nodes ...
+    """
+    size = math.prod(h + 1 for h in heights)
+    if size > MAX_LATTICE_SIZE:
+        raise ConfigurationError(
+            f"the generalization lattice has {size:,} nodes (more than {MAX_LATTICE_SIZE:,}); "
+            "use fewer quasi-identifiers or shallower hierarchies"
+        )
+    return size
 
 
 @dataclass(frozen=True)
@@ -103,11 +130,7 @@ class LatticeSearch:
     def __post_init__(self) -> None:
         if self.metric not in LOSS_METRICS:
             raise ConfigurationError(f"metric must be one of {list(LOSS_METRICS)}, got {self.metric!r}")
-        if self.lattice_size > MAX_LATTICE_SIZE:
-            raise ConfigurationError(
-                f"the generalization lattice has {self.lattice_size:,} nodes (more than {MAX_LATTICE_SIZE:,}); "
-                "use fewer quasi-identifiers or shallower hierarchies"
-            )
+        check_lattice_size(self.heights)
         with_suppression = self.max_suppressed > 0
         self.monotone = all(m.is_monotonic(with_suppression=with_suppression) for m in self.models)
         self.relaxed = _relaxation(self.models, with_suppression=with_suppression)

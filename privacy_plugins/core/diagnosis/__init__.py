@@ -9,6 +9,7 @@ the core; nothing here imports it. Borders are computed for the core's own
 privacy models (:mod:`privacy_plugins.core.models`).
 """
 
+from privacy_plugins.core.diagnosis.budget import DEFAULT_MAX_COST, DEFAULT_TIME_BUDGET, DiagnosisBudget
 from privacy_plugins.core.diagnosis.criteria import L_BORDER_VARIANTS, LBorderVariant, l_diversity_model
 from privacy_plugins.core.diagnosis.diagnose import DEFAULT_K, DEFAULT_MAX_EXHAUSTIVE, diagnose, find_borders
 from privacy_plugins.core.diagnosis.findings import Borders, QuasiIdentifierScore, SubsetFinding
@@ -17,10 +18,13 @@ from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS
 
 __all__ = [
     "DEFAULT_K",
+    "DEFAULT_MAX_COST",
     "DEFAULT_MAX_EVALUATIONS",
     "DEFAULT_MAX_EXHAUSTIVE",
+    "DEFAULT_TIME_BUDGET",
     "L_BORDER_VARIANTS",
     "Borders",
+    "DiagnosisBudget",
     "LBorderVariant",
     "PrivacyDiagnosis",
     "QuasiIdentifierScore",

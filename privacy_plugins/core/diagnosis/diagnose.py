@@ -25,6 +25,7 @@ from collections.abc import Hashable, Sequence
 
 import pandas as pd
 
+from privacy_plugins.core.diagnosis.budget import DEFAULT_MAX_COST, DEFAULT_TIME_BUDGET, DiagnosisBudget
 from privacy_plugins.core.diagnosis.criteria import L_BORDER_VARIANTS, check_border_model, l_diversity_model
 from privacy_plugins.core.diagnosis.findings import Borders
 from privacy_plugins.core.diagnosis.lattice import SubsetLattice, lattice_order
@@ -34,6 +35,7 @@ from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models import KAnonymity, PrivacyModel
 from privacy_plugins.core.parameters import check_fraction, check_integer
+from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.core.results import size_histogram
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError
@@ -86,6 +88,9 @@ def diagnose(
     risk_threshold: float = DEFAULT_RISK_THRESHOLD,
     max_exhaustive: int = DEFAULT_MAX_EXHAUSTIVE,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+    max_cost: int | None = DEFAULT_MAX_COST,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
+    progress: ProgressCallback | None = None,
 ) -> PrivacyDiagnosis:
     """Diagnose the privacy risk of every subset of the candidate quasi-identifiers.
 
@@ -106,6 +111,13 @@ def diagnose(
         max_exhaustive: measure all 2^d subsets when d is at most this (0..20);
             otherwise only the subsets the level-wise border search visits.
         max_evaluations: refuse to measure more subsets than this (integer ≥ 1).
+        max_cost: measure all 2^d subsets only when rows × 2^d is at most this
+            (``None``: no limit); see :mod:`privacy_plugins.core.diagnosis.budget`.
+        time_budget: seconds after which the walk over all subsets stops and the
+            diagnosis continues level-wise (``None``: no limit). The borders are
+            the same either way; ``mode_reason`` says why a diagnosis went level-wise.
+        progress: called as ``progress(subsets_measured, total)`` after each subset
+            (``total`` is 2^d while every subset is measured, ``None`` level-wise).
 
     Returns:
         A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON; ``privacy_plugins.report.render`` for HTML).
@@ -143,6 +155,7 @@ def diagnose(
     if max_exhaustive > _EXHAUSTIVE_LIMIT:
         raise ConfigurationError(f"max_exhaustive must be at most {_EXHAUSTIVE_LIMIT}, got {max_exhaustive}")
     max_evaluations = check_integer(max_evaluations, name="max_evaluations")
+    budget = DiagnosisBudget(max_exhaustive=max_exhaustive, max_cost=max_cost, time_budget=time_budget)
 
     targets: list[PrivacyModel] = [k_model, _SINGLING_OUT, *l_targets]
     unique = list(dict.fromkeys(targets))
@@ -156,10 +169,16 @@ def diagnose(
         risk_threshold=risk_threshold,
         models=unique,
     )
-    exhaustive = lattice.d <= max_exhaustive
+    mode_reason = budget.exhaustive_refusal(rows=lattice.n_rows, d=lattice.d)
+    exhaustive = mode_reason is None
     if exhaustive:
-        lattice.measure_all()
-    found = dict(zip(unique, levelwise_borders(lattice, unique, max_evaluations=max_evaluations), strict=True))
+        budget.start()
+        exhaustive = lattice.measure_all(progress=progress, stop=budget.expired)
+        if not exhaustive:
+            mode_reason = budget.timeout_reason(len(lattice.findings), 2**lattice.d)
+    found = dict(
+        zip(unique, levelwise_borders(lattice, unique, max_evaluations=max_evaluations, progress=progress), strict=True)
+    )
     singling_out = found[_SINGLING_OUT]
     full = lattice.full_mask
     return PrivacyDiagnosis(
@@ -181,6 +200,7 @@ def diagnose(
         quasi_identifier_ranking=rank_quasi_identifiers(lattice.attributes, singling_out.negative),
         subsets=tuple(lattice.findings[mask] for mask in sorted(lattice.findings, key=lattice_order) if mask),
         subsets_measured=len(lattice.findings),
+        mode_reason=mode_reason,
     )
 
 

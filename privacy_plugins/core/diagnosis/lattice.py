@@ -13,7 +13,7 @@ one level at a time (:meth:`SubsetLattice.keep_partitions`).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,10 +25,15 @@ from privacy_plugins.core.frame import EncodedColumn, encode_column
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses, combine_codes
+from privacy_plugins.core.progress import ProgressCallback
 
 __all__ = ["SubsetLattice", "bits_of", "lattice_order"]
 
 Partition = tuple[np.ndarray, int]
+
+
+class _Stopped(Exception):
+    """Raised inside the depth-first walk to unwind it when the caller says stop."""
 
 
 def bits_of(mask: int) -> list[int]:
@@ -144,14 +149,19 @@ class SubsetLattice:
             self._findings[mask] = self._measure(mask, self.partition(mask))
         return self._findings[mask]
 
-    def evaluate(self, masks: Iterable[int]) -> dict[int, SubsetFinding]:
-        """Measure several subsets, keeping their partitions as parents for the next level."""
+    def evaluate(self, masks: Iterable[int], *, progress: ProgressCallback | None = None) -> dict[int, SubsetFinding]:
+        """Measure several subsets, keeping their partitions as parents for the next level.
+
+        ``progress`` is called as ``progress(subsets_measured, None)`` after each newly measured subset.
+        """
         out = {}
         for mask in masks:
             if mask not in self._findings:
                 partition = self.partition(mask)
                 self._partitions[mask] = partition
                 self._findings[mask] = self._measure(mask, partition)
+                if progress is not None:
+                    progress(len(self._findings), None)
             out[mask] = self._findings[mask]
         return out
 
@@ -167,18 +177,42 @@ class SubsetLattice:
         wanted = set(masks)
         self._partitions = {mask: p for mask, p in self._partitions.items() if mask in wanted}
 
-    def measure_all(self) -> None:
-        """Measure all 2^d subsets, depth-first so that at most d partitions are alive."""
+    def measure_all(self, *, progress: ProgressCallback | None = None, stop: Callable[[], bool] | None = None) -> bool:
+        """Measure all 2^d subsets, depth-first so that at most d partitions are alive.
+
+        Args:
+            progress: called as ``progress(subsets_measured, 2^d)`` after each subset.
+            stop: asked after each subset; when it returns True the walk stops
+                (what was measured stays in :attr:`findings`).
+
+        Returns:
+            True when every subset was measured, False when ``stop`` ended the walk.
+        """
         root = self.partition(0)
         self._findings.setdefault(0, self._measure(0, root))
-        self._descend(0, root, 0)
+        try:
+            self._descend(0, root, 0, progress, stop)
+        except _Stopped:
+            return False
+        return True
 
-    def _descend(self, mask: int, partition: Partition, start: int) -> None:
+    def _descend(
+        self,
+        mask: int,
+        partition: Partition,
+        start: int,
+        progress: ProgressCallback | None,
+        stop: Callable[[], bool] | None,
+    ) -> None:
         for attribute in range(start, self.d):
             child = mask | (1 << attribute)
             child_partition = combine_codes([partition, self._columns[attribute]], self.n_rows)
             self._findings[child] = self._measure(child, child_partition)
-            self._descend(child, child_partition, attribute + 1)
+            if progress is not None:
+                progress(len(self._findings), 1 << self.d)
+            if stop is not None and stop():
+                raise _Stopped
+            self._descend(child, child_partition, attribute + 1, progress, stop)
 
     def _classes(self, mask: int, partition: Partition) -> EquivalenceClasses:
         class_of_row, n_classes = partition

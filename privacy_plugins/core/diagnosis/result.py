@@ -63,6 +63,9 @@ class PrivacyDiagnosis:
         subsets: every non-empty subset measured, in lattice order (all 2^d − 1
             when ``exhaustive``).
         subsets_measured: distinct subsets whose partition was computed.
+        mode_reason: why the diagnosis went level-wise (too many candidates,
+            rows × subsets over ``max_cost``, or the ``time_budget`` ran out);
+            ``None`` when every subset was measured.
     """
 
     quasi_identifiers: tuple[Hashable, ...]
@@ -83,6 +86,7 @@ class PrivacyDiagnosis:
     quasi_identifier_ranking: tuple[QuasiIdentifierScore, ...]
     subsets: tuple[SubsetFinding, ...]
     subsets_measured: int
+    mode_reason: str | None = None
 
     @property
     def subsets_evaluated(self) -> int:
@@ -135,6 +139,7 @@ class PrivacyDiagnosis:
             "delta": self.delta,
             "risk_threshold": self.risk_threshold,
             "mode": "exhaustive" if self.exhaustive else "levelwise",
+            "mode_reason": self.mode_reason,
             "subsets_evaluated": self.subsets_evaluated,
             "subsets_total": self.subsets_total,
             "subsets_measured": self.subsets_measured,

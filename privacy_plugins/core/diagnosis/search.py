@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from privacy_plugins.core.diagnosis.findings import Borders
 from privacy_plugins.core.diagnosis.lattice import SubsetLattice, bits_of, lattice_order
 from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["DEFAULT_MAX_EVALUATIONS", "candidates_above", "levelwise_borders"]
@@ -120,6 +121,7 @@ def levelwise_borders(
     targets: Sequence[PrivacyModel],
     *,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+    progress: ProgressCallback | None = None,
 ) -> tuple[Borders, ...]:
     """Bd+ and Bd− of each target, found level-wise with monotonicity pruning.
 
@@ -129,6 +131,7 @@ def levelwise_borders(
             :mod:`privacy_plugins.core.diagnosis.criteria`); each decides on a subset's classes.
         max_evaluations: stop with :class:`ConfigurationError` rather than measure
             more distinct subsets than this (integer ≥ 1).
+        progress: called as ``progress(subsets_measured, None)`` after each newly measured subset.
 
     Returns:
         One :class:`Borders` per target, in the order given.
@@ -151,7 +154,7 @@ def levelwise_borders(
                 f"max_evaluations={max_evaluations} subsets (level {level} alone has {len(wanted)} candidates); "
                 "raise max_evaluations or diagnose fewer candidate quasi-identifiers"
             )
-        lattice.evaluate(sorted(wanted))
+        lattice.evaluate(sorted(wanted), progress=progress)
         for search in active:
             _advance(search, lattice, level, full)
         lattice.keep_partitions(set().union(*(search.frontier for search in active)))
