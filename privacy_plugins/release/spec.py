@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from privacy_plugins.core.anonymize import LOSS_METRICS, anonymizer_names
+from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, get_anonymizer
 from privacy_plugins.core.hierarchies import (
     Hierarchy,
     date_hierarchy,
@@ -205,21 +205,55 @@ class Requirements:
 
 @dataclass(frozen=True)
 class AlgorithmSpec:
-    """The anonymization algorithm and its options."""
+    """The anonymization algorithm (any registered name) and its options, validated against its schema.
+
+    In YAML the options sit beside the name, e.g. ``algorithm: {name: optimal, metric: lm}``
+    or ``algorithm: {name: mondrian, mode: relaxed, seed: 7}``; ``seed`` seeds the
+    randomized choices of the algorithms that make any (it is reported with the release).
+    """
 
     name: str = "optimal"
-    metric: str = "ncp"
-    suppressed_rows: str = "remove"
-
-    KEYS = ("name", "metric", "suppressed_rows")
+    options: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.name not in anonymizer_names():
-            raise ConfigurationError(f"algorithm.name must be one of {list(anonymizer_names())}, got {self.name!r}")
-        if self.metric not in LOSS_METRICS:
-            raise ConfigurationError(f"algorithm.metric must be one of {list(LOSS_METRICS)}, got {self.metric!r}")
-        if self.suppressed_rows not in ("remove", "mark"):
-            raise ConfigurationError(f"algorithm.suppressed_rows must be remove or mark, got {self.suppressed_rows!r}")
+        try:
+            anonymizer = get_anonymizer(self.name)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"algorithm.name {str(exc).removeprefix('algorithm ')}") from None
+        schema = {option.name: option for option in anonymizer.options}
+        for key, value in self.options.items():
+            if key not in schema:
+                close = difflib.get_close_matches(str(key), schema, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ConfigurationError(
+                    f"unknown key {key!r} in algorithm for {self.name!r}{hint} Allowed: {['name', 'seed', *schema]}"
+                )
+            try:
+                schema[key].validate(value, algorithm=self.name)
+            except (TypeError, ConfigurationError) as exc:
+                raise ConfigurationError(f"algorithm.{key}: {exc}") from None
+        check_integer(self.seed, name="algorithm.seed", minimum=0)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> AlgorithmSpec:
+        """Build from the YAML section: ``name``, optional ``seed``, the rest are the algorithm's options."""
+        options = dict(values)
+        name = options.pop("name", "optimal")
+        seed = options.pop("seed", 0)
+        return cls(name=str(name), options=options, seed=seed)
+
+    def option(self, name: str) -> Any:
+        """An option's value as given, else the algorithm's default (``None`` when it has no such option)."""
+        if name in self.options:
+            return self.options[name]
+        defaults = {option.name: option.default for option in get_anonymizer(self.name).options}
+        return defaults.get(name)
+
+    @property
+    def needs_hierarchies(self) -> bool:
+        """Whether every quasi-identifier needs a hierarchy (full-domain recoding) or only non-numeric ones."""
+        return self.name in FULL_DOMAIN_ALGORITHMS
 
 
 @dataclass(frozen=True)
@@ -376,8 +410,11 @@ class ReleaseSpec:
             raise ConfigurationError("requirements l and t need at least one sensitive attribute")
         if isinstance(self.hierarchies, Mapping):
             missing = [q for q in self.quasi_identifiers if q not in self.hierarchies]
-            if missing:
-                raise HierarchyError(f"no hierarchy for quasi-identifier(s) {missing!r} in the spec")
+            if missing and self.algorithm.needs_hierarchies:
+                raise HierarchyError(
+                    f"no hierarchy for quasi-identifier(s) {missing!r} in the spec (algorithm "
+                    f"{self.algorithm.name!r} generalizes every quasi-identifier along a hierarchy)"
+                )
             for column, builder in self.hierarchies.items():
                 if (
                     not isinstance(builder, Mapping)
@@ -423,6 +460,8 @@ class ReleaseSpec:
             return load_hierarchies(self.hierarchies, columns=self.quasi_identifiers)
         built: dict[Hashable, Hierarchy] = {}
         for column in self.quasi_identifiers:
+            if column not in self.hierarchies:
+                continue  # allowed only for algorithms that publish numeric QIs as ranges (checked at load)
             ((kind, options),) = self.hierarchies[column].items()
             options = dict(options or {}) if kind not in ("taxonomy", "grouping") else options
             if kind == "file":
@@ -471,7 +510,6 @@ class ReleaseSpec:
         for name, kind in (
             ("source", SourceSpec),
             ("requirements", Requirements),
-            ("algorithm", AlgorithmSpec),
             ("destination", DestinationSpec),
             ("report", ReportSpec),
         ):
@@ -482,6 +520,7 @@ class ReleaseSpec:
                     values[key] = _path(base, values[key])
             sections[name] = values
         sections["report"].setdefault("directory", base / "release_output")
+        algorithm = AlgorithmSpec.from_mapping(_mapping("algorithm", data.get("algorithm")))
         hierarchies: Path | dict[str, Any]
         if isinstance(data.get("hierarchies"), str):
             hierarchies = _path(base, data["hierarchies"])
@@ -499,7 +538,7 @@ class ReleaseSpec:
                 sensitive=_columns("sensitive", data.get("sensitive")),
                 hierarchies=hierarchies,
                 requirements=Requirements(**sections["requirements"]),
-                algorithm=AlgorithmSpec(**sections["algorithm"]),
+                algorithm=algorithm,
                 destination=DestinationSpec(**sections["destination"]),
                 report=ReportSpec(**sections["report"]),
                 workdir=_path(base, data["workdir"]) if data.get("workdir") is not None else None,

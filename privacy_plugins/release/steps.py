@@ -47,7 +47,7 @@ from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
-from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
+from privacy_plugins.errors import ConfigurationError, HierarchyError, ReleaseBlocked, UnknownColumnError
 from privacy_plugins.release.destinations import atomic_file, publish_table
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import read_source
@@ -262,6 +262,12 @@ def _validate_against_data(spec: ReleaseSpec, frame: pd.DataFrame) -> None:
     hierarchies = spec.build_hierarchies(frame)
     for column, hierarchy in hierarchies.items():
         hierarchy.leaf_codes(frame[column])  # every value must be a leaf, or a clear error now
+    for column in spec.quasi_identifiers:
+        if column not in hierarchies and not pd.api.types.is_numeric_dtype(frame[column]):
+            raise HierarchyError(
+                f"quasi-identifier {column!r} is not numeric and has no hierarchy; algorithm "
+                f"{spec.algorithm.name!r} publishes only numeric quasi-identifiers as ranges"
+            )
     check_lattice(spec, hierarchies)  # before the diagnosis, which can take minutes on a big table
     for model in spec.models(frame):  # each model checks itself against the data (k vs rows, bounds in (0, 1])
         model.validate_against(frame)
@@ -364,8 +370,8 @@ def anonymize_step(
         models=spec.models(frame),
         sensitive_attributes=list(spec.sensitive),
         suppression_limit=spec.requirements.suppression_limit,
-        metric=spec.algorithm.metric,
-        suppressed_rows=spec.algorithm.suppressed_rows,
+        seed=spec.algorithm.seed,
+        **spec.algorithm.options,
         progress=StepProgress("anonymize", "nodes checked", on_progress),
     )
     levels = result.details.levels if isinstance(result.details, LatticeDetails) else {}
@@ -410,7 +416,7 @@ def _measure(spec: ReleaseSpec, frame: pd.DataFrame, candidate: Candidate, loade
             name="no_identifiers",
         )
     )
-    marked = spec.algorithm.suppressed_rows == "mark"
+    marked = spec.algorithm.option("suppressed_rows") == "mark"
     expected_rows = candidate.rows_out + (candidate.suppressed if marked else 0)
     accounted = (
         loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed and len(frame) == expected_rows

@@ -39,7 +39,9 @@ def test_yaml_round_trip_equals_python_construction(tmp_path: Path) -> None:
         ({"requirements": {"t": 2}}, ConfigurationError, r"requirements.t must be in \[0, 1\]"),
         ({"requirements": {"bound": 0}}, ConfigurationError, r"requirements.bound must be in \(0, 1\]"),
         ({"algorithm": {"name": "flash"}}, ConfigurationError, "algorithm.name must be one of"),
-        ({"algorithm": {"metric": "gain"}}, ConfigurationError, "algorithm.metric must be one of"),
+        ({"algorithm": {"metric": "gain"}}, ConfigurationError, "algorithm.metric: metric must be one of"),
+        ({"algorithm": {"name": "mondrian", "metric": "lm"}}, ConfigurationError, "unknown key 'metric' in algorithm"),
+        ({"algorithm": {"seed": -1}}, ConfigurationError, "algorithm.seed"),
         ({"destination": {"parquet": "out"}}, ConfigurationError, "exactly one of duckdb, parquet or url"),
         ({"destination": {"table": "drop table x"}}, ConfigurationError, "destination.table must be"),
         ({"source": {"path": "x.csv", "generate": "census"}}, ConfigurationError, "exactly one of path, url"),
@@ -100,3 +102,21 @@ def test_bad_yaml_names_file_line_column_and_problem(tmp_path: Path) -> None:
     assert str(path) in message
     assert "line 3, column 10: expected ',' or ']', but got ':'" in message
     assert "(while parsing a flow sequence started at line 2, column 20)" in message
+
+
+def test_algorithm_options_follow_the_registered_schema() -> None:
+    from privacy_plugins.release.spec import AlgorithmSpec
+
+    spec = AlgorithmSpec.from_mapping({"name": "mondrian", "mode": "relaxed", "seed": 7})
+    assert (spec.name, dict(spec.options), spec.seed, spec.option("mode")) == (
+        "mondrian",
+        {"mode": "relaxed"},
+        7,
+        "relaxed",
+    )
+    assert not spec.needs_hierarchies and AlgorithmSpec().needs_hierarchies
+    assert AlgorithmSpec().option("metric") == "ncp" and AlgorithmSpec().option("mode") is None
+    with pytest.raises(ConfigurationError, match="algorithm.mode: mode must be one of"):
+        AlgorithmSpec.from_mapping({"name": "mondrian", "mode": "loose"})
+    with pytest.raises(ConfigurationError, match="did you mean 'mondrian'"):
+        AlgorithmSpec.from_mapping({"name": "mondrain"})
