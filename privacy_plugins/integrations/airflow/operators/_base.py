@@ -93,12 +93,18 @@ class ReleaseStepOperator(BaseOperator):
         return result
 
     def run_id(self, context: Context) -> str | None:
-        """``<dag_id>__<run_id>`` of the DAG run; ``None`` outside one (then the artifacts' own run is used)."""
+        """``<dag_id>[__<task group>]__<run_id>``; ``None`` outside a DAG run (then the artifacts' own run is used).
+
+        The task group is part of it so that two releases in one DAG (``release_tasks`` twice,
+        even of the same spec) never share a working folder.
+        """
         run_id = context.get("run_id")
         dag = context.get("dag")
         if not isinstance(run_id, str) or not run_id:
             return None
-        return f"{getattr(dag, 'dag_id', None) or self.dag_id}__{run_id}"
+        group = getattr(getattr(self, "task_group", None), "group_id", None)
+        prefix = getattr(dag, "dag_id", None) or self.dag_id
+        return f"{prefix}__{group}__{run_id}" if group else f"{prefix}__{run_id}"
 
     def end_run(self, spec: ReleaseSpec, context: Context, run_id: str) -> None:
         """Remove the run's private working folder (kept when the spec sets ``workdir:``)."""
