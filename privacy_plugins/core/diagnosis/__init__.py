@@ -9,7 +9,6 @@ the core; nothing here imports it. Borders are computed for the core's own
 privacy models (:mod:`privacy_plugins.core.models`).
 """
 
-from privacy_plugins.core.diagnosis.criteria import L_BORDER_VARIANTS, LBorderVariant, l_diversity_model
 from privacy_plugins.core.diagnosis.diagnose import DEFAULT_K, DEFAULT_MAX_EXHAUSTIVE, diagnose, find_borders
 from privacy_plugins.core.diagnosis.findings import Borders, QuasiIdentifierScore, SubsetFinding
 from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis
@@ -19,13 +18,10 @@ __all__ = [
     "DEFAULT_K",
     "DEFAULT_MAX_EVALUATIONS",
     "DEFAULT_MAX_EXHAUSTIVE",
-    "L_BORDER_VARIANTS",
     "Borders",
-    "LBorderVariant",
     "PrivacyDiagnosis",
     "QuasiIdentifierScore",
     "SubsetFinding",
     "diagnose",
     "find_borders",
-    "l_diversity_model",
 ]
