@@ -102,7 +102,7 @@ def format_diagnosis(diagnosis: PrivacyDiagnosis, *, source: str) -> str:
         lines += _border_lines(borders)
     lines.append(f"minimal sets singling out a person: {_subsets(diagnosis.singling_out.negative)}")
     ranking = [
-        f"{score.attribute} ({score.minimal_sets}{', alone' if score.smallest_set == 1 else ''})"
+        f"{score.quasi_identifier} ({score.minimal_sets}{', alone' if score.smallest_set == 1 else ''})"
         for score in diagnosis.quasi_identifier_ranking
         if score.minimal_sets
     ]

@@ -216,7 +216,7 @@ def qi_ranking_svg(ranking: Sequence[QuasiIdentifierScore]) -> str:
     """Attributes by the number of minimal singling-out sets they belong to."""
     figure = _figure(height=0.9 + 0.3 * len(ranking))
     axes = figure.subplots()
-    names = [str(score.attribute) for score in ranking][::-1]
+    names = [str(score.quasi_identifier) for score in ranking][::-1]
     counts = [score.minimal_sets for score in ranking][::-1]
     colors = [VIOLATES if score.smallest_set == 1 else NEUTRAL for score in ranking][::-1]
     axes.barh(names, counts, color=colors)

@@ -132,7 +132,7 @@ class QuasiIdentifierScore:
     """How much one attribute contributes to singling people out.
 
     Attributes:
-        attribute: the candidate quasi-identifier.
+        quasi_identifier: the candidate quasi-identifier.
         minimal_sets: how many minimal singling-out sets (Bd− of 2-anonymity)
             contain it.
         smallest_set: the size of the smallest such set (1: the attribute alone
@@ -140,6 +140,6 @@ class QuasiIdentifierScore:
             to single anybody out.
     """
 
-    attribute: Hashable
+    quasi_identifier: Hashable
     minimal_sets: int
     smallest_set: int | None

@@ -21,7 +21,7 @@ def rank_quasi_identifiers(
     """Rank attributes: those in the smallest minimal singling-out sets first, then by how many sets hold them.
 
     Example:
-        >>> [s.attribute for s in rank_quasi_identifiers(["age", "sex", "zip"], [("zip",), ("age", "sex")])]
+        >>> [s.quasi_identifier for s in rank_quasi_identifiers(["age", "sex", "zip"], [("zip",), ("age", "sex")])]
         ['zip', 'age', 'sex']
     """
     scores = []
@@ -32,7 +32,7 @@ def rank_quasi_identifiers(
     return tuple(
         sorted(
             scores,
-            key=lambda s: (s.smallest_set is None, s.smallest_set or 0, -s.minimal_sets, order[s.attribute]),
+            key=lambda s: (s.smallest_set is None, s.smallest_set or 0, -s.minimal_sets, order[s.quasi_identifier]),
         )
     )
 
