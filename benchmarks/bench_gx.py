@@ -38,12 +38,12 @@ SENSITIVE = "occupation"
 
 
 def expectations(gx_module) -> list:
-    kwargs = {"quasi_identifiers": QIS, "sensitive": SENSITIVE}
+    kwargs = {"quasi_identifiers": QIS, "sensitive_attribute": SENSITIVE}
     return [
-        gx_module.ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=5, max_suppression=0.01),
+        gx_module.ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=5, suppression_limit=0.01),
         gx_module.ExpectTableToBeLDiverse(**kwargs, l=2),
-        gx_module.ExpectTableToBeLDiverse(**kwargs, l=2, variant="entropy"),
-        gx_module.ExpectTableToBeLDiverse(**kwargs, l=2, variant="recursive", c=3),
+        gx_module.ExpectTableToBeLDiverse(**kwargs, l=2, l_variant="entropy"),
+        gx_module.ExpectTableToBeLDiverse(**kwargs, l=2, l_variant="recursive", c=3),
         gx_module.ExpectTableToBeTClose(**kwargs, t=0.2),
         gx_module.ExpectTableToSatisfyPersonalizedLeakageBound(**kwargs, bound=0.5),
     ]

@@ -47,7 +47,7 @@ def bench(frame: pd.DataFrame, label: str, repeat: int) -> dict[str, float]:
             l=2,
             c=3,
             t=0.2,
-            delta=0.01,
+            suppression_limit=0.01,
             bound=0.5,
         ),
         repeat,

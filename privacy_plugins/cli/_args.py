@@ -6,9 +6,17 @@ import argparse
 import difflib
 from collections.abc import Hashable, Iterable, Sequence
 
+from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES
 from privacy_plugins.errors import UnknownColumnError
 
-__all__ = ["Subcommands", "check_columns", "columns_arg"]
+__all__ = [
+    "Subcommands",
+    "add_l_arguments",
+    "add_role_arguments",
+    "add_t_arguments",
+    "check_columns",
+    "columns_arg",
+]
 
 Subcommands = argparse._SubParsersAction  # the object add_subparsers() returns
 
@@ -36,3 +44,38 @@ def check_columns(available: Sequence[Hashable], roles: Iterable[tuple[str, Sequ
             hints = [f"{matches[0]!r}" for matches in close.values() if matches]
             hint = f" (did you mean {' and '.join(hints)}?)" if hints else ""
             raise UnknownColumnError(f"{role} not found in table: {missing!r}{hint}; available columns: {names!r}")
+
+
+def add_role_arguments(
+    parser: argparse.ArgumentParser, *, quasi_identifiers_help: str, identifiers_help: str | None
+) -> None:
+    """``--quasi-identifiers`` (required), ``--sensitive-attributes`` and ``--identifiers``, comma-separated.
+
+    The one spelling of the roles in every subcommand (the core's keywords with dashes).
+    """
+    parser.add_argument("--quasi-identifiers", required=True, type=columns_arg, help=quasi_identifiers_help)
+    parser.add_argument(
+        "--sensitive-attributes", type=columns_arg, default=[], help="sensitive attributes, comma-separated"
+    )
+    if identifiers_help is not None:
+        parser.add_argument("--identifiers", type=columns_arg, default=[], help=identifiers_help)
+
+
+def add_l_arguments(parser: argparse.ArgumentParser, *, l_help: str) -> None:
+    """``--l``, ``--l-variant`` (one of the core's variants) and ``--c``."""
+    parser.add_argument("--l", type=float, help=l_help)
+    parser.add_argument(
+        "--l-variant", choices=L_VARIANTS, default="distinct", help="l-diversity variant (default distinct)"
+    )
+    parser.add_argument("--c", type=float, help="c of recursive (c,l)-diversity (with --l-variant recursive)")
+
+
+def add_t_arguments(parser: argparse.ArgumentParser, *, t_help: str) -> None:
+    """``--t`` and ``--t-distance`` (default auto: ordered for numeric columns, equal otherwise)."""
+    parser.add_argument("--t", type=float, help=t_help)
+    parser.add_argument(
+        "--t-distance",
+        choices=T_DISTANCES,
+        default="auto",
+        help="ground distance of t-closeness (default auto: ordered for numeric columns, equal otherwise)",
+    )

@@ -1,4 +1,8 @@
-"""``privacy-plugins anonymize``: full-domain generalization from the shell.
+"""``privacy-plugins anonymize``: any registered anonymizer from the shell.
+
+``--algorithm`` lists the registry's names, and every algorithm option is a flag
+generated from the registry's option schemas (:class:`AnonymizerOption`); a flag
+the chosen algorithm has no option for is an error (exit 2).
 
 Nothing is written unless the anonymized table passed the re-check; the output
 file appears atomically (written to a temporary file, then renamed).
@@ -16,22 +20,41 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
+from privacy_plugins.cli._args import (
+    Subcommands,
+    add_l_arguments,
+    add_role_arguments,
+    add_t_arguments,
+    check_columns,
+)
 from privacy_plugins.cli._format import aligned, number
-from privacy_plugins.core.anonymize import LOSS_METRICS, AnonymizationResult, anonymize, anonymizer_names
-from privacy_plugins.core.hierarchies import load_hierarchies
-from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.anonymize import (
+    AnonymizationResult,
+    AnonymizerOption,
+    anonymize,
+    anonymizer_names,
+    get_anonymizer,
+)
+from privacy_plugins.core.hierarchies import Hierarchy, hierarchy_files, load_hierarchies
+from privacy_plugins.core.models import PrivacyModel, requirement_models
 from privacy_plugins.core.tables import read_table
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 from privacy_plugins.release.destinations import atomic_file
-from privacy_plugins.release.spec import Requirements
 
-__all__ = ["OUTPUT_EXTENSIONS", "add_anonymize_parser", "check_output_path", "models_from_args", "write_table"]
+__all__ = [
+    "OUTPUT_EXTENSIONS",
+    "add_anonymize_parser",
+    "algorithm_options",
+    "check_output_path",
+    "models_from_args",
+    "write_table",
+]
 
 EXIT_INFEASIBLE = 1
 _PARQUET = {".parquet", ".pq"}
@@ -39,28 +62,66 @@ _PARQUET = {".parquet", ".pq"}
 OUTPUT_EXTENSIONS = (".csv", *sorted(_PARQUET))
 
 
+def _option_flags() -> dict[str, list[tuple[str, AnonymizerOption]]]:
+    """Every registered algorithm option by its CLI flag: ``{"--metric": [("optimal", option), ...]}``."""
+    flags: dict[str, list[tuple[str, AnonymizerOption]]] = {}
+    for name in anonymizer_names():
+        for option in get_anonymizer(name).options:
+            flags.setdefault(option.cli_flag, []).append((name, option))
+    return flags
+
+
+def _add_option_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per algorithm option, generated from the registry's option schemas."""
+    group = parser.add_argument_group("algorithm options (each applies to the algorithms named in its help)")
+    for flag, owners in _option_flags().items():
+        option = owners[0][1]
+        choices = sorted({choice for _, o in owners for choice in o.choices}, key=str) or None
+        algorithms = ", ".join(name for name, _ in owners)
+        if len({o.default for _, o in owners}) > 1:
+            default = "; ".join(f"{name}: {o.default}" for name, o in owners)
+        else:
+            default = str(option.default)
+        group.add_argument(
+            flag,
+            dest=f"option_{flag[2:].replace('-', '_')}",
+            type=option.type,
+            choices=choices,
+            default=None,
+            help=f"{option.help} ({algorithms}; default {default})",
+        )
+
+
 def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
     """Register ``privacy-plugins anonymize``."""
-    parser = commands.add_parser("anonymize", help="generalize a table over hierarchies until the models hold")
+    parser = commands.add_parser(
+        "anonymize", help="anonymize a table with a registered algorithm until the models hold"
+    )
     parser.add_argument("data", type=Path, help="CSV (delimiter auto-detected) or Parquet file")
-    parser.add_argument("--qi", required=True, type=columns_arg, help="quasi-identifiers, comma-separated")
-    parser.add_argument("--sensitive", type=columns_arg, default=[], help="sensitive attributes, comma-separated")
-    parser.add_argument("--identifiers", type=columns_arg, default=[], help="direct identifiers (dropped)")
-    parser.add_argument("--hierarchies", required=True, type=Path, help="folder of ARX CSV hierarchies")
+    add_role_arguments(
+        parser,
+        quasi_identifiers_help="quasi-identifiers, comma-separated",
+        identifiers_help="direct identifiers (dropped)",
+    )
+    parser.add_argument(
+        "--hierarchies",
+        type=Path,
+        help="folder of ARX CSV hierarchies (full-domain algorithms need one per quasi-identifier; "
+        "mondrian publishes numeric quasi-identifiers without one as ranges)",
+    )
     parser.add_argument("--hierarchy-sep", default=";", help="delimiter of the hierarchy files (default ';')")
     parser.add_argument("--algorithm", choices=anonymizer_names(), default="optimal")
     parser.add_argument("--k", type=int, help="k-anonymity")
-    parser.add_argument("--l", type=float, help="l-diversity of every sensitive attribute")
-    parser.add_argument("--l-variant", choices=["distinct", "frequency", "entropy", "recursive"], default="distinct")
-    parser.add_argument("--c", type=float, help="c of recursive (c,l)-diversity")
-    parser.add_argument("--t", type=float, help="t-closeness of every sensitive attribute")
-    parser.add_argument("--t-distance", choices=["auto", "equal", "ordered"], default="auto")
+    add_l_arguments(parser, l_help="l-diversity of every sensitive attribute")
+    add_t_arguments(parser, t_help="t-closeness of every sensitive attribute")
     bound = parser.add_mutually_exclusive_group()
     bound.add_argument("--bound", type=float, help="one personalized leakage bound in (0,1] for every record")
     bound.add_argument("--bound-column", help="column holding each record's leakage bound")
-    parser.add_argument("--suppression", type=float, default=0.0, help="fraction of records that may be suppressed")
-    parser.add_argument("--metric", choices=LOSS_METRICS, default="ncp", help="loss to minimise (default ncp)")
-    parser.add_argument("--mark-suppressed", action="store_true", help="keep suppressed rows with '*' instead")
+    parser.add_argument(
+        "--suppression-limit", type=float, default=0.0, help="fraction of records that may be suppressed (default 0)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of randomized algorithms (default 0)")
+    _add_option_flags(parser)
     parser.add_argument("--out", required=True, type=Path, help="output table (.csv, .parquet or .pq)")
     parser.add_argument("--report", type=Path, help="write the JSON report here as well")
     parser.add_argument("--sep", help="CSV delimiter of DATA (default: detected)")
@@ -69,19 +130,33 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
     parser.set_defaults(run=_run_anonymize)
 
 
-def models_from_args(args: argparse.Namespace, frame: pd.DataFrame) -> list[PrivacyModel]:
-    """The privacy models the flags ask for (each l/t/bound applies to every sensitive attribute).
+def algorithm_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The algorithm options given on the command line, by option name.
 
-    The flags map one to one onto a release spec's ``requirements``, so both build
-    their models through :class:`~privacy_plugins.release.spec.Requirements`.
+    Raises:
+        ConfigurationError: a flag given that the chosen algorithm has no option for.
     """
-    if (args.l is not None or args.t is not None or args.bound is not None or args.bound_column) and not args.sensitive:
-        raise ConfigurationError("--l, --t, --bound and --bound-column need --sensitive")
-    if args.l is not None and args.l_variant == "recursive" and args.c is None:
-        raise ConfigurationError("--l-variant recursive needs --c")
+    own = {option.cli_flag: option for option in get_anonymizer(args.algorithm).options}
+    given: dict[str, Any] = {}
+    for flag in _option_flags():
+        value = getattr(args, f"option_{flag[2:].replace('-', '_')}")
+        if value is None:
+            continue
+        if flag not in own:
+            accepted = ", ".join(sorted(own)) or "none"
+            raise ConfigurationError(
+                f"{flag} is not an option of algorithm {args.algorithm!r}; its options: {accepted}"
+            )
+        given[own[flag].name] = value
+    return given
+
+
+def models_from_args(args: argparse.Namespace) -> list[PrivacyModel]:
+    """The privacy models the flags ask for (each l/t/bound applies to every sensitive attribute)."""
     if all(getattr(args, flag) is None for flag in ("k", "l", "t", "bound", "bound_column")):
         raise ConfigurationError("give at least one requirement: --k, --l, --t, --bound or --bound-column")
-    requirements = Requirements(
+    return requirement_models(
+        sensitive_attributes=args.sensitive_attributes,
         k=args.k,
         l=args.l,
         l_variant=args.l_variant,
@@ -91,13 +166,12 @@ def models_from_args(args: argparse.Namespace, frame: pd.DataFrame) -> list[Priv
         bound=args.bound,
         bound_column=args.bound_column,
     )
-    return requirements.models(tuple(args.sensitive), frame)
 
 
 def _roles(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
     return [
-        ("quasi_identifiers", args.qi),
-        ("sensitive_attributes", args.sensitive),
+        ("quasi_identifiers", args.quasi_identifiers),
+        ("sensitive_attributes", args.sensitive_attributes),
         ("identifiers", args.identifiers),
         ("bound_column", [args.bound_column] if args.bound_column else []),
     ]
@@ -141,20 +215,38 @@ class _Progress:
             print(file=sys.stderr)
 
 
-def _summary(report: dict[str, Any], out: Path) -> str:
-    details = report["details"]
-    levels = ", ".join(f"{name}={level}" for name, level in details.get("levels", {}).items())
-    rows = [
-        ("rows in / published / suppressed",
-         f"{number(report['rows_in'])} / {number(report['rows_out'])} / {number(report['suppressed'])}"),
-        ("NCP / discernibility / precision",
-         f"{report['ncp']:.4f} / {number(report['discernibility'])} / {report['precision']:.3f}"),
-    ]  # fmt: skip
+def _detail_rows(details: dict[str, Any], seconds: float) -> list[tuple[str, str]]:
+    """The algorithm's own facts: a lattice node and its search, or Mondrian's partitions."""
+    rows: list[tuple[str, str]] = []
     if "nodes_checked" in details:
         rows.append(
             ("nodes checked",
-             f"{number(details['nodes_checked'])} of {number(details['lattice_size'])} in {report['seconds']:.2f} s")
+             f"{number(details['nodes_checked'])} of {number(details['lattice_size'])} in {seconds:.2f} s")
         )  # fmt: skip
+    if "n_partitions" in details:
+        rows.append(
+            ("partitions / classes",
+             f"{number(details['n_partitions'])} / {number(details['n_classes'])} in {seconds:.2f} s")
+        )  # fmt: skip
+        rows.append(("mode / seed", f"{details['mode']} / {details['seed']}"))
+        splits = ", ".join(f"{name}={count}" for name, count in details.get("splits", {}).items())
+        if splits:
+            rows.append(("cuts per quasi-identifier", splits))
+    return rows
+
+
+def _summary(report: dict[str, Any], out: Path) -> str:
+    details = report["details"]
+    levels = ", ".join(f"{name}={level}" for name, level in details.get("levels", {}).items())
+    precision = report.get("precision")
+    rows = [
+        ("rows in / published / suppressed",
+         f"{number(report['rows_in'])} / {number(report['rows_out'])} / {number(report['suppressed'])}"),
+        ("NCP / discernibility" + (" / precision" if precision is not None else ""),
+         f"{report['ncp']:.4f} / {number(report['discernibility'])}"
+         + (f" / {precision:.3f}" if precision is not None else "")),
+    ]  # fmt: skip
+    rows += _detail_rows(details, report["seconds"])
     rows += [
         ("re-checked" if i == 0 else "", f"{model['model']}: observed {number(model['observed'])}")
         for i, model in enumerate(report["models"])
@@ -163,26 +255,41 @@ def _summary(report: dict[str, Any], out: Path) -> str:
     return "\n".join([heading, *aligned(rows), f"written to {out}"])
 
 
+def _hierarchies(args: argparse.Namespace) -> dict[Hashable, Hierarchy]:
+    """The hierarchies of the quasi-identifiers that have a file in ``--hierarchies`` (none without the flag).
+
+    Whether a quasi-identifier without one is an error is the algorithm's call:
+    full-domain recoding needs one per quasi-identifier, Mondrian publishes a
+    numeric one as ranges.
+    """
+    if args.hierarchies is None:
+        return {}
+    files = hierarchy_files(args.hierarchies, columns=args.quasi_identifiers)
+    present = [column for column in args.quasi_identifiers if column in files]
+    return load_hierarchies(args.hierarchies, columns=present, sep=args.hierarchy_sep)
+
+
 def _run_anonymize(args: argparse.Namespace) -> int:
     check_output_path(args.out)
+    options = algorithm_options(args)
     frame = read_table(args.data, sep=args.sep)
     check_columns(frame.columns, _roles(args))  # before hierarchies: a typo is a typo, not a missing file
-    models = models_from_args(args, frame)
-    hierarchies = load_hierarchies(args.hierarchies, columns=args.qi, sep=args.hierarchy_sep)
+    models = models_from_args(args)
+    hierarchies = _hierarchies(args)
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
     try:
         result: AnonymizationResult = anonymize(
             frame,
             algorithm=args.algorithm,
-            quasi_identifiers=args.qi,
+            quasi_identifiers=args.quasi_identifiers,
             hierarchies=hierarchies,
             models=models,
             identifiers=args.identifiers,
-            sensitive_attributes=args.sensitive,
-            suppression_limit=args.suppression,
-            metric=args.metric,
-            suppressed_rows="mark" if args.mark_suppressed else "remove",
+            sensitive_attributes=args.sensitive_attributes,
+            suppression_limit=args.suppression_limit,
+            seed=args.seed,
             progress=progress,
+            **options,
         )
     except InfeasibleAnonymizationError as exc:
         progress.close()

@@ -7,7 +7,7 @@ import json
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
-from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
+from privacy_plugins.cli._args import Subcommands, add_l_arguments, add_role_arguments, check_columns
 from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.diagnosis import (
     DEFAULT_K,
@@ -32,17 +32,18 @@ def add_diagnose_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
         "diagnose", help="k, l and borders over every subset of the candidate quasi-identifiers; HTML report"
     )
     parser.add_argument("data", type=Path, help="CSV (delimiter auto-detected) or Parquet file")
-    parser.add_argument("--qi", required=True, type=columns_arg, help="candidate quasi-identifiers, comma-separated")
-    parser.add_argument("--sensitive", help="sensitive attribute: adds l per subset (and l borders with --l)")
-    parser.add_argument("--k", type=int, help=f"target k (default {DEFAULT_K}, or the rows of a smaller table)")
-    parser.add_argument("--l", type=float, help="target l: borders of l-diversity (needs --sensitive)")
-    parser.add_argument(
-        "--l-variant",
-        type=columns_arg,
-        help="comma-separated among distinct,frequency,entropy,recursive (default distinct; all four with --c)",
+    add_role_arguments(
+        parser, quasi_identifiers_help="candidate quasi-identifiers, comma-separated", identifiers_help=None
     )
-    parser.add_argument("--c", type=float, help="recursive (c,l)-diversity's c (with an integer --l)")
-    parser.add_argument("--delta", type=float, help="suppression limit (fraction): k after suppression per subset")
+    parser.add_argument("--k", type=int, help=f"target k (default {DEFAULT_K}, or the rows of a smaller table)")
+    add_l_arguments(
+        parser, l_help="target l: borders of l-diversity of each sensitive attribute (needs --sensitive-attributes)"
+    )
+    parser.add_argument(
+        "--suppression-limit",
+        type=float,
+        help="fraction of records that may be suppressed: k after suppression per subset",
+    )
     parser.add_argument("--risk-threshold", type=float, default=DEFAULT_RISK_THRESHOLD)
     parser.add_argument(
         "--max-exhaustive",
@@ -88,21 +89,22 @@ def format_diagnosis(diagnosis: PrivacyDiagnosis, *, source: str) -> str:
         (f"suppress for k={diagnosis.target_k}",
          f"{full.suppression_needed:,} rows ({share(full.suppression_fraction)})"),
     ]  # fmt: skip
-    if full.k_after_suppression is not None:
-        facts.append((f"k after δ={diagnosis.delta:g}", f"{full.k_after_suppression:,}"))
+    if full.k_after_suppression is not None and diagnosis.suppression_limit is not None:
+        facts.append((f"k after suppressing ≤ {diagnosis.suppression_limit:g}", f"{full.k_after_suppression:,}"))
     if full.distinct_l is not None and full.frequency_l is not None and full.entropy_l is not None:
+        worst = " (worst)" if len(diagnosis.sensitive_attributes) > 1 else ""
         facts.append(
             (
-                f"l of {diagnosis.sensitive_attribute}",
+                f"l of {', '.join(map(str, diagnosis.sensitive_attributes))}{worst}",
                 f"distinct {full.distinct_l}, frequency {number(full.frequency_l)}, entropy {number(full.entropy_l)}",
             )
         )
     lines = [f"privacy diagnosis of {source}", *aligned(facts)]
-    for borders in (diagnosis.k_borders, *diagnosis.l_borders):
+    for borders in (diagnosis.k_borders, *diagnosis.model_borders):
         lines += _border_lines(borders)
     lines.append(f"minimal sets singling out a person: {_subsets(diagnosis.singling_out.negative)}")
     ranking = [
-        f"{score.attribute} ({score.minimal_sets}{', alone' if score.smallest_set == 1 else ''})"
+        f"{score.quasi_identifier} ({score.minimal_sets}{', alone' if score.smallest_set == 1 else ''})"
         for score in diagnosis.quasi_identifier_ranking
         if score.minimal_sets
     ]
@@ -114,17 +116,17 @@ def _run_diagnose(args: argparse.Namespace) -> int:
     frame = read_table(args.data, sep=args.sep)
     check_columns(
         frame.columns,
-        [("quasi_identifiers", args.qi), ("sensitive_attribute", [args.sensitive] if args.sensitive else [])],
+        [("quasi_identifiers", args.quasi_identifiers), ("sensitive_attributes", args.sensitive_attributes)],
     )
     diagnosis = diagnose(
         frame,
-        quasi_identifiers=args.qi,
-        sensitive_attribute=args.sensitive,
+        quasi_identifiers=args.quasi_identifiers,
+        sensitive_attributes=args.sensitive_attributes,
         k=args.k,
         l=args.l,
-        l_variants=args.l_variant,
+        l_variant=args.l_variant,
         c=args.c,
-        delta=args.delta,
+        suppression_limit=args.suppression_limit,
         risk_threshold=args.risk_threshold,
         max_exhaustive=args.max_exhaustive,
         max_evaluations=args.max_evaluations,

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
+from privacy_plugins.cli._args import Subcommands, add_role_arguments, add_t_arguments, check_columns
 from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
 from privacy_plugins.core.measure import MeasureReport, measure
@@ -29,15 +29,18 @@ def add_measure_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
     """Register ``privacy-plugins measure``."""
     parser = commands.add_parser("measure", help="measure k, l, t, leakage and risk of a table")
     parser.add_argument("data", type=Path, help="CSV (delimiter auto-detected) or Parquet file")
-    parser.add_argument("--qi", required=True, type=columns_arg, help="quasi-identifiers, comma-separated")
-    parser.add_argument("--sensitive", type=columns_arg, default=[], help="sensitive attributes, comma-separated")
-    parser.add_argument("--identifiers", type=columns_arg, default=[], help="direct identifiers (checked, never used)")
+    add_role_arguments(
+        parser,
+        quasi_identifiers_help="quasi-identifiers, comma-separated",
+        identifiers_help="direct identifiers (checked, never used)",
+    )
     parser.add_argument("--k", type=int, help="target k: report suppression needed and classes below k")
     parser.add_argument("--l", type=float, help="target l: classes below l per variant, and recursive c*")
     parser.add_argument("--c", type=float, help="with --l: classes violating recursive (c,l)-diversity")
-    parser.add_argument("--t", type=float, help="target t: classes farther than t")
-    parser.add_argument("--t-distance", choices=["auto", "equal", "ordered"], default="auto")
-    parser.add_argument("--delta", type=float, help="suppression limit (fraction): report k after suppression")
+    add_t_arguments(parser, t_help="target t: classes farther than t")
+    parser.add_argument(
+        "--suppression-limit", type=float, help="fraction of records that may be suppressed: report k after suppression"
+    )
     bound = parser.add_mutually_exclusive_group()
     bound.add_argument("--bound", type=float, help="one personalized leakage bound in (0,1] for every record")
     bound.add_argument("--bound-column", help="column holding each record's leakage bound")
@@ -113,7 +116,7 @@ def format_table(report: MeasureReport, *, source: str) -> str:
         after = data["k_after_suppression"]
         rows.append(
             (
-                f"k after δ={after['delta']:g}",
+                f"k after suppressing ≤ {after['suppression_limit']:g}",
                 f"{_fmt(after['k'])} (suppressing {_fmt(after['suppressed_rows'])} "
                 f"of {_fmt(after['budget_rows'])} allowed rows)",
             )
@@ -158,8 +161,8 @@ def _run_measure(args: argparse.Namespace) -> int:
     check_columns(
         frame.columns,
         [
-            ("quasi_identifiers", args.qi),
-            ("sensitive_attributes", args.sensitive),
+            ("quasi_identifiers", args.quasi_identifiers),
+            ("sensitive_attributes", args.sensitive_attributes),
             ("identifiers", args.identifiers),
             ("bound_column", [args.bound_column] if args.bound_column else []),
         ],
@@ -170,15 +173,15 @@ def _run_measure(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", PrivacyRiskWarning)
         report = measure(
             frame,
-            quasi_identifiers=args.qi,
-            sensitive_attributes=args.sensitive,
+            quasi_identifiers=args.quasi_identifiers,
+            sensitive_attributes=args.sensitive_attributes,
             identifiers=args.identifiers,
             k=args.k,
             l=args.l,
             c=args.c,
             t=args.t,
             t_distance=args.t_distance,
-            delta=args.delta,
+            suppression_limit=args.suppression_limit,
             bound=args.bound,
             bound_column=args.bound_column,
             risk_threshold=args.risk_threshold,
@@ -202,7 +205,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         identifiers=list(CENSUS_IDENTIFIERS),
         k=args.k,
         l=2,
-        delta=0.05,
+        suppression_limit=0.05,
         bound=0.5,
     )
     _emit(report, output_format=args.format, source=str(path))

@@ -2,7 +2,7 @@
 
 The table is grouped once (:class:`EquivalenceClasses`) and every measure of
 DESIGN.md is read off that grouping: k, sample uniques, suppression, k after
-δ-suppression, prosecutor risk and, per sensitive attribute, distinct /
+suppression, prosecutor risk and, per sensitive attribute, distinct /
 frequency / entropy l, recursive (c,l) c*, t-closeness and personalized leakage.
 Small frame-level functions (:func:`k_anonymity`, :func:`l_diversity`,
 :func:`t_closeness`) answer a single question with the same code.
@@ -22,7 +22,7 @@ from privacy_plugins.core import metrics
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models.personalized import resolve_bounds
-from privacy_plugins.core.models.t_closeness import resolve_t_distance
+from privacy_plugins.core.models.t_closeness import TDistance, resolve_t_distance
 from privacy_plugins.core.parameters import TOLERANCE, check_fraction, check_integer, check_positive
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
 from privacy_plugins.core.results import ClassViolations, to_jsonable, violations_from_mask
@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 LVariant = Literal["distinct", "frequency", "entropy"]
-TDistance = Literal["auto", "equal", "ordered"]
 L_VARIANTS: tuple[str, ...] = ("distinct", "frequency", "entropy")
 
 
@@ -50,7 +49,7 @@ class SensitiveReport:
     """Every measure that involves one sensitive attribute.
 
     Attributes:
-        attribute: the sensitive attribute.
+        sensitive_attribute: the sensitive attribute.
         distinct_l: min over classes of the number of distinct values.
         frequency_l: min over classes of |E| / max_v count(E, v) (real-valued).
         entropy_l: min over classes of exp(H(E)) (real-valued).
@@ -65,7 +64,7 @@ class SensitiveReport:
         leakage: personalized leakage against the bounds, if bounds were given.
     """
 
-    attribute: Hashable
+    sensitive_attribute: Hashable
     distinct_l: int
     frequency_l: float
     entropy_l: float
@@ -106,12 +105,12 @@ class MeasureReport:
     k_violations: ClassViolations | None = None
     suppression_needed: metrics.SuppressionNeeded | None = None
     k_after_suppression: metrics.KAfterSuppression | None = None
-    sensitive: tuple[SensitiveReport, ...] = ()
+    sensitive_attributes: tuple[SensitiveReport, ...] = ()
 
     def for_attribute(self, attribute: Hashable) -> SensitiveReport:
         """The report of one sensitive attribute."""
-        for report in self.sensitive:
-            if report.attribute == attribute:
+        for report in self.sensitive_attributes:
+            if report.sensitive_attribute == attribute:
                 return report
         raise KeyError(attribute)
 
@@ -133,21 +132,21 @@ class MeasureReport:
             out["k_violations"] = self.k_violations
         if self.k_after_suppression is not None:
             out["k_after_suppression"] = self.k_after_suppression
-        if self.sensitive:
-            out["distinct_l"] = min(r.distinct_l for r in self.sensitive)
-            out["frequency_l"] = min(r.frequency_l for r in self.sensitive)
-            out["entropy_l"] = min(r.entropy_l for r in self.sensitive)
-            out["t_closeness"] = max(r.t_closeness for r in self.sensitive)
-            recursive = [r.recursive_c for r in self.sensitive if r.recursive_c is not None]
+        if self.sensitive_attributes:
+            out["distinct_l"] = min(r.distinct_l for r in self.sensitive_attributes)
+            out["frequency_l"] = min(r.frequency_l for r in self.sensitive_attributes)
+            out["entropy_l"] = min(r.entropy_l for r in self.sensitive_attributes)
+            out["t_closeness"] = max(r.t_closeness for r in self.sensitive_attributes)
+            recursive = [r.recursive_c for r in self.sensitive_attributes if r.recursive_c is not None]
             if recursive:
-                out["recursive_l"] = self.sensitive[0].recursive_l
+                out["recursive_l"] = self.sensitive_attributes[0].recursive_l
                 out["recursive_c"] = max(recursive)
-            leakages = [r.leakage for r in self.sensitive if r.leakage is not None]
+            leakages = [r.leakage for r in self.sensitive_attributes if r.leakage is not None]
             if leakages:
                 out["max_leakage"] = max(x.max_leakage for x in leakages)
                 out["leakage_violations"] = max(x.violations for x in leakages)
                 out["leakage_infeasible"] = max(x.infeasible for x in leakages)
-            out["sensitive_attributes"] = {str(r.attribute): r for r in self.sensitive}
+            out["sensitive_attributes"] = {str(r.sensitive_attribute): r for r in self.sensitive_attributes}
         return to_jsonable(out)
 
 
@@ -228,7 +227,7 @@ def _measure_sensitive(
     if bounds is not None:
         leakage = metrics.personalized_leakage(classes, counts, bounds, include_values=include_values)
     return SensitiveReport(
-        attribute=attribute,
+        sensitive_attribute=attribute,
         distinct_l=int(per_class["distinct"].min()),
         frequency_l=float(per_class["frequency"].min()),
         entropy_l=float(per_class["entropy"].min()),
@@ -259,7 +258,7 @@ def measure(
     c: float | None = None,
     t: float | None = None,
     t_distance: TDistance = "auto",
-    delta: float | None = None,
+    suppression_limit: float | None = None,
     bound: float | None = None,
     bound_column: Hashable | None = None,
     risk_threshold: float = DEFAULT_RISK_THRESHOLD,
@@ -279,7 +278,8 @@ def measure(
         t: target t in [0, 1]: adds the classes farther than t.
         t_distance: ``"equal"`` (categorical), ``"ordered"`` (numeric) or
             ``"auto"``: ordered for numeric columns, equal otherwise.
-        delta: suppression limit in [0, 1]: adds k after δ-suppression.
+        suppression_limit: fraction of the records that may be suppressed, in
+            [0, 1]: adds k after suppression.
         bound: one personalized leakage bound for every record, in (0, 1].
         bound_column: a column holding each record's own bound, in (0, 1].
         risk_threshold: record risk above which a record counts as at risk.
@@ -322,8 +322,8 @@ def measure(
         c = check_positive(c, name="c")
     if t is not None:
         t = check_fraction(t, name="t")
-    if delta is not None:
-        delta = check_fraction(delta, name="delta")
+    if suppression_limit is not None:
+        suppression_limit = check_fraction(suppression_limit, name="suppression_limit")
     bounds = _bounds_per_row(table, bound=bound, bound_column=bound_column, roles=roles)
     if (l is not None or t is not None or bounds is not None) and not roles.sensitive_attributes:
         raise ConfigurationError("l, t and leakage bounds need at least one sensitive attribute")
@@ -335,7 +335,7 @@ def measure(
         )
 
     classes = EquivalenceClasses.from_frame(table, roles.quasi_identifiers)
-    sensitive = tuple(
+    per_attribute = tuple(
         _measure_sensitive(
             classes, attribute, l=l, c=c, t=t, t_distance=t_distance, bounds=bounds, include_values=include_values
         )
@@ -352,8 +352,10 @@ def measure(
         target_k=k,
         k_violations=metrics.k_violations(classes, k, include_values=include_values) if k is not None else None,
         suppression_needed=metrics.suppression_needed(classes, k) if k is not None else None,
-        k_after_suppression=metrics.k_after_suppression(classes, delta) if delta is not None else None,
-        sensitive=sensitive,
+        k_after_suppression=(
+            metrics.k_after_suppression(classes, suppression_limit) if suppression_limit is not None else None
+        ),
+        sensitive_attributes=per_attribute,
     )
 
 
@@ -374,18 +376,18 @@ def l_diversity(
     *,
     quasi_identifiers: Sequence[Hashable],
     sensitive_attribute: Hashable,
-    variant: LVariant = "distinct",
+    l_variant: LVariant = "distinct",
 ) -> float:
     """L of one sensitive attribute (``distinct`` is an integer; the others are real-valued)."""
-    if variant not in L_VARIANTS:
-        raise ConfigurationError(f"variant must be one of {list(L_VARIANTS)}, got {variant!r}")
+    if l_variant not in L_VARIANTS:
+        raise ConfigurationError(f"l_variant must be one of {list(L_VARIANTS)}, got {l_variant!r}")
     _, classes = _prepare(
         frame, AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=[sensitive_attribute])
     )
     counts = classes.sensitive(sensitive_attribute)
-    if variant == "distinct":
+    if l_variant == "distinct":
         return int(metrics.distinct_l_per_class(counts).min())
-    if variant == "frequency":
+    if l_variant == "frequency":
         return float(metrics.frequency_l_per_class(classes, counts).min())
     return float(metrics.entropy_l_per_class(classes, counts).min())
 

@@ -90,9 +90,9 @@ def _finding_row(finding: SubsetFinding, with_l: bool) -> list[object]:
 
 
 def _finding_table(diagnosis: PrivacyDiagnosis, findings: Iterable[SubsetFinding]) -> str:
-    with_l = diagnosis.sensitive_attribute is not None
+    with_l = bool(diagnosis.sensitive_attributes)
     headers = ["attributes", "size", "classes", "k", "sample uniques", f"suppress for k={diagnosis.target_k}"]
-    headers += ["k after δ", "records at risk"]
+    headers += ["k after suppression", "records at risk"]
     if with_l:
         headers += ["distinct l", "frequency l", "entropy l", "recursive c*"]
     return _table(headers, (_finding_row(f, with_l) for f in findings))
@@ -106,8 +106,8 @@ def _summary(diagnosis: PrivacyDiagnosis) -> str:
     facts = [
         ("rows", _fmt(diagnosis.rows)),
         ("candidate quasi-identifiers", _names(diagnosis.quasi_identifiers)),
-        ("sensitive attribute", _fmt(diagnosis.sensitive_attribute)),
-        ("targets", escape(", ".join(b.target for b in (diagnosis.k_borders, *diagnosis.l_borders)))),
+        ("sensitive attributes", _names(diagnosis.sensitive_attributes) if diagnosis.sensitive_attributes else "none"),
+        ("targets", escape(", ".join(b.target for b in (diagnosis.k_borders, *diagnosis.model_borders)))),
         ("mode", escape(mode)),
         (
             "subsets evaluated for the k border",
@@ -120,15 +120,20 @@ def _summary(diagnosis: PrivacyDiagnosis) -> str:
         _card(f"records at risk (> {diagnosis.risk_threshold:g})", _share(full.share_at_risk)),
         _card(f"rows to suppress for k={diagnosis.target_k}", _share(full.suppression_fraction)),
     ]
-    if diagnosis.delta is not None:
-        cards.append(_card(f"k after suppressing ≤ {diagnosis.delta:.1%}", full.k_after_suppression))
+    if diagnosis.suppression_limit is not None:
+        cards.append(_card(f"k after suppressing ≤ {diagnosis.suppression_limit:.1%}", full.k_after_suppression))
     if full.distinct_l is not None:
-        cards.append(_card("distinct l over all candidates", full.distinct_l))
+        label = "distinct l over all candidates" + (
+            " (worst attribute)" if len(diagnosis.sensitive_attributes) > 1 else ""
+        )
+        cards.append(_card(label, full.distinct_l))
     return _table([], facts) + f'<div class="cards">{"".join(cards)}</div>'
 
 
 def _border_section(diagnosis: PrivacyDiagnosis, borders: Borders, *, lattice: bool) -> str:
     parts = [f"<h2>Borders of {escape(borders.target)}</h2>"]
+    if borders.sensitive_attribute is not None:
+        parts.append(f"<p class='muted'>sensitive attribute: {escape(str(borders.sensitive_attribute))}</p>")
     parts.append(
         f"<p class='muted'>{_fmt(len(borders.positive))} maximal subsets satisfy it (Bd+), "
         f"{_fmt(len(borders.negative))} minimal subsets violate it (Bd−); found by evaluating "
@@ -140,7 +145,7 @@ def _border_section(diagnosis: PrivacyDiagnosis, borders: Borders, *, lattice: b
     target = escape(borders.target)
     if borders.model == "k-anonymity":
         positive = f"Bd+: the largest subsets that can be published as they are ({target})"
-    else:  # l-diversity says nothing about k: these subsets are diverse enough, not safe to publish on that alone
+    else:  # l-diversity, t-closeness … say nothing about k: these subsets satisfy it, not safe on that alone
         positive = f"Bd+: the largest subsets whose classes all satisfy {target}"
     parts.append(f"<h3>{positive}</h3>")
     parts.append(_finding_table(diagnosis, (diagnosis.for_subset(s) for s in borders.positive)))
@@ -179,7 +184,7 @@ def render_diagnosis_html(diagnosis: PrivacyDiagnosis) -> str:
         _summary(diagnosis),
         _quasi_identifier_section(diagnosis),
         _border_section(diagnosis, diagnosis.k_borders, lattice=True),
-        *(_border_section(diagnosis, b, lattice=False) for b in diagnosis.l_borders),
+        *(_border_section(diagnosis, b, lattice=False) for b in diagnosis.model_borders),
         "<h2>k and l by subset size</h2>",
         _figure(plots.subset_measures_svg(diagnosis), "Dots: subsets (jittered); bars: median per size."),
         "<h2>Class sizes and suppression</h2>",
@@ -193,7 +198,7 @@ def render_diagnosis_html(diagnosis: PrivacyDiagnosis) -> str:
         ),
         "<h2>Search effort</h2>",
         _figure(
-            plots.search_effort_svg((diagnosis.k_borders, *diagnosis.l_borders), d),
+            plots.search_effort_svg((diagnosis.k_borders, *diagnosis.model_borders), d),
             "Monotonicity pruning: the level-wise search never evaluates a superset of a violating subset.",
         ),
     ]

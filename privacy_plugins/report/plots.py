@@ -130,7 +130,7 @@ def subset_measures_svg(diagnosis: PrivacyDiagnosis) -> str:
     """K (and l) of each measured subset by subset size, with the targets marked."""
     subsets = diagnosis.subsets
     d = len(diagnosis.quasi_identifiers)
-    with_l = diagnosis.sensitive_attribute is not None
+    with_l = bool(diagnosis.sensitive_attributes)
     figure = _figure(height=3.4)
     panels = figure.subplots(1, 2 if with_l else 1, squeeze=False)[0]
     _strip(panels[0], subsets, lambda s: s.k, d)
@@ -141,7 +141,7 @@ def subset_measures_svg(diagnosis: PrivacyDiagnosis) -> str:
     panels[0].legend(frameon=False)
     if with_l:
         _strip(panels[1], subsets, lambda s: float(s.distinct_l or 0), d)
-        panels[1].set_ylabel(f"distinct l of {diagnosis.sensitive_attribute}")
+        panels[1].set_ylabel(f"distinct l of {', '.join(map(str, diagnosis.sensitive_attributes))}")
         panels[1].set_title("distinct l by subset size")
         if diagnosis.target_l is not None:
             panels[1].axhline(
@@ -216,7 +216,7 @@ def qi_ranking_svg(ranking: Sequence[QuasiIdentifierScore]) -> str:
     """Attributes by the number of minimal singling-out sets they belong to."""
     figure = _figure(height=0.9 + 0.3 * len(ranking))
     axes = figure.subplots()
-    names = [str(score.attribute) for score in ranking][::-1]
+    names = [str(score.quasi_identifier) for score in ranking][::-1]
     counts = [score.minimal_sets for score in ranking][::-1]
     colors = [VIOLATES if score.smallest_set == 1 else NEUTRAL for score in ranking][::-1]
     axes.barh(names, counts, color=colors)

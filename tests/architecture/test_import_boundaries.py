@@ -39,7 +39,8 @@ from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 
 df = pd.DataFrame({"age": [21, 22, 23, 24, 25, 26], "zip": ["17651", "17652", "17661", "17662", "17671", "17672"],
                    "disease": ["a", "b", "a", "b", "a", "b"]})
-diagnosis = diagnose(df, quasi_identifiers=["age", "zip"], sensitive_attribute="disease", k=2, l=2, delta=0.2)
+diagnosis = diagnose(df, quasi_identifiers=["age", "zip"], sensitive_attributes=["disease"], k=2, l=2,
+suppression_limit=0.2)
 json.dumps(diagnosis.to_dict())
 find_borders(df, quasi_identifiers=["age", "zip"], target=DistinctLDiversity("disease", 2))
 json.dumps(measure(df, quasi_identifiers=["age", "zip"], sensitive_attributes=["disease"]).to_dict())

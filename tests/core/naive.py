@@ -113,11 +113,11 @@ def _violations(sizes_of_violating: list[int]) -> dict[str, Any]:
     }
 
 
-def k_after_suppression(sizes: list[int], n: int, delta: float) -> dict[str, int]:
+def k_after_suppression(sizes: list[int], n: int, suppression_limit: float) -> dict[str, int]:
     """Suppress whole smallest classes within ⌊δ·n⌋ rows, keeping at least one class."""
     # floor(δ·n) read as the user means it: δ = 0.29 on 100 rows allows 29 rows, although
     # 0.29 * 100 == 28.999999999999996 in floating point (hence the 1e-9).
-    budget = math.floor(delta * n + 1e-9)
+    budget = math.floor(suppression_limit * n + 1e-9)
     distinct = sorted(set(sizes))
     suppressed = 0
     remaining_k = distinct[0]
@@ -190,7 +190,7 @@ def naive_measure(
     l: float | None = None,
     c: float | None = None,
     t: float | None = None,
-    delta: float | None = None,
+    suppression_limit: float | None = None,
     bound: float | None = None,
     bounds: list[float] | None = None,
     risk_threshold: float = 0.2,
@@ -240,8 +240,8 @@ def naive_measure(
         small = [size for size in sizes if size < k]
         out["suppression_needed"] = {"rows": sum(small), "fraction": sum(small) / n}
         out["k_violations"] = _violations(small)
-    if delta is not None:
-        out["k_after_suppression"] = k_after_suppression(sizes, n, delta)
+    if suppression_limit is not None:
+        out["k_after_suppression"] = k_after_suppression(sizes, n, suppression_limit)
 
     if bound is not None:
         bounds = [bound] * n

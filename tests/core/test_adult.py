@@ -21,7 +21,7 @@ ADULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult" / "adu
 QIS = ["age", "education", "marital-status", "native-country", "race", "sex", "workclass"]
 COARSE_QIS = ["sex", "race", "workclass"]
 SENSITIVE = "occupation"
-PARAMS: dict[str, Any] = {"k": 5, "l": 2, "c": 3, "t": 0.2, "delta": 0.01, "bound": 0.5}
+PARAMS: dict[str, Any] = {"k": 5, "l": 2, "c": 3, "t": 0.2, "suppression_limit": 0.01, "bound": 0.5}
 
 Getter = Callable[[Any], Any]
 
@@ -75,7 +75,7 @@ def age_sensitive(adult: pd.DataFrame) -> tuple[pp.MeasureReport, dict[str, Any]
 
 def _sa(name: str) -> tuple[Getter, Getter]:
     def library(report: pp.MeasureReport) -> Any:
-        return getattr(report.sensitive[0], name)
+        return getattr(report.sensitive_attributes[0], name)
 
     def naive(expected: dict[str, Any]) -> Any:
         return next(iter(expected["sensitive"].values()))[name]
@@ -127,26 +127,28 @@ MEASURES: dict[str, tuple[Getter, Getter]] = {
     "t_distance": _sa("t_distance"),
     **{
         f"l_violations[{variant}]": _violations(
-            lambda r, v=variant: r.sensitive[0].l_violations[v],
+            lambda r, v=variant: r.sensitive_attributes[0].l_violations[v],
             lambda e, v=variant: _sa_field(e)["l_violations"][v],
         )
         for variant in ("distinct", "frequency", "entropy", "recursive")
     },
-    "t_violations": _violations(lambda r: r.sensitive[0].t_violations, lambda e: _sa_field(e)["t_violations"]),
+    "t_violations": _violations(
+        lambda r: r.sensitive_attributes[0].t_violations, lambda e: _sa_field(e)["t_violations"]
+    ),
     "leakage.max_leakage": (
-        lambda r: r.sensitive[0].leakage.max_leakage,
+        lambda r: r.sensitive_attributes[0].leakage.max_leakage,
         lambda e: _sa_field(e)["leakage"]["max_leakage"],
     ),
     "leakage.mean_leakage": (
-        lambda r: r.sensitive[0].leakage.mean_leakage,
+        lambda r: r.sensitive_attributes[0].leakage.mean_leakage,
         lambda e: _sa_field(e)["leakage"]["mean_leakage"],
     ),
     "leakage.violations": (
-        lambda r: r.sensitive[0].leakage.violations,
+        lambda r: r.sensitive_attributes[0].leakage.violations,
         lambda e: _sa_field(e)["leakage"]["violations"],
     ),
     "leakage.infeasible": (
-        lambda r: r.sensitive[0].leakage.infeasible,
+        lambda r: r.sensitive_attributes[0].leakage.infeasible,
         lambda e: _sa_field(e)["leakage"]["infeasible"],
     ),
 }
@@ -187,7 +189,7 @@ def test_adult_frame_level_functions(adult: pd.DataFrame, occupation: tuple[pp.M
     assert pp.k_anonymity(adult, quasi_identifiers=QIS) == expected["k"]
     assert pp.l_diversity(adult, quasi_identifiers=QIS, sensitive_attribute=SENSITIVE) == want["distinct_l"]
     for variant in ("frequency", "entropy"):
-        got = pp.l_diversity(adult, quasi_identifiers=QIS, sensitive_attribute=SENSITIVE, variant=variant)
+        got = pp.l_diversity(adult, quasi_identifiers=QIS, sensitive_attribute=SENSITIVE, l_variant=variant)
         assert math.isclose(got, want[f"{variant}_l"], rel_tol=1e-9, abs_tol=1e-12)
     got_t = pp.t_closeness(adult, quasi_identifiers=QIS, sensitive_attribute=SENSITIVE)
     assert math.isclose(got_t, want["t_closeness"], rel_tol=1e-9, abs_tol=1e-12)

@@ -85,7 +85,7 @@ def test_not_a_dataframe() -> None:
         ({"k": 5}, ConfigurationError, r"k=5 is larger than the table \(4 rows\)"),
         ({"l": 0.5, "sensitive_attributes": ["disease"]}, ConfigurationError, "l must be >= 1"),
         ({"t": 1.5, "sensitive_attributes": ["disease"]}, ConfigurationError, r"t must be in \[0, 1\]"),
-        ({"delta": -0.1}, ConfigurationError, r"delta must be in \[0, 1\]"),
+        ({"suppression_limit": -0.1}, ConfigurationError, r"suppression_limit must be in \[0, 1\]"),
         ({"bound": 0.0, "sensitive_attributes": ["disease"]}, ConfigurationError, r"bound must be in \(0, 1\]"),
         ({"bound": 1.2, "sensitive_attributes": ["disease"]}, ConfigurationError, r"bound must be in \(0, 1\]"),
         ({"bound": float("nan"), "sensitive_attributes": ["disease"]}, ConfigurationError, "bound must be finite"),

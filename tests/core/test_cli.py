@@ -30,7 +30,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_json_contract_keys(census_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(
-        capsys, "measure", str(census_csv), "--qi", "age,sex,zip", "--sensitive", "disease",
+        capsys, "measure", str(census_csv), "--quasi-identifiers", "age,sex,zip", "--sensitive-attributes", "disease",
         "--identifiers", "person_id", "--k", "3", "--l", "2", "--t", "0.3", "--bound", "0.5", "--format", "json",
     )  # fmt: skip
     assert code == 0
@@ -51,7 +51,9 @@ def test_json_contract_keys(census_csv: Path, capsys: pytest.CaptureFixture[str]
 def test_frequency_and_entropy_l_are_not_floored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "t.csv"
     pd.DataFrame({"q": ["a"] * 3, "s": ["x", "x", "y"]}).to_csv(path, index=False)
-    code, out, _ = run(capsys, "measure", str(path), "--qi", "q", "--sensitive", "s", "--format", "json")
+    code, out, _ = run(
+        capsys, "measure", str(path), "--quasi-identifiers", "q", "--sensitive-attributes", "s", "--format", "json"
+    )
     data = json.loads(out)
     assert code == 0
     assert data["frequency_l"] == pytest.approx(1.5)
@@ -59,7 +61,17 @@ def test_frequency_and_entropy_l_are_not_floored(tmp_path: Path, capsys: pytest.
 
 
 def test_table_format_is_readable(census_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "measure", str(census_csv), "--qi", "age,sex", "--sensitive", "disease", "--k", "2")
+    code, out, _ = run(
+        capsys,
+        "measure",
+        str(census_csv),
+        "--quasi-identifiers",
+        "age,sex",
+        "--sensitive-attributes",
+        "disease",
+        "--k",
+        "2",
+    )
     assert code == 0
     assert "equivalence classes" in out and "distinct l" in out and "suppression for k=2" in out
 
@@ -67,18 +79,21 @@ def test_table_format_is_readable(census_csv: Path, capsys: pytest.CaptureFixtur
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["measure", "{missing}", "--qi", "age"], "not found"),
+        (["measure", "{missing}", "--quasi-identifiers", "age"], "not found"),
         (
-            ["measure", "{csv}", "--qi", "age,zipp"],
+            ["measure", "{csv}", "--quasi-identifiers", "age,zipp"],
             "quasi_identifiers not found in table: ['zipp'] (did you mean 'zip'?)",
         ),
         (
-            ["diagnose", "{csv}", "--qi", "age,zipp"],
+            ["diagnose", "{csv}", "--quasi-identifiers", "age,zipp"],
             "quasi_identifiers not found in table: ['zipp'] (did you mean 'zip'?)",
         ),
-        (["measure", "{empty}", "--qi", "age"], "empty"),
-        (["measure", "{csv}", "--qi", "age", "--k", "0"], "k must be"),
-        (["measure", "{csv}", "--qi", "age", "--sensitive", "disease", "--bound", "2"], "bound"),
+        (["measure", "{empty}", "--quasi-identifiers", "age"], "empty"),
+        (["measure", "{csv}", "--quasi-identifiers", "age", "--k", "0"], "k must be"),
+        (
+            ["measure", "{csv}", "--quasi-identifiers", "age", "--sensitive-attributes", "disease", "--bound", "2"],
+            "bound",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_one_line(
@@ -96,7 +111,7 @@ def test_bad_input_exits_2_with_one_line(
 def test_leading_zeros_survive_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "zips.csv"
     path.write_text("zip,age\n01234,30\n1234,30\n01234,31\n")
-    code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--format", "json")
+    code, out, _ = run(capsys, "measure", str(path), "--quasi-identifiers", "zip", "--format", "json")
     assert code == 0
     assert json.loads(out)["classes"] == 2  # '01234' and '1234' are different codes
     frame = pp.read_table(path)
@@ -114,7 +129,7 @@ def test_delimiter_is_detected(sep: str, tmp_path: Path) -> None:
 def test_parquet_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "census.parquet"
     pp.generate_census(200, seed=1).to_parquet(path)
-    code, out, _ = run(capsys, "measure", str(path), "--qi", "sex,education", "--format", "json")
+    code, out, _ = run(capsys, "measure", str(path), "--quasi-identifiers", "sex,education", "--format", "json")
     assert code == 0
     assert json.loads(out)["rows"] == 200
 
@@ -123,7 +138,7 @@ def test_parquet_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 def test_include_values_is_opt_in(output_format: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "t.csv"
     pd.DataFrame({"zip": ["11111", "22222", "22222"], "s": ["x", "y", "z"]}).to_csv(path, index=False)
-    argv = ["measure", str(path), "--qi", "zip", "--k", "2", "--format", output_format]
+    argv = ["measure", str(path), "--quasi-identifiers", "zip", "--k", "2", "--format", output_format]
     code, out, err = run(capsys, *argv)
     assert code == 0 and "11111" not in out and err == ""
     with warnings.catch_warnings():
@@ -139,7 +154,8 @@ def test_include_values_in_table_format_shows_every_kind_of_violation(
     path = tmp_path / "t.csv"
     frame = pd.DataFrame({"zip": ["11111", "22222", "22222", "33333", "33333"], "s": ["x", "y", "y", "y", "z"]})
     frame.to_csv(path, index=False)
-    code, out, _ = run(capsys, "measure", str(path), "--qi", "zip", "--sensitive", "s", "--k", "2", "--l", "2",
+    code, out, _ = run(capsys, "measure", str(path), "--quasi-identifiers", "zip", "--sensitive-attributes",
+    "s", "--k", "2", "--l", "2",
                        "--t", "0.1", "--bound", "0.6", "--include-values")  # fmt: skip
     assert code == 0
     assert "e.g. zip=11111" in out  # k
@@ -148,7 +164,8 @@ def test_include_values_in_table_format_shows_every_kind_of_violation(
 
 def test_console_script_runs(census_csv: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "privacy_plugins.cli", "measure", str(census_csv), "--qi", "sex", "--format", "json"],
+        [sys.executable, "-m", "privacy_plugins.cli", "measure", str(census_csv), "--quasi-identifiers", "sex",
+            "--format", "json"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -193,11 +210,13 @@ def value_columns(out: str, labels: list[str]) -> set[int]:
 
 
 def test_measure_table_aligns_labels_and_rounds(census_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "measure", str(census_csv), "--qi", "age,sex", "--sensitive", "disease", "--k", "5",
-                       "--delta", "0.05", "--l", "2", "--c", "3", "--t", "0.3", "--bound", "0.5")  # fmt: skip
+    code, out, _ = run(capsys, "measure", str(census_csv), "--quasi-identifiers", "age,sex",
+    "--sensitive-attributes", "disease", "--k", "5",
+                       "--suppression-limit", "0.05", "--l", "2", "--c", "3", "--t", "0.3", "--bound",
+                       "0.5")  # fmt: skip
     assert code == 0
     main_labels = ["rows", "quasi-identifiers", "equivalence classes", "sample uniques", "max / mean risk",
-                   "records at risk", "suppression for k=5", "k after δ=0.05"]  # fmt: skip
+                   "records at risk", "suppression for k=5", "k after suppressing ≤ 0.05"]  # fmt: skip
     assert len(value_columns(out, main_labels)) == 1
     sensitive_labels = ["distinct l", "frequency l", "entropy l", "t-closeness", "recursive c* (l=2)", "max leakage"]
     assert len(value_columns(out, sensitive_labels)) == 1
@@ -206,7 +225,9 @@ def test_measure_table_aligns_labels_and_rounds(census_csv: Path, capsys: pytest
 def test_diagnose_table_shows_small_shares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "t.csv"
     pd.DataFrame({"q": ["a"] * 4_999 + ["b"], "s": ["x", "y"] * 2_500}).to_csv(path, index=False)
-    code, out, _ = run(capsys, "diagnose", str(path), "--qi", "q", "--sensitive", "s", "--k", "2")
+    code, out, _ = run(
+        capsys, "diagnose", str(path), "--quasi-identifiers", "q", "--sensitive-attributes", "s", "--k", "2"
+    )
     assert code == 0
     assert "<0.1% of records at risk" in out and "1 rows (<0.1%)" in out and "0.0%" not in out
     assert len(value_columns(out, ["rows", "candidates (d=1)", "mode", "k, all candidates", "suppress for k=2"])) == 1

@@ -43,7 +43,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_report_contract_and_output(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = workspace / "out" / "released.csv"
     code, stdout, _ = run(
-        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--sensitive", "disease",
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip",
+        "--sensitive-attributes", "disease",
         "--identifiers", "name", "--hierarchies", str(workspace / "hierarchies"), "--k", "3", "--l", "2",
         "--out", str(out), "--report", str(workspace / "report.json"), "--format", "json",
     )  # fmt: skip
@@ -66,7 +67,7 @@ def test_report_contract_and_output(workspace: Path, capsys: pytest.CaptureFixtu
 def test_parquet_output(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = workspace / "released.parquet"
     code, _, _ = run(
-        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies",
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
         str(workspace / "hierarchies"), "--k", "2", "--out", str(out), "--algorithm", "samarati",
     )  # fmt: skip
     assert code == 0
@@ -77,11 +78,11 @@ def test_parquet_output(workspace: Path, capsys: pytest.CaptureFixture[str]) -> 
     ("extra", "code", "message"),
     [
         (["--k", "13"], 2, "larger than the table"),
-        (["--k", "2", "--suppression", "1.5"], 2, "suppression_limit"),
-        (["--l", "2"], 2, "need --sensitive"),
+        (["--k", "2", "--suppression-limit", "1.5"], 2, "suppression_limit"),
+        (["--l", "2"], 2, "need at least one sensitive attribute"),
         ([], 2, "at least one requirement"),
-        (["--sensitive", "disease", "--l", "4"], 1, "cannot be met"),
-        (["--sensitive", "disease", "--l", "2", "--l-variant", "recursive"], 2, "needs --c"),
+        (["--sensitive-attributes", "disease", "--l", "4"], 1, "cannot be met"),
+        (["--sensitive-attributes", "disease", "--l", "2", "--l-variant", "recursive"], 2, "needs c"),
     ],
 )
 def test_failures_write_nothing(
@@ -89,7 +90,7 @@ def test_failures_write_nothing(
 ) -> None:
     out = workspace / "released.csv"
     result, stdout, stderr = run(
-        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies",
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
         str(workspace / "hierarchies"), "--out", str(out), *extra,
     )  # fmt: skip
     assert result == code
@@ -100,10 +101,10 @@ def test_failures_write_nothing(
 def test_missing_hierarchy_is_named(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workspace / "hierarchies" / "age.csv").unlink()
     code, _, stderr = run(
-        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies",
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
         str(workspace / "hierarchies"), "--k", "2", "--out", str(workspace / "x.csv"),
     )  # fmt: skip
-    assert code == 2 and "no hierarchy for ['age']" in stderr
+    assert code == 2 and "no hierarchy for quasi-identifier(s) ['age']" in stderr
 
 
 @pytest.mark.parametrize("name", ["released.xlsx", "released", "released.json"])
@@ -116,7 +117,7 @@ def test_unknown_output_extension_is_an_error_before_any_work(
     monkeypatch.setattr("privacy_plugins.cli.anonymize.anonymize", must_not_run)
     out = workspace / "out" / name
     code, stdout, stderr = run(
-        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies",
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
         str(workspace / "hierarchies"), "--k", "2", "--out", str(out),
     )  # fmt: skip
     assert code == 2 and stdout == ""
@@ -140,7 +141,7 @@ def test_output_and_report_get_the_umask_mode(
 ) -> None:
     out, report = workspace / name, workspace / "report.json"
     code, _, _ = run(
-        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies",
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
         str(workspace / "hierarchies"), "--k", "2", "--out", str(out), "--report", str(report),
     )  # fmt: skip
     assert code == 0
@@ -167,7 +168,7 @@ def test_readme_documents_the_file_mode_rule() -> None:
 
 def test_misspelled_column_is_named_before_hierarchies(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, stdout, stderr = run(
-        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "agee,zip", "--hierarchies",
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "agee,zip", "--hierarchies",
         str(workspace / "hierarchies"), "--k", "2", "--out", str(workspace / "x.csv"),
     )  # fmt: skip
     assert code == 2 and stdout == ""
@@ -179,7 +180,8 @@ def test_misspelled_column_is_named_before_hierarchies(workspace: Path, capsys: 
 
 def test_misspelled_sensitive_attribute_is_named(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, stderr = run(
-        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--sensitive", "diseas",
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip",
+        "--sensitive-attributes", "diseas",
         "--hierarchies", str(workspace / "hierarchies"), "--l", "2", "--out", str(workspace / "x.csv"),
     )  # fmt: skip
     assert code == 2 and "sensitive_attributes not found in table: ['diseas'] (did you mean 'disease'?)" in stderr
@@ -192,16 +194,18 @@ def test_data_files_are_not_listed_as_hierarchies(workspace: Path, capsys: pytes
     (folder / "people_subset.csv").write_text((workspace / "people.csv").read_text())
     (folder / "people_hierarchy_zip.csv").unlink()
     code, _, stderr = run(
-        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--hierarchies", str(folder),
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
+        str(folder),
         "--k", "2", "--out", str(workspace / "x.csv"),
     )  # fmt: skip
-    assert code == 2 and "no hierarchy for ['zip']" in stderr
-    assert "found hierarchies for ['age']" in stderr and "people_subset" not in stderr
+    assert code == 2 and "no hierarchy for quasi-identifier(s) ['zip']" in stderr
+    assert "hierarchies given for ['age']" in stderr and "people_subset" not in stderr
 
 
 def test_summary_prints_integers_as_integers_and_rounds_t(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(
-        capsys, "anonymize", str(workspace / "people.csv"), "--qi", "age,zip", "--sensitive", "disease",
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip",
+        "--sensitive-attributes", "disease",
         "--hierarchies", str(workspace / "hierarchies"), "--k", "3", "--l", "2", "--t", "0.5",
         "--out", str(workspace / "x.csv"),
     )  # fmt: skip
@@ -212,3 +216,73 @@ def test_summary_prints_integers_as_integers_and_rounds_t(workspace: Path, capsy
     labelled = [line for line in out.splitlines()[1:-1]]
     starts = {len(line) - len(line[2:].split("  ", 1)[-1].lstrip()) for line in labelled}
     assert len(starts) == 1, out
+
+
+def test_mondrian_runs_end_to_end_without_hierarchies(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = workspace / "mondrian.csv"
+    code, stdout, _ = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--algorithm", "mondrian", "--quasi-identifiers", "age",
+        "--sensitive-attributes", "disease", "--identifiers", "name,zip", "--k", "3", "--l", "2",
+        "--mondrian-mode", "relaxed", "--seed", "7", "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, stdout
+    assert "anonymized with mondrian" in stdout
+    assert "relaxed / 7" in stdout and "partitions / classes" in stdout and "precision" not in stdout
+    released = pp.read_table(out)
+    assert pp.k_anonymity(released, quasi_identifiers=["age"]) >= 3
+    assert released["age"].astype(str).str.startswith("[").all()
+
+
+def test_mondrian_uses_the_hierarchies_it_finds(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workspace / "hierarchies" / "age.csv").unlink()  # age is numeric: a range; zip has a hierarchy
+    code, stdout, _ = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--algorithm", "mondrian", "--quasi-identifiers", "age,zip",
+        "--identifiers", "name", "--hierarchies", str(workspace / "hierarchies"), "--k", "4",
+        "--out", str(workspace / "m.csv"), "--format", "json",
+    )  # fmt: skip
+    assert code == 0
+    assert json.loads(stdout)["details"]["encodings"] == {"age": "range", "zip": "hierarchy"}
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "flag", "value"),
+    [
+        ("optimal", "--mondrian-mode", "strict"),
+        ("mondrian", "--metric", "lm"),
+        ("mondrian", "--suppressed-rows", "mark"),
+    ],
+)
+def test_an_option_of_another_algorithm_exits_2(
+    workspace: Path, capsys: pytest.CaptureFixture[str], algorithm: str, flag: str, value: str
+) -> None:
+    out = workspace / "never.csv"
+    code, stdout, stderr = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--algorithm", algorithm, "--quasi-identifiers", "age",
+        "--k", "2", flag, value, "--out", str(out),
+    )  # fmt: skip
+    assert code == 2 and stdout == "" and not out.exists()
+    assert f"{flag} is not an option of algorithm {algorithm!r}" in stderr
+
+
+def test_every_registered_option_is_a_flag_and_every_algorithm_a_choice() -> None:
+    from privacy_plugins.cli import build_parser
+    from privacy_plugins.core.anonymize import anonymizer_names, get_anonymizer
+
+    anonymize_parser = build_parser()._subparsers._group_actions[0].choices["anonymize"]  # type: ignore[union-attr]
+    flags = {flag: action for action in anonymize_parser._actions for flag in action.option_strings}
+    assert tuple(flags["--algorithm"].choices) == anonymizer_names()
+    for name in anonymizer_names():
+        for option in get_anonymizer(name).options:
+            assert option.cli_flag in flags, option
+            assert set(option.choices) <= set(flags[option.cli_flag].choices or ())
+
+
+def test_suppressed_rows_mark_keeps_every_row(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = workspace / "marked.csv"
+    code, _, _ = run(
+        capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
+        str(workspace / "hierarchies"), "--k", "5", "--suppression-limit", "0.5", "--suppressed-rows", "mark",
+        "--out", str(out), "--format", "json",
+    )  # fmt: skip
+    assert code == 0
+    assert len(pd.read_csv(out)) == 12

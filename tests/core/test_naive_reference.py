@@ -103,7 +103,7 @@ def targets(draw: st.DrawFn, table: dict[str, Any]) -> dict[str, Any]:
     if draw(st.booleans()):
         out["t"] = draw(st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.25, 0.5, 1.0])))
     if draw(st.booleans()):
-        out["delta"] = draw(st.one_of(st.floats(0.0, 1.0), _fractions_of(n)))
+        out["suppression_limit"] = draw(st.one_of(st.floats(0.0, 1.0), _fractions_of(n)))
     bound_kind = draw(st.sampled_from(["none", "scalar", "column"]))
     bound_values = st.one_of(
         st.floats(0.0, 1.0, exclude_min=True),
@@ -143,7 +143,7 @@ def resolve_distance(series: pd.Series, requested: str) -> str:
 
 def run_both(table: dict[str, Any], target: dict[str, Any]) -> tuple[pp.MeasureReport, dict[str, Any]]:
     frame: pd.DataFrame = table["frame"].copy()
-    kwargs = {key: target[key] for key in ("k", "l", "c", "t", "delta", "bound") if key in target}
+    kwargs = {key: target[key] for key in ("k", "l", "c", "t", "suppression_limit", "bound") if key in target}
     bound_column = None
     if "bounds" in target:
         frame["bound"] = target["bounds"]
@@ -234,7 +234,7 @@ def check_k_after_suppression(report: pp.MeasureReport, expected: dict[str, Any]
 
 
 def check_sensitive(report: pp.MeasureReport, expected: dict[str, Any]) -> None:
-    assert [s.attribute for s in report.sensitive] == list(expected["sensitive"])
+    assert [s.sensitive_attribute for s in report.sensitive_attributes] == list(expected["sensitive"])
     for attribute, want in expected["sensitive"].items():
         got = report.for_attribute(attribute)
         label = f"[{attribute}]"
@@ -308,7 +308,7 @@ def test_anonymity_and_risk_match_naive(scenario: tuple[dict[str, Any], dict[str
             "sas": ["s0"],
             "kinds": {"q0": "int", "s0": "str"},
         },
-        {"delta": 0.29, "risk_threshold": 0.2, "t_distance": "auto"},
+        {"suppression_limit": 0.29, "risk_threshold": 0.2, "t_distance": "auto"},
     )
 )
 @given(scenarios())
@@ -343,13 +343,13 @@ def test_frame_level_functions_match_naive(table: dict[str, Any]) -> None:
     want = expected["sensitive"][attribute]
     check_int(
         "l_diversity(distinct)",
-        pp.l_diversity(frame, quasi_identifiers=qis, sensitive_attribute=attribute, variant="distinct"),
+        pp.l_diversity(frame, quasi_identifiers=qis, sensitive_attribute=attribute, l_variant="distinct"),
         want["distinct_l"],
     )
     for variant in ("frequency", "entropy"):
         check_float(
             f"l_diversity({variant})",
-            pp.l_diversity(frame, quasi_identifiers=qis, sensitive_attribute=attribute, variant=variant),
+            pp.l_diversity(frame, quasi_identifiers=qis, sensitive_attribute=attribute, l_variant=variant),
             want[f"{variant}_l"],
         )
     distances = ["auto", "equal", "ordered"] if sortable else ["auto", "equal"]
@@ -403,7 +403,7 @@ def wide_scenarios(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
         "l": draw(st.sampled_from([1, 2, 3, 2.5])),
         "c": draw(st.floats(0.5, 4.0)),
         "t": draw(st.floats(0.0, 1.0)),
-        "delta": draw(st.floats(0.0, 1.0)),
+        "suppression_limit": draw(st.floats(0.0, 1.0)),
         "bound": draw(st.floats(0.0, 1.0, exclude_min=True)),
         "risk_threshold": 0.2,
         "t_distance": "auto",
@@ -492,7 +492,9 @@ def test_recursive_c_is_infinite_exactly_when_distinct_l_is_below_l(
 
 def _measure_kwargs(table: dict[str, Any], target: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
     frame = table["frame"].copy()
-    kwargs: dict[str, Any] = {key: target[key] for key in ("k", "l", "c", "t", "delta", "bound") if key in target}
+    kwargs: dict[str, Any] = {
+        key: target[key] for key in ("k", "l", "c", "t", "suppression_limit", "bound") if key in target
+    }
     if "bounds" in target:
         frame["bound"] = target["bounds"]
         kwargs["bound_column"] = "bound"
@@ -515,7 +517,7 @@ def test_to_dict_is_strict_json(scenario: tuple[dict[str, Any], dict[str, Any]],
         report = pp.measure(frame, **kwargs)
     text = json.dumps(report.to_dict(), allow_nan=False)
     assert json.loads(text)["rows"] == len(frame)
-    for s in report.sensitive:
+    for s in report.sensitive_attributes:
         json.dumps(s.to_dict(), allow_nan=False)
 
 

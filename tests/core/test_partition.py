@@ -33,8 +33,10 @@ def test_weighted_units_equal_expanded_records(data: dict) -> None:
     assert weighted.n_rows == plain.n_rows
     assert sorted(weighted.sizes.tolist()) == sorted(plain.sizes.tolist())
     assert metrics.k_of(weighted) == metrics.k_of(plain)
-    for delta in (0.0, 0.1, 0.5):
-        assert metrics.k_after_suppression(weighted, delta) == metrics.k_after_suppression(plain, delta)
+    for suppression_limit in (0.0, 0.1, 0.5):
+        assert metrics.k_after_suppression(weighted, suppression_limit) == metrics.k_after_suppression(
+            plain, suppression_limit
+        )
     assert metrics.prosecutor_risk(weighted) == metrics.prosecutor_risk(plain)
     for ordered in (False, True):
         attribute = "o" if ordered else "s"

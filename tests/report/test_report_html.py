@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from privacy_plugins.core.diagnosis import PrivacyDiagnosis, diagnose
+from privacy_plugins.core.models import DistinctLDiversity
 from privacy_plugins.report import render, render_diagnosis_html, write_diagnosis_html
 from privacy_plugins.report.plots import size_buckets
 
@@ -83,11 +84,13 @@ def diagnosis(planted_table: pd.DataFrame) -> PrivacyDiagnosis:
     return diagnose(
         planted_table,
         quasi_identifiers=["age", "sex", "zip", "job"],
-        sensitive_attribute="disease",
+        sensitive_attributes=["disease"],
         k=3,
         l=2,
+        l_variant="recursive",
         c=2,
-        delta=0.05,
+        models=[DistinctLDiversity("disease", 2)],
+        suppression_limit=0.05,
     )
 
 
@@ -100,7 +103,7 @@ def test_report_is_well_formed_and_has_the_plots(html: str, diagnosis: PrivacyDi
     document = parse(html)
     assert html.startswith("<!DOCTYPE html>")
     assert document.tags["svg"] == 6  # QI ranking, lattice, k/l by size, class sizes, suppression, search effort
-    assert document.tags["table"] >= 2 + 2 * (1 + len(diagnosis.l_borders))
+    assert document.tags["table"] >= 2 + 2 * (1 + len(diagnosis.model_borders))
     text = " ".join(document.text)
     for phrase in ("Privacy diagnosis", "Borders of 3-anonymity", "Bd+", "Bd−", "suppression", "quasi-identifiers"):
         assert phrase in text
@@ -176,7 +179,7 @@ def test_report_doctests_pass() -> None:
 
 def test_small_shares_are_not_shown_as_zero() -> None:
     frame = pd.DataFrame({"q": ["a"] * 4_999 + ["b"], "s": ["x", "y"] * 2_500})
-    html = render(diagnose(frame, quasi_identifiers=["q"], sensitive_attribute="s", k=2))
+    html = render(diagnose(frame, quasi_identifiers=["q"], sensitive_attributes=["s"], k=2))
     rows_of_q = re.findall(r"<tr><td>q</td>.*?</tr>", html)
     assert rows_of_q and not any("0.0%" in row for row in rows_of_q)  # 1 of 5,000 is not 0.0%
     assert all("&lt;0.1%" in row for row in rows_of_q)
@@ -188,7 +191,7 @@ def test_l_diversity_borders_have_their_own_headings(html: str, diagnosis: Priva
     headings = re.findall(r"<h3>(.*?)</h3>", html)
     published = [h for h in headings if "published as they are" in h]
     assert published == [f"Bd+: the largest subsets that can be published as they are ({diagnosis.k_borders.target})"]
-    for borders in diagnosis.l_borders:
+    for borders in diagnosis.model_borders:
         target = borders.target.replace("'", "&#x27;")
         assert f"Bd+: the largest subsets whose classes all satisfy {target}" in headings
         assert f"Bd−: the smallest subsets that already violate {target}" in headings

@@ -118,7 +118,7 @@ def _dimension(series: pd.Series, hierarchy: Hierarchy | None) -> tuple[Dimensio
     if not pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
         raise HierarchyError(
             f"quasi-identifier {column!r} is not numeric and has no hierarchy; Mondrian publishes numeric "
-            "quasi-identifiers as ranges and generalizes the others along a hierarchy: give hierarchies[{column!r}]"
+            f"quasi-identifiers as ranges and generalizes the others along a hierarchy: give hierarchies[{column!r}]"
         )
     numbers = series.to_numpy(dtype=float, na_value=np.nan)
     if np.isnan(numbers).any():
@@ -171,6 +171,7 @@ class MondrianAnonymizer:
             "strict",
             choices=MONDRIAN_MODES,
             help="strict: equal values never straddle a cut; relaxed: halves as balanced as possible",
+            flag="mondrian-mode",
         ),
     )
 

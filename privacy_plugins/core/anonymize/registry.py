@@ -54,9 +54,16 @@ __all__ = [
 class AnonymizerOption:
     """One algorithm option: its name, type, default and (optionally) allowed values.
 
+    ``flag`` is the option's command-line spelling without the dashes when it
+    differs from the name (``"mondrian-mode"`` for Mondrian's ``mode``, a word
+    too generic to stand alone among every algorithm's flags); by default the
+    name with dashes (``suppressed_rows`` → ``--suppressed-rows``).
+
     Example:
         >>> AnonymizerOption("metric", str, "ncp", choices=("ncp", "lm")).validate("lm", algorithm="optimal")
         'lm'
+        >>> AnonymizerOption("suppressed_rows", str, "remove").cli_flag
+        '--suppressed-rows'
     """
 
     name: str
@@ -64,6 +71,12 @@ class AnonymizerOption:
     default: Any
     choices: tuple[Any, ...] = ()
     help: str = ""
+    flag: str = ""
+
+    @property
+    def cli_flag(self) -> str:
+        """The command-line flag, e.g. ``"--metric"``."""
+        return "--" + (self.flag or self.name.replace("_", "-"))
 
     def validate(self, value: Any, *, algorithm: str) -> Any:
         """The value, checked against the type and choices (bools are not numbers)."""

@@ -10,7 +10,6 @@ privacy models (:mod:`privacy_plugins.core.models`).
 """
 
 from privacy_plugins.core.diagnosis.budget import DEFAULT_MAX_COST, DEFAULT_TIME_BUDGET, DiagnosisBudget
-from privacy_plugins.core.diagnosis.criteria import L_BORDER_VARIANTS, LBorderVariant, l_diversity_model
 from privacy_plugins.core.diagnosis.diagnose import DEFAULT_K, DEFAULT_MAX_EXHAUSTIVE, diagnose, find_borders
 from privacy_plugins.core.diagnosis.findings import Borders, QuasiIdentifierScore, SubsetFinding
 from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis
@@ -22,14 +21,11 @@ __all__ = [
     "DEFAULT_MAX_EVALUATIONS",
     "DEFAULT_MAX_EXHAUSTIVE",
     "DEFAULT_TIME_BUDGET",
-    "L_BORDER_VARIANTS",
     "Borders",
     "DiagnosisBudget",
-    "LBorderVariant",
     "PrivacyDiagnosis",
     "QuasiIdentifierScore",
     "SubsetFinding",
     "diagnose",
     "find_borders",
-    "l_diversity_model",
 ]

@@ -20,51 +20,10 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Literal
-
-from privacy_plugins.core.models import (
-    DistinctLDiversity,
-    EntropyLDiversity,
-    FrequencyLDiversity,
-    PrivacyModel,
-    RecursiveCLDiversity,
-)
-from privacy_plugins.core.parameters import check_positive
+from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["L_BORDER_VARIANTS", "LBorderVariant", "check_border_model", "l_diversity_model"]
-
-LBorderVariant = Literal["distinct", "frequency", "entropy", "recursive"]
-L_BORDER_VARIANTS: tuple[str, ...] = ("distinct", "frequency", "entropy", "recursive")
-_L_MODELS = {"distinct": DistinctLDiversity, "frequency": FrequencyLDiversity, "entropy": EntropyLDiversity}
-
-
-def l_diversity_model(variant: str, l: float, attribute: Hashable, *, c: float | None = None) -> PrivacyModel:
-    """The l-diversity model of a diagnosis variant name.
-
-    Args:
-        variant: ``"distinct"``, ``"frequency"``, ``"entropy"`` or ``"recursive"``.
-        l: the target l, real ≥ 1 (an integer for ``"recursive"``).
-        attribute: the sensitive attribute whose values must be diverse.
-        c: recursive (c,l) only: the subset satisfies iff c > c*, c > 0.
-
-    Example:
-        >>> str(l_diversity_model("recursive", 2, "disease", c=3))
-        "recursive (3,2)-diversity for 'disease'"
-        >>> str(l_diversity_model("entropy", 2, "disease"))
-        "entropy-2-diversity for 'disease'"
-    """
-    if variant not in L_BORDER_VARIANTS:
-        raise ConfigurationError(f"l_variant must be one of {list(L_BORDER_VARIANTS)}, got {variant!r}")
-    value = check_positive(l, name="l", minimum=1.0, inclusive=True)
-    if variant != "recursive":
-        return _L_MODELS[variant](attribute, value)
-    if c is None:
-        raise ConfigurationError("recursive (c,l)-diversity needs c (a real number > 0)")
-    if not value.is_integer():
-        raise ConfigurationError(f"recursive (c,l)-diversity needs an integer l, got {l!r}")
-    return RecursiveCLDiversity(attribute, check_positive(c, name="c"), int(value))
+__all__ = ["check_border_model"]
 
 
 def check_border_model(model: object) -> PrivacyModel:

@@ -4,7 +4,7 @@ It answers, for the candidate quasi-identifiers Q = {A1 … Ad}: k (and l) of
 every subset of Q when d is small enough to measure all 2^d of them, and in any
 case the positive and negative borders of k-anonymity and of each l-diversity
 variant (found level-wise, pruning by monotonicity), the suppression each
-subset needs to become k-anonymous, k after δ-suppression, sample uniques, the
+subset needs to become k-anonymous, k after suppression (under a limit), sample uniques, the
 share of records at risk, and the minimal attribute sets that single out a
 person together with the attributes that appear most in them — "which columns
 are the quasi-identifiers here".
@@ -26,14 +26,14 @@ from collections.abc import Hashable, Sequence
 import pandas as pd
 
 from privacy_plugins.core.diagnosis.budget import DEFAULT_MAX_COST, DEFAULT_TIME_BUDGET, DiagnosisBudget
-from privacy_plugins.core.diagnosis.criteria import L_BORDER_VARIANTS, check_border_model, l_diversity_model
+from privacy_plugins.core.diagnosis.criteria import check_border_model
 from privacy_plugins.core.diagnosis.findings import Borders
 from privacy_plugins.core.diagnosis.lattice import SubsetLattice, lattice_order
 from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis, rank_quasi_identifiers
 from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS, levelwise_borders
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
-from privacy_plugins.core.models import KAnonymity, PrivacyModel
+from privacy_plugins.core.models import KAnonymity, LVariant, PrivacyModel, requirement_models
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.core.results import size_histogram
@@ -57,34 +57,40 @@ def _validated_table(frame: object, roles: AttributeRoles) -> pd.DataFrame:
     return table
 
 
-def _l_variants(
-    sensitive_attribute: Hashable | None, l: float | None, l_variants: Sequence[str] | None, c: float | None
-) -> list[str]:
-    if l is None:
-        if l_variants or c is not None:
-            raise ConfigurationError("l_variants and c need a target l")
-        return []
-    if sensitive_attribute is None:
-        raise ConfigurationError("l-diversity needs a sensitive_attribute")
-    if l_variants is None:
-        l_variants = L_BORDER_VARIANTS if c is not None else ("distinct",)
-    if isinstance(l_variants, str):
-        raise TypeError(f"l_variants must be a sequence of variant names, got the string {l_variants!r}")
-    if c is not None and "recursive" not in l_variants:
-        raise ConfigurationError("c is only used by the 'recursive' l_variant")
-    return list(dict.fromkeys(l_variants))
+def _requirements(
+    *,
+    sensitive_attributes: Sequence[Hashable],
+    models: Sequence[PrivacyModel],
+    k: int | None,
+    l: float | None,
+    l_variant: str,
+    c: float | None,
+    rows: int,
+) -> tuple[PrivacyModel, list[PrivacyModel]]:
+    """The target k-anonymity and the other border targets: the keyword shorthands plus ``models``."""
+    for model in models:
+        check_border_model(model)
+    stated = requirement_models(sensitive_attributes=sensitive_attributes, k=k, l=l, l_variant=l_variant, c=c)
+    every = [*stated, *models]
+    given_k = [m for m in every if m.config_name == KAnonymity.config_name]
+    if len(given_k) > 1:
+        raise ConfigurationError(f"give one k-anonymity target, got {[str(m) for m in given_k]}")
+    k_model = given_k[0] if given_k else KAnonymity(min(DEFAULT_K, rows))
+    others = [m for m in every if m.config_name != KAnonymity.config_name]
+    return k_model, list(dict.fromkeys(others))
 
 
 def diagnose(
     frame: pd.DataFrame,
     *,
     quasi_identifiers: Sequence[Hashable],
-    sensitive_attribute: Hashable | None = None,
+    sensitive_attributes: Sequence[Hashable] = (),
+    models: Sequence[PrivacyModel] = (),
     k: int | None = None,
     l: float | None = None,
-    l_variants: Sequence[str] | None = None,
+    l_variant: LVariant = "distinct",
     c: float | None = None,
-    delta: float | None = None,
+    suppression_limit: float | None = None,
     risk_threshold: float = DEFAULT_RISK_THRESHOLD,
     max_exhaustive: int = DEFAULT_MAX_EXHAUSTIVE,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
@@ -94,19 +100,31 @@ def diagnose(
 ) -> PrivacyDiagnosis:
     """Diagnose the privacy risk of every subset of the candidate quasi-identifiers.
 
+    A requirement is stated either with the keyword shorthands (``k``, ``l``,
+    ``l_variant``, ``c``; ``l`` applies to every sensitive attribute), or as
+    privacy models in ``models`` (any model monotone under generalization, e.g.
+    several l-diversity variants or a t-closeness), or both; each gets its borders.
+
     Args:
         frame: the raw table, one row per person.
         quasi_identifiers: the d candidate quasi-identifiers (at least one).
-        sensitive_attribute: adds distinct, frequency and entropy l (and
-            recursive c* when that variant is diagnosed) to every subset.
+        sensitive_attributes: each adds distinct, frequency and entropy l (and
+            recursive c* with ``l_variant="recursive"``) to every subset (the
+            worst over them), and its own borders for ``l``.
+        models: further border targets (:class:`PrivacyModel` monotone under
+            generalization); their sensitive attributes must be among
+            ``sensitive_attributes``. At most one k-anonymity in all.
         k: target k, integer in [1, rows]: the borders of k-anonymity and the
             suppression each subset needs. Default :data:`DEFAULT_K` (5), or the
             number of rows for a smaller table.
-        l: target l, real ≥ 1: adds the borders of each variant in ``l_variants``.
-        l_variants: among ``"distinct"``, ``"frequency"``, ``"entropy"``,
-            ``"recursive"``; default ``distinct``, or all four when ``c`` is given.
-        c: recursive (c,l)-diversity's c > 0 (with an integer ``l``).
-        delta: suppression limit in [0, 1]: adds k after δ-suppression per subset.
+        l: target l, real ≥ 1: adds the borders of l-diversity of the variant
+            ``l_variant`` for each sensitive attribute.
+        l_variant: ``"distinct"`` (default), ``"frequency"``, ``"entropy"`` or
+            ``"recursive"`` (needs ``c`` and an integer ``l``). Diagnose several
+            variants by passing their models in ``models``.
+        c: recursive (c,l)-diversity's c > 0 (with ``l_variant="recursive"``).
+        suppression_limit: fraction of the records that may be suppressed, in
+            [0, 1]: adds k after suppression per subset.
         risk_threshold: record risk 1/|E| above which a record counts as at risk.
         max_exhaustive: measure all 2^d subsets when d is at most this (0..20);
             otherwise only the subsets the level-wise border search visits.
@@ -126,8 +144,8 @@ def diagnose(
         UnknownColumnError: a named column is not in the table.
         RoleConflictError: a column is named twice, or is both QI and sensitive.
         EmptyTableError: the table has no rows.
-        ConfigurationError: a parameter is outside its domain, or the search
-            would exceed ``max_evaluations``.
+        ConfigurationError: a parameter is outside its domain, a model is not
+            monotone, or the search would exceed ``max_evaluations``.
 
     Example:
         >>> df = pd.DataFrame({"age": [21, 22, 23, 24], "sex": ["F", "M", "M", "M"],
@@ -138,18 +156,30 @@ def diagnose(
         >>> report.subsets_evaluated, report.subsets_total
         (5, 8)
     """
-    roles = AttributeRoles(
-        quasi_identifiers=quasi_identifiers,
-        sensitive_attributes=[] if sensitive_attribute is None else [sensitive_attribute],
-    )
+    if isinstance(sensitive_attributes, str):
+        raise TypeError(
+            f"sensitive_attributes must be a sequence of column names, got the string {sensitive_attributes!r}"
+        )
+    roles = AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=sensitive_attributes)
     table = _validated_table(frame, roles)
-    k_model = KAnonymity(min(DEFAULT_K, len(table)) if k is None else k)
-    k_model.validate_against(table)
-    k = k_model.k
-    variants = _l_variants(sensitive_attribute, l, l_variants, c)
-    l_targets = [l_diversity_model(variant, l, sensitive_attribute, c=c) for variant in variants if l is not None]
-    if delta is not None:
-        delta = check_fraction(delta, name="delta")
+    k_model, targets = _requirements(
+        sensitive_attributes=roles.sensitive_attributes,
+        models=models,
+        k=k,
+        l=l,
+        l_variant=l_variant,
+        c=c,
+        rows=len(table),
+    )
+    for model in (k_model, *targets):
+        model.validate_against(table)
+        if model.sensitive_attribute is not None and model.sensitive_attribute not in roles.sensitive_attributes:
+            raise ConfigurationError(
+                f"{model} protects {model.sensitive_attribute!r}, which is not among "
+                f"sensitive_attributes {list(roles.sensitive_attributes)!r}"
+            )
+    if suppression_limit is not None:
+        suppression_limit = check_fraction(suppression_limit, name="suppression_limit")
     risk_threshold = check_fraction(risk_threshold, name="risk_threshold")
     max_exhaustive = check_integer(max_exhaustive, name="max_exhaustive", minimum=0)
     if max_exhaustive > _EXHAUSTIVE_LIMIT:
@@ -157,15 +187,15 @@ def diagnose(
     max_evaluations = check_integer(max_evaluations, name="max_evaluations")
     budget = DiagnosisBudget(max_exhaustive=max_exhaustive, max_cost=max_cost, time_budget=time_budget)
 
-    targets: list[PrivacyModel] = [k_model, _SINGLING_OUT, *l_targets]
-    unique = list(dict.fromkeys(targets))
+    target_k = k_model.minimum_class_size
+    unique = list(dict.fromkeys([k_model, _SINGLING_OUT, *targets]))
     lattice = SubsetLattice(
         table,
         roles.quasi_identifiers,
-        sensitive_attribute=sensitive_attribute,
-        k=k,
-        recursive_l=int(l) if l is not None and "recursive" in variants else None,
-        delta=delta,
+        sensitive_attributes=roles.sensitive_attributes,
+        k=target_k,
+        recursive_l=int(l) if l is not None and l_variant == "recursive" else None,
+        suppression_limit=suppression_limit,
         risk_threshold=risk_threshold,
         models=unique,
     )
@@ -183,19 +213,19 @@ def diagnose(
     full = lattice.full_mask
     return PrivacyDiagnosis(
         quasi_identifiers=lattice.attributes,
-        sensitive_attribute=sensitive_attribute,
+        sensitive_attributes=tuple(roles.sensitive_attributes),
         rows=lattice.n_rows,
-        target_k=k,
+        target_k=target_k,
         target_l=None if l is None else float(l),
         c=None if c is None else float(c),
-        delta=delta,
+        suppression_limit=suppression_limit,
         risk_threshold=risk_threshold,
         exhaustive=exhaustive,
         whole_table=lattice.finding(0),
         all_quasi_identifiers=lattice.finding(full),
         class_size_histogram=size_histogram(lattice.class_sizes(full)),
-        k_borders=found[targets[0]],
-        l_borders=tuple(found[target] for target in l_targets),
+        k_borders=found[k_model],
+        model_borders=tuple(found[target] for target in targets),
         singling_out=singling_out,
         quasi_identifier_ranking=rank_quasi_identifiers(lattice.attributes, singling_out.negative),
         subsets=tuple(lattice.findings[mask] for mask in sorted(lattice.findings, key=lattice_order) if mask),
@@ -233,8 +263,6 @@ def find_borders(
     )
     table = _validated_table(frame, roles)
     model.validate_against(table)
-    lattice = SubsetLattice(
-        table, roles.quasi_identifiers, sensitive_attribute=sensitive, k=model.minimum_class_size, models=[model]
-    )
+    lattice = SubsetLattice(table, roles.quasi_identifiers, k=model.minimum_class_size, models=[model])
     max_evaluations = check_integer(max_evaluations, name="max_evaluations")
     return levelwise_borders(lattice, [model], max_evaluations=max_evaluations)[0]

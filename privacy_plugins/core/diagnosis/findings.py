@@ -30,14 +30,17 @@ class SubsetFinding:
         suppression_needed: rows in classes smaller than the target k (suppressing
             them makes the subset k-anonymous).
         suppression_fraction: ``suppression_needed`` as a fraction of the rows.
-        k_after_suppression: the largest k reachable by suppressing at most ⌊δ·n⌋
-            rows, smallest classes first (``None`` when no δ was given).
+        k_after_suppression: the largest k reachable by suppressing at most
+            ⌊suppression_limit·n⌋ rows, smallest classes first (``None`` when no
+            suppression limit was given).
         distinct_l: min over classes of distinct sensitive values (``None`` without
             a sensitive attribute); likewise ``frequency_l`` and ``entropy_l``
-            (real-valued, not floored).
+            (real-valued, not floored). With several sensitive attributes, the
+            smallest over them (per-attribute verdicts are in the borders).
         recursive_c: c* = max over classes of r1/(r_l + … + r_m) for the target
             l (``inf``, ``null`` in JSON, when a class has fewer than l values);
-            ``None`` unless recursive (c,l)-diversity is diagnosed.
+            ``None`` unless recursive (c,l)-diversity is diagnosed; the largest
+            over several sensitive attributes.
     """
 
     attributes: tuple[Hashable, ...]
@@ -71,8 +74,8 @@ class Borders:
 
     Attributes:
         target: the requirement, as the papers write it (``"5-anonymity"``).
-        model: ``"k-anonymity"`` or ``"<variant> l-diversity"``.
-        threshold: the target k or l.
+        model: the model family, ``"k-anonymity"``, ``"<variant> l-diversity"``, ``"t-closeness"`` ….
+        threshold: the target k, l, c or t.
         positive: Bd+, the maximal subsets that satisfy the target (largest first).
             ``[()]`` when no single attribute satisfies it; empty when not even
             the whole table does.
@@ -83,6 +86,7 @@ class Borders:
             and the full set included), the thesis's measure of its efficiency.
         subsets_total: 2^d, the size of the lattice (empty set included).
         evaluated_per_level: ``subsets_evaluated`` split by subset size 0..d.
+        sensitive_attribute: the attribute the target protects (``None`` for k-anonymity).
     """
 
     target: str
@@ -93,6 +97,7 @@ class Borders:
     subsets_evaluated: int
     subsets_total: int
     evaluated_per_level: tuple[int, ...]
+    sensitive_attribute: Hashable | None = None
 
     def satisfied_by(self, attributes: tuple[Hashable, ...] | list[Hashable]) -> bool:
         """Whether a subset satisfies the target: it lies below some member of Bd+.
@@ -111,6 +116,7 @@ class Borders:
             {
                 "target": self.target,
                 "model": self.model,
+                "sensitive_attribute": self.sensitive_attribute,
                 "threshold": self.threshold,
                 "positive_border": self.positive,
                 "negative_border": self.negative,
@@ -126,7 +132,7 @@ class QuasiIdentifierScore:
     """How much one attribute contributes to singling people out.
 
     Attributes:
-        attribute: the candidate quasi-identifier.
+        quasi_identifier: the candidate quasi-identifier.
         minimal_sets: how many minimal singling-out sets (Bd− of 2-anonymity)
             contain it.
         smallest_set: the size of the smallest such set (1: the attribute alone
@@ -134,6 +140,6 @@ class QuasiIdentifierScore:
             to single anybody out.
     """
 
-    attribute: Hashable
+    quasi_identifier: Hashable
     minimal_sets: int
     smallest_set: int | None

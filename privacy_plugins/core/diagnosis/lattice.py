@@ -57,14 +57,15 @@ class SubsetLattice:
     Args:
         frame: the validated table.
         quasi_identifiers: the d candidate quasi-identifiers.
-        sensitive_attribute: adds distinct / frequency / entropy l per subset.
+        sensitive_attributes: add distinct / frequency / entropy l per subset (with
+            several, the worst over them: the smallest l, the largest c*).
         k: target k for ``suppression_needed``.
-        recursive_l: adds recursive (c,l)'s c* for this integer l per subset (needs the
+        recursive_l: adds recursive (c,l)'s c* for this integer l per subset (needs a
             sensitive attribute).
-        delta: adds k after δ-suppression per subset.
+        suppression_limit: adds k after suppression per subset.
         risk_threshold: record risk counted as at risk.
         models: privacy models decided on every measured subset (:meth:`holds`);
-            the columns they read are kept beside the sensitive attribute.
+            the columns they read are kept beside the sensitive attributes.
 
     Example:
         >>> df = pd.DataFrame({"age": [30, 30, 40], "sex": ["F", "M", "F"]})
@@ -78,10 +79,10 @@ class SubsetLattice:
         frame: pd.DataFrame,
         quasi_identifiers: Sequence[Hashable],
         *,
-        sensitive_attribute: Hashable | None = None,
+        sensitive_attributes: Sequence[Hashable] = (),
         k: int,
         recursive_l: int | None = None,
-        delta: float | None = None,
+        suppression_limit: float | None = None,
         risk_threshold: float = DEFAULT_RISK_THRESHOLD,
         models: Sequence[PrivacyModel] = (),
     ) -> None:
@@ -92,16 +93,15 @@ class SubsetLattice:
             encoded = encode_column(frame, column)
             self._columns.append((encoded.codes, encoded.cardinality))
         self._models = tuple(dict.fromkeys(models))
-        read = [] if sensitive_attribute is None else [sensitive_attribute]
-        read = list(dict.fromkeys([*read, *(column for model in self._models for column in model.columns)]))
+        self._sensitive = tuple(sensitive_attributes)
+        read = list(dict.fromkeys([*self._sensitive, *(column for model in self._models for column in model.columns)]))
         self._model_frame = frame[read].reset_index(drop=True)
         # Shared by every subset's classes: each model column is factorized once.
         self._encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
-        self._sensitive = sensitive_attribute
-        self._has_sensitive = sensitive_attribute is not None
+        self._has_sensitive = bool(self._sensitive)
         self._k = k
         self._recursive_l = recursive_l if self._has_sensitive else None
-        self._delta = delta
+        self._suppression_limit = suppression_limit
         self._risk_threshold = risk_threshold
         self._partitions: dict[int, Partition] = {}
         self._findings: dict[int, SubsetFinding] = {}
@@ -241,12 +241,24 @@ class SubsetLattice:
             share_at_risk=risk.share_at_risk,
             suppression_needed=suppression.rows,
             suppression_fraction=suppression.fraction,
-            k_after_suppression=None if self._delta is None else metrics.k_after_suppression(classes, self._delta).k,
+            k_after_suppression=(
+                None
+                if self._suppression_limit is None
+                else metrics.k_after_suppression(classes, self._suppression_limit).k
+            ),
             **diversity,
         )
 
     def _diversity(self, classes: EquivalenceClasses) -> dict[str, Any]:
-        counts = classes.sensitive(self._sensitive)
+        """The l of the subset: the worst over the sensitive attributes."""
+        every = [self._diversity_of(classes, attribute) for attribute in self._sensitive]
+        out: dict[str, Any] = {key: min(d[key] for d in every) for key in ("distinct_l", "frequency_l", "entropy_l")}
+        if self._recursive_l is not None:
+            out["recursive_c"] = max(d["recursive_c"] for d in every)
+        return out
+
+    def _diversity_of(self, classes: EquivalenceClasses, attribute: Hashable) -> dict[str, Any]:
+        counts = classes.sensitive(attribute)
         out: dict[str, Any] = {
             "distinct_l": int(metrics.distinct_l_per_class(counts).min()),
             "frequency_l": float(metrics.frequency_l_per_class(classes, counts).min()),

@@ -21,7 +21,7 @@ def rank_quasi_identifiers(
     """Rank attributes: those in the smallest minimal singling-out sets first, then by how many sets hold them.
 
     Example:
-        >>> [s.attribute for s in rank_quasi_identifiers(["age", "sex", "zip"], [("zip",), ("age", "sex")])]
+        >>> [s.quasi_identifier for s in rank_quasi_identifiers(["age", "sex", "zip"], [("zip",), ("age", "sex")])]
         ['zip', 'age', 'sex']
     """
     scores = []
@@ -32,7 +32,7 @@ def rank_quasi_identifiers(
     return tuple(
         sorted(
             scores,
-            key=lambda s: (s.smallest_set is None, s.smallest_set or 0, -s.minimal_sets, order[s.attribute]),
+            key=lambda s: (s.smallest_set is None, s.smallest_set or 0, -s.minimal_sets, order[s.quasi_identifier]),
         )
     )
 
@@ -43,12 +43,12 @@ class PrivacyDiagnosis:
 
     Attributes:
         quasi_identifiers: the d candidate quasi-identifiers.
-        sensitive_attribute: the attribute whose l-diversity was diagnosed, if any.
+        sensitive_attributes: the attributes whose l-diversity was diagnosed.
         rows: records in the table.
         target_k: the k of ``k_borders`` and of every ``suppression_needed``.
-        target_l: the l of ``l_borders`` (``None``: no l target).
+        target_l: the ``l`` keyword of the diagnosis (``None``: not given).
         c: recursive (c,l)'s c, if given.
-        delta: the suppression limit of every ``k_after_suppression``, if given.
+        suppression_limit: the suppression limit of every ``k_after_suppression``, if given.
         risk_threshold: record risk counted as at risk.
         exhaustive: True when all 2^d subsets were measured (d ≤ ``max_exhaustive``);
             otherwise the search went level-wise only up to the borders.
@@ -56,7 +56,9 @@ class PrivacyDiagnosis:
         all_quasi_identifiers: the subset of every candidate.
         class_size_histogram: class size → number of classes, over all candidates.
         k_borders: Bd+ / Bd− of ``target_k``-anonymity.
-        l_borders: Bd+ / Bd− of each requested l-diversity variant.
+        model_borders: Bd+ / Bd− of every other requirement (l-diversity of each
+            sensitive attribute, the ``models`` given), each naming its
+            ``sensitive_attribute``.
         singling_out: the borders of 2-anonymity: its Bd− are the minimal
             attribute sets that single out at least one person.
         quasi_identifier_ranking: attributes ranked by their part in those sets.
@@ -69,19 +71,19 @@ class PrivacyDiagnosis:
     """
 
     quasi_identifiers: tuple[Hashable, ...]
-    sensitive_attribute: Hashable | None
+    sensitive_attributes: tuple[Hashable, ...]
     rows: int
     target_k: int
     target_l: float | None
     c: float | None
-    delta: float | None
+    suppression_limit: float | None
     risk_threshold: float
     exhaustive: bool
     whole_table: SubsetFinding
     all_quasi_identifiers: SubsetFinding
     class_size_histogram: Mapping[int, int]
     k_borders: Borders
-    l_borders: tuple[Borders, ...]
+    model_borders: tuple[Borders, ...]
     singling_out: Borders
     quasi_identifier_ranking: tuple[QuasiIdentifierScore, ...]
     subsets: tuple[SubsetFinding, ...]
@@ -114,8 +116,8 @@ class PrivacyDiagnosis:
 
     def border_findings(self) -> tuple[SubsetFinding, ...]:
         """The findings of every subset on some border, smallest subsets first."""
-        members = {frozenset(s) for b in (self.k_borders, self.singling_out, *self.l_borders) for s in b.positive}
-        members |= {frozenset(s) for b in (self.k_borders, self.singling_out, *self.l_borders) for s in b.negative}
+        members = {frozenset(s) for b in (self.k_borders, self.singling_out, *self.model_borders) for s in b.positive}
+        members |= {frozenset(s) for b in (self.k_borders, self.singling_out, *self.model_borders) for s in b.negative}
         chosen = [f for f in (self.whole_table, *self.subsets) if frozenset(f.attributes) in members]
         return tuple(sorted(chosen, key=lambda f: f.size))
 
@@ -131,12 +133,12 @@ class PrivacyDiagnosis:
         full = self.all_quasi_identifiers
         out: dict[str, Any] = {
             "quasi_identifiers": list(self.quasi_identifiers),
-            "sensitive_attribute": self.sensitive_attribute,
+            "sensitive_attributes": list(self.sensitive_attributes),
             "rows": self.rows,
             "target_k": self.target_k,
             "target_l": self.target_l,
             "c": self.c,
-            "delta": self.delta,
+            "suppression_limit": self.suppression_limit,
             "risk_threshold": self.risk_threshold,
             "mode": "exhaustive" if self.exhaustive else "levelwise",
             "mode_reason": self.mode_reason,
@@ -157,7 +159,7 @@ class PrivacyDiagnosis:
             "whole_table": self.whole_table.to_dict(),
             "all_quasi_identifiers": full.to_dict(),
             "k_borders": self.k_borders.to_dict(),
-            "l_borders": {b.model.removesuffix(" l-diversity"): b.to_dict() for b in self.l_borders},
+            "model_borders": [b.to_dict() for b in self.model_borders],
             "singling_out": {
                 "minimal_sets": self.singling_out.negative,
                 "subsets_evaluated": self.singling_out.subsets_evaluated,

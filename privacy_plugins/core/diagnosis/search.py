@@ -168,6 +168,7 @@ def levelwise_borders(
             subsets_evaluated=sum(search.per_level),
             subsets_total=2**lattice.d,
             evaluated_per_level=tuple(search.per_level),
+            sensitive_attribute=search.target.sensitive_attribute,
         )
         for search in searches
     )

@@ -8,13 +8,14 @@ from privacy_plugins.core.hierarchies.builders import (
     taxonomy_hierarchy,
 )
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
-from privacy_plugins.core.hierarchies.io import load_hierarchies, read_hierarchy, write_hierarchy
+from privacy_plugins.core.hierarchies.io import hierarchy_files, load_hierarchies, read_hierarchy, write_hierarchy
 
 __all__ = [
     "Hierarchy",
     "as_labels",
     "date_hierarchy",
     "grouping_hierarchy",
+    "hierarchy_files",
     "interval_hierarchy",
     "load_hierarchies",
     "masking_hierarchy",

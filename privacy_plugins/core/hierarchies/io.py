@@ -14,7 +14,7 @@ from pathlib import Path
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.errors import HierarchyError
 
-__all__ = ["load_hierarchies", "read_hierarchy", "write_hierarchy"]
+__all__ = ["hierarchy_files", "load_hierarchies", "read_hierarchy", "write_hierarchy"]
 
 _ARX_NAME = re.compile(r"^(?:.*_)?hierarchy_(?P<column>.+)\.csv$")
 
@@ -46,12 +46,12 @@ def write_hierarchy(hierarchy: Hierarchy, path: str | Path, *, sep: str = ";") -
     return target
 
 
-def load_hierarchies(
-    folder: str | Path, *, columns: Iterable[Hashable] | None = None, sep: str = ";"
-) -> dict[Hashable, Hierarchy]:
-    """Load every hierarchy in ``folder`` (ARX naming or ``<column>.csv``).
+def hierarchy_files(folder: str | Path, *, columns: Iterable[Hashable] | None = None) -> dict[Hashable, Path]:
+    """The hierarchy file of each column in ``folder`` (ARX naming or ``<column>.csv``), without reading them.
 
-    With ``columns``, only those are loaded and a missing one is an error naming it.
+    With ``columns``, a plain ``<name>.csv`` counts only for a column asked for
+    (a folder in ARX's layout also holds the data tables, e.g. ``adult.csv``);
+    columns without a file are simply absent from the result.
     """
     directory = Path(folder)
     if not directory.is_dir():
@@ -64,12 +64,22 @@ def load_hierarchies(
             arx_named[match.group("column")] = path
         else:
             plain[path.stem] = path
-    # A folder in ARX's layout also holds the data tables (adult.csv): a plain
-    # <name>.csv counts only for a column asked for by name (or with no ARX file).
     requested = None if columns is None else list(columns)
     if requested is not None:
         plain = {name: path for name, path in plain.items() if name in requested}
-    found = dict(arx_named) if arx_named and requested is None else {**plain, **arx_named}
+    return dict(arx_named) if arx_named and requested is None else {**plain, **arx_named}
+
+
+def load_hierarchies(
+    folder: str | Path, *, columns: Iterable[Hashable] | None = None, sep: str = ";"
+) -> dict[Hashable, Hierarchy]:
+    """Load every hierarchy in ``folder`` (ARX naming or ``<column>.csv``).
+
+    With ``columns``, only those are loaded and a missing one is an error naming it.
+    """
+    directory = Path(folder)
+    requested = None if columns is None else list(columns)
+    found = hierarchy_files(directory, columns=requested)
     wanted = list(found) if requested is None else requested
     missing = [column for column in wanted if column not in found]
     if missing:

@@ -73,26 +73,26 @@ def suppression_needed(classes: EquivalenceClasses, k: int) -> SuppressionNeeded
 
 @dataclass(frozen=True)
 class KAfterSuppression:
-    """The k reached by suppressing at most ⌊δ·n⌋ rows, smallest classes first.
+    """The k reached by suppressing at most ⌊suppression_limit·n⌋ rows, smallest classes first.
 
     Attributes:
-        delta: the suppression limit as a fraction of the rows.
-        budget_rows: ⌊δ·n⌋.
+        suppression_limit: the suppression limit (δ, MaxSup) as a fraction of the rows.
+        budget_rows: ⌊suppression_limit·n⌋.
         k: the largest k whose ``suppression_needed(k)`` fits the budget, with at
             least one class kept (suppressing everything proves nothing).
         suppressed_rows: rows suppressed to reach that k.
     """
 
-    delta: float
+    suppression_limit: float
     budget_rows: int
     k: int
     suppressed_rows: int
 
 
-def k_after_suppression(classes: EquivalenceClasses, delta: float) -> KAfterSuppression:
-    """Largest k reachable by suppressing whole smallest classes within ⌊δ·n⌋ rows."""
-    delta = check_fraction(delta, name="delta")
-    budget = suppression_budget(delta, classes.n_rows)
+def k_after_suppression(classes: EquivalenceClasses, suppression_limit: float) -> KAfterSuppression:
+    """Largest k reachable by suppressing whole smallest classes within ⌊suppression_limit·n⌋ rows."""
+    suppression_limit = check_fraction(suppression_limit, name="suppression_limit")
+    budget = suppression_budget(suppression_limit, classes.n_rows)
     distinct_sizes, counts = np.unique(classes.sizes, return_counts=True)
     # Suppressing every class of size <= s_j costs cumulative[j] rows and leaves k = s_{j+1}.
     cumulative = np.cumsum(distinct_sizes * counts)
@@ -100,5 +100,8 @@ def k_after_suppression(classes: EquivalenceClasses, delta: float) -> KAfterSupp
     affordable = min(affordable, distinct_sizes.shape[0] - 1)
     suppressed = int(cumulative[affordable - 1]) if affordable > 0 else 0
     return KAfterSuppression(
-        delta=delta, budget_rows=budget, k=int(distinct_sizes[affordable]), suppressed_rows=suppressed
+        suppression_limit=suppression_limit,
+        budget_rows=budget,
+        k=int(distinct_sizes[affordable]),
+        suppressed_rows=suppressed,
     )

@@ -19,22 +19,30 @@ from privacy_plugins.core.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from privacy_plugins.core.models.personalized import PersonalizedLeakage, resolve_bounds
-from privacy_plugins.core.models.t_closeness import TCloseness
+from privacy_plugins.core.models.requirements import L_VARIANTS, LVariant, l_diversity_model, requirement_models
+from privacy_plugins.core.models.t_closeness import T_DISTANCES, TCloseness, TDistance, resolve_t_distance
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = [
+    "L_VARIANTS",
     "MODEL_REGISTRY",
+    "T_DISTANCES",
     "DistinctLDiversity",
     "EntropyLDiversity",
     "FrequencyLDiversity",
     "KAnonymity",
+    "LVariant",
     "ModelResult",
     "PersonalizedLeakage",
     "PrivacyModel",
     "RecursiveCLDiversity",
     "TCloseness",
+    "TDistance",
     "from_config",
+    "l_diversity_model",
+    "requirement_models",
     "resolve_bounds",
+    "resolve_t_distance",
 ]
 
 MODEL_REGISTRY: dict[str, Callable[..., PrivacyModel]] = {
@@ -57,7 +65,7 @@ def from_config(name: str, **params: Any) -> PrivacyModel:
     Example:
         >>> str(from_config("k_anonymity", k=5))
         '5-anonymity'
-        >>> str(from_config("distinct_l_diversity", attribute="disease", l=3))
+        >>> str(from_config("distinct_l_diversity", sensitive_attribute="disease", l=3))
         "distinct-3-diversity for 'disease'"
     """
     factory = MODEL_REGISTRY.get(name)

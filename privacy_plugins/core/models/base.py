@@ -79,10 +79,21 @@ class PrivacyModel(ABC):
     #: True when a larger observed value is better (k, l); False when a smaller one is (c*, t, leakage).
     higher_is_better: ClassVar[bool] = True
 
-    @property
-    def sensitive_attribute(self) -> Hashable | None:
-        """The sensitive attribute the model protects, if any."""
-        return None
+    #: The sensitive attribute the model protects, if any. A model with one
+    #: declares it as its dataclass field ``sensitive_attribute`` (so that
+    #: ``from_config(name, sensitive_attribute=...)`` and every surface use the
+    #: same word); a model without one reads as ``None``.
+    sensitive_attribute: Hashable | None
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached when normal lookup fails: a model without a sensitive
+            # attribute field (a class attribute here would become the dataclass
+            # default of every subclass's field).
+            if name == "sensitive_attribute":
+                return None
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def columns(self) -> tuple[Hashable, ...]:

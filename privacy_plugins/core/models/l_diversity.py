@@ -35,7 +35,7 @@ __all__ = ["DistinctLDiversity", "EntropyLDiversity", "FrequencyLDiversity", "Re
 
 @dataclass(frozen=True)
 class _LDiversity(PrivacyModel):
-    attribute: Hashable
+    sensitive_attribute: Hashable
     l: float
 
     requires_sensitive: ClassVar[bool] = True
@@ -54,15 +54,10 @@ class _LDiversity(PrivacyModel):
         """Itself when monotone, else distinct l-diversity with the same l (every variant implies it)."""
         if self.is_monotonic(with_suppression=with_suppression):
             return self
-        return DistinctLDiversity(self.attribute, self.l)
+        return DistinctLDiversity(self.sensitive_attribute, self.l)
 
     def __str__(self) -> str:
-        return f"{self.variant}-{self.l:g}-diversity for {self.attribute!r}"
-
-    @property
-    def sensitive_attribute(self) -> Hashable:
-        """The protected attribute."""
-        return self.attribute
+        return f"{self.variant}-{self.l:g}-diversity for {self.sensitive_attribute!r}"
 
     @property
     def threshold(self) -> float:
@@ -93,7 +88,7 @@ class DistinctLDiversity(_LDiversity):
 
     def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
         """Distinct values per class."""
-        return distinct_l_per_class(classes.sensitive(self.attribute)).astype(float)
+        return distinct_l_per_class(classes.sensitive(self.sensitive_attribute)).astype(float)
 
 
 @dataclass(frozen=True)
@@ -106,7 +101,7 @@ class FrequencyLDiversity(_LDiversity):
 
     def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
         """|E| / max count per class."""
-        return frequency_l_per_class(classes, classes.sensitive(self.attribute))
+        return frequency_l_per_class(classes, classes.sensitive(self.sensitive_attribute))
 
 
 @dataclass(frozen=True)
@@ -119,14 +114,14 @@ class EntropyLDiversity(_LDiversity):
 
     def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
         """exp(entropy) per class."""
-        return entropy_l_per_class(classes, classes.sensitive(self.attribute))
+        return entropy_l_per_class(classes, classes.sensitive(self.sensitive_attribute))
 
 
 @dataclass(frozen=True)
 class RecursiveCLDiversity(PrivacyModel):
     """Recursive (c,l)-diversity: r1 < c·(r_l + … + r_m) in every class; ``c`` > 0, ``l``: integer ≥ 1."""
 
-    attribute: Hashable
+    sensitive_attribute: Hashable
     c: float
     l: int
 
@@ -141,7 +136,7 @@ class RecursiveCLDiversity(PrivacyModel):
         check_integer(self.l, name="l")
 
     def __str__(self) -> str:
-        return f"recursive ({self.c:g},{self.l})-diversity for {self.attribute!r}"
+        return f"recursive ({self.c:g},{self.l})-diversity for {self.sensitive_attribute!r}"
 
     @property
     def minimum_class_size(self) -> int:
@@ -152,16 +147,11 @@ class RecursiveCLDiversity(PrivacyModel):
         """Itself when monotone, else distinct l-diversity (a class with fewer than l values fails)."""
         if self.is_monotonic(with_suppression=with_suppression):
             return self
-        return DistinctLDiversity(self.attribute, self.l)
+        return DistinctLDiversity(self.sensitive_attribute, self.l)
 
     def describe_gap(self, observed: float) -> str:
         """E.g. ``"observed c* = 3, needs c > c* (c = 2)"``."""
         return f"observed c* = {observed:.4g}, needs c > c* (c = {self.c:g})"
-
-    @property
-    def sensitive_attribute(self) -> Hashable:
-        """The protected attribute."""
-        return self.attribute
 
     @property
     def threshold(self) -> float:
@@ -170,8 +160,8 @@ class RecursiveCLDiversity(PrivacyModel):
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes with c*(E) ≥ c (including classes with fewer than l values)."""
-        return recursive_c_per_class(classes, classes.sensitive(self.attribute), self.l) >= self.c
+        return recursive_c_per_class(classes, classes.sensitive(self.sensitive_attribute), self.l) >= self.c
 
     def observed(self, classes: EquivalenceClasses) -> float:
         """c* = max over classes of r1 / (r_l + … + r_m); ``inf`` when no c works."""
-        return float(recursive_c_per_class(classes, classes.sensitive(self.attribute), self.l).max())
+        return float(recursive_c_per_class(classes, classes.sensitive(self.sensitive_attribute), self.l).max())

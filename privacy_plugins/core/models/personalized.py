@@ -62,7 +62,7 @@ def resolve_bounds(frame: pd.DataFrame, *, bound: float | None, bound_column: Ha
 class PersonalizedLeakage(PrivacyModel):
     """Pleak(t) ≤ pleak(t) for every record; give ``bound`` in (0, 1] or a ``bound_column``."""
 
-    attribute: Hashable
+    sensitive_attribute: Hashable
     bound: float | None = None
     bound_column: Hashable | None = None
 
@@ -80,17 +80,14 @@ class PersonalizedLeakage(PrivacyModel):
 
     def __str__(self) -> str:
         limit = f"{self.bound:g}" if self.bound is not None else f"the bounds in {self.bound_column!r}"
-        return f"leakage of {self.attribute!r} within {limit}"
-
-    @property
-    def sensitive_attribute(self) -> Hashable:
-        """The protected attribute."""
-        return self.attribute
+        return f"leakage of {self.sensitive_attribute!r} within {limit}"
 
     @property
     def columns(self) -> tuple[Hashable, ...]:
         """The sensitive attribute, and the bound column when bounds are per record."""
-        return (self.attribute,) if self.bound_column is None else (self.attribute, self.bound_column)
+        return (
+            (self.sensitive_attribute,) if self.bound_column is None else (self.sensitive_attribute, self.bound_column)
+        )
 
     @property
     def minimum_class_size(self) -> int:
@@ -106,7 +103,7 @@ class PersonalizedLeakage(PrivacyModel):
         """Itself when monotone; with one bound b, distinct (1/b)-diversity (a value's share ≤ b needs 1/b values)."""
         if self.is_monotonic(with_suppression=with_suppression):
             return self
-        return None if self.bound is None else DistinctLDiversity(self.attribute, 1.0 / self.bound)
+        return None if self.bound is None else DistinctLDiversity(self.sensitive_attribute, 1.0 / self.bound)
 
     def describe_gap(self, observed: float) -> str:
         """E.g. ``"observed max_leakage = 1, needs ≤ 0.5 (over by 0.5)"``, or against the per-record bounds."""
@@ -131,11 +128,11 @@ class PersonalizedLeakage(PrivacyModel):
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes holding at least one record over its bound (infeasible ones included)."""
-        violating, _ = leakage_violations(classes, classes.sensitive(self.attribute), self.bounds(classes))
+        violating, _ = leakage_violations(classes, classes.sensitive(self.sensitive_attribute), self.bounds(classes))
         mask = np.zeros(classes.n_classes, dtype=bool)
         mask[classes.class_of_row[violating]] = True
         return mask
 
     def observed(self, classes: EquivalenceClasses) -> float:
         """The largest leakage of any record."""
-        return float(leakage_per_record(classes, classes.sensitive(self.attribute)).max())
+        return float(leakage_per_record(classes, classes.sensitive(self.sensitive_attribute)).max())

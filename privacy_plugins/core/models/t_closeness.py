@@ -25,10 +25,11 @@ from privacy_plugins.core.parameters import TOLERANCE, check_fraction
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["T_DISTANCES", "TCloseness", "resolve_t_distance"]
+__all__ = ["T_DISTANCES", "TCloseness", "TDistance", "resolve_t_distance"]
 
 #: The ground distances a t-closeness requirement may name; ``"auto"`` picks by column type.
 T_DISTANCES: tuple[str, ...] = ("auto", "equal", "ordered")
+TDistance = Literal["auto", "equal", "ordered"]
 
 
 def resolve_t_distance(series: pd.Series, t_distance: str) -> Literal["equal", "ordered"]:
@@ -57,11 +58,16 @@ def resolve_t_distance(series: pd.Series, t_distance: str) -> Literal["equal", "
 
 @dataclass(frozen=True)
 class TCloseness(PrivacyModel):
-    """t-closeness; ``t`` in [0, 1]; ``distance``: ``"equal"`` (categorical) or ``"ordered"`` (numeric)."""
+    """t-closeness; ``t`` in [0, 1]; ``t_distance``: ``"equal"`` (categorical), ``"ordered"`` (numeric) or ``"auto"``.
 
-    attribute: Hashable
+    ``"auto"`` (the default) is resolved from the sensitive column's type by
+    :func:`resolve_t_distance` when the model is evaluated: ordered for numbers,
+    equal otherwise.
+    """
+
+    sensitive_attribute: Hashable
     t: float
-    distance: Literal["equal", "ordered"] = "equal"
+    t_distance: TDistance = "auto"
 
     requires_sensitive: ClassVar[bool] = True
     #: The reference distribution changes with what is suppressed.
@@ -73,16 +79,11 @@ class TCloseness(PrivacyModel):
 
     def __post_init__(self) -> None:
         check_fraction(self.t, name="t")
-        if self.distance not in ("equal", "ordered"):
-            raise ConfigurationError(f"distance must be 'equal' or 'ordered', got {self.distance!r}")
+        if self.t_distance not in T_DISTANCES:
+            raise ConfigurationError(f"t_distance must be one of {list(T_DISTANCES)}, got {self.t_distance!r}")
 
     def __str__(self) -> str:
-        return f"{self.t:g}-closeness ({self.distance} distance) for {self.attribute!r}"
-
-    @property
-    def sensitive_attribute(self) -> Hashable:
-        """The protected attribute."""
-        return self.attribute
+        return f"{self.t:g}-closeness ({self.t_distance} distance) for {self.sensitive_attribute!r}"
 
     @property
     def threshold(self) -> float:
@@ -91,9 +92,13 @@ class TCloseness(PrivacyModel):
 
     def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
         """EMD of each class to the whole table."""
-        if self.distance == "ordered":
-            return emd_ordered(classes, classes.sensitive(self.attribute, ordered=True))
-        return emd_equal(classes, classes.sensitive(self.attribute))
+        if self.distance_for(classes.frame[self.sensitive_attribute]) == "ordered":
+            return emd_ordered(classes, classes.sensitive(self.sensitive_attribute, ordered=True))
+        return emd_equal(classes, classes.sensitive(self.sensitive_attribute))
+
+    def distance_for(self, column: pd.Series) -> Literal["equal", "ordered"]:
+        """The ground distance used on ``column`` (``"auto"`` resolved from its type)."""
+        return resolve_t_distance(column, self.t_distance)
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes farther than t."""

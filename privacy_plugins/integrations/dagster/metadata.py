@@ -99,8 +99,8 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
         "equivalence classes": report.classes,
         "class sizes": dg.MetadataValue.md(class_size_table(report.class_size_histogram)),
     }
-    for sensitive in report.sensitive:
-        name = str(sensitive.attribute)
+    for sensitive in report.sensitive_attributes:
+        name = str(sensitive.sensitive_attribute)
         metadata[f"measured {variant} l ({name})"] = getattr(sensitive, f"{variant}_l")
         metadata[f"measured t ({name}, {sensitive.t_distance})"] = sensitive.t_closeness
         if sensitive.leakage is not None:

@@ -15,6 +15,7 @@ on DuckDB with no patch to GX.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -41,8 +42,26 @@ def _check_columns(columns: Sequence[str], available: Sequence[Any]) -> None:
         raise UnknownColumnError(f"columns not found in table: {missing!r}; available columns: {list(available)!r}")
 
 
+def _numeric_columns_as_numbers(aggregates: pd.DataFrame) -> None:
+    """Give SQL/Spark ``DECIMAL``/``NUMERIC`` columns (fetched as ``Decimal`` objects) a numeric dtype.
+
+    The core decides ``t_distance="auto"`` from a column's type (ordered for
+    numbers): a decimal column is numeric in the database and must be here too.
+    """
+    for column in aggregates.columns:
+        values = aggregates[column]
+        if values.dtype != object:
+            continue
+        present = values.dropna()
+        if len(present) and all(
+            isinstance(v, decimal.Decimal | int | float) and not isinstance(v, bool) for v in present
+        ):
+            aggregates[column] = pd.to_numeric(values)
+
+
 def _from_aggregates(aggregates: pd.DataFrame, quasi_identifiers: Sequence[str]) -> EquivalenceClasses:
     validate_frame(aggregates)  # no aggregate row ⇔ empty table: EmptyTableError
+    _numeric_columns_as_numbers(aggregates)
     weights = aggregates.pop(COUNT_COLUMN).to_numpy(dtype=np.int64)
     return EquivalenceClasses.from_frame(aggregates, list(quasi_identifiers), weights=weights)
 

@@ -96,14 +96,14 @@ class EquivalenceClassesMetric(_ClassesMetric):
 
 
 class SensitiveClassesMetric(_ClassesMetric):
-    """The classes over ``quasi_identifiers`` with the counts of ``sensitive`` (and ``bound_column``)."""
+    """The classes over ``quasi_identifiers`` with the counts of ``sensitive_attribute`` (and ``bound_column``)."""
 
     metric_name = SENSITIVE_CLASSES
-    value_keys = ("quasi_identifiers", "sensitive", "bound_column")
+    value_keys = ("quasi_identifiers", "sensitive_attribute", "bound_column")
     default_kwarg_values = {"bound_column": None}  # noqa: RUF012 (GX reads this class attribute)
 
     @classmethod
     def grouped_columns(cls, value_kwargs: dict[str, Any]) -> list[str]:
         """QIs, the sensitive attribute and, when given, the per-record bound column."""
         bound = value_kwargs.get("bound_column")
-        return [*value_kwargs["quasi_identifiers"], value_kwargs["sensitive"], *([bound] if bound else [])]
+        return [*value_kwargs["quasi_identifiers"], value_kwargs["sensitive_attribute"], *([bound] if bound else [])]

@@ -140,7 +140,7 @@ def test_every_output_satisfies_its_models(
         if isinstance(model, EntropyLDiversity):
             assert report.for_attribute("s").entropy_l >= model.l - 1e-9
         if isinstance(model, TCloseness):
-            assert report.for_attribute(model.attribute).t_closeness <= model.t + 1e-9
+            assert report.for_attribute(model.sensitive_attribute).t_closeness <= model.t + 1e-9
 
 
 def test_suppression_breaks_monotonicity_of_entropy_l() -> None:

@@ -64,7 +64,7 @@ def subset_measures(
     sensitive: Any = None,
     k: int = 2,
     l: int | None = None,
-    delta: float | None = None,
+    suppression_limit: float | None = None,
     threshold: float = 0.2,
 ) -> dict[str, Any]:
     groups = group(table, subset, n)
@@ -76,8 +76,8 @@ def subset_measures(
         "suppression_needed": sum(s for s in sizes if s < k),
         "records_at_risk": sum(s for s in sizes if 1 / s > threshold),
     }
-    if delta is not None:
-        budget = math.floor(delta * n + 1e-9)
+    if suppression_limit is not None:
+        budget = math.floor(suppression_limit * n + 1e-9)
         best = min(sizes)
         for candidate in sorted(set(sizes)):
             cost = sum(s for s in sizes if s < candidate)

@@ -40,12 +40,12 @@ def groupby_k(adult: pd.DataFrame) -> Measured:
 
 def test_all_255_subsets_match_pandas(adult: pd.DataFrame, groupby_k: Measured) -> None:
     qis = [c for c in adult.columns if c != SENSITIVE]
-    diagnosis = diagnose(adult, quasi_identifiers=qis, sensitive_attribute=SENSITIVE, k=5, l=2)
+    diagnosis = diagnose(adult, quasi_identifiers=qis, sensitive_attributes=[SENSITIVE], k=5, l=2)
     assert diagnosis.exhaustive and len(diagnosis.subsets) == 255
     for finding in diagnosis.subsets:
         assert (finding.k, finding.suppression_needed, finding.distinct_l) == groupby_k[frozenset(finding.attributes)]
     expected = {**groupby_k, frozenset(): (len(adult), 0, adult[SENSITIVE].nunique())}
-    for borders, index, threshold in ((diagnosis.k_borders, 0, 5), (diagnosis.l_borders[0], 2, 2)):
+    for borders, index, threshold in ((diagnosis.k_borders, 0, 5), (diagnosis.model_borders[0], 2, 2)):
         positive, negative, evaluated = brute_force_borders(
             qis, lambda s, index=index, threshold=threshold: expected[s][index] >= threshold
         )

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from privacy_plugins.core.diagnosis import diagnose, find_borders
 from privacy_plugins.core.diagnosis.search import candidates_above
-from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
+from privacy_plugins.core.models import DistinctLDiversity, KAnonymity, PersonalizedLeakage, l_diversity_model
 from privacy_plugins.errors import ConfigurationError, EmptyTableError, RoleConflictError, UnknownColumnError
 
 QIS = ["Age", "Gender", "Zip"]
@@ -33,7 +33,7 @@ def table_1_2() -> pd.DataFrame:
 
 
 def test_table_1_2_every_subset_with_zip_has_k_1(table_1_2: pd.DataFrame) -> None:
-    diagnosis = diagnose(table_1_2, quasi_identifiers=QIS, sensitive_attribute="Disease", k=2, l=2)
+    diagnosis = diagnose(table_1_2, quasi_identifiers=QIS, sensitive_attributes=["Disease"], k=2, l=2)
     with_zip = [f for f in diagnosis.subsets if "Zip" in f.attributes]
     assert len(with_zip) == 4
     assert all(f.k == 1 and f.sample_uniques >= 1 for f in with_zip)
@@ -60,11 +60,11 @@ def test_table_1_4_is_2_anonymous_but_not_2_diverse() -> None:
             "Disease": ["Cancer", "Flu", "HIV", "HIV"],
         }
     )
-    diagnosis = diagnose(table, quasi_identifiers=QIS, sensitive_attribute="Disease", k=2, l=2)
+    diagnosis = diagnose(table, quasi_identifiers=QIS, sensitive_attributes=["Disease"], k=2, l=2)
     assert diagnosis.k_borders.positive == (tuple(QIS),)
     assert diagnosis.k_borders.negative == ()
     assert diagnosis.k_borders.subsets_evaluated == 2  # the full set satisfies: nothing else to look at
-    (distinct,) = diagnosis.l_borders
+    (distinct,) = diagnosis.model_borders
     assert distinct.negative == (("Age",), ("Gender",), ("Zip",))
     assert distinct.positive == ((),)
 
@@ -78,16 +78,15 @@ def test_table_1_5_is_2_diverse() -> None:
             "Disease": ["Cancer", "HIV", "Flu", "HIV"],
         }
     )
-    diagnosis = diagnose(
-        table, quasi_identifiers=QIS, sensitive_attribute="Disease", k=2, l=2, l_variants=["distinct", "entropy"]
-    )
-    assert [b.positive for b in diagnosis.l_borders] == [(tuple(QIS),), (tuple(QIS),)]
+    models = [l_diversity_model(variant, 2, "Disease") for variant in ("distinct", "entropy")]
+    diagnosis = diagnose(table, quasi_identifiers=QIS, sensitive_attributes=["Disease"], k=2, models=models)
+    assert [b.positive for b in diagnosis.model_borders] == [(tuple(QIS),), (tuple(QIS),)]
     assert diagnosis.all_quasi_identifiers.distinct_l == 2
 
 
 def test_whole_table_violating_puts_the_empty_set_in_bd_minus(table_1_2: pd.DataFrame) -> None:
-    diagnosis = diagnose(table_1_2, quasi_identifiers=QIS, sensitive_attribute="Disease", k=1, l=4)
-    (distinct,) = diagnosis.l_borders
+    diagnosis = diagnose(table_1_2, quasi_identifiers=QIS, sensitive_attributes=["Disease"], k=1, l=4)
+    (distinct,) = diagnosis.model_borders
     assert distinct.negative == ((),)
     assert distinct.positive == ()
     assert distinct.subsets_evaluated == 1
@@ -98,7 +97,18 @@ def test_whole_table_violating_puts_the_empty_set_in_bd_minus(table_1_2: pd.Data
 
 
 def test_json_contract_round_trips(table_1_2: pd.DataFrame) -> None:
-    diagnosis = diagnose(table_1_2, quasi_identifiers=QIS, sensitive_attribute="Disease", k=2, l=2, c=2, delta=0.5)
+    models = [l_diversity_model(variant, 2, "Disease") for variant in ("distinct", "frequency", "entropy")]
+    diagnosis = diagnose(
+        table_1_2,
+        quasi_identifiers=QIS,
+        sensitive_attributes=["Disease"],
+        models=models,
+        k=2,
+        l=2,
+        l_variant="recursive",
+        c=2,
+        suppression_limit=0.5,
+    )
     data = json.loads(json.dumps(diagnosis.to_dict()))
     for key in ("subsets_evaluated", "subsets_total", "positive_border", "negative_border", "k_by_subset"):
         assert key in data
@@ -108,17 +118,21 @@ def test_json_contract_round_trips(table_1_2: pd.DataFrame) -> None:
     assert len(data["k_by_subset"]) == 7
     first = data["k_by_subset"][0]
     assert first["attributes"] == ["Age"] and first["k"] == 1 and first["suppression_needed"] == 4
-    assert set(data["l_borders"]) == {"distinct", "frequency", "entropy", "recursive"}
-    assert data["l_borders"]["recursive"]["negative_border"] == [["Age"], ["Gender"], ["Zip"]]
+    borders = {b["model"]: b for b in data["model_borders"]}
+    assert set(borders) == {f"{v} l-diversity" for v in ("distinct", "frequency", "entropy", "recursive")}
+    assert {b["sensitive_attribute"] for b in data["model_borders"]} == {"Disease"}
+    assert borders["recursive l-diversity"]["negative_border"] == [["Age"], ["Gender"], ["Zip"]]
     # recursive c* is infinite (classes with one value): null in strict JSON.
     assert data["all_quasi_identifiers"]["recursive_c"] is None
     assert data["singling_out"]["minimal_sets"] == [["Age"], ["Gender"], ["Zip"]]
 
 
 def test_recursive_c_is_measured_only_when_diagnosed(table_1_2: pd.DataFrame) -> None:
-    plain = diagnose(table_1_2, quasi_identifiers=QIS, sensitive_attribute="Disease", k=2, l=2)
+    plain = diagnose(table_1_2, quasi_identifiers=QIS, sensitive_attributes=["Disease"], k=2, l=2)
     assert plain.for_subset(["Gender"]).recursive_c is None
-    recursive = diagnose(table_1_2, quasi_identifiers=QIS, sensitive_attribute="Disease", k=2, l=2, c=3)
+    recursive = diagnose(
+        table_1_2, quasi_identifiers=QIS, sensitive_attributes=["Disease"], k=2, l=2, l_variant="recursive", c=3
+    )
     assert recursive.whole_table.recursive_c == 2 / 2  # counts HIV 2, Cancer 1, Flu 1: r1 / (r2 + r3)
     assert recursive.for_subset(["Gender"]).recursive_c == float("inf")  # Alice's class has one value
 
@@ -133,7 +147,7 @@ def test_levelwise_mode_has_no_k_by_subset(table_1_2: pd.DataFrame) -> None:
 
 
 def test_no_raw_values_in_json(table_1_2: pd.DataFrame) -> None:
-    text = json.dumps(diagnose(table_1_2, quasi_identifiers=QIS, sensitive_attribute="Disease", l=2, k=2).to_dict())
+    text = json.dumps(diagnose(table_1_2, quasi_identifiers=QIS, sensitive_attributes=["Disease"], l=2, k=2).to_dict())
     for value in ("17651", "Female", "Cancer", "HIV", "Flu"):
         assert value not in text
 
@@ -168,21 +182,32 @@ def test_candidates_are_exactly_the_sets_whose_subsets_are_all_in_the_frontier(f
         ({"k": 0}, ConfigurationError, "k must be an integer >= 1"),
         ({"k": "5"}, TypeError, "k must be an integer"),
         ({"k": 5}, ConfigurationError, "larger than the table"),
-        ({"l": 2}, ConfigurationError, "sensitive_attribute"),
-        ({"sensitive_attribute": "Disease", "l": 0.5}, ConfigurationError, "l must be >= 1"),
-        ({"sensitive_attribute": "Disease", "l": 2, "l_variants": ["tsallis"]}, ConfigurationError, "l_variant"),
-        ({"sensitive_attribute": "Disease", "l": 2, "l_variants": "distinct"}, TypeError, "string"),
-        ({"sensitive_attribute": "Disease", "l": 2, "l_variants": ["recursive"]}, ConfigurationError, "needs c"),
-        ({"sensitive_attribute": "Disease", "l": 2.5, "c": 2}, ConfigurationError, "integer l"),
-        ({"sensitive_attribute": "Disease", "l": 2, "c": 2, "l_variants": ["distinct"]}, ConfigurationError, "c is"),
-        ({"c": 2}, ConfigurationError, "need a target l"),
-        ({"delta": 1.5}, ConfigurationError, "delta"),
+        ({"l": 2}, ConfigurationError, "sensitive attribute"),
+        ({"sensitive_attributes": ["Disease"], "l": 0.5}, ConfigurationError, "l must be >= 1"),
+        ({"sensitive_attributes": ["Disease"], "l": 2, "l_variant": "tsallis"}, ConfigurationError, "l_variant"),
+        ({"sensitive_attributes": "Disease", "l": 2}, TypeError, "string"),
+        ({"sensitive_attributes": ["Disease"], "l": 2, "l_variant": "recursive"}, ConfigurationError, "needs c"),
+        (
+            {"sensitive_attributes": ["Disease"], "l": 2.5, "l_variant": "recursive", "c": 2},
+            ConfigurationError,
+            "integer l",
+        ),
+        ({"sensitive_attributes": ["Disease"], "l": 2, "c": 2}, ConfigurationError, "c is only used"),
+        ({"c": 2}, ConfigurationError, "needs l"),
+        ({"models": [KAnonymity(2)], "k": 2}, ConfigurationError, "one k-anonymity"),
+        ({"models": [DistinctLDiversity("Disease", 2)]}, ConfigurationError, "not among sensitive_attributes"),
+        (
+            {"sensitive_attributes": ["Disease"], "models": [PersonalizedLeakage("Disease", bound_column="Age")]},
+            ConfigurationError,
+            "not monotone",
+        ),
+        ({"suppression_limit": 1.5}, ConfigurationError, "suppression_limit"),
         ({"risk_threshold": -0.1}, ConfigurationError, "risk_threshold"),
         ({"max_exhaustive": 21}, ConfigurationError, "max_exhaustive"),
         ({"max_exhaustive": -1}, ConfigurationError, "max_exhaustive"),
         ({"max_exhaustive": 0, "max_evaluations": 3}, ConfigurationError, "max_evaluations=3"),
-        ({"sensitive_attribute": "Zip"}, RoleConflictError, "two roles"),
-        ({"sensitive_attribute": "Salary"}, UnknownColumnError, "Salary"),
+        ({"sensitive_attributes": ["Zip"]}, RoleConflictError, "two roles"),
+        ({"sensitive_attributes": ["Salary"]}, UnknownColumnError, "Salary"),
     ],
 )
 def test_bad_parameters_name_the_parameter(

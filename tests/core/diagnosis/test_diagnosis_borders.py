@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from naive_lattice import all_subsets, brute_force_borders, satisfies, subset_measures
 
 from privacy_plugins.core.diagnosis import Borders, diagnose, find_borders
-from privacy_plugins.core.models import EntropyLDiversity, KAnonymity
+from privacy_plugins.core.models import EntropyLDiversity, KAnonymity, l_diversity_model
 
 
 def as_sets(members: tuple[tuple[Any, ...], ...]) -> set[frozenset[Any]]:
@@ -61,11 +61,9 @@ def test_every_border_matches_brute_force(
     diagnosis = diagnose(
         pd.DataFrame(table),
         quasi_identifiers=qis,
-        sensitive_attribute="s",
+        sensitive_attributes=["s"],
         k=k,
-        l=l,
-        l_variants=variants,
-        c=c if integer_l else None,
+        models=[l_diversity_model(v, l, "s", c=c if v == "recursive" else None) for v in variants],
         max_exhaustive=12 if exhaustive else 0,
     )
     recursive_l = int(l) if integer_l else None
@@ -74,8 +72,8 @@ def test_every_border_matches_brute_force(
     union = check_against_brute_force(diagnosis.k_borders, qis, measured, "k", None)
     union |= check_against_brute_force(diagnosis.singling_out, qis, measured, "k", None)
     assert diagnosis.singling_out.threshold == 2
-    assert [b.model for b in diagnosis.l_borders] == [f"{v} l-diversity" for v in variants]
-    for variant, borders in zip(variants, diagnosis.l_borders, strict=True):
+    assert [b.model for b in diagnosis.model_borders] == [f"{v} l-diversity" for v in variants]
+    for variant, borders in zip(variants, diagnosis.model_borders, strict=True):
         union |= check_against_brute_force(borders, qis, measured, variant, c)
 
     measured_now = {frozenset(f.attributes) for f in diagnosis.subsets} | {frozenset()}
@@ -86,9 +84,9 @@ def test_every_border_matches_brute_force(
     assert diagnosis.subsets_measured == len(measured_now)
 
 
-@given(data=tables(max_qis=5), k_share=st.floats(0, 1), delta=st.sampled_from([None, 0.0, 0.1, 0.34, 1.0]))
+@given(data=tables(max_qis=5), k_share=st.floats(0, 1), suppression_limit=st.sampled_from([None, 0.0, 0.1, 0.34, 1.0]))
 def test_every_subset_measure_matches_brute_force(
-    data: tuple[Table, list[str]], k_share: float, delta: float | None
+    data: tuple[Table, list[str]], k_share: float, suppression_limit: float | None
 ) -> None:
     table, qis = data
     n = len(table["s"])
@@ -96,18 +94,26 @@ def test_every_subset_measure_matches_brute_force(
     diagnosis = diagnose(
         pd.DataFrame(table),
         quasi_identifiers=qis,
-        sensitive_attribute="s",
+        sensitive_attributes=["s"],
         k=k,
         l=2,
-        c=2,  # diagnoses recursive (2,2) too, so every subset gets its c*
-        delta=delta,
+        l_variant="recursive",
+        c=2,  # diagnoses recursive (2,2), so every subset gets its c*
+        suppression_limit=suppression_limit,
         risk_threshold=0.3,
     )
     assert diagnosis.exhaustive
     assert len(diagnosis.subsets) == 2 ** len(qis) - 1
     for finding in (diagnosis.whole_table, *diagnosis.subsets):
         expected = subset_measures(
-            table, frozenset(finding.attributes), n, sensitive="s", k=k, l=2, delta=delta, threshold=0.3
+            table,
+            frozenset(finding.attributes),
+            n,
+            sensitive="s",
+            k=k,
+            l=2,
+            suppression_limit=suppression_limit,
+            threshold=0.3,
         )
         for name in ("classes", "k", "sample_uniques", "suppression_needed", "records_at_risk", "distinct_l"):
             assert getattr(finding, name) == expected[name], (finding.attributes, name)

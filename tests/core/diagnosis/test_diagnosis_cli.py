@@ -23,8 +23,10 @@ def census_csv(tmp_path: Path) -> Path:
 def test_json_contract(census_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_json, out_html = tmp_path / "d.json", tmp_path / "d.html"
     code = main(
-        ["diagnose", str(census_csv), "--qi", "age,sex,zip", "--sensitive", "disease", "--k", "3", "--l", "2",
-         "--l-variant", "distinct,entropy", "--delta", "0.1", "--json", str(out_json), "--html", str(out_html)]
+        ["diagnose", str(census_csv), "--quasi-identifiers", "age,sex,zip", "--sensitive-attributes",
+        "disease,occupation",
+         "--k", "3", "--l", "2", "--l-variant", "entropy", "--suppression-limit", "0.1",
+         "--json", str(out_json), "--html", str(out_html)]
     )  # fmt: skip
     assert code == 0
     data = json.loads(out_json.read_text())
@@ -34,19 +36,25 @@ def test_json_contract(census_csv: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert len(data["k_by_subset"]) == 7
     assert {"attributes", "k", "suppression_needed"} <= set(data["k_by_subset"][0])
     assert all(isinstance(m, list) for m in data["positive_border"] + data["negative_border"])
-    assert set(data["l_borders"]) == {"distinct", "entropy"}
+    # one border per sensitive attribute
+    assert [b["sensitive_attribute"] for b in data["model_borders"]] == ["disease", "occupation"]
+    assert {b["model"] for b in data["model_borders"]} == {"entropy l-diversity"}
     expected = diagnose(
-        pp.read_table(census_csv), quasi_identifiers=["age", "sex", "zip"], sensitive_attribute="disease",
-        k=3, l=2, l_variants=["distinct", "entropy"], delta=0.1,
+        pp.read_table(census_csv), quasi_identifiers=["age", "sex", "zip"], sensitive_attributes=["disease",
+        "occupation"],
+        k=3, l=2, l_variant="entropy", suppression_limit=0.1,
     ).to_dict()  # fmt: skip
     assert data == json.loads(json.dumps(expected))
     assert out_html.read_text().startswith("<!DOCTYPE html>")
     printed = capsys.readouterr().out
     assert "3-anonymity" in printed and "Bd+" in printed
+    assert "entropy-2-diversity for 'occupation'" in printed and "entropy-2-diversity for 'disease'" in printed
 
 
 def test_levelwise_json_on_stdout(census_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["diagnose", str(census_csv), "--qi", "age,sex,zip", "--max-exhaustive", "2", "--format", "json"])
+    code = main(
+        ["diagnose", str(census_csv), "--quasi-identifiers", "age,sex,zip", "--max-exhaustive", "2", "--format", "json"]
+    )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     assert data["mode"] == "levelwise"
@@ -56,7 +64,12 @@ def test_levelwise_json_on_stdout(census_csv: Path, capsys: pytest.CaptureFixtur
 
 @pytest.mark.parametrize(
     "extra",
-    [["--qi", "age,nope"], ["--qi", "age", "--k", "0"], ["--qi", "age", "--l", "2"], ["--qi", "age", "--c", "2"]],
+    [
+        ["--quasi-identifiers", "age,nope"],
+        ["--quasi-identifiers", "age", "--k", "0"],
+        ["--quasi-identifiers", "age", "--l", "2"],
+        ["--quasi-identifiers", "age", "--c", "2"],
+    ],
 )
 def test_bad_input_exits_2_and_writes_nothing(
     census_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str]
@@ -68,11 +81,11 @@ def test_bad_input_exits_2_and_writes_nothing(
 
 
 def test_missing_file_exits_2(tmp_path: Path) -> None:
-    assert main(["diagnose", str(tmp_path / "absent.csv"), "--qi", "a"]) == EXIT_BAD_INPUT
+    assert main(["diagnose", str(tmp_path / "absent.csv"), "--quasi-identifiers", "a"]) == EXIT_BAD_INPUT
 
 
 def test_tiny_table_uses_its_size_as_default_k(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "t.csv"
     pd.DataFrame({"a": ["x", "x", "y"], "b": [1, 2, 3]}).to_csv(path, index=False)
-    assert main(["diagnose", str(path), "--qi", "a,b", "--format", "json"]) == 0
+    assert main(["diagnose", str(path), "--quasi-identifiers", "a,b", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["target_k"] == 3

@@ -43,7 +43,9 @@ def test_models_are_monotone_on_the_brute_force(data: tuple[Table, list[str]], l
 @given(data=tables(max_qis=5, max_rows=30), l=st.integers(1, 4))
 def test_models_are_monotone_in_the_library(data: tuple[Table, list[str]], l: int) -> None:
     table, qis = data
-    diagnosis = diagnose(pd.DataFrame(table), quasi_identifiers=qis, sensitive_attribute="s", k=1, l=l, c=1)
+    diagnosis = diagnose(
+        pd.DataFrame(table), quasi_identifiers=qis, sensitive_attributes=["s"], k=1, l=l, l_variant="recursive", c=1
+    )
     values = {
         frozenset(f.attributes): {name: getattr(f, name) for name in (*RISING, "recursive_c")}
         for f in (diagnosis.whole_table, *diagnosis.subsets)
@@ -57,9 +59,9 @@ def test_satisfying_subsets_are_down_closed(data: tuple[Table, list[str]]) -> No
     """What pruning relies on: below a Bd+ member everything satisfies, above a Bd− member nothing does."""
     table, qis = data
     diagnosis = diagnose(
-        pd.DataFrame(table), quasi_identifiers=qis, sensitive_attribute="s", k=2 if len(table["s"]) > 1 else 1, l=2
+        pd.DataFrame(table), quasi_identifiers=qis, sensitive_attributes=["s"], k=2 if len(table["s"]) > 1 else 1, l=2
     )
-    for borders in (diagnosis.k_borders, *diagnosis.l_borders):
+    for borders in (diagnosis.k_borders, *diagnosis.model_borders):
         for finding in diagnosis.subsets:
             below_positive = borders.satisfied_by(finding.attributes)
             above_negative = any(set(m) <= set(finding.attributes) for m in borders.negative)

@@ -96,7 +96,7 @@ def test_parameters_are_validated(factory, message: str) -> None:  # type: ignor
 
 def test_registry() -> None:
     assert from_config("k_anonymity", k=5) == KAnonymity(5)
-    assert from_config("recursive_cl_diversity", attribute="d", c=2, l=3) == RecursiveCLDiversity("d", 2, 3)
+    assert from_config("recursive_cl_diversity", sensitive_attribute="d", c=2, l=3) == RecursiveCLDiversity("d", 2, 3)
     with pytest.raises(ConfigurationError, match="did you mean 'k_anonymity'"):
         from_config("k_anonimity", k=5)
     with pytest.raises(ConfigurationError, match="bad parameters"):

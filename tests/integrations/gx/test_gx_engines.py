@@ -52,12 +52,24 @@ def expectations() -> list[tuple[object, str]]:
     """Each expectation with the key of ``measure(...).to_dict()`` that holds its observed value."""
     return [
         (ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=3), "k"),
-        (ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="s", l=2), "distinct_l"),
-        (ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="s", l=1.5, variant="frequency"), "frequency_l"),
-        (ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="s", l=1.5, variant="entropy"), "entropy_l"),
-        (ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="s", l=2, variant="recursive", c=3), "recursive_c"),
-        (ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive="s", t=0.3), "t_closeness"),
-        (ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=QIS, sensitive="s", bound=0.5), "max_leakage"),
+        (ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive_attribute="s", l=2), "distinct_l"),
+        (
+            ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive_attribute="s", l=1.5, l_variant="frequency"),
+            "frequency_l",
+        ),
+        (
+            ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive_attribute="s", l=1.5, l_variant="entropy"),
+            "entropy_l",
+        ),
+        (
+            ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive_attribute="s", l=2, l_variant="recursive", c=3),
+            "recursive_c",
+        ),
+        (ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive_attribute="s", t=0.3), "t_closeness"),
+        (
+            ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=QIS, sensitive_attribute="s", bound=0.5),
+            "max_leakage",
+        ),
     ]
 
 
@@ -96,9 +108,11 @@ def test_same_verdicts_on_every_engine(engine: str, pandas_batch, sql_batch) -> 
     reference = pandas_batch(frame)
     batch = batch_for(engine, frame, pandas_batch, sql_batch)
     extra = [
-        ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=3, max_suppression=0.05),
-        ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive="income", t=0.2, distance="ordered"),
-        ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=QIS, sensitive="s", bound_column="pleak"),
+        ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=3, suppression_limit=0.05),
+        ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive_attribute="income", t=0.2, t_distance="ordered"),
+        ExpectTableToSatisfyPersonalizedLeakageBound(
+            quasi_identifiers=QIS, sensitive_attribute="s", bound_column="pleak"
+        ),
     ]
     for expectation in [e for e, _ in expectations()] + extra:
         expected, got = reference.validate(expectation), batch.validate(expectation)
@@ -118,9 +132,9 @@ def test_census_demo_same_numbers(engine: str, pandas_batch, sql_batch) -> None:
     batch = batch_for(engine, frame, pandas_batch, sql_batch)
     k = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=qis, k=5))
     entropy = batch.validate(
-        ExpectTableToBeLDiverse(quasi_identifiers=qis, sensitive="disease", l=2, variant="entropy")
+        ExpectTableToBeLDiverse(quasi_identifiers=qis, sensitive_attribute="disease", l=2, l_variant="entropy")
     )
-    t = batch.validate(ExpectTableToBeTClose(quasi_identifiers=qis, sensitive="disease", t=0.5))
+    t = batch.validate(ExpectTableToBeTClose(quasi_identifiers=qis, sensitive_attribute="disease", t=0.5))
     assert k.result["observed_value"] == report["k"]
     assert entropy.result["observed_value"] == pytest.approx(report["entropy_l"], rel=1e-12)
     assert t.result["observed_value"] == pytest.approx(report["t_closeness"], rel=1e-12)
@@ -139,9 +153,11 @@ def test_null_quasi_identifier_and_null_sensitive_value(engine: str, pandas_batc
     k = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=2))
     assert k.success and k.result["details"]["classes"] == 2  # the NULL rows are one class of 3
     assert k.result["details"]["class_size_histogram"] == {"2": 1, "3": 1}
-    distinct = batch.validate(ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="s", l=2))
+    distinct = batch.validate(ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive_attribute="s", l=2))
     assert distinct.success and distinct.result["observed_value"] == 2  # NULL counts as a value
-    frequency = batch.validate(ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="s", l=1, variant="frequency"))
+    frequency = batch.validate(
+        ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive_attribute="s", l=1, l_variant="frequency")
+    )
     assert frequency.result["observed_value"] == pytest.approx(1.5)  # 3 / max(count NULL = 2)
 
 
@@ -174,5 +190,31 @@ def test_sql_sends_back_aggregates_only(sql_batch, monkeypatch: pytest.MonkeyPat
         return original(aggregates, quasi_identifiers)
 
     monkeypatch.setattr(engines, "_from_aggregates", spy)
-    result = sql_batch(frame, "duckdb").validate(ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="s", l=2))
+    result = sql_batch(frame, "duckdb").validate(
+        ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive_attribute="s", l=2)
+    )
     assert result.success and seen == [4]  # 2 classes x 2 values, not 100 records
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_auto_t_distance_follows_the_column_type_on_every_engine(engine: str, pandas_batch, sql_batch) -> None:
+    frame = pd.DataFrame({"q1": ["a"] * 4 + ["b"] * 4, "q2": ["x"] * 8, "s": [1, 2, 3, 4, 10, 20, 30, 40]})
+    want = pp.t_closeness(frame, quasi_identifiers=QIS, sensitive_attribute="s")  # auto: ordered for numbers
+    batch = batch_for(engine, frame, pandas_batch, sql_batch)
+    result = batch.validate(ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive_attribute="s", t=1.0))
+    assert result.result["details"]["t_distance"] == "ordered"
+    assert result.result["observed_value"] == pytest.approx(want)
+    text = batch.validate(
+        ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive_attribute="s", t=1.0, t_distance="equal")
+    )
+    assert text.result["details"]["t_distance"] == "equal"
+
+
+def test_decimal_aggregates_count_as_numbers() -> None:
+    from decimal import Decimal
+
+    from privacy_plugins.integrations.gx.engines import COUNT_COLUMN, _from_aggregates
+
+    aggregates = pd.DataFrame({"q": ["a", "b"], "s": [Decimal("1.5"), Decimal("2")], COUNT_COLUMN: [1, 1]})
+    classes = _from_aggregates(aggregates, ["q"])
+    assert pd.api.types.is_numeric_dtype(classes.frame["s"])

@@ -72,10 +72,10 @@ def test_song_table_3(pandas_batch) -> None:
     qis = ["age", "zipcode"]
     k = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=qis, k=2))
     assert k.success and k.result["observed_value"] == 2
-    l_result = batch.validate(ExpectTableToBeLDiverse(quasi_identifiers=qis, sensitive="disease", l=2))
+    l_result = batch.validate(ExpectTableToBeLDiverse(quasi_identifiers=qis, sensitive_attribute="disease", l=2))
     assert not l_result.success and l_result.result["observed_value"] == 1
     leak = batch.validate(
-        ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=qis, sensitive="disease", bound=0.5)
+        ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=qis, sensitive_attribute="disease", bound=0.5)
     )
     details = leak.result["details"]
     assert not leak.success and leak.result["observed_value"] == 1.0
@@ -89,7 +89,7 @@ def test_song_per_record_bounds(pandas_batch) -> None:
     table = SONG.assign(pleak=[0.34, 0.5, 0.4, 1.0, 1.0])
     result = pandas_batch(table).validate(
         ExpectTableToSatisfyPersonalizedLeakageBound(
-            quasi_identifiers=["age", "zipcode"], sensitive="disease", bound_column="pleak"
+            quasi_identifiers=["age", "zipcode"], sensitive_attribute="disease", bound_column="pleak"
         )
     )
     assert result.success, result.result
@@ -100,7 +100,7 @@ def test_mirakabad_tables(pandas_batch) -> None:
     qis = ["age", "gender", "zip"]
     published = pandas_batch(MIRAKABAD_14)
     assert published.validate(ExpectTableToBeKAnonymous(quasi_identifiers=qis, k=2)).success
-    diverse = published.validate(ExpectTableToBeLDiverse(quasi_identifiers=qis, sensitive="disease", l=2))
+    diverse = published.validate(ExpectTableToBeLDiverse(quasi_identifiers=qis, sensitive_attribute="disease", l=2))
     assert not diverse.success and diverse.result["observed_value"] == 1
     raw = pandas_batch(MIRAKABAD_12)
     for subset in (["zip"], ["age", "zip"], ["gender", "zip"], qis):
@@ -113,11 +113,15 @@ def test_nagendra_homogeneity(pandas_batch) -> None:
     assert batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=["zip", "age"], k=4)).success
     for variant in ("distinct", "frequency", "entropy"):
         result = batch.validate(
-            ExpectTableToBeLDiverse(quasi_identifiers=["zip", "age"], sensitive="disease", l=2, variant=variant)
+            ExpectTableToBeLDiverse(
+                quasi_identifiers=["zip", "age"], sensitive_attribute="disease", l=2, l_variant=variant
+            )
         )
         assert not result.success and result.result["observed_value"] == pytest.approx(1.0)
     recursive = batch.validate(
-        ExpectTableToBeLDiverse(quasi_identifiers=["zip", "age"], sensitive="disease", l=2, variant="recursive", c=3)
+        ExpectTableToBeLDiverse(
+            quasi_identifiers=["zip", "age"], sensitive_attribute="disease", l=2, l_variant="recursive", c=3
+        )
     )
     assert not recursive.success and recursive.result["observed_value"] is None  # c* = inf: one value only
 
@@ -127,12 +131,12 @@ def test_k_with_suppression(pandas_batch) -> None:
     batch = pandas_batch(table)
     strict = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=["q"], k=5))
     assert not strict.success and strict.result["observed_value"] == 1
-    loose = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=["q"], k=5, max_suppression=0.1))
+    loose = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=["q"], k=5, suppression_limit=0.1))
     assert loose.success and loose.result["observed_value"] == 5
     details = loose.result["details"]
     assert details["k_before_suppression"] == 1
-    assert details["suppression"] == {"delta": 0.1, "budget_rows": 1, "k": 5, "suppressed_rows": 1}
-    too_little = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=["q"], k=5, max_suppression=0.05))
+    assert details["suppression"] == {"suppression_limit": 0.1, "budget_rows": 1, "k": 5, "suppressed_rows": 1}
+    too_little = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=["q"], k=5, suppression_limit=0.05))
     assert not too_little.success  # ⌊0.05 · 11⌋ = 0 rows
 
 
@@ -141,7 +145,7 @@ def test_missing_values_form_their_own_class_and_value(pandas_batch) -> None:
     batch = pandas_batch(table)
     k = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=["q"], k=2))
     assert k.success and k.result["details"]["classes"] == 2
-    distinct = batch.validate(ExpectTableToBeLDiverse(quasi_identifiers=["q"], sensitive="s", l=2))
+    distinct = batch.validate(ExpectTableToBeLDiverse(quasi_identifiers=["q"], sensitive_attribute="s", l=2))
     assert distinct.result["observed_value"] == 1  # class q=NULL holds one value: NULL
     assert distinct.result["details"]["violations"]["classes"] == 1
 
@@ -155,32 +159,50 @@ def test_missing_values_form_their_own_class_and_value(pandas_batch) -> None:
         (lambda: ExpectTableToBeKAnonymous(quasi_identifiers=[], k=5), "at least one"),
         (lambda: ExpectTableToBeKAnonymous(quasi_identifiers="age", k=5), "list"),
         (lambda: ExpectTableToBeKAnonymous(quasi_identifiers=["a", "a"], k=5), "more than once"),
-        (lambda: ExpectTableToBeKAnonymous(quasi_identifiers=["a"], k=5, max_suppression=1.5), "max_suppression"),
-        (lambda: ExpectTableToBeLDiverse(quasi_identifiers=["a"], sensitive="a", l=2), "two roles"),
-        (lambda: ExpectTableToBeLDiverse(quasi_identifiers=["a"], sensitive="s", l=0.5), "l must be"),
-        (lambda: ExpectTableToBeLDiverse(quasi_identifiers=["a"], sensitive="s", l=2, variant="max"), "variant"),
-        (lambda: ExpectTableToBeLDiverse(quasi_identifiers=["a"], sensitive="s", l=2, variant="recursive"), "c is"),
-        (lambda: ExpectTableToBeLDiverse(quasi_identifiers=["a"], sensitive="s", l=2, c=3), "c is"),
+        (lambda: ExpectTableToBeKAnonymous(quasi_identifiers=["a"], k=5, suppression_limit=1.5), "suppression_limit"),
+        (lambda: ExpectTableToBeLDiverse(quasi_identifiers=["a"], sensitive_attribute="a", l=2), "two roles"),
+        (lambda: ExpectTableToBeLDiverse(quasi_identifiers=["a"], sensitive_attribute="s", l=0.5), "l must be"),
         (
-            lambda: ExpectTableToBeLDiverse(quasi_identifiers=["a"], sensitive="s", l=2.5, variant="recursive", c=3),
+            lambda: ExpectTableToBeLDiverse(quasi_identifiers=["a"], sensitive_attribute="s", l=2, l_variant="max"),
+            "variant",
+        ),
+        (
+            lambda: ExpectTableToBeLDiverse(
+                quasi_identifiers=["a"], sensitive_attribute="s", l=2, l_variant="recursive"
+            ),
+            "needs c",
+        ),
+        (lambda: ExpectTableToBeLDiverse(quasi_identifiers=["a"], sensitive_attribute="s", l=2, c=3), "c is"),
+        (
+            lambda: ExpectTableToBeLDiverse(
+                quasi_identifiers=["a"], sensitive_attribute="s", l=2.5, l_variant="recursive", c=3
+            ),
             "integer",
         ),
-        (lambda: ExpectTableToBeTClose(quasi_identifiers=["a"], sensitive="s", t=1.5), "t must be"),
-        (lambda: ExpectTableToBeTClose(quasi_identifiers=["a"], sensitive="s", t=0.2, distance="hier"), "distance"),
-        (lambda: ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=["a"], sensitive="s"), "exactly one"),
+        (lambda: ExpectTableToBeTClose(quasi_identifiers=["a"], sensitive_attribute="s", t=1.5), "t must be"),
+        (
+            lambda: ExpectTableToBeTClose(quasi_identifiers=["a"], sensitive_attribute="s", t=0.2, t_distance="hier"),
+            "distance",
+        ),
+        (
+            lambda: ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=["a"], sensitive_attribute="s"),
+            "exactly one",
+        ),
         (
             lambda: ExpectTableToSatisfyPersonalizedLeakageBound(
-                quasi_identifiers=["a"], sensitive="s", bound=0.5, bound_column="b"
+                quasi_identifiers=["a"], sensitive_attribute="s", bound=0.5, bound_column="b"
             ),
             "exactly one",
         ),
         (
-            lambda: ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=["a"], sensitive="s", bound=0),
+            lambda: ExpectTableToSatisfyPersonalizedLeakageBound(
+                quasi_identifiers=["a"], sensitive_attribute="s", bound=0
+            ),
             "bound must be",
         ),
         (
             lambda: ExpectTableToSatisfyPersonalizedLeakageBound(
-                quasi_identifiers=["a"], sensitive="s", bound_column="a"
+                quasi_identifiers=["a"], sensitive_attribute="s", bound_column="a"
             ),
             "bound_column",
         ),
@@ -202,19 +224,23 @@ def test_data_docs_sentences(pandas_batch) -> None:
             "Table is 5-anonymous on age, zip, sex (observed k = 7).",
         ),
         (
-            ExpectTableToBeLDiverse(quasi_identifiers=["age"], sensitive="disease", l=2),
+            ExpectTableToBeLDiverse(quasi_identifiers=["age"], sensitive_attribute="disease", l=2),
             "Table is distinct 2-diverse for disease on age (observed l = 3).",
         ),
         (
-            ExpectTableToBeLDiverse(quasi_identifiers=["age"], sensitive="disease", l=2, variant="recursive", c=2),
+            ExpectTableToBeLDiverse(
+                quasi_identifiers=["age"], sensitive_attribute="disease", l=2, l_variant="recursive", c=2
+            ),
             "Table is recursive (2, 2)-diverse for disease on age (observed c* = 0.75).",
         ),
         (
-            ExpectTableToBeTClose(quasi_identifiers=["age"], sensitive="disease", t=0.2),
-            "Table is 0.2-close for disease (equal distance) on age (observed t = 0).",
+            ExpectTableToBeTClose(quasi_identifiers=["age"], sensitive_attribute="disease", t=0.2),
+            "Table is 0.2-close for disease (auto distance) on age (observed t = 0).",
         ),
         (
-            ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=["age"], sensitive="disease", bound=0.5),
+            ExpectTableToSatisfyPersonalizedLeakageBound(
+                quasi_identifiers=["age"], sensitive_attribute="disease", bound=0.5
+            ),
             "Every record's leakage of disease is at most 0.5 on age (observed max leakage = 0.4286).",
         ),
     ]

@@ -67,14 +67,23 @@ def planted_table():
 def suite_expectations(include_values: bool = False) -> list:
     return [
         ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=2, include_values=include_values),
-        ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=2, max_suppression=0.5, include_values=include_values),
-        ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="disease", l=2, include_values=include_values),
+        ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=2, suppression_limit=0.5, include_values=include_values),
         ExpectTableToBeLDiverse(
-            quasi_identifiers=QIS, sensitive="disease", l=2, variant="recursive", c=2, include_values=include_values
+            quasi_identifiers=QIS, sensitive_attribute="disease", l=2, include_values=include_values
         ),
-        ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive="disease", t=0.1, include_values=include_values),
+        ExpectTableToBeLDiverse(
+            quasi_identifiers=QIS,
+            sensitive_attribute="disease",
+            l=2,
+            l_variant="recursive",
+            c=2,
+            include_values=include_values,
+        ),
+        ExpectTableToBeTClose(
+            quasi_identifiers=QIS, sensitive_attribute="disease", t=0.1, include_values=include_values
+        ),
         ExpectTableToSatisfyPersonalizedLeakageBound(
-            quasi_identifiers=QIS, sensitive="disease", bound=0.5, include_values=include_values
+            quasi_identifiers=QIS, sensitive_attribute="disease", bound=0.5, include_values=include_values
         ),
     ]
 

@@ -86,23 +86,30 @@ def test_same_numbers_as_pandas_and_the_core(spark, context, pandas_batch) -> No
     )
     reference = pandas_batch(frame)
     cases = [
-        (ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=2, max_suppression=0.3), None),
+        (ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=2, suppression_limit=0.3), None),
         (ExpectTableToBeKAnonymous(quasi_identifiers=QIS, k=2), "k"),
-        (ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="disease", l=2), "distinct_l"),
-        (ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="disease", l=2, variant="entropy"), "entropy_l"),
+        (ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive_attribute="disease", l=2), "distinct_l"),
         (
-            ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive="disease", l=2, variant="recursive", c=3),
+            ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive_attribute="disease", l=2, l_variant="entropy"),
+            "entropy_l",
+        ),
+        (
+            ExpectTableToBeLDiverse(
+                quasi_identifiers=QIS, sensitive_attribute="disease", l=2, l_variant="recursive", c=3
+            ),
             "recursive_c",
         ),
-        (ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive="disease", t=0.3), "t_closeness"),
-        (ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive="income", t=0.3, distance="ordered"), None),
+        (ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive_attribute="disease", t=0.3), "t_closeness"),
+        (ExpectTableToBeTClose(quasi_identifiers=QIS, sensitive_attribute="income", t=0.3, t_distance="ordered"), None),
         (
-            ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=QIS, sensitive="disease", bound=0.5),
+            ExpectTableToSatisfyPersonalizedLeakageBound(
+                quasi_identifiers=QIS, sensitive_attribute="disease", bound=0.5
+            ),
             "max_leakage",
         ),
         (
             ExpectTableToSatisfyPersonalizedLeakageBound(
-                quasi_identifiers=QIS, sensitive="disease", bound_column="pleak"
+                quasi_identifiers=QIS, sensitive_attribute="disease", bound_column="pleak"
             ),
             None,
         ),
@@ -129,7 +136,7 @@ def test_null_semantics_on_spark(spark, context) -> None:
     batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(batch_parameters={"dataframe": sdf})
     k = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=["q"], k=2))
     assert k.success and k.result["details"]["class_size_histogram"] == {"2": 1, "3": 1}
-    distinct = batch.validate(ExpectTableToBeLDiverse(quasi_identifiers=["q"], sensitive="s", l=2))
+    distinct = batch.validate(ExpectTableToBeLDiverse(quasi_identifiers=["q"], sensitive_attribute="s", l=2))
     assert distinct.success and distinct.result["observed_value"] == 2
 
 

@@ -53,7 +53,7 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
     @classmethod
     def sensitive_of(cls, params: Mapping[str, Any]) -> list[str]:
         """The sensitive attribute, if the expectation has one."""
-        return [params["sensitive"]] if params.get("sensitive") is not None else []
+        return [params["sensitive_attribute"]] if params.get("sensitive_attribute") is not None else []
 
     @classmethod
     @abstractmethod

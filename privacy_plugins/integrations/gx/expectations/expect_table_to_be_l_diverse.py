@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from great_expectations.compatibility import pydantic
 
-from privacy_plugins.core.models import PrivacyModel, from_config
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.core.models import LVariant, PrivacyModel, l_diversity_model
 from privacy_plugins.integrations.gx.expectations._base import PrivacyExpectation
 from privacy_plugins.integrations.gx.metrics import SENSITIVE_CLASSES
 
 __all__ = ["ExpectTableToBeLDiverse"]
-
-_MODEL_NAMES = {
-    "distinct": "distinct_l_diversity",
-    "frequency": "frequency_l_diversity",
-    "entropy": "entropy_l_diversity",
-    "recursive": "recursive_cl_diversity",
-}
 
 
 class ExpectTableToBeLDiverse(PrivacyExpectation):
@@ -32,9 +24,9 @@ class ExpectTableToBeLDiverse(PrivacyExpectation):
 
     Args:
         quasi_identifiers: columns an attacker may know.
-        sensitive: the sensitive attribute; a missing value counts as a value of its own.
+        sensitive_attribute: the sensitive attribute; a missing value counts as a value of its own.
         l: ≥ 1 (an integer ≥ 1 for ``recursive``).
-        variant: ``"distinct"`` (default), ``"frequency"``, ``"entropy"`` or ``"recursive"``.
+        l_variant: ``"distinct"`` (default), ``"frequency"``, ``"entropy"`` or ``"recursive"``.
         c: > 0, for ``recursive`` only.
         include_values: opt in to the QI values of a few violating classes.
 
@@ -42,50 +34,48 @@ class ExpectTableToBeLDiverse(PrivacyExpectation):
         Machanavajjhala A. et al. l-Diversity: Privacy Beyond k-Anonymity. ACM TKDD 1(1), 2007.
 
     Example:
-        >>> ExpectTableToBeLDiverse(quasi_identifiers=["zip"], sensitive="disease", l=2).expectation_type
+        >>> ExpectTableToBeLDiverse(quasi_identifiers=["zip"], sensitive_attribute="disease", l=2).expectation_type
         'expect_table_to_be_l_diverse'
     """
 
-    sensitive: pydantic.StrictStr = pydantic.Field(description="The sensitive attribute.")
+    sensitive_attribute: pydantic.StrictStr = pydantic.Field(description="The sensitive attribute.")
     l: pydantic.StrictInt | pydantic.StrictFloat = pydantic.Field(description="Required l (≥ 1).")
-    variant: Literal["distinct", "frequency", "entropy", "recursive"] = pydantic.Field(
-        "distinct", description="distinct | frequency | entropy | recursive"
-    )
+    l_variant: LVariant = pydantic.Field("distinct", description="distinct | frequency | entropy | recursive")
     c: pydantic.StrictInt | pydantic.StrictFloat | None = pydantic.Field(
         None, description="c of recursive (c,l)-diversity (> 0); recursive only."
     )
 
     metric_dependencies: ClassVar[tuple[str, ...]] = (SENSITIVE_CLASSES,)
-    success_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive", "l", "variant", "c", "include_values")
-    args_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive", "l")
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "quasi_identifiers", "sensitive_attribute", "l", "l_variant", "c", "include_values",
+    )  # fmt: skip
+    args_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive_attribute", "l")
 
     @classmethod
     def build_model(cls, params: Mapping[str, Any]) -> PrivacyModel:
-        """The variant's core model, through the model registry."""
-        variant, c = params.get("variant", "distinct"), params.get("c")
-        if (variant == "recursive") != (c is not None):
-            raise ConfigurationError(f"c is required for variant='recursive' and only for it (variant={variant!r})")
-        extra = {"c": c} if c is not None else {}
-        return from_config(_MODEL_NAMES[variant], attribute=params["sensitive"], l=params["l"], **extra)
+        """The variant's core model, built by the core from the same words every surface uses."""
+        return l_diversity_model(
+            params.get("l_variant", "distinct"), params["l"], params["sensitive_attribute"], c=params.get("c")
+        )
 
     @classmethod
     def sentence(cls, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """'Table is distinct 2-diverse for disease on age, zip, sex'."""
         values = {
-            "variant": params.get("variant", "distinct"),
+            "l_variant": params.get("l_variant", "distinct"),
             "l": params.get("l"),
-            "sensitive": params.get("sensitive"),
+            "sensitive_attribute": params.get("sensitive_attribute"),
         }
-        if values["variant"] == "recursive":
+        if values["l_variant"] == "recursive":
             values["c"] = params.get("c")
-            return "Table is recursive ($c, $l)-diverse for $sensitive on $quasi_identifiers", values
-        return "Table is $variant $l-diverse for $sensitive on $quasi_identifiers", values
+            return "Table is recursive ($c, $l)-diverse for $sensitive_attribute on $quasi_identifiers", values
+        return "Table is $l_variant $l-diverse for $sensitive_attribute on $quasi_identifiers", values
 
     @classmethod
     def observed_label(cls, params: Mapping[str, Any]) -> str:
         """L, or c* for the recursive variant."""
-        return "c*" if params.get("variant") == "recursive" else "l"
+        return "c*" if params.get("l_variant") == "recursive" else "l"
 
     def observed_is_integer(self) -> bool:
         """Distinct l is a count."""
-        return self.variant == "distinct"
+        return self.l_variant == "distinct"

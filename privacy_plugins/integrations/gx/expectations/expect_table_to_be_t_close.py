@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from great_expectations.compatibility import pydantic
 
-from privacy_plugins.core.models import TCloseness
+from privacy_plugins.core.models import ModelResult, TCloseness, TDistance
+from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.integrations.gx.expectations._base import PrivacyExpectation
 from privacy_plugins.integrations.gx.metrics import SENSITIVE_CLASSES
 
@@ -18,15 +19,19 @@ class ExpectTableToBeTClose(PrivacyExpectation):
     """Expect the table to be t-close for a sensitive attribute over its quasi-identifiers.
 
     ``observed_value`` is the table's t: the largest Earth Mover's Distance between
-    a class's distribution of ``sensitive`` and the whole table's. The distance is
-    ``"equal"`` (categorical: ½ Σ|p − q|) or ``"ordered"`` (numeric, over the
-    sorted values). A missing sensitive value counts as a value of its own, sorted last.
+    a class's distribution of ``sensitive_attribute`` and the whole table's. The
+    distance is ``"equal"`` (categorical: ½ Σ|p − q|), ``"ordered"`` (numeric, over
+    the sorted values) or ``"auto"`` (default): ordered for a numeric column,
+    equal otherwise — the core's one rule, applied to the column's type on every
+    engine (SQL and Spark numeric and decimal columns are numeric). ``details``
+    names the distance used. A missing sensitive value counts as a value of its
+    own, sorted last.
 
     Args:
         quasi_identifiers: columns an attacker may know.
-        sensitive: the sensitive attribute.
+        sensitive_attribute: the sensitive attribute.
         t: in [0, 1].
-        distance: ``"equal"`` (default) or ``"ordered"``.
+        t_distance: ``"auto"`` (default), ``"equal"`` or ``"ordered"``.
         include_values: opt in to the QI values of a few violating classes.
 
     References:
@@ -34,36 +39,47 @@ class ExpectTableToBeTClose(PrivacyExpectation):
         and l-Diversity. ICDE 2007.
 
     Example:
-        >>> ExpectTableToBeTClose(quasi_identifiers=["zip"], sensitive="disease", t=0.2).expectation_type
+        >>> ExpectTableToBeTClose(quasi_identifiers=["zip"], sensitive_attribute="disease", t=0.2).expectation_type
         'expect_table_to_be_t_close'
     """
 
-    sensitive: pydantic.StrictStr = pydantic.Field(description="The sensitive attribute.")
+    sensitive_attribute: pydantic.StrictStr = pydantic.Field(description="The sensitive attribute.")
     t: pydantic.StrictInt | pydantic.StrictFloat = pydantic.Field(description="Largest EMD allowed (0..1).")
-    distance: Literal["equal", "ordered"] = pydantic.Field(
-        "equal", description="equal (categorical) | ordered (numeric)"
+    t_distance: TDistance = pydantic.Field(
+        "auto", description="auto (ordered for numeric columns, equal otherwise) | equal | ordered"
     )
 
     metric_dependencies: ClassVar[tuple[str, ...]] = (SENSITIVE_CLASSES,)
-    success_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive", "t", "distance", "include_values")
-    args_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive", "t")
+    success_keys: ClassVar[tuple[str, ...]] = (
+        "quasi_identifiers", "sensitive_attribute", "t", "t_distance", "include_values",
+    )  # fmt: skip
+    args_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive_attribute", "t")
 
     @classmethod
     def build_model(cls, params: Mapping[str, Any]) -> TCloseness:
         """t-closeness with the chosen ground distance."""
-        return TCloseness(params["sensitive"], params["t"], distance=params.get("distance", "equal"))
+        return TCloseness(params["sensitive_attribute"], params["t"], params.get("t_distance", "auto"))
 
     @classmethod
     def sentence(cls, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-        """'Table is 0.2-close for disease (equal distance) on age, zip, sex'."""
+        """'Table is 0.2-close for disease (auto distance) on age, zip, sex'."""
         values = {
             "t": params.get("t"),
-            "sensitive": params.get("sensitive"),
-            "distance": params.get("distance", "equal"),
+            "sensitive_attribute": params.get("sensitive_attribute"),
+            "t_distance": params.get("t_distance", "auto"),
         }
-        return "Table is $t-close for $sensitive ($distance distance) on $quasi_identifiers", values
+        return "Table is $t-close for $sensitive_attribute ($t_distance distance) on $quasi_identifiers", values
 
     @classmethod
     def observed_label(cls, params: Mapping[str, Any]) -> str:
         """T."""
         return "t"
+
+    def judge(self, result: ModelResult, classes: EquivalenceClasses) -> tuple[bool, float, dict[str, Any]]:
+        """Adds the ground distance used (``auto`` resolved from the column's type)."""
+        model = self.build_model(self.__dict__)
+        return (
+            result.passed,
+            result.observed,
+            {"t_distance": model.distance_for(classes.frame[self.sensitive_attribute])},
+        )

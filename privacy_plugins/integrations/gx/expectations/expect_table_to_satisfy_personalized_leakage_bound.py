@@ -28,7 +28,7 @@ class ExpectTableToSatisfyPersonalizedLeakageBound(PrivacyExpectation):
 
     Args:
         quasi_identifiers: columns an attacker may know.
-        sensitive: the sensitive attribute.
+        sensitive_attribute: the sensitive attribute.
         bound: one bound in (0, 1] for every record; or
         bound_column: a column holding each record's bound in (0, 1].
         include_values: opt in to the QI values of a few violating classes.
@@ -39,11 +39,11 @@ class ExpectTableToSatisfyPersonalizedLeakageBound(PrivacyExpectation):
 
     Example:
         >>> ExpectTableToSatisfyPersonalizedLeakageBound(
-        ...     quasi_identifiers=["zip"], sensitive="disease", bound=0.5).expectation_type
+        ...     quasi_identifiers=["zip"], sensitive_attribute="disease", bound=0.5).expectation_type
         'expect_table_to_satisfy_personalized_leakage_bound'
     """
 
-    sensitive: pydantic.StrictStr = pydantic.Field(description="The sensitive attribute.")
+    sensitive_attribute: pydantic.StrictStr = pydantic.Field(description="The sensitive attribute.")
     bound: pydantic.StrictInt | pydantic.StrictFloat | None = pydantic.Field(
         None, description="One leakage bound in (0, 1] for every record."
     )
@@ -53,30 +53,28 @@ class ExpectTableToSatisfyPersonalizedLeakageBound(PrivacyExpectation):
 
     metric_dependencies: ClassVar[tuple[str, ...]] = (SENSITIVE_CLASSES,)
     success_keys: ClassVar[tuple[str, ...]] = (
-        "quasi_identifiers", "sensitive", "bound", "bound_column", "include_values",
+        "quasi_identifiers", "sensitive_attribute", "bound", "bound_column", "include_values",
     )  # fmt: skip
-    args_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive")
+    args_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive_attribute")
 
     @classmethod
     def build_model(cls, params: Mapping[str, Any]) -> PersonalizedLeakage:
         """Personalized leakage with exactly one of bound / bound_column."""
         column = params.get("bound_column")
-        if column is not None and (column in params["quasi_identifiers"] or column == params["sensitive"]):
+        if column is not None and (column in params["quasi_identifiers"] or column == params["sensitive_attribute"]):
             raise RoleConflictError(f"bound_column {column!r} is also a quasi-identifier or the sensitive attribute")
-        return PersonalizedLeakage(params["sensitive"], bound=params.get("bound"), bound_column=column)
+        return PersonalizedLeakage(params["sensitive_attribute"], bound=params.get("bound"), bound_column=column)
 
     @classmethod
     def sentence(cls, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """'Every record's leakage of disease is at most 0.5 on age, zip, sex'."""
-        values: dict[str, Any] = {"sensitive": params.get("sensitive")}
+        values: dict[str, Any] = {"sensitive_attribute": params.get("sensitive_attribute")}
         if params.get("bound_column") is not None:
             values["bound_column"] = params["bound_column"]
-            return (
-                "Every record's leakage of $sensitive is at most its bound in $bound_column on $quasi_identifiers",
-                values,
-            )
+            template = "Every record's leakage of $sensitive_attribute is at most its bound in $bound_column"
+            return template + " on $quasi_identifiers", values
         values["bound"] = params.get("bound")
-        return "Every record's leakage of $sensitive is at most $bound on $quasi_identifiers", values
+        return "Every record's leakage of $sensitive_attribute is at most $bound on $quasi_identifiers", values
 
     @classmethod
     def observed_label(cls, params: Mapping[str, Any]) -> str:
@@ -86,7 +84,7 @@ class ExpectTableToSatisfyPersonalizedLeakageBound(PrivacyExpectation):
     def judge(self, result: ModelResult, classes: EquivalenceClasses) -> tuple[bool, float, dict[str, Any]]:
         """Adds the records over their bound, the infeasible ones and the mean leakage."""
         model = self.build_model(self.__dict__)
-        report = personalized_leakage(classes, classes.sensitive(self.sensitive), model.bounds(classes))
+        report = personalized_leakage(classes, classes.sensitive(self.sensitive_attribute), model.bounds(classes))
         extra = {
             "leakage_violations": report.violations,
             "leakage_infeasible": report.infeasible,
