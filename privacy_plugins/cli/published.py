@@ -35,7 +35,7 @@ def _run_published(args: argparse.Namespace) -> int:
     results = []
     if table is not None:
         classes = EquivalenceClasses.from_frame(table, list(spec.quasi_identifiers))
-        results = [model.evaluate(classes) for model in spec.models(table)]
+        results = [model.evaluate(classes) for model in spec.models()]
         leaked = [c for c in spec.identifiers if c in table.columns]
         report |= {"rows": len(table), "classes": classes.n_classes, "identifier_columns": leaked}
         report["requirements"] = [r.to_dict() for r in results]

@@ -32,17 +32,7 @@ from privacy_plugins.core.hierarchies import (
     read_hierarchy,
     taxonomy_hierarchy,
 )
-from privacy_plugins.core.models import (
-    DistinctLDiversity,
-    EntropyLDiversity,
-    FrequencyLDiversity,
-    KAnonymity,
-    PersonalizedLeakage,
-    PrivacyModel,
-    RecursiveCLDiversity,
-    TCloseness,
-)
-from privacy_plugins.core.models.t_closeness import resolve_t_distance
+from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, requirement_models
 from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, HierarchyError
@@ -56,7 +46,6 @@ __all__ = [
     "SourceSpec",
 ]
 
-L_VARIANTS = ("distinct", "frequency", "entropy", "recursive")
 HIERARCHY_BUILDERS = ("file", "interval", "masking", "date", "taxonomy", "grouping")
 
 
@@ -168,8 +157,10 @@ class Requirements:
             check_positive(self.c, name="requirements.c")
         if self.t is not None:
             check_fraction(self.t, name="requirements.t")
-        if self.t_distance not in ("auto", "equal", "ordered"):
-            raise ConfigurationError(f"requirements.t_distance must be auto, equal or ordered, got {self.t_distance!r}")
+        if self.t_distance not in T_DISTANCES:
+            raise ConfigurationError(
+                f"requirements.t_distance must be one of {list(T_DISTANCES)}, got {self.t_distance!r}"
+            )
         if self.bound is not None:
             check_fraction(self.bound, name="requirements.bound", open_low=True)
         if self.bound is not None and self.bound_column is not None:
@@ -180,27 +171,19 @@ class Requirements:
         if self.k is None and self.l is None and self.t is None and self.bound is None and self.bound_column is None:
             raise ConfigurationError("requirements must set at least one of k, l, t, bound or bound_column")
 
-    def models(self, sensitive: tuple[str, ...], frame: pd.DataFrame | None = None) -> list[PrivacyModel]:
+    def models(self, sensitive_attributes: tuple[str, ...]) -> list[PrivacyModel]:
         """The privacy models these requirements stand for (l, t and bounds apply to every sensitive attribute)."""
-        models: list[PrivacyModel] = [KAnonymity(self.k)] if self.k is not None else []
-        for attribute in sensitive:
-            if self.l is not None:
-                if self.l_variant == "recursive":
-                    assert self.c is not None
-                    models.append(RecursiveCLDiversity(attribute, self.c, int(self.l)))
-                else:
-                    variant = {
-                        "distinct": DistinctLDiversity,
-                        "frequency": FrequencyLDiversity,
-                        "entropy": EntropyLDiversity,
-                    }[self.l_variant]
-                    models.append(variant(attribute, self.l))
-            if self.t is not None:
-                column = frame[attribute] if frame is not None else pd.Series([], dtype=object)
-                models.append(TCloseness(attribute, self.t, resolve_t_distance(column, self.t_distance)))
-            if self.bound is not None or self.bound_column is not None:
-                models.append(PersonalizedLeakage(attribute, bound=self.bound, bound_column=self.bound_column))
-        return models
+        return requirement_models(
+            sensitive_attributes=sensitive_attributes,
+            k=self.k,
+            l=self.l,
+            l_variant=self.l_variant,
+            c=self.c if self.l_variant == "recursive" else None,
+            t=self.t,
+            t_distance=self.t_distance,  # type: ignore[arg-type]  # validated in __post_init__
+            bound=self.bound,
+            bound_column=self.bound_column,
+        )
 
 
 @dataclass(frozen=True)
@@ -378,7 +361,7 @@ class ReleaseSpec:
     report: ReportSpec
     workdir: Path | None = None
     identifiers: tuple[str, ...] = ()
-    sensitive: tuple[str, ...] = ()
+    sensitive_attributes: tuple[str, ...] = ()
     hierarchies: Path | Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     algorithm: AlgorithmSpec = field(default_factory=AlgorithmSpec)
 
@@ -387,7 +370,7 @@ class ReleaseSpec:
         "source",
         "identifiers",
         "quasi_identifiers",
-        "sensitive",
+        "sensitive_attributes",
         "hierarchies",
         "requirements",
         "algorithm",
@@ -406,7 +389,7 @@ class ReleaseSpec:
             )
         if self.requirements.bound_column is not None and self.requirements.bound_column in self.roles.named_columns:
             raise ConfigurationError(f"bound_column {self.requirements.bound_column!r} already has another role")
-        if (self.requirements.l is not None or self.requirements.t is not None) and not self.sensitive:
+        if (self.requirements.l is not None or self.requirements.t is not None) and not self.sensitive_attributes:
             raise ConfigurationError("requirements l and t need at least one sensitive attribute")
         if isinstance(self.hierarchies, Mapping):
             missing = [q for q in self.quasi_identifiers if q not in self.hierarchies]
@@ -430,7 +413,9 @@ class ReleaseSpec:
     def roles(self) -> AttributeRoles:
         """The attribute roles (validated)."""
         return AttributeRoles(
-            quasi_identifiers=self.quasi_identifiers, sensitive_attributes=self.sensitive, identifiers=self.identifiers
+            quasi_identifiers=self.quasi_identifiers,
+            sensitive_attributes=self.sensitive_attributes,
+            identifiers=self.identifiers,
         )
 
     @property
@@ -445,14 +430,14 @@ class ReleaseSpec:
             "source": {k: str(getattr(self.source, k)) for k in SourceSpec.KEYS},
             "identifiers": list(self.identifiers),
             "quasi_identifiers": list(self.quasi_identifiers),
-            "sensitive": list(self.sensitive),
+            "sensitive_attributes": list(self.sensitive_attributes),
             "bound_column": self.requirements.bound_column,
         }
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode("utf-8")).hexdigest()
 
-    def models(self, frame: pd.DataFrame | None = None) -> list[PrivacyModel]:
-        """The privacy models of the requirements."""
-        return self.requirements.models(self.sensitive, frame)
+    def models(self) -> list[PrivacyModel]:
+        """The privacy models of the requirements (t-closeness's ``auto`` distance is resolved on the data)."""
+        return self.requirements.models(self.sensitive_attributes)
 
     def build_hierarchies(self, frame: pd.DataFrame) -> dict[Hashable, Hierarchy]:
         """Read or build the hierarchy of every QI (builders need the data's values)."""
@@ -535,7 +520,7 @@ class ReleaseSpec:
                 source=SourceSpec(**sections["source"]),
                 identifiers=_columns("identifiers", data.get("identifiers")),
                 quasi_identifiers=_columns("quasi_identifiers", data.get("quasi_identifiers")),
-                sensitive=_columns("sensitive", data.get("sensitive")),
+                sensitive_attributes=_columns("sensitive_attributes", data.get("sensitive_attributes")),
                 hierarchies=hierarchies,
                 requirements=Requirements(**sections["requirements"]),
                 algorithm=algorithm,

@@ -269,7 +269,7 @@ def _validate_against_data(spec: ReleaseSpec, frame: pd.DataFrame) -> None:
                 f"{spec.algorithm.name!r} publishes only numeric quasi-identifiers as ranges"
             )
     check_lattice(spec, hierarchies)  # before the diagnosis, which can take minutes on a big table
-    for model in spec.models(frame):  # each model checks itself against the data (k vs rows, bounds in (0, 1])
+    for model in spec.models():  # each model checks itself against the data (k vs rows, bounds in (0, 1])
         model.validate_against(frame)
 
 
@@ -319,16 +319,16 @@ def diagnose_step(
     """
     _, _, frame = _loaded_frame(spec, loaded, run_id)
     requirements = spec.requirements
-    sensitive = spec.sensitive[0] if spec.sensitive else None
-    use_l = requirements.l is not None and sensitive is not None and requirements.l_variant != "recursive"
+    sensitive = list(spec.sensitive_attributes)
     diagnosis = diagnose(
         frame,
         quasi_identifiers=list(spec.quasi_identifiers),
-        sensitive_attribute=sensitive,
+        sensitive_attributes=sensitive,
         k=min(requirements.k, len(frame)) if requirements.k is not None else None,
-        l=requirements.l if use_l else None,
-        l_variants=[requirements.l_variant] if use_l else None,
-        delta=requirements.suppression_limit,
+        l=requirements.l if sensitive else None,
+        l_variant=requirements.l_variant,  # type: ignore[arg-type]
+        c=requirements.c if requirements.l_variant == "recursive" else None,
+        suppression_limit=requirements.suppression_limit,
         progress=StepProgress("diagnose", "subsets measured", on_progress),
     )
     if diagnosis.mode_reason is not None:
@@ -367,8 +367,8 @@ def anonymize_step(
         algorithm=spec.algorithm.name,
         quasi_identifiers=list(spec.quasi_identifiers),
         hierarchies=spec.build_hierarchies(frame),
-        models=spec.models(frame),
-        sensitive_attributes=list(spec.sensitive),
+        models=spec.models(),
+        sensitive_attributes=list(spec.sensitive_attributes),
         suppression_limit=spec.requirements.suppression_limit,
         seed=spec.algorithm.seed,
         **spec.algorithm.options,
@@ -446,7 +446,7 @@ def _measure(spec: ReleaseSpec, frame: pd.DataFrame, candidate: Candidate, loade
         )
     )
     classes = EquivalenceClasses.from_frame(frame.reset_index(drop=True), list(spec.quasi_identifiers))
-    for model in spec.models(frame):
+    for model in spec.models():
         result = model.evaluate(classes)
         detail = "holds" if result.passed else model.describe_gap(result.observed)
         checks.append(

@@ -36,7 +36,7 @@ def twelve_qi_spec(tmp_path: Path) -> dict[str, object]:
         "source": {"path": str(tmp_path / "wide.csv")},
         "identifiers": [],
         "quasi_identifiers": TWELVE,
-        "sensitive": ["disease"],
+        "sensitive_attributes": ["disease"],
         "hierarchies": {name: {"interval": {"widths": [2, 4, 8, 16, 32]}} for name in TWELVE},
     }
     return data

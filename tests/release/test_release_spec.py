@@ -45,7 +45,7 @@ def test_yaml_round_trip_equals_python_construction(tmp_path: Path) -> None:
         ({"destination": {"parquet": "out"}}, ConfigurationError, "exactly one of duckdb, parquet or url"),
         ({"destination": {"table": "drop table x"}}, ConfigurationError, "destination.table must be"),
         ({"source": {"path": "x.csv", "generate": "census"}}, ConfigurationError, "exactly one of path, url"),
-        ({"sensitive": ["age"]}, RoleConflictError, "'age' is given two roles"),
+        ({"sensitive_attributes": ["age"]}, RoleConflictError, "'age' is given two roles"),
         ({"hierarchies": {"age": {"interval": {"widths": [10]}}}}, HierarchyError, r"no hierarchy for .*'sex'"),
         (
             {"hierarchies": {"age": {"bogus": {}}, "sex": {}, "zip": {}, "education": {}, "marital_status": {}}},

@@ -81,7 +81,7 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
     report = measure(
         frame,
         quasi_identifiers=list(spec.quasi_identifiers),
-        sensitive_attributes=list(spec.sensitive),
+        sensitive_attributes=list(spec.sensitive_attributes),
         t_distance=requirements.t_distance,  # type: ignore[arg-type]
         bound=requirements.bound,
         bound_column=requirements.bound_column,
