@@ -25,14 +25,14 @@ def table() -> pd.DataFrame:
 def _borders(diagnosis: object) -> tuple[object, ...]:
     return tuple(
         (b.positive, b.negative)
-        for b in (diagnosis.k_borders, diagnosis.singling_out, *diagnosis.l_borders)  # type: ignore[attr-defined]
+        for b in (diagnosis.k_borders, diagnosis.singling_out, *diagnosis.model_borders)  # type: ignore[attr-defined]
     )
 
 
 def test_rows_times_subsets_over_max_cost_goes_levelwise_and_says_why(table: pd.DataFrame) -> None:
-    full = diagnose(table, quasi_identifiers=QIS, sensitive_attribute="s", k=3, l=2)
+    full = diagnose(table, quasi_identifiers=QIS, sensitive_attributes=["s"], k=3, l=2)
     assert full.exhaustive and full.mode_reason is None and full.to_dict()["mode_reason"] is None
-    cheap = diagnose(table, quasi_identifiers=QIS, sensitive_attribute="s", k=3, l=2, max_cost=300 * 2**5 - 1)
+    cheap = diagnose(table, quasi_identifiers=QIS, sensitive_attributes=["s"], k=3, l=2, max_cost=300 * 2**5 - 1)
     assert not cheap.exhaustive
     assert cheap.mode_reason is not None and "max_cost" in cheap.mode_reason and "32 subsets" in cheap.mode_reason
     data = json.loads(json.dumps(cheap.to_dict()))
