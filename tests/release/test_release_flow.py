@@ -69,7 +69,7 @@ def test_impossible_requirement_publishes_nothing_and_keeps_the_old_release(tmp_
     good = spec_for(tmp_path)
     run_release(good)
     before = read_published(good.destination)
-    impossible = spec_for(tmp_path, requirements={"l": 9}, sensitive=["disease"])
+    impossible = spec_for(tmp_path, requirements={"l": 9}, sensitive_attributes=["disease"])
     result = run_release(impossible)
     assert not result.passed and result.published is None
     assert "distinct-9-diversity" in (result.failure or "")

@@ -67,7 +67,7 @@ def test_anonymize_cli_refuses_a_csv_whose_identifier_column_repeats(
     (hierarchies / "sex.csv").write_text("".join(f"{v};*\n" for v in sorted(frame["sex"].unique())))
     out = tmp_path / "out.csv"
     code = main(
-        ["anonymize", str(csv), "--qi", "sex", "--identifiers", "ssn", "--hierarchies", str(hierarchies),
+        ["anonymize", str(csv), "--quasi-identifiers", "sex", "--identifiers", "ssn", "--hierarchies", str(hierarchies),
          "--k", "2", "--out", str(out), "--quiet"]
     )  # fmt: skip
     assert code == 2 and "'ssn'" in capsys.readouterr().err
