@@ -30,7 +30,7 @@ import numpy as np
 
 from privacy_plugins.core.anonymize.partition_split import Dimension
 
-__all__ = ["TABLE_LIMIT", "CostSpace", "GreedyStats", "greedy_clusters"]
+__all__ = ["TABLE_LIMIT", "CostSpace", "GreedyStats", "boxes", "greedy_clusters"]
 
 #: Domains with at most this many codes get a precomputed table of all span costs.
 TABLE_LIMIT = 1024
@@ -194,7 +194,8 @@ def greedy_clusters(
     return _repair(space, failing, rows, codes, group, n_groups, stats)
 
 
-def _boxes(codes: np.ndarray, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+def boxes(codes: np.ndarray, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per QI and group, the lowest and highest code of its rows (rows with group < 0 are ignored)."""
     low = np.full((codes.shape[0], n_groups), np.iinfo(np.int64).max, dtype=np.int64)
     high = np.full((codes.shape[0], n_groups), -1, dtype=np.int64)
     placed = group >= 0
@@ -208,7 +209,7 @@ def _assign_leftovers(space: CostSpace, codes: np.ndarray, group: np.ndarray, n_
     """Each leftover record joins the group of least ``IL`` increase (boxes updated as they grow)."""
     if left.shape[0] == 0:
         return
-    low, high = _boxes(codes, group, n_groups)
+    low, high = boxes(codes, group, n_groups)
     sizes = np.bincount(group[group >= 0], minlength=n_groups).astype(float)
     for r in left.tolist():
         before = space.box_costs(low, high)
@@ -235,7 +236,7 @@ def _repair(
         bad = np.flatnonzero(failing(rows, group, n_groups))
         if bad.shape[0] == 0 or n_groups == 1:
             break
-        low, high = _boxes(codes, group, n_groups)
+        low, high = boxes(codes, group, n_groups)
         sizes = np.bincount(group, minlength=n_groups).astype(float)
         cost = space.box_costs(low, high) * sizes
         g = int(bad[0])

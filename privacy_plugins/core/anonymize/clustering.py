@@ -32,9 +32,11 @@ loss by splitting big clusters", "pseudo code of splitting big clusters"):
 
   - **Splitting A (bottom-up)**: greedy k-member run again on the big cluster's
     records alone (clusters of exactly the smallest valid size, leftovers joined).
-  - **Splitting B (top-down)**: Mondrian's strict median bisection run on the big
-    cluster's records (:func:`~privacy_plugins.core.anonymize.partition_split.partition_rows`),
-    a cut kept only when both halves hold every model, until no cut is allowed.
+  - **Splitting B (top-down)**: Mondrian's median bisection run on the big cluster's
+    records (:func:`~privacy_plugins.core.anonymize.partition_split.partition_rows`), a cut
+    kept only when both halves hold every model, until no cut is allowed; both the strict
+    and the relaxed cut are tried and the partition of lower loss is kept (strict keeps
+    equal values together, [0,1,2 | 8,9]; relaxed halves a run of equal values, [0,5,5 | 5,5,10]).
 
   Neither can raise the loss: every sub-box lies inside the big box.
 
@@ -68,7 +70,7 @@ from __future__ import annotations
 import time
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -79,7 +81,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizationResult,
     AnonymizedTable,
 )
-from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, greedy_clusters
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, boxes, greedy_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension, _labels, _spans
 from privacy_plugins.core.anonymize.partition_split import Dimension, partition_rows
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, anonymize
@@ -157,21 +159,26 @@ class _Checker:
         return bad[:n_groups]
 
 
-def _split_b(dimensions: Sequence[Dimension], checker: _Checker, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Splitting B: Mondrian's strict bisection of one big cluster; a group id per row of ``rows``."""
+def _split_b(space: CostSpace, checker: _Checker, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Splitting B: Mondrian's bisection of one big cluster, strict or relaxed, whichever loses less."""
     sub = [Dimension(codes=d.codes[rows], size=d.size, values=d.values, hierarchy=d.hierarchy, nodes=d.nodes)
-           for d in dimensions]  # fmt: skip
+           for d in space.dimensions]  # fmt: skip
 
     def allowed(class_of_row: np.ndarray, n_classes: int, n_candidates: int) -> np.ndarray:
         bad = checker(rows, class_of_row, n_classes)
         return np.asarray(~bad[: 2 * n_candidates].reshape(n_candidates, 2).any(axis=1), dtype=bool)
 
-    return partition_rows(sub, allowed, mode="strict", rng=rng).partition_of_row
+    best, best_loss = np.zeros(rows.shape[0], dtype=np.int64), np.inf
+    for mode in ("strict", "relaxed"):
+        part = partition_rows(sub, allowed, mode=mode, rng=rng).partition_of_row
+        low, high = boxes(space.codes[:, rows], part, int(part.max()) + 1)
+        loss = float((space.box_costs(low, high) * np.bincount(part)).sum())
+        if loss < best_loss - 1e-12:
+            best, best_loss = part, loss
+    return best
 
 
-def _cluster(
-    request: AnonymizationRequest, *, method: str, split: str | None
-) -> AnonymizedTable:
+def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -> AnonymizedTable:
     frame = request.table.reset_index(drop=True)
     qis, n = request.quasi_identifiers, len(request.table)
     coded = [_dimension(frame[q], request.hierarchies.get(q)) for q in qis]
@@ -212,7 +219,7 @@ def _cluster(
                     part = greedy_clusters(space, checker, rows, rng, min_size=min_size, relax=False,
                                            diversity=diversity, stats=stats)  # fmt: skip
                 else:
-                    part = _split_b(dimensions, checker, rows, rng)
+                    part = _split_b(space, checker, rows, rng)
             else:
                 part = np.zeros(rows.shape[0], dtype=np.int64)
             new[rows] = part + next_id
@@ -247,8 +254,12 @@ def _cluster(
             seed=request.seed,
             n_clusters=n_clusters,
             n_classes=classes.n_classes,
-            sizes={"min": int(sizes.min()), "median": float(np.median(sizes)), "mean": float(sizes.mean()),
-                   "max": int(sizes.max())},  # fmt: skip
+            sizes={
+                "min": int(sizes.min()),
+                "median": float(np.median(sizes)),
+                "mean": float(sizes.mean()),
+                "max": int(sizes.max()),
+            },
             leftovers=phase1_leftovers,
             absorbed=absorbed,
             clusters_after_phase1=after_phase1,
@@ -333,7 +344,7 @@ def anonymize_clustering(
         >>> anonymize_clustering(df, quasi_identifiers=["age"], models=[KAnonymity(3)]).table["age"].tolist()
         ['[1-3]', '[1-3]', '[1-3]', '[10-12]', '[10-12]', '[10-12]']
     """
-    options = {"split": split} if method == "two-phase" else {}
+    options: dict[str, Any] = {"split": split} if method == "two-phase" else {}
     return anonymize(
         table,
         algorithm=method,
