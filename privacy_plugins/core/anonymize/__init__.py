@@ -14,6 +14,12 @@ from privacy_plugins.core.anonymize.base import (
     VerificationError,
     verify,
 )
+from privacy_plugins.core.anonymize.clustering import (
+    ClusterDetails,
+    KMemberAnonymizer,
+    TwoPhaseAnonymizer,
+    anonymize_clustering,
+)
 from privacy_plugins.core.anonymize.full_domain import (
     FULL_DOMAIN_ALGORITHMS,
     FullDomainAnonymizer,
@@ -39,12 +45,16 @@ __all__ = [
     "AnonymizedTable",
     "Anonymizer",
     "AnonymizerOption",
+    "ClusterDetails",
     "FullDomainAnonymizer",
+    "KMemberAnonymizer",
     "LatticeDetails",
     "MondrianAnonymizer",
     "PartitionDetails",
+    "TwoPhaseAnonymizer",
     "VerificationError",
     "anonymize",
+    "anonymize_clustering",
     "anonymize_full_domain",
     "anonymize_mondrian",
     "anonymizer_names",
@@ -57,3 +67,5 @@ register_anonymizer("optimal", lambda: FullDomainAnonymizer("optimal"))
 register_anonymizer("samarati", lambda: FullDomainAnonymizer("samarati"))
 register_anonymizer("exhaustive", lambda: FullDomainAnonymizer("exhaustive"))
 register_anonymizer("mondrian", MondrianAnonymizer)
+register_anonymizer("k-member", KMemberAnonymizer)
+register_anonymizer("two-phase", TwoPhaseAnonymizer)

@@ -1,0 +1,184 @@
+"""Clustering anonymizers (k-member, two-phase A/B): properties, the relaxing and splitting phases, seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from privacy_plugins.core.anonymize import anonymize, anonymizer_names
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, greedy_clusters
+from privacy_plugins.core.anonymize.clustering import ClusterDetails, _Checker, _split_b, anonymize_clustering
+from privacy_plugins.core.anonymize.mondrian import _dimension
+from privacy_plugins.core.anonymize.registry import _request
+from privacy_plugins.core.hierarchies import Hierarchy
+from privacy_plugins.core.models import DistinctLDiversity, EntropyLDiversity, KAnonymity, PrivacyModel
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
+
+COLOR = Hierarchy.from_rows(
+    "color",
+    [
+        ["red", "warm", "*"],
+        ["blue", "cold", "*"],
+        ["orange", "warm", "*"],
+        ["green", "cold", "*"],
+        ["yellow", "warm", "*"],
+    ],
+)
+VARIANTS = [("k-member", {}), ("two-phase", {"split": "a"}), ("two-phase", {"split": "b"})]
+
+
+def _run(df: pd.DataFrame, models: list[PrivacyModel], algorithm: str, seed: int = 0, **options: str):  # type: ignore[no-untyped-def]
+    return anonymize(
+        df,
+        algorithm=algorithm,
+        quasi_identifiers=[q for q in ("age", "color") if q in df.columns],
+        hierarchies={"color": COLOR} if "color" in df.columns else {},
+        models=models,
+        seed=seed,
+        **options,
+    )
+
+
+def test_registered_with_the_split_option() -> None:
+    assert {"k-member", "two-phase"} <= set(anonymizer_names())
+    df = pd.DataFrame({"age": [1, 2, 3, 4]})
+    with pytest.raises(ConfigurationError, match="split"):
+        _run(df, [KAnonymity(2)], "two-phase", split="c")
+
+
+@pytest.mark.parametrize(("algorithm", "options"), VARIANTS)
+def test_labels_costs_and_details(algorithm: str, options: dict[str, str]) -> None:
+    df = pd.DataFrame({"age": [1, 2, 3, 10, 11, 12], "color": ["red", "orange", "yellow", "blue", "green", "blue"]})
+    result = _run(df, [KAnonymity(3)], algorithm, **options)
+    assert result.table["age"].tolist() == ["[1-3]"] * 3 + ["[10-12]"] * 3
+    assert result.table["color"].tolist() == ["warm"] * 3 + ["cold"] * 3
+    # NCP: age spans 2/11 per record; warm (3 leaves) and cold (2 leaves) of 5 leaves.
+    expected = (2 / 11 + (0.5 * 3 + 0.25 * 3) / 6) / 2
+    assert result.utility.ncp == pytest.approx(expected)
+    assert isinstance(result.details, ClusterDetails)
+    details = result.details.to_dict()
+    assert details["kind"] == "clusters" and details["seed"] == 0 and details["n_clusters"] == 2
+    assert details["split"] == options.get("split") and result.suppressed == 0
+
+
+def _space_and_checker(ages: list[int], k: int) -> tuple[CostSpace, _Checker, pd.DataFrame]:
+    df = pd.DataFrame({"age": ages})
+    request = _request(
+        df, quasi_identifiers=["age"], models=[KAnonymity(k)], suppression_limit=0.0, hierarchies=None,
+        sensitive_attributes=None, identifiers=(), seed=0, progress=None,
+    )  # fmt: skip
+    dimension, _ = _dimension(df["age"], None)
+    return CostSpace([dimension]), _Checker(request, df), df
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_relaxing_lets_a_cluster_grow_past_k(seed: int) -> None:
+    # Whatever the start, the first cluster holds an end (0 or 10) and a 5; its box then
+    # contains every other 5, which relaxing absorbs at no cost: one cluster of 6 > k = 2.
+    space, checker, _ = _space_and_checker([0, 10, 5, 5, 5, 5], 2)
+    stats = GreedyStats()
+    rows = np.arange(6)
+    relaxed = greedy_clusters(space, checker, rows, np.random.default_rng(seed), min_size=2, relax=True, stats=stats)
+    assert relaxed.tolist() == [0] * 6 and stats.absorbed == 3 and stats.leftovers == 1
+    plain = greedy_clusters(space, checker, rows, np.random.default_rng(seed), min_size=2, relax=False)
+    assert sorted(np.bincount(plain).tolist()) == [2, 2, 2]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("split", ["a", "b"])
+def test_a_cluster_of_2k_plus_1_splits_into_two(seed: int, split: str) -> None:
+    space, checker, _ = _space_and_checker([0, 1, 2, 8, 9], 2)
+    rows, rng = np.arange(5), np.random.default_rng(seed)
+    if split == "a":
+        groups = greedy_clusters(space, checker, rows, rng, min_size=2, relax=False)
+    else:
+        groups = _split_b(space, checker, rows, rng)
+    assert len(set(groups.tolist())) == 2
+    assert {frozenset(np.flatnonzero(groups == g).tolist()) for g in set(groups.tolist())} == {
+        frozenset({0, 1, 2}),
+        frozenset({3, 4}),
+    }
+
+
+@pytest.mark.parametrize("split", ["a", "b"])
+def test_two_phase_splits_the_relaxed_cluster(split: str) -> None:
+    df = pd.DataFrame({"age": [0, 10, 5, 5, 5, 5]})
+    result = _run(df, [KAnonymity(2)], "two-phase", split=split)
+    assert isinstance(result.details, ClusterDetails)
+    assert result.details.clusters_after_phase1 == 1 and result.details.big_clusters_split == 1
+    assert result.details.n_clusters >= 2 and result.utility.ncp < 1.0
+    # A re-clusters greedily ({0,5} {5,10} {5,5}: NCP 1/3, as k-member); B halves at the
+    # median ([0,5,5] [5,5,10]: NCP 1/2); without splitting the one cluster costs 1.
+    assert result.utility.ncp == pytest.approx({"a": 1 / 3, "b": 1 / 2}[split])
+
+
+def test_distinct_l_closes_a_cluster_only_when_diverse() -> None:
+    df = pd.DataFrame({"age": list(range(12)), "disease": ["flu"] * 6 + ["hiv", "cancer"] * 3})
+    for algorithm, options in VARIANTS:
+        result = anonymize(df, algorithm=algorithm, quasi_identifiers=["age"],
+                           models=[KAnonymity(2), DistinctLDiversity("disease", 2)], **options)  # fmt: skip
+        assert result.passed and result.measures["l"] >= 2
+
+
+def test_infeasible_models_are_reported() -> None:
+    df = pd.DataFrame({"age": [1, 2, 3, 4], "disease": ["flu", "flu", "hiv", "hiv"]})
+    with pytest.raises(InfeasibleAnonymizationError, match="whole table"):
+        anonymize(df, algorithm="k-member", quasi_identifiers=["age"], models=[DistinctLDiversity("disease", 3)])
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> tuple[pd.DataFrame, list[PrivacyModel], str, dict[str, str]]:
+    n = draw(st.integers(4, 40))
+    ages = draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
+    colors = draw(st.lists(st.sampled_from(COLOR.leaves.tolist()), min_size=n, max_size=n))
+    disease = draw(st.lists(st.sampled_from(["flu", "hiv", "cancer"]), min_size=n, max_size=n))
+    k = draw(st.integers(1, 5))
+    models: list[PrivacyModel] = [KAnonymity(k)]
+    extra = draw(st.sampled_from(["none", "distinct", "entropy"]))
+    if extra == "distinct":
+        models.append(DistinctLDiversity("disease", 2))
+    elif extra == "entropy":
+        models.append(EntropyLDiversity("disease", 1.5))
+    algorithm, options = draw(st.sampled_from(VARIANTS))
+    return pd.DataFrame({"age": ages, "color": colors, "disease": disease}), models, algorithm, options
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(), st.integers(0, 3))
+def test_every_output_satisfies_the_models_when_remeasured(case: tuple, seed: int) -> None:  # type: ignore[type-arg]
+    df, models, algorithm, options = case
+    whole = EquivalenceClasses.from_class_ids(df, ("age", "color"), np.zeros(len(df), dtype=np.int64), 1)
+    if any(model.violating_classes(whole)[0] for model in models) or len(df) < models[0].minimum_class_size:
+        with pytest.raises((InfeasibleAnonymizationError, ConfigurationError)):
+            _run(df, models, algorithm, seed, **options)
+        return
+    result = _run(df, models, algorithm, seed, **options)
+    assert result.rows_in == result.rows_out == len(df) and result.suppressed == 0
+    classes = EquivalenceClasses.from_frame(result.table, ["age", "color"])
+    for model in models:
+        assert not model.violating_classes(classes).any()
+    assert result.table["disease"].tolist() == df["disease"].tolist()
+
+
+def test_seeded_runs_are_reproducible_and_seeds_may_differ() -> None:
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"age": rng.integers(0, 40, 200), "color": rng.choice(COLOR.leaves, 200)})
+    for algorithm, options in VARIANTS:
+        runs = {seed: _run(df, [KAnonymity(4)], algorithm, seed, **options) for seed in range(4)}
+        again = _run(df, [KAnonymity(4)], algorithm, 2, **options)
+        timing = {"seconds_phase1", "seconds_phase2"}
+        same = {key: value for key, value in again.details.to_dict().items() if key not in timing}
+        assert again.table.equals(runs[2].table)
+        assert same == {key: value for key, value in runs[2].details.to_dict().items() if key not in timing}
+        assert len({tuple(r.table["age"]) for r in runs.values()}) > 1
+
+
+def test_shorthand_matches_anonymize() -> None:
+    df = pd.DataFrame({"age": [1, 2, 3, 10, 11, 12, 30, 31]})
+    short = anonymize_clustering(df, quasi_identifiers=["age"], models=[KAnonymity(2)], method="k-member", seed=3)
+    long = anonymize(df, algorithm="k-member", quasi_identifiers=["age"], models=[KAnonymity(2)], seed=3)
+    assert short.table.equals(long.table)
