@@ -174,6 +174,9 @@ def _request(
     for model in models:
         if not isinstance(model, PrivacyModel):
             raise TypeError(f"models must be PrivacyModel instances, got {type(model).__name__} {model!r}")
+    # A model that measures along a hierarchy (personalized leakage over a generalized
+    # sensitive column) takes it from ``hierarchies``, so the re-check uses it too.
+    models = [model.with_hierarchies(hierarchies or {}) for model in models]
     named = [m.sensitive_attribute for m in models if m.sensitive_attribute is not None]
     sensitive = list(dict.fromkeys([*(sensitive_attributes or ()), *named]))
     roles = AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=sensitive, identifiers=identifiers)
