@@ -21,6 +21,7 @@ from privacy_plugins.core.anonymize.full_domain import (
 )
 from privacy_plugins.core.anonymize.lattice import LOSS_METRICS
 from privacy_plugins.core.anonymize.mondrian import MondrianAnonymizer, PartitionDetails, anonymize_mondrian
+from privacy_plugins.core.anonymize.personalized import PersonalizedAnonymizer, PersonalizedDetails
 from privacy_plugins.core.anonymize.registry import (
     Anonymizer,
     AnonymizerOption,
@@ -43,6 +44,8 @@ __all__ = [
     "LatticeDetails",
     "MondrianAnonymizer",
     "PartitionDetails",
+    "PersonalizedAnonymizer",
+    "PersonalizedDetails",
     "VerificationError",
     "anonymize",
     "anonymize_full_domain",
@@ -57,3 +60,4 @@ register_anonymizer("optimal", lambda: FullDomainAnonymizer("optimal"))
 register_anonymizer("samarati", lambda: FullDomainAnonymizer("samarati"))
 register_anonymizer("exhaustive", lambda: FullDomainAnonymizer("exhaustive"))
 register_anonymizer("mondrian", MondrianAnonymizer)
+register_anonymizer("personalized", PersonalizedAnonymizer)

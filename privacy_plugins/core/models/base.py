@@ -129,6 +129,14 @@ class PrivacyModel(ABC):
         """
         return self
 
+    def leakage_bounds(self, table: pd.DataFrame) -> np.ndarray | None:
+        """One leakage bound per row of ``table`` when the model sets per-record bounds; ``None`` otherwise."""
+        return None
+
+    def measuring_hierarchy(self) -> Hierarchy | None:
+        """The sensitive attribute's hierarchy the model measures generalized values with, if any."""
+        return None
+
     def describe_gap(self, observed: float) -> str:
         """The shortfall in words, e.g. ``"observed l = 1, needs ≥ 2 (short by 1)"``."""
         if self.higher_is_better:

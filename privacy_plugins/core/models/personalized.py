@@ -137,6 +137,16 @@ class PersonalizedLeakage(PrivacyModel):
         if self.sensitive_hierarchy is not None:
             hierarchy_nodes(self.sensitive_hierarchy, pd.Index(table[self.sensitive_attribute].unique()))
 
+    def leakage_bounds(self, table: pd.DataFrame) -> np.ndarray:
+        """Every record's bound (``bound`` filling the gaps of ``bound_column``)."""
+        resolved = resolve_bounds(table, bound=self.bound, bound_column=self.bound_column)
+        assert resolved is not None
+        return resolved
+
+    def measuring_hierarchy(self) -> Hierarchy | None:
+        """The sensitive hierarchy (DCorrelate over generalized values), if bound."""
+        return self.sensitive_hierarchy
+
     def with_hierarchies(self, hierarchies: Mapping[Hashable, Hierarchy]) -> PersonalizedLeakage:
         """This model measuring with ``hierarchies[sensitive_attribute]`` when it has no hierarchy yet."""
         given = hierarchies.get(self.sensitive_attribute)
@@ -169,9 +179,7 @@ class PersonalizedLeakage(PrivacyModel):
 
     def bounds(self, classes: EquivalenceClasses) -> np.ndarray:
         """The bound of every unit."""
-        resolved = resolve_bounds(classes.frame, bound=self.bound, bound_column=self.bound_column)
-        assert resolved is not None
-        return resolved
+        return self.leakage_bounds(classes.frame)
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes holding at least one record over its bound (infeasible ones included)."""
