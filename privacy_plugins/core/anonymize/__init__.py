@@ -30,6 +30,7 @@ from privacy_plugins.core.anonymize.registry import (
     get_anonymizer,
     register_anonymizer,
 )
+from privacy_plugins.core.anonymize.sensitive_values import SensitiveValuesAnonymizer, SensitiveValuesDetails
 
 __all__ = [
     "FULL_DOMAIN_ALGORITHMS",
@@ -46,6 +47,8 @@ __all__ = [
     "PartitionDetails",
     "PersonalizedAnonymizer",
     "PersonalizedDetails",
+    "SensitiveValuesAnonymizer",
+    "SensitiveValuesDetails",
     "VerificationError",
     "anonymize",
     "anonymize_full_domain",
@@ -61,3 +64,4 @@ register_anonymizer("samarati", lambda: FullDomainAnonymizer("samarati"))
 register_anonymizer("exhaustive", lambda: FullDomainAnonymizer("exhaustive"))
 register_anonymizer("mondrian", MondrianAnonymizer)
 register_anonymizer("personalized", PersonalizedAnonymizer)
+register_anonymizer("sensitive-values", SensitiveValuesAnonymizer)
