@@ -64,7 +64,9 @@ def main() -> int:
     sizes = [min(int(s), len(adult)) for s in args.sizes.split(",")]
     rng = np.random.default_rng(args.seed)
     mixed_bounds = np.where(rng.random(len(adult)) < 0.2, 0.1, 0.5)
-    header = f"{'rows':>6} {'method':<22} {'avg Pleak':>9} {'max Pleak':>9} {'over bound':>10} {'NCP':>6} {'ILeft':>6} {'s':>6}"
+    columns = ("avg Pleak", "max Pleak", "over bound", "NCP", "ILeft", "s")
+    widths = (9, 9, 10, 6, 6, 6)
+    header = f"{'rows':>6} {'method':<22} " + " ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True))
     print(f"Adult {len(adult):,} rows; QIs {', '.join(QIS)}; sensitive {SA}; seed {args.seed}")
     print(header)
     curves: dict[str, list[tuple[int, float, float]]] = {}
