@@ -49,8 +49,9 @@ age_h = Hierarchy.from_rows("age", [[str(a), "20-29", "*"] for a in df["age"]])
 table = df.assign(age=df["age"].astype(str))
 for name in anonymizer_names():
     models = [KAnonymity(2), DistinctLDiversity("disease", 2)]
+    options = {"sensitive_values": "a,b"} if name == "sensitive-values" else {}  # the set A it needs
     result = anonymize(table, algorithm=name, quasi_identifiers=["age", "zip"],
-                       hierarchies={"age": age_h, "zip": zip_h}, models=models)
+                       hierarchies={"age": age_h, "zip": zip_h}, models=models, **options)
     json.dumps(result.to_dict())
 leaked = sorted(m for m in sys.modules if blocked(m))
 assert not leaked, leaked

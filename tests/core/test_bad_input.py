@@ -108,10 +108,12 @@ def test_bound_column_checks(frame: pd.DataFrame) -> None:
         pp.measure(frame.assign(pleak=[0.5, 0.5, 1.5, 0.5]), bound_column="pleak", **qi)
     with pytest.raises(ConfigurationError, match=r"1 bounds outside \(0, 1\]"):
         pp.measure(frame.assign(pleak=[0.5, 0.0, 1.0, 0.5]), bound_column="pleak", **qi)
-    with pytest.raises(ConfigurationError, match="1 missing or non-numeric"):
+    with pytest.raises(ConfigurationError, match="1 missing bounds and no default"):
         pp.measure(frame.assign(pleak=[0.5, None, 1.0, 0.5]), bound_column="pleak", **qi)
-    with pytest.raises(ConfigurationError, match="either bound or bound_column"):
-        pp.measure(frame.assign(pleak=0.5), bound=0.5, bound_column="pleak", **qi)
+    with pytest.raises(ConfigurationError, match="1 non-numeric bounds, e.g. 'half'"):
+        pp.measure(frame.assign(pleak=[0.5, "half", 1.0, 0.5]), bound=0.5, bound_column="pleak", **qi)
+    # bound is the default for records without one in bound_column
+    pp.measure(frame.assign(pleak=[0.5, None, 1.0, 0.5]), bound=0.5, bound_column="pleak", **qi)
     with pytest.raises(ConfigurationError, match="also a quasi-identifier"):
         pp.measure(frame.assign(pleak=0.5), bound_column="age", **qi)
 

@@ -26,7 +26,12 @@ from privacy_plugins.release import ReleaseSpec, read_published, run_release
 
 REPO = Path(__file__).resolve().parents[2]
 QIS = ["age", "sex", "zip", "education", "marital_status"]
-ALGORITHMS = anonymizer_names()
+#: Algorithms that protect only part of the table by design, with the options they need.
+#: sensitive-values publishes the records outside A unchanged, so table-wide k = 4 and l = 2
+#: cannot hold: instead of the table-wide runs below, it is checked against its scoped
+#: promise (Python entry) and the release flow must refuse it (nothing published).
+PARTIAL: dict[str, dict[str, Any]] = {"sensitive-values": {"sensitive_values": "HIV,cancer"}}
+ALGORITHMS = tuple(name for name in anonymizer_names() if name not in PARTIAL)
 
 
 def _spec_data(tmp_path: Path, algorithm: str, *, rows: int = 600) -> dict[str, Any]:
@@ -159,3 +164,38 @@ def test_dagster_assets(algorithm: str, tmp_path: Path, monkeypatch: pytest.Monk
     published = read_published(spec.destination)
     assert published is not None
     _assert_meets_the_targets(published, 600)
+
+
+@pytest.mark.filterwarnings("ignore::privacy_plugins.errors.PrivacyRiskWarning")
+@pytest.mark.parametrize("algorithm", sorted(PARTIAL))
+def test_partial_algorithms_keep_their_scoped_promise(algorithm: str, tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "optimal")
+    frame = generate_census(600, seed=3)
+    result = anonymize(
+        frame,
+        algorithm=algorithm,
+        quasi_identifiers=QIS,
+        identifiers=["person_id"],
+        models=spec.models(),
+        suppression_limit=0.05,
+        hierarchies=spec.build_hierarchies(frame),
+        **PARTIAL[algorithm],
+    )
+    assert result.passed and result.rows_in == result.rows_out + result.suppressed == 600
+    assert all("for the records whose 'disease' is in" in model.model for model in result.models)
+    report = measure(result.table, quasi_identifiers=QIS, sensitive_attributes=["disease"])
+    assert report.k < 4  # the records outside A are published as they are
+
+
+@pytest.mark.filterwarnings("ignore::privacy_plugins.errors.PrivacyRiskWarning")
+@pytest.mark.parametrize("algorithm", sorted(PARTIAL))
+def test_the_release_flow_refuses_a_partial_algorithm(
+    algorithm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRIVACY_PLUGINS_WORKDIR", str(tmp_path / "work"))
+    data = _spec_data(tmp_path, algorithm)
+    data["algorithm"] = {"name": algorithm, **PARTIAL[algorithm]}
+    spec = ReleaseSpec.from_dict(data, base_dir=REPO / "specs")
+    result = run_release(spec)
+    assert not result.passed
+    assert read_published(spec.destination) is None

@@ -28,7 +28,12 @@ def test_published_release_exits_0_with_a_summary(tmp_path: Path, capsys: pytest
 
 def test_impossible_release_exits_1_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
-        ["release", str(write_spec(tmp_path, requirements={"l": 9}, sensitive_attributes=["disease"])), "--format", "json"]
+        [
+            "release",
+            str(write_spec(tmp_path, requirements={"l": 9}, sensitive_attributes=["disease"])),
+            "--format",
+            "json",
+        ]
     )
     out, err = capsys.readouterr()
     assert code == 1

@@ -27,6 +27,7 @@ from privacy_plugins.core.anonymize.full_domain import (
 )
 from privacy_plugins.core.anonymize.lattice import LOSS_METRICS
 from privacy_plugins.core.anonymize.mondrian import MondrianAnonymizer, PartitionDetails, anonymize_mondrian
+from privacy_plugins.core.anonymize.personalized import PersonalizedAnonymizer, PersonalizedDetails
 from privacy_plugins.core.anonymize.registry import (
     Anonymizer,
     AnonymizerOption,
@@ -35,6 +36,7 @@ from privacy_plugins.core.anonymize.registry import (
     get_anonymizer,
     register_anonymizer,
 )
+from privacy_plugins.core.anonymize.sensitive_values import SensitiveValuesAnonymizer, SensitiveValuesDetails
 
 __all__ = [
     "FULL_DOMAIN_ALGORITHMS",
@@ -51,6 +53,10 @@ __all__ = [
     "LatticeDetails",
     "MondrianAnonymizer",
     "PartitionDetails",
+    "PersonalizedAnonymizer",
+    "PersonalizedDetails",
+    "SensitiveValuesAnonymizer",
+    "SensitiveValuesDetails",
     "TwoPhaseAnonymizer",
     "VerificationError",
     "anonymize",
@@ -69,3 +75,5 @@ register_anonymizer("exhaustive", lambda: FullDomainAnonymizer("exhaustive"))
 register_anonymizer("mondrian", MondrianAnonymizer)
 register_anonymizer("k-member", KMemberAnonymizer)
 register_anonymizer("two-phase", TwoPhaseAnonymizer)
+register_anonymizer("personalized", PersonalizedAnonymizer)
+register_anonymizer("sensitive-values", SensitiveValuesAnonymizer)

@@ -2,7 +2,11 @@
 
 Each record t carries its own bound pleak(t) in (0, 1]. With the sensitive
 attribute published as is, the leakage of t's published tuple in its class QG
-of size b is Pleak(t*) = count(QG, t.s) / b. The release satisfies the bounds iff
+of size b is Pleak(t*) = count(QG, t.s) / b. When the sensitive attribute itself has been
+generalized along a hierarchy (SA_Generalization), Pleak(t*) = (1/b)·Σ_i
+DCorrelate(t*, t_i*) with DCorrelate = 1 for an equal value, 1/Nleaf(t_i*[SA]) when
+t's value is a leaf under t_i*'s generalized value, else 0 (Def. 6–8; DESIGN.md).
+The release satisfies the bounds iff
 Pleak(t*) ≤ pleak(t) for every t. A bound below 1/b can never be met inside QG,
 whatever the class looks like (Theorem 1): such records are reported as
 infeasible rather than retried.
@@ -17,12 +21,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
 from privacy_plugins.core.results import ClassViolations, violations_from_mask
+from privacy_plugins.errors import HierarchyError
 
-__all__ = ["LeakageReport", "leakage_per_record", "leakage_violations", "personalized_leakage"]
+__all__ = [
+    "LeakageReport",
+    "hierarchy_nodes",
+    "leakage_per_record",
+    "leakage_violations",
+    "personalized_leakage",
+]
 
 
 @dataclass(frozen=True)
@@ -45,18 +58,107 @@ class LeakageReport:
     classes: ClassViolations
 
 
-def leakage_per_record(classes: EquivalenceClasses, counts: SensitiveCounts) -> np.ndarray:
-    """Pleak of each record: the share of its class that shares its sensitive value."""
-    return counts.pair_count[counts.pair_of_row] / classes.row_size
+def hierarchy_nodes(hierarchy: Hierarchy, values: pd.Index | pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The (level, node) of each published value in ``hierarchy``: a leaf or a generalized value.
+
+    A label found at several levels (``"flu"`` kept as ``"flu"`` one level up) is taken at the
+    lowest one; it covers the same leaves there.
+
+    Raises:
+        HierarchyError: values that are no node of the hierarchy (the count and the first few).
+
+    Example:
+        >>> h = Hierarchy.from_rows("d", [["flu", "resp", "*"], ["cold", "resp", "*"], ["hiv", "hiv", "*"]])
+        >>> [a.tolist() for a in hierarchy_nodes(h, pd.Index(["cold", "resp", "*", "hiv"]))]
+        [[0, 1, 2, 0], [1, 0, 0, 2]]
+    """
+    lookup: dict[str, tuple[int, int]] = {}
+    for level in range(hierarchy.height, -1, -1):
+        lookup.update({str(label): (level, node) for node, label in enumerate(hierarchy.labels[level])})
+    text = as_labels(pd.Series(list(values), dtype=object))
+    found = [lookup.get(label) if isinstance(label, str) else None for label in text]
+    missing = [value for value, hit in zip(values, found, strict=True) if hit is None]
+    if missing:
+        raise HierarchyError(
+            f"column {hierarchy.attribute!r} has {len(missing)} value(s) that are neither leaves nor "
+            f"generalized values of its hierarchy, e.g. {missing[:10]!r}"
+        )
+    levels = np.array([hit[0] for hit in found if hit is not None], dtype=np.int64)
+    nodes = np.array([hit[1] for hit in found if hit is not None], dtype=np.int64)
+    return levels, nodes
+
+
+def _dcorrelate_sums(counts: SensitiveCounts, hierarchy: Hierarchy) -> np.ndarray:
+    """Per (class, value) pair: the largest Σ_i DCorrelate over the leaves its value may stand for.
+
+    For a leaf value this is exactly Σ_i DCorrelate(t*, t_i*). A generalized value hides
+    the record's leaf, which the published table does not hold; the measure then takes
+    the leaf that leaks most (an upper bound of Song's Pleak, the adversary's worst case),
+    so a release that passes here passes for every original it could have come from.
+
+    Within a class, a leaf s is covered by the published labels that are ancestors-or-self
+    of s; its sum is Σ count(L)/Nleaf(L) over them, the same for all leaves whose deepest
+    covering label is the same L (call it f(L)). The worst leaf under a label v is then
+    max f(L) over the labels L of the class at or below v.
+    """
+    levels, nodes = hierarchy_nodes(hierarchy, counts.column.values)
+    # A representative leaf under each node of each level (its first leaf).
+    rep_by_level = []
+    for level in range(hierarchy.height + 1):
+        rep = np.full(len(hierarchy.labels[level]), -1, dtype=np.int64)
+        order = np.arange(hierarchy.n_leaves)[::-1]
+        rep[hierarchy.codes[level][order]] = order
+        rep_by_level.append(rep)
+    value_level = levels[counts.pair_value]
+    value_node = nodes[counts.pair_value]
+    pairs = list(zip(value_level.tolist(), value_node.tolist(), strict=True))
+    leaf = np.array([rep_by_level[lv][nd] for lv, nd in pairs], dtype=np.int64)
+    n_leaf = np.array([hierarchy.leaf_counts[lv][nd] for lv, nd in pairs], dtype=float)
+    weight = counts.pair_count / n_leaf
+    n_pairs = counts.pair_count.shape[0]
+    per_class = np.diff(counts.class_start)
+    reps = per_class[counts.pair_class]
+    i = np.repeat(np.arange(n_pairs, dtype=np.int64), reps)
+    offset = np.arange(i.shape[0], dtype=np.int64) - np.repeat(np.cumsum(reps) - reps, reps)
+    j = counts.class_start[counts.pair_class[i]] + offset
+    # j is an ancestor-or-self of i: j's level is not lower and j's node is above i's leaf.
+    above = (value_level[j] >= value_level[i]) & (hierarchy.codes[value_level[j], leaf[i]] == value_node[j])
+    f = np.bincount(i, weights=np.where(above, weight[j], 0.0), minlength=n_pairs)
+    worst = np.zeros(n_pairs)
+    # j lies at or below i exactly when i is an ancestor-or-self of j (swap the roles).
+    below = (value_level[i] >= value_level[j]) & (hierarchy.codes[value_level[i], leaf[j]] == value_node[i])
+    np.maximum.at(worst, i[below], f[j[below]])
+    return worst
+
+
+def leakage_per_record(
+    classes: EquivalenceClasses, counts: SensitiveCounts, hierarchy: Hierarchy | None = None
+) -> np.ndarray:
+    """Pleak of each record: the share of its class that shares its sensitive value.
+
+    With the sensitive attribute's ``hierarchy``, generalized sensitive values count
+    1/Nleaf (DCorrelate); see :func:`_dcorrelate_sums`.
+
+    Example:
+        >>> from privacy_plugins.core.partition import EquivalenceClasses
+        >>> h = Hierarchy.from_rows("d", [["flu", "resp", "*"], ["cold", "resp", "*"], ["hiv", "hiv", "*"]])
+        >>> df = pd.DataFrame({"q": [1, 1, 1, 1], "d": ["flu", "resp", "hiv", "hiv"]})
+        >>> c = EquivalenceClasses.from_frame(df, ["q"])
+        >>> leakage_per_record(c, c.sensitive("d"), h).tolist()
+        [0.375, 0.375, 0.5, 0.5]
+    """
+    if hierarchy is None:
+        return counts.pair_count[counts.pair_of_row] / classes.row_size
+    return _dcorrelate_sums(counts, hierarchy)[counts.pair_of_row] / classes.row_size
 
 
 def leakage_violations(
-    classes: EquivalenceClasses, counts: SensitiveCounts, bounds: np.ndarray
+    classes: EquivalenceClasses, counts: SensitiveCounts, bounds: np.ndarray, hierarchy: Hierarchy | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-row masks: leakage above the bound, and bound below 1/|class| (Theorem 1)."""
-    same_value = counts.pair_count[counts.pair_of_row]
     size = classes.row_size
-    violating = same_value - bounds * size > TOLERANCE * size
+    leak = leakage_per_record(classes, counts, hierarchy)
+    violating = (leak - bounds) * size > TOLERANCE * size
     infeasible = bounds * size < 1.0 - TOLERANCE
     return violating, infeasible
 
@@ -67,10 +169,14 @@ def personalized_leakage(
     bounds: np.ndarray,
     *,
     include_values: bool = False,
+    hierarchy: Hierarchy | None = None,
 ) -> LeakageReport:
-    """Compare each record's leakage with its bound (``bounds``: one float per row, in (0, 1])."""
-    leakage = leakage_per_record(classes, counts)
-    violating, infeasible = leakage_violations(classes, counts, bounds)
+    """Compare each record's leakage with its bound (``bounds``: one float per row, in (0, 1]).
+
+    ``hierarchy``: the sensitive attribute's, when its published values may be generalized.
+    """
+    leakage = leakage_per_record(classes, counts, hierarchy)
+    violating, infeasible = leakage_violations(classes, counts, bounds, hierarchy)
     violating_classes = np.zeros(classes.n_classes, dtype=bool)
     violating_classes[classes.class_of_row[violating]] = True
     weights = classes.unit_weights

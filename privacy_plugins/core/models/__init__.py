@@ -20,6 +20,7 @@ from privacy_plugins.core.models.l_diversity import (
 )
 from privacy_plugins.core.models.personalized import PersonalizedLeakage, resolve_bounds
 from privacy_plugins.core.models.requirements import L_VARIANTS, LVariant, l_diversity_model, requirement_models
+from privacy_plugins.core.models.sensitive_scope import SensitiveValueScope
 from privacy_plugins.core.models.t_closeness import T_DISTANCES, TCloseness, TDistance, resolve_t_distance
 from privacy_plugins.errors import ConfigurationError
 
@@ -36,6 +37,7 @@ __all__ = [
     "PersonalizedLeakage",
     "PrivacyModel",
     "RecursiveCLDiversity",
+    "SensitiveValueScope",
     "TCloseness",
     "TDistance",
     "from_config",

@@ -19,7 +19,7 @@ one new file.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -31,6 +31,8 @@ from privacy_plugins.errors import UnknownColumnError
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 
 __all__ = ["ModelResult", "PrivacyModel"]
 
@@ -117,6 +119,23 @@ class PrivacyModel(ABC):
             raise UnknownColumnError(
                 f"{self} reads column(s) not in the table: {missing!r}; available columns: {list(table.columns)!r}"
             )
+
+    def with_hierarchies(self, hierarchies: Mapping[Hashable, Hierarchy]) -> PrivacyModel:
+        """The model bound to the request's hierarchies (itself unless it measures along one).
+
+        :class:`~privacy_plugins.core.models.PersonalizedLeakage` takes its sensitive
+        attribute's hierarchy from here, so a generalized sensitive column is re-measured
+        with DCorrelate.
+        """
+        return self
+
+    def leakage_bounds(self, table: pd.DataFrame) -> np.ndarray | None:
+        """One leakage bound per row of ``table`` when the model sets per-record bounds; ``None`` otherwise."""
+        return None
+
+    def measuring_hierarchy(self) -> Hierarchy | None:
+        """The sensitive attribute's hierarchy the model measures generalized values with, if any."""
+        return None
 
     def describe_gap(self, observed: float) -> str:
         """The shortfall in words, e.g. ``"observed l = 1, needs ≥ 2 (short by 1)"``."""

@@ -6,6 +6,13 @@ class with another that is full of the same sensitive value (held by people
 with lax bounds) can push a strict record over its bound, so the lattice
 search never prunes with it.
 
+When the sensitive attribute may be published generalized (the ``personalized``
+anonymizer's SA_Generalization), the model carries its ``sensitive_hierarchy`` and
+measures Pleak with DCorrelate (1/Nleaf for a generalized value covering the
+record's leaf; :func:`~privacy_plugins.core.metrics.leakage.leakage_per_record`).
+:func:`~privacy_plugins.core.anonymize.anonymize` binds it from ``hierarchies``
+(:meth:`PersonalizedLeakage.with_hierarchies`), so the re-check of every release uses it.
+
 References:
     Song F., Huang J., Wang Y., Kang Y., Liu W. The K-Anonymization Method
     Satisfying Personalized Privacy Preservation. Chem. Eng. Trans. 46, 2015.
@@ -14,14 +21,15 @@ References:
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.metrics.leakage import leakage_per_record, leakage_violations
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_per_record, leakage_violations
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.models.l_diversity import DistinctLDiversity
 from privacy_plugins.core.parameters import TOLERANCE, check_fraction
@@ -32,24 +40,39 @@ __all__ = ["PersonalizedLeakage", "resolve_bounds"]
 
 
 def resolve_bounds(frame: pd.DataFrame, *, bound: float | None, bound_column: Hashable | None) -> np.ndarray | None:
-    """One leakage bound per row of ``frame``, validated to lie in (0, 1]; ``None`` when none is set."""
-    if bound is not None and bound_column is not None:
-        raise ConfigurationError("give either bound or bound_column, not both")
-    if bound is not None:
-        return np.full(len(frame), check_fraction(bound, name="bound", open_low=True))
+    """One leakage bound per row of ``frame``, validated to lie in (0, 1]; ``None`` when none is set.
+
+    With both, ``bound`` is the default for records whose ``bound_column`` is missing
+    (NaN/None); text that is not a number is an error either way (a typo must not
+    silently become the default).
+
+    Raises:
+        UnknownColumnError: ``bound_column`` is not in the table.
+        ConfigurationError: bounds outside (0, 1], non-numeric, or missing without a default.
+    """
+    default = None if bound is None else check_fraction(bound, name="bound", open_low=True)
     if bound_column is None:
-        return None
+        return None if default is None else np.full(len(frame), default)
     if bound_column not in frame.columns:
         raise UnknownColumnError(
             f"bound_column not found in table: {bound_column!r}; available columns: {list(frame.columns)!r}"
         )
-    values = pd.to_numeric(frame[bound_column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    missing = np.isnan(values)
-    if missing.any():
+    raw = frame[bound_column]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    absent = raw.isna().to_numpy()
+    garbled = np.isnan(values) & ~absent
+    if garbled.any():
         raise ConfigurationError(
-            f"bound_column {bound_column!r} has {int(missing.sum())} missing or non-numeric bounds; "
-            "every record needs a bound in (0, 1]"
+            f"bound_column {bound_column!r} has {int(garbled.sum())} non-numeric bounds, "
+            f"e.g. {raw[garbled].iloc[0]!r}; every bound must be a number in (0, 1]"
         )
+    if absent.any():
+        if default is None:
+            raise ConfigurationError(
+                f"bound_column {bound_column!r} has {int(absent.sum())} missing bounds and no default bound; "
+                "every record needs a bound in (0, 1] (give bound= as the default)"
+            )
+        values = np.where(absent, default, values)
     outside = (values <= 0) | (values > 1)
     if outside.any():
         raise ConfigurationError(
@@ -60,11 +83,16 @@ def resolve_bounds(frame: pd.DataFrame, *, bound: float | None, bound_column: Ha
 
 @dataclass(frozen=True)
 class PersonalizedLeakage(PrivacyModel):
-    """Pleak(t) ≤ pleak(t) for every record; give ``bound`` in (0, 1] or a ``bound_column``."""
+    """Pleak(t) ≤ pleak(t) for every record; give ``bound`` in (0, 1], a ``bound_column``, or both.
+
+    With both, ``bound`` is the default for records without a bound in the column.
+    ``sensitive_hierarchy`` (optional) lets the sensitive column hold generalized values.
+    """
 
     sensitive_attribute: Hashable
     bound: float | None = None
     bound_column: Hashable | None = None
+    sensitive_hierarchy: Hierarchy | None = field(default=None, compare=False, repr=False)
 
     requires_sensitive: ClassVar[bool] = True
     config_name: ClassVar[str] = "personalized_leakage"
@@ -73,13 +101,19 @@ class PersonalizedLeakage(PrivacyModel):
     higher_is_better: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        if (self.bound is None) == (self.bound_column is None):
-            raise ConfigurationError("PersonalizedLeakage needs exactly one of bound or bound_column")
+        if self.bound is None and self.bound_column is None:
+            raise ConfigurationError("PersonalizedLeakage needs a bound, a bound_column, or both")
         if self.bound is not None:
             check_fraction(self.bound, name="bound", open_low=True)
+        if self.sensitive_hierarchy is not None and not isinstance(self.sensitive_hierarchy, Hierarchy):
+            raise TypeError(f"sensitive_hierarchy must be a Hierarchy, got {type(self.sensitive_hierarchy).__name__}")
 
     def __str__(self) -> str:
-        limit = f"{self.bound:g}" if self.bound is not None else f"the bounds in {self.bound_column!r}"
+        if self.bound_column is None:
+            limit = f"{self.bound:g}"
+        else:
+            default = "" if self.bound is None else f" (default {self.bound:g})"
+            limit = f"the bounds in {self.bound_column!r}{default}"
         return f"leakage of {self.sensitive_attribute!r} within {limit}"
 
     @property
@@ -92,47 +126,70 @@ class PersonalizedLeakage(PrivacyModel):
     @property
     def minimum_class_size(self) -> int:
         """⌈1/bound⌉ with one bound (a record's leakage is at least 1/|E|); 1 with per-record bounds."""
-        return 1 if self.bound is None else max(1, math.ceil(1.0 / self.bound - TOLERANCE))
+        if self.bound is None or self.bound_column is not None:
+            return 1
+        return max(1, math.ceil(1.0 / self.bound - TOLERANCE))
 
     def validate_against(self, table: pd.DataFrame) -> None:
-        """The columns exist and every per-record bound is a number in (0, 1]."""
+        """The columns exist, every bound is a number in (0, 1], every sensitive value is in the hierarchy."""
         super().validate_against(table)
         resolve_bounds(table, bound=self.bound, bound_column=self.bound_column)
+        if self.sensitive_hierarchy is not None:
+            hierarchy_nodes(self.sensitive_hierarchy, pd.Index(table[self.sensitive_attribute].unique()))
+
+    def leakage_bounds(self, table: pd.DataFrame) -> np.ndarray:
+        """Every record's bound (``bound`` filling the gaps of ``bound_column``)."""
+        resolved = resolve_bounds(table, bound=self.bound, bound_column=self.bound_column)
+        assert resolved is not None
+        return resolved
+
+    def measuring_hierarchy(self) -> Hierarchy | None:
+        """The sensitive hierarchy (DCorrelate over generalized values), if bound."""
+        return self.sensitive_hierarchy
+
+    def with_hierarchies(self, hierarchies: Mapping[Hashable, Hierarchy]) -> PersonalizedLeakage:
+        """This model measuring with ``hierarchies[sensitive_attribute]`` when it has no hierarchy yet."""
+        given = hierarchies.get(self.sensitive_attribute)
+        if self.sensitive_hierarchy is not None or given is None:
+            return self
+        return replace(self, sensitive_hierarchy=given)
 
     def monotone_relaxation(self, *, with_suppression: bool) -> PrivacyModel | None:
         """Itself when monotone; with one bound b, distinct (1/b)-diversity (a value's share ≤ b needs 1/b values)."""
         if self.is_monotonic(with_suppression=with_suppression):
             return self
-        return None if self.bound is None else DistinctLDiversity(self.sensitive_attribute, 1.0 / self.bound)
+        if self.bound is None or self.bound_column is not None:
+            return None
+        return DistinctLDiversity(self.sensitive_attribute, 1.0 / self.bound)
 
     def describe_gap(self, observed: float) -> str:
         """E.g. ``"observed max_leakage = 1, needs ≤ 0.5 (over by 0.5)"``, or against the per-record bounds."""
-        if self.bound is None:
+        if self.bound is None or self.bound_column is not None:
             return f"observed max_leakage = {observed:.4g}; some records exceed their bound in {self.bound_column!r}"
         return super().describe_gap(observed)
 
     @property
     def threshold(self) -> float:
         """The uniform bound (NaN with per-record bounds)."""
-        return float(self.bound) if self.bound is not None else float("nan")
+        return float(self.bound) if self.bound is not None and self.bound_column is None else float("nan")
 
     def is_monotonic(self, *, with_suppression: bool) -> bool:
         """Monotone only with one bound for all and no suppression (it is then frequency l-diversity)."""
-        return self.bound is not None and not with_suppression
+        return self.bound is not None and self.bound_column is None and not with_suppression
 
     def bounds(self, classes: EquivalenceClasses) -> np.ndarray:
         """The bound of every unit."""
-        resolved = resolve_bounds(classes.frame, bound=self.bound, bound_column=self.bound_column)
-        assert resolved is not None
-        return resolved
+        return self.leakage_bounds(classes.frame)
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes holding at least one record over its bound (infeasible ones included)."""
-        violating, _ = leakage_violations(classes, classes.sensitive(self.sensitive_attribute), self.bounds(classes))
+        counts = classes.sensitive(self.sensitive_attribute)
+        violating, _ = leakage_violations(classes, counts, self.bounds(classes), self.sensitive_hierarchy)
         mask = np.zeros(classes.n_classes, dtype=bool)
         mask[classes.class_of_row[violating]] = True
         return mask
 
     def observed(self, classes: EquivalenceClasses) -> float:
         """The largest leakage of any record."""
-        return float(leakage_per_record(classes, classes.sensitive(self.sensitive_attribute)).max())
+        counts = classes.sensitive(self.sensitive_attribute)
+        return float(leakage_per_record(classes, counts, self.sensitive_hierarchy).max())

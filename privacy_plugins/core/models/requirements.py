@@ -87,7 +87,7 @@ def requirement_models(
         t: t-closeness's t in [0, 1].
         t_distance: t-closeness's ground distance, ``"equal"``, ``"ordered"`` or
             ``"auto"`` (default: ordered for numeric columns, equal otherwise).
-        bound: one personalized leakage bound in (0, 1] for every record.
+        bound: one personalized leakage bound in (0, 1] for every record (the default with bound_column).
         bound_column: a column holding each record's own bound.
 
     Raises:
@@ -106,8 +106,6 @@ def requirement_models(
         raise ConfigurationError(f"l_variant must be one of {list(L_VARIANTS)}, got {l_variant!r}")
     if c is not None and l is None:
         raise ConfigurationError("c (recursive (c,l)-diversity) needs l as well")
-    if bound is not None and bound_column is not None:
-        raise ConfigurationError("give either bound or bound_column, not both")
     wants_sensitive = l is not None or t is not None or bound is not None or bound_column is not None
     if wants_sensitive and not sensitive_attributes:
         raise ConfigurationError("l, t, bound and bound_column need at least one sensitive attribute")

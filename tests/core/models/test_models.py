@@ -85,7 +85,7 @@ def test_monotonicity_declarations() -> None:
         (lambda: RecursiveCLDiversity("s", 2, 1.5), "l must be an integer"),  # type: ignore[arg-type]
         (lambda: TCloseness("s", 1.5), r"t must be in \[0, 1\]"),
         (lambda: TCloseness("s", 0.2, "hamming"), "distance must be"),  # type: ignore[arg-type]
-        (lambda: PersonalizedLeakage("s"), "exactly one of bound or bound_column"),
+        (lambda: PersonalizedLeakage("s"), "needs a bound, a bound_column, or both"),
         (lambda: PersonalizedLeakage("s", bound=0.0), r"bound must be in \(0, 1\]"),
     ],
 )
