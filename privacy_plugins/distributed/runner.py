@@ -1,0 +1,322 @@
+"""Run one DPP2GA party over TCP, or both in one process over a loopback socket.
+
+Without TLS an eavesdropper on the connection sees what the parties see (the
+protocol's inputs are already protected against the peer, not against the
+public): the handshake (k, record count, group, the quasi-identifier *names*),
+the singly encrypted ids (unlinkable to ids without a key), both first
+partitions as sets of token digests, each round's grouping, and the final
+generalized values per class — enough to rebuild the published join, never a
+raw value or a record id. Pass an :class:`ssl.SSLContext` (CLI:
+``--tls-cert/--tls-key/--tls-ca``) to hide even that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+import ssl
+import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+
+from privacy_plugins.core.distributed import TOKEN_DIGEST_SIZE, CommutativeCipher, Dpp2gaSession, LocalParty
+from privacy_plugins.core.distributed.cipher import ModpCipher, ProtocolError
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.distributed.wire import (
+    DEFAULT_MAX_FRAME,
+    DEFAULT_TIMEOUT,
+    PROTOCOL_VERSION,
+    Channel,
+    Kind,
+    PeerError,
+    decode_classes,
+    decode_grouping,
+    decode_json,
+    encode_classes,
+    encode_grouping,
+    encode_json,
+)
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = ["GROUPS", "PartyResult", "make_cipher", "parse_address", "run_party", "run_party_async", "run_two_parties"]
+
+Role = Literal["initiator", "responder"]
+GROUPS = ("x25519", "modp2048")
+
+
+def make_cipher(group: str) -> CommutativeCipher:
+    """A fresh key in ``group``: ``"x25519"`` (fast, needs ``cryptography``) or ``"modp2048"`` (stdlib ``pow``)."""
+    if group == "modp2048":
+        return ModpCipher()
+    if group == "x25519":
+        from privacy_plugins.distributed.x25519 import X25519Cipher
+
+        return X25519Cipher()
+    raise ConfigurationError(f"group must be one of {list(GROUPS)}, got {group!r}")
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``"HOST:PORT"`` → ``(host, port)``."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise ConfigurationError(f"address must be HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+@dataclass(frozen=True)
+class PartyResult:
+    """What one party ends with.
+
+    Attributes:
+        table: the published join (no ids; initiator's columns first; the same at both parties).
+        levels: this party's final hierarchy level per quasi-identifier.
+        rounds: rounds of the protocol (1: the local nodes already gave a k-anonymous join).
+        bytes_sent: bytes this party put on the wire.
+        bytes_received: bytes it read.
+        seconds: wall time of the protocol (connection included).
+        crypto_seconds: time spent hashing and encrypting ids.
+    """
+
+    table: pd.DataFrame
+    levels: Mapping[Hashable, int]
+    rounds: int
+    bytes_sent: int
+    bytes_received: int
+    seconds: float
+    crypto_seconds: float
+
+
+def _check_hello(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
+    if theirs.get("protocol") != "dpp2ga":
+        raise PeerError("the peer does not speak DPP2GA")
+    for key in ("version", "k", "records", "group"):
+        if theirs.get(key) != ours[key]:
+            raise PeerError(f"the parties disagree on {key}: ours {ours[key]!r}, the peer's {theirs.get(key)!r}")
+    if theirs.get("role") == ours["role"]:
+        raise PeerError(f"both parties are the {ours['role']}; one must be the initiator, the other the responder")
+    columns = theirs.get("columns")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns) or not columns:
+        raise PeerError("the peer's handshake does not list its quasi-identifiers")
+    overlap = set(columns) & set(ours["columns"])
+    if overlap:
+        raise PeerError(f"both parties hold quasi-identifier(s) {sorted(overlap)!r}; the parts must be disjoint")
+    for key in ("nonce",):
+        if not isinstance(theirs.get(key), str) or len(theirs[key]) != 32:
+            raise PeerError("the peer's handshake is malformed")
+    if not isinstance(theirs.get("steps"), int):
+        raise PeerError("the peer's handshake is malformed")
+
+
+async def run_party_async(channel: Channel, party: LocalParty, cipher: CommutativeCipher, *, role: Role) -> PartyResult:
+    """The protocol for one party on an open channel (closes it at the end; aborts it on failure)."""
+    started = time.perf_counter()
+    crypto = 0.0
+    try:
+        nonce = secrets.token_bytes(16)
+        hello = {
+            "protocol": "dpp2ga",
+            "version": PROTOCOL_VERSION,
+            "role": role,
+            "k": party.k,
+            "records": party.n_records,
+            "group": cipher.group,
+            "columns": [str(c) for c in party.quasi_identifiers],
+            "steps": sum(h - level for h, level in zip(party.snapshot.heights, party.node, strict=True)),
+            "nonce": nonce.hex(),
+        }
+        theirs = decode_json(await channel.exchange(Kind.HELLO, 0, encode_json(hello)), "handshake")
+        _check_hello(hello, theirs)
+        their_nonce = bytes.fromhex(theirs["nonce"])
+        nonces = nonce + their_nonce if role == "initiator" else their_nonce + nonce
+        channel.session = hashlib.sha256(b"dpp2ga-session" + nonces).digest()[:16]
+        max_rounds = max(hello["steps"], theirs["steps"]) + 1
+
+        session = Dpp2gaSession(party, cipher)
+        tick = time.perf_counter()
+        encrypted = await asyncio.to_thread(session.encrypted_classes, channel.session)
+        crypto += time.perf_counter() - tick
+        payload = await channel.exchange(Kind.SETUP, 1, encode_classes(encrypted, cipher.element_size))
+        tick = time.perf_counter()
+        answer = await asyncio.to_thread(session.answer, decode_classes(payload, cipher.element_size, "SETUP"))
+        crypto += time.perf_counter() - tick
+        payload = await channel.exchange(Kind.ANSWER, 1, encode_classes(answer, TOKEN_DIGEST_SIZE))
+        session.accept_answer(decode_classes(payload, TOKEN_DIGEST_SIZE, "ANSWER"))
+        while True:
+            mine = session.grouping()
+            their_grouping = decode_grouping(
+                await channel.exchange(Kind.GROUPING, session.rounds, encode_grouping(mine))
+            )
+            if session.satisfied(mine, their_grouping):
+                break
+            session.step(max_rounds)
+        labels = {"labels": session.class_labels()}
+        their_labels = decode_json(await channel.exchange(Kind.LABELS, session.rounds, encode_json(labels)), "LABELS")
+        values = their_labels.get("labels")
+        if not isinstance(values, list) or not all(isinstance(r, list) for r in values):
+            raise PeerError("the peer's LABELS message is malformed")
+        table = session.join(
+            values, their_columns=theirs["columns"], ours_first=role == "initiator", their_grouping=their_grouping
+        )
+    except (ProtocolError, ConfigurationError) as exc:
+        if not isinstance(exc, PeerError):
+            await channel.abort(str(exc))
+        else:
+            await channel.close()
+        raise
+    except BaseException:
+        await channel.close()
+        raise
+    await channel.close()
+    return PartyResult(
+        table=table,
+        levels=party.levels,
+        rounds=session.rounds,
+        bytes_sent=channel.bytes_sent,
+        bytes_received=channel.bytes_received,
+        seconds=time.perf_counter() - started,
+        crypto_seconds=crypto,
+    )
+
+
+async def _connect(
+    host: str, port: int, *, timeout: float, tls: ssl.SSLContext | None
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return await asyncio.wait_for(
+                asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None), timeout
+            )
+        except (ConnectionRefusedError, TimeoutError) as exc:
+            if time.monotonic() >= deadline:
+                raise PeerError(f"could not connect to the peer at {host}:{port} within {timeout:g} s") from exc
+            await asyncio.sleep(0.2)
+
+
+async def _accept_one(
+    host: str, port: int, *, timeout: float, tls: ssl.SSLContext | None, ready: Callable[[int], None] | None = None
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    accepted: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = (
+        asyncio.get_running_loop().create_future()
+    )
+
+    def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if accepted.done():
+            writer.close()  # one peer per run
+        else:
+            accepted.set_result((reader, writer))
+
+    server = await asyncio.start_server(handle, host, port, ssl=tls)
+    try:
+        if ready is not None:
+            ready(server.sockets[0].getsockname()[1])
+        try:
+            return await asyncio.wait_for(asyncio.shield(accepted), timeout)
+        except TimeoutError as exc:
+            raise PeerError(f"no peer connected to {host}:{port} within {timeout:g} s") from exc
+    finally:
+        server.close()
+
+
+def _start(
+    frame: pd.DataFrame,
+    *,
+    id_column: Hashable,
+    quasi_identifiers: Sequence[Hashable],
+    hierarchies: Mapping[Hashable, Hierarchy],
+    k: int,
+) -> LocalParty:
+    return LocalParty.start(
+        frame, id_column=id_column, quasi_identifiers=quasi_identifiers, hierarchies=hierarchies, k=k
+    )
+
+
+def run_party(
+    frame: pd.DataFrame,
+    *,
+    role: Role,
+    id_column: Hashable,
+    quasi_identifiers: Sequence[Hashable],
+    hierarchies: Mapping[Hashable, Hierarchy],
+    k: int,
+    listen: str | None = None,
+    connect: str | None = None,
+    group: str = "x25519",
+    timeout: float = DEFAULT_TIMEOUT,
+    max_frame: int = DEFAULT_MAX_FRAME,
+    tls: ssl.SSLContext | None = None,
+    tap: Callable[[str, bytes], None] | None = None,
+) -> PartyResult:
+    """Run one party: listen on or connect to ``HOST:PORT`` and return the published join.
+
+    Raises:
+        ConfigurationError: bad input (before any connection).
+        PeerError: the peer disconnected, stalled, sent garbage, replayed a round or aborted.
+        ProtocolError: the parties disagree (parameters, record ids).
+    """
+    if role not in ("initiator", "responder"):
+        raise ConfigurationError(f"role must be 'initiator' or 'responder', got {role!r}")
+    if (listen is None) == (connect is None):
+        raise ConfigurationError("give exactly one of listen='HOST:PORT' or connect='HOST:PORT'")
+    party = _start(frame, id_column=id_column, quasi_identifiers=quasi_identifiers, hierarchies=hierarchies, k=k)
+    cipher = make_cipher(group)
+
+    async def main() -> PartyResult:
+        if listen is not None:
+            reader, writer = await _accept_one(*parse_address(listen), timeout=timeout, tls=tls)
+        else:
+            reader, writer = await _connect(*parse_address(str(connect)), timeout=timeout, tls=tls)
+        channel = Channel(reader, writer, timeout=timeout, max_frame=max_frame, tap=tap)
+        return await run_party_async(channel, party, cipher, role=role)
+
+    return asyncio.run(main())
+
+
+def run_two_parties(
+    frame_a: pd.DataFrame,
+    frame_b: pd.DataFrame,
+    *,
+    id_column: Hashable,
+    quasi_identifiers_a: Sequence[Hashable],
+    quasi_identifiers_b: Sequence[Hashable],
+    hierarchies: Mapping[Hashable, Hierarchy],
+    k: int,
+    group: str = "x25519",
+    timeout: float = DEFAULT_TIMEOUT,
+    tap: Callable[[str, bytes], None] | None = None,
+) -> tuple[PartyResult, PartyResult]:
+    """Both parties in one process: two asyncio tasks over a loopback socket (A is the initiator).
+
+    Example:
+        >>> df = pd.DataFrame({"id": range(4), "a": ["1", "1", "2", "2"], "b": ["x", "y", "x", "y"]})
+        >>> h = {c: Hierarchy.from_rows(c, [[v, "*"] for v in sorted(set(df[c]))]) for c in "ab"}
+        >>> a, b = run_two_parties(df[["id", "a"]], df[["id", "b"]], id_column="id", quasi_identifiers_a=["a"],
+        ...                        quasi_identifiers_b=["b"], hierarchies=h, k=2, group="modp2048")
+        >>> a.rounds, a.table.equals(b.table), a.table.drop_duplicates().to_numpy().tolist()
+        (2, True, [['*', '*']])
+    """
+    party_a = _start(frame_a, id_column=id_column, quasi_identifiers=quasi_identifiers_a, hierarchies=hierarchies, k=k)
+    party_b = _start(frame_b, id_column=id_column, quasi_identifiers=quasi_identifiers_b, hierarchies=hierarchies, k=k)
+
+    async def main() -> tuple[PartyResult, PartyResult]:
+        port: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        accept = asyncio.ensure_future(_accept_one("127.0.0.1", 0, timeout=timeout, tls=None, ready=port.set_result))
+        reader_b, writer_b = await _connect("127.0.0.1", await port, timeout=timeout, tls=None)
+        reader_a, writer_a = await accept
+        chan_a = Channel(reader_a, writer_a, timeout=timeout, tap=tap)
+        chan_b = Channel(reader_b, writer_b, timeout=timeout, tap=tap)
+        results = await asyncio.gather(
+            run_party_async(chan_a, party_a, make_cipher(group), role="initiator"),
+            run_party_async(chan_b, party_b, make_cipher(group), role="responder"),
+            return_exceptions=True,
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results[0], results[1]  # type: ignore[return-value]
+
+    return asyncio.run(main())
