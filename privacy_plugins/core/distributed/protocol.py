@@ -256,7 +256,8 @@ def trusted_third_party(
     """
     overlap = set(quasi_identifiers_a) & set(quasi_identifiers_b)
     if overlap:
-        raise ConfigurationError(f"the parties' quasi-identifiers must be disjoint; both have {sorted(map(str, overlap))!r}")
+        shared = sorted(map(str, overlap))
+        raise ConfigurationError(f"the parties' quasi-identifiers must be disjoint; both have {shared!r}")
     ids = frame[id_column] if id_column is not None else pd.Series(range(len(frame)))
     part = frame.assign(_dpp2ga_id=ids.to_numpy())
     a = LocalParty.start(
