@@ -186,13 +186,7 @@ def test_missing_values_form_their_own_class_and_value(pandas_batch) -> None:
         ),
         (
             lambda: ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=["a"], sensitive_attribute="s"),
-            "exactly one",
-        ),
-        (
-            lambda: ExpectTableToSatisfyPersonalizedLeakageBound(
-                quasi_identifiers=["a"], sensitive_attribute="s", bound=0.5, bound_column="b"
-            ),
-            "exactly one",
+            "needs a bound, a bound_column, or both",
         ),
         (
             lambda: ExpectTableToSatisfyPersonalizedLeakageBound(
@@ -287,3 +281,11 @@ def test_include_values_is_an_explicit_opt_in(pandas_batch) -> None:
         shown = batch.validate(ExpectTableToBeKAnonymous(quasi_identifiers=["zip"], k=2, include_values=True))
     assert shown.result["details"]["violations"]["examples"] == [{"zip": "12345"}]
     assert any(issubclass(w.category, PrivacyRiskWarning) for w in caught)
+
+
+def test_a_bound_column_with_a_default_bound_is_accepted() -> None:
+    """As in the core model: ``bound`` is the default for records whose ``bound_column`` is empty."""
+    expectation = ExpectTableToSatisfyPersonalizedLeakageBound(
+        quasi_identifiers=["a"], sensitive_attribute="s", bound=0.5, bound_column="b"
+    )
+    assert expectation.bound == 0.5 and expectation.bound_column == "b"

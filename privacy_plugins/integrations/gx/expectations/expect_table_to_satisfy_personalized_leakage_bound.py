@@ -59,7 +59,7 @@ class ExpectTableToSatisfyPersonalizedLeakageBound(PrivacyExpectation):
 
     @classmethod
     def build_model(cls, params: Mapping[str, Any]) -> PersonalizedLeakage:
-        """Personalized leakage with exactly one of bound / bound_column."""
+        """Personalized leakage: a bound, a bound_column, or both (the bound is the default for empty cells)."""
         column = params.get("bound_column")
         if column is not None and (column in params["quasi_identifiers"] or column == params["sensitive_attribute"]):
             raise RoleConflictError(f"bound_column {column!r} is also a quasi-identifier or the sensitive attribute")
