@@ -82,12 +82,11 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizedTable,
 )
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, boxes, greedy_clusters
-from privacy_plugins.core.anonymize.mondrian import _dimension, _labels, _spans
+from privacy_plugins.core.anonymize.mondrian import _dimension, publish_groups
 from privacy_plugins.core.anonymize.partition_split import Dimension, partition_rows
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, anonymize
 from privacy_plugins.core.frame import EncodedColumn
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
-from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ncp
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import InfeasibleAnonymizationError
@@ -228,26 +227,13 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     seconds2 = time.perf_counter() - started - seconds1
     n_clusters = int(cluster.max()) + 1
 
-    published = frame.drop(columns=list(request.roles.identifiers))
-    costs = []
-    for q, (dimension, code_labels) in zip(qis, coded, strict=True):
-        low, high = _spans(cluster, n_clusters, dimension.codes)
-        text = _labels(dimension, code_labels, low, high)
-        published[q] = pd.Series(text[cluster], index=published.index, dtype=object)
-        costs.append(dimension.widths(low, high)[cluster])
-    classes = EquivalenceClasses.from_frame(published, list(qis))
-    table_ncp = ncp(costs, np.zeros(n, dtype=bool))
+    published, utility, classes = publish_groups(frame, request, coded, cluster, n_clusters)
     sizes = np.bincount(cluster)
     return AnonymizedTable(
         table=published,
         released=np.ones(n, dtype=bool),
         suppressed=0,
-        utility=UtilityMetrics(
-            ncp=table_ncp,
-            lm=table_ncp * len(qis),
-            discernibility=discernibility(classes.sizes, 0, n),
-            c_avg=average_class_size(classes.sizes, min_size),
-        ),
+        utility=utility,
         details=ClusterDetails(
             method=method,
             split=split,

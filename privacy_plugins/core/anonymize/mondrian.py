@@ -159,6 +159,37 @@ def _labels(dimension: Dimension, code_labels: np.ndarray, low: np.ndarray, high
     return text[inverse.ravel()]
 
 
+def publish_groups(
+    frame: pd.DataFrame,
+    request: AnonymizationRequest,
+    coded: Sequence[tuple[Dimension, np.ndarray]],
+    group_of_row: np.ndarray,
+    n_groups: int,
+) -> tuple[pd.DataFrame, UtilityMetrics, EquivalenceClasses]:
+    """Publish local recoding: each group's QIs as its range / LCA label; the utility and the published classes.
+
+    Shared by every algorithm that assigns rows to groups (Mondrian's partitions, clusters):
+    identifiers dropped, QIs as text, NCP from each group's span.
+    """
+    qis = request.quasi_identifiers
+    published = frame.drop(columns=list(request.roles.identifiers))
+    costs = []
+    for q, (dimension, code_labels) in zip(qis, coded, strict=True):
+        low, high = _spans(group_of_row, n_groups, dimension.codes)
+        text = _labels(dimension, code_labels, low, high)
+        published[q] = pd.Series(text[group_of_row], index=published.index, dtype=object)
+        costs.append(dimension.widths(low, high)[group_of_row])
+    classes = EquivalenceClasses.from_frame(published, list(qis))
+    table_ncp = ncp(costs, np.zeros(len(frame), dtype=bool))
+    utility = UtilityMetrics(
+        ncp=table_ncp,
+        lm=table_ncp * len(qis),
+        discernibility=discernibility(classes.sizes, 0, len(frame)),
+        c_avg=average_class_size(classes.sizes, request.minimum_class_size),
+    )
+    return published, utility, classes
+
+
 @dataclass(frozen=True)
 class MondrianAnonymizer:
     """Mondrian multidimensional partitioning, registered as ``"mondrian"``; option ``mode`` strict|relaxed."""
@@ -177,7 +208,7 @@ class MondrianAnonymizer:
 
     def run(self, request: AnonymizationRequest, *, mode: str = "strict") -> AnonymizedTable:
         """Partition until no cut keeps every model in both halves; publish ranges / LCA labels."""
-        frame, roles, models = request.table.reset_index(drop=True), request.roles, request.models
+        frame, models = request.table.reset_index(drop=True), request.models
         qis = request.quasi_identifiers
         coded = [_dimension(frame[q], request.hierarchies.get(q)) for q in qis]
         dimensions = [d for d, _ in coded]
@@ -205,25 +236,12 @@ class MondrianAnonymizer:
         run = partition_rows(
             dimensions, allowed, mode=cast(Literal["strict", "relaxed"], mode), rng=np.random.default_rng(request.seed)
         )
-        published = frame.drop(columns=list(roles.identifiers))
-        costs = []
-        for q, (dimension, code_labels) in zip(qis, coded, strict=True):
-            low, high = _spans(run.partition_of_row, run.n_partitions, dimension.codes)
-            text = _labels(dimension, code_labels, low, high)
-            published[q] = pd.Series(text[run.partition_of_row], index=published.index, dtype=object)
-            costs.append(dimension.widths(low, high)[run.partition_of_row])
-        classes = EquivalenceClasses.from_frame(published, list(qis))
-        table_ncp = ncp(costs, np.zeros(len(frame), dtype=bool))
+        published, utility, classes = publish_groups(frame, request, coded, run.partition_of_row, run.n_partitions)
         return AnonymizedTable(
             table=published,
             released=np.ones(len(published), dtype=bool),
             suppressed=0,
-            utility=UtilityMetrics(
-                ncp=table_ncp,
-                lm=table_ncp * len(qis),
-                discernibility=discernibility(classes.sizes, 0, len(frame)),
-                c_avg=average_class_size(classes.sizes, request.minimum_class_size),
-            ),
+            utility=utility,
             details=PartitionDetails(
                 mode=mode,
                 seed=request.seed,
