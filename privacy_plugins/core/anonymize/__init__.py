@@ -14,6 +14,7 @@ from privacy_plugins.core.anonymize.base import (
     VerificationError,
     verify,
 )
+from privacy_plugins.core.anonymize.bucket_clustering import BucketClusteringAnonymizer, BucketDetails
 from privacy_plugins.core.anonymize.clustering import (
     ClusterDetails,
     KMemberAnonymizer,
@@ -46,6 +47,8 @@ __all__ = [
     "AnonymizationResult",
     "AnonymizedTable",
     "Anonymizer",
+    "BucketClusteringAnonymizer",
+    "BucketDetails",
     "AnonymizerOption",
     "ClusterDetails",
     "FullDomainAnonymizer",
@@ -77,3 +80,4 @@ register_anonymizer("k-member", KMemberAnonymizer)
 register_anonymizer("two-phase", TwoPhaseAnonymizer)
 register_anonymizer("personalized", PersonalizedAnonymizer)
 register_anonymizer("sensitive-values", SensitiveValuesAnonymizer)
+register_anonymizer("bucket", BucketClusteringAnonymizer)
