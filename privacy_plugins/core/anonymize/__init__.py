@@ -28,6 +28,7 @@ from privacy_plugins.core.anonymize.full_domain import (
 )
 from privacy_plugins.core.anonymize.lattice import LOSS_METRICS
 from privacy_plugins.core.anonymize.mondrian import MondrianAnonymizer, PartitionDetails, anonymize_mondrian
+from privacy_plugins.core.anonymize.optimistic import OptimisticClusteringAnonymizer
 from privacy_plugins.core.anonymize.personalized import PersonalizedAnonymizer, PersonalizedDetails
 from privacy_plugins.core.anonymize.registry import (
     Anonymizer,
@@ -55,6 +56,7 @@ __all__ = [
     "KMemberAnonymizer",
     "LatticeDetails",
     "MondrianAnonymizer",
+    "OptimisticClusteringAnonymizer",
     "PartitionDetails",
     "PersonalizedAnonymizer",
     "PersonalizedDetails",
@@ -81,3 +83,4 @@ register_anonymizer("two-phase", TwoPhaseAnonymizer)
 register_anonymizer("personalized", PersonalizedAnonymizer)
 register_anonymizer("sensitive-values", SensitiveValuesAnonymizer)
 register_anonymizer("bucket", BucketClusteringAnonymizer)
+register_anonymizer("optimistic", OptimisticClusteringAnonymizer)
