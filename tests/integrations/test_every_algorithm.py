@@ -18,10 +18,11 @@ import pytest
 import yaml
 
 from privacy_plugins.cli import main
-from privacy_plugins.core.anonymize import anonymize, anonymizer_names
+from privacy_plugins.core.anonymize import anonymize, anonymizer_names, get_anonymizer
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.hierarchies import write_hierarchy
 from privacy_plugins.core.measure import measure
+from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import ReleaseSpec, read_published, run_release
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,7 +32,10 @@ QIS = ["age", "sex", "zip", "education", "marital_status"]
 #: cannot hold: instead of the table-wide runs below, it is checked against its scoped
 #: promise (Python entry) and the release flow must refuse it (nothing published).
 PARTIAL: dict[str, dict[str, Any]] = {"sensitive-values": {"sensitive_values": "HIV,cancer"}}
-ALGORITHMS = tuple(name for name in anonymizer_names() if name not in PARTIAL)
+#: Algorithms that publish two linked tables (Anatomy: QIT + ST by group id): the one-table
+#: release flow refuses them when the spec is read; Python and the CLI publish both.
+LINKED = tuple(name for name in anonymizer_names() if getattr(get_anonymizer(name), "linked_tables", False))
+ALGORITHMS = tuple(name for name in anonymizer_names() if name not in PARTIAL and name not in LINKED)
 
 
 def _spec_data(tmp_path: Path, algorithm: str, *, rows: int = 600) -> dict[str, Any]:
@@ -199,3 +203,60 @@ def test_the_release_flow_refuses_a_partial_algorithm(
     result = run_release(spec)
     assert not result.passed
     assert read_published(spec.destination) is None
+
+
+def _assert_the_pair_meets_the_targets(qit: pd.DataFrame, st: pd.DataFrame, rows_in: int) -> None:
+    """Each QIT row joins one group; each group has ≥ 4 records and ≥ 2 distinct values (re-measured)."""
+    assert "person_id" not in qit.columns and "disease" not in qit.columns
+    assert 0 < len(qit) <= rows_in
+    per_group = st.groupby("group_id")["count"].sum()
+    assert qit["group_id"].value_counts().sort_index().tolist() == per_group.sort_index().tolist()
+    joined = st.loc[st.index.repeat(st["count"])].reset_index(drop=True)
+    report = measure(joined, quasi_identifiers=["group_id"], sensitive_attributes=["disease"])
+    assert report.k >= 4 and report.for_attribute("disease").distinct_l >= 2
+
+
+def test_anatomy_is_the_linked_algorithm() -> None:
+    assert "anatomy" in LINKED
+
+
+@pytest.mark.parametrize("algorithm", LINKED)
+def test_linked_python_entry_point(algorithm: str, tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "optimal")
+    frame = generate_census(600, seed=3)
+    result = anonymize(
+        frame,
+        algorithm=algorithm,
+        quasi_identifiers=QIS,
+        identifiers=["person_id"],
+        models=spec.models(),
+        suppression_limit=0.05,
+        hierarchies=spec.build_hierarchies(frame),
+    )
+    assert result.linked is not None and result.rows_in == result.rows_out + result.suppressed == 600
+    _assert_the_pair_meets_the_targets(result.table, result.linked.table, 600)
+
+
+@pytest.mark.parametrize("algorithm", LINKED)
+def test_linked_cli_writes_both_tables(algorithm: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    frame = generate_census(600, seed=3)
+    data = tmp_path / "people.csv"
+    frame.to_csv(data, index=False)
+    out, report = tmp_path / "out.parquet", tmp_path / "report.json"
+    argv = [
+        "anonymize", str(data), "--quasi-identifiers", ",".join(QIS), "--sensitive-attributes", "disease",
+        "--identifiers", "person_id", "--k", "4", "--l", "2", "--suppression-limit", "0.05",
+        "--algorithm", algorithm, "--out", str(out), "--report", str(report),
+    ]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    written = json.loads(report.read_text())
+    assert written["algorithm"] == algorithm and written["linked_out"] == str(tmp_path / "out.st.parquet")
+    _assert_the_pair_meets_the_targets(pd.read_parquet(out), pd.read_parquet(tmp_path / "out.st.parquet"), 600)
+
+
+@pytest.mark.parametrize("algorithm", LINKED)
+def test_the_release_flow_refuses_a_linked_algorithm(algorithm: str, tmp_path: Path) -> None:
+    data = _spec_data(tmp_path, algorithm)
+    with pytest.raises(ConfigurationError, match="two linked tables"):
+        ReleaseSpec.from_dict(data, base_dir=REPO / "specs")
+    assert not (tmp_path / f"{algorithm}.duckdb").exists()

@@ -5,12 +5,14 @@ Every algorithm returns an :class:`AnonymizationResult` re-checked by the core
 and one :func:`register_anonymizer` line below.
 """
 
+from privacy_plugins.core.anonymize.anatomy import AnatomyAnonymizer, AnatomyDetails
 from privacy_plugins.core.anonymize.base import (
     AnonymizationDetails,
     AnonymizationRequest,
     AnonymizationResult,
     AnonymizedTable,
     LatticeDetails,
+    LinkedTable,
     VerificationError,
     verify,
 )
@@ -41,6 +43,8 @@ from privacy_plugins.core.anonymize.registry import (
 from privacy_plugins.core.anonymize.sensitive_values import SensitiveValuesAnonymizer, SensitiveValuesDetails
 
 __all__ = [
+    "AnatomyAnonymizer",
+    "AnatomyDetails",
     "FULL_DOMAIN_ALGORITHMS",
     "LOSS_METRICS",
     "AnonymizationDetails",
@@ -55,6 +59,7 @@ __all__ = [
     "FullDomainAnonymizer",
     "KMemberAnonymizer",
     "LatticeDetails",
+    "LinkedTable",
     "MondrianAnonymizer",
     "OptimisticClusteringAnonymizer",
     "PartitionDetails",
@@ -84,3 +89,4 @@ register_anonymizer("personalized", PersonalizedAnonymizer)
 register_anonymizer("sensitive-values", SensitiveValuesAnonymizer)
 register_anonymizer("bucket", BucketClusteringAnonymizer)
 register_anonymizer("optimistic", OptimisticClusteringAnonymizer)
+register_anonymizer("anatomy", AnatomyAnonymizer)
