@@ -141,6 +141,8 @@ def optimistic_clusters(prepared: Prepared, rng: np.random.Generator, *, max_ite
             remaining, tried = remaining[keep], tried[keep] & False
         if remaining.shape[0] == 0:
             break
+        placed = group >= 0  # dissolved clusters leave gaps in the ids
+        group[placed] = np.unique(group[placed], return_inverse=True)[1].ravel()
         n_groups = int(group.max()) + 1
         if n_groups == 0:
             raise stop(remaining)
