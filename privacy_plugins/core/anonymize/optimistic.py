@@ -14,7 +14,9 @@ not in our copy, so the algorithm below is our reconstruction of the intuitive e
   When a cluster has swallowed every remaining record and is still not l-diverse (the
   earlier clusters took the rare values), the attempt fails, its records go back and a
   new attempt starts from the next seed — which fails the same way, since the remaining
-  records as a whole are not eligible; the plain algorithm loops forever. Likewise a
+  records as a whole are not eligible; the plain algorithm loops forever. (An attempt fails
+  exactly when the remaining records are not eligible, so we recognize this before the
+  first, quadratic, doomed attempt and report it at once.) Likewise a
   leftover (fewer than ``s`` records remain) joins the cluster of least ``IL`` increase
   that stays l-diverse; when none does, it joins the cheapest one, whose records then go
   back to be clustered again.
@@ -108,17 +110,28 @@ def optimistic_clusters(prepared: Prepared, rng: np.random.Generator, *, max_ite
 
     def stop(rest: np.ndarray) -> InfeasibleAnonymizationError:
         eligible = check_feasibility(values[rest], l).feasible
+        why = (
+            "they are not frequency-l eligible as a whole, so every further attempt fails the same way"
+            if not eligible
+            else "its clusters keep being dissolved and rebuilt"
+        )
         return InfeasibleAnonymizationError(
-            f"optimistic clustering did not terminate within max_iterations={max_iterations}: "
-            f"{rest.shape[0]} records remain unclustered and are {'' if eligible else 'not '}frequency-{l:g} "
-            f"eligible as a whole, so every new attempt fails again ({failed} failed attempts); "
-            "use algorithm 'bucket', which keeps the remainder eligible"
+            f"optimistic clustering does not terminate (frequency l = {l:g}; {iterations} of max_iterations="
+            f"{max_iterations} used, {failed} failed attempts): {rest.shape[0]} records remain unclustered and "
+            f"{why}; use algorithm 'bucket', which keeps the remainder eligible"
         )
 
     while True:
         remaining = np.flatnonzero(group < 0)
         tried = np.zeros(remaining.shape[0], dtype=bool)
         while remaining.shape[0] >= s:
+            if not check_feasibility(values[remaining], l).feasible:
+                # An attempt fails exactly when it swallows every remaining record and they are
+                # not l-diverse; the pool is then unchanged, so every retry fails too: the plain
+                # algorithm loops forever. Recognized here without running the attempts.
+                failed += 1
+                iterations += 1
+                raise stop(remaining)
             sub = space.codes[:, remaining]
             far = space.join_costs(space.codes[:, last], space.codes[:, last], sub)
             if tried.all():

@@ -128,7 +128,7 @@ def test_bucket_clustering_by_hand() -> None:
 def test_bucket_terminates_where_optimistic_does_not() -> None:
     models = [FrequencyLDiversity("s", 2)]
     for seed in range(10):
-        with pytest.raises(InfeasibleAnonymizationError, match="did not terminate within max_iterations=50"):
+        with pytest.raises(InfeasibleAnonymizationError, match="does not terminate"):
             anonymize(NEVER_ENDS, algorithm="optimistic", quasi_identifiers=["age"], models=models, seed=seed,
                       max_iterations=50)  # fmt: skip
         result = anonymize(NEVER_ENDS, algorithm="bucket", quasi_identifiers=["age"], models=models, seed=seed)
@@ -186,7 +186,7 @@ def test_optimistic_output_is_diverse_or_reports_non_termination(case: tuple[pd.
         result = anonymize(table, algorithm="optimistic", quasi_identifiers=["age", "zip"], models=models, seed=seed,
                            max_iterations=20)  # fmt: skip
     except InfeasibleAnonymizationError as exc:
-        assert "did not terminate" in str(exc) or "infeasible" in str(exc)
+        assert "does not terminate" in str(exc) or "infeasible" in str(exc)
         return
     assert _frequency_l(result.table, ["age", "zip"]) >= l - 1e-9
 
