@@ -43,18 +43,18 @@ from privacy_plugins.core.anonymize.registry import (
 from privacy_plugins.core.anonymize.sensitive_values import SensitiveValuesAnonymizer, SensitiveValuesDetails
 
 __all__ = [
-    "AnatomyAnonymizer",
-    "AnatomyDetails",
     "FULL_DOMAIN_ALGORITHMS",
     "LOSS_METRICS",
+    "AnatomyAnonymizer",
+    "AnatomyDetails",
     "AnonymizationDetails",
     "AnonymizationRequest",
     "AnonymizationResult",
     "AnonymizedTable",
     "Anonymizer",
+    "AnonymizerOption",
     "BucketClusteringAnonymizer",
     "BucketDetails",
-    "AnonymizerOption",
     "ClusterDetails",
     "FullDomainAnonymizer",
     "KMemberAnonymizer",

@@ -30,7 +30,8 @@ loss is in the link, not in the QIs. We report ``ncp = 0`` (``lm`` = 0) as the Q
 in the details, ``reconstruction_error``: Xiao & Tao's measure, the mean over records of
 the squared L2 distance between the record's true sensitive distribution (a point mass)
 and its group's published one; over a group this averages to ``1 − Σ_v p_v²``
-(``p_v`` the group's shares): 0 for a homogeneous group, ``1 − 1/L`` for L distinct values. The benchmark plots it beside
+(``p_v`` the group's shares): 0 for a homogeneous group, ``1 − 1/L`` for L distinct values.
+The benchmark prints it beside
 the clusterings' NCP on a second axis; the two are not the same scale.
 
 **Publishing two tables.** ``anonymize`` returns the QIT as ``result.table`` and the ST

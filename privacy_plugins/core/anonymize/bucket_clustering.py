@@ -43,7 +43,8 @@ is loyal there is a completion ``x`` with ``Σ x = r``; when ``r ≥ 1`` some ``
 step adds one record, and after at most ``s`` steps the cluster closes. (2) A closed
 cluster leaves ``c_v − x_v ≤ R`` of every value in a pool of ``pool − r`` records, i.e. an
 eligible pool, and removes ``size ≥ s ≥ 1`` records. (3) Otherwise the loop ends (fewer
-than ``2s`` records, or no loyal size) with one last cluster. Trying sizes is bounded by the pool. So the run takes at most
+than ``2s`` records, or no loyal size) with one last cluster. Trying sizes is bounded by
+the pool. So the run takes at most
 ``n`` steps and ``n / s`` clusters, on every input. **Validity:** every closed cluster has
 ``size ≥ s`` records and at most ``⌊size/l⌋`` per value; the last one is an eligible pool of at least
 ``s`` records: every cluster is frequency l-diverse and k-anonymous, hence distinct and
@@ -85,7 +86,7 @@ from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption
 from privacy_plugins.core.parameters import TOLERANCE
 
-__all__ = ["SHOW_VALUES_OPTION", "BucketDetails", "BucketClusteringAnonymizer", "Prepared", "prepare", "publish"]
+__all__ = ["SHOW_VALUES_OPTION", "BucketClusteringAnonymizer", "BucketDetails", "Prepared", "prepare", "publish"]
 
 #: The opt-in to name over-frequent sensitive values in errors and details (default: counts only).
 SHOW_VALUES_OPTION = AnonymizerOption(
@@ -164,7 +165,9 @@ def prepare(request: AnonymizationRequest, *, algorithm: str, show_values: str) 
     )
 
 
-def publish(request: AnonymizationRequest, prepared: Prepared, cluster: np.ndarray, details: dict[str, Any]) -> AnonymizedTable:
+def publish(
+    request: AnonymizationRequest, prepared: Prepared, cluster: np.ndarray, details: dict[str, Any]
+) -> AnonymizedTable:
     """Publish each cluster's QIs as its range / LCA label (suppressed records removed)."""
     n_clusters = int(cluster.max()) + 1
     published, utility, classes = publish_groups(prepared.frame, request, prepared.coded, cluster, n_clusters)
@@ -245,7 +248,7 @@ def bucket_clusters(prepared: Prepared, rng: np.random.Generator) -> tuple[np.nd
     A cluster is built to size s unless no bucket is loyal at that size; then to the
     smallest larger size that has one (counted), else the rest is the last cluster.
     """
-    space, values, target = prepared.space, prepared.values, prepared.target
+    space, values, target = prepared.space, prepared.values, prepared.target  # noqa: PD011 - a dataclass field
     n, s, l = values.shape[0], target.size, target.l
     n_values = int(values.max()) + 1 if n else 0
     counts = np.bincount(values, minlength=n_values).astype(np.int64)

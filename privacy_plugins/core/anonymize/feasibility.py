@@ -50,7 +50,7 @@ class DiversityTarget:
     @property
     def cap(self) -> int:
         """Most records of one sensitive value a cluster of ``size`` records may hold (⌊size / l⌋)."""
-        return int(math.floor(self.size / self.l + TOLERANCE))
+        return math.floor(self.size / self.l + TOLERANCE)
 
 
 def cluster_size(minimum: int, l: float) -> int:
@@ -147,7 +147,7 @@ def check_feasibility(codes: np.ndarray, l: float, *, labels: np.ndarray | None 
     """
     counts = np.bincount(codes) if codes.shape[0] else np.zeros(0, dtype=np.int64)
     rows = int(codes.shape[0])
-    allowed = int(math.floor(rows / l + TOLERANCE))
+    allowed = math.floor(rows / l + TOLERANCE)
     over_mask = counts > allowed
     cap = _largest_cap(counts, l)
     order = np.argsort(-counts, kind="stable")

@@ -21,8 +21,9 @@ not in our copy, so the algorithm below is our reconstruction of the intuitive e
   that stays l-diverse; when none does, it joins the cheapest one, whose records then go
   back to be clustered again.
 * **Iteration bound.** Every failed cluster attempt and every dissolved cluster counts
-  one iteration (successful clusters need no bound: at most ``n / s`` of them); after ``max_iterations`` (option, CLI ``--max-iterations``) the run stops
-  with :class:`~privacy_plugins.errors.InfeasibleAnonymizationError` saying it did not
+  one iteration (successful clusters need no bound: at most ``n / s`` of them); after
+  ``max_iterations`` (option, CLI ``--max-iterations``) the run stops with
+  :class:`~privacy_plugins.errors.InfeasibleAnonymizationError` saying it does not
   terminate, how many records were left and whether they were eligible (counts only).
 
 When it does terminate, every cluster is valid (checked as it closes, and after the
@@ -95,7 +96,9 @@ def _grow(
         members.append(at)
 
 
-def optimistic_clusters(prepared: Prepared, rng: np.random.Generator, *, max_iterations: int) -> tuple[np.ndarray, int, int]:
+def optimistic_clusters(
+    prepared: Prepared, rng: np.random.Generator, *, max_iterations: int
+) -> tuple[np.ndarray, int, int]:
     """Algorithm 3.9 as read above: a cluster id per kept row, iterations used, failed attempts.
 
     Raises:

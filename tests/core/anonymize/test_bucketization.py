@@ -179,7 +179,9 @@ def test_bucket_clustering_always_terminates_and_is_frequency_l_diverse(
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(skewed_tables(), st.integers(0, 3))
-def test_optimistic_output_is_diverse_or_reports_non_termination(case: tuple[pd.DataFrame, float, int], seed: int) -> None:
+def test_optimistic_output_is_diverse_or_reports_non_termination(
+    case: tuple[pd.DataFrame, float, int], seed: int
+) -> None:
     table, l, k = case
     models = [FrequencyLDiversity("s", l), KAnonymity(k)]
     try:
