@@ -242,6 +242,13 @@ def _start(counts: np.ndarray, pool: int, s: int, l: float) -> tuple[int, np.nda
     return 0, np.zeros(counts.shape[0], dtype=bool)
 
 
+def _span_terms(space: CostSpace, q: int, low: np.ndarray, high: np.ndarray, sub: np.ndarray) -> np.ndarray:
+    """QI ``q``'s share of ``D(box ∪ r)`` for every record of ``sub``: one span cost per code, gathered."""
+    every = np.arange(space.dimensions[q].size, dtype=np.int64)
+    per_code = space.widths(q, np.minimum(low[q], every), np.maximum(high[q], every))
+    return np.asarray(per_code[sub[q]], dtype=float)
+
+
 def bucket_clusters(prepared: Prepared, rng: np.random.Generator) -> tuple[np.ndarray, int]:
     """Algorithm 3.11 as designed above: a cluster id per kept row, and the number of enlarged clusters.
 
@@ -272,19 +279,33 @@ def bucket_clusters(prepared: Prepared, rng: np.random.Generator) -> tuple[np.nd
         at = _pick(far, rng, largest=True)
         low, high = sub[:, at].copy(), sub[:, at].copy()
         members = [at]
+        terms: list[np.ndarray] = []
+        total = np.zeros(0)
         for taken in range(1, size + 1):
             alive[at] = False
             v = int(sub_values[at])
             in_cluster[v] += 1
             counts[v] -= 1
             pool -= 1
+            changed = (sub[:, at] < low) | (sub[:, at] > high)
             np.minimum(low, sub[:, at], out=low)
             np.maximum(high, sub[:, at], out=high)
             if taken == size:
                 break
+            # D(c ∪ r) = Σ_q term_q(r): only the QIs whose span just grew are recomputed.
+            if not terms:
+                terms = [_span_terms(space, q, low, high, sub) for q in range(space.n_qis)]
+                total = np.sum(terms, axis=0)
+            else:
+                for q in np.flatnonzero(changed).tolist():
+                    fresh = _span_terms(space, q, low, high, sub)
+                    total += fresh - terms[q]
+                    terms[q] = fresh
             loyal = loyal_values(in_cluster, counts, size - taken, pool, l, cap)
-            cost = space.join_costs(low, high, sub)
-            cost[~(alive & loyal[sub_values])] = np.inf
+            cost = total.copy()
+            cost[~alive] = np.inf
+            if not loyal.all():
+                cost[~loyal[sub_values]] = np.inf
             at = _pick(cost, rng, largest=False)
             members.append(at)
         last = int(remaining[members[-1]])
