@@ -36,9 +36,12 @@ the clusterings' NCP on a second axis; the two are not the same scale.
 
 **Publishing two tables.** ``anonymize`` returns the QIT as ``result.table`` and the ST
 as ``result.linked.table``; the CLI writes the ST beside ``--out`` (``<name>.st.<ext>``).
-The release flow publishes one table per destination and has no atomic two-table
-publish yet, so a release spec naming ``anatomy`` is refused when it is read (before any
-work, nothing written), as are the Airflow and Dagster surfaces built on it.
+The destination layer can publish the pair atomically
+(:func:`privacy_plugins.release.linked.publish_linked`: DuckDB / SQL in one transaction,
+Parquet as a versioned folder behind an atomically renamed link), but the release flow's
+steps (candidate, check, publish) and its GX / Airflow / Dagster surfaces still carry one
+table, so a release spec naming ``anatomy`` is refused when it is read (before any work,
+nothing written) with a message saying so.
 
 References:
     Xiao X., Tao Y. Anatomy: simple and effective privacy preservation. VLDB 2006.
