@@ -23,7 +23,7 @@ import os
 import secrets
 import shutil
 import uuid
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +33,21 @@ from privacy_plugins.errors import DestinationError, PublishError
 from privacy_plugins.release import destinations
 from privacy_plugins.release.spec import DestinationSpec
 
-__all__ = ["LINKED_PARTS", "publish_linked", "read_linked"]
+__all__ = ["LINKED_PARTS", "joined_view", "publish_linked", "read_linked"]
 
 #: The two parts of a linked release, by suffix.
 LINKED_PARTS = ("qit", "st")
+
+
+def joined_view(st: pd.DataFrame, group_column: str, quasi_identifiers: Sequence[Hashable]) -> pd.DataFrame:
+    """What an attacker can link a QIT row to: one row per record of the ST, every QI replaced by its group id.
+
+    Measuring this frame (k, l, t …) measures the groups of a two-table release.
+    """
+    view = st.loc[st.index.repeat(st["count"])].drop(columns=["count"]).reset_index(drop=True)
+    for q in quasi_identifiers:
+        view[q] = view[group_column]
+    return view
 
 
 def _names(table: str) -> dict[str, str]:

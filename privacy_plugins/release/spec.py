@@ -204,13 +204,6 @@ class AlgorithmSpec:
             anonymizer = get_anonymizer(self.name)
         except ConfigurationError as exc:
             raise ConfigurationError(f"algorithm.name {str(exc).removeprefix('algorithm ')}") from None
-        if getattr(anonymizer, "linked_tables", False):
-            raise ConfigurationError(
-                f"algorithm.name {self.name!r} publishes two linked tables (a quasi-identifier table and a "
-                "sensitive table joined by group id); the release flow publishes one table per destination and "
-                "cannot yet publish both atomically, so it refuses it before any work. Run it with "
-                "privacy_plugins.core.anonymize.anonymize or `privacy-plugins anonymize` (which writes both)"
-            )
         schema = {option.name: option for option in anonymizer.options}
         for key, value in self.options.items():
             if key not in schema:

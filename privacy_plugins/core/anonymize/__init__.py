@@ -14,6 +14,7 @@ from privacy_plugins.core.anonymize.base import (
     LatticeDetails,
     LinkedTable,
     VerificationError,
+    linked_classes,
     verify,
 )
 from privacy_plugins.core.anonymize.bucket_clustering import BucketClusteringAnonymizer, BucketDetails
@@ -75,6 +76,7 @@ __all__ = [
     "anonymize_mondrian",
     "anonymizer_names",
     "get_anonymizer",
+    "linked_classes",
     "register_anonymizer",
     "verify",
 ]

@@ -13,7 +13,7 @@ run, so a result that has not been re-checked does not exist.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -36,6 +36,7 @@ __all__ = [
     "LatticeDetails",
     "LinkedTable",
     "VerificationError",
+    "linked_classes",
     "summary_measures",
     "verify",
 ]
@@ -252,7 +253,16 @@ def verify(
     # Measure the table exactly as published: rows kept but marked as suppressed (all QIs ``*``)
     # are published too, so they form one more class that must satisfy every model.
     if output.linked is not None:
-        recheck = _linked_classes(request, output.table, output.linked, algorithm=algorithm)
+        try:
+            recheck = linked_classes(
+                output.table,
+                output.linked.table,
+                output.linked.group_column,
+                request.quasi_identifiers,
+                request.roles.sensitive_attributes,
+            )
+        except VerificationError as exc:
+            raise VerificationError(f"{algorithm}: {exc}") from None
     else:
         recheck = EquivalenceClasses.from_frame(output.table.reset_index(drop=True), list(request.quasi_identifiers))
     checked = tuple(model.evaluate(recheck) for model in request.models)
@@ -277,35 +287,40 @@ def verify(
     )
 
 
-def _linked_classes(
-    request: AnonymizationRequest, qit: pd.DataFrame, linked: LinkedTable, *, algorithm: str
+def linked_classes(
+    qit: pd.DataFrame,
+    st: pd.DataFrame,
+    group_column: str,
+    quasi_identifiers: Sequence[Hashable],
+    sensitive_attributes: Sequence[Hashable],
 ) -> EquivalenceClasses:
     """The classes an attacker sees in a QIT + ST pair: one per group, with the group's sensitive values.
 
     Checks that every QIT row joins exactly one group and that each group's ST counts add
     up to its QIT rows; then every QI is replaced by the group id, so the models measure
-    each group (k: group size; l: the group's sensitive values), whatever the exact QIs.
+    each group (k: group size; l: the group's values), whatever the exact QIs.
+
+    Raises:
+        VerificationError: the pair does not join (or the QIT holds a sensitive column).
     """
-    column, st = linked.group_column, linked.table
-    sensitive = [c for c in request.roles.sensitive_attributes if c in st.columns]
-    leaked = [c for c in request.roles.sensitive_attributes if c in qit.columns]
-    if column not in qit.columns or column not in st.columns or "count" not in st.columns or leaked:
+    sensitive = [c for c in sensitive_attributes if c in st.columns]
+    leaked = [c for c in sensitive_attributes if c in qit.columns]
+    if group_column not in qit.columns or group_column not in st.columns or "count" not in st.columns or leaked:
         raise VerificationError(
-            f"{algorithm}: the QIT and ST must both hold {column!r} (ST also 'count') and the QIT no sensitive "
+            f"the QIT and ST must both hold {group_column!r} (ST also 'count') and the QIT no sensitive "
             f"column (found {leaked}); nothing may be published"
         )
-    qit_groups = qit[column].to_numpy()
-    st_groups = st[column].to_numpy()
+    qit_groups = qit[group_column].to_numpy()
     rows_per_group = {g: int(c) for g, c in pd.Series(qit_groups).value_counts().items()}
-    counted = {g: int(c) for g, c in st.groupby(column, sort=False)["count"].sum().items()}
+    counted = {g: int(c) for g, c in st.groupby(group_column, sort=False)["count"].sum().items()}
     if rows_per_group != counted or pd.isna(qit_groups).any():
         raise VerificationError(
-            f"{algorithm}: QIT rows and ST counts disagree per group (each QIT row must join exactly one "
+            "QIT rows and ST counts disagree per group (each QIT row must join exactly one "
             "group of the ST); nothing may be published"
         )
     repeats = st["count"].to_numpy(dtype=np.int64)
     view = pd.DataFrame({c: np.repeat(st[c].to_numpy(), repeats) for c in sensitive})
-    groups = np.repeat(st_groups, repeats)
-    for q in request.quasi_identifiers:
+    groups = np.repeat(st[group_column].to_numpy(), repeats)
+    for q in quasi_identifiers:
         view[q] = groups
-    return EquivalenceClasses.from_frame(view, list(request.quasi_identifiers))
+    return EquivalenceClasses.from_frame(view, list(quasi_identifiers))
