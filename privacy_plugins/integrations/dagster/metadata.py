@@ -16,7 +16,6 @@ import dagster as dg
 import pandas as pd
 
 from privacy_plugins.core.measure import measure
-from privacy_plugins.release.linked import joined_view
 from privacy_plugins.release import (
     Candidate,
     DiagnosisSummary,
@@ -25,6 +24,7 @@ from privacy_plugins.release import (
     ReleaseSpec,
     RequirementCheck,
 )
+from privacy_plugins.release.linked import joined_view
 
 __all__ = [
     "candidate_metadata",
