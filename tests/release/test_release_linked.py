@@ -94,3 +94,37 @@ def test_a_failure_before_the_swap_keeps_the_old_pair(
 def test_a_pair_needs_both_parts(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="exactly the parts"):
         publish_linked({"qit": pd.DataFrame()}, _destination("duckdb", tmp_path))
+
+
+def test_a_sensitive_table_changed_after_the_check_is_not_published(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import copy
+
+    import yaml
+
+    from privacy_plugins.errors import ReleaseBlocked
+    from privacy_plugins.release import ReleaseSpec
+    from privacy_plugins.release.steps import anonymize_step, check_step, load_step, publish_step
+
+    monkeypatch.setenv("PRIVACY_PLUGINS_WORKDIR", str(tmp_path / "work"))
+    repo = Path(__file__).resolve().parents[2]
+    data = copy.deepcopy(yaml.safe_load((repo / "specs" / "demo_census.yaml").read_text(encoding="utf-8")))
+    data["source"] = {"generate": "census", "rows": 300, "seed": 3}
+    data["sensitive_attributes"] = ["disease"]
+    data["requirements"] = {"k": 4, "l": 2, "suppression_limit": 0.05}
+    data["algorithm"] = {"name": "anatomy"}
+    data["destination"] = {"duckdb": str(tmp_path / "r.duckdb"), "table": "census_release"}
+    data["report"] = {"directory": str(tmp_path / "reports")}
+    spec = ReleaseSpec.from_dict(data, base_dir=repo / "specs")
+    loaded = load_step(spec)
+    candidate = anonymize_step(spec, loaded)
+    check = check_step(spec, candidate)
+    assert check.passed and "joins exactly one ST group" in check.checks[1].detail
+    st_path = Path(candidate.linked_path)
+    st = pd.read_parquet(st_path)
+    st.loc[0, "disease"] = st.loc[1, "disease"]  # tamper after the check
+    st.to_parquet(st_path, index=False)
+    with pytest.raises(ReleaseBlocked, match="nothing was published"):
+        publish_step(spec, candidate, check)
+    assert read_linked(spec.destination) is None
