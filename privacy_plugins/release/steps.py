@@ -55,7 +55,7 @@ from privacy_plugins.errors import (
     VerificationError,
 )
 from privacy_plugins.release.destinations import atomic_file, publish_table
-from privacy_plugins.release.linked import publish_linked
+from privacy_plugins.release.linked import joined_view, publish_linked
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
@@ -75,6 +75,7 @@ __all__ = [
     "check_step",
     "diagnose_step",
     "load_step",
+    "measured_candidate",
     "publish_step",
 ]
 
@@ -528,6 +529,17 @@ def _candidate_frame(spec: ReleaseSpec, candidate: Candidate, run_id: str | None
     raw = folder / "raw.parquet"
     loaded_rows = pq.ParquetFile(raw).metadata.num_rows if raw.is_file() and not raw.is_symlink() else -1
     return run, frame, digest, loaded_rows
+
+
+def measured_candidate(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
+    """The candidate as expectations should see it: the table itself, or a two-table release's groups.
+
+    For Anatomy: one row per record of its sensitive table with every QI replaced by the
+    group id, so GX's k / l / t expectations measure the groups.
+    """
+    if not candidate.linked_path:
+        return pd.read_parquet(candidate.path)
+    return joined_view(pd.read_parquet(candidate.linked_path), candidate.group_column, spec.quasi_identifiers)
 
 
 def check_step(spec: ReleaseSpec, candidate: Candidate, *, run_id: str | None = None) -> CheckResult:
