@@ -1,8 +1,7 @@
 """Atomic publishing of two linked tables (Anatomy's QIT and ST): readers see the old pair or the new pair.
 
-This is the destination layer for two-table releases; the release flow does not call it
-yet (a spec naming a two-table algorithm is refused when it is read), see
-:mod:`privacy_plugins.core.anonymize.anatomy`.
+The destination layer for two-table releases, called by the release flow's publish step
+when the candidate carries a sensitive table (see :mod:`privacy_plugins.core.anonymize.anatomy`).
 
 * DuckDB and SQL URLs: both tables are written under incoming names, their row counts
   verified, then both swapped in (drop + rename) **in one transaction**; a failure or a

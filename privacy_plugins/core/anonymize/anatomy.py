@@ -36,12 +36,13 @@ the clusterings' NCP on a second axis; the two are not the same scale.
 
 **Publishing two tables.** ``anonymize`` returns the QIT as ``result.table`` and the ST
 as ``result.linked.table``; the CLI writes the ST beside ``--out`` (``<name>.st.<ext>``).
-The destination layer can publish the pair atomically
+The release flow carries both: the candidate
+holds the ST beside the QIT (each file's SHA-256 checked), the check step re-measures
+the pair per group (and the join, in its row accounting), and the publish step writes
+both atomically as ``<table>_qit`` and ``<table>_st``
 (:func:`privacy_plugins.release.linked.publish_linked`: DuckDB / SQL in one transaction,
-Parquet as a versioned folder behind an atomically renamed link), but the release flow's
-steps (candidate, check, publish) and its GX / Airflow / Dagster surfaces still carry one
-table, so a release spec naming ``anatomy`` is refused when it is read (before any work,
-nothing written) with a message saying so.
+Parquet as a versioned folder behind one atomically renamed link). GX suites run by
+Airflow and Dagster see the groups (:func:`privacy_plugins.release.steps.measured_candidate`).
 
 References:
     Xiao X., Tao Y. Anatomy: simple and effective privacy preservation. VLDB 2006.
