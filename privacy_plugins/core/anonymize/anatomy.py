@@ -130,7 +130,7 @@ class AnatomyAnonymizer:
 
     name: str = "anatomy"
     options: tuple[AnonymizerOption, ...] = (SHOW_VALUES_OPTION,)
-    #: Publishes two linked tables; the one-table release flow refuses it.
+    #: Publishes two linked tables (QIT + ST); the release flow publishes both atomically.
     linked_tables: bool = True
 
     def run(self, request: AnonymizationRequest, *, show_values: str = "no") -> AnonymizedTable:
