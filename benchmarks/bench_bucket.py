@@ -8,10 +8,11 @@ error, Xiao & Tao's measure, is printed beside it) and Mondrian strict with a
 frequency-l stop for reference; with ``--arx``, ARX 3.9.2's full-domain *distinct*
 l-diversity (the only l model its harness offers: a weaker model, with recoding
 of whole columns, so a loose reference only). Every result is re-measured by the core.
-``--plot PATH`` writes the two figures as one PNG (not committed).
+``--plot PATH`` writes the two figures as one PNG (default ``benchmarks/output/bucket_l.png``,
+ignored by git).
 
 Run:  .venv/bin/python benchmarks/bench_bucket.py [--ls 2,3,4,5,6,7,8] [--suppression 0.05] [--arx] \\
-          [--plot /tmp/bucket.png] [--rows 0] [--seed 0]
+          [--plot benchmarks/output/bucket_l.png] [--rows 0] [--seed 0]
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--arx", action="store_true")
-    parser.add_argument("--plot", type=Path, default=None)
+    parser.add_argument("--plot", type=Path, default=Path(__file__).resolve().parent / "output" / "bucket_l.png")
     args = parser.parse_args()
     if not (ADULT / "adult.csv").exists():
         print(f"skipped: Adult data not found at {ADULT} (see ../shared/data/README.md)")
@@ -124,9 +125,8 @@ def main() -> int:
         for l in ls:
             row = table["ARX (distinct l)"][l]
             print(f"ARX l={l}: NCP {row['ncp']:.4f}, {row['seconds']:.2f} s ({row['note']})")
-    if args.plot is not None:
-        plot(args.plot, ls, table)
-        print(f"plot written to {args.plot}")
+    plot(args.plot, ls, table)
+    print(f"plot written to {args.plot}")
     return 0
 
 
