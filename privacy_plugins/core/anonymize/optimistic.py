@@ -13,10 +13,10 @@ not in our copy, so the algorithm below is our reconstruction of the intuitive e
 * *Optimism:* it never asks whether the records it leaves behind can still be clustered.
   When a cluster has swallowed every remaining record and is still not l-diverse (the
   earlier clusters took the rare values), the attempt fails, its records go back and a
-  new attempt starts from the next seed — which fails the same way, since the remaining
-  records as a whole are not eligible; the plain algorithm loops forever. (An attempt fails
-  exactly when the remaining records are not eligible, so we recognize this before the
-  first, quadratic, doomed attempt and report it at once.) Likewise a
+  new attempt starts from the next seed (one not tried since the pool last changed). When
+  the remaining records as a whole are not eligible, every attempt can fail, and the plain
+  algorithm then loops forever. An attempt is abandoned as soon as it provably cannot
+  become diverse (some value's count above ``(|c| + records of other values left) / l``). Likewise a
   leftover (fewer than ``s`` records remain) joins the cluster of least ``IL`` increase
   that stays l-diverse; when none does, it joins the cheapest one, whose records then go
   back to be clustered again.
@@ -54,7 +54,7 @@ from privacy_plugins.errors import InfeasibleAnonymizationError
 __all__ = ["DEFAULT_MAX_ITERATIONS", "OptimisticClusteringAnonymizer", "optimistic_clusters"]
 
 #: Repeated work (failed cluster attempts and dissolved clusters) before the run is declared non-terminating.
-DEFAULT_MAX_ITERATIONS = 100
+DEFAULT_MAX_ITERATIONS = 20
 
 
 def _diverse(counts: np.ndarray, size: int, l: float) -> bool:
@@ -75,16 +75,21 @@ def _grow(
     sub_values = values[rows]
     alive = np.ones(rows.shape[0], dtype=bool)
     counts = np.zeros(n_values, dtype=np.int64)
+    pool = np.bincount(sub_values, minlength=n_values)  # records not yet in the cluster, per value
     low, high = sub[:, seed].copy(), sub[:, seed].copy()
     members, at = [seed], seed
     while True:
         alive[at] = False
         counts[sub_values[at]] += 1
+        pool[sub_values[at]] -= 1
         np.minimum(low, sub[:, at], out=low)
         np.maximum(high, sub[:, at], out=high)
         if len(members) >= s and _diverse(counts, len(members), l):
             return members
-        if not alive.any():
+        # A value's count only grows, and the cluster at best gains every record of other
+        # values: when even that cannot bring some value to ≤ 1/l, the attempt has failed.
+        others = pool.sum() - pool
+        if not alive.any() or bool((counts * l > len(members) + others + TOLERANCE).any()):
             return None
         cost = space.join_costs(low, high, sub)
         cost[~alive] = np.inf
@@ -114,7 +119,7 @@ def optimistic_clusters(
     def stop(rest: np.ndarray) -> InfeasibleAnonymizationError:
         eligible = check_feasibility(values[rest], l).feasible
         why = (
-            "they are not frequency-l eligible as a whole, so every further attempt fails the same way"
+            "they are not frequency-l eligible as a whole, so attempts keep running out of diverse records"
             if not eligible
             else "its clusters keep being dissolved and rebuilt"
         )
@@ -128,13 +133,6 @@ def optimistic_clusters(
         remaining = np.flatnonzero(group < 0)
         tried = np.zeros(remaining.shape[0], dtype=bool)
         while remaining.shape[0] >= s:
-            if not check_feasibility(values[remaining], l).feasible:
-                # An attempt fails exactly when it swallows every remaining record and they are
-                # not l-diverse; the pool is then unchanged, so every retry fails too: the plain
-                # algorithm loops forever. Recognized here without running the attempts.
-                failed += 1
-                iterations += 1
-                raise stop(remaining)
             sub = space.codes[:, remaining]
             far = space.join_costs(space.codes[:, last], space.codes[:, last], sub)
             if tried.all():
