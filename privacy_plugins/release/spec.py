@@ -299,6 +299,18 @@ class DestinationSpec:
             locations.check_database_url("destination.url", self.url)
 
 
+
+def _folder_name(name: str) -> str:
+    """The spec's name as one path component, so two specs without a ``report:`` never share report files.
+
+    A name that is already a plain component is kept as it is; any other gets its
+    unsafe characters replaced and a short hash, so distinct names stay distinct.
+    """
+    if re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}", name):
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
+    return f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)[:60].lstrip('.')}-{digest}"
+
 @dataclass(frozen=True)
 class ReportSpec:
     """Where the reports go (the diagnosis is kept even when a release fails)."""
@@ -504,7 +516,7 @@ class ReleaseSpec:
                 if values.get(key) is not None:
                     values[key] = _path(base, values[key])
             sections[name] = values
-        sections["report"].setdefault("directory", base / "release_output")
+        sections["report"].setdefault("directory", base / "release_output" / _folder_name(str(data["name"])))
         algorithm = AlgorithmSpec.from_mapping(_mapping("algorithm", data.get("algorithm")))
         hierarchies: Path | dict[str, Any]
         if isinstance(data.get("hierarchies"), str):
