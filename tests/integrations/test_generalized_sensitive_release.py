@@ -290,3 +290,76 @@ def _anonymized() -> pd.DataFrame:
     )
     assert result.passed
     return result.table
+
+
+def test_song_table1_as_a_release_meets_one_half_for_everybody(tmp_path: Path) -> None:
+    data = _spec_data(tmp_path)
+    table1 = pd.DataFrame(
+        {
+            "pid": range(5),
+            "age": [5, 9, 8, 12, 19],
+            "zipcode": [12000, 14000, 19000, 22000, 24000],
+            "disease": ["gastric ulcer", "dyspepsia", "bronchitis", "pneumonia", "pneumonia"],
+        }
+    )
+    table1.to_csv(data["source"]["path"], index=False)
+    spec = ReleaseSpec.from_dict(data)
+    result = run_release(spec)
+    assert result.passed, result.failure
+    published = read_published(spec.destination)
+    assert published is not None and len(published) == 5
+    assert (_leakage(published, HIERARCHY) <= BOUND + 1e-9).all()
+    # Song's own 2-anonymous Table 3 fails the same check (rows 4-5: Pleak = 1).
+    table3 = table1.drop(columns="pid").assign(age=["[5-10]"] * 3 + ["[11-20]"] * 2, zipcode=["a"] * 3 + ["b"] * 2)
+    (model,) = spec.models()
+    verdict = model.evaluate(EquivalenceClasses.from_frame(table3, QIS))
+    assert not verdict.passed and verdict.observed == 1.0 and verdict.violations.records == 2
+
+
+def test_a_bound_column_with_a_default_bound_in_the_spec(tmp_path: Path) -> None:
+    data = _spec_data(tmp_path)
+    people = _people().assign(pleak=[None, 1.0] * 20)
+    people.to_csv(data["source"]["path"], index=False)
+    data["requirements"] = {"bound": BOUND, "bound_column": "pleak"}
+    spec = ReleaseSpec.from_dict(data)
+    result = run_release(spec)
+    assert result.passed, result.failure
+    published = read_published(spec.destination)
+    assert published is not None
+    bounds = published["pleak"].fillna(BOUND).to_numpy()
+    assert (_leakage(published, HIERARCHY) <= bounds + 1e-9).all()
+
+
+def test_a_sensitive_value_missing_from_its_hierarchy_stops_the_release_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    from privacy_plugins.errors import HierarchyError
+
+    data = _spec_data(tmp_path)
+    _people().assign(disease=["cholera", "typhus", *["flu"] * 38]).to_csv(data["source"]["path"], index=False)
+    spec = ReleaseSpec.from_dict(data)
+    with pytest.raises(HierarchyError, match=r"'disease' has 2 value\(s\) that are neither leaves"):
+        run_release(spec)
+    assert read_published(spec.destination) is None
+    assert not list((tmp_path / "work").rglob("*.parquet"))
+
+
+def test_a_sensitive_hierarchy_must_not_need_the_raw_data(tmp_path: Path) -> None:
+    from privacy_plugins.errors import HierarchyError
+
+    data = _spec_data(tmp_path)
+    data["hierarchies"] = {"disease": {"masking": {}}}
+    with pytest.raises(HierarchyError, match=r"sensitive attribute 'disease' must be one of \['file', 'taxonomy'"):
+        ReleaseSpec.from_dict(data)
+
+
+def test_a_hierarchy_folder_gives_the_sensitive_hierarchy_too(tmp_path: Path) -> None:
+    folder = tmp_path / "hierarchies"
+    folder.mkdir()
+    write_hierarchy(HIERARCHY, folder / "disease.csv")
+    data = _spec_data(tmp_path)
+    data["hierarchies"] = str(folder)
+    spec = ReleaseSpec.from_dict(data)
+    (model,) = spec.models()
+    hierarchy = model.measuring_hierarchy()
+    assert hierarchy is not None and sorted(hierarchy.to_rows()) == sorted(HIERARCHY.to_rows())
