@@ -28,6 +28,7 @@ import pandas as pd
 
 from privacy_plugins.cli._args import (
     Subcommands,
+    add_bound_arguments,
     add_l_arguments,
     add_role_arguments,
     add_t_arguments,
@@ -114,9 +115,7 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
     parser.add_argument("--k", type=int, help="k-anonymity")
     add_l_arguments(parser, l_help="l-diversity of every sensitive attribute")
     add_t_arguments(parser, t_help="t-closeness of every sensitive attribute")
-    bound = parser.add_mutually_exclusive_group()
-    bound.add_argument("--bound", type=float, help="one personalized leakage bound in (0,1] for every record")
-    bound.add_argument("--bound-column", help="column holding each record's leakage bound")
+    add_bound_arguments(parser)
     parser.add_argument(
         "--suppression-limit", type=float, default=0.0, help="fraction of records that may be suppressed (default 0)"
     )

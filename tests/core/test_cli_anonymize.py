@@ -325,3 +325,10 @@ def test_personalized_takes_the_sensitive_hierarchy_and_reports_theorem1(
     classes = EquivalenceClasses.from_frame(published, ["age", "zipcode"])
     hierarchy = read_hierarchy(tmp_path / "h" / "disease.csv", attribute="disease")
     assert (leakage_per_record(classes, classes.sensitive("disease"), hierarchy) <= 0.5 + 1e-9).all()
+    # measure: --hierarchies gives the sensitive hierarchy (without it "respiratory infection" twice looks like 1.0)
+    measured = ["measure", str(out), "--quasi-identifiers", "age,zipcode", "--sensitive-attributes", "disease"]
+    measured += ["--bound", "0.5", "--bound-column", "pleak", "--format", "json"]
+    code, text, _ = run(capsys, *measured, "--hierarchies", str(tmp_path / "h"))
+    assert code == 0 and json.loads(text)["max_leakage"] == pytest.approx(0.5)
+    code, text, _ = run(capsys, *measured)
+    assert json.loads(text)["max_leakage"] == pytest.approx(1.0)
