@@ -209,6 +209,15 @@ def test_tampered_candidate_fails_the_dagster_asset_check(
     evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
     leakage = evaluations["personalized_leakage_disease"]
     assert not leakage.passed and leakage.severity == dg.AssetCheckSeverity.ERROR
+    # The candidate's metadata measures with the same hierarchy (the tampered record shows).
+    metadata = [
+        event.materialization.metadata
+        for event in result.get_asset_materialization_events()
+        if event.materialization is not None and "max leakage (disease)" in event.materialization.metadata
+    ]
+    (candidate_file,) = (tmp_path / "work").rglob("candidate.parquet")
+    expected = _leakage(pd.read_parquet(candidate_file), HIERARCHY).max()
+    assert expected > BOUND and metadata and metadata[0]["max leakage (disease)"].value == pytest.approx(expected)
     assert read_published(spec.destination) is None
 
 
@@ -363,3 +372,26 @@ def test_a_hierarchy_folder_gives_the_sensitive_hierarchy_too(tmp_path: Path) ->
     (model,) = spec.models()
     hierarchy = model.measuring_hierarchy()
     assert hierarchy is not None and sorted(hierarchy.to_rows()) == sorted(HIERARCHY.to_rows())
+
+
+@pytest.mark.parametrize(
+    ("pleak", "message"),
+    [
+        ([1.5] + [0.5] * 39, r"'pleak' has 1 bounds outside \(0, 1\]"),
+        (["high"] + [0.5] * 39, r"'pleak' has 1 non-numeric bounds"),
+        ([None, None] + [0.5] * 38, r"'pleak' has 2 missing bounds and no default"),
+    ],
+)
+def test_bad_bounds_stop_the_release_before_anything_is_written(
+    pleak: list[object], message: str, tmp_path: Path
+) -> None:
+    from privacy_plugins.errors import ConfigurationError
+
+    data = _spec_data(tmp_path)
+    _people().assign(pleak=pleak).to_csv(data["source"]["path"], index=False)
+    data["requirements"] = {"bound_column": "pleak"}
+    spec = ReleaseSpec.from_dict(data)
+    with pytest.raises(ConfigurationError, match=message):
+        run_release(spec)
+    assert read_published(spec.destination) is None
+    assert not list((tmp_path / "work").rglob("*.parquet"))
