@@ -35,7 +35,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -43,10 +43,10 @@ from privacy_plugins.core.anonymize.base import AnonymizationDetails, Anonymizat
 from privacy_plugins.core.anonymize.full_domain import _publish, _utility
 from privacy_plugins.core.anonymize.registry import AnonymizerOption
 from privacy_plugins.core.anonymize.snapshot import Snapshot
-from privacy_plugins.core.distributed.cipher import ModpCipher
-from privacy_plugins.core.distributed.party import LocalParty
-from privacy_plugins.core.distributed.protocol import Dpp2gaSession, join_is_k_anonymous
 from privacy_plugins.errors import ConfigurationError
+
+if TYPE_CHECKING:  # the protocol imports the anonymizers (local k-anonymity): imported when run
+    from privacy_plugins.core.distributed.party import LocalParty
 
 __all__ = ["CIPHERS", "Dpp2gaAnonymizer", "Dpp2gaDetails", "split_quasi_identifiers"]
 
@@ -123,6 +123,8 @@ class Dpp2gaDetails(AnonymizationDetails):
 
 def _plain_rounds(a: LocalParty, b: LocalParty, k: int) -> int:
     """The rounds on the plain partitions (what a trusted third party would compute)."""
+    from privacy_plugins.core.distributed.protocol import join_is_k_anonymous
+
     rounds = 1
     while not join_is_k_anonymous(a.record_classes(), b.record_classes(), k):
         a.step()
@@ -133,6 +135,8 @@ def _plain_rounds(a: LocalParty, b: LocalParty, k: int) -> int:
 
 def _encrypted_rounds(a: LocalParty, b: LocalParty) -> int:
     """Both parties' sessions exchanging their messages in memory (each with its own MODP key)."""
+    from privacy_plugins.core.distributed import Dpp2gaSession, ModpCipher
+
     first, second = Dpp2gaSession(a, ModpCipher()), Dpp2gaSession(b, ModpCipher())
     salt = secrets.token_bytes(16)
     to_second, to_first = first.encrypted_classes(salt), second.encrypted_classes(salt)
@@ -176,6 +180,8 @@ class Dpp2gaAnonymizer:
 
     def run(self, request: AnonymizationRequest, *, initiator_columns: str = "", cipher: str = "none") -> AnonymizedTable:
         """Split the QIs, run both parties' rounds, publish the agreed node in input order."""
+        from privacy_plugins.core.distributed import LocalParty
+
         others = [str(m) for m in request.models if m.family != "k-anonymity"]
         if others:
             raise ConfigurationError(
