@@ -92,10 +92,25 @@ def run_pair(k: int, group: str, rows: int) -> dict[str, Any]:
     started = time.perf_counter()
     processes = {
         role: subprocess.Popen(
-            [sys.executable, __file__, "--worker", role, "--address", address, "--ks", str(k), "--groups", group,
-             "--rows", str(rows)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                role,
+                "--address",
+                address,
+                "--ks",
+                str(k),
+                "--groups",
+                group,
+                "--rows",
+                str(rows),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for role in ("initiator", "responder")
     }
     reports = {}
@@ -131,7 +146,8 @@ def main() -> int:
             r = run_pair(k, group, args.rows)
             a, b = r["initiator"], r["responder"]
             assert a["k"] >= k and a["rounds"] == b["rounds"]
-            share = f"{a['encrypt_seconds'] / a['protocol_seconds']:.0%} / {b['encrypt_seconds'] / b['protocol_seconds']:.0%}"
+            shares = [p["encrypt_seconds"] / p["protocol_seconds"] for p in (a, b)]
+            share = f"{shares[0]:.0%} / {shares[1]:.0%}"
             print(f"{group:<14}{k:>4}{a['rounds']:>8}{a['sent'] + b['sent']:>14,}{r['wall']:>9.1f}"
                   f"{a['protocol_seconds']:>7.1f}/{b['protocol_seconds']:<6.1f}{share:>16}", flush=True)  # fmt: skip
     return 0

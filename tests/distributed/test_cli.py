@@ -130,9 +130,7 @@ def _certificate(folder: Path) -> tuple[Path, Path, Path]:
     paths = folder / "ca.pem", folder / "cert.pem", folder / "key.pem"
     paths[0].write_bytes(ca.public_bytes(pem))
     paths[1].write_bytes(leaf.public_bytes(pem))
-    paths[2].write_bytes(
-        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
+    paths[2].write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
     return paths
 
 
@@ -148,7 +146,7 @@ def test_mutual_tls(parts: dict[str, list[str]], tmp_path: Path, capsys: pytest.
 def test_tls_rejects_an_untrusted_listener(
     parts: dict[str, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ca, cert, key = _certificate(tmp_path)
+    _, cert, key = _certificate(tmp_path)
     (tmp_path / "other").mkdir()
     other_ca, _, _ = _certificate(tmp_path / "other")
     address = f"127.0.0.1:{_free_port()}"

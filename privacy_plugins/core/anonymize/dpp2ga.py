@@ -178,7 +178,9 @@ class Dpp2gaAnonymizer:
         ),
     )
 
-    def run(self, request: AnonymizationRequest, *, initiator_columns: str = "", cipher: str = "none") -> AnonymizedTable:
+    def run(
+        self, request: AnonymizationRequest, *, initiator_columns: str = "", cipher: str = "none"
+    ) -> AnonymizedTable:
         """Split the QIs, run both parties' rounds, publish the agreed node in input order."""
         from privacy_plugins.core.distributed import LocalParty
 
@@ -192,7 +194,7 @@ class Dpp2gaAnonymizer:
         qis_a, qis_b = split_quasi_identifiers(request.quasi_identifiers, initiator_columns)
         table = request.table.reset_index(drop=True)
         ids = np.arange(len(table))
-        parts = [
+        party_a, party_b = (
             LocalParty.start(
                 table[qis].assign(_dpp2ga_row=ids),
                 id_column="_dpp2ga_row",
@@ -201,10 +203,10 @@ class Dpp2gaAnonymizer:
                 k=k,
             )
             for qis in (qis_a, qis_b)
-        ]
-        start = {**parts[0].levels, **parts[1].levels}
-        rounds = _encrypted_rounds(*parts) if cipher == "modp2048" else _plain_rounds(*parts, k)
-        levels = {**parts[0].levels, **parts[1].levels}
+        )
+        start = {**party_a.levels, **party_b.levels}
+        rounds = _encrypted_rounds(party_a, party_b) if cipher == "modp2048" else _plain_rounds(party_a, party_b, k)
+        levels = {**party_a.levels, **party_b.levels}
         snapshot = Snapshot.build(table, quasi_identifiers=request.quasi_identifiers, hierarchies=request.hierarchies)
         node = tuple(levels[q] for q in request.quasi_identifiers)
         nothing = np.zeros(len(table), dtype=bool)
