@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from pathlib import Path
 
 import hypothesis.strategies as st
 import numpy as np
@@ -10,9 +11,10 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from privacy_plugins.cli import main
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.distributed import Dpp2gaSession, LocalParty, trusted_third_party
-from privacy_plugins.core.hierarchies import Hierarchy
+from privacy_plugins.core.hierarchies import Hierarchy, write_hierarchy
 from privacy_plugins.core.measure import measure
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 from privacy_plugins.distributed import make_cipher
@@ -24,7 +26,8 @@ COLUMNS = ["q0", "q1", "q2", "q3"]
 
 def _hierarchy(column: str) -> Hierarchy:
     """Values 0..7 → pairs → quads → *."""
-    return Hierarchy.from_rows(column, [[str(v), f"{v // 2 * 2}-{v // 2 * 2 + 1}", f"{v // 4 * 4}+", "*"] for v in range(8)])
+    rows = [[str(v), f"{v // 2 * 2}-{v // 2 * 2 + 1}", f"{v // 4 * 4}+", "*"] for v in range(8)]
+    return Hierarchy.from_rows(column, rows)
 
 
 HIERARCHIES = {c: _hierarchy(c) for c in COLUMNS}
@@ -124,3 +127,43 @@ def test_anonymizer_equals_the_encrypted_protocol_and_the_trusted_party(
     b = LocalParty.start(table.iloc[order], id_column="id", quasi_identifiers=qis_b, hierarchies=HIERARCHIES, k=k)
     assert _sessions(a, b) == result.details.rounds == reference.rounds  # type: ignore[attr-defined]
     assert {**a.levels, **b.levels} == levels
+
+
+def test_the_anonymize_command(slides: Slides, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, _, hierarchies = slides
+    _slides_table(slides).to_csv(tmp_path / "all.csv", index=False)
+    folder = tmp_path / "hierarchies"
+    folder.mkdir()
+    for column, hierarchy in hierarchies.items():
+        write_hierarchy(hierarchy, folder / f"{column}.csv")
+    argv = ["anonymize", str(tmp_path / "all.csv"), "--quasi-identifiers", "AREA,POSITION,SALARY",
+            "--identifiers", "ID", "--hierarchies", str(folder), "--k", "3", "--algorithm", "dpp2ga",
+            "--initiator-columns", "SALARY", "--dpp2ga-cipher", "modp2048",
+            "--out", str(tmp_path / "out.csv")]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    published = pd.read_csv(tmp_path / "out.csv", dtype=str)
+    assert measure(published, quasi_identifiers=["AREA", "POSITION", "SALARY"]).k >= 3
+    assert "ID" not in published.columns and len(published) == 12
+    (tmp_path / "out.csv").unlink()
+    argv = ["anonymize", str(tmp_path / "all.csv"), "--quasi-identifiers", "AREA,POSITION", "--identifiers", "ID",
+            "--sensitive-attributes", "SALARY", "--hierarchies", str(folder), "--k", "3", "--l", "2",
+            "--algorithm", "dpp2ga", "--out", str(tmp_path / "out.csv")]  # fmt: skip
+    assert main(argv) == 2
+    assert "dpp2ga enforces k-anonymity only" in capsys.readouterr().err
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_a_release_spec_needs_every_hierarchy_for_dpp2ga() -> None:
+    import yaml
+
+    from privacy_plugins.errors import HierarchyError
+    from privacy_plugins.release import ReleaseSpec
+
+    specs = Path(__file__).resolve().parents[2] / "specs"
+    data = yaml.safe_load((specs / "demo_census.yaml").read_text(encoding="utf-8"))
+    data["algorithm"] = {"name": "dpp2ga", "initiator_columns": "age,sex"}
+    data["requirements"] = {"k": 4}
+    assert ReleaseSpec.from_dict(data, base_dir=specs).algorithm.option("initiator_columns") == "age,sex"
+    del data["hierarchies"]["age"]
+    with pytest.raises(HierarchyError, match=r"\['age'\].*'dpp2ga'"):
+        ReleaseSpec.from_dict(data, base_dir=specs)

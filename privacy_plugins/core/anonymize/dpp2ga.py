@@ -159,6 +159,8 @@ def _encrypted_rounds(a: LocalParty, b: LocalParty) -> int:
 class Dpp2gaAnonymizer:
     """Two-party DPP2GA with both parties in this process, registered as ``"dpp2ga"``."""
 
+    #: Every quasi-identifier is generalized along its hierarchy (the release spec checks it on load).
+    needs_hierarchies: ClassVar[bool] = True
     name: str = "dpp2ga"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption(
