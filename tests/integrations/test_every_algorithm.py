@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from privacy_plugins.cli import main
-from privacy_plugins.core.anonymize import anonymize, anonymizer_names
+from privacy_plugins.core.anonymize import anonymize, anonymizer_names, get_anonymizer
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.hierarchies import write_hierarchy
 from privacy_plugins.core.measure import measure
@@ -32,9 +32,9 @@ QIS = ["age", "sex", "zip", "education", "marital_status"]
 #: promise (Python entry) and the release flow must refuse it (nothing published).
 PARTIAL: dict[str, dict[str, Any]] = {"sensitive-values": {"sensitive_values": "HIV,cancer"}}
 ALGORITHMS = tuple(name for name in anonymizer_names() if name not in PARTIAL)
-#: Algorithms that enforce k-anonymity only (dpp2ga: the protocol compares class sizes): their
-#: requirement is k = 4 alone, and l is not asserted.
-K_ONLY = {"dpp2ga"}
+#: Algorithms that declare they enforce k-anonymity only (dpp2ga: the protocol compares class
+#: sizes): their requirement is k = 4 alone, and l is not asserted.
+K_ONLY = {n for n in ALGORITHMS if getattr(get_anonymizer(n), "model_families", None) == ("k-anonymity",)}
 
 
 def _requirements(algorithm: str) -> dict[str, Any]:

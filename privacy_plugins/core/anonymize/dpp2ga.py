@@ -161,6 +161,8 @@ class Dpp2gaAnonymizer:
 
     #: Every quasi-identifier is generalized along its hierarchy (the release spec checks it on load).
     needs_hierarchies: ClassVar[bool] = True
+    #: The model families it can enforce (the protocol's condition is on class sizes).
+    model_families: ClassVar[tuple[str, ...]] = ("k-anonymity",)
     name: str = "dpp2ga"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption(
@@ -186,7 +188,7 @@ class Dpp2gaAnonymizer:
         """Split the QIs, run both parties' rounds, publish the agreed node in input order."""
         from privacy_plugins.core.distributed import LocalParty
 
-        others = [str(m) for m in request.models if m.family != "k-anonymity"]
+        others = [str(m) for m in request.models if m.family not in self.model_families]
         if others:
             raise ConfigurationError(
                 f"dpp2ga enforces k-anonymity only (the protocol compares class sizes); remove {others} "
