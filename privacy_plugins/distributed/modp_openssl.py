@@ -66,15 +66,15 @@ class OpenSSLModpCipher(ModpCipher):
         p, size, exchange = self.p, self.element_size, self._private.exchange
         public, parameters = self._public, self._parameters
         out = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for element in elements:
-                x = int.from_bytes(element, "big")
-                if len(element) != size or not 1 < x < p - 1:
-                    raise ProtocolError("the peer sent a value that is not an element of the MODP group")
-                try:
-                    shared = exchange(public(x, parameters).public_key())
-                except ValueError as exc:
-                    raise ProtocolError("the peer sent a value OpenSSL rejects as a MODP group element") from exc
-                out.append(shared.rjust(size, b"\x00"))
+        # No warnings filter here: only the deprecated module attributes warn (read once, in
+        # __init__), and catch_warnings is not thread-safe (two parties may encrypt at once).
+        for element in elements:
+            x = int.from_bytes(element, "big")
+            if len(element) != size or not 1 < x < p - 1:
+                raise ProtocolError("the peer sent a value that is not an element of the MODP group")
+            try:
+                shared = exchange(public(x, parameters).public_key())
+            except ValueError as exc:
+                raise ProtocolError("the peer sent a value OpenSSL rejects as a MODP group element") from exc
+            out.append(shared.rjust(size, b"\x00"))
         return out
