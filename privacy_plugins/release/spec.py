@@ -230,8 +230,10 @@ class AlgorithmSpec:
 
     @property
     def needs_hierarchies(self) -> bool:
-        """Whether every quasi-identifier needs a hierarchy (full-domain recoding) or only non-numeric ones."""
-        return self.name in FULL_DOMAIN_ALGORITHMS
+        """Whether every quasi-identifier needs a hierarchy (full-domain recoding, dpp2ga) or only non-numeric ones."""
+        return self.name in FULL_DOMAIN_ALGORITHMS or bool(
+            getattr(get_anonymizer(self.name), "needs_hierarchies", False)
+        )
 
 
 @dataclass(frozen=True)

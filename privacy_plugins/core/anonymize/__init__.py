@@ -20,6 +20,7 @@ from privacy_plugins.core.anonymize.clustering import (
     TwoPhaseAnonymizer,
     anonymize_clustering,
 )
+from privacy_plugins.core.anonymize.dpp2ga import Dpp2gaAnonymizer, Dpp2gaDetails
 from privacy_plugins.core.anonymize.full_domain import (
     FULL_DOMAIN_ALGORITHMS,
     FullDomainAnonymizer,
@@ -48,6 +49,8 @@ __all__ = [
     "Anonymizer",
     "AnonymizerOption",
     "ClusterDetails",
+    "Dpp2gaAnonymizer",
+    "Dpp2gaDetails",
     "FullDomainAnonymizer",
     "KMemberAnonymizer",
     "LatticeDetails",
@@ -77,3 +80,4 @@ register_anonymizer("k-member", KMemberAnonymizer)
 register_anonymizer("two-phase", TwoPhaseAnonymizer)
 register_anonymizer("personalized", PersonalizedAnonymizer)
 register_anonymizer("sensitive-values", SensitiveValuesAnonymizer)
+register_anonymizer("dpp2ga", Dpp2gaAnonymizer)
