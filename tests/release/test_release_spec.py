@@ -120,3 +120,21 @@ def test_algorithm_options_follow_the_registered_schema() -> None:
         AlgorithmSpec.from_mapping({"name": "mondrian", "mode": "loose"})
     with pytest.raises(ConfigurationError, match="did you mean 'mondrian'"):
         AlgorithmSpec.from_mapping({"name": "mondrain"})
+
+
+def test_specs_without_a_report_section_do_not_share_report_files(tmp_path: Path) -> None:
+    """Two specs in one folder with no ``report:`` must not overwrite each other's diagnosis or summary."""
+    base = {
+        "source": {"path": "people.csv"},
+        "quasi_identifiers": ["age"],
+        "requirements": {"k": 2},
+        "algorithm": {"name": "mondrian"},
+        "destination": {"parquet": "out", "table": "people"},
+    }
+    first = ReleaseSpec.from_dict({"name": "first", **base}, base_dir=tmp_path)
+    second = ReleaseSpec.from_dict({"name": "second", **base}, base_dir=tmp_path)
+    odd = ReleaseSpec.from_dict({"name": "../odd name", **base}, base_dir=tmp_path)
+    assert first.report.directory == tmp_path / "release_output" / "first"
+    assert second.report.diagnosis_json != first.report.diagnosis_json
+    assert odd.report.directory.parent == tmp_path / "release_output"
+    assert "odd_name-" in odd.report.directory.name and ".." not in odd.report.directory.name

@@ -24,6 +24,7 @@ from privacy_plugins.core.anonymize.clustering import (
     TwoPhaseAnonymizer,
     anonymize_clustering,
 )
+from privacy_plugins.core.anonymize.dpp2ga import Dpp2gaAnonymizer, Dpp2gaDetails
 from privacy_plugins.core.anonymize.full_domain import (
     FULL_DOMAIN_ALGORITHMS,
     FullDomainAnonymizer,
@@ -57,6 +58,8 @@ __all__ = [
     "BucketClusteringAnonymizer",
     "BucketDetails",
     "ClusterDetails",
+    "Dpp2gaAnonymizer",
+    "Dpp2gaDetails",
     "FullDomainAnonymizer",
     "KMemberAnonymizer",
     "LatticeDetails",
@@ -89,6 +92,7 @@ register_anonymizer("k-member", KMemberAnonymizer)
 register_anonymizer("two-phase", TwoPhaseAnonymizer)
 register_anonymizer("personalized", PersonalizedAnonymizer)
 register_anonymizer("sensitive-values", SensitiveValuesAnonymizer)
+register_anonymizer("dpp2ga", Dpp2gaAnonymizer)
 register_anonymizer("bucket", BucketClusteringAnonymizer)
 register_anonymizer("optimistic", OptimisticClusteringAnonymizer)
 register_anonymizer("anatomy", AnatomyAnonymizer)
