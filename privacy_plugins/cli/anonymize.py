@@ -282,6 +282,11 @@ def _hierarchies(args: argparse.Namespace) -> dict[Hashable, Hierarchy]:
     return load_hierarchies(args.hierarchies, columns=present, sep=args.hierarchy_sep)
 
 
+def linked_path(out: Path) -> Path:
+    """Where the CLI writes a linked sensitive table (Anatomy's ST): ``people.parquet`` → ``people.st.parquet``."""
+    return out.with_name(f"{out.stem}.st{out.suffix}")
+
+
 def _run_anonymize(args: argparse.Namespace) -> int:
     check_output_path(args.out)
     options = algorithm_options(args)
@@ -311,6 +316,10 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     progress.close()
     write_table(result.table, args.out)
     report = result.to_dict() | {"out": str(args.out)}
+    if result.linked is not None:  # Anatomy: the sensitive table beside the QIT
+        linked_out = linked_path(args.out)
+        write_table(result.linked.table, linked_out)
+        report["linked_out"] = str(linked_out)
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -5,15 +5,19 @@ Every algorithm returns an :class:`AnonymizationResult` re-checked by the core
 and one :func:`register_anonymizer` line below.
 """
 
+from privacy_plugins.core.anonymize.anatomy import AnatomyAnonymizer, AnatomyDetails
 from privacy_plugins.core.anonymize.base import (
     AnonymizationDetails,
     AnonymizationRequest,
     AnonymizationResult,
     AnonymizedTable,
     LatticeDetails,
+    LinkedTable,
     VerificationError,
+    linked_classes,
     verify,
 )
+from privacy_plugins.core.anonymize.bucket_clustering import BucketClusteringAnonymizer, BucketDetails
 from privacy_plugins.core.anonymize.clustering import (
     ClusterDetails,
     KMemberAnonymizer,
@@ -28,6 +32,7 @@ from privacy_plugins.core.anonymize.full_domain import (
 )
 from privacy_plugins.core.anonymize.lattice import LOSS_METRICS
 from privacy_plugins.core.anonymize.mondrian import MondrianAnonymizer, PartitionDetails, anonymize_mondrian
+from privacy_plugins.core.anonymize.optimistic import OptimisticClusteringAnonymizer
 from privacy_plugins.core.anonymize.personalized import PersonalizedAnonymizer, PersonalizedDetails
 from privacy_plugins.core.anonymize.registry import (
     Anonymizer,
@@ -42,19 +47,25 @@ from privacy_plugins.core.anonymize.sensitive_values import SensitiveValuesAnony
 __all__ = [
     "FULL_DOMAIN_ALGORITHMS",
     "LOSS_METRICS",
+    "AnatomyAnonymizer",
+    "AnatomyDetails",
     "AnonymizationDetails",
     "AnonymizationRequest",
     "AnonymizationResult",
     "AnonymizedTable",
     "Anonymizer",
     "AnonymizerOption",
+    "BucketClusteringAnonymizer",
+    "BucketDetails",
     "ClusterDetails",
     "Dpp2gaAnonymizer",
     "Dpp2gaDetails",
     "FullDomainAnonymizer",
     "KMemberAnonymizer",
     "LatticeDetails",
+    "LinkedTable",
     "MondrianAnonymizer",
+    "OptimisticClusteringAnonymizer",
     "PartitionDetails",
     "PersonalizedAnonymizer",
     "PersonalizedDetails",
@@ -68,6 +79,7 @@ __all__ = [
     "anonymize_mondrian",
     "anonymizer_names",
     "get_anonymizer",
+    "linked_classes",
     "register_anonymizer",
     "verify",
 ]
@@ -81,3 +93,6 @@ register_anonymizer("two-phase", TwoPhaseAnonymizer)
 register_anonymizer("personalized", PersonalizedAnonymizer)
 register_anonymizer("sensitive-values", SensitiveValuesAnonymizer)
 register_anonymizer("dpp2ga", Dpp2gaAnonymizer)
+register_anonymizer("bucket", BucketClusteringAnonymizer)
+register_anonymizer("optimistic", OptimisticClusteringAnonymizer)
+register_anonymizer("anatomy", AnatomyAnonymizer)
