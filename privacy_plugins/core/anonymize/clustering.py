@@ -82,6 +82,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizedTable,
 )
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, boxes, greedy_clusters
+from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension, publish_groups
 from privacy_plugins.core.anonymize.partition_split import Dimension, partition_rows
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, anonymize
@@ -197,22 +198,33 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     diversity = [pd.factorize(frame[c], use_na_sentinel=False)[0].astype(np.int64) for c in request.model_columns]
     stats = GreedyStats()
     started = time.perf_counter()
-    cluster = greedy_clusters(
-        space, checker, every, rng, min_size=min_size, relax=method == "two-phase", diversity=diversity, stats=stats
-    )
-    absorbed, phase1_leftovers = stats.absorbed, stats.leftovers
+    report = request.progress
+    total = n if method == "k-member" else 2 * n
+
+    def phase1_progress(done: int) -> None:
+        if report is not None:
+            report(done, total)
+
+    if method == "k-member":
+        cluster = greedy_clusters(space, checker, every, rng, min_size=min_size, relax=False,
+                                  diversity=diversity, stats=stats, progress=phase1_progress)  # fmt: skip
+    else:
+        cluster = merge_clusters(space, checker, every, rng, min_size=min_size, stats=stats, progress=phase1_progress)
     after_phase1 = int(cluster.max()) + 1
+    phase1_sizes = np.bincount(cluster)
+    absorbed = int((phase1_sizes - np.minimum(phase1_sizes, min_size)).sum()) if method == "two-phase" else 0
+    phase1_leftovers = stats.leftovers
     seconds1 = time.perf_counter() - started
     big = 0
     if method == "two-phase":
-        sizes = np.bincount(cluster)
         order = np.argsort(cluster, kind="stable")
-        bounds = np.concatenate(([0], np.cumsum(sizes)))
+        bounds = np.concatenate(([0], np.cumsum(phase1_sizes)))
         new = np.empty(n, dtype=np.int64)
         next_id = 0
+        step, reported = max(1, n // 100), 0
         for g in range(after_phase1):
             rows = order[bounds[g] : bounds[g + 1]]
-            if sizes[g] >= 2 * min_size:
+            if phase1_sizes[g] >= 2 * min_size:
                 big += 1
                 if split == "a":
                     part = greedy_clusters(space, checker, rows, rng, min_size=min_size, relax=False,
@@ -223,6 +235,9 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                 part = np.zeros(rows.shape[0], dtype=np.int64)
             new[rows] = part + next_id
             next_id += int(part.max()) + 1
+            if report is not None and bounds[g + 1] - reported >= step:
+                reported = int(bounds[g + 1])
+                report(n + reported, total)
         cluster = new
     seconds2 = time.perf_counter() - started - seconds1
     n_clusters = int(cluster.max()) + 1
