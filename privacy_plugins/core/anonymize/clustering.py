@@ -83,6 +83,7 @@ from privacy_plugins.core.anonymize.base import (
 )
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, boxes, greedy_clusters
 from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
+from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension, publish_groups
 from privacy_plugins.core.anonymize.partition_split import Dimension, partition_rows
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, anonymize
@@ -95,6 +96,8 @@ from privacy_plugins.errors import InfeasibleAnonymizationError
 __all__ = ["SPLIT_STRATEGIES", "ClusterDetails", "KMemberAnonymizer", "TwoPhaseAnonymizer", "anonymize_clustering"]
 
 SPLIT_STRATEGIES = ("a", "b")
+#: Most rounds of record moves after splitting (two-phase); the search usually stops earlier.
+REFINE_ROUNDS = 100
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,9 @@ class ClusterDetails(AnonymizationDetails):
         repairs: clusters merged because leftovers broke a model.
         model_checks: calls of the models on candidate clusters.
         seconds_phase1: seconds of the greedy (relaxing) phase.
-        seconds_phase2: seconds of the splitting phase (0 for k-member).
+        seconds_phase2: seconds of the splitting phase and the record moves (0 for k-member).
+        moves: records moved between clusters by the local search (two-phase).
+        refine_rounds: rounds of that local search (two-phase).
     """
 
     kind: ClassVar[str] = "clusters"
@@ -134,6 +139,8 @@ class ClusterDetails(AnonymizationDetails):
     model_checks: int
     seconds_phase1: float
     seconds_phase2: float
+    moves: int = 0
+    refine_rounds: int = 0
 
 
 class _Checker:
@@ -199,7 +206,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     stats = GreedyStats()
     started = time.perf_counter()
     report = request.progress
-    total = n if method == "k-member" else 2 * n
+    total = n if method == "k-member" else 3 * n
 
     def phase1_progress(done: int) -> None:
         if report is not None:
@@ -216,6 +223,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     phase1_leftovers = stats.leftovers
     seconds1 = time.perf_counter() - started
     big = 0
+    refine = RefineStats()
     if method == "two-phase":
         order = np.argsort(cluster, kind="stable")
         bounds = np.concatenate(([0], np.cumsum(phase1_sizes)))
@@ -238,7 +246,16 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             if report is not None and bounds[g + 1] - reported >= step:
                 reported = int(bounds[g + 1])
                 report(n + reported, total)
-        cluster = new
+        after_split = new
+
+        def refine_progress(round_: int) -> None:
+            if report is not None:
+                report(2 * n + (n * round_) // REFINE_ROUNDS, total)
+
+        cluster = refine_clusters(space, checker, every, after_split, rng, min_size=min_size, rounds=REFINE_ROUNDS,
+                                  stats=refine, progress=refine_progress)  # fmt: skip
+        if report is not None:
+            report(total, total)
     seconds2 = time.perf_counter() - started - seconds1
     n_clusters = int(cluster.max()) + 1
 
@@ -269,6 +286,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             model_checks=stats.model_checks,
             seconds_phase1=round(seconds1, 4),
             seconds_phase2=round(seconds2, 4),
+            moves=refine.moves,
+            refine_rounds=refine.rounds,
         ),
     )
 
