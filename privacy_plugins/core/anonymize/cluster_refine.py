@@ -68,6 +68,7 @@ def refine_clusters(
     min_size: int,
     rounds: int = 20,
     limit: int = 2000,
+    per_cluster: int = 2,
     stats: RefineStats | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> np.ndarray:
@@ -94,9 +95,13 @@ def refine_clusters(
         # Largest savings first; a random order among equal savings (seeded).
         movable = movable[rng.permutation(movable.shape[0])]
         movable = movable[np.argsort(-saving[movable], kind="stable")]
-        # One candidate per cluster (its largest saving): a cluster gives one record per round.
-        _, first = np.unique(group[movable], return_index=True)
-        movable = movable[np.sort(first)[:limit]]
+        # At most ``per_cluster`` candidates per cluster (its largest savings): a cluster takes
+        # part in one move per round, so more would only crowd the others out.
+        by_group = np.argsort(group[movable], kind="stable")
+        starts = np.searchsorted(group[movable][by_group], group[movable][by_group], side="left")
+        rank = np.empty(movable.shape[0], dtype=np.int64)
+        rank[by_group] = np.arange(movable.shape[0]) - starts
+        movable = movable[rank < per_cluster][:limit]
         target = np.empty(movable.shape[0], dtype=np.int64)
         gain = np.empty(movable.shape[0])
         for start in range(0, movable.shape[0], _BLOCK):
