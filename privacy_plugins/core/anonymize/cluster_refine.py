@@ -28,6 +28,7 @@ __all__ = ["RefineStats", "refine_clusters"]
 
 _EPS = 1e-9
 _BLOCK = 256
+_BUDGET = 4_000_000
 
 
 class RefineStats:
@@ -67,7 +68,7 @@ def refine_clusters(
     *,
     min_size: int,
     rounds: int = 20,
-    limit: int = 2000,
+    limit: int | None = None,
     per_cluster: int = 2,
     stats: RefineStats | None = None,
     progress: Callable[[int], None] | None = None,
@@ -75,12 +76,15 @@ def refine_clusters(
     """Improve the clustering ``group`` (dense ids over ``rows``) by record moves; return the new groups.
 
     Every cluster of ``group`` must satisfy the models; so does every cluster returned.
-    ``progress(round)`` is called after each round.
+    ``progress(round)`` is called after each round. ``limit`` (candidates priced per round)
+    defaults to about four million prices per round over the clusters.
     """
     stats = stats if stats is not None else RefineStats()
     group = group.copy()
     codes = space.codes[:, rows]
     n_groups = int(group.max()) + 1
+    if limit is None:  # about 4 million unit × cluster prices per round
+        limit = max(256, _BUDGET // max(n_groups, 1))
     flat = [(t.ravel(), t.shape[0]) if t is not None else None for t in space.tables]
     for round_ in range(rounds):
         stats.rounds += 1
