@@ -157,7 +157,9 @@ def merge_clusters(
         members = box.members[g]
         return bool(failing(rows[members], np.zeros(members.shape[0], dtype=np.int64), 1)[0])
 
-    def prices(size: np.ndarray, cost: np.ndarray, union: np.ndarray, partner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def prices(
+        size: np.ndarray, cost: np.ndarray, union: np.ndarray, partner: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Price of completing small clusters (``size``, ``cost``) with ``partner`` clusters; whether by lending."""
         p_size, p_cost = box.size[partner], box.cost[partner]
         need = min_size - size
