@@ -122,7 +122,7 @@ def greedy_clusters(
     grows by the record of least ``D(c ∪ r)`` (random among ties) until it has at least
     ``min_size`` records and ``failing`` accepts it; while it is too small for the
     models but big enough in size, records bringing a value of a ``diversity`` column
-    not yet in the cluster are preferred. With ``relax`` (two-phase, phase 1) a
+    not yet in the cluster are preferred. With ``relax`` (the first two-phase phase 1, kept for comparison) a
     closed cluster then absorbs every unassigned record inside its box (``D`` unchanged).
     Records left over join the group of least ``IL`` increase; groups that still miss a
     model (possible for non-monotone models) are merged into their cheapest neighbour.
