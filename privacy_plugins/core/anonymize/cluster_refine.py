@@ -12,8 +12,14 @@ over all records. The ``limit`` records of largest removal saving are then price
 every cluster (blocks of records × clusters, one gather per QI). Moves of positive gain are
 taken best first, each cluster touching at most one move per round so that every gain is
 exact; the moved-to and moved-from clusters are checked with the models (``failing``) in
-one call and a move whose cluster misses a model is undone. Rounds repeat until no move
-gains or ``rounds`` is reached; the loss never rises.
+one call and a move whose cluster misses a model is undone.
+
+Clusters of exactly the smallest valid size can give no record, so when no move gains, a
+round tries to *dissolve* the costliest clusters: each record of cluster A goes to a
+different other cluster (the cheapest still free), kept when the records together add
+less than A's ``|A| · D(A)``; each cluster takes part in one dissolution per round, the
+models are checked in one call, and a dissolution with a target missing a model is
+undone. Rounds repeat until neither gains or ``rounds`` is reached; the loss never rises.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ __all__ = ["RefineStats", "refine_clusters"]
 _EPS = 1e-9
 _BLOCK = 256
 _BUDGET = 4_000_000
+_DISSOLVE_BUDGET = 40_000_000
 
 
 class RefineStats:
@@ -37,6 +44,7 @@ class RefineStats:
     def __init__(self) -> None:
         self.rounds = 0
         self.moves = 0
+        self.dissolved = 0
         self.undone = 0
 
 
@@ -59,6 +67,153 @@ def _without(codes: np.ndarray, group: np.ndarray, low: np.ndarray, high: np.nda
     return new_low, new_high
 
 
+def _joined(space: CostSpace, codes: np.ndarray, low: np.ndarray, high: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """``D(c ∪ r)`` for the records ``block`` (rows) and every cluster box ``c`` (columns)."""
+    union = np.zeros((block.shape[0], low.shape[1]))
+    for q, table in enumerate(space.tables):
+        lo = np.minimum(low[q][None, :], codes[q, block][:, None])
+        hi = np.maximum(high[q][None, :], codes[q, block][:, None])
+        if table is not None:
+            union += np.take(table.ravel(), lo * table.shape[0] + hi)
+        else:
+            union += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
+    return union
+
+
+def _move_round(
+    space: CostSpace,
+    failing: Failing,
+    rows: np.ndarray,
+    codes: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    rng: np.random.Generator,
+    *,
+    min_size: int,
+    limit: int,
+    per_cluster: int,
+    stats: RefineStats,
+) -> int:
+    """One round of single-record moves (in place); the number of moves kept."""
+    low, high = boxes(codes, group, n_groups)
+    size = np.bincount(group, minlength=n_groups).astype(float)
+    cost = space.box_costs(low, high)
+    new_low, new_high = _without(codes, group, low, high)
+    saving = size[group] * cost[group] - (size[group] - 1) * space.box_costs(new_low, new_high)
+    movable = np.flatnonzero(size[group] > min_size)
+    if movable.shape[0] == 0:
+        return 0
+    # Largest savings first; a random order among equal savings (seeded).
+    movable = movable[rng.permutation(movable.shape[0])]
+    movable = movable[np.argsort(-saving[movable], kind="stable")]
+    # At most ``per_cluster`` candidates per cluster (its largest savings): a cluster takes
+    # part in one move per round, so more would only crowd the others out.
+    by_group = np.argsort(group[movable], kind="stable")
+    starts = np.searchsorted(group[movable][by_group], group[movable][by_group], side="left")
+    rank = np.empty(movable.shape[0], dtype=np.int64)
+    rank[by_group] = np.arange(movable.shape[0]) - starts
+    movable = movable[rank < per_cluster][:limit]
+    target = np.empty(movable.shape[0], dtype=np.int64)
+    gain = np.empty(movable.shape[0])
+    for start in range(0, movable.shape[0], _BLOCK):
+        block = movable[start : start + _BLOCK]
+        added = (size + 1) * _joined(space, codes, low, high, block) - size * cost
+        at = np.arange(block.shape[0])
+        added[at, group[block]] = np.inf
+        best = np.argmin(added, axis=1)
+        target[start : start + block.shape[0]] = best
+        gain[start : start + block.shape[0]] = saving[block] - added[at, best]
+    touched = np.zeros(n_groups, dtype=bool)
+    moves: list[tuple[int, int, int]] = []
+    for i in np.argsort(-gain, kind="stable").tolist():
+        if gain[i] <= _EPS:
+            break
+        r, source, to = int(movable[i]), int(group[movable[i]]), int(target[i])
+        if touched[source] or touched[to]:
+            continue
+        touched[source] = touched[to] = True
+        moves.append((r, source, to))
+    if not moves:
+        return 0
+    for r, _, to in moves:
+        group[r] = to
+    bad = failing(rows, group, n_groups)
+    kept = 0
+    for r, source, to in moves:
+        if bad[source] or bad[to]:
+            group[r] = source
+            stats.undone += 1
+        else:
+            kept += 1
+    stats.moves += kept
+    return kept
+
+
+def _dissolve_round(
+    space: CostSpace,
+    failing: Failing,
+    rows: np.ndarray,
+    codes: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    *,
+    candidates: int,
+    stats: RefineStats,
+) -> tuple[np.ndarray, int, int]:
+    """Dissolve the costliest clusters whose records each fit elsewhere for less; new groups, count, dissolved.
+
+    A cluster is dissolved when sending each of its records to a different other cluster
+    (the cheapest one still free this round) adds less than the cluster's ``|A| · D(A)``;
+    every cluster takes part in at most one dissolution per round, so the prices are exact.
+    """
+    if n_groups < 2:
+        return group, n_groups, 0
+    low, high = boxes(codes, group, n_groups)
+    size = np.bincount(group, minlength=n_groups).astype(float)
+    cost = space.box_costs(low, high)
+    loss = size * cost
+    touched = np.zeros(n_groups, dtype=bool)
+    plans: list[tuple[int, np.ndarray, np.ndarray]] = []
+    for a in np.argsort(-loss, kind="stable")[:candidates].tolist():
+        if touched[a] or loss[a] <= _EPS:
+            continue
+        members = np.flatnonzero(group == a)
+        if members.shape[0] > n_groups - 1 - int(touched.sum()):
+            continue
+        added = (size + 1) * _joined(space, codes, low, high, members) - size * cost
+        added[:, touched] = np.inf
+        added[:, a] = np.inf
+        taken = touched.copy()
+        taken[a] = True
+        targets = np.empty(members.shape[0], dtype=np.int64)
+        total = 0.0
+        for i in np.argsort(added.min(axis=1), kind="stable").tolist():
+            row = np.where(taken, np.inf, added[i])
+            to = int(np.argmin(row))
+            total += float(row[to])
+            targets[i] = to
+            taken[to] = True
+        if total < loss[a] - _EPS:
+            plans.append((a, members, targets))
+            touched |= taken
+    if not plans:
+        return group, n_groups, 0
+    for _, members, targets in plans:
+        group[members] = targets
+    bad = failing(rows, group, n_groups)
+    dissolved = 0
+    for a, members, targets in plans:
+        if bad[targets].any():
+            group[members] = a
+            stats.undone += 1
+        else:
+            dissolved += 1
+    stats.dissolved += dissolved
+    _, dense = np.unique(group, return_inverse=True)
+    group = np.asarray(dense, dtype=np.int64).ravel()
+    return group, int(group.max()) + 1, dissolved
+
+
 def refine_clusters(
     space: CostSpace,
     failing: Failing,
@@ -70,81 +225,36 @@ def refine_clusters(
     rounds: int = 20,
     limit: int | None = None,
     per_cluster: int = 2,
+    dissolve: int | None = None,
     stats: RefineStats | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> np.ndarray:
-    """Improve the clustering ``group`` (dense ids over ``rows``) by record moves; return the new groups.
+    """Improve the clustering ``group`` (dense ids over ``rows``) by moves; return the new groups (dense).
 
     Every cluster of ``group`` must satisfy the models; so does every cluster returned.
     ``progress(round)`` is called after each round. ``limit`` (candidates priced per round)
-    defaults to about four million prices per round over the clusters.
+    defaults to about four million prices per round over the clusters; when no move gains,
+    up to ``dissolve`` of the costliest clusters are tried for dissolution (0: never; default:
+    about forty million record × cluster prices per dissolution round).
     """
     stats = stats if stats is not None else RefineStats()
     group = group.copy()
     codes = space.codes[:, rows]
     n_groups = int(group.max()) + 1
-    if limit is None:  # about 4 million unit × cluster prices per round
-        limit = max(256, _BUDGET // max(n_groups, 1))
-    flat = [(t.ravel(), t.shape[0]) if t is not None else None for t in space.tables]
     for round_ in range(rounds):
         stats.rounds += 1
-        low, high = boxes(codes, group, n_groups)
-        size = np.bincount(group, minlength=n_groups).astype(float)
-        cost = space.box_costs(low, high)
-        new_low, new_high = _without(codes, group, low, high)
-        saving = size[group] * cost[group] - (size[group] - 1) * space.box_costs(new_low, new_high)
-        movable = np.flatnonzero(size[group] > min_size)
-        if movable.shape[0] == 0:
-            break
-        # Largest savings first; a random order among equal savings (seeded).
-        movable = movable[rng.permutation(movable.shape[0])]
-        movable = movable[np.argsort(-saving[movable], kind="stable")]
-        # At most ``per_cluster`` candidates per cluster (its largest savings): a cluster takes
-        # part in one move per round, so more would only crowd the others out.
-        by_group = np.argsort(group[movable], kind="stable")
-        starts = np.searchsorted(group[movable][by_group], group[movable][by_group], side="left")
-        rank = np.empty(movable.shape[0], dtype=np.int64)
-        rank[by_group] = np.arange(movable.shape[0]) - starts
-        movable = movable[rank < per_cluster][:limit]
-        target = np.empty(movable.shape[0], dtype=np.int64)
-        gain = np.empty(movable.shape[0])
-        for start in range(0, movable.shape[0], _BLOCK):
-            block = movable[start : start + _BLOCK]
-            union = np.zeros((block.shape[0], n_groups))
-            for q, tab in enumerate(flat):
-                lo = np.minimum(low[q][None, :], codes[q, block][:, None])
-                hi = np.maximum(high[q][None, :], codes[q, block][:, None])
-                if tab is not None:
-                    union += np.take(tab[0], lo * tab[1] + hi)
-                else:
-                    union += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
-            added = (size + 1) * union - size * cost
-            added[np.arange(block.shape[0]), group[block]] = np.inf
-            best = np.argmin(added, axis=1)
-            target[start : start + block.shape[0]] = best
-            gain[start : start + block.shape[0]] = saving[block] - added[np.arange(block.shape[0]), best]
-        order = np.argsort(-gain, kind="stable")
-        touched = np.zeros(n_groups, dtype=bool)
-        moves: list[tuple[int, int, int]] = []
-        for i in order.tolist():
-            if gain[i] <= _EPS:
+        budget = limit if limit is not None else max(256, _BUDGET // max(n_groups, 1))
+        moved = _move_round(space, failing, rows, codes, group, n_groups, rng, min_size=min_size,
+                            limit=budget, per_cluster=per_cluster, stats=stats)  # fmt: skip
+        if moved == 0:
+            tries = dissolve if dissolve is not None else max(64, _DISSOLVE_BUDGET // max(group.shape[0], 1))
+            if tries <= 0:
                 break
-            r, source, to = int(movable[i]), int(group[movable[i]]), int(target[i])
-            if touched[source] or touched[to]:
-                continue
-            touched[source] = touched[to] = True
-            moves.append((r, source, to))
-        if not moves:
-            break
-        for r, _, to in moves:
-            group[r] = to
-        bad = failing(rows, group, n_groups)
-        for r, source, to in moves:
-            if bad[source] or bad[to]:
-                group[r] = source
-                stats.undone += 1
-            else:
-                stats.moves += 1
+            group, n_groups, dissolved = _dissolve_round(
+                space, failing, rows, codes, group, n_groups, candidates=tries, stats=stats
+            )
+            if dissolved == 0:
+                break
         if progress is not None:
             progress(round_ + 1)
     return group

@@ -49,8 +49,9 @@ loss by splitting big clusters", "pseudo code of splitting big clusters"):
   most merges into big clusters), so A and B mostly agree there; they differ beyond k.
   Phase 2 ends with a **local search**
   (:mod:`~privacy_plugins.core.anonymize.cluster_refine`): records move from a cluster
-  with spare records to the cluster where they cost least, while that lowers the
-  table's loss and both clusters keep every model.
+  with spare records to the cluster where they cost least, and costly clusters are
+  dissolved into others, while that lowers the table's loss and every cluster keeps
+  every model.
 
 **Models.** A cluster is closed only when it satisfies every requested model, checked
 with the models themselves (``violating_classes``) on equivalence classes over the whole
@@ -137,6 +138,7 @@ class ClusterDetails(AnonymizationDetails):
         seconds_phase1: seconds of the greedy (relaxing) phase.
         seconds_phase2: seconds of the splitting phase and the record moves (0 for k-member).
         moves: records moved between clusters by the local search (two-phase).
+        dissolved: clusters dissolved into others by the local search (two-phase).
         refine_rounds: rounds of that local search (two-phase).
     """
 
@@ -157,6 +159,7 @@ class ClusterDetails(AnonymizationDetails):
     seconds_phase1: float
     seconds_phase2: float
     moves: int = 0
+    dissolved: int = 0
     refine_rounds: int = 0
 
 
@@ -304,6 +307,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             seconds_phase1=round(seconds1, 4),
             seconds_phase2=round(seconds2, 4),
             moves=refine.moves,
+            dissolved=refine.dissolved,
             refine_rounds=refine.rounds,
         ),
     )

@@ -152,6 +152,17 @@ def test_local_search_moves_a_record_to_the_cheaper_cluster() -> None:
     assert moved.tolist() == [0, 0, 1, 1, 1] and stats.moves == 1 and stats.rounds == 2
 
 
+def test_local_search_dissolves_a_cluster_whose_records_fit_elsewhere() -> None:
+    # k = 2, span 22: {0,4} {18,22} {2,20}; no cluster can give a record. Dissolving {2,20}
+    # (loss 2·18/22) adds 3·4/22 − 2·4/22 twice (8/22): {0,2,4} {18,20,22}.
+    space, checker, _ = _space_and_checker([0, 4, 18, 22, 2, 20], 2)
+    stats = RefineStats()
+    start = np.array([0, 0, 1, 1, 2, 2])
+    moved = refine_clusters(space, checker, np.arange(6), start, np.random.default_rng(0), min_size=2, stats=stats)
+    assert moved.tolist() == [0, 0, 1, 1, 0, 1] and stats.dissolved == 1 and stats.moves == 0
+    assert _loss(space, moved) == pytest.approx(24 / 22)
+
+
 def _loss(space: CostSpace, group: np.ndarray) -> float:
     low, high = boxes(space.codes, group, int(group.max()) + 1)
     return float((space.box_costs(low, high) * np.bincount(group)).sum())
@@ -166,7 +177,7 @@ def test_local_search_never_raises_the_loss_nor_breaks_k(ages: list[int], k: int
     rows, rng = np.arange(len(ages)), np.random.default_rng(seed)
     start = greedy_clusters(space, checker, rows, rng, min_size=k, relax=True)
     moved = refine_clusters(space, checker, rows, start, rng, min_size=k)
-    assert np.bincount(moved).min() >= k and moved.max() == start.max()
+    assert np.bincount(moved).min() >= k and moved.max() <= start.max()  # dense ids, maybe fewer
     assert _loss(space, moved) <= _loss(space, start) + 1e-9
 
 
