@@ -33,7 +33,7 @@ from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, Gr
 __all__ = ["merge_clusters"]
 
 _EPS = 1e-12
-_BLOCK = 128
+_BLOCK = 32
 
 
 class _Boxes:
