@@ -1,11 +1,22 @@
 """Benchmark: clustering (k-member, two-phase A and B) beside Mondrian strict and optimal full-domain on Adult.
 
-Prints, per k in {5, 10, 20}, NCP and seconds of greedy k-member, two-phase with
+Prints, per k in {5, 10, 20}, NCP and wall/CPU seconds of greedy k-member, two-phase with
 splitting A and B, Mondrian strict and the optimal full-domain search (0%
 suppression), every QI along its Adult hierarchy (age too), so NCP is the
 hierarchy-domain NCP, ARX's 1 − granularity. Anchor: ARX 3.9.2 local recoding
-on the same QIs reaches NCP 0.0307 (k=5, 0.6 s), 0.0455 (k=10, 1.2 s), 0.0637 (k=20, 1.6 s).
+on the same QIs reaches NCP 0.0307 (k=5, 0.6 s), 0.0455 (k=10, 1.2 s), 0.0637 (k=20, 1.6 s)
+(re-run with ``benchmarks/arx_local_recoding/LocalRec.java``: same NCPs, 0 rows suppressed).
 ``--rows N`` runs on the first N rows only (scaling).
+
+Measured 2026-11-23, seed 0, one run each, on a shared 2-core machine (load 5–15, so wall
+seconds were 1–5× the CPU seconds given here):
+
+    k   k-member        two-phase A     two-phase B     Mondrian strict  optimal FD   ARX
+    5   0.0377 / 10.1   0.0263 / 27.5   0.0263 / 21.1   0.0767 / 0.1     0.6333      0.0307
+   10   0.0653 /  8.6   0.0426 / 21.9   0.0426 / 22.5   0.1252 / 0.1     0.6333      0.0455
+   20   0.1049 /  9.0   0.0635 / 22.7   0.0637 / 23.4   0.1742 / 0.1     0.6604      0.0637
+
+Two-phase's CPU: phase 1 (bottom-up merging) ~12–15 s, the local search ~5–10 s.
 
 Run:  .venv/bin/python benchmarks/bench_clustering.py [--rows 0] [--ks 5,10,20] [--seed 0]
 """
