@@ -15,9 +15,9 @@ exact; the moved-to and moved-from clusters are checked with the models (``faili
 one call and a move whose cluster misses a model is undone.
 
 Clusters of exactly the smallest valid size can give no record, so when no move gains, a
-round tries to *dissolve* the costliest clusters: each record of cluster A goes to a
-different other cluster (the cheapest still free), kept when the records together add
-less than A's ``|A| · D(A)``; each cluster takes part in one dissolution per round, the
+round tries to *dissolve* the costliest clusters: the records of cluster A go one by one
+to the other cluster where they add least (its box updated as it grows), kept when they
+together add less than A's ``|A| · D(A)``; each cluster takes part in one dissolution per round, the
 models are checked in one call, and a dissolution with a target missing a model is
 undone. Rounds repeat until neither gains or ``rounds`` is reached; the loss never rises.
 """
@@ -35,7 +35,7 @@ __all__ = ["RefineStats", "refine_clusters"]
 _EPS = 1e-9
 _BLOCK = 256
 _BUDGET = 4_000_000
-_DISSOLVE_BUDGET = 40_000_000
+_DISSOLVE_BUDGET = 10_000_000
 
 
 class RefineStats:
@@ -162,9 +162,9 @@ def _dissolve_round(
 ) -> tuple[np.ndarray, int, int]:
     """Dissolve the costliest clusters whose records each fit elsewhere for less; new groups, count, dissolved.
 
-    A cluster is dissolved when sending each of its records to a different other cluster
-    (the cheapest one still free this round) adds less than the cluster's ``|A| · D(A)``;
-    every cluster takes part in at most one dissolution per round, so the prices are exact.
+    A cluster is dissolved when sending its records one by one to the cheapest other cluster
+    (boxes updated as they grow) adds less than the cluster's ``|A| · D(A)``; every cluster
+    takes part in at most one dissolution per round, so the prices are exact.
     """
     if n_groups < 2:
         return group, n_groups, 0
@@ -178,24 +178,38 @@ def _dissolve_round(
         if touched[a] or loss[a] <= _EPS:
             continue
         members = np.flatnonzero(group == a)
-        if members.shape[0] > n_groups - 1 - int(touched.sum()):
-            continue
+        closed = touched.copy()
+        closed[a] = True
         added = (size + 1) * _joined(space, codes, low, high, members) - size * cost
-        added[:, touched] = np.inf
-        added[:, a] = np.inf
-        taken = touched.copy()
-        taken[a] = True
+        added[:, closed] = np.inf
+        # Records go one by one (cheapest first) to their cheapest cluster, whose box, size
+        # and cost are updated at once, so later records see the exact price.
+        saved: dict[int, tuple[np.ndarray, np.ndarray, float, float]] = {}
         targets = np.empty(members.shape[0], dtype=np.int64)
+        left = np.ones(members.shape[0], dtype=bool)
         total = 0.0
-        for i in np.argsort(added.min(axis=1), kind="stable").tolist():
-            row = np.where(taken, np.inf, added[i])
-            to = int(np.argmin(row))
-            total += float(row[to])
-            targets[i] = to
-            taken[to] = True
-        if total < loss[a] - _EPS:
+        while left.any() and total < loss[a] - _EPS:
+            options = np.where(left[:, None], added, np.inf)
+            flat_at = int(np.argmin(options))
+            i, to = divmod(flat_at, options.shape[1])
+            total += float(added[i, to])
+            targets[i], left[i] = to, False
+            if to not in saved:
+                saved[to] = (low[:, to].copy(), high[:, to].copy(), size[to], cost[to])
+            r = members[i : i + 1]
+            low[:, to] = np.minimum(low[:, to], codes[:, r[0]])
+            high[:, to] = np.maximum(high[:, to], codes[:, r[0]])
+            size[to] += 1
+            cost[to] = float(space.box_costs(low[:, to : to + 1], high[:, to : to + 1])[0])
+            column = _joined(space, codes, low[:, to : to + 1], high[:, to : to + 1], members)[:, 0]
+            added[:, to] = (size[to] + 1) * column - size[to] * cost[to]
+        if not left.any() and total < loss[a] - _EPS:
             plans.append((a, members, targets))
-            touched |= taken
+            touched[a] = True
+            touched[list(saved)] = True
+        else:
+            for back, (lo, hi, n_to, c_to) in saved.items():
+                low[:, back], high[:, back], size[back], cost[back] = lo, hi, n_to, c_to
     if not plans:
         return group, n_groups, 0
     for _, members, targets in plans:
