@@ -8,15 +8,16 @@ on the same QIs reaches NCP 0.0307 (k=5, 0.6 s), 0.0455 (k=10, 1.2 s), 0.0637 (k
 (re-run with ``benchmarks/arx_local_recoding/LocalRec.java``: same NCPs, 0 rows suppressed).
 ``--rows N`` runs on the first N rows only (scaling).
 
-Measured 2026-11-23, seed 0, one run each, on a shared 2-core machine (load 5–15, so wall
-seconds were 1–5× the CPU seconds given here):
+Measured 2026-11-23, seed 0, one run each, on a shared 2-core machine (load 6–8, so wall
+seconds were 1–4× the CPU seconds given here):
 
     k   k-member        two-phase A     two-phase B     Mondrian strict  optimal FD   ARX
-    5   0.0377 / 10.1   0.0263 / 27.5   0.0263 / 21.1   0.0767 / 0.1     0.6333      0.0307
-   10   0.0653 /  8.6   0.0426 / 21.9   0.0426 / 22.5   0.1252 / 0.1     0.6333      0.0455
-   20   0.1049 /  9.0   0.0635 / 22.7   0.0637 / 23.4   0.1742 / 0.1     0.6604      0.0637
+    5   0.0377 / 12.3   0.0262 / 28.2   0.0262 / 21.9   0.0767 / 0.1     0.6333      0.0307
+   10   0.0653 /  9.4   0.0419 / 25.6   0.0418 / 26.3   0.1252 / 0.1     0.6333      0.0455
+   20   0.1049 /  7.7   0.0615 / 26.1   0.0616 / 25.8   0.1742 / 0.1     0.6604      0.0637
 
-Two-phase's CPU: phase 1 (bottom-up merging) ~12–15 s, the local search ~5–10 s.
+Two-phase's CPU: phase 1 (bottom-up merging) ~12–15 s, the local search ~8–20 s. Seeds 1 and 2
+at k=20 (two-phase A): 0.0617 and 0.0614.
 
 Run:  .venv/bin/python benchmarks/bench_clustering.py [--rows 0] [--ks 5,10,20] [--seed 0]
 """
