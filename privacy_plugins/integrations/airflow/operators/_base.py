@@ -28,7 +28,9 @@ from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.integrations.airflow.connections import airflow_resolver
 from privacy_plugins.release import ReleaseSpec, remove_run_dir
+from privacy_plugins.release.connections import connection_resolver
 
 if TYPE_CHECKING:
     from airflow.sdk import Context, XComArg
@@ -86,7 +88,8 @@ class ReleaseStepOperator(BaseOperator):
         """Run the step; a bad spec or input fails the task at once (a retry cannot fix it)."""
         try:
             spec = load_spec(str(self.spec_path), self.overrides)
-            artifact = self.run_step(spec, context)
+            with connection_resolver(airflow_resolver):  # a spec's conn_id resolves through Airflow's hooks
+                artifact = self.run_step(spec, context)
         except (ConfigurationError, FileNotFoundError) as exc:
             raise AirflowFailException(f"{self.task_id}: bad release spec or input ({self.spec_path}): {exc}") from exc
         result: dict[str, Any] = artifact.to_dict()
