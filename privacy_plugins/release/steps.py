@@ -49,6 +49,7 @@ from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import ConfigurationError, HierarchyError, ReleaseBlocked, UnknownColumnError
 from privacy_plugins.release.destinations import atomic_file, publish_table
+from privacy_plugins.release.numbers import measure_published
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
@@ -191,6 +192,8 @@ class Publication(_Artifact):
     destination: str
     table: str
     rows: int
+    numbers: dict[str, Any] = dataclasses.field(default_factory=dict, kw_only=True)
+    """rows, classes, measured/targets per requirement, ncp, suppressed (see release/numbers.py); no values."""
 
 
 def _read_with_digest(path: Path) -> tuple[pd.DataFrame, str]:
@@ -533,4 +536,12 @@ def publish_step(
         )
     with destination_lock(spec.destination):
         rows = publish_table(frame, spec.destination)
-    return Publication(destination=spec.destination.describe(), table=spec.destination.table, rows=rows)
+    numbers = measure_published(spec, frame) | {
+        "rows_in": candidate.rows_in,
+        "suppressed": candidate.suppressed,
+        "ncp": candidate.ncp,
+        "algorithm": candidate.algorithm,
+    }
+    return Publication(
+        destination=spec.destination.describe(), table=spec.destination.table, rows=rows, numbers=numbers
+    )
