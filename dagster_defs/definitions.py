@@ -55,3 +55,5 @@ defs = dg.Definitions.merge(
     # One process: ~3x faster for `dagster asset materialize`, and one writer of the DuckDB file.
     dg.Definitions(executor=dg.in_process_executor),
 )
+if (Path(__file__).parent / "defs").is_dir():  # releases scaffolded with `dg scaffold defs …PrivacyRelease NAME`
+    defs = dg.Definitions.merge(defs, dg.load_from_defs_folder(path_within_project=Path(__file__).parent))
