@@ -114,6 +114,14 @@ class ReleaseAssets:
             raise ConfigurationError("these release assets were not built by build_release_assets")
         return release_reader(self.binding, [dg.AssetKey.from_coercible(key) for key in candidate_readers])
 
+    def monitoring(self, *, cron_schedule: str = "@daily") -> dg.Definitions:
+        """A check re-measuring ``published``, its job ``<prefix>_monitor`` and a schedule (see monitoring.py)."""
+        from privacy_plugins.integrations.dagster.monitoring import release_monitoring
+
+        if self.binding is None:  # pragma: no cover  (build_release_assets always sets it)
+            raise ConfigurationError("these release assets were not built by build_release_assets")
+        return release_monitoring(self.binding, cron_schedule=cron_schedule)
+
     def definitions(
         self,
         resource: PrivacyReleaseResource | None = None,

@@ -99,3 +99,25 @@ def test_the_reader_refuses_to_write(census_spec: Callable[..., dict[str, Any]])
         raise_on_error=False,
     )
     assert not result.success
+
+
+def test_the_monitoring_check_re_measures_published_on_its_schedule(
+    census_spec: Callable[..., dict[str, Any]],
+) -> None:
+    from privacy_plugins.release import publish_table
+
+    spec = ReleaseSpec.from_dict(census_spec())
+    release = build_release_assets(spec)
+    defs = dg.Definitions.merge(release.definitions(), release.monitoring(cron_schedule="0 6 * * *"))
+    assert [s.cron_schedule for s in defs.schedules] == ["0 6 * * *"]
+    monitor = defs.resolve_job_def("census_monitor")
+    assert not monitor.execute_in_process(raise_on_error=False).get_asset_check_evaluations()[0].passed  # nothing yet
+    assert defs.resolve_implicit_global_asset_job_def().execute_in_process(raise_on_error=False).success
+    (evaluation,) = monitor.execute_in_process().get_asset_check_evaluations()
+    numbers = {k: v.value for k, v in evaluation.metadata.items()}
+    published = read_published(spec.destination)
+    assert evaluation.passed and published is not None and numbers["rows"] == len(published)
+    assert numbers["measured k_anonymity"] >= numbers["target k_anonymity"] == 3
+    publish_table(published.head(1), spec.destination)  # one row left: k = 1
+    (evaluation,) = monitor.execute_in_process(raise_on_error=False).get_asset_check_evaluations()
+    assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR
