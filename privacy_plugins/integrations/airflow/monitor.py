@@ -29,16 +29,18 @@ class PublishedDrift(AirflowFailException):
 
 
 def check_published(
-    spec: ReleaseSpec, *, released: Mapping[str, Any] | None = None, tolerance: float = 1e-9
+    spec: ReleaseSpec | str, *, released: Mapping[str, Any] | None = None, tolerance: float = 1e-9
 ) -> dict[str, Any]:
     """The published table's numbers now; raises :class:`PublishedDrift` on drift or when nothing is published.
 
     Args:
-        spec: the release spec (its destination; a ``conn_id`` resolves through Airflow).
+        spec: the release spec or its YAML file (its destination; a ``conn_id`` resolves through Airflow).
         released: the release's announced numbers (the asset event's ``extra`` or its ``numbers``);
             ``None`` checks only that the requirements still hold.
         tolerance: allowed absolute difference of a measure.
     """
+    if not isinstance(spec, ReleaseSpec):
+        spec = ReleaseSpec.from_yaml(spec)
     with connection_resolver(airflow_resolver):
         table = read_published(spec.destination)
     if table is None:
