@@ -105,15 +105,19 @@ class SourceSpec:
     generate: str | None = None
     rows: int = 5_000
     seed: int = 0
+    conn_id: str | None = None  # a named connection, resolved when reading (release/connections.py)
 
-    KEYS = ("path", "sep", "url", "table", "query", "generate", "rows", "seed")
+    KEYS = ("path", "sep", "url", "table", "query", "generate", "rows", "seed", "conn_id")
 
     def __post_init__(self) -> None:
-        kinds = [k for k in ("path", "url", "generate") if getattr(self, k) is not None]
+        kinds = [k for k in ("path", "url", "conn_id", "generate") if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ConfigurationError(f"source needs exactly one of path, url or generate; got {kinds or 'none'}")
-        if self.url is not None and (self.table is None) == (self.query is None):
-            raise ConfigurationError("a url source needs exactly one of table or query")
+            raise ConfigurationError(
+                f"source needs exactly one of path, url or generate (or conn_id); got {kinds or 'none'}"
+            )
+        for sql in ("url", "conn_id"):
+            if getattr(self, sql) is not None and (self.table is None) == (self.query is None):
+                raise ConfigurationError(f"a {sql} source needs exactly one of table or query")
         if self.generate is not None and self.generate != "census":
             raise ConfigurationError(f"source.generate knows only 'census', got {self.generate!r}")
         check_integer(self.rows, name="source.rows")
@@ -238,29 +242,48 @@ class AlgorithmSpec:
 
 @dataclass(frozen=True)
 class DestinationSpec:
-    """Where the release is published: a DuckDB file (default), a Parquet folder, or a SQLAlchemy URL."""
+    """Where the release is published: a DuckDB file (default), a Parquet folder, a SQLAlchemy URL or a connection.
+
+    ``conn_id`` names a connection (Airflow's, or ``AIRFLOW_CONN_<ID>``) resolved only when
+    connecting, so its password is never part of the spec (see release/connections.py).
+    """
 
     table: str
     duckdb: Path | None = None
     parquet: Path | None = None
     url: str | None = None
+    conn_id: str | None = None
 
-    KEYS = ("table", "duckdb", "parquet", "url")
+    KEYS = ("table", "duckdb", "parquet", "url", "conn_id")
 
     def __post_init__(self) -> None:
-        kinds = [k for k in ("duckdb", "parquet", "url") if getattr(self, k) is not None]
+        kinds = [k for k in ("duckdb", "parquet", "url", "conn_id") if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ConfigurationError(f"destination needs exactly one of duckdb, parquet or url; got {kinds or 'none'}")
+            raise ConfigurationError(
+                f"destination needs exactly one of duckdb, parquet or url (or conn_id); got {kinds or 'none'}"
+            )
         if not self.table.replace("_", "").isalnum():
             raise ConfigurationError(f"destination.table must be letters, digits and '_', got {self.table!r}")
 
     @property
     def kind(self) -> str:
-        """``duckdb``, ``parquet`` or ``url``."""
-        return next(k for k in ("duckdb", "parquet", "url") if getattr(self, k) is not None)
+        """``duckdb``, ``parquet``, ``url`` or ``conn_id``."""
+        return next(k for k in ("duckdb", "parquet", "url", "conn_id") if getattr(self, k) is not None)
+
+    def sql_url(self) -> str:
+        """The SQLAlchemy URL to connect to (a ``conn_id`` is resolved now; never log the result)."""
+        if self.conn_id is not None:
+            from privacy_plugins.release.connections import resolve_url
+
+            return resolve_url(self.conn_id, setting="destination.conn_id")
+        if self.url is None:
+            raise ConfigurationError(f"destination {self.kind} is not a SQL database")
+        return self.url
 
     def describe(self) -> str:
         """A readable location, e.g. ``duckdb:release.duckdb#census`` (a URL's password is masked)."""
+        if self.conn_id is not None:
+            return f"conn:{self.conn_id}#{self.table}"
         where: object = self.duckdb or self.parquet
         if self.url is not None:
             where = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", self.url)
@@ -292,8 +315,8 @@ class DestinationSpec:
                 kind="a Parquet file",
             )
         else:
-            assert self.url is not None
-            locations.check_database_url("destination.url", self.url)
+            setting = "destination.url" if self.url is not None else "destination.conn_id"
+            locations.check_database_url(setting, self.sql_url())
 
 
 

@@ -56,6 +56,7 @@ from privacy_plugins.errors import (
 )
 from privacy_plugins.release.destinations import atomic_file, publish_table
 from privacy_plugins.release.linked import joined_view, publish_linked
+from privacy_plugins.release.numbers import measure_published
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
@@ -203,6 +204,8 @@ class Publication(_Artifact):
     destination: str
     table: str
     rows: int
+    numbers: dict[str, Any] = dataclasses.field(default_factory=dict, kw_only=True)
+    """rows, classes, measured/targets per requirement, ncp, suppressed (see release/numbers.py); no values."""
 
 
 def _read_with_digest(path: Path) -> tuple[pd.DataFrame, str]:
@@ -609,4 +612,13 @@ def publish_step(
             rows = publish_linked({"qit": frame, "st": linked}, spec.destination)["qit"]
         else:
             rows = publish_table(frame, spec.destination)
-    return Publication(destination=spec.destination.describe(), table=spec.destination.table, rows=rows)
+    measured = frame if linked is None else joined_view(linked, candidate.group_column, spec.quasi_identifiers)
+    numbers = measure_published(spec, measured) | {  # a two-table release: its groups, as the checks measure them
+        "rows_in": candidate.rows_in,
+        "suppressed": candidate.suppressed,
+        "ncp": candidate.ncp,
+        "algorithm": candidate.algorithm,
+    }
+    return Publication(
+        destination=spec.destination.describe(), table=spec.destination.table, rows=rows, numbers=numbers
+    )

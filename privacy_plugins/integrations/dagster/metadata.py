@@ -134,4 +134,5 @@ def publication_metadata(spec: ReleaseSpec, publication: Publication, warned: li
         "destination": where,
         "table": publication.table,
         "warn-only failures": dg.MetadataValue.json(warned),
+        "release numbers": dg.MetadataValue.json(publication.numbers),  # measured vs targets, classes, NCP
     }
