@@ -74,6 +74,23 @@ def label_mappings(
     return mappings
 
 
+def validate_models(aggregates: pd.DataFrame, n_rows: int, models: Sequence[PrivacyModel]) -> None:
+    """Run every model's ``validate_against`` on the aggregates instead of the records.
+
+    The checks read the columns and their set of values (the aggregates hold
+    exactly those) and compare sizes such as ``k`` with the row count. The frame
+    checked repeats its first row so that its length is ``n_rows`` or more than
+    any model's minimum class size — the same verdicts as on the records,
+    without them.
+    """
+    values = aggregates.drop(columns=[COUNT_COLUMN])
+    largest = max(model.minimum_class_size for model in models)
+    target = min(n_rows, len(values) + largest)
+    padded = values.iloc[np.r_[np.arange(len(values)), np.zeros(max(target - len(values), 0), dtype=np.int64)]]
+    for model in models:
+        model.validate_against(padded)
+
+
 @dataclass(frozen=True)
 class EngineAnonymization:
     """What :func:`anonymize_in_engine` decided and the (lazy) published table in the engine."""
@@ -119,6 +136,7 @@ def anonymize_in_engine(
     snapshot, aggregates = engine_snapshot(
         table, quasi_identifiers=qis, hierarchies=hierarchies, model_columns=_model_columns(models, qis)
     )
+    validate_models(aggregates, snapshot.n_rows, models)
     sensitive = dict.fromkeys([*sensitive_attributes, *(str(c) for m in models for c in m.columns if c not in qis)])
     solution = solve_snapshot(
         snapshot,
