@@ -78,7 +78,7 @@ class SparkTable:
         out = out.select(*keep)
         if len(suppressed):
             classes = session.createDataFrame(suppressed.astype(str))
-            out = out.join(functions.broadcast(classes), on=list(suppressed.columns), how="left_anti")
+            out = out.join(functions.broadcast(classes), on=list(suppressed.columns), how="left_anti").select(*keep)
         return SparkTable(out)
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:

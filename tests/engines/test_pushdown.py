@@ -11,105 +11,21 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import sqlalchemy as sa
+from engine_checks import assert_same_release, engine_table
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import privacy_plugins as pp
 from privacy_plugins.core.anonymize import anonymize
-from privacy_plugins.core.hierarchies import Hierarchy, read_hierarchy
-from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
-from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.hierarchies import Hierarchy
+from privacy_plugins.core.models import KAnonymity
 from privacy_plugins.engines import (
-    EngineTable,
     PandasTable,
-    SqlTable,
     anonymize_in_engine,
     engine_snapshot,
-    measure_in_engine,
 )
 from privacy_plugins.errors import ConfigurationError, HierarchyError, InfeasibleAnonymizationError, UnknownColumnError
-from privacy_plugins.release.spec import ReleaseSpec
 
-REPO = Path(__file__).resolve().parents[2]
-ADULT = REPO.parent / "shared" / "data" / "adult"
-ADULT_QIS = ["age", "education", "marital-status", "native-country", "race", "sex", "workclass"]
 ENGINES = ["pandas", "sqlite", "duckdb"]
-
-
-def multiset(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows as text, sorted: equal frames ⇔ equal multisets of rows."""
-    text = frame.astype(str)
-    return text.sort_values(list(text.columns)).reset_index(drop=True)
-
-
-def engine_table(kind: str, frame: pd.DataFrame, tmp_path: Path) -> EngineTable:
-    if kind == "pandas":
-        return PandasTable(frame)
-    url = f"sqlite:///{tmp_path / 'db.sqlite'}" if kind == "sqlite" else f"duckdb:///{tmp_path / 'db.duckdb'}"
-    engine = sa.create_engine(url)
-    frame.to_sql("raw", engine, index=False)
-    return SqlTable.from_table(engine, "raw")
-
-
-def assert_same_release(table: EngineTable, frame: pd.DataFrame, *, method: str = "case", **problem: object) -> None:
-    reference = anonymize(frame, algorithm="optimal", **problem)  # type: ignore[arg-type]
-    qis = list(problem["quasi_identifiers"])  # type: ignore[call-overload]
-    models = list(problem["models"])  # type: ignore[call-overload]
-    done = anonymize_in_engine(
-        table,
-        method=method,  # type: ignore[arg-type]
-        quasi_identifiers=qis,
-        hierarchies=problem["hierarchies"],  # type: ignore[arg-type]
-        models=models,
-        identifiers=list(problem.get("identifiers", ())),  # type: ignore[call-overload]
-        sensitive_attributes=list(problem.get("sensitive_attributes", ())),  # type: ignore[call-overload]
-        suppression_limit=float(problem.get("suppression_limit", 0.0)),  # type: ignore[arg-type]
-    )
-    assert done.solution.details.levels == reference.details.levels
-    assert done.solution.suppressed == reference.suppressed
-    assert done.solution.utility.ncp == pytest.approx(reference.utility.ncp, rel=1e-12)
-    assert done.solution.utility.discernibility == reference.utility.discernibility
-    published = done.published.to_pandas()
-    assert list(published.columns) == list(reference.table.columns)  # identifiers dropped, order kept
-    assert done.rows_in == len(frame) == len(published) + done.solution.suppressed  # nothing lost
-    assert multiset(published).equals(multiset(reference.table))
-    in_engine = measure_in_engine(done.published, quasi_identifiers=qis, models=models)
-    on_rows = EquivalenceClasses.from_frame(published, qis)
-    for model, measured in zip(models, in_engine, strict=True):
-        assert measured.passed and model.evaluate(on_rows).passed
-        assert measured.observed == pytest.approx(model.evaluate(on_rows).observed)
-
-
-@pytest.fixture(scope="module")
-def census() -> tuple[pd.DataFrame, dict[str, object]]:
-    spec = ReleaseSpec.from_yaml(REPO / "specs" / "demo_census.yaml")
-    frame = pp.generate_census(3000, seed=3)
-    problem = {
-        "quasi_identifiers": list(spec.quasi_identifiers),
-        "hierarchies": spec.build_hierarchies(frame),
-        "models": spec.models(),
-        "identifiers": ["person_id"],
-        "sensitive_attributes": list(spec.sensitive_attributes),
-        "suppression_limit": 0.05,
-    }
-    return frame, problem
-
-
-@pytest.fixture(scope="module")
-def adult_sample() -> tuple[pd.DataFrame, dict[str, object]]:
-    if not (ADULT / "adult_subset.csv").is_file():
-        pytest.skip(f"Adult data not found at {ADULT}")
-    frame = pp.read_table(ADULT / "adult_subset.csv")
-    hierarchies = {q: read_hierarchy(ADULT / f"adult_hierarchy_{q}.csv", attribute=q) for q in ADULT_QIS}
-    problem = {
-        "quasi_identifiers": ADULT_QIS,
-        "hierarchies": hierarchies,
-        "models": [KAnonymity(5), DistinctLDiversity("occupation", 2)],
-        "sensitive_attributes": ["occupation"],
-        "suppression_limit": 0.05,
-    }
-    return frame, problem
 
 
 @pytest.mark.parametrize("method", ["case", "join"])
