@@ -27,10 +27,11 @@ from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggreg
 from privacy_plugins.engines.base import APPLY_METHODS, ApplyMethod, EngineTable
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["EngineAnonymization", "anonymize_in_engine", "engine_snapshot", "label_mappings", "measure_in_engine"]
+__all__ = ["EngineAnonymization", "anonymize_in_engine", "engine_snapshot", "label_mappings", "measure_in_engine", "model_columns", "validate_models"]
 
 
-def _model_columns(models: Sequence[PrivacyModel], quasi_identifiers: Sequence[str]) -> list[str]:
+def model_columns(models: Sequence[PrivacyModel], quasi_identifiers: Sequence[str]) -> list[str]:
+    """The non-QI columns the models read (sensitive values, a bound column), in order."""
     columns = dict.fromkeys(str(c) for model in models for c in model.columns)
     return [c for c in columns if c not in quasi_identifiers]
 
@@ -41,15 +42,21 @@ def engine_snapshot(
     quasi_identifiers: Sequence[str],
     hierarchies: Mapping[str, Hierarchy],
     model_columns: Sequence[str] = (),
+    aggregates: pd.DataFrame | None = None,
 ) -> tuple[Snapshot, pd.DataFrame]:
     """The snapshot from one GROUP BY, and the aggregates it came from (raw values, for the mappings).
+
+    ``aggregates``: the result of ``table.group_counts([*quasi_identifiers, *model_columns])``
+    when the caller already ran it (e.g. to build hierarchies from the values present).
 
     Raises:
         UnknownColumnError: a column is not in the table.
         EmptyTableError: the table has no rows.
         HierarchyError: a QI value is not a leaf of its hierarchy.
     """
-    aggregates = validate_frame(table.group_counts([*quasi_identifiers, *model_columns]))
+    if aggregates is None:
+        aggregates = table.group_counts([*quasi_identifiers, *model_columns])
+    aggregates = validate_frame(aggregates.copy())
     numeric_columns_as_numbers(aggregates)
     snapshot = Snapshot.from_units(
         quasi_identifiers=quasi_identifiers,
@@ -120,6 +127,7 @@ def anonymize_in_engine(
     metric: str = "ncp",
     method: ApplyMethod = "case",
     progress: Callable[[int, int], None] | None = None,
+    aggregates: pd.DataFrame | None = None,
 ) -> EngineAnonymization:
     """Full-domain generalization with suppression (``suppressed_rows="remove"``), computed in the engine.
 
@@ -134,7 +142,11 @@ def anonymize_in_engine(
     if clash:
         raise ConfigurationError(f"column(s) {clash!r} cannot be both identifier and quasi-identifier/sensitive")
     snapshot, aggregates = engine_snapshot(
-        table, quasi_identifiers=qis, hierarchies=hierarchies, model_columns=_model_columns(models, qis)
+        table,
+        quasi_identifiers=qis,
+        hierarchies=hierarchies,
+        model_columns=model_columns(models, qis),
+        aggregates=aggregates,
     )
     validate_models(aggregates, snapshot.n_rows, models)
     sensitive = dict.fromkeys([*sensitive_attributes, *(str(c) for m in models for c in m.columns if c not in qis)])
@@ -168,6 +180,6 @@ def measure_in_engine(
 ) -> list[ModelResult]:
     """Every model measured on ``table`` from one GROUP BY over the QIs and the columns the models read."""
     qis = [str(q) for q in quasi_identifiers]
-    aggregates = table.group_counts([*qis, *_model_columns(models, qis)])
+    aggregates = table.group_counts([*qis, *model_columns(models, qis)])
     classes = classes_from_aggregates(aggregates, qis)
     return [model.evaluate(classes) for model in models]

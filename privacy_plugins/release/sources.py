@@ -14,7 +14,32 @@ from privacy_plugins.core.tables import check_unique_columns, read_table
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.spec import SourceSpec
 
-__all__ = ["read_source"]
+__all__ = ["read_source", "source_url"]
+
+
+def source_url(source: SourceSpec) -> str:
+    """The SQLAlchemy URL of a ``url:`` or ``duckdb:`` source."""
+    if source.duckdb is not None:
+        if not source.duckdb.is_file():
+            raise ConfigurationError(f"source.duckdb: {str(source.duckdb)!r} does not exist")
+        return f"duckdb:///{source.duckdb}"
+    assert source.url is not None
+    return source.url
+
+
+def _check_memory_limit(connection: object, source: SourceSpec, selectable: object) -> None:
+    """Refuse to pull more than ``max_rows_in_memory`` rows into pandas (count them in the database first)."""
+    import sqlalchemy
+
+    assert isinstance(connection, sqlalchemy.Connection)
+    rows = int(connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(selectable)).scalar_one())
+    if rows > source.max_rows_in_memory:
+        raise ConfigurationError(
+            f"the source has {rows} rows, more than source.max_rows_in_memory = {source.max_rows_in_memory}: "
+            "this release needs the rows in memory (a local-recoding algorithm such as Mondrian or clustering, "
+            "or suppressed_rows: mark); use a full-domain algorithm (optimal, samarati, exhaustive) with "
+            "suppressed_rows: remove, which runs inside the database, or raise the limit"
+        )
 
 
 def read_source(source: SourceSpec) -> pd.DataFrame:
@@ -25,20 +50,26 @@ def read_source(source: SourceSpec) -> pd.DataFrame:
         return read_table(source.path, sep=source.sep)
     import sqlalchemy
 
-    assert source.url is not None
+    url = source_url(source)
     try:
-        engine = sqlalchemy.create_engine(source.url)
+        engine = sqlalchemy.create_engine(url)
     except (sqlalchemy.exc.ArgumentError, ImportError) as exc:
-        raise ConfigurationError(f"cannot open source url {source.url!r}: {exc}") from exc
+        raise ConfigurationError(f"cannot open source url {url!r}: {exc}") from exc
     try:
         with engine.connect() as connection:
             if source.table is not None:
                 if not sqlalchemy.inspect(connection).has_table(source.table):
                     raise ConfigurationError(f"source table {source.table!r} not found at {engine.url!r}")
-                return pd.read_sql_table(source.table, connection)
-            result = connection.execute(sqlalchemy.text(str(source.query)))
+                _check_memory_limit(connection, source, sqlalchemy.table(source.table))
+                if engine.dialect.name != "duckdb":  # duckdb_engine cannot reflect tables (SQLAlchemy 2.1)
+                    return pd.read_sql_table(source.table, connection)
+            quoted = engine.dialect.identifier_preparer.quote(str(source.table))
+            query = str(source.query) if source.query is not None else f"SELECT * FROM {quoted}"
+            result = connection.execute(sqlalchemy.text(query))
             if not result.returns_rows:
                 raise ConfigurationError("source query returned no rows (it must be a SELECT)")
+            if source.query is not None:
+                _check_memory_limit(connection, source, sqlalchemy.text(query).columns().subquery("source_query"))
             columns = [str(name) for name in result.keys()]  # the cursor's names, before pandas sees them
             check_unique_columns(columns, where="the result of source.query")
             return pd.DataFrame.from_records(result.fetchall(), columns=columns, coerce_float=True)

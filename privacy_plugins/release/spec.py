@@ -108,15 +108,20 @@ class SourceSpec:
     generate: str | None = None
     rows: int = 5_000
     seed: int = 0
+    duckdb: Path | None = None
+    max_rows_in_memory: int = 20_000_000
 
-    KEYS = ("path", "sep", "url", "table", "query", "generate", "rows", "seed")
+    KEYS = ("path", "sep", "url", "table", "query", "generate", "rows", "seed", "duckdb", "max_rows_in_memory")
 
     def __post_init__(self) -> None:
-        kinds = [k for k in ("path", "url", "generate") if getattr(self, k) is not None]
+        kinds = [k for k in ("path", "url", "duckdb", "generate") if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ConfigurationError(f"source needs exactly one of path, url or generate; got {kinds or 'none'}")
-        if self.url is not None and (self.table is None) == (self.query is None):
-            raise ConfigurationError("a url source needs exactly one of table or query")
+            raise ConfigurationError(
+                f"source needs exactly one of path, url, duckdb or generate; got {kinds or 'none'}"
+            )
+        if (self.url is not None or self.duckdb is not None) and (self.table is None) == (self.query is None):
+            raise ConfigurationError(f"a {kinds[0]} source needs exactly one of table or query")
+        check_integer(self.max_rows_in_memory, name="source.max_rows_in_memory", minimum=1)
         if self.generate is not None and self.generate != "census":
             raise ConfigurationError(f"source.generate knows only 'census', got {self.generate!r}")
         check_integer(self.rows, name="source.rows")
@@ -512,7 +517,7 @@ class ReleaseSpec:
         ):
             values = dict(_mapping(name, data.get(name)))
             _check_keys(name, values, kind.KEYS)
-            for key in ("path", "duckdb", "parquet", "directory"):
+            for key in ("path", "duckdb", "parquet", "directory"):  # source.duckdb too
                 if values.get(key) is not None:
                     values[key] = _path(base, values[key])
             sections[name] = values
