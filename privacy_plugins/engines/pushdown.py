@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +27,15 @@ from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggreg
 from privacy_plugins.engines.base import APPLY_METHODS, ApplyMethod, EngineTable
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["EngineAnonymization", "anonymize_in_engine", "engine_snapshot", "label_mappings", "measure_in_engine", "model_columns", "validate_models"]
+__all__ = [
+    "EngineAnonymization",
+    "anonymize_in_engine",
+    "engine_snapshot",
+    "label_mappings",
+    "measure_in_engine",
+    "model_columns",
+    "validate_models",
+]
 
 
 def model_columns(models: Sequence[PrivacyModel], quasi_identifiers: Sequence[str]) -> list[str]:
@@ -40,7 +48,7 @@ def engine_snapshot(
     table: EngineTable,
     *,
     quasi_identifiers: Sequence[str],
-    hierarchies: Mapping[str, Hierarchy],
+    hierarchies: Mapping[Hashable, Hierarchy],
     model_columns: Sequence[str] = (),
     aggregates: pd.DataFrame | None = None,
 ) -> tuple[Snapshot, pd.DataFrame]:
@@ -69,7 +77,7 @@ def engine_snapshot(
 
 
 def label_mappings(
-    aggregates: pd.DataFrame, hierarchies: Mapping[str, Hierarchy], levels: Mapping[str, int]
+    aggregates: pd.DataFrame, hierarchies: Mapping[Hashable, Hierarchy], levels: Mapping[str, int]
 ) -> dict[str, pd.DataFrame]:
     """Per QI, the raw values present in the table and their labels at the node's level (small tables)."""
     mappings: dict[str, pd.DataFrame] = {}
@@ -118,7 +126,7 @@ def anonymize_in_engine(
     table: EngineTable,
     *,
     quasi_identifiers: Sequence[str],
-    hierarchies: Mapping[str, Hierarchy],
+    hierarchies: Mapping[Hashable, Hierarchy],
     models: Sequence[PrivacyModel],
     identifiers: Sequence[str] = (),
     sensitive_attributes: Sequence[str] = (),

@@ -98,6 +98,7 @@ def run_release(
 
     run = run_id or new_run_id()
     keep = keep_workdir or spec.workdir is not None
+    failure: str | None
     try:
         if pushdown_reason(spec) is None:  # a database source with a full-domain search: no row leaves it
             inside = run_pushdown(spec, run_id=run, on_step=on_step, on_progress=on_progress)
@@ -110,7 +111,7 @@ def run_release(
         step("diagnose")
         diagnosis = diagnose_step(spec, loaded, run_id=run, on_progress=on_progress)
         candidate = check = published = None
-        failure: str | None = None
+        failure = None
         step("anonymize")
         try:
             candidate = anonymize_step(spec, loaded, run_id=run, on_progress=on_progress)

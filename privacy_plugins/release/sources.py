@@ -7,6 +7,8 @@ clear error naming the column, raised before anything is written.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from privacy_plugins.core.demo import generate_census
@@ -27,7 +29,7 @@ def source_url(source: SourceSpec) -> str:
     return source.url
 
 
-def _check_memory_limit(connection: object, source: SourceSpec, selectable: object) -> None:
+def _check_memory_limit(connection: object, source: SourceSpec, selectable: Any) -> None:
     """Refuse to pull more than ``max_rows_in_memory`` rows into pandas (count them in the database first)."""
     import sqlalchemy
 
