@@ -110,8 +110,12 @@ class SourceSpec:
     seed: int = 0
     duckdb: Path | None = None
     max_rows_in_memory: int = 20_000_000
+    out_of_core_bytes: int = 1_000_000_000
 
-    KEYS = ("path", "sep", "url", "table", "query", "generate", "rows", "seed", "duckdb", "max_rows_in_memory")
+    KEYS = (
+        "path", "sep", "url", "table", "query", "generate", "rows", "seed",
+        "duckdb", "max_rows_in_memory", "out_of_core_bytes",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         kinds = [k for k in ("path", "url", "duckdb", "generate") if getattr(self, k) is not None]
@@ -122,6 +126,7 @@ class SourceSpec:
         if (self.url is not None or self.duckdb is not None) and (self.table is None) == (self.query is None):
             raise ConfigurationError(f"a {kinds[0]} source needs exactly one of table or query")
         check_integer(self.max_rows_in_memory, name="source.max_rows_in_memory", minimum=1)
+        check_integer(self.out_of_core_bytes, name="source.out_of_core_bytes", minimum=0)
         if self.generate is not None and self.generate != "census":
             raise ConfigurationError(f"source.generate knows only 'census', got {self.generate!r}")
         check_integer(self.rows, name="source.rows")
@@ -304,7 +309,6 @@ class DestinationSpec:
             locations.check_database_url("destination.url", self.url)
 
 
-
 def _folder_name(name: str) -> str:
     """The spec's name as one path component, so two specs without a ``report:`` never share report files.
 
@@ -315,6 +319,7 @@ def _folder_name(name: str) -> str:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
     return f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)[:60].lstrip('.')}-{digest}"
+
 
 @dataclass(frozen=True)
 class ReportSpec:

@@ -155,3 +155,19 @@ def test_bad_engine_settings_are_clear_errors_before_work(source, message: str, 
     with pytest.raises(ConfigurationError, match=message):
         run_release(ReleaseSpec.from_dict(data))
     assert not (tmp_path / "release.duckdb").exists()
+
+
+def test_a_parquet_source_above_the_size_limit_goes_through_duckdb(
+    reference, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory, memory_rows = reference
+    path = tmp_path / "census.parquet"
+    pp.generate_census(ROWS, seed=0).to_parquet(path, index=False)
+    data = demo_spec_dict(tmp_path / "ooc", source={"path": str(path), "out_of_core_bytes": 1_000})
+    no_pandas_reads(monkeypatch)
+    monkeypatch.setattr(pd, "read_parquet", lambda *a, **k: pytest.fail("the source was read into pandas"))
+    result = run_release(ReleaseSpec.from_dict(data))
+    assert result.passed, result.failure
+    assert result.loaded.path.startswith("duckdb:")
+    assert result.candidate.levels == memory.candidate.levels  # type: ignore[union-attr]
+    assert multiset(published_rows(tmp_path / "ooc" / "release.duckdb", "census_release")).equals(multiset(memory_rows))
