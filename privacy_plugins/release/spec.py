@@ -23,16 +23,15 @@ import yaml
 
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, get_anonymizer
 from privacy_plugins.core.hierarchies import (
+    DATA_FREE_BUILDERS,
+    HIERARCHY_BUILDERS,
     Hierarchy,
-    date_hierarchy,
-    grouping_hierarchy,
-    interval_hierarchy,
+    build_hierarchy,
+    hierarchy_files,
     load_hierarchies,
-    masking_hierarchy,
     read_hierarchy,
-    taxonomy_hierarchy,
 )
-from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, requirement_models
+from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, bind_hierarchies, requirement_models
 from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, HierarchyError
@@ -45,8 +44,6 @@ __all__ = [
     "Requirements",
     "SourceSpec",
 ]
-
-HIERARCHY_BUILDERS = ("file", "interval", "masking", "date", "taxonomy", "grouping")
 
 
 def _check_keys(section: str, given: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
@@ -173,8 +170,6 @@ class Requirements:
             )
         if self.bound is not None:
             check_fraction(self.bound, name="requirements.bound", open_low=True)
-        if self.bound is not None and self.bound_column is not None:
-            raise ConfigurationError("give requirements.bound or requirements.bound_column, not both")
         limit = check_fraction(self.suppression_limit, name="requirements.suppression_limit")
         if limit >= 1.0:
             raise ConfigurationError(f"requirements.suppression_limit must be in [0, 1), got {limit!r}")
@@ -430,6 +425,12 @@ class ReleaseSpec:
                         f"hierarchy for {column!r} must be one of "
                         f"{{{', '.join(HIERARCHY_BUILDERS)}: ...}}, got {builder!r}"
                     )
+                if column in self.sensitive_attributes and next(iter(builder)) not in DATA_FREE_BUILDERS:
+                    raise HierarchyError(
+                        f"hierarchy for sensitive attribute {column!r} must be one of {list(DATA_FREE_BUILDERS)}, "
+                        f"got {next(iter(builder))!r}: a published table (its sensitive column possibly "
+                        "generalized) is re-measured without the raw values a data-built hierarchy needs"
+                    )
 
     @property
     def roles(self) -> AttributeRoles:
@@ -458,8 +459,32 @@ class ReleaseSpec:
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode("utf-8")).hexdigest()
 
     def models(self) -> list[PrivacyModel]:
-        """The privacy models of the requirements (t-closeness's ``auto`` distance is resolved on the data)."""
-        return self.requirements.models(self.sensitive_attributes)
+        """The privacy models of the requirements, bound to the sensitive attributes' hierarchies.
+
+        The one source of models for anonymizing, checking, publishing and re-measuring
+        (``published``, Airflow, Dagster): a model that measures along a hierarchy
+        (personalized leakage over a generalized sensitive column) gets it here, so none
+        of them can under-count. t-closeness's ``auto`` distance is resolved on the data.
+        """
+        return bind_hierarchies(self.requirements.models(self.sensitive_attributes), self.sensitive_hierarchies())
+
+    def sensitive_hierarchies(self) -> dict[Hashable, Hierarchy]:
+        """The hierarchy of every sensitive attribute the spec gives one (data-free builders only).
+
+        From a ``hierarchies`` folder: the sensitive attribute's file if there is one.
+        """
+        if isinstance(self.hierarchies, Path):
+            found = hierarchy_files(self.hierarchies, columns=[*self.quasi_identifiers, *self.sensitive_attributes])
+            return {
+                column: read_hierarchy(found[column], attribute=column)
+                for column in self.sensitive_attributes
+                if column in found
+            }
+        return {
+            column: build_hierarchy(column, self.hierarchies[column])
+            for column in self.sensitive_attributes
+            if column in self.hierarchies
+        }
 
     def build_hierarchies(self, frame: pd.DataFrame) -> dict[Hashable, Hierarchy]:
         """Read or build the hierarchy of every QI (builders need the data's values)."""
@@ -469,20 +494,7 @@ class ReleaseSpec:
         for column in self.quasi_identifiers:
             if column not in self.hierarchies:
                 continue  # allowed only for algorithms that publish numeric QIs as ranges (checked at load)
-            ((kind, options),) = self.hierarchies[column].items()
-            options = dict(options or {}) if kind not in ("taxonomy", "grouping") else options
-            if kind == "file":
-                built[column] = read_hierarchy(options["path"], attribute=column, sep=options.get("sep", ";"))
-            elif kind == "interval":
-                built[column] = interval_hierarchy(column, frame[column], **options)
-            elif kind == "masking":
-                built[column] = masking_hierarchy(column, frame[column].astype(str), **options)
-            elif kind == "date":
-                built[column] = date_hierarchy(column, frame[column], **options)
-            elif kind == "taxonomy":
-                built[column] = taxonomy_hierarchy(column, options)
-            else:
-                built[column] = grouping_hierarchy(column, options)
+            built[column] = build_hierarchy(column, self.hierarchies[column], frame[column])
         return built
 
     @classmethod

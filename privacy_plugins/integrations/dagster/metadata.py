@@ -85,6 +85,7 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
         t_distance=requirements.t_distance,  # type: ignore[arg-type]
         bound=requirements.bound,
         bound_column=requirements.bound_column,
+        hierarchies=spec.sensitive_hierarchies(),
     )
     variant = requirements.l_variant if requirements.l_variant != "recursive" else "distinct"
     metadata: dict[str, Any] = {
