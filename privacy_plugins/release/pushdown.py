@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,25 +282,7 @@ def _publish_staged_file(spec: ReleaseSpec, path: Path, rows: int) -> None:
             destinations._verify(rows, pq.ParquetFile(temporary).metadata.num_rows, str(temporary))
             destinations._swap_hook()
     elif target.duckdb is not None:
-        import duckdb
-
-        target.duckdb.parent.mkdir(parents=True, exist_ok=True)
-        incoming = f"{target.table}__incoming_{uuid.uuid4().hex[:8]}"
-        connection = duckdb.connect(str(target.duckdb))
-        try:
-            connection.execute("BEGIN TRANSACTION")
-            connection.execute(f'CREATE TABLE "{incoming}" AS SELECT * FROM read_parquet(?)', [str(path)])
-            row = connection.execute(f'SELECT COUNT(*) FROM "{incoming}"').fetchone()
-            destinations._verify(rows, int(row[0]) if row else -1, f"{target.duckdb}#{incoming}")
-            destinations._swap_hook()
-            connection.execute(f'DROP TABLE IF EXISTS "{target.table}"')
-            connection.execute(f'ALTER TABLE "{incoming}" RENAME TO "{target.table}"')
-            connection.execute("COMMIT")
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        finally:
-            connection.close()
+        destinations.publish_parquet_to_duckdb(path, target.duckdb, target.table, rows)
     else:
         destinations.publish_table(pd.read_parquet(path), target)  # another database: through pandas
 
@@ -318,6 +301,11 @@ def run_pushdown(
     def step(name: str) -> None:
         if on_step is not None:
             on_step(name)
+
+    started = time.monotonic()
+
+    def elapsed() -> str:
+        return f"{time.monotonic() - started:.1f}s"
 
     step("load")
     spec.destination.check_writable()
@@ -345,10 +333,11 @@ def run_pushdown(
         check_lattice(spec, hierarchies)
         validate_models(aggregates, snapshot.n_rows, models)
         LOGGER.info(
-            "load: %d rows, %d distinct combinations, in %s (pushdown)",
+            "load: %d rows, %d distinct combinations, in %s (pushdown; %s)",
             snapshot.n_rows,
             len(snapshot.units),
             source.engine_name,
+            elapsed(),
         )
         loaded = LoadedTable(
             path=f"{source.engine_name}:{spec.source.table or 'query'}",
@@ -407,11 +396,12 @@ def run_pushdown(
             _stream_to_parquet(done.published, staging)
             where = str(staging)
         LOGGER.info(
-            "anonymize: %d rows in, %d published, %d suppressed, staged at %s",
+            "anonymize: %d rows in, %d published, %d suppressed, staged at %s (%s)",
             done.rows_in,
             done.rows_out,
             done.solution.suppressed,
             where,
+            elapsed(),
         )
         run.candidate = Candidate(
             path=where,
@@ -430,6 +420,12 @@ def run_pushdown(
         step("check")
         staged = _staged(spec, source, staging)
         checks = _checks(spec, staged, run.candidate, loaded.rows)
+        LOGGER.info(
+            "check: %d of %d checks passed on the staged rows (%s)",
+            sum(c.passed for c in checks),
+            len(checks),
+            elapsed(),
+        )
         run.check = CheckResult(
             all(c.passed for c in checks),
             checks,
@@ -454,7 +450,7 @@ def run_pushdown(
                 staging = None
             else:
                 _publish_staged_file(spec, staging, done.rows_out)
-        LOGGER.info("publish: %d rows published to %s", done.rows_out, spec.destination.describe())
+        LOGGER.info("publish: %d rows published to %s (%s)", done.rows_out, spec.destination.describe(), elapsed())
         run.published = Publication(
             destination=spec.destination.describe(), table=spec.destination.table, rows=done.rows_out
         )
