@@ -171,3 +171,24 @@ def test_a_parquet_source_above_the_size_limit_goes_through_duckdb(
     assert result.loaded.path.startswith("duckdb:")
     assert result.candidate.levels == memory.candidate.levels  # type: ignore[union-attr]
     assert multiset(published_rows(tmp_path / "ooc" / "release.duckdb", "census_release")).equals(multiset(memory_rows))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"duckdb": "missing.duckdb", "table": "census"},
+        {"duckdb": "source.duckdb", "table": "no_such_table"},
+        {"duckdb": "source.duckdb", "table": "census", "max_rows_in_memory": "many"},
+    ],
+)
+def test_cli_bad_engine_settings_exit_2_before_work(source, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    from privacy_plugins.cli import main
+
+    census_db(tmp_path / "source.duckdb")
+    data = demo_spec_dict(tmp_path, source={k: str(tmp_path / v) if k == "duckdb" else v for k, v in source.items()})
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["release", str(path), "--quiet"]) == 2
+    assert not (tmp_path / "release.duckdb").exists() and not (tmp_path / "reports").exists()
