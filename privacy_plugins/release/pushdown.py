@@ -8,7 +8,9 @@ No source row is read into Python. The five steps become:
 - diagnose: the headline numbers from the snapshot at the leaf level (the full
   subset diagnosis needs the records and is not run; the report says so).
 - anonymize: the core searches the snapshot; the database applies the node
-  (``CASE`` per QI) and removes the violating classes into a staging table
+  (value → label mapping tables joined when the destination is the same
+  database, ``CASE`` per QI otherwise) and removes the violating classes
+  (anti-join with a small table of their labels) into a staging table
   ``<table>__incoming_<hex>`` (``CREATE TABLE … AS SELECT``) when the
   destination is the same database, otherwise the published rows are streamed
   in batches to a Parquet working file in the run's folder.
@@ -364,6 +366,9 @@ def run_pushdown(
                 metric=str(spec.algorithm.option("metric")),
                 progress=StepProgress("anonymize", "nodes checked", on_progress),
                 aggregates=aggregates,
+                # Mapping tables joined were faster than CASE on DuckDB (bench_engines, 10M rows) but are
+                # written next to the source: only when the release writes into that database anyway.
+                method="join" if _same_database(spec) else "case",
             )
         except InfeasibleAnonymizationError as exc:
             run.failure = f"requirements cannot be met: {exc}"
