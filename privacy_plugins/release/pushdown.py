@@ -54,6 +54,7 @@ from privacy_plugins.engines.pushdown import (
     model_columns,
     validate_models,
 )
+from privacy_plugins.engines.spark import SparkTable, open_spark_table
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
 from privacy_plugins.release import destinations
@@ -86,6 +87,10 @@ def _large_parquet(spec: ReleaseSpec) -> Path | None:
     return path if sum(f.stat().st_size for f in files) > spec.source.out_of_core_bytes else None
 
 
+def _is_database(spec: ReleaseSpec) -> bool:
+    return spec.source.url is not None or spec.source.duckdb is not None or spec.source.spark is not None
+
+
 def pushdown_reason(spec: ReleaseSpec) -> str | None:
     """``None`` when the release runs inside the database; otherwise why it reads the rows into pandas.
 
@@ -93,7 +98,7 @@ def pushdown_reason(spec: ReleaseSpec) -> str | None:
     in-process DuckDB (out of core) like a database source. CSV sources always go
     through pandas (their type rules are pandas'; not reproduced in DuckDB yet).
     """
-    if spec.source.url is None and spec.source.duckdb is None and _large_parquet(spec) is None:
+    if not _is_database(spec) and _large_parquet(spec) is None:
         return "the source is a generated table, a CSV file or a Parquet file below source.out_of_core_bytes"
     if spec.algorithm.name not in FULL_DOMAIN_ALGORITHMS:
         return f"algorithm {spec.algorithm.name!r} recodes locally and needs the rows"
@@ -114,9 +119,11 @@ class PushdownRun:
     failure: str | None = None
 
 
-def _open(spec: ReleaseSpec) -> SqlTable:
+def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
     import sqlalchemy as sa
 
+    if spec.source.spark is not None:
+        return open_spark_table(spec.source.spark, spec.source.spark_settings)
     parquet = _large_parquet(spec)
     if parquet is not None:
         pattern = str(parquet / "**" / "*.parquet") if parquet.is_dir() else str(parquet)
@@ -199,11 +206,12 @@ def _stream_to_parquet(published: Any, path: Path) -> int:
     return rows
 
 
-def _staged(spec: ReleaseSpec, source: SqlTable, staging: str | Path) -> SqlTable:
+def _staged(spec: ReleaseSpec, source: SqlTable | SparkTable, staging: str | Path) -> SqlTable:
     """The staged candidate as a table to measure: the staging table, or the Parquet file through DuckDB."""
     import sqlalchemy as sa
 
     if isinstance(staging, str):
+        assert isinstance(source, SqlTable)  # staged in the source database
         return SqlTable.from_table(source.engine, staging)
     engine = sa.create_engine("duckdb:///:memory:")
     literal = str(staging).replace("'", "''")
@@ -342,7 +350,7 @@ def run_pushdown(
             elapsed(),
         )
         loaded = LoadedTable(
-            path=f"{source.engine_name}:{spec.source.table or 'query'}",
+            path=f"{source.engine_name}:{spec.source.spark or spec.source.table or 'query'}",
             rows=snapshot.n_rows,
             columns=[c for c in columns if c not in spec.identifiers],
             dropped_identifiers=list(spec.identifiers),
@@ -392,6 +400,7 @@ def run_pushdown(
         if _same_database(spec):
             import sqlalchemy as sa
 
+            assert isinstance(source, SqlTable)  # a Spark source never shares the destination
             staging = f"{spec.destination.table}__incoming_{uuid.uuid4().hex[:8]}"
             with source.engine.begin() as connection:
                 connection.execute(sa.text(f"CREATE TABLE {_quote(source, staging)} AS {done.published.select_sql()}"))  # type: ignore[attr-defined]
@@ -451,6 +460,7 @@ def run_pushdown(
                     "re-measured before publishing, the staged rows fail: " + "; ".join(c.detail for c in again)
                 )
             if isinstance(staging, str):
+                assert isinstance(source, SqlTable)
                 _swap_in_database(source, staging, spec.destination.table)
                 staging = None
             else:
@@ -461,10 +471,11 @@ def run_pushdown(
         )
         return run
     finally:
-        if isinstance(staging, str):
-            import sqlalchemy as sa
+        if isinstance(source, SqlTable):
+            if isinstance(staging, str):
+                import sqlalchemy as sa
 
-            with source.engine.begin() as connection:
-                connection.execute(sa.text(f"DROP TABLE IF EXISTS {_quote(source, staging)}"))
-        source.close()
-        source.engine.dispose()
+                with source.engine.begin() as connection:
+                    connection.execute(sa.text(f"DROP TABLE IF EXISTS {_quote(source, staging)}"))
+            source.close()
+            source.engine.dispose()

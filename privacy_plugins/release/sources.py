@@ -34,7 +34,12 @@ def _check_memory_limit(connection: object, source: SourceSpec, selectable: Any)
     import sqlalchemy
 
     assert isinstance(connection, sqlalchemy.Connection)
-    rows = int(connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(selectable)).scalar_one())
+    _too_many(
+        int(connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(selectable)).scalar_one()), source
+    )
+
+
+def _too_many(rows: int, source: SourceSpec) -> None:
     if rows > source.max_rows_in_memory:
         raise ConfigurationError(
             f"the source has {rows} rows, more than source.max_rows_in_memory = {source.max_rows_in_memory}: "
@@ -44,12 +49,24 @@ def _check_memory_limit(connection: object, source: SourceSpec, selectable: Any)
         )
 
 
+def _read_spark(source: SourceSpec) -> pd.DataFrame:
+    """A Spark source brought to pandas (only for algorithms that need the rows; counted first)."""
+    from privacy_plugins.engines.spark import open_spark_table
+
+    assert source.spark is not None
+    table = open_spark_table(source.spark, source.spark_settings)
+    _too_many(table.count(), source)
+    return table.to_pandas()
+
+
 def read_source(source: SourceSpec) -> pd.DataFrame:
     """The raw table (SQL sources are read through SQLAlchemy)."""
     if source.generate is not None:
         return generate_census(source.rows, seed=source.seed)
     if source.path is not None:
         return read_table(source.path, sep=source.sep)
+    if source.spark is not None:
+        return _read_spark(source)
     import sqlalchemy
 
     url = source_url(source)

@@ -108,18 +108,25 @@ class SourceSpec:
     duckdb: Path | None = None
     max_rows_in_memory: int = 20_000_000
     out_of_core_bytes: int = 1_000_000_000
+    spark: str | None = None
+    spark_settings: Mapping[str, Any] | None = None
 
     KEYS = (
         "path", "sep", "url", "table", "query", "generate", "rows", "seed",
-        "duckdb", "max_rows_in_memory", "out_of_core_bytes",
+        "duckdb", "max_rows_in_memory", "out_of_core_bytes", "spark", "spark_settings",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
-        kinds = [k for k in ("path", "url", "duckdb", "generate") if getattr(self, k) is not None]
+        kinds = [k for k in ("path", "url", "duckdb", "spark", "generate") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ConfigurationError(
-                f"source needs exactly one of path, url, duckdb or generate; got {kinds or 'none'}"
+                f"source needs exactly one of path, url, duckdb, spark or generate; got {kinds or 'none'}"
             )
+        settings = self.spark_settings or {}
+        if not isinstance(settings, Mapping) or any(not str(key).startswith("spark.") for key in settings):
+            raise ConfigurationError(f"source.spark_settings must map spark.* keys to values, got {settings!r}")
+        if settings and self.spark is None:
+            raise ConfigurationError("source.spark_settings needs a spark: source")
         if (self.url is not None or self.duckdb is not None) and (self.table is None) == (self.query is None):
             raise ConfigurationError(f"a {kinds[0]} source needs exactly one of table or query")
         check_integer(self.max_rows_in_memory, name="source.max_rows_in_memory", minimum=1)
@@ -537,6 +544,9 @@ class ReleaseSpec:
             for key in ("path", "duckdb", "parquet", "directory"):  # source.duckdb too
                 if values.get(key) is not None:
                     values[key] = _path(base, values[key])
+            spark = values.get("spark")
+            if isinstance(spark, str) and spark.lower().endswith((".parquet", ".csv", "/")):  # a path, not a table
+                values["spark"] = str(_path(base, spark))
             sections[name] = values
         sections["report"].setdefault("directory", base / "release_output" / _folder_name(str(data["name"])))
         algorithm = AlgorithmSpec.from_mapping(_mapping("algorithm", data.get("algorithm")))

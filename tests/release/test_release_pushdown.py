@@ -192,3 +192,41 @@ def test_cli_bad_engine_settings_exit_2_before_work(source, tmp_path: Path, caps
     path.write_text(yaml.safe_dump(data))
     assert main(["release", str(path), "--quiet"]) == 2
     assert not (tmp_path / "release.duckdb").exists() and not (tmp_path / "reports").exists()
+
+
+@pytest.mark.spark
+@pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")
+def test_spark_parquet_source_released_equals_memory(reference, tmp_path: Path, monkeypatch) -> None:
+    import os
+    import shutil
+
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs a Java runtime (java on PATH or JAVA_HOME)")
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    memory, memory_rows = reference
+    path = tmp_path / "census.parquet"
+    pp.generate_census(ROWS, seed=0).to_parquet(path, index=False)
+    settings = {"spark.master": "local[1]", "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}
+    data = demo_spec_dict(tmp_path / "spark", source={"spark": str(path), "spark_settings": settings})
+    no_pandas_reads(monkeypatch)
+    try:
+        result = run_release(ReleaseSpec.from_dict(data))
+    finally:
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            active.stop()
+    assert result.passed, result.failure
+    assert result.loaded.path.startswith("spark:")
+    assert result.candidate.levels == memory.candidate.levels  # type: ignore[union-attr]
+    assert result.candidate.suppressed == memory.candidate.suppressed  # type: ignore[union-attr]
+    rows = published_rows(tmp_path / "spark" / "release.duckdb", "census_release")
+    assert multiset(rows).equals(multiset(memory_rows))
+
+
+def test_bad_spark_settings_are_errors_before_work(tmp_path: Path) -> None:
+    data = demo_spec_dict(tmp_path, source={"spark": "t", "spark_settings": {"executor.memory": "1g"}})
+    with pytest.raises(ConfigurationError, match=r"spark\.\* keys"):
+        ReleaseSpec.from_dict(data)
