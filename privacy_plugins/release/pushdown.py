@@ -69,7 +69,7 @@ from privacy_plugins.release.steps import (
     Publication,
     RequirementCheck,
     check_lattice,
-    check_name,
+    model_checks,
 )
 from privacy_plugins.release.workarea import destination_lock, run_dir
 
@@ -255,21 +255,8 @@ def _checks(spec: ReleaseSpec, staged: SqlTable, candidate: Candidate, loaded_ro
         ),
     ]
     models = spec.models()
-    for model, result in zip(
-        models, measure_in_engine(staged, quasi_identifiers=list(spec.quasi_identifiers), models=models), strict=True
-    ):
-        detail = "holds" if result.passed else model.describe_gap(result.observed)
-        checks.append(
-            RequirementCheck(
-                str(model),
-                result.passed,
-                result.observed,
-                result.threshold,
-                f"{detail}; {result.violations.classes} classes ({result.violations.records} records) in violation",
-                name=check_name(model),
-            )
-        )
-    return checks
+    results = measure_in_engine(staged, quasi_identifiers=list(spec.quasi_identifiers), models=models)
+    return checks + model_checks(models, results)
 
 
 def _swap_in_database(source: SqlTable, staging: str, table: str) -> None:

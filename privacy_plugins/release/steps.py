@@ -45,6 +45,7 @@ from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import ConfigurationError, HierarchyError, ReleaseBlocked, UnknownColumnError
@@ -446,8 +447,14 @@ def _measure(spec: ReleaseSpec, frame: pd.DataFrame, candidate: Candidate, loade
         )
     )
     classes = EquivalenceClasses.from_frame(frame.reset_index(drop=True), list(spec.quasi_identifiers))
-    for model in spec.models():
-        result = model.evaluate(classes)
+    models = spec.models()
+    return checks + model_checks(models, [model.evaluate(classes) for model in models])
+
+
+def model_checks(models: list[PrivacyModel], results: list[ModelResult]) -> list[RequirementCheck]:
+    """One check per model from its measured result (however it was measured: records or GROUP BY)."""
+    checks = []
+    for model, result in zip(models, results, strict=True):
         detail = "holds" if result.passed else model.describe_gap(result.observed)
         checks.append(
             RequirementCheck(

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import LatticeDetails
-from privacy_plugins.core.anonymize.full_domain import FULL_DOMAIN_ALGORITHMS
+from privacy_plugins.core.anonymize.full_domain import FULL_DOMAIN_ALGORITHMS, _check_feasible
 from privacy_plugins.core.anonymize.lattice import LatticeSearch, Node
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.metrics.information_loss import (
@@ -129,14 +129,7 @@ def solve_snapshot(
     check_fraction(suppression_limit, name="suppression_limit")
     budget = suppression_budget(suppression_limit, snapshot.n_rows)
     search = LatticeSearch(snapshot, models, budget, metric, progress=progress)  # type: ignore[arg-type]
-    top = snapshot.heights
-    top_classes = snapshot.classes(top)
-    for model in models:
-        if model.monotonic_with_generalization and model.violating_classes(top_classes).any():
-            raise InfeasibleAnonymizationError(
-                f"{model} cannot be met even with every quasi-identifier fully generalized "
-                f"(observed {model.observed(top_classes):.4g} on the whole table); relax the requirement"
-            )
+    _check_feasible(search, models)
     found = FULL_DOMAIN_ALGORITHMS[algorithm](search)
     if found.best is None:
         raise InfeasibleAnonymizationError(
