@@ -230,3 +230,39 @@ def test_bad_spark_settings_are_errors_before_work(tmp_path: Path) -> None:
     data = demo_spec_dict(tmp_path, source={"spark": "t", "spark_settings": {"executor.memory": "1g"}})
     with pytest.raises(ConfigurationError, match=r"spark\.\* keys"):
         ReleaseSpec.from_dict(data)
+
+
+def test_a_table_larger_than_the_memory_budget_is_released_through_duckdb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """600,000 rows and a pandas budget of 100,000: only aggregates (one row per class) come to Python."""
+    from privacy_plugins.engines.sql import SqlTable
+
+    db = census_db(tmp_path / "source.duckdb")
+    connection = duckdb.connect(str(db))
+    connection.execute("CREATE TABLE big AS SELECT c.* FROM census c, range(300) r(i)")
+    connection.close()
+    data = demo_spec_dict(tmp_path / "big", source={"duckdb": str(db), "table": "big", "max_rows_in_memory": 100_000})
+    data["destination"] = {"duckdb": str(db), "table": "big_release"}
+    no_pandas_reads(monkeypatch)
+    fetched: list[int] = []
+    group_counts = SqlTable.group_counts
+
+    def counting(self, columns):
+        aggregates = group_counts(self, columns)
+        fetched.append(len(aggregates))
+        return aggregates
+
+    monkeypatch.setattr(SqlTable, "group_counts", counting)
+    monkeypatch.setattr(SqlTable, "batches", lambda *a, **k: pytest.fail("published rows were fetched"))
+    result = run_release(ReleaseSpec.from_dict(data))
+    assert fetched and max(fetched) <= 2_000  # the distinct combinations of the 2,000 source rows at most
+    assert result.passed, result.failure
+    assert result.loaded.rows == 600_000 == result.candidate.rows_out + result.candidate.suppressed  # type: ignore[union-attr]
+    connection = duckdb.connect(str(db), read_only=True)
+    published = connection.execute("SELECT COUNT(*) FROM big_release").fetchone()
+    connection.close()
+    assert published == (result.candidate.rows_out,)  # type: ignore[union-attr]
+    mondrian = {**data, "algorithm": {"name": "mondrian"}}
+    with pytest.raises(ConfigurationError, match="max_rows_in_memory"):
+        run_release(ReleaseSpec.from_dict(mondrian))
