@@ -109,15 +109,34 @@ def test_sqlite_url_source_same_database(reference, tmp_path: Path, monkeypatch:
     assert multiset(rows).equals(multiset(memory_rows))
 
 
+@pytest.mark.parametrize("target", ["same_duckdb", "same_sqlite", "parquet", "other_duckdb"])
 def test_crash_between_staging_and_swap_keeps_the_previous_release(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = census_db(tmp_path / "source.duckdb")
-    data = demo_spec_dict(tmp_path / "pushdown", source={"duckdb": str(db), "table": "census"})
-    data["destination"] = {"duckdb": str(db), "table": "census_release"}
-    spec = ReleaseSpec.from_dict(data)
-    assert run_release(spec).passed
-    before = multiset(published_rows(db, "census_release"))
+    sqlite = f"sqlite:///{tmp_path / 'source.sqlite'}"
+    if target == "same_sqlite":
+        pp.generate_census(ROWS, seed=0).to_sql("census", sa.create_engine(sqlite), index=False)
+        source: dict[str, str] = {"url": sqlite, "table": "census"}
+    else:
+        source = {"duckdb": str(db), "table": "census"}
+    data = demo_spec_dict(tmp_path / "pushdown", source=source)
+    data["destination"] = {
+        "same_duckdb": {"duckdb": str(db), "table": "census_release"},
+        "same_sqlite": {"url": sqlite, "table": "census_release"},
+        "parquet": {"parquet": str(tmp_path / "out"), "table": "census_release"},
+        "other_duckdb": {"duckdb": str(tmp_path / "other.duckdb"), "table": "census_release"},
+    }[target]
+
+    def published() -> pd.DataFrame:
+        if target == "same_sqlite":
+            return pd.read_sql_query("SELECT * FROM census_release", sa.create_engine(sqlite))
+        if target == "parquet":
+            return pd.read_parquet(tmp_path / "out" / "census_release.parquet")
+        return published_rows(Path(data["destination"]["duckdb"]), "census_release")
+
+    assert run_release(ReleaseSpec.from_dict(data)).passed
+    before = multiset(published())
 
     def crash() -> None:
         raise RuntimeError("killed between staging and swap")
@@ -126,9 +145,13 @@ def test_crash_between_staging_and_swap_keeps_the_previous_release(
     strict = ReleaseSpec.from_dict({**data, "requirements": {**data["requirements"], "k": 6}})
     with pytest.raises(RuntimeError, match="killed"):
         run_release(strict)
-    assert multiset(published_rows(db, "census_release")).equals(before)
-    tables = {r[0] for r in duckdb.connect(str(db), read_only=True).execute("SHOW TABLES").fetchall()}
-    assert tables == {"census", "census_release"}  # the staging table was dropped
+    monkeypatch.undo()
+    assert multiset(published()).equals(before)
+    if target == "same_duckdb":
+        tables = {r[0] for r in duckdb.connect(str(db), read_only=True).execute("SHOW TABLES").fetchall()}
+        assert tables == {"census", "census_release"}  # the staging table was dropped
+    if target == "same_sqlite":
+        assert set(sa.inspect(sa.create_engine(sqlite)).get_table_names()) == {"census", "census_release"}
 
 
 def test_local_recoding_refuses_a_source_above_the_memory_limit(tmp_path: Path) -> None:
