@@ -34,6 +34,7 @@ table into pandas and refuse a source larger than ``source.max_rows_in_memory``.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 import uuid
@@ -119,6 +120,11 @@ class PushdownRun:
     failure: str | None = None
 
 
+def _mask(text: str) -> str:
+    """A URL's password replaced by ``***`` (never a password in a message)."""
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", text)
+
+
 def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
     import sqlalchemy as sa
 
@@ -133,7 +139,7 @@ def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
     try:
         engine = sa.create_engine(url)
     except (sa.exc.ArgumentError, ImportError) as exc:
-        raise ConfigurationError(f"cannot open source {url!r}: {exc}") from exc
+        raise ConfigurationError(f"cannot open source {_mask(url)!r}: {_mask(str(exc))}") from exc
     if engine.dialect.name == "sqlite" and engine.dialect.driver == "pysqlite":
         destinations._transactional_sqlite_ddl(engine)
     if spec.source.table is not None:
