@@ -82,6 +82,11 @@ class ConnectionFields:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+def mask_password(text: str) -> str:
+    """``text`` with the password of any URL in it replaced by ``***`` (for every message and log line)."""
+    return re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)
+
+
 def env_variable(conn_id: str) -> str:
     """The environment variable that holds ``conn_id`` outside Airflow (``AIRFLOW_CONN_WAREHOUSE``)."""
     return ENV_PREFIX + conn_id.upper()

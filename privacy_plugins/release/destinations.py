@@ -40,7 +40,7 @@ import secrets
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,25 @@ def _verify(expected: int, written: int, where: str) -> None:
 
 
 def _publish_duckdb(frame: pd.DataFrame, path: Path, table: str) -> None:
+    def load(connection: Any, temporary: str) -> None:
+        connection.register("release_frame", frame)
+        connection.execute(f'CREATE TABLE "{temporary}" AS SELECT * FROM release_frame')
+        connection.unregister("release_frame")
+
+    _swap_into_duckdb(path, table, len(frame), load)
+
+
+def publish_parquet_to_duckdb(parquet: Path, path: Path, table: str, rows: int) -> None:
+    """Atomically replace ``table`` in the DuckDB file ``path`` with a Parquet file (DuckDB reads it, not pandas)."""
+
+    def load(connection: Any, temporary: str) -> None:
+        connection.execute(f'CREATE TABLE "{temporary}" AS SELECT * FROM read_parquet(?)', [str(parquet)])
+
+    _swap_into_duckdb(path, table, rows, load)
+
+
+def _swap_into_duckdb(path: Path, table: str, rows: int, load: Callable[[Any, str], None]) -> None:
+    """Load the new rows into a temporary table, verify the count, swap: one transaction."""
     import duckdb
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -105,11 +124,9 @@ def _publish_duckdb(frame: pd.DataFrame, path: Path, table: str) -> None:
         names = [row[0] for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()]
         for orphan in _orphans(names, table):
             connection.execute(f'DROP TABLE "{orphan}"')
-        connection.register("release_frame", frame)
-        connection.execute(f'CREATE TABLE "{temporary}" AS SELECT * FROM release_frame')
-        connection.unregister("release_frame")
+        load(connection, temporary)
         row = connection.execute(f'SELECT COUNT(*) FROM "{temporary}"').fetchone()
-        _verify(len(frame), int(row[0]) if row else -1, f"{path}#{temporary}")
+        _verify(rows, int(row[0]) if row else -1, f"{path}#{temporary}")
         _swap_hook()
         connection.execute(f'DROP TABLE IF EXISTS "{table}"')
         connection.execute(f'ALTER TABLE "{temporary}" RENAME TO "{table}"')

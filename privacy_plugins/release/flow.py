@@ -9,6 +9,9 @@ Each call is one run with its own id and private working folder (see
 :mod:`~privacy_plugins.release.workarea`), removed when the run ends — published,
 refused or crashed — unless ``keep_workdir`` or the spec's ``workdir:`` asks to
 keep it. Two releases started side by side never see each other's files.
+
+A ``duckdb:`` or ``url:`` source with a full-domain algorithm runs inside the
+database (:mod:`~privacy_plugins.release.pushdown`): no source row is read into Python.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import InfeasibleAnonymizationError
 from privacy_plugins.release.progress import OnProgress
+from privacy_plugins.release.pushdown import pushdown_reason, run_pushdown
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import (
     Candidate,
@@ -94,13 +98,20 @@ def run_release(
 
     run = run_id or new_run_id()
     keep = keep_workdir or spec.workdir is not None
+    failure: str | None
     try:
+        if pushdown_reason(spec) is None:  # a database source with a full-domain search: no row leaves it
+            inside = run_pushdown(spec, run_id=run, on_step=on_step, on_progress=on_progress)
+            loaded, diagnosis, candidate, check = inside.loaded, inside.diagnosis, inside.candidate, inside.check
+            published, failure = inside.published, inside.failure
+            kept = str(run_dir(spec, run)) if keep else None
+            return _finish(spec, loaded, diagnosis, candidate, check, published, failure, run, kept)
         step("load")
         loaded = load_step(spec, run_id=run)
         step("diagnose")
         diagnosis = diagnose_step(spec, loaded, run_id=run, on_progress=on_progress)
         candidate = check = published = None
-        failure: str | None = None
+        failure = None
         step("anonymize")
         try:
             candidate = anonymize_step(spec, loaded, run_id=run, on_progress=on_progress)
@@ -118,6 +129,21 @@ def run_release(
     finally:
         if not keep:
             remove_run_dir(spec, run)
+    return _finish(spec, loaded, diagnosis, candidate, check, published, failure, run, kept)
+
+
+def _finish(
+    spec: ReleaseSpec,
+    loaded: LoadedTable,
+    diagnosis: DiagnosisSummary,
+    candidate: Candidate | None,
+    check: CheckResult | None,
+    published: Publication | None,
+    failure: str | None,
+    run: str,
+    kept: str | None,
+) -> ReleaseResult:
+    """The result, also written to ``release.json``."""
     result = ReleaseResult(
         name=spec.name,
         loaded=loaded,

@@ -7,14 +7,61 @@ clear error naming the column, raised before anything is written.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.tables import check_unique_columns, read_table
 from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.spec import SourceSpec
 
-__all__ = ["read_source"]
+__all__ = ["read_source", "source_url"]
+
+
+def source_url(source: SourceSpec) -> str:
+    """The SQLAlchemy URL of a ``url:``, ``conn_id:`` or ``duckdb:`` source (never log it: it may hold a password)."""
+    if source.conn_id is not None:  # resolved only now
+        from privacy_plugins.release.connections import resolve_url
+
+        return resolve_url(source.conn_id, setting="source.conn_id")
+    if source.duckdb is not None:
+        if not source.duckdb.is_file():
+            raise ConfigurationError(f"source.duckdb: {str(source.duckdb)!r} does not exist")
+        return f"duckdb:///{source.duckdb}"
+    assert source.url is not None
+    return source.url
+
+
+def _check_memory_limit(connection: object, source: SourceSpec, selectable: Any) -> None:
+    """Refuse to pull more than ``max_rows_in_memory`` rows into pandas (count them in the database first)."""
+    import sqlalchemy
+
+    assert isinstance(connection, sqlalchemy.Connection)
+    _too_many(
+        int(connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(selectable)).scalar_one()), source
+    )
+
+
+def _too_many(rows: int, source: SourceSpec) -> None:
+    if rows > source.max_rows_in_memory:
+        raise ConfigurationError(
+            f"the source has {rows} rows, more than source.max_rows_in_memory = {source.max_rows_in_memory}: "
+            "this release needs the rows in memory (a local-recoding algorithm such as Mondrian or clustering, "
+            "or suppressed_rows: mark); use a full-domain algorithm (optimal, samarati, exhaustive) with "
+            "suppressed_rows: remove, which runs inside the database, or raise the limit"
+        )
+
+
+def _read_spark(source: SourceSpec) -> pd.DataFrame:
+    """A Spark source brought to pandas (only for algorithms that need the rows; counted first)."""
+    from privacy_plugins.engines.spark import open_spark_table
+
+    assert source.spark is not None
+    table = open_spark_table(source.spark, source.spark_settings)
+    _too_many(table.count(), source)
+    return table.to_pandas()
 
 
 def read_source(source: SourceSpec) -> pd.DataFrame:
@@ -23,19 +70,17 @@ def read_source(source: SourceSpec) -> pd.DataFrame:
         return generate_census(source.rows, seed=source.seed)
     if source.path is not None:
         return read_table(source.path, sep=source.sep)
+    if source.spark is not None:
+        return _read_spark(source)
     import sqlalchemy
 
-    url = source.url
-    if source.conn_id is not None:  # resolved only now; the URL (with its password) is never shown
-        from privacy_plugins.release.connections import resolve_url
-
-        url = resolve_url(source.conn_id, setting="source.conn_id")
-    assert url is not None
+    url = source_url(source)
     try:
         engine = sqlalchemy.create_engine(url)
     except (sqlalchemy.exc.ArgumentError, ImportError) as exc:
         if source.conn_id is None:
-            raise ConfigurationError(f"cannot open source url {source.url!r}: {exc}") from exc
+            detail = mask_password(str(exc))
+            raise ConfigurationError(f"cannot open source url {mask_password(url)!r}: {detail}") from exc
         missing = f" ({exc.name})" if isinstance(exc, ImportError) else ""  # the text may quote the URL
         raise ConfigurationError(
             f"source.conn_id: cannot open connection {source.conn_id!r}: {type(exc).__name__}{missing}"
@@ -45,10 +90,16 @@ def read_source(source: SourceSpec) -> pd.DataFrame:
             if source.table is not None:
                 if not sqlalchemy.inspect(connection).has_table(source.table):
                     raise ConfigurationError(f"source table {source.table!r} not found at {engine.url!r}")
-                return pd.read_sql_table(source.table, connection)
-            result = connection.execute(sqlalchemy.text(str(source.query)))
+                _check_memory_limit(connection, source, sqlalchemy.table(source.table))
+                if engine.dialect.name != "duckdb":  # duckdb_engine cannot reflect tables (SQLAlchemy 2.1)
+                    return pd.read_sql_table(source.table, connection)
+            quoted = engine.dialect.identifier_preparer.quote(str(source.table))
+            query = str(source.query) if source.query is not None else f"SELECT * FROM {quoted}"
+            result = connection.execute(sqlalchemy.text(query))
             if not result.returns_rows:
                 raise ConfigurationError("source query returned no rows (it must be a SELECT)")
+            if source.query is not None:
+                _check_memory_limit(connection, source, sqlalchemy.text(query).columns().subquery("source_query"))
             columns = [str(name) for name in result.keys()]  # the cursor's names, before pandas sees them
             check_unique_columns(columns, where="the result of source.query")
             return pd.DataFrame.from_records(result.fetchall(), columns=columns, coerce_float=True)

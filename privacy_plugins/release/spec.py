@@ -35,6 +35,7 @@ from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, b
 from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, HierarchyError
+from privacy_plugins.release.connections import mask_password
 
 __all__ = [
     "AlgorithmSpec",
@@ -106,18 +107,32 @@ class SourceSpec:
     rows: int = 5_000
     seed: int = 0
     conn_id: str | None = None  # a named connection, resolved when reading (release/connections.py)
+    duckdb: Path | None = None
+    max_rows_in_memory: int = 20_000_000
+    out_of_core_bytes: int = 1_000_000_000
+    spark: str | None = None
+    spark_settings: Mapping[str, Any] | None = None
 
-    KEYS = ("path", "sep", "url", "table", "query", "generate", "rows", "seed", "conn_id")
+    KEYS = (
+        "path", "sep", "url", "table", "query", "generate", "rows", "seed", "conn_id",
+        "duckdb", "max_rows_in_memory", "out_of_core_bytes", "spark", "spark_settings",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
-        kinds = [k for k in ("path", "url", "conn_id", "generate") if getattr(self, k) is not None]
+        kinds = [k for k in ("path", "url", "conn_id", "duckdb", "spark", "generate") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ConfigurationError(
-                f"source needs exactly one of path, url or generate (or conn_id); got {kinds or 'none'}"
+                f"source needs exactly one of path, url, conn_id, duckdb, spark or generate; got {kinds or 'none'}"
             )
-        for sql in ("url", "conn_id"):
-            if getattr(self, sql) is not None and (self.table is None) == (self.query is None):
-                raise ConfigurationError(f"a {sql} source needs exactly one of table or query")
+        settings = self.spark_settings or {}
+        if not isinstance(settings, Mapping) or any(not str(key).startswith("spark.") for key in settings):
+            raise ConfigurationError(f"source.spark_settings must map spark.* keys to values, got {settings!r}")
+        if settings and self.spark is None:
+            raise ConfigurationError("source.spark_settings needs a spark: source")
+        if kinds[0] in ("url", "conn_id", "duckdb") and (self.table is None) == (self.query is None):
+            raise ConfigurationError(f"a {kinds[0]} source needs exactly one of table or query")
+        check_integer(self.max_rows_in_memory, name="source.max_rows_in_memory", minimum=1)
+        check_integer(self.out_of_core_bytes, name="source.out_of_core_bytes", minimum=0)
         if self.generate is not None and self.generate != "census":
             raise ConfigurationError(f"source.generate knows only 'census', got {self.generate!r}")
         check_integer(self.rows, name="source.rows")
@@ -286,7 +301,7 @@ class DestinationSpec:
             return f"conn:{self.conn_id}#{self.table}"
         where: object = self.duckdb or self.parquet
         if self.url is not None:
-            where = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", self.url)
+            where = mask_password(self.url)
         return f"{self.kind}:{where}#{self.table}"
 
     def check_writable(self) -> None:
@@ -319,7 +334,6 @@ class DestinationSpec:
             locations.check_database_url(setting, self.sql_url())
 
 
-
 def _folder_name(name: str) -> str:
     """The spec's name as one path component, so two specs without a ``report:`` never share report files.
 
@@ -330,6 +344,7 @@ def _folder_name(name: str) -> str:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
     return f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)[:60].lstrip('.')}-{digest}"
+
 
 @dataclass(frozen=True)
 class ReportSpec:
@@ -549,9 +564,12 @@ class ReleaseSpec:
         ):
             values = dict(_mapping(name, data.get(name)))
             _check_keys(name, values, kind.KEYS)
-            for key in ("path", "duckdb", "parquet", "directory"):
+            for key in ("path", "duckdb", "parquet", "directory"):  # source.duckdb too
                 if values.get(key) is not None:
                     values[key] = _path(base, values[key])
+            spark = values.get("spark")
+            if isinstance(spark, str) and spark.lower().endswith((".parquet", ".csv", "/")):  # a path, not a table
+                values["spark"] = str(_path(base, spark))
             sections[name] = values
         sections["report"].setdefault("directory", base / "release_output" / _folder_name(str(data["name"])))
         algorithm = AlgorithmSpec.from_mapping(_mapping("algorithm", data.get("algorithm")))

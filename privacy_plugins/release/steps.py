@@ -45,6 +45,7 @@ from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import (
@@ -493,14 +494,20 @@ def _measure(
             name="suppression_limit",
         )
     )
-    for model in spec.models():
-        if classes is None:
-            checks.append(
-                RequirementCheck(str(model), False, None, None, "not measured: the two tables do not join",
-                                 name=check_name(model))
-            )  # fmt: skip
-            continue
-        result = model.evaluate(classes)
+    models = spec.models()
+    if classes is None:
+        return checks + [
+            RequirementCheck(str(model), False, None, None, "not measured: the two tables do not join",
+                             name=check_name(model))
+            for model in models
+        ]  # fmt: skip
+    return checks + model_checks(models, [model.evaluate(classes) for model in models])
+
+
+def model_checks(models: list[PrivacyModel], results: list[ModelResult]) -> list[RequirementCheck]:
+    """One check per model from its measured result (however it was measured: records or GROUP BY)."""
+    checks = []
+    for model, result in zip(models, results, strict=True):
         detail = "holds" if result.passed else model.describe_gap(result.observed)
         checks.append(
             RequirementCheck(

@@ -47,6 +47,8 @@ class Snapshot:
     encodings: dict[tuple[Hashable, bool], EncodedColumn] = field(default_factory=dict, repr=False)
     _codes: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)
     _costs: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)
+    #: Records in the table when the snapshot was built from counts (no per-record ``unit_of_row``).
+    n_records: int | None = None
 
     @classmethod
     def build(
@@ -81,9 +83,54 @@ class Snapshot:
             leaf_codes=tuple(codes[first_row] for codes in row_leaves),
         )
 
+    @classmethod
+    def from_units(
+        cls,
+        *,
+        quasi_identifiers: Sequence[Hashable],
+        hierarchies: Mapping[Hashable, Hierarchy],
+        leaf_values: Mapping[Hashable, pd.Series],
+        units: pd.DataFrame,
+        weights: np.ndarray,
+    ) -> Snapshot:
+        """A snapshot from counts an engine computed (one ``GROUP BY``), never from the records.
+
+        Each argument row is one distinct (QI values, model columns) combination:
+        ``leaf_values[q]`` its value of QI ``q`` (must be a leaf), ``units`` its
+        model columns, ``weights`` its record count. Units that are equal after
+        matching values to leaves (``39`` and ``39.0``) are merged, so the result
+        equals :meth:`build` on the records. ``unit_of_row`` is the identity: a
+        unit stands for its records, whose count is ``n_records``.
+        """
+        missing = [q for q in quasi_identifiers if q not in hierarchies]
+        if missing:
+            given = sorted(map(str, hierarchies))
+            raise HierarchyError(f"no hierarchy for quasi-identifier(s) {missing!r}; hierarchies given for {given!r}")
+        counts = np.asarray(weights, dtype=np.int64)
+        if counts.shape[0] != len(units) or (counts <= 0).any():
+            raise ValueError("weights must hold one positive record count per unit")
+        ordered = tuple(hierarchies[q] for q in quasi_identifiers)
+        leaves = [h.leaf_codes(leaf_values[q]) for q, h in zip(quasi_identifiers, ordered, strict=True)]
+        parts = [(codes, h.n_leaves) for codes, h in zip(leaves, ordered, strict=True)]
+        parts += [(e.codes, e.cardinality) for e in (encode_column(units, c) for c in units.columns)]
+        unit_of_arg, n_units = combine_codes(parts, len(units))
+        first = np.full(n_units, len(units), dtype=np.int64)
+        np.minimum.at(first, unit_of_arg, np.arange(len(units), dtype=np.int64))
+        return cls(
+            quasi_identifiers=tuple(quasi_identifiers),
+            hierarchies=ordered,
+            units=units.iloc[first].reset_index(drop=True),
+            weights=np.bincount(unit_of_arg, weights=counts, minlength=n_units).astype(np.int64),
+            unit_of_row=np.arange(n_units, dtype=np.int64),
+            leaf_codes=tuple(codes[first] for codes in leaves),
+            n_records=int(counts.sum()),
+        )
+
     @property
     def n_rows(self) -> int:
         """Records in the table."""
+        if self.n_records is not None:
+            return self.n_records
         return int(self.unit_of_row.shape[0])
 
     @property

@@ -23,8 +23,8 @@ from great_expectations.execution_engine.sqlalchemy_execution_engine import SqlA
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 
+from privacy_plugins import engines
 from privacy_plugins.core.partition import EquivalenceClasses
-from privacy_plugins.integrations.gx import engines
 
 __all__ = ["EQUIVALENCE_CLASSES", "EquivalenceClassesMetric"]
 
@@ -69,7 +69,9 @@ class EquivalenceClassesMetric(TableMetricProvider):
         selectable, _, _ = execution_engine.get_compute_domain(
             metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
         )
-        return engines.classes_from_sql(execution_engine, selectable, **cls.grouping(metric_value_kwargs))
+        return engines.classes_from_sql(
+            execution_engine.get_connection, selectable, **cls.grouping(metric_value_kwargs)
+        )
 
     @metric_value(engine=SparkDFExecutionEngine)
     def _spark(

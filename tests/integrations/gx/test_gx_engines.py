@@ -179,17 +179,17 @@ def test_empty_table_is_an_error(engine: str, pandas_batch, sql_batch) -> None:
 
 
 def test_sql_sends_back_aggregates_only(sql_batch, monkeypatch: pytest.MonkeyPatch) -> None:
-    from privacy_plugins.integrations.gx import engines
+    from privacy_plugins.engines import sql as engines
 
     frame = pd.DataFrame({"q1": [1.0] * 50 + [2.0] * 50, "q2": ["a"] * 100, "s": ["x", "y"] * 50})
     seen: list[int] = []
-    original = engines._from_aggregates
+    original = engines.classes_from_aggregates
 
     def spy(aggregates: pd.DataFrame, quasi_identifiers):
         seen.append(len(aggregates))
         return original(aggregates, quasi_identifiers)
 
-    monkeypatch.setattr(engines, "_from_aggregates", spy)
+    monkeypatch.setattr(engines, "classes_from_aggregates", spy)
     result = sql_batch(frame, "duckdb").validate(
         ExpectTableToBeLDiverse(quasi_identifiers=QIS, sensitive_attribute="s", l=2)
     )
@@ -213,8 +213,8 @@ def test_auto_t_distance_follows_the_column_type_on_every_engine(engine: str, pa
 def test_decimal_aggregates_count_as_numbers() -> None:
     from decimal import Decimal
 
-    from privacy_plugins.integrations.gx.engines import COUNT_COLUMN, _from_aggregates
+    from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates
 
     aggregates = pd.DataFrame({"q": ["a", "b"], "s": [Decimal("1.5"), Decimal("2")], COUNT_COLUMN: [1, 1]})
-    classes = _from_aggregates(aggregates, ["q"])
+    classes = classes_from_aggregates(aggregates, ["q"])
     assert pd.api.types.is_numeric_dtype(classes.frame["s"])

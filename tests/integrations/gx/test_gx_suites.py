@@ -14,10 +14,10 @@ pytest.importorskip("great_expectations")
 
 import great_expectations as gx
 
+from privacy_plugins import engines
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.gx import (
     ExpectTableToBeKAnonymous,
-    engines,
     load_suite,
     outcomes,
     validate_dataframe,

@@ -1,0 +1,171 @@
+"""Benchmark: a full-domain release where the table lives (DuckDB, Spark) against the pandas path.
+
+Adult is replicated in SQL with age jitter (±2 years, a different but reproducible
+value per copy) into a DuckDB file; each measurement runs in a fresh subprocess
+so that its peak RSS is its own. Problem: QIs age, education, marital-status,
+native-country, race, sex, workclass; sensitive occupation; k=5, distinct l=2,
+5% suppression; optimal search.
+
+Run:
+    .venv/bin/python benchmarks/bench_engines.py make --rows 10000000 --db /tmp/adult10m.duckdb
+    .venv/bin/python benchmarks/bench_engines.py run --db /tmp/adult10m.duckdb --mode duckdb [--method case|join]
+    .venv/bin/python benchmarks/bench_engines.py run --db /tmp/adult10m.duckdb --mode pandas
+    .venv/bin/python benchmarks/bench_engines.py run --db /tmp/adult10m.duckdb --mode spark
+Each ``run`` prints one JSON line: mode, rows, snapshot units, node, suppressed,
+published class-count digest, seconds per phase and peak RSS (MB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+QIS = ["age", "education", "marital-status", "native-country", "race", "sex", "workclass"]
+SA = "occupation"
+
+
+def make(rows: int, db: Path) -> None:
+    """Adult × ⌈rows/30162⌉ copies, cut to ``rows``, age jittered by a hash of (copy, row)."""
+    import duckdb
+
+    db.unlink(missing_ok=True)
+    connection = duckdb.connect(str(db))
+    connection.execute(
+        "CREATE TEMP TABLE adult AS SELECT *, row_number() OVER () AS rid FROM read_csv(?, delim=';', header=true)",
+        [str(ADULT / "adult.csv")],
+    )
+    copies = -(-rows // 30162)
+    connection.execute(
+        f"""CREATE TABLE adult_big AS
+        SELECT a.sex, LEAST(GREATEST(a.age + CAST(hash(c.i, a.rid) % 5 AS INTEGER) - 2, 1), 99) AS age,
+               a.race, a."marital-status", a.education, a."native-country", a.workclass, a.occupation,
+               a."salary-class"
+        FROM adult a, range({copies}) c(i) LIMIT {rows}"""
+    )
+    connection.close()
+
+
+def _problem() -> tuple[list, dict]:
+    from privacy_plugins.core.hierarchies import read_hierarchy
+    from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
+
+    hierarchies = {q: read_hierarchy(ADULT / f"adult_hierarchy_{q}.csv", attribute=q) for q in QIS}
+    return [KAnonymity(5), DistinctLDiversity(SA, 2)], hierarchies
+
+
+def _digest(frame: pd.DataFrame) -> str:
+    """Digest of the published class counts (QI labels + count), order-free."""
+    counts = frame.groupby(QIS, dropna=False).size().reset_index(name="n").astype(str)
+    text = "\n".join(sorted("|".join(row) for row in counts.itertuples(index=False)))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run(db: Path, mode: str, method: str, memory_limit: str = "1GB") -> dict[str, object]:
+    """One release of ``adult_big``; the published table stays in the engine (DuckDB: a new table)."""
+    models, hierarchies = _problem()
+    times: dict[str, float] = {}
+    start = time.perf_counter()
+    if mode == "pandas":
+        import duckdb
+
+        from privacy_plugins.core.anonymize import anonymize
+
+        frame = duckdb.connect(str(db), read_only=True).execute("SELECT * FROM adult_big").df()
+        times["load"] = time.perf_counter() - start
+        result = anonymize(frame, algorithm="optimal", quasi_identifiers=QIS, hierarchies=hierarchies, models=models,
+                           sensitive_attributes=[SA], suppression_limit=0.05)  # fmt: skip
+        times["anonymize"] = time.perf_counter() - start - times["load"]
+        levels, suppressed, units = dict(result.details.levels), result.suppressed, None
+        rows, digest = len(frame), _digest(result.table)
+    else:
+        from privacy_plugins.engines import anonymize_in_engine, measure_in_engine
+
+        if mode == "duckdb":
+            import sqlalchemy as sa
+
+            from privacy_plugins.engines import SqlTable
+
+            config = {"memory_limit": memory_limit, "threads": 2}
+            engine = sa.create_engine(f"duckdb:///{db}", connect_args={"config": config})
+            table = SqlTable.from_table(engine, "adult_big")
+        else:
+            import os
+
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            from pyspark.sql import SparkSession
+
+            from privacy_plugins.engines import SparkTable
+
+            spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+                     .config("spark.driver.memory", "2g").config("spark.ui.showConsoleProgress", "false")
+                     .getOrCreate())  # fmt: skip
+            spark.sparkContext.setLogLevel("ERROR")
+            parquet = db.with_suffix(".parquet")
+            if not parquet.exists():
+                import duckdb
+
+                duckdb.connect(str(db), read_only=True).execute(f"COPY adult_big TO '{parquet}' (FORMAT parquet)")
+            table = SparkTable(spark.read.parquet(str(parquet)))
+        done = anonymize_in_engine(table, quasi_identifiers=QIS, hierarchies=hierarchies, models=models,
+                                   sensitive_attributes=[SA], suppression_limit=0.05, method=method)  # type: ignore[arg-type]  # fmt: skip
+        times["snapshot+search"] = time.perf_counter() - start
+        mark = time.perf_counter()
+        if mode == "duckdb":
+            with table.engine.begin() as connection:
+                connection.exec_driver_sql("DROP TABLE IF EXISTS adult_published")
+                connection.exec_driver_sql(f"CREATE TABLE adult_published AS {done.published.select_sql()}")  # type: ignore[attr-defined]
+            published = SqlTable.from_table(table.engine, "adult_published")
+        else:
+            published = done.published
+        times["apply"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        checks = measure_in_engine(published, quasi_identifiers=QIS, models=models)
+        assert all(c.passed for c in checks)
+        counts = published.group_counts(QIS)
+        times["measure"] = time.perf_counter() - mark
+        text = "\n".join(sorted("|".join(map(str, r)) for r in counts.itertuples(index=False)))
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        levels, suppressed, units, rows = (
+            dict(done.solution.details.levels),
+            done.solution.suppressed,
+            len(done.snapshot.units),
+            done.rows_in,
+        )
+        if mode == "duckdb":
+            done.published.close()  # type: ignore[attr-defined]
+    times["total"] = time.perf_counter() - start
+    return {
+        "mode": mode, "method": method, "rows": rows, "snapshot_units": units, "levels": levels,
+        "suppressed": suppressed, "class_counts_digest": digest,
+        "seconds": {k: round(v, 2) for k, v in times.items()},
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    making = sub.add_parser("make")
+    making.add_argument("--rows", type=int, required=True)
+    making.add_argument("--db", type=Path, required=True)
+    running = sub.add_parser("run")
+    running.add_argument("--db", type=Path, required=True)
+    running.add_argument("--mode", choices=["duckdb", "pandas", "spark"], required=True)
+    running.add_argument("--method", choices=["case", "join"], default="case")
+    running.add_argument("--memory-limit", default="1GB", help="DuckDB memory_limit (spills to disk beyond it)")
+    args = parser.parse_args()
+    if args.command == "make":
+        make(args.rows, args.db)
+    else:
+        print(json.dumps(run(args.db, args.mode, args.method, args.memory_limit)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""What every engine table offers: columns, counts, one GROUP BY, a generalized view, its rows in batches.
+
+A table handle is lazy: ``generalized`` returns another handle (a SQL subquery,
+a Spark plan, a pandas frame), nothing runs until it is counted, grouped,
+stored or read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Literal, Protocol
+
+import pandas as pd
+
+__all__ = ["APPLY_METHODS", "LABEL_MAPPING_COLUMNS", "ApplyMethod", "EngineTable"]
+
+#: How a node's hierarchy levels are applied: small mapping tables joined, or CASE expressions.
+ApplyMethod = Literal["case", "join"]
+APPLY_METHODS: tuple[str, ...] = ("case", "join")
+#: Columns of a mapping table: the raw value and its published label.
+LABEL_MAPPING_COLUMNS = ("value", "label")
+
+
+class EngineTable(Protocol):
+    """A table where it lives (pandas, a SQL database, Spark)."""
+
+    @property
+    def engine_name(self) -> str:
+        """``"pandas"``, the SQL dialect name (``"duckdb"``, ``"sqlite"``, …) or ``"spark"``."""
+        ...
+
+    def columns(self) -> list[str]:
+        """Column names, in table order."""
+        ...
+
+    def count(self) -> int:
+        """Records in the table."""
+        ...
+
+    def group_counts(self, columns: Sequence[str]) -> pd.DataFrame:
+        """``columns`` + ``COUNT_COLUMN``: one row per distinct combination (one GROUP BY in the engine)."""
+        ...
+
+    def generalized(
+        self,
+        *,
+        keep: Sequence[str],
+        mappings: Mapping[str, pd.DataFrame],
+        suppressed: pd.DataFrame,
+        method: ApplyMethod,
+    ) -> EngineTable:
+        """``keep`` columns; each column of ``mappings`` replaced by its label; rows of ``suppressed`` classes removed.
+
+        ``mappings[c]`` has ``LABEL_MAPPING_COLUMNS``; ``suppressed`` holds the
+        published labels of the classes to remove (one column per mapped column).
+        """
+        ...
+
+    def batches(self, size: int) -> Iterator[pd.DataFrame]:
+        """The rows, ``size`` at a time (to stream them to a destination outside the engine)."""
+        ...
+
+    def to_pandas(self) -> pd.DataFrame:
+        """All rows (small tables and tests only)."""
+        ...

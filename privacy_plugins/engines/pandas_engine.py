@@ -1,0 +1,75 @@
+"""The pandas engine: the same operations on a DataFrame in memory (the reference the others must equal)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns
+from privacy_plugins.engines.base import ApplyMethod, EngineTable
+
+__all__ = ["PandasTable", "classes_from_pandas"]
+
+
+def classes_from_pandas(
+    frame: pd.DataFrame, *, columns: Sequence[str], quasi_identifiers: Sequence[str]
+) -> EquivalenceClasses:
+    """Group the records themselves: on pandas the core is faster than a group-by first."""
+    check_columns(columns, [str(c) for c in frame.columns])
+    return EquivalenceClasses.from_frame(validate_frame(frame), list(quasi_identifiers))
+
+
+@dataclass(frozen=True)
+class PandasTable:
+    """A DataFrame as an :class:`~privacy_plugins.engines.base.EngineTable`."""
+
+    frame: pd.DataFrame
+    engine_name: str = "pandas"
+
+    def columns(self) -> list[str]:
+        """Column names."""
+        return [str(c) for c in self.frame.columns]
+
+    def count(self) -> int:
+        """Rows."""
+        return len(self.frame)
+
+    def group_counts(self, columns: Sequence[str]) -> pd.DataFrame:
+        """``groupby(columns, dropna=False).size()``."""
+        check_columns(columns, self.columns())
+        grouped = self.frame.groupby(list(columns), dropna=False, sort=False, observed=True).size()
+        return grouped.rename(COUNT_COLUMN).reset_index()
+
+    def generalized(
+        self,
+        *,
+        keep: Sequence[str],
+        mappings: Mapping[str, pd.DataFrame],
+        suppressed: pd.DataFrame,
+        method: ApplyMethod,
+    ) -> EngineTable:
+        """Map each QI through its value → label table (``method`` makes no difference in memory)."""
+        check_columns([*keep, *mappings], self.columns())
+        out = self.frame[list(keep)].copy()
+        for column, mapping in mappings.items():
+            lookup = pd.Series(mapping["label"].to_numpy(), index=pd.Index(mapping["value"]))
+            out[column] = pd.Series(lookup.reindex(out[column]).to_numpy(), index=out.index, dtype=object)
+        if len(suppressed):
+            marker = "__privacy_plugins_suppressed__"
+            flags = suppressed.assign(**{marker: True})
+            joined = out.merge(flags, how="left", on=list(suppressed.columns), sort=False)
+            out = out.loc[joined[marker].isna().to_numpy()]
+        return PandasTable(out.reset_index(drop=True))
+
+    def batches(self, size: int) -> Iterator[pd.DataFrame]:
+        """Slices of the frame."""
+        for start in range(0, len(self.frame), size):
+            yield self.frame.iloc[start : start + size]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The frame."""
+        return self.frame

@@ -1,0 +1,193 @@
+"""Full-domain anonymization where the table lives: one GROUP BY in, the node applied in the engine.
+
+1. :func:`engine_snapshot` — the weighted snapshot (QIs, model columns, count) from
+   one GROUP BY, built into the core's :class:`~privacy_plugins.core.anonymize.snapshot.Snapshot`.
+2. The core searches it (:func:`~privacy_plugins.core.anonymize.snapshot_search.solve_snapshot`).
+3. :func:`anonymize_in_engine` — the chosen node is applied by the engine (mapping
+   tables joined, or CASE), the violating classes are removed there, identifiers
+   are never selected.
+4. :func:`measure_in_engine` — every model re-measured on the result by GROUP BY.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core.anonymize.snapshot import Snapshot
+from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution, solve_snapshot
+from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.models.base import ModelResult
+from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates, numeric_columns_as_numbers
+from privacy_plugins.engines.base import APPLY_METHODS, ApplyMethod, EngineTable
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = [
+    "EngineAnonymization",
+    "anonymize_in_engine",
+    "engine_snapshot",
+    "label_mappings",
+    "measure_in_engine",
+    "model_columns",
+    "validate_models",
+]
+
+
+def model_columns(models: Sequence[PrivacyModel], quasi_identifiers: Sequence[str]) -> list[str]:
+    """The non-QI columns the models read (sensitive values, a bound column), in order."""
+    columns = dict.fromkeys(str(c) for model in models for c in model.columns)
+    return [c for c in columns if c not in quasi_identifiers]
+
+
+def engine_snapshot(
+    table: EngineTable,
+    *,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[Hashable, Hierarchy],
+    model_columns: Sequence[str] = (),
+    aggregates: pd.DataFrame | None = None,
+) -> tuple[Snapshot, pd.DataFrame]:
+    """The snapshot from one GROUP BY, and the aggregates it came from (raw values, for the mappings).
+
+    ``aggregates``: the result of ``table.group_counts([*quasi_identifiers, *model_columns])``
+    when the caller already ran it (e.g. to build hierarchies from the values present).
+
+    Raises:
+        UnknownColumnError: a column is not in the table.
+        EmptyTableError: the table has no rows.
+        HierarchyError: a QI value is not a leaf of its hierarchy.
+    """
+    if aggregates is None:
+        aggregates = table.group_counts([*quasi_identifiers, *model_columns])
+    aggregates = validate_frame(aggregates.copy())
+    numeric_columns_as_numbers(aggregates)
+    snapshot = Snapshot.from_units(
+        quasi_identifiers=quasi_identifiers,
+        hierarchies=hierarchies,
+        leaf_values={q: aggregates[q] for q in quasi_identifiers},
+        units=aggregates[list(model_columns)].reset_index(drop=True),
+        weights=aggregates[COUNT_COLUMN].to_numpy(dtype=np.int64),
+    )
+    return snapshot, aggregates
+
+
+def label_mappings(
+    aggregates: pd.DataFrame, hierarchies: Mapping[Hashable, Hierarchy], levels: Mapping[str, int]
+) -> dict[str, pd.DataFrame]:
+    """Per QI, the raw values present in the table and their labels at the node's level (small tables)."""
+    mappings: dict[str, pd.DataFrame] = {}
+    for column, level in levels.items():
+        hierarchy = hierarchies[column]
+        values = aggregates[column].drop_duplicates().reset_index(drop=True)
+        labels = hierarchy.labels[level][hierarchy.codes[level][hierarchy.leaf_codes(values)]]
+        mappings[column] = pd.DataFrame({"value": values, "label": np.asarray(labels, dtype=object).astype(str)})
+    return mappings
+
+
+def validate_models(aggregates: pd.DataFrame, n_rows: int, models: Sequence[PrivacyModel]) -> None:
+    """Run every model's ``validate_against`` on the aggregates instead of the records.
+
+    The checks read the columns and their set of values (the aggregates hold
+    exactly those) and compare sizes such as ``k`` with the row count. The frame
+    checked repeats its first row so that its length is ``n_rows`` or more than
+    any model's minimum class size — the same verdicts as on the records,
+    without them.
+    """
+    values = aggregates.drop(columns=[COUNT_COLUMN])
+    largest = max(model.minimum_class_size for model in models)
+    target = min(n_rows, len(values) + largest)
+    padded = values.iloc[np.r_[np.arange(len(values)), np.zeros(max(target - len(values), 0), dtype=np.int64)]]
+    for model in models:
+        model.validate_against(padded)
+
+
+@dataclass(frozen=True)
+class EngineAnonymization:
+    """What :func:`anonymize_in_engine` decided and the (lazy) published table in the engine."""
+
+    snapshot: Snapshot
+    solution: SnapshotSolution
+    rows_in: int
+    published: EngineTable
+    dropped_identifiers: tuple[str, ...]
+
+    @property
+    def rows_out(self) -> int:
+        """Records published (rows in − suppressed)."""
+        return self.rows_in - self.solution.suppressed
+
+
+def anonymize_in_engine(
+    table: EngineTable,
+    *,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[Hashable, Hierarchy],
+    models: Sequence[PrivacyModel],
+    identifiers: Sequence[str] = (),
+    sensitive_attributes: Sequence[str] = (),
+    suppression_limit: float = 0.0,
+    algorithm: str = "optimal",
+    metric: str = "ncp",
+    method: ApplyMethod = "case",
+    progress: Callable[[int, int], None] | None = None,
+    aggregates: pd.DataFrame | None = None,
+) -> EngineAnonymization:
+    """Full-domain generalization with suppression (``suppressed_rows="remove"``), computed in the engine.
+
+    Same node, NCP and published rows (as a multiset) as the in-memory
+    full-domain anonymizer; the rows never come to Python.
+    """
+    if method not in APPLY_METHODS:
+        raise ConfigurationError(f"method must be one of {list(APPLY_METHODS)}, got {method!r}")
+    qis = [str(q) for q in quasi_identifiers]
+    columns = table.columns()
+    clash = sorted(set(identifiers) & set(qis) | set(identifiers) & set(sensitive_attributes))
+    if clash:
+        raise ConfigurationError(f"column(s) {clash!r} cannot be both identifier and quasi-identifier/sensitive")
+    snapshot, aggregates = engine_snapshot(
+        table,
+        quasi_identifiers=qis,
+        hierarchies=hierarchies,
+        model_columns=model_columns(models, qis),
+        aggregates=aggregates,
+    )
+    validate_models(aggregates, snapshot.n_rows, models)
+    sensitive = dict.fromkeys([*sensitive_attributes, *(str(c) for m in models for c in m.columns if c not in qis)])
+    solution = solve_snapshot(
+        snapshot,
+        models,
+        suppression_limit=suppression_limit,
+        algorithm=algorithm,
+        metric=metric,
+        n_sensitive=len(sensitive),
+        progress=progress,
+    )
+    keep = [c for c in columns if c not in set(identifiers)]
+    published = table.generalized(
+        keep=keep,
+        mappings=label_mappings(aggregates, hierarchies, dict(zip(qis, solution.node, strict=True))),
+        suppressed=solution.suppressed_classes(snapshot),
+        method=method,
+    )
+    return EngineAnonymization(
+        snapshot=snapshot,
+        solution=solution,
+        rows_in=snapshot.n_rows,
+        published=published,
+        dropped_identifiers=tuple(c for c in columns if c in set(identifiers)),
+    )
+
+
+def measure_in_engine(
+    table: EngineTable, *, quasi_identifiers: Sequence[str], models: Sequence[PrivacyModel]
+) -> list[ModelResult]:
+    """Every model measured on ``table`` from one GROUP BY over the QIs and the columns the models read."""
+    qis = [str(q) for q in quasi_identifiers]
+    aggregates = table.group_counts([*qis, *model_columns(models, qis)])
+    classes = classes_from_aggregates(aggregates, qis)
+    return [model.evaluate(classes) for model in models]

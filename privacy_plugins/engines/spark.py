@@ -1,0 +1,135 @@
+"""The Spark engine, through PySpark: GROUP BY on the cluster, broadcast mappings, anti-join suppression."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns, classes_from_aggregates
+from privacy_plugins.engines.base import ApplyMethod, EngineTable
+
+__all__ = ["SparkTable", "classes_from_spark", "open_spark_table"]
+
+
+def open_spark_table(source: str, settings: Mapping[str, Any] | None = None) -> SparkTable:
+    """A table name, or a Parquet/CSV path, read by a session built from ``spark.*`` settings.
+
+    ``spark.master`` defaults to ``local[*]``; an existing session is reused (its
+    static settings are Spark's to keep). CSV is read with a header and inferred types.
+
+    Raises:
+        ConfigurationError: PySpark or Java is missing, or the table/path cannot be read.
+    """
+    import os
+    import shutil
+
+    from privacy_plugins.errors import ConfigurationError
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise ConfigurationError("a spark: source needs a Java runtime (java on PATH or JAVA_HOME)")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        raise ConfigurationError("a spark: source needs PySpark: pip install 'privacy-plugins[spark]'") from exc
+    config = {"spark.master": "local[*]", "spark.ui.showConsoleProgress": "false", **dict(settings or {})}
+    builder = SparkSession.builder
+    for key, value in config.items():
+        builder = builder.config(key, str(value))
+    session = builder.getOrCreate()
+    try:
+        if source.lower().endswith(".csv"):
+            frame = session.read.csv(source, header=True, inferSchema=True)
+        elif source.lower().endswith((".parquet", "/")):
+            frame = session.read.parquet(source)
+        else:
+            frame = session.table(source)
+    except Exception as exc:  # AnalysisException and friends: Spark's own classes
+        raise ConfigurationError(f"source.spark: cannot read {source!r}: {str(exc).splitlines()[0]}") from exc
+    return SparkTable(frame)
+
+
+def _group_counts(frame: Any, columns: Sequence[str]) -> pd.DataFrame:
+    from pyspark.sql import functions
+
+    check_columns(columns, frame.columns)
+    grouped = frame.groupBy(*[frame[column] for column in columns]).agg(
+        functions.count(functions.lit(1)).alias(COUNT_COLUMN)
+    )
+    return grouped.toPandas()
+
+
+def classes_from_spark(frame: Any, *, columns: Sequence[str], quasi_identifiers: Sequence[str]) -> EquivalenceClasses:
+    """``groupBy(columns).count()`` on the cluster; only the aggregates are collected."""
+    return classes_from_aggregates(_group_counts(frame, columns), quasi_identifiers)
+
+
+@dataclass(frozen=True)
+class SparkTable:
+    """A Spark DataFrame as an :class:`~privacy_plugins.engines.base.EngineTable`."""
+
+    frame: Any
+    engine_name: str = "spark"
+
+    def columns(self) -> list[str]:
+        """Column names."""
+        return [str(c) for c in self.frame.columns]
+
+    def count(self) -> int:
+        """``frame.count()``."""
+        return int(self.frame.count())
+
+    def group_counts(self, columns: Sequence[str]) -> pd.DataFrame:
+        """One ``groupBy().count()`` on the cluster."""
+        return _group_counts(self.frame, columns)
+
+    def generalized(
+        self,
+        *,
+        keep: Sequence[str],
+        mappings: Mapping[str, pd.DataFrame],
+        suppressed: pd.DataFrame,
+        method: ApplyMethod,
+    ) -> EngineTable:
+        """Map each QI (chained ``when`` or a broadcast join) and left-anti-join the suppressed classes."""
+        from pyspark.sql import functions
+
+        check_columns([*keep, *mappings], self.columns())
+        session = self.frame.sparkSession
+        out = self.frame
+        for index, (column, mapping) in enumerate(mappings.items()):
+            if method == "case":
+                expression: Any = None
+                for value, label in zip(mapping["value"].tolist(), mapping["label"].tolist(), strict=True):
+                    test = out[column] == functions.lit(value)
+                    expression = functions.when(test, label) if expression is None else expression.when(test, label)
+                out = out.withColumn(column, expression)
+            else:
+                value_col, label_col = f"__pp_value_{index}", f"__pp_label_{index}"
+                small = session.createDataFrame(mapping.rename(columns={"value": value_col, "label": label_col}))
+                out = out.join(functions.broadcast(small), out[column] == small[value_col], "inner")
+                out = out.withColumn(column, functions.col(label_col)).drop(value_col, label_col)
+        out = out.select(*keep)
+        if len(suppressed):
+            classes = session.createDataFrame(suppressed.astype(str))
+            out = out.join(functions.broadcast(classes), on=list(suppressed.columns), how="left_anti").select(*keep)
+        return SparkTable(out)
+
+    def batches(self, size: int) -> Iterator[pd.DataFrame]:
+        """The rows through ``toLocalIterator`` (one partition at a time on the driver)."""
+        names = self.columns()
+        chunk: list[Any] = []
+        for row in self.frame.toLocalIterator():
+            chunk.append(tuple(row))
+            if len(chunk) >= size:
+                yield pd.DataFrame.from_records(chunk, columns=names)
+                chunk = []
+        if chunk:
+            yield pd.DataFrame.from_records(chunk, columns=names)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """All rows."""
+        return self.frame.toPandas()

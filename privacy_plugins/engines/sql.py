@@ -1,0 +1,218 @@
+"""The SQL engine, through SQLAlchemy (DuckDB via ``duckdb_engine``, SQLite, PostgreSQL, …).
+
+Every operation is one statement run in the database; only aggregates (one row
+per distinct combination) and, when asked, the published rows in batches come
+back. Helper tables (value → label mappings, suppressed classes) are small,
+created with unique names next to the data and dropped by :meth:`SqlTable.close`.
+
+The queries run and are fetched inside one connection: GX's own
+``execute_query`` closes the connection before the rows are read, and with
+``duckdb_engine`` that loses the result, so :func:`classes_from_sql` takes a
+connection factory instead.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns, classes_from_aggregates
+from privacy_plugins.engines.base import ApplyMethod, EngineTable
+from privacy_plugins.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+__all__ = ["SqlTable", "classes_from_sql", "group_counts_sql"]
+
+_FLAG = "__privacy_plugins_suppressed__"
+
+
+def _subquery(selectable: Any) -> Any:
+    import sqlalchemy as sa
+
+    if isinstance(selectable, (sa.Select, sa.TextualSelect)):
+        return selectable.subquery()
+    return selectable
+
+
+def _lightweight_table(connection: sa.Connection, name: str) -> Any:
+    """A table by name with its columns read by ``LIMIT 0`` (reflection fails on ``duckdb_engine``)."""
+    import sqlalchemy as sa
+
+    quoted = connection.dialect.identifier_preparer.quote(name)
+    names = [str(n) for n in connection.execute(sa.text(f"SELECT * FROM {quoted} LIMIT 0")).keys()]
+    return sa.table(name, *[sa.column(n) for n in names])
+
+
+def group_counts_sql(connection: sa.Connection, selectable: Any, columns: Sequence[str]) -> pd.DataFrame:
+    """``SELECT columns, COUNT(*) … GROUP BY columns``; only the aggregates come back."""
+    import sqlalchemy as sa
+
+    selectable = _subquery(selectable)
+    available = list(connection.execute(sa.select(sa.text("*")).select_from(selectable).limit(0)).keys())
+    check_columns(columns, available)
+    keys: list[Any] = [sa.column(column) for column in columns]
+    query = sa.select(*keys, sa.func.count().label(COUNT_COLUMN)).select_from(selectable).group_by(*keys)
+    rows = connection.execute(query).fetchall()
+    return pd.DataFrame.from_records(rows, columns=[*columns, COUNT_COLUMN])
+
+
+def classes_from_sql(
+    connect: Callable[[], AbstractContextManager[sa.Connection]],
+    selectable: Any,
+    *,
+    columns: Sequence[str],
+    quasi_identifiers: Sequence[str],
+) -> EquivalenceClasses:
+    """The classes of ``selectable`` from one GROUP BY run inside ``connect()``."""
+    with connect() as connection:
+        aggregates = group_counts_sql(connection, selectable, columns)
+    return classes_from_aggregates(aggregates, quasi_identifiers)
+
+
+@dataclass
+class SqlTable:
+    """A table, view or query result in a SQL database, as an :class:`~privacy_plugins.engines.base.EngineTable`.
+
+    Build it with :meth:`from_table` or :meth:`from_query`.
+    """
+
+    engine: sa.Engine
+    selectable: Any
+    helpers: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_table(cls, engine: sa.Engine, table: str) -> SqlTable:
+        """A stored table; a clear error when it does not exist."""
+        import sqlalchemy as sa
+
+        with engine.connect() as connection:
+            if not sa.inspect(connection).has_table(table):
+                raise ConfigurationError(f"source table {table!r} not found at {engine.url!r}")
+            return cls(engine, _lightweight_table(connection, table))
+
+    @classmethod
+    def from_query(cls, engine: sa.Engine, query: str) -> SqlTable:
+        """A SELECT's result (its column names are read with ``LIMIT 0``)."""
+        import sqlalchemy as sa
+
+        from privacy_plugins.core.tables import check_unique_columns
+
+        with engine.connect() as connection:
+            probe = sa.select(sa.text("*")).select_from(sa.text(f"({query}) AS probe")).limit(0)
+            names = [str(n) for n in connection.execute(probe).keys()]
+        check_unique_columns(names, where="the result of source.query")
+        return cls(engine, sa.text(query).columns(*[sa.column(n) for n in names]).subquery("source_query"))
+
+    @property
+    def engine_name(self) -> str:
+        """The SQLAlchemy dialect name (``duckdb``, ``sqlite``, ``postgresql`` …)."""
+        return str(self.engine.dialect.name)
+
+    def columns(self) -> list[str]:
+        """Column names."""
+        return [str(c.name) for c in _subquery(self.selectable).c]
+
+    def count(self) -> int:
+        """``SELECT COUNT(*)``."""
+        import sqlalchemy as sa
+
+        with self.engine.connect() as connection:
+            return int(connection.execute(sa.select(sa.func.count()).select_from(self.selectable)).scalar_one())
+
+    def group_counts(self, columns: Sequence[str]) -> pd.DataFrame:
+        """One GROUP BY in the database."""
+        with self.engine.connect() as connection:
+            return group_counts_sql(connection, self.selectable, columns)
+
+    def _helper(self, frame: pd.DataFrame) -> Any:
+        """Store a small frame as a helper table (dropped by :meth:`close`)."""
+        name = f"pp_helper_{uuid.uuid4().hex[:12]}"
+        with self.engine.begin() as connection:
+            frame.to_sql(name, connection, index=False)
+            table = _lightweight_table(connection, name)
+        self.helpers.append(name)
+        return table
+
+    def generalized(
+        self,
+        *,
+        keep: Sequence[str],
+        mappings: Mapping[str, pd.DataFrame],
+        suppressed: pd.DataFrame,
+        method: ApplyMethod,
+    ) -> EngineTable:
+        """A SELECT that maps each QI (CASE or a join with its mapping table) and anti-joins suppressed classes."""
+        import sqlalchemy as sa
+
+        check_columns([*keep, *mappings], self.columns())
+        source = _subquery(self.selectable)
+        joined: Any = source
+        selected: list[Any] = []
+        for column in keep:
+            if column not in mappings:
+                selected.append(source.c[column].label(column))
+                continue
+            mapping = mappings[column]
+            if method == "case":
+                whens = dict(zip(mapping["value"].tolist(), mapping["label"].tolist(), strict=True))
+                selected.append(sa.case(whens, value=source.c[column]).label(column))
+            else:
+                helper = self._helper(mapping).alias(f"map_{len(selected)}")
+                joined = joined.join(helper, helper.c.value == source.c[column])
+                selected.append(helper.c.label.label(column))
+        mapped = sa.select(*selected).select_from(joined).subquery("generalized")
+        if len(suppressed):
+            flags = self._helper(suppressed.assign(**{_FLAG: 1})).alias("suppressed_classes")
+            condition = sa.and_(*[mapped.c[c] == flags.c[c] for c in suppressed.columns])
+            mapped = (
+                sa.select(*[mapped.c[c] for c in keep])
+                .select_from(mapped.outerjoin(flags, condition))
+                .where(flags.c[_FLAG].is_(None))
+                .subquery("published")
+            )
+        return SqlTable(self.engine, mapped, self.helpers)
+
+    def select_sql(self) -> str:
+        """The table's SELECT as plain SQL of this dialect (values inlined), for ``CREATE TABLE … AS``."""
+        import sqlalchemy as sa
+
+        statement = sa.select(*_subquery(self.selectable).c)
+        return str(statement.compile(self.engine, compile_kwargs={"literal_binds": True}))
+
+    def batches(self, size: int) -> Iterator[pd.DataFrame]:
+        """The rows, streamed ``size`` at a time (server-side cursor where the driver has one)."""
+        import sqlalchemy as sa
+
+        names = self.columns()
+        with self.engine.connect() as connection:
+            result = connection.execution_options(stream_results=True, yield_per=size).execute(
+                sa.select(*_subquery(self.selectable).c)
+            )
+            for rows in result.partitions(size):
+                yield pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """All rows."""
+        frames = list(self.batches(100_000))
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=self.columns())
+
+    def close(self) -> None:
+        """Drop the helper tables this table and its generalized views created."""
+        import sqlalchemy as sa
+
+        if not self.helpers:
+            return
+        with self.engine.begin() as connection:
+            for name in self.helpers:
+                connection.execute(
+                    sa.text(f"DROP TABLE IF EXISTS {self.engine.dialect.identifier_preparer.quote(name)}")
+                )
+        self.helpers.clear()

@@ -1,0 +1,59 @@
+"""Spark (``local[1]``) gives the in-memory release: same node, NCP, published rows, re-measured models.
+
+Few tests, one session (starting Spark costs seconds). Skipped with the reason
+when PySpark or a Java runtime is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("pyspark")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs a Java runtime (java on PATH or JAVA_HOME)", allow_module_level=True)
+
+from engine_checks import assert_same_release
+
+from privacy_plugins.engines import SparkTable
+
+pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("privacy_plugins-engine-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def to_spark(spark, frame: pd.DataFrame) -> SparkTable:
+    types = {"i": "bigint", "f": "double"}
+    schema = ", ".join(f"`{name}` {types.get(dtype.kind, 'string')}" for name, dtype in frame.dtypes.items())
+    return SparkTable(spark.createDataFrame([tuple(r) for r in frame.itertuples(index=False)], schema=schema))
+
+
+@pytest.mark.parametrize("method", ["case", "join"])
+def test_demo_census_same_release_on_spark(spark, census, method: str) -> None:
+    frame, problem = census
+    assert_same_release(to_spark(spark, frame), frame, method=method, **problem)
+
+
+def test_adult_sample_same_release_on_spark(spark, adult_sample) -> None:
+    frame, problem = adult_sample
+    assert_same_release(to_spark(spark, frame), frame, method="join", **problem)
