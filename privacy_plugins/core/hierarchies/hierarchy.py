@@ -139,25 +139,35 @@ class Hierarchy:
     def leaf_codes(self, values: pd.Series | Sequence[object]) -> np.ndarray:
         """The leaf code of every value; every value must be a leaf.
 
+        The column is factorized once as it is (Arrow strings and integers factorize
+        without becoming Python objects); only its distinct values are turned into
+        labels and looked up among the leaves, so the cost per row is one hash and
+        one ``take`` (object columns are labelled first, see below).
+
         Raises:
             HierarchyError: listing the first values (and missing values) absent from the hierarchy.
         """
         series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
-        row_codes, uniques = pd.factorize(as_labels(series), use_na_sentinel=True)
-        unique_codes = self._leaf_index.get_indexer(pd.Index(uniques, dtype=object))
+        if series.dtype == object:
+            # Python objects hash ``True`` and ``1`` alike: label first, so they stay apart.
+            series = as_labels(series)
+        row_codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        row_codes = np.asarray(row_codes, dtype=np.int64)
         if (row_codes < 0).any():
             raise HierarchyError(
                 f"column {self.attribute!r} has {int((row_codes < 0).sum())} missing values (NaN/None), "
                 "which its hierarchy cannot generalize; fill them or add them as a leaf"
             )
+        labels = as_labels(pd.Series(uniques, dtype=series.dtype if len(uniques) else object))
+        unique_codes = self._leaf_index.get_indexer(pd.Index(labels.to_numpy(dtype=object), dtype=object))
         absent = np.flatnonzero(unique_codes < 0)
         if absent.shape[0]:
-            shown = [uniques[i] for i in absent[:_SHOW_MISSING]]
+            shown = [labels.iloc[i] for i in absent[:_SHOW_MISSING]]
             raise HierarchyError(
                 f"column {self.attribute!r} has {absent.shape[0]} value(s) that are not leaves of its hierarchy, "
                 f"e.g. {shown!r}"
             )
-        return unique_codes[row_codes]
+        return np.asarray(unique_codes, dtype=np.int64)[row_codes]
 
     def generalize(self, values: pd.Series | Sequence[object], level: int) -> np.ndarray:
         """The labels of ``values`` generalized to ``level``."""
