@@ -35,7 +35,6 @@ from typing import Literal
 
 import numpy as np
 
-from privacy_plugins.core.anonymize.rollup import ClassTable, RollupCache
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.metrics.information_loss import discernibility
 from privacy_plugins.core.models import PrivacyModel
@@ -144,19 +143,6 @@ class LatticeSearch:
             for qi, height in enumerate(self.heights)
         ]
         self._norm = float(n * d)
-        # cost_table[qi][level][code]: the NCP cost of one generalized value (see generalization_costs).
-        self.cost_table = [
-            [
-                (h.leaf_counts[level] - 1) / (h.n_leaves - 1) if h.n_leaves > 1 else np.zeros(len(h.labels[level]))
-                for level in range(h.height + 1)
-            ]
-            for h in self.snapshot.hierarchies
-        ]
-        self.rollup = RollupCache(self.snapshot, list(self.snapshot.units.columns))
-        # Encode the model columns once, on the units: every rolled-up table reuses these codes.
-        bottom = self.rollup.classes(self.rollup.bottom)
-        for model in [*self.models, *self.relaxed]:
-            model.violating_classes(bottom)
 
     @property
     def heights(self) -> tuple[int, ...]:
@@ -181,21 +167,18 @@ class LatticeSearch:
         bound = sum(self.total_cost[qi][level] for qi, level in enumerate(node)) / self._norm
         return bound * len(node) if self.metric == "lm" else bound
 
-    def _loss(self, table: ClassTable, suppressed_rows: np.ndarray, suppressed: int, published_sizes: np.ndarray) -> float:
-        """The node's loss; removed costs are summed per code from integer counts, so every path agrees."""
-        node = table.node
+    def _loss(self, node: Node, suppressed_units: np.ndarray, suppressed: int, published_sizes: np.ndarray) -> float:
         if self.metric == "height":
             return float(sum(node))
         if self.metric == "discernibility":
             return discernibility(published_sizes, suppressed, self.snapshot.n_rows)
         removed = 0.0
         if suppressed:
-            weights = table.weights[suppressed_rows].astype(float)
-            for qi, level in enumerate(node):
-                cost = self.cost_table[qi][level]
-                codes = self.snapshot.codes(qi, level)[table.unit[suppressed_rows]]
-                counts = np.bincount(codes, weights=weights, minlength=cost.shape[0])
-                removed += float(np.dot(cost, counts))
+            weights = self.snapshot.weights[suppressed_units].astype(float)
+            removed = sum(
+                float((self.snapshot.costs(qi, level)[suppressed_units] * weights).sum())
+                for qi, level in enumerate(node)
+            )
         total = sum(self.total_cost[qi][level] for qi, level in enumerate(node))
         ncp = (total - removed + len(node) * suppressed) / self._norm
         return ncp * len(node) if self.metric == "lm" else ncp
@@ -205,8 +188,7 @@ class LatticeSearch:
         cached = self.checked.get(node)
         if cached is not None:
             return cached
-        table = self.rollup.table(node)
-        classes = self.rollup.classes(table)
+        classes = self.snapshot.classes(node)
         violating = np.zeros(classes.n_classes, dtype=bool)
         for model in self.models:
             violating |= model.violating_classes(classes)
@@ -216,12 +198,12 @@ class LatticeSearch:
         suppressed = int(classes.sizes[violating].sum())
         relaxation_failed = int(classes.sizes[relaxed_violating].sum()) > self.max_suppressed
         satisfied = suppressed <= self.max_suppressed and suppressed < classes.n_rows
-        suppressed_rows = violating[classes.class_of_row]
+        suppressed_units = violating[classes.class_of_row]
         if satisfied and suppressed and self.redistributing:
             # Suppression changed the published distribution: re-check against it.
-            published = classes.restricted(~suppressed_rows)
+            published = classes.restricted(~suppressed_units)
             satisfied = not any(m.violating_classes(published).any() for m in self.redistributing)
-        loss = self._loss(table, suppressed_rows, suppressed, classes.sizes[~violating]) if satisfied else math.inf
+        loss = self._loss(node, suppressed_units, suppressed, classes.sizes[~violating]) if satisfied else math.inf
         outcome = NodeOutcome(
             node=node, satisfied=satisfied, suppressed=suppressed, loss=loss, relaxation_failed=relaxation_failed
         )
