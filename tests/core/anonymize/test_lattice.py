@@ -254,6 +254,7 @@ def test_t_closeness_suppression_bound_skips_nodes() -> None:
     n = 400
     frame = pd.DataFrame({"q0": rng.integers(0, 8, n), "q1": rng.integers(0, 9, n)})
     frame["s"] = np.where(rng.random(n) < 0.5, frame["q0"] % 3, rng.integers(0, 3, n)).astype(str)
+    frame["bound"] = 1.0
     hierarchies = {
         "q0": Hierarchy.from_rows("q0", grouping_rows(8, [2, 2])),
         "q1": Hierarchy.from_rows("q1", grouping_rows(9, [3])),
