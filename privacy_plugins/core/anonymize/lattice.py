@@ -175,6 +175,18 @@ class LatticeSearch:
         bound = sum(self.total_cost[qi][level] for qi, level in enumerate(node)) / self._norm
         return bound * len(node) if self.metric == "lm" else bound
 
+    def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        """:meth:`lower_bound` of every row of ``nodes`` at once (summed in the same order, so equal)."""
+        if self.metric == "height":
+            return nodes.sum(axis=1).astype(float)
+        if self.metric == "discernibility":
+            return np.zeros(nodes.shape[0])
+        total = np.zeros(nodes.shape[0])
+        for qi in range(nodes.shape[1]):
+            total = total + np.asarray(self.total_cost[qi])[nodes[:, qi]]
+        bound = total / self._norm
+        return bound * nodes.shape[1] if self.metric == "lm" else bound
+
     def _loss(self, node: Node, suppressed_units: np.ndarray, suppressed: int, published_sizes: np.ndarray) -> float:
         if self.metric == "height":
             return float(sum(node))
@@ -311,7 +323,7 @@ def optimal_search(search: LatticeSearch) -> SearchResult:
     """
     node_list = list(search.nodes())
     nodes = np.asarray(node_list, dtype=np.int64).reshape(len(node_list), len(search.heights))
-    bounds = np.array([search.lower_bound(node) for node in node_list])
+    bounds = search.lower_bounds(nodes)
     # Without suppression a satisfying node's loss is its bound, so classifying the
     # whole lattice first pays off: the first satisfying node in bound order is optimal.
     # With suppression the loss needs a check anyway, so only the nodes whose bound
