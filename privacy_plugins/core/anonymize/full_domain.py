@@ -98,12 +98,25 @@ def _publish(
     roles: AttributeRoles,
     suppressed_rows: str,
 ) -> pd.DataFrame:
+    if suppressed_rows == "remove":
+        # Take the kept rows of the other columns first, and label only the kept rows' QIs.
+        kept = np.flatnonzero(~suppressed)
+        units = snapshot.unit_of_row[kept]
+        dropped = {*roles.identifiers, *snapshot.quasi_identifiers}
+        rest = table[[column for column in table.columns if column not in dropped]]
+        rest = (rest if kept.shape[0] == len(table) else rest.take(kept)).reset_index(drop=True)
+        qi_of = {column: qi for qi, column in enumerate(snapshot.quasi_identifiers)}
+        order = [column for column in table.columns if column not in set(roles.identifiers)]
+        for location, column in enumerate(order):  # insert, not a dict: no copy into one object block
+            if column in qi_of:
+                qi = qi_of[column]
+                labels = snapshot.hierarchies[qi].labels[node[qi]][snapshot.codes(qi, node[qi])[units]]
+                rest.insert(location, column, pd.Series(labels, index=rest.index, dtype=object))
+        return rest
     published = table.drop(columns=list(roles.identifiers))
     for qi, (column, hierarchy) in enumerate(zip(snapshot.quasi_identifiers, snapshot.hierarchies, strict=True)):
         row_codes = snapshot.codes(qi, node[qi])[snapshot.unit_of_row]
         published[column] = pd.Series(hierarchy.labels[node[qi]][row_codes], index=published.index, dtype=object)
-    if suppressed_rows == "remove":
-        return published.loc[~suppressed].reset_index(drop=True)
     # QIs (generalized labels, text) become '*'; sensitive values are hidden too: '*' in
     # text columns, missing in numeric ones (so the column keeps its type).
     for column in [*snapshot.quasi_identifiers, *roles.sensitive_attributes]:
