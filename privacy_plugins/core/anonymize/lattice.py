@@ -143,6 +143,9 @@ class LatticeSearch:
         self.relaxed = _relaxation(self.models, with_suppression=with_suppression)
         self.redistributing = [m for m in self.models if m.depends_on_table_distribution]
         self.bounding = [m for m in self.models if m.bounds_suppression]
+        self.relaxed_is_models = len(self.relaxed) == len(self.models) and all(
+            r is m for r, m in zip(self.relaxed, self.models, strict=True)
+        )
         n, d = self.snapshot.n_rows, len(self.heights)
         weights = self.snapshot.weights.astype(float)
         # total_cost[qi][level] = Σ over records of the NCP cost at that level.
@@ -212,9 +215,12 @@ class LatticeSearch:
         violating = np.zeros(classes.n_classes, dtype=bool)
         for model in self.models:
             violating |= model.violating_classes(classes)
-        relaxed_violating = np.zeros(classes.n_classes, dtype=bool)
-        for model in self.relaxed:
-            relaxed_violating |= model.violating_classes(classes)
+        if self.relaxed_is_models:  # monotone models are their own relaxation: measure once
+            relaxed_violating = violating
+        else:
+            relaxed_violating = np.zeros(classes.n_classes, dtype=bool)
+            for model in self.relaxed:
+                relaxed_violating |= model.violating_classes(classes)
         suppressed = int(classes.sizes[violating].sum())
         relaxation_failed = int(classes.sizes[relaxed_violating].sum()) > self.max_suppressed or any(
             # The bound is a sum of floats; the margin keeps rounding from failing a node wrongly.
