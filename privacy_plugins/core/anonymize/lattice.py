@@ -282,16 +282,30 @@ def _classify(search: LatticeSearch, nodes: np.ndarray, bounds: np.ndarray, *, b
     heights = nodes.sum(axis=1)
     strides = np.cumprod([1, *[h + 1 for h in search.heights[:0:-1]]])[::-1]
     top = np.asarray(search.heights)
+    columns = [np.ascontiguousarray(nodes[:, qi], dtype=np.int8) for qi in range(nodes.shape[1])]
     best = math.inf
+    # Lowest first, then least bound. Tags only fill in and the best loss only falls,
+    # so a node passed over stays passed over: one pointer walks this order once.
+    order = np.lexsort((np.arange(nodes.shape[0]), bounds, heights))
+    cursor = 0
 
     def open_(index: int) -> bool:
         return status[index] == 0 and (not bounded or bounds[index] <= best + _EPS)
 
+    def tag(index: int, verdict: int) -> None:
+        """Tag the unclassified nodes below (fail, −1) or above (pass, +1) node ``index``."""
+        inside = status == 0
+        for qi, column in enumerate(columns):
+            level = nodes[index, qi]
+            inside &= column <= level if verdict < 0 else column >= level
+        status[inside] = verdict
+
     while True:
-        unknown = np.flatnonzero((status == 0) & (bounds <= best + _EPS)) if bounded else np.flatnonzero(status == 0)
-        if unknown.shape[0] == 0:
+        while cursor < order.shape[0] and not open_(int(order[cursor])):
+            cursor += 1
+        if cursor == order.shape[0]:
             return status
-        current = int(unknown[np.lexsort((bounds[unknown], heights[unknown]))[0]])
+        current = int(order[cursor])
         chain = [current]
         while True:
             node = nodes[current]
@@ -309,10 +323,7 @@ def _classify(search: LatticeSearch, nodes: np.ndarray, bounds: np.ndarray, *, b
                 outcome = search.check(tuple(int(v) for v in nodes[index]))
                 if outcome.satisfied:
                     best = min(best, outcome.loss)
-                if outcome.relaxation_failed:
-                    status[np.all(nodes <= nodes[index], axis=1) & (status == 0)] = -1
-                else:
-                    status[np.all(nodes >= nodes[index], axis=1) & (status == 0)] = 1
+                tag(index, -1 if outcome.relaxation_failed else 1)
             if status[index] > 0:
                 high = middle - 1
             else:
