@@ -5,8 +5,10 @@ The five tasks are in the task group ``demo_census`` (``demo_census.load`` …).
 The release is published into the spec's DuckDB file
 (``release_output/release.duckdb``, table ``census_release``) only when every
 check passes: the spec's requirements, re-measured by the core, and the GX suite
-``expectations/demo_release.json``. The publish task then emits an event for the
-``census_release`` asset, and ``census_release_consumer`` is scheduled on it.
+``expectations/demo_release.json``. It runs weekly (and on demand). The publish
+task then emits an event for the ``census_release`` asset whose ``extra`` carries
+the release's numbers (rows, classes, measured k/l/t, NCP — never values), and
+``census_release_consumer`` is scheduled on it and reads them.
 
 Params (trigger form or ``-c``): ``spec`` (the release spec YAML) and
 ``expectation_suite`` (a GX suite JSON; empty = core checks only). Try it with
@@ -29,8 +31,9 @@ CENSUS_RELEASE = Asset(name="census_release", uri="x-privacy-plugins://demo_cens
 with DAG(
     dag_id="privacy_release",
     description="Anonymize the demo census and publish it only when every privacy check passes",
-    schedule=None,
-    max_active_runs=1,  # runs of one spec share its workdir
+    schedule="@weekly",
+    catchup=False,
+    max_active_runs=1,  # one release of a destination at a time
     params={
         "spec": Param(str(REPO / "specs" / "demo_census.yaml"), type="string", description="release spec (YAML)"),
         "expectation_suite": Param(
@@ -53,9 +56,17 @@ with DAG(
     tags=["privacy"],
 ):
 
-    @task
-    def announce_release(**context: Any) -> list[dict[str, Any]]:
-        """The publications that triggered this run (destination, table, rows)."""
-        return [dict(event.extra) for event in context["triggering_asset_events"][CENSUS_RELEASE]]
+    @task(inlets=[CENSUS_RELEASE])
+    def announce_release(**context: Any) -> dict[str, Any]:
+        """The release's numbers from the asset event that triggered this run (the latest one when run by hand)."""
+        events = list(context["triggering_asset_events"].get(CENSUS_RELEASE, []))
+        if not events:  # a manual run or `dag.test()`: the latest release of the asset
+            events = list(context["inlet_events"][CENSUS_RELEASE].ascending(False).limit(1))
+        numbers = dict(events[-1].extra["numbers"])
+        print(
+            f"census release: {numbers['rows']} rows in {numbers['classes']} classes, "
+            f"measured {numbers['measured']} (targets {numbers['targets']}), NCP {numbers['ncp']:.3f}"
+        )
+        return numbers
 
     announce_release()

@@ -14,6 +14,8 @@
   nor ``published`` run.
 
 The three share the destination table; only ``demo_census`` ever writes it.
+``census_release_summary`` is a downstream asset: it loads ``demo_census/published``
+through the release's reader as a DuckDB relation (counts only, no values).
 Loading this module reads the YAML specs and nothing else.
 """
 
@@ -21,6 +23,7 @@ import importlib.util
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 
 from privacy_plugins.integrations.dagster import PrivacyReleaseResource, build_release_assets
 from privacy_plugins.release import ReleaseSpec
@@ -35,10 +38,23 @@ census = build_release_assets(
 policy_gate = build_release_assets(CENSUS, key_prefix="census_policy_gate", policy={"min_k": 10})
 impossible = build_release_assets(REPO / "specs" / "demo_impossible.yaml")
 
+
+@dg.asset(ins={"published": census.published_in()}, group_name="downstream")
+def census_release_summary(published: duckdb.DuckDBPyRelation) -> dg.MaterializeResult[None]:
+    """What a consumer of the release sees: row and class counts of the published table."""
+    qis = ", ".join(f'"{column}"' for column in CENSUS.quasi_identifiers)
+    ((rows, classes),) = published.aggregate(f"count(*), count(DISTINCT ({qis}))").fetchall()
+    return dg.MaterializeResult(metadata={"rows": int(rows), "classes": int(classes)})
+
+
 defs = dg.Definitions.merge(
     census.definitions(),
+    census.monitoring(),  # daily: demo_census/published re-measured by the check still_meets_requirements
+    dg.Definitions(assets=[census_release_summary]),
     policy_gate.definitions(PrivacyReleaseResource(report_directory=str(REPO / "release_output" / "policy_gate"))),
     impossible.definitions(),
     # One process: ~3x faster for `dagster asset materialize`, and one writer of the DuckDB file.
     dg.Definitions(executor=dg.in_process_executor),
 )
+if (Path(__file__).parent / "defs").is_dir():  # releases scaffolded with `dg scaffold defs …PrivacyRelease NAME`
+    defs = dg.Definitions.merge(defs, dg.load_from_defs_folder(path_within_project=Path(__file__).parent))

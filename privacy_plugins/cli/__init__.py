@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from privacy_plugins._version import __version__
 from privacy_plugins.cli.anonymize import add_anonymize_parser
 from privacy_plugins.cli.diagnose import add_diagnose_parser
+from privacy_plugins.cli.distributed import add_distributed_parser
 from privacy_plugins.cli.measure import add_demo_parser, add_measure_parser
 from privacy_plugins.cli.published import add_published_parser
 from privacy_plugins.cli.release import add_release_parser
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_release_parser(commands)
     add_published_parser(commands)
     add_demo_parser(commands)
+    add_distributed_parser(commands)
     return parser
 
 

@@ -79,3 +79,13 @@ def add_t_arguments(parser: argparse.ArgumentParser, *, t_help: str) -> None:
         default="auto",
         help="ground distance of t-closeness (default auto: ordered for numeric columns, equal otherwise)",
     )
+
+
+def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--bound`` and ``--bound-column``: per-record leakage bounds, ``--bound`` the default for empty cells."""
+    parser.add_argument(
+        "--bound",
+        type=float,
+        help="one personalized leakage bound in (0,1] for every record (with --bound-column: for empty cells)",
+    )
+    parser.add_argument("--bound-column", help="column holding each record's leakage bound")

@@ -28,6 +28,7 @@ import pandas as pd
 
 from privacy_plugins.cli._args import (
     Subcommands,
+    add_bound_arguments,
     add_l_arguments,
     add_role_arguments,
     add_t_arguments,
@@ -114,9 +115,7 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
     parser.add_argument("--k", type=int, help="k-anonymity")
     add_l_arguments(parser, l_help="l-diversity of every sensitive attribute")
     add_t_arguments(parser, t_help="t-closeness of every sensitive attribute")
-    bound = parser.add_mutually_exclusive_group()
-    bound.add_argument("--bound", type=float, help="one personalized leakage bound in (0,1] for every record")
-    bound.add_argument("--bound-column", help="column holding each record's leakage bound")
+    add_bound_arguments(parser)
     parser.add_argument(
         "--suppression-limit", type=float, default=0.0, help="fraction of records that may be suppressed (default 0)"
     )
@@ -232,6 +231,18 @@ def _detail_rows(details: dict[str, Any], seconds: float) -> list[tuple[str, str
         splits = ", ".join(f"{name}={count}" for name, count in details.get("splits", {}).items())
         if splits:
             rows.append(("cuts per quasi-identifier", splits))
+    if "theorem1_regrouped" in details:  # personalized (Song et al.)
+        rows.append(("groups / merges", f"{number(details['groups'])} / {number(details['merges'])}"))
+        rows.append(
+            ("Theorem 1: regrouped / unsatisfiable",
+             f"{number(details['theorem1_regrouped'])} / {number(details['unsatisfiable'])} records "
+             "(bound below 1/|group| / below 1/n: suppressed within the limit)")
+        )  # fmt: skip
+        rows.append(
+            ("sensitive values generalized",
+             f"{number(details['sensitive_generalized'])} ({number(details['generalization_steps'])} steps)")
+        )  # fmt: skip
+        rows.append(("max / mean leakage", f"{details['max_leakage']:.4g} / {details['mean_leakage']:.4g}"))
     return rows
 
 
@@ -256,17 +267,24 @@ def _summary(report: dict[str, Any], out: Path) -> str:
 
 
 def _hierarchies(args: argparse.Namespace) -> dict[Hashable, Hierarchy]:
-    """The hierarchies of the quasi-identifiers that have a file in ``--hierarchies`` (none without the flag).
+    """The hierarchies of the QIs and sensitive attributes that have a file in ``--hierarchies`` (none without it).
 
     Whether a quasi-identifier without one is an error is the algorithm's call:
     full-domain recoding needs one per quasi-identifier, Mondrian publishes a
-    numeric one as ranges.
+    numeric one as ranges. A sensitive attribute's hierarchy lets ``personalized``
+    generalize its values (and the re-check measure them with DCorrelate).
     """
     if args.hierarchies is None:
         return {}
-    files = hierarchy_files(args.hierarchies, columns=args.quasi_identifiers)
-    present = [column for column in args.quasi_identifiers if column in files]
+    wanted = list(dict.fromkeys([*args.quasi_identifiers, *(args.sensitive_attributes or [])]))
+    files = hierarchy_files(args.hierarchies, columns=wanted)
+    present = [column for column in wanted if column in files]
     return load_hierarchies(args.hierarchies, columns=present, sep=args.hierarchy_sep)
+
+
+def linked_path(out: Path) -> Path:
+    """Where the CLI writes a linked sensitive table (Anatomy's ST): ``people.parquet`` → ``people.st.parquet``."""
+    return out.with_name(f"{out.stem}.st{out.suffix}")
 
 
 def _run_anonymize(args: argparse.Namespace) -> int:
@@ -298,6 +316,10 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     progress.close()
     write_table(result.table, args.out)
     report = result.to_dict() | {"out": str(args.out)}
+    if result.linked is not None:  # Anatomy: the sensitive table beside the QIT
+        linked_out = linked_path(args.out)
+        write_table(result.linked.table, linked_out)
+        report["linked_out"] = str(linked_out)
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

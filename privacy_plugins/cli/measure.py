@@ -6,13 +6,20 @@ import argparse
 import json
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from privacy_plugins.cli._args import Subcommands, add_role_arguments, add_t_arguments, check_columns
+from privacy_plugins.cli._args import (
+    Subcommands,
+    add_bound_arguments,
+    add_role_arguments,
+    add_t_arguments,
+    check_columns,
+)
 from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
+from privacy_plugins.core.hierarchies import Hierarchy, hierarchy_files, read_hierarchy
 from privacy_plugins.core.measure import MeasureReport, measure
 from privacy_plugins.core.tables import read_table
 from privacy_plugins.errors import PrivacyRiskWarning
@@ -41,9 +48,13 @@ def add_measure_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--suppression-limit", type=float, help="fraction of records that may be suppressed: report k after suppression"
     )
-    bound = parser.add_mutually_exclusive_group()
-    bound.add_argument("--bound", type=float, help="one personalized leakage bound in (0,1] for every record")
-    bound.add_argument("--bound-column", help="column holding each record's leakage bound")
+    add_bound_arguments(parser)
+    parser.add_argument(
+        "--hierarchies",
+        type=Path,
+        help="folder of ARX CSV hierarchies of the sensitive attributes (<column>.csv): a generalized "
+        "sensitive value then counts as each leaf below it in the leakage (DCorrelate)",
+    )
     parser.add_argument("--risk-threshold", type=float, default=0.2, help="record risk counted as 'at risk'")
     parser.add_argument(
         "--include-values",
@@ -156,6 +167,18 @@ def _emit(report: MeasureReport, *, output_format: str, source: str) -> None:
         print(format_table(report, source=source))
 
 
+def _sensitive_hierarchies(args: argparse.Namespace) -> dict[Hashable, Hierarchy]:
+    """The sensitive attributes' hierarchies that have a file in ``--hierarchies`` (none without the flag)."""
+    if args.hierarchies is None:
+        return {}
+    files = hierarchy_files(args.hierarchies, columns=args.sensitive_attributes)
+    return {
+        column: read_hierarchy(files[column], attribute=column)
+        for column in args.sensitive_attributes
+        if column in files
+    }
+
+
 def _run_measure(args: argparse.Namespace) -> int:
     frame = read_table(args.data, sep=args.sep)
     check_columns(
@@ -186,6 +209,7 @@ def _run_measure(args: argparse.Namespace) -> int:
             bound_column=args.bound_column,
             risk_threshold=args.risk_threshold,
             include_values=args.include_values,
+            hierarchies=_sensitive_hierarchies(args),
         )
     if args.include_values:
         print(INCLUDE_VALUES_WARNING, file=sys.stderr)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from privacy_plugins.core import metrics
 from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models.personalized import resolve_bounds
 from privacy_plugins.core.models.t_closeness import TDistance, resolve_t_distance
@@ -194,6 +195,7 @@ def _measure_sensitive(
     t_distance: str,
     bounds: np.ndarray | None,
     include_values: bool,
+    hierarchy: Hierarchy | None = None,
 ) -> SensitiveReport:
     distance = _resolve_distance(classes.frame, attribute, t_distance)
     counts: SensitiveCounts = classes.sensitive(attribute, ordered=distance == "ordered")
@@ -225,7 +227,9 @@ def _measure_sensitive(
         )
     leakage = None
     if bounds is not None:
-        leakage = metrics.personalized_leakage(classes, counts, bounds, include_values=include_values)
+        leakage = metrics.personalized_leakage(
+            classes, counts, bounds, include_values=include_values, hierarchy=hierarchy
+        )
     return SensitiveReport(
         sensitive_attribute=attribute,
         distinct_l=int(per_class["distinct"].min()),
@@ -263,6 +267,7 @@ def measure(
     bound_column: Hashable | None = None,
     risk_threshold: float = DEFAULT_RISK_THRESHOLD,
     include_values: bool = False,
+    hierarchies: Mapping[Hashable, Hierarchy] | None = None,
 ) -> MeasureReport:
     """Measure every privacy property of ``frame`` in one grouping pass.
 
@@ -285,6 +290,9 @@ def measure(
         risk_threshold: record risk above which a record counts as at risk.
         include_values: also return the QI values of a few violating classes.
             This prints the records at risk; it is off by default and warns.
+        hierarchies: a sensitive attribute's hierarchy, when its published values may be
+            generalized: leakage then counts a generalized value as each leaf below it
+            (DCorrelate, as :class:`~privacy_plugins.core.models.PersonalizedLeakage` does).
 
     Returns:
         A :class:`MeasureReport` (``.to_dict()`` for JSON).
@@ -337,7 +345,15 @@ def measure(
     classes = EquivalenceClasses.from_frame(table, roles.quasi_identifiers)
     per_attribute = tuple(
         _measure_sensitive(
-            classes, attribute, l=l, c=c, t=t, t_distance=t_distance, bounds=bounds, include_values=include_values
+            classes,
+            attribute,
+            l=l,
+            c=c,
+            t=t,
+            t_distance=t_distance,
+            bounds=bounds,
+            include_values=include_values,
+            hierarchy=(hierarchies or {}).get(attribute),
         )
         for attribute in roles.sensitive_attributes
     )

@@ -36,7 +36,8 @@ class X25519Cipher:
             from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
         except ImportError as exc:  # pragma: no cover - cryptography ships with the test environment
             raise MissingDependencyError(
-                "the x25519 group needs the 'cryptography' package (pip install cryptography), or use --group modp2048"
+                "the x25519 group needs the 'cryptography' package (pip install 'privacy-plugins[distributed]'), "
+                "or use --group modp2048"
             ) from exc
         self._key: Any = X25519PrivateKey.from_private_bytes(secrets.token_bytes(32))
         self._point: Any = X25519PublicKey.from_public_bytes

@@ -243,7 +243,7 @@ def _transactional_sqlite_ddl(engine: Any) -> None:
         connection.exec_driver_sql("BEGIN")
 
 
-def _publish_sql(frame: pd.DataFrame, url: str, table: str) -> None:
+def _publish_sql(frame: pd.DataFrame, url: str, table: str, *, where: str) -> None:
     import sqlalchemy
 
     engine = sqlalchemy.create_engine(url)
@@ -257,7 +257,7 @@ def _publish_sql(frame: pd.DataFrame, url: str, table: str) -> None:
                     connection.execute(sqlalchemy.text(f'DROP TABLE "{orphan}"'))
             frame.to_sql(temporary, connection, index=False)
             count = connection.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{temporary}"')).scalar_one()
-            _verify(len(frame), int(count), f"{url}#{temporary}")
+            _verify(len(frame), int(count), f"{where} ({temporary})")  # never the URL: it may hold a password
             _swap_hook()
             connection.execute(sqlalchemy.text(f'DROP TABLE IF EXISTS "{table}"'))
             connection.execute(sqlalchemy.text(f'ALTER TABLE "{temporary}" RENAME TO "{table}"'))
@@ -278,8 +278,7 @@ def publish_table(frame: pd.DataFrame, destination: DestinationSpec) -> int:
         elif destination.parquet is not None:
             _publish_parquet(frame, destination.parquet, destination.table)
         else:
-            assert destination.url is not None
-            _publish_sql(frame, destination.url, destination.table)
+            _publish_sql(frame, destination.sql_url(), destination.table, where=destination.describe())
     except PublishError:
         raise
     except _io_errors() as exc:
@@ -330,15 +329,15 @@ def _read_published(destination: DestinationSpec) -> pd.DataFrame | None:
         return pd.read_parquet(path)
     import sqlalchemy
 
-    assert destination.url is not None
+    url = destination.sql_url()
     try:
-        locations.check_database_url("destination.url", destination.url, write=False)
+        locations.check_database_url(f"destination.{destination.kind}", url, write=False)
     except ValueError as exc:
         raise DestinationError(str(exc)) from None
-    database = locations.sqlite_file(destination.url)
+    database = locations.sqlite_file(url)
     if database is not None and not database.exists():
         return None  # connecting would create an empty database file
-    engine = sqlalchemy.create_engine(destination.url)
+    engine = sqlalchemy.create_engine(url)
     try:
         with engine.connect() as connection:
             if not sqlalchemy.inspect(connection).has_table(destination.table):

@@ -25,11 +25,21 @@ def read_source(source: SourceSpec) -> pd.DataFrame:
         return read_table(source.path, sep=source.sep)
     import sqlalchemy
 
-    assert source.url is not None
+    url = source.url
+    if source.conn_id is not None:  # resolved only now; the URL (with its password) is never shown
+        from privacy_plugins.release.connections import resolve_url
+
+        url = resolve_url(source.conn_id, setting="source.conn_id")
+    assert url is not None
     try:
-        engine = sqlalchemy.create_engine(source.url)
+        engine = sqlalchemy.create_engine(url)
     except (sqlalchemy.exc.ArgumentError, ImportError) as exc:
-        raise ConfigurationError(f"cannot open source url {source.url!r}: {exc}") from exc
+        if source.conn_id is None:
+            raise ConfigurationError(f"cannot open source url {source.url!r}: {exc}") from exc
+        missing = f" ({exc.name})" if isinstance(exc, ImportError) else ""  # the text may quote the URL
+        raise ConfigurationError(
+            f"source.conn_id: cannot open connection {source.conn_id!r}: {type(exc).__name__}{missing}"
+        ) from None
     try:
         with engine.connect() as connection:
             if source.table is not None:

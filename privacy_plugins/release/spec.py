@@ -23,16 +23,15 @@ import yaml
 
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, get_anonymizer
 from privacy_plugins.core.hierarchies import (
+    DATA_FREE_BUILDERS,
+    HIERARCHY_BUILDERS,
     Hierarchy,
-    date_hierarchy,
-    grouping_hierarchy,
-    interval_hierarchy,
+    build_hierarchy,
+    hierarchy_files,
     load_hierarchies,
-    masking_hierarchy,
     read_hierarchy,
-    taxonomy_hierarchy,
 )
-from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, requirement_models
+from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, bind_hierarchies, requirement_models
 from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, HierarchyError
@@ -45,8 +44,6 @@ __all__ = [
     "Requirements",
     "SourceSpec",
 ]
-
-HIERARCHY_BUILDERS = ("file", "interval", "masking", "date", "taxonomy", "grouping")
 
 
 def _check_keys(section: str, given: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
@@ -108,15 +105,19 @@ class SourceSpec:
     generate: str | None = None
     rows: int = 5_000
     seed: int = 0
+    conn_id: str | None = None  # a named connection, resolved when reading (release/connections.py)
 
-    KEYS = ("path", "sep", "url", "table", "query", "generate", "rows", "seed")
+    KEYS = ("path", "sep", "url", "table", "query", "generate", "rows", "seed", "conn_id")
 
     def __post_init__(self) -> None:
-        kinds = [k for k in ("path", "url", "generate") if getattr(self, k) is not None]
+        kinds = [k for k in ("path", "url", "conn_id", "generate") if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ConfigurationError(f"source needs exactly one of path, url or generate; got {kinds or 'none'}")
-        if self.url is not None and (self.table is None) == (self.query is None):
-            raise ConfigurationError("a url source needs exactly one of table or query")
+            raise ConfigurationError(
+                f"source needs exactly one of path, url or generate (or conn_id); got {kinds or 'none'}"
+            )
+        for sql in ("url", "conn_id"):
+            if getattr(self, sql) is not None and (self.table is None) == (self.query is None):
+                raise ConfigurationError(f"a {sql} source needs exactly one of table or query")
         if self.generate is not None and self.generate != "census":
             raise ConfigurationError(f"source.generate knows only 'census', got {self.generate!r}")
         check_integer(self.rows, name="source.rows")
@@ -163,8 +164,6 @@ class Requirements:
             )
         if self.bound is not None:
             check_fraction(self.bound, name="requirements.bound", open_low=True)
-        if self.bound is not None and self.bound_column is not None:
-            raise ConfigurationError("give requirements.bound or requirements.bound_column, not both")
         limit = check_fraction(self.suppression_limit, name="requirements.suppression_limit")
         if limit >= 1.0:
             raise ConfigurationError(f"requirements.suppression_limit must be in [0, 1), got {limit!r}")
@@ -235,35 +234,56 @@ class AlgorithmSpec:
 
     @property
     def needs_hierarchies(self) -> bool:
-        """Whether every quasi-identifier needs a hierarchy (full-domain recoding) or only non-numeric ones."""
-        return self.name in FULL_DOMAIN_ALGORITHMS
+        """Whether every quasi-identifier needs a hierarchy (full-domain recoding, dpp2ga) or only non-numeric ones."""
+        return self.name in FULL_DOMAIN_ALGORITHMS or bool(
+            getattr(get_anonymizer(self.name), "needs_hierarchies", False)
+        )
 
 
 @dataclass(frozen=True)
 class DestinationSpec:
-    """Where the release is published: a DuckDB file (default), a Parquet folder, or a SQLAlchemy URL."""
+    """Where the release is published: a DuckDB file (default), a Parquet folder, a SQLAlchemy URL or a connection.
+
+    ``conn_id`` names a connection (Airflow's, or ``AIRFLOW_CONN_<ID>``) resolved only when
+    connecting, so its password is never part of the spec (see release/connections.py).
+    """
 
     table: str
     duckdb: Path | None = None
     parquet: Path | None = None
     url: str | None = None
+    conn_id: str | None = None
 
-    KEYS = ("table", "duckdb", "parquet", "url")
+    KEYS = ("table", "duckdb", "parquet", "url", "conn_id")
 
     def __post_init__(self) -> None:
-        kinds = [k for k in ("duckdb", "parquet", "url") if getattr(self, k) is not None]
+        kinds = [k for k in ("duckdb", "parquet", "url", "conn_id") if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ConfigurationError(f"destination needs exactly one of duckdb, parquet or url; got {kinds or 'none'}")
+            raise ConfigurationError(
+                f"destination needs exactly one of duckdb, parquet or url (or conn_id); got {kinds or 'none'}"
+            )
         if not self.table.replace("_", "").isalnum():
             raise ConfigurationError(f"destination.table must be letters, digits and '_', got {self.table!r}")
 
     @property
     def kind(self) -> str:
-        """``duckdb``, ``parquet`` or ``url``."""
-        return next(k for k in ("duckdb", "parquet", "url") if getattr(self, k) is not None)
+        """``duckdb``, ``parquet``, ``url`` or ``conn_id``."""
+        return next(k for k in ("duckdb", "parquet", "url", "conn_id") if getattr(self, k) is not None)
+
+    def sql_url(self) -> str:
+        """The SQLAlchemy URL to connect to (a ``conn_id`` is resolved now; never log the result)."""
+        if self.conn_id is not None:
+            from privacy_plugins.release.connections import resolve_url
+
+            return resolve_url(self.conn_id, setting="destination.conn_id")
+        if self.url is None:
+            raise ConfigurationError(f"destination {self.kind} is not a SQL database")
+        return self.url
 
     def describe(self) -> str:
         """A readable location, e.g. ``duckdb:release.duckdb#census`` (a URL's password is masked)."""
+        if self.conn_id is not None:
+            return f"conn:{self.conn_id}#{self.table}"
         where: object = self.duckdb or self.parquet
         if self.url is not None:
             where = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", self.url)
@@ -295,8 +315,8 @@ class DestinationSpec:
                 kind="a Parquet file",
             )
         else:
-            assert self.url is not None
-            locations.check_database_url("destination.url", self.url)
+            setting = "destination.url" if self.url is not None else "destination.conn_id"
+            locations.check_database_url(setting, self.sql_url())
 
 
 
@@ -420,6 +440,12 @@ class ReleaseSpec:
                         f"hierarchy for {column!r} must be one of "
                         f"{{{', '.join(HIERARCHY_BUILDERS)}: ...}}, got {builder!r}"
                     )
+                if column in self.sensitive_attributes and next(iter(builder)) not in DATA_FREE_BUILDERS:
+                    raise HierarchyError(
+                        f"hierarchy for sensitive attribute {column!r} must be one of {list(DATA_FREE_BUILDERS)}, "
+                        f"got {next(iter(builder))!r}: a published table (its sensitive column possibly "
+                        "generalized) is re-measured without the raw values a data-built hierarchy needs"
+                    )
 
     @property
     def roles(self) -> AttributeRoles:
@@ -448,8 +474,32 @@ class ReleaseSpec:
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode("utf-8")).hexdigest()
 
     def models(self) -> list[PrivacyModel]:
-        """The privacy models of the requirements (t-closeness's ``auto`` distance is resolved on the data)."""
-        return self.requirements.models(self.sensitive_attributes)
+        """The privacy models of the requirements, bound to the sensitive attributes' hierarchies.
+
+        The one source of models for anonymizing, checking, publishing and re-measuring
+        (``published``, Airflow, Dagster): a model that measures along a hierarchy
+        (personalized leakage over a generalized sensitive column) gets it here, so none
+        of them can under-count. t-closeness's ``auto`` distance is resolved on the data.
+        """
+        return bind_hierarchies(self.requirements.models(self.sensitive_attributes), self.sensitive_hierarchies())
+
+    def sensitive_hierarchies(self) -> dict[Hashable, Hierarchy]:
+        """The hierarchy of every sensitive attribute the spec gives one (data-free builders only).
+
+        From a ``hierarchies`` folder: the sensitive attribute's file if there is one.
+        """
+        if isinstance(self.hierarchies, Path):
+            found = hierarchy_files(self.hierarchies, columns=[*self.quasi_identifiers, *self.sensitive_attributes])
+            return {
+                column: read_hierarchy(found[column], attribute=column)
+                for column in self.sensitive_attributes
+                if column in found
+            }
+        return {
+            column: build_hierarchy(column, self.hierarchies[column])
+            for column in self.sensitive_attributes
+            if column in self.hierarchies
+        }
 
     def build_hierarchies(self, frame: pd.DataFrame) -> dict[Hashable, Hierarchy]:
         """Read or build the hierarchy of every QI (builders need the data's values)."""
@@ -459,20 +509,7 @@ class ReleaseSpec:
         for column in self.quasi_identifiers:
             if column not in self.hierarchies:
                 continue  # allowed only for algorithms that publish numeric QIs as ranges (checked at load)
-            ((kind, options),) = self.hierarchies[column].items()
-            options = dict(options or {}) if kind not in ("taxonomy", "grouping") else options
-            if kind == "file":
-                built[column] = read_hierarchy(options["path"], attribute=column, sep=options.get("sep", ";"))
-            elif kind == "interval":
-                built[column] = interval_hierarchy(column, frame[column], **options)
-            elif kind == "masking":
-                built[column] = masking_hierarchy(column, frame[column].astype(str), **options)
-            elif kind == "date":
-                built[column] = date_hierarchy(column, frame[column], **options)
-            elif kind == "taxonomy":
-                built[column] = taxonomy_hierarchy(column, options)
-            else:
-                built[column] = grouping_hierarchy(column, options)
+            built[column] = build_hierarchy(column, self.hierarchies[column], frame[column])
         return built
 
     @classmethod

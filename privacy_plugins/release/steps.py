@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import pyarrow.parquet as pq
 
-from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LatticeDetails, anonymize
+from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LatticeDetails, anonymize, linked_classes
 from privacy_plugins.core.anonymize.lattice import check_lattice_size
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
@@ -47,8 +47,16 @@ from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
-from privacy_plugins.errors import ConfigurationError, HierarchyError, ReleaseBlocked, UnknownColumnError
+from privacy_plugins.errors import (
+    ConfigurationError,
+    HierarchyError,
+    ReleaseBlocked,
+    UnknownColumnError,
+    VerificationError,
+)
 from privacy_plugins.release.destinations import atomic_file, publish_table
+from privacy_plugins.release.linked import joined_view, publish_linked
+from privacy_plugins.release.numbers import measure_published
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
@@ -68,6 +76,7 @@ __all__ = [
     "check_step",
     "diagnose_step",
     "load_step",
+    "measured_candidate",
     "publish_step",
 ]
 
@@ -134,6 +143,10 @@ class Candidate(_Artifact):
     spec_name: str = dataclasses.field(default="", kw_only=True)
     source_fingerprint: str = dataclasses.field(default="", kw_only=True)
     sha256: str = dataclasses.field(default="", kw_only=True)
+    #: Two-table releases (Anatomy): the sensitive table's working file, its SHA-256 and the linking column.
+    linked_path: str = dataclasses.field(default="", kw_only=True)
+    linked_sha256: str = dataclasses.field(default="", kw_only=True)
+    group_column: str = dataclasses.field(default="", kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -191,6 +204,8 @@ class Publication(_Artifact):
     destination: str
     table: str
     rows: int
+    numbers: dict[str, Any] = dataclasses.field(default_factory=dict, kw_only=True)
+    """rows, classes, measured/targets per requirement, ncp, suppressed (see release/numbers.py); no values."""
 
 
 def _read_with_digest(path: Path) -> tuple[pd.DataFrame, str]:
@@ -359,8 +374,9 @@ def anonymize_step(
     """
     run, folder, frame = _loaded_frame(spec, loaded, run_id)
     path = folder / "candidate.parquet"
+    linked_path = folder / "candidate_st.parquet"
     report_path = folder / "anonymization.json"
-    for stale in (path, report_path):  # never leave an earlier candidate behind a failed run
+    for stale in (path, linked_path, report_path):  # never leave an earlier candidate behind a failed run
         stale.unlink(missing_ok=True)
     result = anonymize(
         frame,
@@ -376,6 +392,13 @@ def anonymize_step(
     )
     levels = result.details.levels if isinstance(result.details, LatticeDetails) else {}
     digest = _write_parquet(result.table, path)
+    linked: dict[str, str] = {}
+    if result.linked is not None:  # Anatomy: the sensitive table beside the QIT
+        linked = {
+            "linked_path": str(linked_path),
+            "linked_sha256": _write_parquet(result.linked.table, linked_path),
+            "group_column": result.linked.group_column,
+        }
     with atomic_file(report_path) as temporary:
         temporary.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     return Candidate(
@@ -392,6 +415,7 @@ def anonymize_step(
         spec_name=spec.name,
         source_fingerprint=spec.source_fingerprint,
         sha256=digest,
+        **linked,
     )
 
 
@@ -402,8 +426,30 @@ def check_name(model: PrivacyModel) -> str:
     return name if attribute is None else f"{name}_{re.sub(r'[^A-Za-z0-9_]', '_', str(attribute))}"
 
 
-def _measure(spec: ReleaseSpec, frame: pd.DataFrame, candidate: Candidate, loaded_rows: int) -> list[RequirementCheck]:
-    """Every requirement, measured on ``frame`` exactly as it would be published (marked rows included)."""
+def _measure(
+    spec: ReleaseSpec,
+    frame: pd.DataFrame,
+    candidate: Candidate,
+    loaded_rows: int,
+    linked: pd.DataFrame | None = None,
+) -> list[RequirementCheck]:
+    """Every requirement, measured on ``frame`` exactly as it would be published (marked rows included).
+
+    A two-table candidate (``linked``: Anatomy's sensitive table) is measured per group of
+    the pair, and its row accounting includes the join (each QIT row in exactly one group).
+    """
+    classes: EquivalenceClasses | None = None
+    joined = ""
+    if linked is not None:
+        try:
+            classes = linked_classes(
+                frame, linked, candidate.group_column, spec.quasi_identifiers, spec.sensitive_attributes
+            )
+            joined = "; each QIT row joins exactly one ST group"
+        except VerificationError as exc:
+            joined = f"; {exc}"
+    else:
+        classes = EquivalenceClasses.from_frame(frame.reset_index(drop=True), list(spec.quasi_identifiers))
     checks: list[RequirementCheck] = []
     leaked = [c for c in spec.identifiers if c in frame.columns]
     checks.append(
@@ -419,7 +465,9 @@ def _measure(spec: ReleaseSpec, frame: pd.DataFrame, candidate: Candidate, loade
     marked = spec.algorithm.option("suppressed_rows") == "mark"
     expected_rows = candidate.rows_out + (candidate.suppressed if marked else 0)
     accounted = (
-        loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed and len(frame) == expected_rows
+        loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed
+        and len(frame) == expected_rows
+        and classes is not None
     )
     published = f"{candidate.rows_out} published" + (f" + {candidate.suppressed} marked" if marked else "")
     checks.append(
@@ -429,7 +477,7 @@ def _measure(spec: ReleaseSpec, frame: pd.DataFrame, candidate: Candidate, loade
             float(len(frame)),
             float(expected_rows),
             f"{loaded_rows} loaded, {candidate.rows_in} in = {candidate.rows_out} kept + "
-            f"{candidate.suppressed} suppressed; {len(frame)} rows in the candidate ({published} expected)",
+            f"{candidate.suppressed} suppressed; {len(frame)} rows in the candidate ({published} expected){joined}",
             name="row_accounting",
         )
     )
@@ -445,8 +493,13 @@ def _measure(spec: ReleaseSpec, frame: pd.DataFrame, candidate: Candidate, loade
             name="suppression_limit",
         )
     )
-    classes = EquivalenceClasses.from_frame(frame.reset_index(drop=True), list(spec.quasi_identifiers))
     for model in spec.models():
+        if classes is None:
+            checks.append(
+                RequirementCheck(str(model), False, None, None, "not measured: the two tables do not join",
+                                 name=check_name(model))
+            )  # fmt: skip
+            continue
         result = model.evaluate(classes)
         detail = "holds" if result.passed else model.describe_gap(result.observed)
         checks.append(
@@ -462,6 +515,16 @@ def _measure(spec: ReleaseSpec, frame: pd.DataFrame, candidate: Candidate, loade
     return checks
 
 
+def _candidate_linked(candidate: Candidate, folder: Path, digest: str) -> tuple[pd.DataFrame | None, str]:
+    """A two-table candidate's sensitive table (its exact bytes checked) and one digest over both files."""
+    if not candidate.linked_path:
+        return None, digest
+    st, st_digest = _own_file(
+        candidate.linked_path, folder / "candidate_st.parquet", candidate.linked_sha256, "sensitive table"
+    )
+    return st, hashlib.sha256(f"{digest}:{st_digest}".encode()).hexdigest()
+
+
 def _candidate_frame(spec: ReleaseSpec, candidate: Candidate, run_id: str | None) -> tuple[str, pd.DataFrame, str, int]:
     """The run, the candidate as read from its exact bytes, their SHA-256, and the rows the run loaded."""
     run, folder = _accept(spec, candidate, run_id, "candidate")
@@ -471,10 +534,22 @@ def _candidate_frame(spec: ReleaseSpec, candidate: Candidate, run_id: str | None
     return run, frame, digest, loaded_rows
 
 
+def measured_candidate(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
+    """The candidate as expectations should see it: the table itself, or a two-table release's groups.
+
+    For Anatomy: one row per record of its sensitive table with every QI replaced by the
+    group id, so GX's k / l / t expectations measure the groups.
+    """
+    if not candidate.linked_path:
+        return pd.read_parquet(candidate.path)
+    return joined_view(pd.read_parquet(candidate.linked_path), candidate.group_column, spec.quasi_identifiers)
+
+
 def check_step(spec: ReleaseSpec, candidate: Candidate, *, run_id: str | None = None) -> CheckResult:
     """Re-measure every requirement on the candidate with the core, plus identifiers and row accounting."""
     run, frame, digest, loaded_rows = _candidate_frame(spec, candidate, run_id)
-    checks = _measure(spec, frame, candidate, loaded_rows)
+    linked, digest = _candidate_linked(candidate, run_dir(spec, run), digest)
+    checks = _measure(spec, frame, candidate, loaded_rows, linked)
     return CheckResult(
         passed=all(c.passed for c in checks),
         checks=checks,
@@ -519,12 +594,13 @@ def publish_step(
         raise ReleaseBlocked("the check result belongs to another candidate; re-run the check")
     try:
         _, frame, digest, loaded_rows = _candidate_frame(spec, candidate, run)
+        linked, digest = _candidate_linked(candidate, run_dir(spec, run), digest)
     except ForeignArtifactError as exc:
         raise ReleaseBlocked(f"nothing was published: {exc}") from exc
     if digest != check.candidate_sha256:
         # Another run (or a person) replaced the file after it was checked.
         raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
-    failed = [c for c in _measure(spec, frame, candidate, loaded_rows) if not c.passed]
+    failed = [c for c in _measure(spec, frame, candidate, loaded_rows, linked) if not c.passed]
     blocking = [c for c in failed if c.name not in allowed_failures]
     if blocking:
         summary = "\n".join(f"{c.requirement}: {c.detail}" for c in blocking)
@@ -532,5 +608,17 @@ def publish_step(
             f"release {spec.name!r} not published: re-measured before writing, the candidate fails:\n{summary}"
         )
     with destination_lock(spec.destination):
-        rows = publish_table(frame, spec.destination)
-    return Publication(destination=spec.destination.describe(), table=spec.destination.table, rows=rows)
+        if linked is not None:  # both tables or neither
+            rows = publish_linked({"qit": frame, "st": linked}, spec.destination)["qit"]
+        else:
+            rows = publish_table(frame, spec.destination)
+    measured = frame if linked is None else joined_view(linked, candidate.group_column, spec.quasi_identifiers)
+    numbers = measure_published(spec, measured) | {  # a two-table release: its groups, as the checks measure them
+        "rows_in": candidate.rows_in,
+        "suppressed": candidate.suppressed,
+        "ncp": candidate.ncp,
+        "algorithm": candidate.algorithm,
+    }
+    return Publication(
+        destination=spec.destination.describe(), table=spec.destination.table, rows=rows, numbers=numbers
+    )

@@ -48,7 +48,7 @@ zip_h = Hierarchy.from_rows("zip", [[z, z[:4] + "*", "*"] for z in df["zip"]])
 age_h = Hierarchy.from_rows("age", [[str(a), "20-29", "*"] for a in df["age"]])
 table = df.assign(age=df["age"].astype(str))
 for name in anonymizer_names():
-    models = [KAnonymity(2), DistinctLDiversity("disease", 2)]
+    models = [KAnonymity(2)] if name == "dpp2ga" else [KAnonymity(2), DistinctLDiversity("disease", 2)]  # k only
     options = {"sensitive_values": "a,b"} if name == "sensitive-values" else {}  # the set A it needs
     result = anonymize(table, algorithm=name, quasi_identifiers=["age", "zip"],
                        hierarchies={"age": age_h, "zip": zip_h}, models=models, **options)

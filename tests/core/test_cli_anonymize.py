@@ -286,3 +286,49 @@ def test_suppressed_rows_mark_keeps_every_row(workspace: Path, capsys: pytest.Ca
     )  # fmt: skip
     assert code == 0
     assert len(pd.read_csv(out)) == 12
+
+
+def test_personalized_takes_the_sensitive_hierarchy_and_reports_theorem1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from privacy_plugins.core.hierarchies import read_hierarchy
+    from privacy_plugins.core.metrics.leakage import leakage_per_record
+    from privacy_plugins.core.partition import EquivalenceClasses
+
+    table1 = pd.DataFrame(
+        {
+            "age": [5, 9, 8, 12, 19],
+            "zipcode": [12000, 14000, 19000, 22000, 24000],
+            "disease": ["gastric ulcer", "dyspepsia", "bronchitis", "pneumonia", "pneumonia"],
+            "pleak": [0.5, 0.5, 0.1, 0.5, 0.5],
+        }
+    )
+    table1.to_csv(tmp_path / "t1.csv", index=False)
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "disease.csv").write_text(
+        "gastric ulcer;stomach disease;*\ndyspepsia;stomach disease;*\n"
+        "bronchitis;respiratory infection;*\npneumonia;respiratory infection;*\n"
+    )
+    out = tmp_path / "out.csv"
+    argv = [
+        "anonymize", str(tmp_path / "t1.csv"), "--quasi-identifiers", "age,zipcode", "--sensitive-attributes",
+        "disease", "--bound-column", "pleak", "--k", "2", "--algorithm", "personalized",
+        "--hierarchies", str(tmp_path / "h"), "--out", str(out),
+    ]  # fmt: skip
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and "1 records have a leakage bound below 1/5" in err and not out.exists()
+    code, text, _ = run(capsys, *argv, "--suppression-limit", "0.2")
+    assert code == 0
+    assert re.search(r"Theorem 1: regrouped / unsatisfiable\s+0 / 1 records", text)
+    published = pd.read_csv(out)
+    assert len(published) == 4 and "respiratory infection" in set(published["disease"])
+    classes = EquivalenceClasses.from_frame(published, ["age", "zipcode"])
+    hierarchy = read_hierarchy(tmp_path / "h" / "disease.csv", attribute="disease")
+    assert (leakage_per_record(classes, classes.sensitive("disease"), hierarchy) <= 0.5 + 1e-9).all()
+    # measure: --hierarchies gives the sensitive hierarchy (without it "respiratory infection" twice looks like 1.0)
+    measured = ["measure", str(out), "--quasi-identifiers", "age,zipcode", "--sensitive-attributes", "disease"]
+    measured += ["--bound", "0.5", "--bound-column", "pleak", "--format", "json"]
+    code, text, _ = run(capsys, *measured, "--hierarchies", str(tmp_path / "h"))
+    assert code == 0 and json.loads(text)["max_leakage"] == pytest.approx(0.5)
+    code, text, _ = run(capsys, *measured)
+    assert json.loads(text)["max_leakage"] == pytest.approx(1.0)

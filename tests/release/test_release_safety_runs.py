@@ -300,7 +300,7 @@ def test_a_hand_made_check_result_cannot_publish_a_k1_table(tmp_path: Path) -> N
 # ---------------------------------------------------------------- found while attacking the flow
 
 
-@pytest.mark.parametrize("workdir", ["release_output/.work", "release_output"])
+@pytest.mark.parametrize("workdir", ["release_output/r/.work", "release_output/r"])  # spec "r"'s report folder
 def test_a_workdir_inside_the_report_folder_is_refused(tmp_path: Path, workdir: str) -> None:
     data = {**plain_spec(tmp_path, "r", rows=600), "workdir": workdir}  # the old default was <report>/.work
     with pytest.raises(pp.errors.ConfigurationError, match="inside the report folder"):
@@ -310,7 +310,7 @@ def test_a_workdir_inside_the_report_folder_is_refused(tmp_path: Path, workdir: 
 def test_a_work_root_from_the_environment_inside_the_report_folder_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(WORKDIR_ENV, str(tmp_path / "release_output" / "tmp"))
+    monkeypatch.setenv(WORKDIR_ENV, str(tmp_path / "release_output" / "r" / "tmp"))
     spec = ReleaseSpec.from_dict(plain_spec(tmp_path, "r", rows=600), base_dir=tmp_path)
     with pytest.raises(pp.errors.ConfigurationError, match="inside the report folder"):
         run_release(spec)

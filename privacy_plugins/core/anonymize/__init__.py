@@ -5,21 +5,26 @@ Every algorithm returns an :class:`AnonymizationResult` re-checked by the core
 and one :func:`register_anonymizer` line below.
 """
 
+from privacy_plugins.core.anonymize.anatomy import AnatomyAnonymizer, AnatomyDetails
 from privacy_plugins.core.anonymize.base import (
     AnonymizationDetails,
     AnonymizationRequest,
     AnonymizationResult,
     AnonymizedTable,
     LatticeDetails,
+    LinkedTable,
     VerificationError,
+    linked_classes,
     verify,
 )
+from privacy_plugins.core.anonymize.bucket_clustering import BucketClusteringAnonymizer, BucketDetails
 from privacy_plugins.core.anonymize.clustering import (
     ClusterDetails,
     KMemberAnonymizer,
     TwoPhaseAnonymizer,
     anonymize_clustering,
 )
+from privacy_plugins.core.anonymize.dpp2ga import Dpp2gaAnonymizer, Dpp2gaDetails
 from privacy_plugins.core.anonymize.full_domain import (
     FULL_DOMAIN_ALGORITHMS,
     FullDomainAnonymizer,
@@ -27,6 +32,7 @@ from privacy_plugins.core.anonymize.full_domain import (
 )
 from privacy_plugins.core.anonymize.lattice import LOSS_METRICS
 from privacy_plugins.core.anonymize.mondrian import MondrianAnonymizer, PartitionDetails, anonymize_mondrian
+from privacy_plugins.core.anonymize.optimistic import OptimisticClusteringAnonymizer
 from privacy_plugins.core.anonymize.personalized import PersonalizedAnonymizer, PersonalizedDetails
 from privacy_plugins.core.anonymize.registry import (
     Anonymizer,
@@ -41,17 +47,25 @@ from privacy_plugins.core.anonymize.sensitive_values import SensitiveValuesAnony
 __all__ = [
     "FULL_DOMAIN_ALGORITHMS",
     "LOSS_METRICS",
+    "AnatomyAnonymizer",
+    "AnatomyDetails",
     "AnonymizationDetails",
     "AnonymizationRequest",
     "AnonymizationResult",
     "AnonymizedTable",
     "Anonymizer",
     "AnonymizerOption",
+    "BucketClusteringAnonymizer",
+    "BucketDetails",
     "ClusterDetails",
+    "Dpp2gaAnonymizer",
+    "Dpp2gaDetails",
     "FullDomainAnonymizer",
     "KMemberAnonymizer",
     "LatticeDetails",
+    "LinkedTable",
     "MondrianAnonymizer",
+    "OptimisticClusteringAnonymizer",
     "PartitionDetails",
     "PersonalizedAnonymizer",
     "PersonalizedDetails",
@@ -65,6 +79,7 @@ __all__ = [
     "anonymize_mondrian",
     "anonymizer_names",
     "get_anonymizer",
+    "linked_classes",
     "register_anonymizer",
     "verify",
 ]
@@ -77,3 +92,7 @@ register_anonymizer("k-member", KMemberAnonymizer)
 register_anonymizer("two-phase", TwoPhaseAnonymizer)
 register_anonymizer("personalized", PersonalizedAnonymizer)
 register_anonymizer("sensitive-values", SensitiveValuesAnonymizer)
+register_anonymizer("dpp2ga", Dpp2gaAnonymizer)
+register_anonymizer("bucket", BucketClusteringAnonymizer)
+register_anonymizer("optimistic", OptimisticClusteringAnonymizer)
+register_anonymizer("anatomy", AnatomyAnonymizer)

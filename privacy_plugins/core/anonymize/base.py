@@ -13,7 +13,7 @@ run, so a result that has not been re-checked does not exist.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -34,7 +34,9 @@ __all__ = [
     "AnonymizationResult",
     "AnonymizedTable",
     "LatticeDetails",
+    "LinkedTable",
     "VerificationError",
+    "linked_classes",
     "summary_measures",
     "verify",
 ]
@@ -132,6 +134,8 @@ class AnonymizedTable:
             equal to the published column: :func:`verify` then groups by the codes
             (after checking that they spell the published values) instead of hashing
             every published value again.
+        linked: bucketization (Anatomy) only: the sensitive table (ST) published beside
+            ``table`` (the QIT), and the group-id column that links them.
     """
 
     table: pd.DataFrame
@@ -140,6 +144,20 @@ class AnonymizedTable:
     utility: UtilityMetrics
     details: AnonymizationDetails = field(default_factory=AnonymizationDetails)
     qi_codes: Mapping[Hashable, tuple[np.ndarray, np.ndarray]] | None = None
+    linked: LinkedTable | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class LinkedTable:
+    """A second published table joined to the first by a group id (Anatomy's sensitive table, ST).
+
+    Attributes:
+        table: one row per (group, sensitive value) with the number of records, ``count``.
+        group_column: the column, in both tables, holding the group id.
+    """
+
+    table: pd.DataFrame
+    group_column: str
 
 
 @dataclass(frozen=True)
@@ -161,6 +179,7 @@ class AnonymizationResult:
         seed: the seed the algorithm ran with.
         seconds: wall time of the anonymization.
         details: algorithm-specific facts, e.g. :class:`LatticeDetails`.
+        linked: Anatomy: the sensitive table linked to ``table`` by a group id (``None`` otherwise).
     """
 
     algorithm: str
@@ -176,6 +195,7 @@ class AnonymizationResult:
     seed: int = 0
     seconds: float = 0.0
     details: AnonymizationDetails = field(default_factory=AnonymizationDetails)
+    linked: LinkedTable | None = None
 
     @property
     def passed(self) -> bool:
@@ -262,7 +282,19 @@ def verify(
         raise VerificationError(f"{algorithm}: identifier columns {leaked} in the output, QIs {missing} missing")
     # Measure the table exactly as published: rows kept but marked as suppressed (all QIs ``*``)
     # are published too, so they form one more class that must satisfy every model.
-    recheck = _published_classes(output, request.quasi_identifiers, algorithm=algorithm)
+    if output.linked is not None:
+        try:
+            recheck = linked_classes(
+                output.table,
+                output.linked.table,
+                output.linked.group_column,
+                request.quasi_identifiers,
+                request.roles.sensitive_attributes,
+            )
+        except VerificationError as exc:
+            raise VerificationError(f"{algorithm}: {exc}") from None
+    else:
+        recheck = _published_classes(output, request.quasi_identifiers, algorithm=algorithm)
     checked = tuple(model.evaluate(recheck) for model in request.models)
     failed = [result.model for result in checked if not result.passed]
     if failed:
@@ -281,4 +313,44 @@ def verify(
         seed=request.seed,
         seconds=seconds,
         details=output.details,
+        linked=output.linked,
     )
+
+
+def linked_classes(
+    qit: pd.DataFrame,
+    st: pd.DataFrame,
+    group_column: str,
+    quasi_identifiers: Sequence[Hashable],
+    sensitive_attributes: Sequence[Hashable],
+) -> EquivalenceClasses:
+    """The classes an attacker sees in a QIT + ST pair: one per group, with the group's sensitive values.
+
+    Checks that every QIT row joins exactly one group and that each group's ST counts add
+    up to its QIT rows; then every QI is replaced by the group id, so the models measure
+    each group (k: group size; l: the group's values), whatever the exact QIs.
+
+    Raises:
+        VerificationError: the pair does not join (or the QIT holds a sensitive column).
+    """
+    sensitive = [c for c in sensitive_attributes if c in st.columns]
+    leaked = [c for c in sensitive_attributes if c in qit.columns]
+    if group_column not in qit.columns or group_column not in st.columns or "count" not in st.columns or leaked:
+        raise VerificationError(
+            f"the QIT and ST must both hold {group_column!r} (ST also 'count') and the QIT no sensitive "
+            f"column (found {leaked}); nothing may be published"
+        )
+    qit_groups = qit[group_column].to_numpy()
+    rows_per_group = {g: int(c) for g, c in pd.Series(qit_groups).value_counts().items()}
+    counted = {g: int(c) for g, c in st.groupby(group_column, sort=False)["count"].sum().items()}
+    if rows_per_group != counted or pd.isna(qit_groups).any():
+        raise VerificationError(
+            "QIT rows and ST counts disagree per group (each QIT row must join exactly one "
+            "group of the ST); nothing may be published"
+        )
+    repeats = st["count"].to_numpy(dtype=np.int64)
+    view = pd.DataFrame({c: np.repeat(st[c].to_numpy(), repeats) for c in sensitive})
+    groups = np.repeat(st[group_column].to_numpy(), repeats)
+    for q in quasi_identifiers:
+        view[q] = groups
+    return EquivalenceClasses.from_frame(view, list(quasi_identifiers))

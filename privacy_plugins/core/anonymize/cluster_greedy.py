@@ -114,6 +114,7 @@ def greedy_clusters(
     relax: bool,
     diversity: Sequence[np.ndarray] = (),
     stats: GreedyStats | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> np.ndarray:
     """Cluster ``rows`` greedily (Byun et al.), every cluster satisfying the models; return a group per row.
 
@@ -121,11 +122,12 @@ def greedy_clusters(
     grows by the record of least ``D(c ∪ r)`` (random among ties) until it has at least
     ``min_size`` records and ``failing`` accepts it; while it is too small for the
     models but big enough in size, records bringing a value of a ``diversity`` column
-    not yet in the cluster are preferred. With ``relax`` (two-phase, phase 1) a
+    not yet in the cluster are preferred. With ``relax`` (the first two-phase phase 1, kept for comparison) a
     closed cluster then absorbs every unassigned record inside its box (``D`` unchanged).
     Records left over join the group of least ``IL`` increase; groups that still miss a
     model (possible for non-monotone models) are merged into their cheapest neighbour.
-    ``rows`` as one group must satisfy the models (the caller checks).
+    ``rows`` as one group must satisfy the models (the caller checks). ``progress(done)``
+    gets the number of records in closed clusters, about every 1 % of them, and ``n`` at the end.
     """
     stats = stats if stats is not None else GreedyStats()
     n = rows.shape[0]
@@ -135,6 +137,7 @@ def greedy_clusters(
     n_groups = 0
     remaining = np.arange(n, dtype=np.int64)
     last = int(rng.integers(n))
+    step, reported = max(1, n // 100), 0
     while remaining.shape[0] >= min_size:
         sub = codes[:, remaining]
         far = space.join_costs(codes[:, last], codes[:, last], sub)
@@ -184,14 +187,22 @@ def greedy_clusters(
         group[members] = n_groups
         n_groups += 1
         remaining = remaining[alive]
+        if progress is not None and n - remaining.shape[0] - reported >= step:
+            reported = n - remaining.shape[0]
+            progress(reported)
     stats.clusters += n_groups
     if n_groups == 0:
         group[:] = 0
+        if progress is not None:
+            progress(n)
         return group
     left = np.flatnonzero(group < 0)
     stats.leftovers += int(left.shape[0])
     _assign_leftovers(space, codes, group, n_groups, rng.permutation(left))
-    return _repair(space, failing, rows, codes, group, n_groups, stats)
+    group = _repair(space, failing, rows, codes, group, n_groups, stats)
+    if progress is not None:
+        progress(n)
+    return group
 
 
 def boxes(codes: np.ndarray, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:

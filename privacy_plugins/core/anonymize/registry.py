@@ -35,7 +35,7 @@ import pandas as pd
 from privacy_plugins.core.anonymize.base import AnonymizationRequest, AnonymizationResult, AnonymizedTable, verify
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
-from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.models import PrivacyModel, bind_hierarchies
 from privacy_plugins.core.parameters import check_integer, check_real, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError
@@ -176,7 +176,7 @@ def _request(
             raise TypeError(f"models must be PrivacyModel instances, got {type(model).__name__} {model!r}")
     # A model that measures along a hierarchy (personalized leakage over a generalized
     # sensitive column) takes it from ``hierarchies``, so the re-check uses it too.
-    models = [model.with_hierarchies(hierarchies or {}) for model in models]
+    models = bind_hierarchies(models, hierarchies)
     named = [m.sensitive_attribute for m in models if m.sensitive_attribute is not None]
     sensitive = list(dict.fromkeys([*(sensitive_attributes or ()), *named]))
     roles = AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=sensitive, identifiers=identifiers)

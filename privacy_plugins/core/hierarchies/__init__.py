@@ -7,12 +7,24 @@ from privacy_plugins.core.hierarchies.builders import (
     masking_hierarchy,
     taxonomy_hierarchy,
 )
+from privacy_plugins.core.hierarchies.config import (
+    DATA_FREE_BUILDERS,
+    HIERARCHY_BUILDERS,
+    HierarchyConfig,
+    build_hierarchy,
+    builder_of,
+)
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
 from privacy_plugins.core.hierarchies.io import hierarchy_files, load_hierarchies, read_hierarchy, write_hierarchy
 
 __all__ = [
+    "DATA_FREE_BUILDERS",
+    "HIERARCHY_BUILDERS",
     "Hierarchy",
+    "HierarchyConfig",
     "as_labels",
+    "build_hierarchy",
+    "builder_of",
     "date_hierarchy",
     "grouping_hierarchy",
     "hierarchy_files",

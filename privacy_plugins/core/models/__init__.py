@@ -10,7 +10,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from privacy_plugins.core.models.base import ModelResult, PrivacyModel
+from privacy_plugins.core.models.base import ModelResult, PrivacyModel, bind_hierarchies
 from privacy_plugins.core.models.k_anonymity import KAnonymity
 from privacy_plugins.core.models.l_diversity import (
     DistinctLDiversity,
@@ -40,6 +40,7 @@ __all__ = [
     "SensitiveValueScope",
     "TCloseness",
     "TDistance",
+    "bind_hierarchies",
     "from_config",
     "l_diversity_model",
     "requirement_models",

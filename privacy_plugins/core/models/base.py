@@ -19,7 +19,7 @@ one new file.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 
-__all__ = ["ModelResult", "PrivacyModel"]
+__all__ = ["ModelResult", "PrivacyModel", "bind_hierarchies"]
 
 
 @dataclass(frozen=True)
@@ -197,3 +197,16 @@ class PrivacyModel(ABC):
             threshold=self.threshold,
             violations=violations_from_mask(classes, mask, target=str(self), include_values=include_values),
         )
+
+
+def bind_hierarchies(
+    models: Iterable[PrivacyModel], hierarchies: Mapping[Hashable, Hierarchy] | None
+) -> list[PrivacyModel]:
+    """Every model bound to ``hierarchies`` (:meth:`PrivacyModel.with_hierarchies`): the one way to do it.
+
+    Anonymizing, checking, publishing and re-measuring a release all measure with the
+    models this returns, so a generalized sensitive column is counted the same
+    everywhere (DCorrelate over its hierarchy), never as unrelated values.
+    """
+    given = hierarchies or {}
+    return [model.with_hierarchies(given) for model in models]

@@ -22,6 +22,7 @@ from privacy_plugins.integrations._compat import import_optional_dependency
 
 if TYPE_CHECKING:
     from privacy_plugins.integrations.airflow.exceptions import PrivacyCheckError, PrivacyCheckFailed
+    from privacy_plugins.integrations.airflow.monitor import PublishedDrift, check_published
     from privacy_plugins.integrations.airflow.operators import (
         AnonymizeOperator,
         LoadOperator,
@@ -39,7 +40,9 @@ __all__ = [
     "PrivacyCheckOperator",
     "PrivacyDiagnosisOperator",
     "PublishOperator",
+    "PublishedDrift",
     "ReleaseTasks",
+    "check_published",
     "release_tasks",
 ]
 
@@ -48,6 +51,8 @@ _MODULES = {
     "PrivacyCheckFailed": "exceptions",
     "ReleaseTasks": "release",
     "release_tasks": "release",
+    "PublishedDrift": "monitor",
+    "check_published": "monitor",
 }
 
 

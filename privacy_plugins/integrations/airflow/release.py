@@ -63,6 +63,8 @@ def release_tasks(
     expectation_suite: str | None = None,
     on_check_failure: str = "fail",
     outlets: Sequence[Any] = (),
+    working_storage: str | None = None,
+    working_storage_conn_id: str | None = None,
 ) -> ReleaseTasks:
     """Create load → diagnose → anonymize → check → publish in a ``TaskGroup`` of the current DAG.
 
@@ -75,7 +77,12 @@ def release_tasks(
         ``with DAG("release", schedule=None): release_tasks(spec_path="specs/demo_census.yaml")``
         creates ``demo_census.load`` … ``demo_census.publish``; the result's ``.group`` takes ``>>``.
     """
-    common: dict[str, Any] = {"spec_path": spec_path, "overrides": overrides}
+    common: dict[str, Any] = {
+        "spec_path": spec_path,
+        "overrides": overrides,
+        "working_storage": working_storage,  # shared working files for multi-machine executors (storage.py)
+        "working_storage_conn_id": working_storage_conn_id,
+    }
     tooltip = "privacy release: load → diagnose → anonymize → check → publish"
     with TaskGroup(group_id=group_id or default_group_id(spec_path), tooltip=tooltip):
         load = LoadOperator(task_id="load", **common)

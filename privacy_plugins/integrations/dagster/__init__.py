@@ -16,6 +16,7 @@ from privacy_plugins.integrations._compat import import_optional_dependency
 import_optional_dependency("dagster", extra="dagster")
 
 from privacy_plugins.integrations.dagster.assets import ASSET_NAMES, ReleaseAssets, build_release_assets  # noqa: E402
+from privacy_plugins.integrations.dagster.component import PrivacyRelease  # noqa: E402
 from privacy_plugins.integrations.dagster.metadata import class_size_table  # noqa: E402
 from privacy_plugins.integrations.dagster.naming import (  # noqa: E402
     SEVERITIES,
@@ -30,6 +31,7 @@ __all__ = [
     "SEVERITIES",
     "STRUCTURAL_CHECKS",
     "Policy",
+    "PrivacyRelease",
     "PrivacyReleaseResource",
     "ReleaseAssets",
     "build_release_assets",

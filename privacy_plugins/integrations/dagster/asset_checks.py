@@ -12,7 +12,6 @@ severity stops ``published`` in the same run. A check marked ``warning`` or
 from collections.abc import Iterator
 
 import dagster as dg
-import pandas as pd
 
 from privacy_plugins.integrations.dagster.binding import ReleaseBinding, load_artifact
 from privacy_plugins.integrations.dagster.gate import named_checks
@@ -20,6 +19,7 @@ from privacy_plugins.integrations.dagster.gx_suites import SuiteRef, run_suite
 from privacy_plugins.integrations.dagster.metadata import check_metadata
 from privacy_plugins.integrations.dagster.naming import SEVERITIES, requirement_check_names
 from privacy_plugins.release import Candidate
+from privacy_plugins.release.steps import measured_candidate
 
 __all__ = ["build_release_checks"]
 
@@ -72,8 +72,9 @@ def _suite_check(binding: ReleaseBinding, ref: SuiteRef) -> dg.AssetChecksDefini
         description=f"GX suite {ref.name!r} ({ref.path.name}) on the candidate; its severities decide",
     )
     def suite_check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        candidate = load_artifact(binding.release_spec(context), CANDIDATE, Candidate, run_id=binding.run_id(context))
-        verdict = run_suite(ref, pd.read_parquet(candidate.path))
+        spec = binding.release_spec(context)
+        candidate = load_artifact(spec, CANDIDATE, Candidate, run_id=binding.run_id(context))
+        verdict = run_suite(ref, measured_candidate(spec, candidate))
         warn_only = verdict.failed and not verdict.blocks
         return dg.AssetCheckResult(
             passed=not verdict.failed,

@@ -146,4 +146,5 @@ def build_release_assets(
 
     checks = build_release_checks(binding)
     names = tuple(check.name for definition in checks for check in definition.check_specs)
-    return ReleaseAssets(spec, prefix, key, (raw, privacy_diagnosis, anonymized_candidate, published), checks, names)
+    assets = (raw, privacy_diagnosis, anonymized_candidate, published)
+    return ReleaseAssets(spec, prefix, key, assets, checks, names, binding=binding)

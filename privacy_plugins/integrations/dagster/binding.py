@@ -16,7 +16,7 @@ A run that stops earlier leaves it under the temp root, private (0700).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -85,6 +85,7 @@ class ReleaseAssets:
     assets: tuple[dg.AssetsDefinition, ...]
     asset_checks: tuple[dg.AssetChecksDefinition, ...]
     check_names: tuple[str, ...]
+    binding: ReleaseBinding | None = None
 
     def key(self, name: str) -> dg.AssetKey:
         """The key of one of :data:`ASSET_NAMES`."""
@@ -92,9 +93,46 @@ class ReleaseAssets:
             raise KeyError(f"{name!r} is not one of {list(ASSET_NAMES)}")
         return dg.AssetKey([*self.key_prefix, name])
 
-    def definitions(self, resource: PrivacyReleaseResource | None = None) -> dg.Definitions:
-        """``Definitions`` with this graph and its resource (default: the spec's own settings)."""
-        resources = {self.resource_key: resource or PrivacyReleaseResource()}
+    @property
+    def reader_key(self) -> str:
+        """The resource key of this graph's reader (``<resource key>_reader``)."""
+        return f"{self.resource_key}_reader"
+
+    def published_in(self, **kwargs: Any) -> dg.AssetIn:
+        """An ``AssetIn`` loading ``published`` through the reader (annotate DataFrame or DuckDBPyRelation)."""
+        return dg.AssetIn(key=self.key("published"), input_manager_key=self.reader_key, **kwargs)
+
+    def candidate_in(self, **kwargs: Any) -> dg.AssetIn:
+        """An ``AssetIn`` loading ``anonymized_candidate``; only assets in ``candidate_readers`` may use it."""
+        return dg.AssetIn(key=self.key("anonymized_candidate"), input_manager_key=self.reader_key, **kwargs)
+
+    def reader(self, candidate_readers: Iterable[dg.AssetKey | str | Sequence[str]] = ()) -> dg.IOManagerDefinition:
+        """The reader IO manager; ``candidate_readers`` are the asset keys allowed to load the candidate."""
+        from privacy_plugins.integrations.dagster.io_manager import release_reader
+
+        if self.binding is None:  # pragma: no cover  (build_release_assets always sets it)
+            raise ConfigurationError("these release assets were not built by build_release_assets")
+        return release_reader(self.binding, [dg.AssetKey.from_coercible(key) for key in candidate_readers])
+
+    def monitoring(self, *, cron_schedule: str = "@daily") -> dg.Definitions:
+        """A check re-measuring ``published``, its job ``<prefix>_monitor`` and a schedule (see monitoring.py)."""
+        from privacy_plugins.integrations.dagster.monitoring import release_monitoring
+
+        if self.binding is None:  # pragma: no cover  (build_release_assets always sets it)
+            raise ConfigurationError("these release assets were not built by build_release_assets")
+        return release_monitoring(self.binding, cron_schedule=cron_schedule)
+
+    def definitions(
+        self,
+        resource: PrivacyReleaseResource | None = None,
+        *,
+        candidate_readers: Iterable[dg.AssetKey | str | Sequence[str]] = (),
+    ) -> dg.Definitions:
+        """``Definitions`` with this graph, its resource (default: the spec's own settings) and its reader."""
+        resources: dict[str, Any] = {
+            self.resource_key: resource or PrivacyReleaseResource(),
+            self.reader_key: self.reader(candidate_readers),
+        }
         return dg.Definitions(assets=self.assets, asset_checks=self.asset_checks, resources=resources)
 
 

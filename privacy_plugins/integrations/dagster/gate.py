@@ -12,11 +12,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-import pandas as pd
-
 from privacy_plugins.integrations.dagster.gx_suites import SuiteRef, run_suite
 from privacy_plugins.integrations.dagster.naming import requirement_check_names
 from privacy_plugins.release import Candidate, CheckResult, ReleaseBlocked, ReleaseSpec, RequirementCheck, check_step
+from privacy_plugins.release.steps import measured_candidate
 
 __all__ = ["gate", "named_checks"]
 
@@ -52,7 +51,7 @@ def gate(
     blocking = [name for name, check in named if not check.passed and severities[name] == "critical"]
     warned = [name for name, check in named if not check.passed and severities[name] != "critical"]
     if suites:
-        frame = pd.read_parquet(candidate.path)
+        frame = measured_candidate(spec, candidate)
         for ref in suites:
             verdict = run_suite(ref, frame)
             checks.append(

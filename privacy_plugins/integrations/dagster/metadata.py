@@ -24,6 +24,7 @@ from privacy_plugins.release import (
     ReleaseSpec,
     RequirementCheck,
 )
+from privacy_plugins.release.linked import joined_view
 
 __all__ = [
     "candidate_metadata",
@@ -78,6 +79,8 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
     """Row accounting, utility loss, measured k/l/t and class sizes of the candidate as it would be published."""
     requirements = spec.requirements
     frame = pd.read_parquet(candidate.path)
+    if candidate.linked_path:  # a two-table release: measure its groups
+        frame = joined_view(pd.read_parquet(candidate.linked_path), candidate.group_column, spec.quasi_identifiers)
     report = measure(
         frame,
         quasi_identifiers=list(spec.quasi_identifiers),
@@ -85,6 +88,7 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
         t_distance=requirements.t_distance,  # type: ignore[arg-type]
         bound=requirements.bound,
         bound_column=requirements.bound_column,
+        hierarchies=spec.sensitive_hierarchies(),
     )
     variant = requirements.l_variant if requirements.l_variant != "recursive" else "distinct"
     metadata: dict[str, Any] = {
@@ -130,4 +134,5 @@ def publication_metadata(spec: ReleaseSpec, publication: Publication, warned: li
         "destination": where,
         "table": publication.table,
         "warn-only failures": dg.MetadataValue.json(warned),
+        "release numbers": dg.MetadataValue.json(publication.numbers),  # measured vs targets, classes, NCP
     }

@@ -1,11 +1,11 @@
-"""GX table metrics that return the core's :class:`EquivalenceClasses`, on pandas, SQL and Spark.
+"""The GX table metric that returns the core's :class:`EquivalenceClasses`, on pandas, SQL and Spark.
 
-Two metrics, registered when this module is imported:
-
-* ``privacy_plugins.equivalence_classes``: the classes over the quasi-identifiers
-  (their size profile; all k-anonymity needs).
-* ``privacy_plugins.sensitive_classes``: the same classes with the (class,
-  sensitive value) counts. The bound column is included for personalized leakage.
+``privacy_plugins.equivalence_classes`` (registered when this module is imported)
+groups the table by the quasi-identifiers plus ``model_columns``: the columns the
+expectation's core model reads besides them (:attr:`PrivacyModel.columns` — the
+sensitive attribute, and personalized leakage's bound column). The expectation
+passes them (:meth:`PrivacyExpectation.get_validation_dependencies`), so this
+module knows no model: a new model that reads another column needs no change here.
 
 GX computes a metric once per validation for the same arguments. Because of
 this, an l-diversity and a t-closeness expectation on the same columns share a
@@ -26,29 +26,24 @@ from great_expectations.expectations.metrics.table_metric_provider import TableM
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.integrations.gx import engines
 
-__all__ = ["EQUIVALENCE_CLASSES", "SENSITIVE_CLASSES", "EquivalenceClassesMetric", "SensitiveClassesMetric"]
+__all__ = ["EQUIVALENCE_CLASSES", "EquivalenceClassesMetric"]
 
 EQUIVALENCE_CLASSES = "privacy_plugins.equivalence_classes"
-SENSITIVE_CLASSES = "privacy_plugins.sensitive_classes"
 
 
-class _ClassesMetric(TableMetricProvider):
-    """Engine dispatch shared by both metrics (no ``metric_name``: not registered itself)."""
+class EquivalenceClassesMetric(TableMetricProvider):
+    """The equivalence classes over ``quasi_identifiers``, with the values of ``model_columns`` counted per class."""
 
-    value_keys: tuple[str, ...] = ("quasi_identifiers",)
-
-    @classmethod
-    def grouped_columns(cls, value_kwargs: dict[str, Any]) -> list[str]:
-        """The columns to group by."""
-        return list(value_kwargs["quasi_identifiers"])
+    metric_name = EQUIVALENCE_CLASSES
+    value_keys: tuple[str, ...] = ("quasi_identifiers", "model_columns")
+    default_kwarg_values = {"model_columns": ()}  # noqa: RUF012 (GX reads this class attribute)
 
     @classmethod
     def grouping(cls, value_kwargs: dict[str, Any]) -> dict[str, list[str]]:
-        """Keyword arguments of the ``engines.classes_from_*`` functions."""
-        return {
-            "columns": cls.grouped_columns(value_kwargs),
-            "quasi_identifiers": list(value_kwargs["quasi_identifiers"]),
-        }
+        """Keyword arguments of the ``engines.classes_from_*`` functions: group by QIs + model columns."""
+        qis = list(value_kwargs["quasi_identifiers"])
+        extra = [c for c in value_kwargs.get("model_columns") or () if c not in qis]
+        return {"columns": list(dict.fromkeys([*qis, *extra])), "quasi_identifiers": qis}
 
     @metric_value(engine=PandasExecutionEngine)
     def _pandas(
@@ -87,23 +82,3 @@ class _ClassesMetric(TableMetricProvider):
     ) -> EquivalenceClasses:
         frame, _, _ = execution_engine.get_compute_domain(metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE)
         return engines.classes_from_spark(frame, **cls.grouping(metric_value_kwargs))
-
-
-class EquivalenceClassesMetric(_ClassesMetric):
-    """The equivalence classes over ``quasi_identifiers``."""
-
-    metric_name = EQUIVALENCE_CLASSES
-
-
-class SensitiveClassesMetric(_ClassesMetric):
-    """The classes over ``quasi_identifiers`` with the counts of ``sensitive_attribute`` (and ``bound_column``)."""
-
-    metric_name = SENSITIVE_CLASSES
-    value_keys = ("quasi_identifiers", "sensitive_attribute", "bound_column")
-    default_kwarg_values = {"bound_column": None}  # noqa: RUF012 (GX reads this class attribute)
-
-    @classmethod
-    def grouped_columns(cls, value_kwargs: dict[str, Any]) -> list[str]:
-        """QIs, the sensitive attribute and, when given, the per-record bound column."""
-        bound = value_kwargs.get("bound_column")
-        return [*value_kwargs["quasi_identifiers"], value_kwargs["sensitive_attribute"], *([bound] if bound else [])]

@@ -9,7 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import anonymize, anonymizer_names
-from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, greedy_clusters
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, boxes, greedy_clusters
+from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
+from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
 from privacy_plugins.core.anonymize.clustering import ClusterDetails, _Checker, _split_b, anonymize_clustering
 from privacy_plugins.core.anonymize.mondrian import _dimension
 from privacy_plugins.core.anonymize.registry import _request
@@ -104,16 +106,92 @@ def test_a_cluster_of_2k_plus_1_splits_into_two(seed: int, split: str) -> None:
     }
 
 
+def test_merging_grows_a_cluster_past_k_when_that_is_cheapest() -> None:
+    # k = 2, ages 0,0,1,20,21 (span 21). Prices: {20}+{21} 2/21; {1} into {0,0} 3/21 (the
+    # {0,0} pair has no record to lend); so {20,21} forms, then {0,0,1} grows past k.
+    space, checker, _ = _space_and_checker([0, 0, 1, 20, 21], 2)
+    stats = GreedyStats()
+    groups = merge_clusters(space, checker, np.arange(5), np.random.default_rng(0), min_size=2, stats=stats)
+    assert {frozenset(np.flatnonzero(groups == g).tolist()) for g in set(groups.tolist())} == {
+        frozenset({0, 1, 2}),
+        frozenset({3, 4}),
+    }
+    assert stats.steps == 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_valid_cluster_lends_its_closest_records(seed: int) -> None:
+    # k = 2, ages 0,10,5,5,5,5: the four 5s can spare two records, so each end borrows one 5
+    # (price 2 · 5/10 each) instead of merging whole (price 5 · 5/10): {0,5} {10,5} {5,5}.
+    space, checker, _ = _space_and_checker([0, 10, 5, 5, 5, 5], 2)
+    groups = merge_clusters(space, checker, np.arange(6), np.random.default_rng(seed), min_size=2)
+    sizes = np.bincount(groups)
+    assert sorted(sizes.tolist()) == [2, 2, 2]
+    assert groups[0] != groups[1] and len(set(groups[2:].tolist())) == 3
+
+
 @pytest.mark.parametrize("split", ["a", "b"])
-def test_two_phase_splits_the_relaxed_cluster(split: str) -> None:
-    df = pd.DataFrame({"age": [0, 10, 5, 5, 5, 5]})
+def test_two_phase_splits_a_big_phase1_cluster(split: str) -> None:
+    # Five equal records form one phase-1 cluster of 5 >= 2k (k = 2): phase 2 takes it; A
+    # re-clusters it (2 + 3), B has no width to bisect and keeps it.
+    df = pd.DataFrame({"age": [3, 3, 3, 3, 3, 9, 9]})
     result = _run(df, [KAnonymity(2)], "two-phase", split=split)
     assert isinstance(result.details, ClusterDetails)
-    assert result.details.clusters_after_phase1 == 1 and result.details.big_clusters_split == 1
-    assert result.details.n_clusters >= 2 and result.utility.ncp < 1.0
-    # A re-clusters greedily ({0,5} {5,10} {5,5}: NCP 1/3, as k-member); B halves at the
-    # median ([0,5,5] [5,5,10]: NCP 1/2); without splitting the one cluster costs 1.
-    assert result.utility.ncp == pytest.approx({"a": 1 / 3, "b": 1 / 2}[split])
+    assert result.details.clusters_after_phase1 == 2 and result.details.big_clusters_split == 1
+    assert result.details.n_clusters == {"a": 3, "b": 2}[split] and result.details.absorbed == 3
+    assert result.utility.ncp == 0.0 and result.table["age"].tolist() == df["age"].astype(str).tolist()
+
+
+def test_local_search_moves_a_record_to_the_cheaper_cluster() -> None:
+    # k = 2, ages 0..11 span 11: {0,1,9} {10,11}. Moving 9 saves 3·9/11 − 2·1/11 and adds
+    # 3·2/11 − 2·1/11 (gain 21/11): {0,1} {9,10,11}. Nothing else gains.
+    space, checker, _ = _space_and_checker([0, 1, 9, 10, 11], 2)
+    stats = RefineStats()
+    start = np.array([0, 0, 0, 1, 1])
+    moved = refine_clusters(space, checker, np.arange(5), start, np.random.default_rng(0), min_size=2, stats=stats)
+    assert moved.tolist() == [0, 0, 1, 1, 1] and stats.moves == 1 and stats.rounds == 2
+
+
+def test_local_search_dissolves_a_cluster_whose_records_fit_elsewhere() -> None:
+    # k = 2, span 22: {0,4} {18,22} {2,20}; no cluster can give a record. Dissolving {2,20}
+    # (loss 2·18/22) adds 3·4/22 − 2·4/22 twice (8/22): {0,2,4} {18,20,22}.
+    space, checker, _ = _space_and_checker([0, 4, 18, 22, 2, 20], 2)
+    stats = RefineStats()
+    start = np.array([0, 0, 1, 1, 2, 2])
+    moved = refine_clusters(space, checker, np.arange(6), start, np.random.default_rng(0), min_size=2, stats=stats)
+    assert moved.tolist() == [0, 0, 1, 1, 0, 1] and stats.dissolved == 1 and stats.moves == 0
+    assert _loss(space, moved) == pytest.approx(24 / 22)
+
+
+def _loss(space: CostSpace, group: np.ndarray) -> float:
+    low, high = boxes(space.codes, group, int(group.max()) + 1)
+    return float((space.box_costs(low, high) * np.bincount(group)).sum())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=6, max_size=60), st.integers(2, 4), st.integers(0, 3))
+def test_local_search_never_raises_the_loss_nor_breaks_k(ages: list[int], k: int, seed: int) -> None:
+    if len(ages) < k:
+        return
+    space, checker, _ = _space_and_checker(ages, k)
+    rows, rng = np.arange(len(ages)), np.random.default_rng(seed)
+    start = greedy_clusters(space, checker, rows, rng, min_size=k, relax=True)
+    moved = refine_clusters(space, checker, rows, start, rng, min_size=k)
+    assert np.bincount(moved).min() >= k and moved.max() <= start.max()  # dense ids, maybe fewer
+    assert _loss(space, moved) <= _loss(space, start) + 1e-9
+
+
+@pytest.mark.parametrize(("algorithm", "options"), VARIANTS)
+def test_progress_is_reported_up_to_the_total(algorithm: str, options: dict[str, str]) -> None:
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"age": rng.integers(0, 60, 500), "color": rng.choice(COLOR.leaves, 500)})
+    calls: list[tuple[int, int]] = []
+    anonymize(df, algorithm=algorithm, quasi_identifiers=["age", "color"], hierarchies={"color": COLOR},
+              models=[KAnonymity(5)], progress=lambda done, total: calls.append((done, total)), **options)  # fmt: skip
+    total = 500 if algorithm == "k-member" else 1500
+    assert 3 <= len(calls) <= 250 and all(t == total for _, t in calls)
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and done[-1] == total
 
 
 def test_distinct_l_closes_a_cluster_only_when_diverse() -> None:

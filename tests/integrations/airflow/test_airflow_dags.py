@@ -15,7 +15,7 @@ pytest.importorskip("airflow")
 
 from privacy_plugins.release import ReleaseSpec, publish_table, read_published
 
-RELEASE_DAGS = {"privacy_release", "privacy_release_impossible", "census_release_consumer"}
+RELEASE_DAGS = {"privacy_release", "privacy_release_impossible", "census_release_consumer", "privacy_release_monitor"}
 HAS_GX = importlib.util.find_spec("great_expectations") is not None
 STEPS = ("load", "diagnose", "anonymize", "check", "publish")
 

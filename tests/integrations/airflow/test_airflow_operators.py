@@ -74,7 +74,7 @@ def leaves(value: Any) -> set[str]:
 def test_init_only_stores_parameters() -> None:
     missing = "/nowhere/spec.yaml"  # nothing is read at DAG-parse time
     check = PrivacyCheckOperator(task_id="check", spec_path=missing, candidate={}, expectation_suite="x.json")
-    assert set(check.template_fields) == {"spec_path", "overrides", "candidate", "expectation_suite"}
+    assert set(check.template_fields) == {"spec_path", "overrides", "working_storage", "candidate", "expectation_suite"}
     assert set(PublishOperator(task_id="p", spec_path=missing, candidate={}, check={}).template_fields) >= {"check"}
     assert "loaded" in PrivacyDiagnosisOperator(task_id="d", spec_path=missing, loaded={}).template_fields
     assert "loaded" in AnonymizeOperator(task_id="a", spec_path=missing, loaded={}).template_fields

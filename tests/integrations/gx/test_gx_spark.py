@@ -147,3 +147,24 @@ def test_demo_suite_on_a_spark_dataframe(spark, demo_release_table, expectations
     unsafe = pd.concat([demo_release_table, demo_release_table.iloc[:1].assign(zip="90***")], ignore_index=True)
     verdicts = outcomes(validate_dataframe(to_spark(spark, unsafe), suite))
     assert [(v.status, v.observed) for v in verdicts] == [("failed", 1), ("failed", 1)]
+
+
+def test_generalized_sensitive_values_on_spark(spark, context) -> None:
+    """The GROUP BY runs on Spark; the sensitive hierarchy (DCorrelate) is applied to the aggregates."""
+    grouping = {"pneumonia": ["respiratory"], "flu": ["respiratory"], "bronchitis": ["respiratory"], "ulcer": ["gut"]}
+    frame = pd.DataFrame({"q": ["a", "a", "b", "b", "b"], "s": ["pneumonia", "respiratory", "ulcer", "gut", "flu"]})
+    sdf = to_spark(spark, frame)
+    asset = context.data_sources.add_spark("spark_generalized").add_dataframe_asset("generalized")
+    batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(batch_parameters={"dataframe": sdf})
+    aware = batch.validate(
+        ExpectTableToSatisfyPersonalizedLeakageBound(
+            quasi_identifiers=["q"], sensitive_attribute="s", bound=0.5, sensitive_hierarchy={"grouping": grouping}
+        )
+    )
+    assert not aware.exception_info.get("raised_exception"), aware.exception_info
+    # pneumonia beside "respiratory" (3 leaves): (1 + 1/3) / 2.
+    assert not aware.success and aware.result["observed_value"] == pytest.approx(2 / 3)
+    blind = batch.validate(
+        ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=["q"], sensitive_attribute="s", bound=0.5)
+    )
+    assert blind.success

@@ -28,7 +28,10 @@ from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.integrations.airflow.connections import airflow_resolver
+from privacy_plugins.integrations.airflow.storage import WorkingStorage
 from privacy_plugins.release import ReleaseSpec, remove_run_dir
+from privacy_plugins.release.connections import connection_resolver
 
 if TYPE_CHECKING:
     from airflow.sdk import Context, XComArg
@@ -74,19 +77,40 @@ class ReleaseStepOperator(BaseOperator):
             ``{"destination": {"duckdb": None, "parquet": "out", "table": "census"}}``.
     """
 
-    template_fields: Sequence[str] = ("spec_path", "overrides")
+    template_fields: Sequence[str] = ("spec_path", "overrides", "working_storage")
     ui_color = "#e8f0fe"
 
-    def __init__(self, *, spec_path: str, overrides: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        spec_path: str,
+        overrides: Mapping[str, Any] | None = None,
+        working_storage: str | None = None,
+        working_storage_conn_id: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.spec_path = spec_path
         self.overrides = overrides
+        self.working_storage = working_storage  # an ObjectStoragePath URL; see integrations/airflow/storage.py
+        self.working_storage_conn_id = working_storage_conn_id
+        self._storage: WorkingStorage | None = None
+        self._ended = False
 
     def execute(self, context: Context) -> dict[str, Any]:
         """Run the step; a bad spec or input fails the task at once (a retry cannot fix it)."""
         try:
             spec = load_spec(str(self.spec_path), self.overrides)
-            artifact = self.run_step(spec, context)
+            self._storage = WorkingStorage.configured(self.working_storage, self.working_storage_conn_id)
+            run = self.run_id(context)
+            if self._storage is not None and run is not None:
+                pulled = self._storage.pull(spec, run)  # this task may run on another machine than the last
+                self.log.info("working storage: pulled %d file(s) of run %s", len(pulled), run)
+            with connection_resolver(airflow_resolver):  # a spec's conn_id resolves through Airflow's hooks
+                artifact = self.run_step(spec, context)
+            if self._storage is not None and run is not None and not self._ended:
+                pushed = self._storage.push(spec, run)
+                self.log.info("working storage: pushed %d file(s) of run %s", len(pushed), run)
         except (ConfigurationError, FileNotFoundError) as exc:
             raise AirflowFailException(f"{self.task_id}: bad release spec or input ({self.spec_path}): {exc}") from exc
         result: dict[str, Any] = artifact.to_dict()
@@ -111,6 +135,10 @@ class ReleaseStepOperator(BaseOperator):
         if spec.workdir is None:
             remove_run_dir(spec, run_id)
             self.log.info("removed the working files of run %s", run_id)
+        if self._storage is not None:
+            self._storage.remove(spec, run_id)
+            self.log.info("removed the shared working files of run %s", run_id)
+        self._ended = True
 
     def run_step(self, spec: ReleaseSpec, context: Context) -> Any:
         """Run one release step and return its artifact (subclasses implement this)."""

@@ -19,6 +19,7 @@ from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.airflow.exceptions import PrivacyCheckError, PrivacyCheckFailed
 from privacy_plugins.integrations.airflow.operators._base import ReleaseStepOperator
 from privacy_plugins.release import Candidate, CheckResult, ReleaseSpec, RequirementCheck, check_step
+from privacy_plugins.release.steps import measured_candidate
 
 if TYPE_CHECKING:
     from airflow.sdk import Context, XComArg
@@ -66,7 +67,7 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         result = check_step(spec, candidate, run_id=self.run_id(context))
         logged = [("PASS" if c.passed else "FAIL", c) for c in result.checks]
         if (self.expectation_suite or "").strip():
-            suite_checks = self._suite_checks(candidate)
+            suite_checks = self._suite_checks(spec, candidate)
             logged += suite_checks
             checks = [*result.checks, *(check for _, check in suite_checks)]
             result = dataclasses.replace(result, passed=all(c.passed for c in checks), checks=checks)
@@ -90,18 +91,16 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         path = Path(str(self.expectation_suite).strip()).expanduser()
         return path if path.is_absolute() else Path(str(self.spec_path)).resolve().parent / path
 
-    def _suite_checks(self, candidate: Candidate) -> list[tuple[str, RequirementCheck]]:
+    def _suite_checks(self, spec: ReleaseSpec, candidate: Candidate) -> list[tuple[str, RequirementCheck]]:
         """Validate the candidate with the GX suite; each expectation becomes one check, with its log label.
 
         A failed ``warning``/``info`` expectation does not block (its check counts as passed) but is
         logged as ``WARN``/``INFO``, not ``PASS``; only a failed ``critical`` one is ``FAIL``.
         """
-        import pandas as pd
-
         from privacy_plugins.integrations import gx as privacy_gx  # costs seconds: only when a suite is used
 
         suite = privacy_gx.load_suite(self._suite_path())
-        outcomes = privacy_gx.outcomes(privacy_gx.validate_dataframe(pd.read_parquet(candidate.path), suite))
+        outcomes = privacy_gx.outcomes(privacy_gx.validate_dataframe(measured_candidate(spec, candidate), suite))
         errors = [o.message for o in outcomes if o.status == "error"]
         if errors:
             raise PrivacyCheckError(f"GX suite {suite.name!r} could not be evaluated:\n" + "\n".join(errors))

@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 
 from great_expectations.compatibility import pydantic
 from great_expectations.expectations.expectation import BatchExpectation
+from great_expectations.validator.metric_configuration import MetricConfiguration
+from great_expectations.validator.validator import ValidationDependencies
 
 from privacy_plugins.core.metrics import class_size_histogram
 from privacy_plugins.core.models import ModelResult, PrivacyModel
@@ -74,9 +76,36 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
         """The measured value is a count (k, distinct l)."""
         return False
 
-    def judge(self, result: ModelResult, classes: EquivalenceClasses) -> tuple[bool, float, dict[str, Any]]:
+    def judge(
+        self, model: PrivacyModel, result: ModelResult, classes: EquivalenceClasses
+    ) -> tuple[bool, float, dict[str, Any]]:
         """Success, observed value and extra details; subclasses add e.g. suppression."""
         return result.passed, result.observed, {}
+
+    def get_validation_dependencies(
+        self, execution_engine: Any = None, runtime_configuration: dict[str, Any] | None = None
+    ) -> ValidationDependencies:
+        """GX's dependencies, with the metric grouping by the QIs plus the columns the core model reads.
+
+        The model says which columns it reads (:attr:`PrivacyModel.columns`: the sensitive
+        attribute, a bound column), so the metric pushes exactly that GROUP BY down to SQL/Spark.
+        """
+        dependencies: ValidationDependencies = super().get_validation_dependencies(
+            execution_engine=execution_engine, runtime_configuration=runtime_configuration
+        )
+        columns = [str(column) for column in self.build_model(self.__dict__).columns]
+        for name in self.metric_dependencies:
+            configured = dependencies.get_metric_configuration(name)
+            assert configured is not None
+            dependencies.set_metric_configuration(
+                name,
+                MetricConfiguration(
+                    metric_name=name,
+                    metric_domain_kwargs=configured.metric_domain_kwargs,
+                    metric_value_kwargs={"quasi_identifiers": list(self.quasi_identifiers), "model_columns": columns},
+                ),
+            )
+        return dependencies
 
     def _validate(
         self, metrics: dict[str, Any], runtime_configuration: dict[str, Any] | None = None, execution_engine: Any = None
@@ -85,8 +114,9 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
         if self.include_values:
             message = "include_values=True puts raw QI values of at-risk records in the result"
             warnings.warn(message, PrivacyRiskWarning, stacklevel=2)
-        result = self.build_model(self.__dict__).evaluate(classes, include_values=self.include_values)
-        success, observed, extra = self.judge(result, classes)
+        model = self.build_model(self.__dict__)
+        result = model.evaluate(classes, include_values=self.include_values)
+        success, observed, extra = self.judge(model, result, classes)
         details = {
             "model": result.model,
             "threshold": result.threshold,

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from great_expectations.compatibility import pydantic
 
 from privacy_plugins.core.metrics import k_after_suppression
-from privacy_plugins.core.models import KAnonymity, ModelResult
+from privacy_plugins.core.models import KAnonymity, ModelResult, PrivacyModel
 from privacy_plugins.core.parameters import check_fraction
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.integrations.gx.expectations._base import PrivacyExpectation
@@ -66,7 +66,9 @@ class ExpectTableToBeKAnonymous(PrivacyExpectation):
         """K is a count."""
         return True
 
-    def judge(self, result: ModelResult, classes: EquivalenceClasses) -> tuple[bool, float, dict[str, Any]]:
+    def judge(
+        self, model: PrivacyModel, result: ModelResult, classes: EquivalenceClasses
+    ) -> tuple[bool, float, dict[str, Any]]:
         """Without suppression the model decides; with it, k after suppressing whole smallest classes."""
         if not self.suppression_limit:
             return result.passed, result.observed, {}

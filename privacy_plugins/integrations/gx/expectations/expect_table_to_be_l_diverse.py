@@ -9,7 +9,6 @@ from great_expectations.compatibility import pydantic
 
 from privacy_plugins.core.models import LVariant, PrivacyModel, l_diversity_model
 from privacy_plugins.integrations.gx.expectations._base import PrivacyExpectation
-from privacy_plugins.integrations.gx.metrics import SENSITIVE_CLASSES
 
 __all__ = ["ExpectTableToBeLDiverse"]
 
@@ -45,7 +44,6 @@ class ExpectTableToBeLDiverse(PrivacyExpectation):
         None, description="c of recursive (c,l)-diversity (> 0); recursive only."
     )
 
-    metric_dependencies: ClassVar[tuple[str, ...]] = (SENSITIVE_CLASSES,)
     success_keys: ClassVar[tuple[str, ...]] = (
         "quasi_identifiers", "sensitive_attribute", "l", "l_variant", "c", "include_values",
     )  # fmt: skip

@@ -7,10 +7,9 @@ from typing import Any, ClassVar
 
 from great_expectations.compatibility import pydantic
 
-from privacy_plugins.core.models import ModelResult, TCloseness, TDistance
+from privacy_plugins.core.models import ModelResult, PrivacyModel, TCloseness, TDistance
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.integrations.gx.expectations._base import PrivacyExpectation
-from privacy_plugins.integrations.gx.metrics import SENSITIVE_CLASSES
 
 __all__ = ["ExpectTableToBeTClose"]
 
@@ -49,7 +48,6 @@ class ExpectTableToBeTClose(PrivacyExpectation):
         "auto", description="auto (ordered for numeric columns, equal otherwise) | equal | ordered"
     )
 
-    metric_dependencies: ClassVar[tuple[str, ...]] = (SENSITIVE_CLASSES,)
     success_keys: ClassVar[tuple[str, ...]] = (
         "quasi_identifiers", "sensitive_attribute", "t", "t_distance", "include_values",
     )  # fmt: skip
@@ -75,11 +73,13 @@ class ExpectTableToBeTClose(PrivacyExpectation):
         """T."""
         return "t"
 
-    def judge(self, result: ModelResult, classes: EquivalenceClasses) -> tuple[bool, float, dict[str, Any]]:
+    def judge(
+        self, model: PrivacyModel, result: ModelResult, classes: EquivalenceClasses
+    ) -> tuple[bool, float, dict[str, Any]]:
         """Adds the ground distance used (``auto`` resolved from the column's type)."""
-        model = self.build_model(self.__dict__)
+        t_close = self.build_model(self.__dict__)  # the typed model (``model`` is the same one)
         return (
             result.passed,
             result.observed,
-            {"t_distance": model.distance_for(classes.frame[self.sensitive_attribute])},
+            {"t_distance": t_close.distance_for(classes.frame[self.sensitive_attribute])},
         )

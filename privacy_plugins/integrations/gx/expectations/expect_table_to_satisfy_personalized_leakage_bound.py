@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 
 from great_expectations.compatibility import pydantic
 
+from privacy_plugins.core.hierarchies import build_hierarchy
 from privacy_plugins.core.metrics import personalized_leakage
-from privacy_plugins.core.models import ModelResult, PersonalizedLeakage
+from privacy_plugins.core.models import ModelResult, PersonalizedLeakage, PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import RoleConflictError
 from privacy_plugins.integrations.gx.expectations._base import PrivacyExpectation
-from privacy_plugins.integrations.gx.metrics import SENSITIVE_CLASSES
 
 __all__ = ["ExpectTableToSatisfyPersonalizedLeakageBound"]
 
@@ -21,16 +21,27 @@ class ExpectTableToSatisfyPersonalizedLeakageBound(PrivacyExpectation):
     """Expect every record's leakage of its sensitive value to be within its bound (Song et al. 2015).
 
     A record t in class QG leaks Pleak(t) = count(QG, t.s) / |QG|. The table passes
-    when Pleak(t) ≤ pleak(t) for every record. The bound is one ``bound`` for all, or
-    each record's own value in ``bound_column``. ``observed_value`` is the largest
-    leakage. ``details`` adds the records over their bound and the infeasible ones:
-    a bound below 1/|class| can never be met in that class.
+    when Pleak(t) ≤ pleak(t) for every record. The bound is one ``bound`` for all,
+    each record's own value in ``bound_column``, or both (``bound`` fills empty cells).
+    ``observed_value`` is the largest leakage. ``details`` adds the records over their
+    bound and the infeasible ones: a bound below 1/|class| can never be met in that class.
+
+    When the published sensitive column may hold generalized values (the
+    ``personalized`` anonymizer's SA_Generalization), give ``sensitive_hierarchy``:
+    a generalized value then counts as every leaf below it, 1/Nleaf each (DCorrelate),
+    exactly as the core's re-check does. Without it a ``"*"`` would count as a value
+    of its own and the leakage would be under-counted. The GROUP BY still runs where
+    the table lives (SQL/Spark); the hierarchy is applied to the aggregates.
 
     Args:
         quasi_identifiers: columns an attacker may know.
         sensitive_attribute: the sensitive attribute.
-        bound: one bound in (0, 1] for every record; or
+        bound: one bound in (0, 1] for every record (the default for empty ``bound_column`` cells).
         bound_column: a column holding each record's bound in (0, 1].
+        sensitive_hierarchy: the sensitive attribute's hierarchy: a path to an ARX CSV
+            (``leaf;parent;…;*``), or inline ``{"grouping": {leaf: [parent, …]}}``,
+            ``{"taxonomy": {...}}`` or ``{"file": {"path": ..., "sep": ";"}}`` — the
+            release spec's ``hierarchies:`` forms that need no data.
         include_values: opt in to the QI values of a few violating classes.
 
     References:
@@ -39,7 +50,9 @@ class ExpectTableToSatisfyPersonalizedLeakageBound(PrivacyExpectation):
 
     Example:
         >>> ExpectTableToSatisfyPersonalizedLeakageBound(
-        ...     quasi_identifiers=["zip"], sensitive_attribute="disease", bound=0.5).expectation_type
+        ...     quasi_identifiers=["zip"], sensitive_attribute="disease", bound=0.5,
+        ...     sensitive_hierarchy={"grouping": {"flu": ["respiratory"], "cold": ["respiratory"]}},
+        ... ).expectation_type
         'expect_table_to_satisfy_personalized_leakage_bound'
     """
 
@@ -50,20 +63,29 @@ class ExpectTableToSatisfyPersonalizedLeakageBound(PrivacyExpectation):
     bound_column: pydantic.StrictStr | None = pydantic.Field(
         None, description="Column holding each record's own bound in (0, 1]."
     )
+    sensitive_hierarchy: pydantic.StrictStr | dict[str, Any] | None = pydantic.Field(
+        None,
+        description="The sensitive attribute's hierarchy (ARX CSV path or {grouping|taxonomy|file: ...}), "
+        "when its published values may be generalized.",
+    )
 
-    metric_dependencies: ClassVar[tuple[str, ...]] = (SENSITIVE_CLASSES,)
     success_keys: ClassVar[tuple[str, ...]] = (
-        "quasi_identifiers", "sensitive_attribute", "bound", "bound_column", "include_values",
+        "quasi_identifiers", "sensitive_attribute", "bound", "bound_column", "sensitive_hierarchy", "include_values",
     )  # fmt: skip
     args_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive_attribute")
 
     @classmethod
     def build_model(cls, params: Mapping[str, Any]) -> PersonalizedLeakage:
-        """Personalized leakage: a bound, a bound_column, or both (the bound is the default for empty cells)."""
+        """Personalized leakage: a bound, a bound_column, or both; measured along ``sensitive_hierarchy`` if given."""
         column = params.get("bound_column")
-        if column is not None and (column in params["quasi_identifiers"] or column == params["sensitive_attribute"]):
+        attribute = params["sensitive_attribute"]
+        if column is not None and (column in params["quasi_identifiers"] or column == attribute):
             raise RoleConflictError(f"bound_column {column!r} is also a quasi-identifier or the sensitive attribute")
-        return PersonalizedLeakage(params["sensitive_attribute"], bound=params.get("bound"), bound_column=column)
+        config = params.get("sensitive_hierarchy")
+        hierarchy = None if config is None else build_hierarchy(attribute, config)
+        return PersonalizedLeakage(attribute, bound=params.get("bound"), bound_column=column).with_hierarchies(
+            {} if hierarchy is None else {attribute: hierarchy}
+        )
 
     @classmethod
     def sentence(cls, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -81,10 +103,18 @@ class ExpectTableToSatisfyPersonalizedLeakageBound(PrivacyExpectation):
         """The largest leakage."""
         return "max leakage"
 
-    def judge(self, result: ModelResult, classes: EquivalenceClasses) -> tuple[bool, float, dict[str, Any]]:
-        """Adds the records over their bound, the infeasible ones and the mean leakage."""
-        model = self.build_model(self.__dict__)
-        report = personalized_leakage(classes, classes.sensitive(self.sensitive_attribute), model.bounds(classes))
+    def judge(
+        self, model: PrivacyModel, result: ModelResult, classes: EquivalenceClasses
+    ) -> tuple[bool, float, dict[str, Any]]:
+        """Adds the records over their bound, the infeasible ones and the mean leakage (same hierarchy as the model)."""
+        bounds = model.leakage_bounds(classes.frame)
+        assert bounds is not None
+        report = personalized_leakage(
+            classes,
+            classes.sensitive(self.sensitive_attribute),
+            bounds,
+            hierarchy=model.measuring_hierarchy(),
+        )
         extra = {
             "leakage_violations": report.violations,
             "leakage_infeasible": report.infeasible,

@@ -1,0 +1,1 @@
+"""Releases scaffolded with ``dg scaffold defs privacy_plugins.integrations.dagster.PrivacyRelease NAME``."""

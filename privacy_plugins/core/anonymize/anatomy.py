@@ -1,0 +1,195 @@
+"""Anatomy (Xiao & Tao 2006; thesis Algorithm 2.1): a QIT and a sensitive table linked by group id, ``"anatomy"``.
+
+Anatomy does not generalize: it publishes the quasi-identifiers **exactly** in a
+quasi-identifier table (QIT: every non-sensitive column plus ``group_id``) and the
+sensitive values in a sensitive table (ST: ``group_id``, the sensitive value, ``count``).
+An attacker who finds a person's QIT row learns only the group's multiset of values.
+
+**Groups.** Xiao & Tao draw one record from each of the l largest buckets (records
+bucketed by sensitive value) until fewer than l buckets are non-empty, then place each
+residual record in a group without its value; every group then has l distinct values.
+We build groups with the same guarantee in one vectorized step: sort the records by
+bucket (largest bucket first, records shuffled inside a bucket with the seed) and deal
+them round-robin into ``G = ⌊n / L⌋`` groups (``L = ⌈l⌉``). A bucket is a contiguous run of
+at most ``⌊n / L⌋ = G`` records (eligibility), so its records land in distinct groups: each
+group has at least ``L`` records, all with different values — frequency (hence distinct
+and entropy) L-diverse. For k > L, ``⌈k / L⌉`` consecutive groups are merged (a value
+still appears once per merged group, so its frequency stays ≤ 1/L); a last short batch
+joins the one before. Feasibility and the fewest suppressions come first, as for
+bucket clustering (:mod:`~privacy_plugins.core.anonymize.feasibility`, with L).
+
+**What is re-measured.** :func:`~privacy_plugins.core.anonymize.base.verify` checks that
+every QIT row joins exactly one ST group (per group, QIT rows = Σ ST counts), then
+measures the models on the groups: k is the group size, l the group's values. The QIT's
+QIs are unique per person as in the input: Anatomy gives l-diversity, not k-anonymity of
+the QIT, and it does not hide membership (the paper's setting).
+
+**Utility.** Anatomy's QIs are exact, so NCP is 0; the thesis compares bucket clustering,
+optimistic clustering and Anatomy by information loss (Figure 4.20), and for Anatomy the
+loss is in the link, not in the QIs. We report ``ncp = 0`` (``lm`` = 0) as the QI loss and,
+in the details, ``reconstruction_error``: Xiao & Tao's measure, the mean over records of
+the squared L2 distance between the record's true sensitive distribution (a point mass)
+and its group's published one; over a group this averages to ``1 − Σ_v p_v²``
+(``p_v`` the group's shares): 0 for a homogeneous group, ``1 − 1/L`` for L distinct values.
+The benchmark prints it beside
+the clusterings' NCP on a second axis; the two are not the same scale.
+
+**Publishing two tables.** ``anonymize`` returns the QIT as ``result.table`` and the ST
+as ``result.linked.table``; the CLI writes the ST beside ``--out`` (``<name>.st.<ext>``).
+The release flow carries both: the candidate
+holds the ST beside the QIT (each file's SHA-256 checked), the check step re-measures
+the pair per group (and the join, in its row accounting), and the publish step writes
+both atomically as ``<table>_qit`` and ``<table>_st``
+(:func:`privacy_plugins.release.linked.publish_linked`: DuckDB / SQL in one transaction,
+Parquet as a versioned folder behind one atomically renamed link). GX suites run by
+Airflow and Dagster see the groups (:func:`privacy_plugins.release.steps.measured_candidate`).
+
+References:
+    Xiao X., Tao Y. Anatomy: simple and effective privacy preservation. VLDB 2006.
+    Mirakabad M. R. (thesis), Algorithm 2.1 and §4.4.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core.anonymize.base import (
+    AnonymizationDetails,
+    AnonymizationRequest,
+    AnonymizedTable,
+    LinkedTable,
+)
+from privacy_plugins.core.anonymize.bucket_clustering import SHOW_VALUES_OPTION
+from privacy_plugins.core.anonymize.feasibility import Feasibility, diversity_target, eligible_rows
+from privacy_plugins.core.anonymize.registry import AnonymizerOption
+from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility
+from privacy_plugins.core.parameters import TOLERANCE
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = ["GROUP_COLUMN", "AnatomyAnonymizer", "AnatomyDetails", "anatomy_groups"]
+
+#: The column linking the QIT and the ST.
+GROUP_COLUMN = "group_id"
+
+
+@dataclass(frozen=True)
+class AnatomyDetails(AnonymizationDetails):
+    """What Anatomy did.
+
+    Attributes:
+        seed: the seed of the shuffles.
+        l: the target l; groups hold ⌈l⌉ distinct values at least.
+        n_groups: groups published; sizes: min, median, mean, max group size.
+        reconstruction_error: Xiao & Tao's mean squared error of the published sensitive
+            distributions (0 = exact).
+        feasibility: the eligibility check (counts only unless opted in).
+        suppressed: records suppressed to make the table eligible.
+        group_column: the linking column.
+    """
+
+    kind: ClassVar[str] = "anatomy"
+
+    seed: int
+    l: float
+    n_groups: int
+    sizes: Mapping[str, float]
+    reconstruction_error: float
+    feasibility: Feasibility
+    suppressed: int
+    group_column: str
+
+
+def anatomy_groups(values: np.ndarray, distinct: int, per_group: int, rng: np.random.Generator) -> np.ndarray:
+    """A group per record: ``distinct`` values per dealt group, merged to at least ``per_group`` records.
+
+    ``values``: dense sensitive codes of an eligible table (no value above n / distinct).
+    """
+    n = values.shape[0]
+    counts = np.bincount(values)
+    shuffle = rng.permutation(n)
+    # Largest bucket first, records of a bucket together (shuffled by the permutation).
+    order = shuffle[np.lexsort((values[shuffle], -counts[values[shuffle]]))]
+    dealt = max(1, n // distinct)
+    group = np.empty(n, dtype=np.int64)
+    group[order] = np.arange(n) % dealt
+    batch = max(1, math.ceil(per_group / distinct))
+    merged = np.minimum(group // batch, max(0, dealt // batch - 1))
+    relabel = rng.permutation(int(merged.max()) + 1)
+    return relabel[merged]
+
+
+@dataclass(frozen=True)
+class AnatomyAnonymizer:
+    """Anatomy (Xiao & Tao 2006), registered as ``"anatomy"``: publishes a QIT and an ST."""
+
+    name: str = "anatomy"
+    options: tuple[AnonymizerOption, ...] = (SHOW_VALUES_OPTION,)
+    #: Publishes two linked tables (QIT + ST); the release flow publishes both atomically.
+    linked_tables: bool = True
+
+    def run(self, request: AnonymizationRequest, *, show_values: str = "no") -> AnonymizedTable:
+        """Feasibility first, then groups of ⌈l⌉ distinct values; publish exact QIs and the group's values."""
+        target = diversity_target(request, algorithm=self.name)
+        distinct = math.ceil(target.l - TOLERANCE)
+        target = replace(target, l=float(distinct), size=max(request.minimum_class_size, distinct))
+        extra = [c for c in request.roles.sensitive_attributes if c != target.attribute]
+        if extra or GROUP_COLUMN in request.table.columns:
+            raise ConfigurationError(
+                f"anatomy publishes one sensitive attribute ({target.attribute!r}) in its sensitive table and "
+                f"links it by a {GROUP_COLUMN!r} column; other sensitive attributes {extra} (or an existing "
+                f"{GROUP_COLUMN!r} column) cannot be published"
+            )
+        frame = request.table.reset_index(drop=True)
+        codes, keep, report = eligible_rows(request, target, algorithm=self.name, show_values=show_values)
+        kept = frame.loc[keep].reset_index(drop=True)
+        _, values = np.unique(codes[keep], return_inverse=True)
+        values = values.astype(np.int64).ravel()
+        group = anatomy_groups(values, distinct, target.size, np.random.default_rng(request.seed))
+        qit = kept.drop(columns=[*request.roles.identifiers, target.attribute])
+        qit[GROUP_COLUMN] = group
+        st = (
+            pd.DataFrame({GROUP_COLUMN: group, target.attribute: kept[target.attribute]})
+            .groupby([GROUP_COLUMN, target.attribute], sort=True, dropna=False)
+            .size()
+            .rename("count")
+            .reset_index()
+        )
+        sizes = np.bincount(group)
+        n_values = int(values.max()) + 1
+        pair = np.bincount(group * n_values + values, minlength=sizes.shape[0] * n_values).astype(float)
+        squares = (pair.reshape(-1, n_values) ** 2).sum(axis=1) / sizes**2
+        error = float(((1.0 - squares) * sizes).sum() / sizes.sum())
+        utility = UtilityMetrics(
+            ncp=0.0,
+            lm=0.0,
+            discernibility=discernibility(sizes, 0, len(kept)),
+            c_avg=average_class_size(sizes, request.minimum_class_size),
+        )
+        return AnonymizedTable(
+            table=qit,
+            released=np.ones(len(qit), dtype=bool),
+            suppressed=int((~keep).sum()),
+            utility=utility,
+            details=AnatomyDetails(
+                seed=request.seed,
+                l=target.l,
+                n_groups=int(sizes.shape[0]),
+                sizes={
+                    "min": int(sizes.min()),
+                    "median": float(np.median(sizes)),
+                    "mean": float(sizes.mean()),
+                    "max": int(sizes.max()),
+                },
+                reconstruction_error=round(error, 6),
+                feasibility=report,
+                suppressed=int((~keep).sum()),
+                group_column=GROUP_COLUMN,
+            ),
+            linked=LinkedTable(table=st, group_column=GROUP_COLUMN),
+        )

@@ -1,0 +1,230 @@
+"""Bottom-up relaxing for two-phase clustering: merge the cheapest pair until every cluster is valid.
+
+Records with equal quasi-identifier codes start as one cluster (their box costs nothing).
+While some cluster misses a model ("small"), the small cluster with the cheapest
+*completion* takes it, ties broken by the seeded generator. A small cluster ``a`` can be
+completed by any other live cluster ``b`` in one of two ways, priced as the change of
+the table's information loss ``Σ |c| · D(c)``:
+
+* *merge*: ``a ∪ b`` (both whole): ``(|a|+|b|) · D(a ∪ b) − |a| · D(a) − |b| · D(b)``;
+* *lend*: when ``a`` misses only size (``|a| < min_size``) and ``b`` is valid with at least
+  ``min_size`` records to spare, ``b`` gives ``a`` the ``d = min_size − |a|`` records closest to
+  ``a``'s box; priced with ``b``'s whole box, an upper bound of the actual
+  ``(|a|+d) · D(a ∪ b) − |a| · D(a) − d · D(b)`` (``b`` keeps its box, ``d`` fewer records pay it).
+
+So clusters grow past ``min_size`` exactly when taking a whole neighbour is cheaper than
+any other completion — the information loss *per record* of the table is what decides,
+not a fixed size. Every pair's price is kept as the small cluster's best partner; after a
+merge only the clusters that pointed at the merged ones are re-priced, and the new
+cluster is offered to every small one in one numpy expression over integer-coded boxes.
+A lend whose donor then misses a model (possible beyond k) is undone and ``a`` merges
+whole with the donor instead. Models are checked with ``failing`` only on clusters of at
+least ``min_size`` records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, GreedyStats
+
+__all__ = ["merge_clusters"]
+
+_EPS = 1e-12
+_BLOCK = 32
+
+
+class _Boxes:
+    """Clusters as boxes (``low``, ``high``: per QI and cluster), sizes, costs ``D``, members, state.
+
+    ``key[q, c] = low · size_q + high`` indexes cluster c's span of QI ``q`` in a flattened
+    ``size_q × size_q`` matrix, so the cost of joining one box to every cluster is one gather
+    per QI (:meth:`union`). Dead clusters are dropped from the arrays now and then (:meth:`compact`).
+    """
+
+    def __init__(self, space: CostSpace, codes: np.ndarray) -> None:
+        self.space = space
+        self.codes = codes
+        self.sizes = [d.size for d in space.dimensions]
+        self.code_range = [np.arange(size, dtype=np.int64) for size in self.sizes]
+        tuples, inverse, counts = np.unique(codes.T, axis=0, return_inverse=True, return_counts=True)
+        order = np.argsort(np.asarray(inverse).ravel(), kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(counts)))
+        self.low = np.ascontiguousarray(tuples.T.astype(np.int64))
+        self.high = self.low.copy()
+        self.key = self.low * np.array(self.sizes, dtype=np.int64)[:, None] + self.high
+        self.size = counts.astype(float)
+        self.cost = np.zeros(counts.shape[0])
+        self.alive = np.ones(counts.shape[0], dtype=bool)
+        self.members = [order[bounds[g] : bounds[g + 1]] for g in range(counts.shape[0])]
+        self.small = np.zeros(counts.shape[0], dtype=bool)
+        self.best = np.full(counts.shape[0], -1, dtype=np.int64)
+        self.price = np.full(counts.shape[0], np.inf)
+        self.lend_from = np.zeros(counts.shape[0], dtype=bool)
+
+    def union(self, block: np.ndarray) -> np.ndarray:
+        """``D(c ∪ x)`` for every cluster ``c`` of ``block`` (rows) and every cluster ``x`` (columns)."""
+        total = np.zeros((block.shape[0], self.size.shape[0]))
+        for q, table in enumerate(self.space.tables):
+            low, high = self.low[q, block], self.high[q, block]
+            if table is None:
+                lo = np.minimum(low[:, None], self.low[q][None, :])
+                hi = np.maximum(high[:, None], self.high[q][None, :])
+                total += self.space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
+                continue
+            every = self.code_range[q]
+            # joined[c, l, h]: cost of c's span joined with the span l..h (l <= h where it matters).
+            joined = table[np.minimum(low[:, None], every)[:, :, None], np.maximum(high[:, None], every)[:, None, :]]
+            if block.shape[0] == 1:
+                total[0] += np.take(joined.ravel(), self.key[q])
+            else:
+                offset = np.arange(block.shape[0], dtype=np.int64)[:, None] * (self.sizes[q] ** 2)
+                total += np.take(joined.ravel(), offset + self.key[q][None, :])
+        return total
+
+    def refresh(self, g: int) -> None:
+        """Recompute cluster ``g``'s box, key, size and cost from its members."""
+        sub = self.codes[:, self.members[g]]
+        self.low[:, g], self.high[:, g] = sub.min(axis=1), sub.max(axis=1)
+        self.key[:, g] = self.low[:, g] * np.array(self.sizes, dtype=np.int64) + self.high[:, g]
+        self.size[g] = sub.shape[1]
+        self.cost[g] = float(self.space.box_costs(self.low[:, g : g + 1], self.high[:, g : g + 1])[0])
+
+    def absorb(self, a: int, b: int) -> None:
+        """Cluster ``a`` takes every member of ``b``; ``b`` dies."""
+        self.members[a] = np.concatenate((self.members[a], self.members[b]))
+        self.members[b] = self.members[b][:0]
+        self.size[b] = 0
+        self.alive[b] = False
+        self.small[b] = False
+        self.refresh(a)
+
+    def lend(self, a: int, b: int, need: int, rng: np.random.Generator) -> None:
+        """``b`` gives ``a`` its ``need`` members closest to ``a``'s box (random among ties)."""
+        donor = rng.permutation(self.members[b])
+        cost = self.space.join_costs(self.low[:, a], self.high[:, a], self.codes[:, donor])
+        order = np.argsort(cost, kind="stable")
+        self.members[a] = np.concatenate((self.members[a], donor[order[:need]]))
+        self.members[b] = donor[order[need:]]
+        self.refresh(a)
+        self.refresh(b)
+
+    def compact(self) -> None:
+        """Drop dead clusters (ids change; ``best`` of live small clusters never points at a dead one)."""
+        keep = np.flatnonzero(self.alive)
+        new_id = np.cumsum(self.alive) - 1
+        self.low, self.high, self.key = self.low[:, keep], self.high[:, keep], self.key[:, keep]
+        self.size, self.cost, self.alive = self.size[keep], self.cost[keep], self.alive[keep]
+        self.members = [self.members[g] for g in keep.tolist()]
+        self.small, self.price, self.lend_from = self.small[keep], self.price[keep], self.lend_from[keep]
+        self.best = np.where(self.best[keep] >= 0, new_id[np.maximum(self.best[keep], 0)], -1)
+
+
+def _argmin(values: np.ndarray, rng: np.random.Generator) -> int:
+    """Index of the smallest value, a seeded random one among ties."""
+    low = values.min()
+    if not np.isfinite(low):
+        return int(np.argmin(values))
+    ties = np.flatnonzero(values <= low + _EPS)
+    return int(ties[0] if ties.shape[0] == 1 else ties[rng.integers(ties.shape[0])])
+
+
+def merge_clusters(
+    space: CostSpace,
+    failing: Failing,
+    rows: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    min_size: int,
+    stats: GreedyStats | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Cluster ``rows`` bottom-up (see the module docstring); return a group per row (dense ids).
+
+    ``rows`` as one group must satisfy the models (the caller checks). ``progress(done)``
+    is called with the number of records in valid clusters, about every 1 % of them.
+    """
+    stats = stats if stats is not None else GreedyStats()
+    n = int(rows.shape[0])
+    box = _Boxes(space, space.codes[:, rows])
+
+    def misses(g: int) -> bool:
+        if box.size[g] < min_size:
+            return True
+        stats.model_checks += 1
+        members = box.members[g]
+        return bool(failing(rows[members], np.zeros(members.shape[0], dtype=np.int64), 1)[0])
+
+    def prices(
+        size: np.ndarray, cost: np.ndarray, union: np.ndarray, partner: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Price of completing small clusters (``size``, ``cost``) with ``partner`` clusters; whether by lending."""
+        p_size, p_cost = box.size[partner], box.cost[partner]
+        need = min_size - size
+        lends = (need > 0) & ~box.small[partner] & (p_size - need >= min_size)
+        taken = np.where(lends, need, p_size)
+        return (size + taken) * union - size * cost - taken * p_cost, lends
+
+    def reprice(targets: np.ndarray) -> None:
+        every = np.arange(box.size.shape[0])
+        for start in range(0, targets.shape[0], _BLOCK):
+            block = targets[start : start + _BLOCK]
+            priced, lends = prices(box.size[block, None], box.cost[block, None], box.union(block), every[None, :])
+            priced[:, ~box.alive] = np.inf
+            priced[np.arange(block.shape[0]), block] = np.inf
+            for i, a in enumerate(block.tolist()):
+                b = _argmin(priced[i], rng)
+                box.best[a], box.price[a], box.lend_from[a] = b, priced[i, b], lends[i, b]
+
+    def offer(a: int) -> None:
+        """Offer cluster ``a`` to every other small cluster (kept where it is cheaper)."""
+        others = np.flatnonzero(box.small & box.alive)
+        others = others[others != a]
+        if others.shape[0] == 0:
+            return
+        union = box.union(np.array([a]))[0, others]
+        priced, lends = prices(box.size[others], box.cost[others], union, np.full(others.shape[0], a))
+        better = priced < box.price[others] - _EPS
+        chosen = others[better]
+        box.best[chosen], box.price[chosen], box.lend_from[chosen] = a, priced[better], lends[better]
+
+    box.small[:] = [misses(g) for g in range(box.size.shape[0])]
+    reprice(np.flatnonzero(box.small))
+    step, reported = max(1, n // 100), 0
+    while True:
+        open_price = np.where(box.small & box.alive, box.price, np.inf)
+        a = _argmin(open_price, rng)
+        if not np.isfinite(open_price[a]):
+            break
+        b = int(box.best[a])
+        if box.lend_from[a]:
+            box.lend(a, b, int(min_size - box.size[a]), rng)
+            if misses(b):  # the donor broke a model (beyond k): take it whole instead
+                box.absorb(a, b)
+        else:
+            box.absorb(a, b)
+        stats.steps += 1
+        box.small[a] = misses(a)
+        if progress is not None:
+            done = int(box.size[box.alive & ~box.small].sum())
+            if done - reported >= step:
+                progress(done)
+                reported = done
+        stale = np.flatnonzero(box.small & box.alive & ((box.best == a) | (box.best == b)))
+        if box.small[a]:
+            stale = np.union1d(stale, [a])
+        offer(a)
+        if stale.shape[0]:
+            reprice(stale.astype(np.int64))
+        if 2 * int(box.alive.sum()) < box.alive.shape[0] and box.alive.shape[0] > 256:
+            box.compact()
+    live = np.flatnonzero(box.alive)
+    stats.clusters += int(live.shape[0])
+    group = np.empty(n, dtype=np.int64)
+    for new_id, g in enumerate(live.tolist()):
+        group[box.members[g]] = new_id
+    if progress is not None:
+        progress(n)
+    return group

@@ -1,0 +1,274 @@
+"""Local search over a clustering: move single records between clusters while the table's loss drops.
+
+Moving record r from cluster A (more than the smallest valid size) to cluster B changes the
+table's information loss ``Σ |c| · D(c)`` by
+
+    gain(r, B) = [|A| · D(A) − (|A| − 1) · D(A ∖ r)] − [(|B| + 1) · D(B ∪ r) − |B| · D(B)].
+
+One *round* prices every removable record at once: ``D(A ∖ r)`` needs, per QI and cluster,
+the lowest and highest code, how many records hold them and the next codes inside
+(``np.minimum.at`` / ``np.maximum.at`` over the records), so the removal side is one vector
+over all records. The ``limit`` records of largest removal saving are then priced against
+every cluster (blocks of records × clusters, one gather per QI). Moves of positive gain are
+taken best first, each cluster touching at most one move per round so that every gain is
+exact; the moved-to and moved-from clusters are checked with the models (``failing``) in
+one call and a move whose cluster misses a model is undone.
+
+Clusters of exactly the smallest valid size can give no record, so when no move gains, a
+round tries to *dissolve* the costliest clusters: the records of cluster A go one by one
+to the other cluster where they add least (its box updated as it grows), kept when they
+together add less than A's ``|A| · D(A)``; each cluster takes part in one dissolution per round, the
+models are checked in one call, and a dissolution with a target missing a model is
+undone. Rounds repeat until neither gains or ``rounds`` is reached; the loss never rises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, boxes
+
+__all__ = ["RefineStats", "refine_clusters"]
+
+_EPS = 1e-9
+_BLOCK = 256
+_BUDGET = 4_000_000
+_DISSOLVE_BUDGET = 10_000_000
+
+
+class RefineStats:
+    """Counters of one local search."""
+
+    def __init__(self) -> None:
+        self.rounds = 0
+        self.moves = 0
+        self.dissolved = 0
+        self.undone = 0
+
+
+def _without(codes: np.ndarray, group: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per QI and record, the low and high code of its cluster without the record."""
+    n_qis, n_groups = low.shape
+    new_low = np.empty_like(codes)
+    new_high = np.empty_like(codes)
+    for q in range(n_qis):
+        code, lo, hi = codes[q], low[q][group], high[q][group]
+        at_low, at_high = code == lo, code == hi
+        n_low = np.bincount(group, weights=at_low, minlength=n_groups)
+        n_high = np.bincount(group, weights=at_high, minlength=n_groups)
+        next_low = high[q].copy()  # the smallest code above the lowest (the highest if none)
+        next_high = low[q].copy()
+        np.minimum.at(next_low, group[~at_low], code[~at_low])
+        np.maximum.at(next_high, group[~at_high], code[~at_high])
+        new_low[q] = np.where(at_low & (n_low[group] == 1), next_low[group], lo)
+        new_high[q] = np.where(at_high & (n_high[group] == 1), next_high[group], hi)
+    return new_low, new_high
+
+
+def _joined(space: CostSpace, codes: np.ndarray, low: np.ndarray, high: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """``D(c ∪ r)`` for the records ``block`` (rows) and every cluster box ``c`` (columns)."""
+    union = np.zeros((block.shape[0], low.shape[1]))
+    for q, table in enumerate(space.tables):
+        lo = np.minimum(low[q][None, :], codes[q, block][:, None])
+        hi = np.maximum(high[q][None, :], codes[q, block][:, None])
+        if table is not None:
+            union += np.take(table.ravel(), lo * table.shape[0] + hi)
+        else:
+            union += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
+    return union
+
+
+def _move_round(
+    space: CostSpace,
+    failing: Failing,
+    rows: np.ndarray,
+    codes: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    rng: np.random.Generator,
+    *,
+    min_size: int,
+    limit: int,
+    per_cluster: int,
+    stats: RefineStats,
+) -> int:
+    """One round of single-record moves (in place); the number of moves kept."""
+    low, high = boxes(codes, group, n_groups)
+    size = np.bincount(group, minlength=n_groups).astype(float)
+    cost = space.box_costs(low, high)
+    new_low, new_high = _without(codes, group, low, high)
+    saving = size[group] * cost[group] - (size[group] - 1) * space.box_costs(new_low, new_high)
+    movable = np.flatnonzero(size[group] > min_size)
+    if movable.shape[0] == 0:
+        return 0
+    # Largest savings first; a random order among equal savings (seeded).
+    movable = movable[rng.permutation(movable.shape[0])]
+    movable = movable[np.argsort(-saving[movable], kind="stable")]
+    # At most ``per_cluster`` candidates per cluster (its largest savings): a cluster takes
+    # part in one move per round, so more would only crowd the others out.
+    by_group = np.argsort(group[movable], kind="stable")
+    starts = np.searchsorted(group[movable][by_group], group[movable][by_group], side="left")
+    rank = np.empty(movable.shape[0], dtype=np.int64)
+    rank[by_group] = np.arange(movable.shape[0]) - starts
+    movable = movable[rank < per_cluster][:limit]
+    target = np.empty(movable.shape[0], dtype=np.int64)
+    gain = np.empty(movable.shape[0])
+    for start in range(0, movable.shape[0], _BLOCK):
+        block = movable[start : start + _BLOCK]
+        added = (size + 1) * _joined(space, codes, low, high, block) - size * cost
+        at = np.arange(block.shape[0])
+        added[at, group[block]] = np.inf
+        best = np.argmin(added, axis=1)
+        target[start : start + block.shape[0]] = best
+        gain[start : start + block.shape[0]] = saving[block] - added[at, best]
+    touched = np.zeros(n_groups, dtype=bool)
+    moves: list[tuple[int, int, int]] = []
+    for i in np.argsort(-gain, kind="stable").tolist():
+        if gain[i] <= _EPS:
+            break
+        r, source, to = int(movable[i]), int(group[movable[i]]), int(target[i])
+        if touched[source] or touched[to]:
+            continue
+        touched[source] = touched[to] = True
+        moves.append((r, source, to))
+    if not moves:
+        return 0
+    for r, _, to in moves:
+        group[r] = to
+    bad = failing(rows, group, n_groups)
+    kept = 0
+    for r, source, to in moves:
+        if bad[source] or bad[to]:
+            group[r] = source
+            stats.undone += 1
+        else:
+            kept += 1
+    stats.moves += kept
+    return kept
+
+
+def _dissolve_round(
+    space: CostSpace,
+    failing: Failing,
+    rows: np.ndarray,
+    codes: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    *,
+    candidates: int,
+    stats: RefineStats,
+) -> tuple[np.ndarray, int, int]:
+    """Dissolve the costliest clusters whose records each fit elsewhere for less; new groups, count, dissolved.
+
+    A cluster is dissolved when sending its records one by one to the cheapest other cluster
+    (boxes updated as they grow) adds less than the cluster's ``|A| · D(A)``; every cluster
+    takes part in at most one dissolution per round, so the prices are exact.
+    """
+    if n_groups < 2:
+        return group, n_groups, 0
+    low, high = boxes(codes, group, n_groups)
+    size = np.bincount(group, minlength=n_groups).astype(float)
+    cost = space.box_costs(low, high)
+    loss = size * cost
+    touched = np.zeros(n_groups, dtype=bool)
+    plans: list[tuple[int, np.ndarray, np.ndarray]] = []
+    for a in np.argsort(-loss, kind="stable")[:candidates].tolist():
+        if touched[a] or loss[a] <= _EPS:
+            continue
+        members = np.flatnonzero(group == a)
+        closed = touched.copy()
+        closed[a] = True
+        added = (size + 1) * _joined(space, codes, low, high, members) - size * cost
+        added[:, closed] = np.inf
+        # Records go one by one (cheapest first) to their cheapest cluster, whose box, size
+        # and cost are updated at once, so later records see the exact price.
+        saved: dict[int, tuple[np.ndarray, np.ndarray, float, float]] = {}
+        targets = np.empty(members.shape[0], dtype=np.int64)
+        left = np.ones(members.shape[0], dtype=bool)
+        total = 0.0
+        while left.any() and total < loss[a] - _EPS:
+            options = np.where(left[:, None], added, np.inf)
+            flat_at = int(np.argmin(options))
+            i, to = divmod(flat_at, options.shape[1])
+            total += float(added[i, to])
+            targets[i], left[i] = to, False
+            if to not in saved:
+                saved[to] = (low[:, to].copy(), high[:, to].copy(), size[to], cost[to])
+            r = members[i : i + 1]
+            low[:, to] = np.minimum(low[:, to], codes[:, r[0]])
+            high[:, to] = np.maximum(high[:, to], codes[:, r[0]])
+            size[to] += 1
+            cost[to] = float(space.box_costs(low[:, to : to + 1], high[:, to : to + 1])[0])
+            column = _joined(space, codes, low[:, to : to + 1], high[:, to : to + 1], members)[:, 0]
+            added[:, to] = (size[to] + 1) * column - size[to] * cost[to]
+        if not left.any() and total < loss[a] - _EPS:
+            plans.append((a, members, targets))
+            touched[a] = True
+            touched[list(saved)] = True
+        else:
+            for back, (lo, hi, n_to, c_to) in saved.items():
+                low[:, back], high[:, back], size[back], cost[back] = lo, hi, n_to, c_to
+    if not plans:
+        return group, n_groups, 0
+    for _, members, targets in plans:
+        group[members] = targets
+    bad = failing(rows, group, n_groups)
+    dissolved = 0
+    for a, members, targets in plans:
+        if bad[targets].any():
+            group[members] = a
+            stats.undone += 1
+        else:
+            dissolved += 1
+    stats.dissolved += dissolved
+    _, dense = np.unique(group, return_inverse=True)
+    group = np.asarray(dense, dtype=np.int64).ravel()
+    return group, int(group.max()) + 1, dissolved
+
+
+def refine_clusters(
+    space: CostSpace,
+    failing: Failing,
+    rows: np.ndarray,
+    group: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    min_size: int,
+    rounds: int = 20,
+    limit: int | None = None,
+    per_cluster: int = 2,
+    dissolve: int | None = None,
+    stats: RefineStats | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Improve the clustering ``group`` (dense ids over ``rows``) by moves; return the new groups (dense).
+
+    Every cluster of ``group`` must satisfy the models; so does every cluster returned.
+    ``progress(round)`` is called after each round. ``limit`` (candidates priced per round)
+    defaults to about four million prices per round over the clusters; when no move gains,
+    up to ``dissolve`` of the costliest clusters are tried for dissolution (0: never; default:
+    about forty million record × cluster prices per dissolution round).
+    """
+    stats = stats if stats is not None else RefineStats()
+    group = group.copy()
+    codes = space.codes[:, rows]
+    n_groups = int(group.max()) + 1
+    for round_ in range(rounds):
+        stats.rounds += 1
+        budget = limit if limit is not None else max(256, _BUDGET // max(n_groups, 1))
+        moved = _move_round(space, failing, rows, codes, group, n_groups, rng, min_size=min_size,
+                            limit=budget, per_cluster=per_cluster, stats=stats)  # fmt: skip
+        if moved == 0:
+            tries = dissolve if dissolve is not None else max(64, _DISSOLVE_BUDGET // max(group.shape[0], 1))
+            if tries <= 0:
+                break
+            group, n_groups, dissolved = _dissolve_round(
+                space, failing, rows, codes, group, n_groups, candidates=tries, stats=stats
+            )
+            if dissolved == 0:
+                break
+        if progress is not None:
+            progress(round_ + 1)
+    return group

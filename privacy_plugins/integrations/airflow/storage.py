@@ -1,0 +1,96 @@
+"""Shared working storage for multi-machine deployments: the run's working files on an ObjectStoragePath.
+
+The release steps read and write the run's private local working folder (see
+:mod:`privacy_plugins.release.workarea`). On Celery or Kubernetes executors the
+next task may run on another machine, where that folder does not exist. With a
+working storage (``working_storage="s3://bucket/privacy-work"`` on the operators
+or ``release_tasks``, or ``$PRIVACY_PLUGINS_WORKING_STORAGE``; any Airflow
+``ObjectStoragePath``: ``s3://``, ``gs://``, ``file://`` …, with
+``working_storage_conn_id`` for credentials) each task:
+
+1. pulls the run's files from ``<storage>/<release>/<run id>/`` into its local
+   private folder (0700) before its step,
+2. pushes the files its step wrote back after the step succeeded,
+3. and the publish task deletes the run's remote folder with the local one.
+
+What stays true: the files are the run's own (the steps still refuse an
+artifact of another run and a file whose SHA-256 changed — a tampered or
+half-copied remote file is refused, not used); a run never sees another run's
+folder; the folder is removed after publishing; a run that stops earlier keeps
+it (remote and local) for a re-run of a cleared task. Privacy of the remote
+folder is the store's: a ``file://`` folder is created 0700; for object stores
+use a bucket/prefix only the Airflow workers' identity can read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from privacy_plugins.release import ReleaseSpec, run_dir
+
+__all__ = ["STORAGE_CONN_ENV", "STORAGE_ENV", "WorkingStorage"]
+
+STORAGE_ENV = "PRIVACY_PLUGINS_WORKING_STORAGE"
+STORAGE_CONN_ENV = "PRIVACY_PLUGINS_WORKING_STORAGE_CONN_ID"
+
+
+class WorkingStorage:
+    """One run's folder on shared storage, mirrored to and from its local private working folder."""
+
+    def __init__(self, url: str, *, conn_id: str | None = None) -> None:
+        from airflow.sdk import ObjectStoragePath
+
+        self.root: Any = ObjectStoragePath(url, conn_id=conn_id) if conn_id else ObjectStoragePath(url)
+
+    @classmethod
+    def configured(cls, url: str | None = None, conn_id: str | None = None) -> WorkingStorage | None:
+        """The operator's setting, else the environment's; ``None`` when neither is set (local folders only)."""
+        url = (url or "").strip() or os.environ.get(STORAGE_ENV, "").strip()
+        if not url:
+            return None
+        return cls(url, conn_id=(conn_id or "").strip() or os.environ.get(STORAGE_CONN_ENV, "").strip() or None)
+
+    def _remote(self, local: Path) -> Any:
+        return self.root / local.parent.name / local.name  # <release>/<run id>, as in the local root
+
+    def _private(self, folder: Any) -> None:
+        if folder.protocol in ("file", "local"):
+            for path in (folder.parent, folder):
+                os.chmod(path.path, stat.S_IRWXU)
+
+    def pull(self, spec: ReleaseSpec, run_id: str) -> list[str]:
+        """Copy the run's remote files into its local folder (created 0700); returns the names copied."""
+        remote = self._remote(run_dir(spec, run_id, create=True))
+        local = run_dir(spec, run_id)
+        if not remote.exists():
+            return []
+        names = []
+        for item in remote.iterdir():
+            if item.is_file():
+                (local / item.name).write_bytes(item.read_bytes())
+                names.append(item.name)
+        return sorted(names)
+
+    def push(self, spec: ReleaseSpec, run_id: str) -> list[str]:
+        """Copy the run's local files to its remote folder; returns the names copied."""
+        local = run_dir(spec, run_id)
+        remote = self._remote(local)
+        remote.mkdir(parents=True, exist_ok=True)
+        self._private(remote)
+        names = []
+        for path in sorted(local.iterdir()):
+            if path.is_file() and not path.is_symlink() and not path.name.startswith("."):
+                (remote / path.name).write_bytes(path.read_bytes())
+                names.append(path.name)
+        return names
+
+    def remove(self, spec: ReleaseSpec, run_id: str) -> None:
+        """Delete the run's remote folder (after publishing)."""
+        from privacy_plugins.release.workarea import safe_name
+
+        remote = self.root / f"{safe_name(spec.name)}-{spec.source_fingerprint[:12]}" / safe_name(run_id)
+        if remote.exists():
+            remote.rmdir(recursive=True)

@@ -1,0 +1,122 @@
+"""Load a release into downstream assets: ``published`` for anyone, ``anonymized_candidate`` only for named readers.
+
+Downstream code asks for the release like any Dagster input::
+
+    @dg.asset(ins={"people": release.published_in()})
+    def people_stats(people: pd.DataFrame) -> ...          # or people: duckdb.DuckDBPyRelation
+
+``published_in()`` points the input at this graph's reader (an IO manager that
+only loads; the destination is written by ``published`` alone, through
+``publish_step``). The type annotation picks the form: a pandas ``DataFrame``,
+or a ``duckdb.DuckDBPyRelation`` over an in-memory copy (no lock is held on the
+destination file, so the next release can still publish).
+
+``anonymized_candidate`` is private until its checks pass: only assets named in
+``candidate_readers`` — in code, never in run configuration — may load it, and
+only in the run that built it (``published`` removes the run's working folder
+once it has published, so a reader must run before that or in a blocked run).
+Any other asset gets a ``dagster.Failure`` naming it.
+"""
+
+# No ``from __future__ import annotations``: Dagster resolves annotations of definitions at run time.
+
+import hashlib
+import io
+from collections.abc import Iterable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+
+from privacy_plugins.integrations.dagster.binding import ReleaseBinding, load_artifact
+from privacy_plugins.release import Candidate, read_published
+from privacy_plugins.release.workarea import run_dir
+
+__all__ = ["ReleaseReader", "release_reader"]
+
+
+def _downstream_key(context: dg.InputContext) -> dg.AssetKey | None:
+    """The asset that is loading this input (``None`` outside an asset, e.g. a plain op)."""
+    step = context.step_context
+    try:
+        return step.job_def.asset_layer.get_asset_key_for_node(step.node_handle)
+    except Exception:
+        return None
+
+
+def _wants_duckdb(context: dg.InputContext) -> bool:
+    typing_type = getattr(context.dagster_type, "typing_type", None)
+    return (
+        getattr(typing_type, "__module__", "").startswith("duckdb")
+        or (context.definition_metadata or {}).get("as") == "duckdb"
+    )
+
+
+class ReleaseReader(dg.IOManager):
+    """Loads ``published`` (anyone) or ``anonymized_candidate`` (``candidate_readers`` only) of one release graph."""
+
+    def __init__(self, binding: ReleaseBinding, resources: Any, candidate_readers: frozenset[dg.AssetKey]) -> None:
+        self._binding = binding
+        self._resources = resources
+        self._candidate_readers = candidate_readers
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        """Refuse: the release writes its destination only through ``published``."""
+        raise dg.Failure(
+            f"the release reader of {self._binding.namespace!r} only loads; publish through the release graph"
+        )
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        """The table as published (or the candidate, for an authorized reader), as a DataFrame or DuckDB relation."""
+        upstream = context.asset_key
+        spec = self._binding.release_spec(SimpleNamespace(resources=self._resources))
+        if upstream == self._binding.key("published"):
+            frame = read_published(spec.destination)
+            if frame is None:
+                raise dg.Failure(f"nothing is published at {spec.destination.describe()} yet; materialize published")
+        elif upstream == self._binding.key("anonymized_candidate"):
+            frame = self._candidate(context, spec)
+        else:
+            raise dg.Failure(
+                f"the release reader of {self._binding.namespace!r} cannot load {upstream.to_user_string()}"
+            )
+        if _wants_duckdb(context):
+            import duckdb
+
+            connection = duckdb.connect()  # in memory: the relation holds no lock on the destination
+            return connection.from_df(frame)
+        return frame
+
+    def _candidate(self, context: dg.InputContext, spec: Any) -> pd.DataFrame:
+        reader = _downstream_key(context)
+        if reader is None or reader not in self._candidate_readers:
+            name = reader.to_user_string() if reader is not None else context.step_context.op.name
+            raise dg.Failure(
+                description=(
+                    f"{name} may not read {self._binding.key('anonymized_candidate').to_user_string()}: the candidate "
+                    "is private until its checks pass; read published, or name this asset in candidate_readers"
+                ),
+                allow_retries=False,
+            )
+        run = self._binding.run_id(SimpleNamespace(run=context.step_context.dagster_run))
+        candidate = load_artifact(spec, "anonymized_candidate", Candidate, run_id=run)
+        expected = run_dir(spec, run) / "candidate.parquet"
+        if Path(candidate.path) != expected or expected.is_symlink() or not expected.is_file():
+            raise dg.Failure(f"the candidate of run {run} is gone (published removes it); read published instead")
+        content = expected.read_bytes()
+        if hashlib.sha256(content).hexdigest() != candidate.sha256:
+            raise dg.Failure(f"the candidate of run {run} changed after it was written; refusing it")
+        return pd.read_parquet(io.BytesIO(content))
+
+
+def release_reader(binding: ReleaseBinding, candidate_readers: Iterable[dg.AssetKey] = ()) -> dg.IOManagerDefinition:
+    """The reader of one release graph, as an IO manager definition needing the graph's resource."""
+    readers = frozenset(candidate_readers)
+
+    @dg.io_manager(required_resource_keys={binding.resource_key})
+    def reader(init_context: dg.InitResourceContext) -> ReleaseReader:
+        return ReleaseReader(binding, init_context.resources, readers)
+
+    return reader

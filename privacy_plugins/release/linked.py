@@ -1,0 +1,185 @@
+"""Atomic publishing of two linked tables (Anatomy's QIT and ST): readers see the old pair or the new pair.
+
+The destination layer for two-table releases, called by the release flow's publish step
+when the candidate carries a sensitive table (see :mod:`privacy_plugins.core.anonymize.anatomy`).
+
+* DuckDB and SQL URLs: both tables are written under incoming names, their row counts
+  verified, then both swapped in (drop + rename) **in one transaction**; a failure or a
+  crash anywhere rolls both back.
+* Parquet: the pair lives in a version folder ``.<table>.<8 hex>/`` holding
+  ``<table>_qit.parquet`` and ``<table>_st.parquet``; ``<folder>/<table>`` is a symbolic
+  link to the current version. A new pair is written and verified in a fresh version
+  folder, then a new link is renamed over the old one (one atomic rename on POSIX), and
+  the old version folder is removed. A reader resolves the link once and reads both files
+  from the same version.
+
+Table names: ``<table>_qit`` and ``<table>_st`` (``destination.table`` is the stem).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import uuid
+from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from privacy_plugins.errors import DestinationError, PublishError
+from privacy_plugins.release import destinations
+from privacy_plugins.release.spec import DestinationSpec
+
+__all__ = ["LINKED_PARTS", "joined_view", "publish_linked", "read_linked"]
+
+#: The two parts of a linked release, by suffix.
+LINKED_PARTS = ("qit", "st")
+
+
+def joined_view(st: pd.DataFrame, group_column: str, quasi_identifiers: Sequence[Hashable]) -> pd.DataFrame:
+    """What an attacker can link a QIT row to: one row per record of the ST, every QI replaced by its group id.
+
+    Measuring this frame (k, l, t …) measures the groups of a two-table release.
+    """
+    view = st.loc[st.index.repeat(st["count"])].drop(columns=["count"]).reset_index(drop=True)
+    for q in quasi_identifiers:
+        view[q] = view[group_column]
+    return view
+
+
+def _names(table: str) -> dict[str, str]:
+    return {part: f"{table}_{part}" for part in LINKED_PARTS}
+
+
+def _check(frames: Mapping[str, pd.DataFrame]) -> None:
+    if set(frames) != set(LINKED_PARTS):
+        raise ValueError(f"a linked release has exactly the parts {list(LINKED_PARTS)}, got {sorted(frames)}")
+
+
+def _publish_duckdb(frames: Mapping[str, pd.DataFrame], path: Path, table: str) -> None:
+    import duckdb
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = duckdb.connect(str(path))
+    try:
+        connection.execute("BEGIN TRANSACTION")
+        incoming = {}
+        for part, name in _names(table).items():
+            incoming[part] = f"{name}__incoming_{uuid.uuid4().hex[:8]}"
+            connection.register("release_frame", frames[part])
+            connection.execute(f'CREATE TABLE "{incoming[part]}" AS SELECT * FROM release_frame')
+            connection.unregister("release_frame")
+            rows = connection.execute(f'SELECT COUNT(*) FROM "{incoming[part]}"').fetchall()  # all: frees the result
+            destinations._verify(len(frames[part]), int(rows[0][0]) if rows else -1, f"{path}#{incoming[part]}")
+        destinations._swap_hook()
+        for part, name in _names(table).items():
+            connection.execute(f'DROP TABLE IF EXISTS "{name}"')
+            connection.execute(f'ALTER TABLE "{incoming[part]}" RENAME TO "{name}"')
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    finally:
+        connection.close()
+
+
+def _publish_sql(frames: Mapping[str, pd.DataFrame], url: str, table: str) -> None:
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(url)
+    if engine.dialect.name == "sqlite" and engine.dialect.driver == "pysqlite":
+        destinations._transactional_sqlite_ddl(engine)
+    try:
+        with engine.begin() as connection:
+            incoming = {}
+            for part, name in _names(table).items():
+                incoming[part] = f"{name}__incoming_{uuid.uuid4().hex[:8]}"
+                frames[part].to_sql(incoming[part], connection, index=False)
+                count = connection.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{incoming[part]}"')).scalar_one()
+                destinations._verify(len(frames[part]), int(count), f"{url}#{incoming[part]}")
+            destinations._swap_hook()
+            for part, name in _names(table).items():
+                connection.execute(sqlalchemy.text(f'DROP TABLE IF EXISTS "{name}"'))
+                connection.execute(sqlalchemy.text(f'ALTER TABLE "{incoming[part]}" RENAME TO "{name}"'))
+    finally:
+        engine.dispose()
+
+
+def _publish_parquet(frames: Mapping[str, pd.DataFrame], folder: Path, table: str) -> None:
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / table
+    if link.exists() and not link.is_symlink():
+        raise PublishError(f"{link} exists and is not the link of a linked release; nothing was published")
+    version = folder / f".{table}.{secrets.token_hex(4)}"
+    version.mkdir()
+    try:
+        for part, name in _names(table).items():
+            path = version / f"{name}.parquet"
+            frames[part].to_parquet(path, index=False)
+            destinations._verify(len(frames[part]), pq.ParquetFile(path).metadata.num_rows, str(path))
+        destinations._swap_hook()
+        previous = link.resolve() if link.is_symlink() else None
+        staged = folder / f".{table}.link.{secrets.token_hex(4)}"
+        os.symlink(version.name, staged, target_is_directory=True)
+        os.replace(staged, link)  # the one atomic step: the link now names the new version
+    except BaseException:
+        shutil.rmtree(version, ignore_errors=True)
+        raise
+    if previous is not None and previous != version.resolve():
+        shutil.rmtree(previous, ignore_errors=True)
+
+
+def publish_linked(frames: Mapping[str, pd.DataFrame], destination: DestinationSpec) -> dict[str, int]:
+    """Atomically replace the destination's QIT and ST with ``frames`` (``{"qit": …, "st": …}``); rows per part.
+
+    Raises:
+        PublishError: the destination could not be written; it was left as it was (both parts).
+    """
+    _check(frames)
+    try:
+        if destination.duckdb is not None:
+            _publish_duckdb(frames, destination.duckdb, destination.table)
+        elif destination.parquet is not None:
+            _publish_parquet(frames, destination.parquet, destination.table)
+        else:
+            assert destination.url is not None
+            _publish_sql(frames, destination.url, destination.table)
+    except PublishError:
+        raise
+    except destinations._io_errors() as exc:
+        raise PublishError(
+            f"could not publish the linked pair to {destination.describe()}: {destinations._one_line(exc)}; "
+            "the destination was left as it was"
+        ) from exc
+    return {part: len(frames[part]) for part in LINKED_PARTS}
+
+
+def read_linked(destination: DestinationSpec) -> dict[str, pd.DataFrame] | None:
+    """The published QIT and ST (``None`` when no pair is published yet)."""
+    try:
+        return _read(destination)
+    except DestinationError:
+        raise
+    except destinations._io_errors() as exc:
+        raise DestinationError(f"cannot read {destination.describe()}: {destinations._one_line(exc)}") from exc
+
+
+def _read(destination: DestinationSpec) -> dict[str, pd.DataFrame] | None:
+    names = _names(destination.table)
+    if destination.parquet is not None:
+        link = destination.parquet / destination.table
+        if not link.is_symlink():
+            return None
+        version = link.resolve()  # once: both parts from the same version
+        return {part: pd.read_parquet(version / f"{name}.parquet") for part, name in names.items()}
+    out: dict[str, Any] = {}
+    for part, name in names.items():
+        single = DestinationSpec(table=name, duckdb=destination.duckdb, url=destination.url)
+        out[part] = destinations.read_published(single)
+    if any(frame is None for frame in out.values()):
+        return None
+    return out

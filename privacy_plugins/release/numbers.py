@@ -1,0 +1,74 @@
+"""The headline numbers of a table as published: rows, classes, each requirement measured — numbers only.
+
+They travel where values must not: Airflow asset events (``extra``), Dagster
+metadata, monitoring alerts. Every entry is a count or a measure (never a
+quasi-identifier or sensitive value), so they are safe to show anyone who may
+see the release's summary.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.release.spec import ReleaseSpec
+
+__all__ = ["drift", "measure_published"]
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON has no infinity: an unbounded measure (e.g. l of a single-valued class set) becomes ``None``."""
+    if value is None or not math.isfinite(float(value)):
+        return None
+    return float(value)
+
+
+def measure_published(spec: ReleaseSpec, frame: pd.DataFrame) -> dict[str, Any]:
+    """``rows``, ``classes``, ``measured``/``targets`` (by check name, e.g. ``k_anonymity``), ``holds``.
+
+    The same core measures as the check and publish steps, on ``frame`` as published.
+    """
+    from privacy_plugins.release.steps import check_name  # steps imports this module's users, not the reverse
+
+    classes = EquivalenceClasses.from_frame(frame.reset_index(drop=True), list(spec.quasi_identifiers))
+    measured: dict[str, float | None] = {}
+    targets: dict[str, float | None] = {}
+    holds = not any(column in frame.columns for column in spec.identifiers)
+    for model in spec.models():
+        result = model.evaluate(classes)
+        name = check_name(model)
+        measured[name] = _finite(result.observed)
+        targets[name] = _finite(result.threshold)
+        holds = holds and bool(result.passed)
+    return {
+        "rows": len(frame),
+        "classes": int(classes.n_classes),
+        "measured": measured,
+        "targets": targets,
+        "holds": holds,
+    }
+
+
+def drift(released: dict[str, Any], now: dict[str, Any], *, tolerance: float = 1e-9) -> list[str]:
+    """How the published table's numbers differ from the ones announced at release (empty: no drift).
+
+    Args:
+        released: the numbers of the release (an asset event's ``extra``, or :func:`measure_published` then).
+        now: :func:`measure_published` of what is published now.
+        tolerance: allowed absolute difference of a measure.
+    """
+    problems = [] if now.get("holds", False) else ["the published table no longer meets the requirements"]
+    for key in ("rows", "classes"):
+        if key in released and released[key] != now.get(key):
+            problems.append(f"{key}: {released[key]} at release, {now.get(key)} now")
+    before, after = released.get("measured"), now.get("measured", {})
+    if before is None:  # nothing announced to compare with
+        return problems
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        if (old is None) != (new is None) or (old is not None and abs(float(old) - float(new)) > tolerance):
+            problems.append(f"{name}: {old} at release, {new} now")
+    return problems

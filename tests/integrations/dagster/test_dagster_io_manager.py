@@ -1,0 +1,123 @@
+"""The release reader: downstream assets load ``published`` (DataFrame or DuckDB relation); the candidate by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+dg = pytest.importorskip("dagster")
+duckdb = pytest.importorskip("duckdb")
+
+import pandas as pd  # noqa: E402
+
+from privacy_plugins.core import k_anonymity  # noqa: E402
+from privacy_plugins.integrations.dagster import PrivacyReleaseResource, build_release_assets  # noqa: E402
+from privacy_plugins.release import ReleaseSpec, read_published  # noqa: E402
+
+
+def _downstream(release: Any) -> list[Any]:
+    """Three downstream assets, defined as a user would (no __future__ annotations in their module matters here)."""
+
+    @dg.asset(ins={"people": release.published_in()})
+    def as_frame(people: pd.DataFrame) -> dg.MaterializeResult[None]:
+        return dg.MaterializeResult(metadata={"rows": len(people), "columns": ",".join(map(str, people.columns))})
+
+    @dg.asset(ins={"people": release.published_in()})
+    def as_relation(people: duckdb.DuckDBPyRelation) -> dg.MaterializeResult[None]:
+        ((count,),) = people.aggregate("count(*)").fetchall()
+        return dg.MaterializeResult(metadata={"rows": int(count), "type": type(people).__name__})
+
+    @dg.asset(ins={"candidate": release.candidate_in()})
+    def reviewer(candidate: pd.DataFrame) -> dg.MaterializeResult[None]:
+        return dg.MaterializeResult(metadata={"rows": len(candidate)})
+
+    return [as_frame, as_relation, reviewer]
+
+
+def _metadata(result: Any, key: str) -> dict[str, Any]:
+    (event,) = [e for e in result.get_asset_materialization_events() if e.asset_key == dg.AssetKey(key)]
+    return {k: v.value for k, v in event.materialization.metadata.items()}
+
+
+def _materialize(release: Any, extra: list[Any], readers: list[str]) -> Any:
+    return dg.materialize(
+        [*release.assets, *release.asset_checks, *extra],
+        resources={release.resource_key: PrivacyReleaseResource(), release.reader_key: release.reader(readers)},
+        raise_on_error=False,
+    )
+
+
+def test_downstream_assets_load_published_and_the_named_reader_loads_the_candidate(
+    census_spec: Callable[..., dict[str, Any]], tmp_path: Path
+) -> None:
+    spec = ReleaseSpec.from_dict(census_spec())
+    release = build_release_assets(spec)
+    result = _materialize(release, _downstream(release), readers=["reviewer"])
+    assert result.success
+    published = read_published(spec.destination)
+    assert published is not None
+    assert (
+        k_anonymity(published, quasi_identifiers=list(spec.quasi_identifiers)) >= 3
+    )  # what downstream got meets the release's k
+    frame = _metadata(result, "as_frame")
+    assert frame["rows"] == len(published) and "person_id" not in frame["columns"]
+    assert _metadata(result, "as_relation") == {"rows": len(published), "type": "DuckDBPyRelation"}
+    candidate = pd.read_parquet(next((tmp_path / "work").rglob("candidate.parquet")))
+    assert _metadata(result, "reviewer") == {"rows": len(candidate)}
+
+
+def test_an_asset_not_named_in_candidate_readers_cannot_load_the_candidate(
+    census_spec: Callable[..., dict[str, Any]],
+) -> None:
+    spec = ReleaseSpec.from_dict(census_spec())
+    release = build_release_assets(spec)
+    result = _materialize(release, _downstream(release), readers=[])
+    assert not result.success
+    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert [e.step_key for e in failures] == ["reviewer"]
+    assert "may not read census/anonymized_candidate" in str(failures[0].event_specific_data.error.message)
+    assert {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()} >= {
+        "as_frame",
+        "as_relation",
+        "census/published",
+    }
+
+
+def test_the_reader_refuses_to_write(census_spec: Callable[..., dict[str, Any]]) -> None:
+    release = build_release_assets(ReleaseSpec.from_dict(census_spec()))
+
+    @dg.asset(io_manager_key=release.reader_key)
+    def sneaky() -> pd.DataFrame:
+        return pd.DataFrame({"x": [1]})
+
+    result = dg.materialize(
+        [sneaky],
+        resources={release.resource_key: PrivacyReleaseResource(), release.reader_key: release.reader()},
+        raise_on_error=False,
+    )
+    assert not result.success
+
+
+def test_the_monitoring_check_re_measures_published_on_its_schedule(
+    census_spec: Callable[..., dict[str, Any]],
+) -> None:
+    from privacy_plugins.release import publish_table
+
+    spec = ReleaseSpec.from_dict(census_spec())
+    release = build_release_assets(spec)
+    defs = dg.Definitions.merge(release.definitions(), release.monitoring(cron_schedule="0 6 * * *"))
+    assert [s.cron_schedule for s in defs.schedules] == ["0 6 * * *"]
+    monitor = defs.resolve_job_def("census_monitor")
+    assert not monitor.execute_in_process(raise_on_error=False).get_asset_check_evaluations()[0].passed  # nothing yet
+    assert defs.resolve_implicit_global_asset_job_def().execute_in_process(raise_on_error=False).success
+    (evaluation,) = monitor.execute_in_process().get_asset_check_evaluations()
+    numbers = {k: v.value for k, v in evaluation.metadata.items()}
+    published = read_published(spec.destination)
+    assert evaluation.passed and published is not None and numbers["rows"] == len(published)
+    assert numbers["measured k_anonymity"] >= numbers["target k_anonymity"] == 3
+    publish_table(published.head(1), spec.destination)  # one row left: k = 1
+    (evaluation,) = monitor.execute_in_process(raise_on_error=False).get_asset_check_evaluations()
+    assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR
