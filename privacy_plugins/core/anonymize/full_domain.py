@@ -98,12 +98,25 @@ def _publish(
     roles: AttributeRoles,
     suppressed_rows: str,
 ) -> pd.DataFrame:
+    if suppressed_rows == "remove":
+        # Take the kept rows of the other columns first, and label only the kept rows' QIs.
+        kept = np.flatnonzero(~suppressed)
+        units = snapshot.unit_of_row[kept]
+        dropped = {*roles.identifiers, *snapshot.quasi_identifiers}
+        rest = table[[column for column in table.columns if column not in dropped]]
+        rest = (rest if kept.shape[0] == len(table) else rest.take(kept)).reset_index(drop=True)
+        qi_of = {column: qi for qi, column in enumerate(snapshot.quasi_identifiers)}
+        order = [column for column in table.columns if column not in set(roles.identifiers)]
+        for location, column in enumerate(order):  # insert, not a dict: no copy into one object block
+            if column in qi_of:
+                qi = qi_of[column]
+                labels = snapshot.hierarchies[qi].labels[node[qi]][snapshot.codes(qi, node[qi])[units]]
+                rest.insert(location, column, pd.Series(labels, index=rest.index, dtype=object))
+        return rest
     published = table.drop(columns=list(roles.identifiers))
     for qi, (column, hierarchy) in enumerate(zip(snapshot.quasi_identifiers, snapshot.hierarchies, strict=True)):
         row_codes = snapshot.codes(qi, node[qi])[snapshot.unit_of_row]
         published[column] = pd.Series(hierarchy.labels[node[qi]][row_codes], index=published.index, dtype=object)
-    if suppressed_rows == "remove":
-        return published.loc[~suppressed].reset_index(drop=True)
     # QIs (generalized labels, text) become '*'; sensitive values are hidden too: '*' in
     # text columns, missing in numeric ones (so the column keeps its type).
     for column in [*snapshot.quasi_identifiers, *roles.sensitive_attributes]:
@@ -113,13 +126,13 @@ def _publish(
     return published
 
 
-def _suppressed(snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel]) -> np.ndarray:
-    """Rows of the classes that violate some model at ``node`` (suppressed whole)."""
+def _suppressed_units(snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel]) -> np.ndarray:
+    """Units of the classes that violate some model at ``node`` (suppressed whole)."""
     classes = snapshot.classes(node)
     violating = np.zeros(classes.n_classes, dtype=bool)
     for model in models:
         violating |= model.violating_classes(classes)
-    return np.asarray(violating[classes.class_of_row][snapshot.unit_of_row], dtype=bool)
+    return np.asarray(violating[classes.class_of_row], dtype=bool)
 
 
 def _holds(published: pd.DataFrame, roles: AttributeRoles, models: Sequence[PrivacyModel]) -> bool:
@@ -128,23 +141,37 @@ def _holds(published: pd.DataFrame, roles: AttributeRoles, models: Sequence[Priv
 
 
 def _utility(
-    snapshot: Snapshot, node: Node, suppressed: np.ndarray, published_sizes: np.ndarray, *, k: int, n_sensitive: int
+    snapshot: Snapshot,
+    node: Node,
+    suppressed_units: np.ndarray,
+    published_sizes: np.ndarray,
+    *,
+    k: int,
+    n_sensitive: int,
 ) -> UtilityMetrics:
-    rows = snapshot.unit_of_row
-    costs = [snapshot.costs(qi, level)[rows] for qi, level in enumerate(node)]
-    table_ncp = ncp(costs, suppressed)
+    """The metrics, computed over units with their weights (every record of a unit shares its values)."""
+    weights = snapshot.weights.astype(float)
+    costs = [snapshot.costs(qi, level) for qi, level in enumerate(node)]
+    table_ncp = ncp(costs, suppressed_units, weights=weights)
     leaf_counts = [
-        h.leaf_counts[level][snapshot.codes(qi, level)[rows]]
+        h.leaf_counts[level][snapshot.codes(qi, level)]
         for qi, (h, level) in enumerate(zip(snapshot.hierarchies, node, strict=True))
     ]
+    suppressed = int(snapshot.weights[suppressed_units].sum())
     return UtilityMetrics(
         ncp=table_ncp,
         lm=table_ncp * len(node),
-        discernibility=discernibility(published_sizes, int(suppressed.sum()), snapshot.n_rows),
+        discernibility=discernibility(published_sizes, suppressed, snapshot.n_rows),
         c_avg=average_class_size(published_sizes, k),
         height=int(sum(node)),
         precision=precision(node, snapshot.heights),
-        ileft=ileft(leaf_counts, [h.n_leaves for h in snapshot.hierarchies], suppressed, n_ungeneralized=n_sensitive),
+        ileft=ileft(
+            leaf_counts,
+            [h.n_leaves for h in snapshot.hierarchies],
+            suppressed_units,
+            n_ungeneralized=n_sensitive,
+            weights=weights,
+        ),
     )
 
 
@@ -195,7 +222,8 @@ class FullDomainAnonymizer:
                 f"while suppressing at most {request.max_suppressed} of {len(table)} records"
             )
         node: Node = found.best.node
-        suppressed = _suppressed(snapshot, node, models)
+        suppressed_units = _suppressed_units(snapshot, node, models)
+        suppressed = suppressed_units[snapshot.unit_of_row]
         published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
         if suppressed_rows == "mark" and suppressed.any() and not _holds(published, roles, models):
             # The marked rows are published as one class; when that class breaks a model, suppress nothing.
@@ -210,20 +238,30 @@ class FullDomainAnonymizer:
                     "use suppressed_rows='remove' or relax the requirements"
                 )
             node = found.best.node
-            suppressed = _suppressed(snapshot, node, models)
+            suppressed_units = _suppressed_units(snapshot, node, models)
+            suppressed = suppressed_units[snapshot.unit_of_row]
             published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
         kept = snapshot.classes(node)
-        kept_sizes = np.bincount(kept.class_of_row[snapshot.unit_of_row][~suppressed], minlength=kept.n_classes)
+        kept_sizes = np.bincount(
+            kept.class_of_row[~suppressed_units], weights=snapshot.weights[~suppressed_units], minlength=kept.n_classes
+        ).astype(np.int64)
         utility = _utility(
             snapshot,
             node,
-            suppressed,
+            suppressed_units,
             kept_sizes[kept_sizes > 0],
             k=request.minimum_class_size,
             n_sensitive=len(roles.sensitive_attributes),
         )
+        qi_codes = None
+        if suppressed_rows == "remove" or not suppressed.any():
+            qi_codes = {
+                column: (snapshot.codes(qi, node[qi])[snapshot.unit_of_row][~suppressed], h.labels[node[qi]])
+                for qi, (column, h) in enumerate(zip(snapshot.quasi_identifiers, snapshot.hierarchies, strict=True))
+            }
         return AnonymizedTable(
             table=published,
+            qi_codes=qi_codes,
             released=np.ones(len(published), dtype=bool) if suppressed_rows == "remove" else ~suppressed,
             suppressed=int(suppressed.sum()),
             utility=utility,

@@ -22,6 +22,25 @@ __all__ = ["Hierarchy", "as_labels"]
 _SHOW_MISSING = 10
 
 
+def _label(value: object) -> str:
+    """One number, flag or text as :func:`as_labels` writes it."""
+    if isinstance(value, (float, np.floating)):
+        return str(int(value)) if float(value).is_integer() else str(value)
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return str(value)
+
+
+def _distinct_labels(uniques: pd.Index | np.ndarray, dtype: object) -> np.ndarray:
+    """Labels of a column's distinct (non-missing) values; plain Python for the few of them."""
+    kind = pd.api.types
+    if kind.is_bool_dtype(dtype) or kind.is_numeric_dtype(dtype) or kind.is_string_dtype(dtype):
+        return np.array([_label(value) for value in uniques], dtype=object)
+    return as_labels(pd.Series(uniques, dtype=dtype)).to_numpy(dtype=object)
+
+
 def as_labels(series: pd.Series) -> pd.Series:
     """Data values as the text labels hierarchies use (``39`` and ``39.0`` both become ``"39"``)."""
     if pd.api.types.is_bool_dtype(series.dtype):
@@ -139,25 +158,35 @@ class Hierarchy:
     def leaf_codes(self, values: pd.Series | Sequence[object]) -> np.ndarray:
         """The leaf code of every value; every value must be a leaf.
 
+        The column is factorized once as it is (Arrow strings and integers factorize
+        without becoming Python objects); only its distinct values are turned into
+        labels and looked up among the leaves, so the cost per row is one hash and
+        one ``take`` (object columns are labelled first, see below).
+
         Raises:
             HierarchyError: listing the first values (and missing values) absent from the hierarchy.
         """
         series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
-        row_codes, uniques = pd.factorize(as_labels(series), use_na_sentinel=True)
-        unique_codes = self._leaf_index.get_indexer(pd.Index(uniques, dtype=object))
+        if series.dtype == object:
+            # Python objects hash ``True`` and ``1`` alike: label first, so they stay apart.
+            series = as_labels(series)
+        row_codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        row_codes = np.asarray(row_codes, dtype=np.int64)
         if (row_codes < 0).any():
             raise HierarchyError(
                 f"column {self.attribute!r} has {int((row_codes < 0).sum())} missing values (NaN/None), "
                 "which its hierarchy cannot generalize; fill them or add them as a leaf"
             )
+        labels = _distinct_labels(uniques, series.dtype)
+        unique_codes = self._leaf_index.get_indexer(pd.Index(labels, dtype=object))
         absent = np.flatnonzero(unique_codes < 0)
         if absent.shape[0]:
-            shown = [uniques[i] for i in absent[:_SHOW_MISSING]]
+            shown = [labels[i] for i in absent[:_SHOW_MISSING]]
             raise HierarchyError(
                 f"column {self.attribute!r} has {absent.shape[0]} value(s) that are not leaves of its hierarchy, "
                 f"e.g. {shown!r}"
             )
-        return unique_codes[row_codes]
+        return np.asarray(unique_codes, dtype=np.int64)[row_codes]
 
     def generalize(self, values: pd.Series | Sequence[object], level: int) -> np.ndarray:
         """The labels of ``values`` generalized to ``level``."""

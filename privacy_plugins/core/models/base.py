@@ -72,6 +72,8 @@ class PrivacyModel(ABC):
     #: The model compares classes with the whole published table (t-closeness), so
     #: suppressing records changes the reference and the survivors must be re-checked.
     depends_on_table_distribution: ClassVar[bool] = False
+    #: :meth:`suppression_bound` can be positive (the lattice may prune with it).
+    bounds_suppression: ClassVar[bool] = False
     #: The name :func:`~privacy_plugins.core.models.from_config` knows the model by.
     config_name: ClassVar[str] = ""
     #: The family as reports name it, e.g. ``"k-anonymity"``, ``"distinct l-diversity"``.
@@ -152,6 +154,15 @@ class PrivacyModel(ABC):
         ``None`` when there is no useful relaxation.
         """
         return self if self.is_monotonic(with_suppression=with_suppression) else None
+
+    def suppression_bound(self, classes: EquivalenceClasses) -> float:
+        """A lower bound on the records this model suppresses in *every* specialization of ``classes``.
+
+        A lattice node whose bound exceeds the suppression limit fails together with
+        every node below it, whether or not the model is monotone. 0 (nothing known)
+        unless a model proves a bound (see :attr:`bounds_suppression`).
+        """
+        return 0.0
 
     def holds(self, classes: EquivalenceClasses) -> bool:
         """True when every class satisfies the model (used by the diagnosis on each subset)."""

@@ -72,6 +72,7 @@ class TCloseness(PrivacyModel):
     requires_sensitive: ClassVar[bool] = True
     #: The reference distribution changes with what is suppressed.
     depends_on_table_distribution: ClassVar[bool] = True
+    bounds_suppression: ClassVar[bool] = True
     config_name: ClassVar[str] = "t_closeness"
     family: ClassVar[str] = "t-closeness"
     report_key: ClassVar[str] = "t"
@@ -103,6 +104,27 @@ class TCloseness(PrivacyModel):
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes farther than t."""
         return self.per_class(classes) > self.t + TOLERANCE
+
+    def suppression_bound(self, classes: EquivalenceClasses) -> float:
+        """Σ over classes of |C|·(d(C) − t')/(1 − t') for the classes farther than t' = t + tolerance.
+
+        Every specialization suppresses at least that many records (measured against
+        the same table distribution Q, as :meth:`violating_classes` does).
+
+        Proof: d(·, Q) — total variation for the equal distance, the L1 distance of
+        the CDFs over (m − 1) for the ordered one — is convex in the class
+        distribution and at most 1. In a specialization, C is split into classes
+        C_j with weights w_j = |C_j|/|C| and C's distribution is Σ w_j p_j, so
+        d(C) ≤ Σ w_j d(C_j) ≤ W·1 + (1 − W)·t', where W is the weight of the parts
+        farther than t' — exactly the parts suppressed there. Hence
+        W ≥ (d(C) − t')/(1 − t'), and the suppressed records number at least
+        Σ_C |C|·W.
+        """
+        t = self.t + TOLERANCE
+        if t >= 1.0:
+            return 0.0
+        excess = np.maximum(self.per_class(classes) - t, 0.0)
+        return float((classes.sizes * excess).sum() / (1.0 - t))
 
     def observed(self, classes: EquivalenceClasses) -> float:
         """The table's t (max EMD)."""

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import assume, given, note
 from hypothesis import strategies as st
-from lattice_problems import Problem, problems
+from lattice_problems import Problem, grouping_rows, problems
 
 import privacy_plugins as pp
 from privacy_plugins.core.anonymize import anonymize_full_domain, lattice
@@ -205,3 +205,68 @@ def test_ordered_t_closeness_after_suppression_uses_the_published_domain() -> No
         frame, quasi_identifiers=["q"], hierarchies={"q": hierarchy}, models=models, suppression_limit=0.12
     )
     assert result.passed and result.details.levels == {"q": 1}
+
+
+@given(
+    problems(),
+    st.sampled_from(["s", "x"]),
+    st.sampled_from([0.05, 0.15, 0.3, 0.5]),
+    st.sampled_from(["equal", "ordered"]),
+)
+def test_t_closeness_suppression_bound_holds_below_every_node(
+    problem: Problem, attribute: str, t: float, distance: str
+) -> None:
+    """Every specialization N of M suppresses at least M's bound (against the same table distribution)."""
+    model = TCloseness(attribute, t, distance)
+    search = search_for(problem, [model], 0)
+    nodes = list(search.nodes())
+    suppressed = {}
+    bound = {}
+    for node in nodes:
+        classes = search.snapshot.classes(node)
+        suppressed[node] = int(classes.sizes[model.violating_classes(classes)].sum())
+        bound[node] = model.suppression_bound(classes)
+    for high in nodes:
+        for low in nodes:
+            if all(a <= b for a, b in zip(low, high, strict=True)):
+                assert suppressed[low] >= bound[high] - 1e-9
+
+
+@given(
+    problems(max_rows=60),
+    st.sampled_from(["s", "x"]),
+    st.sampled_from([0.05, 0.15, 0.3]),
+    st.sampled_from(["equal", "ordered"]),
+    st.sampled_from([0.05, 0.1, 0.3]),
+    st.booleans(),
+)
+def test_optimal_equals_exhaustive_with_t_closeness_pruning(
+    problem: Problem, attribute: str, t: float, distance: str, fraction: float, with_k: bool
+) -> None:
+    """The suppression bound prunes t-closeness searches; the optimum stays that of an exhaustive scan."""
+    models: list[PrivacyModel] = [TCloseness(attribute, t, distance)] + ([KAnonymity(2)] if with_k else [])
+    check_optimal_equals_exhaustive(problem, models, fraction, "ncp")
+
+
+def test_t_closeness_suppression_bound_skips_nodes() -> None:
+    """Sensitive values tied to q0: fine q0 levels fail by their bound and are never checked."""
+    rng = np.random.default_rng(1)
+    n = 1000
+    frame = pd.DataFrame({"q0": rng.integers(0, 16, n), "q1": rng.integers(0, 9, n), "q2": rng.integers(0, 8, n)})
+    frame["s"] = np.where(rng.random(n) < 0.4, frame["q0"] % 4, rng.integers(0, 4, n)).astype(str)
+    frame["bound"] = 1.0
+    hierarchies = {
+        "q0": Hierarchy.from_rows("q0", grouping_rows(16, [2, 2, 2])),
+        "q1": Hierarchy.from_rows("q1", grouping_rows(9, [3])),
+        "q2": Hierarchy.from_rows("q2", grouping_rows(8, [2, 2])),
+    }
+    problem = Problem(frame, ["q0", "q1", "q2"], hierarchies)
+    for t in (0.05, 0.1):
+        models: list[PrivacyModel] = [TCloseness("s", t)]
+        found = optimal_search(search_for(problem, models, 50))
+        reference = exhaustive_search(search_for(problem, models, 50))
+        assert found.best is not None and reference.best is not None
+        assert found.best.node == reference.best.node
+        with patch.object(TCloseness, "bounds_suppression", False):
+            unpruned = optimal_search(search_for(problem, models, 50))
+        assert found.nodes_checked < unpruned.nodes_checked * 0.6

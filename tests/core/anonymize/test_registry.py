@@ -313,3 +313,25 @@ def test_no_table_keyed_on_a_model_type() -> None:
         if "type(model)]" in path.read_text(encoding="utf-8") or "type(m)]" in path.read_text(encoding="utf-8")
     ]
     assert not offenders
+
+
+def test_verify_groups_by_given_codes_only_when_they_spell_the_published_values() -> None:
+    problem = small_problem()
+    request = _request(
+        problem.frame, quasi_identifiers=["q0"], models=[KAnonymity(1)], suppression_limit=0.0, hierarchies=None,
+        sensitive_attributes=None, identifiers=["pid"], seed=0, progress=None,
+    )  # fmt: skip
+    table = problem.frame.drop(columns=["pid"]).assign(q0=lambda f: f["q0"].astype(str).astype(object))
+    codes, labels = pd.factorize(table["q0"])
+    labels = np.asarray(labels, dtype=object)
+    utility = UtilityMetrics(ncp=0.0, lm=0.0, discernibility=0.0, c_avg=1.0, height=0, precision=1.0, ileft=1.0)
+    released = np.ones(len(table), dtype=bool)
+    good = AnonymizedTable(table, released, 0, utility, qi_codes={"q0": (codes, labels)})
+    assert verify(request, good, algorithm="x", seconds=0).measures["k"] >= 1
+    shifted = AnonymizedTable(table, released, 0, utility, qi_codes={"q0": ((codes + 1) % len(labels), labels)})
+    with pytest.raises(VerificationError, match="do not match"):
+        verify(request, shifted, algorithm="x", seconds=0)
+    merged = np.array(["same"] * len(labels), dtype=object)
+    with pytest.raises(VerificationError, match="do not match"):
+        verify(request, AnonymizedTable(table, released, 0, utility, qi_codes={"q0": (codes, merged)}), algorithm="x",
+               seconds=0)  # fmt: skip

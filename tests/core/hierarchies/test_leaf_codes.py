@@ -1,0 +1,50 @@
+"""Leaf codes are computed on distinct values only; they must equal labelling every value first."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from privacy_plugins.core.hierarchies import Hierarchy
+from privacy_plugins.core.hierarchies.hierarchy import as_labels
+from privacy_plugins.errors import HierarchyError
+
+LEAVES = ["1", "2", "3", "10", "True", "False", "x", "y"]
+HIERARCHY = Hierarchy.from_rows("q", [[leaf, "*"] for leaf in LEAVES])
+
+
+def labelled_first(series: pd.Series) -> np.ndarray:
+    """The reference: label every value, then look it up."""
+    return np.asarray(HIERARCHY._leaf_index.get_indexer(pd.Index(as_labels(series).to_numpy(dtype=object))))
+
+
+@given(
+    st.lists(st.sampled_from([1, 2, 3, 10]), min_size=1, max_size=30), st.sampled_from(["int64", "Int64", "float64"])
+)
+def test_numeric_columns_match_labelling_first(values: list[int], dtype: str) -> None:
+    series = pd.Series(values, dtype=dtype)
+    assert HIERARCHY.leaf_codes(series).tolist() == labelled_first(series).tolist()
+
+
+@given(
+    st.lists(st.sampled_from(["1", "x", "y", "True"]), min_size=1, max_size=30),
+    st.sampled_from(["str", "object", "category"]),
+)
+def test_text_columns_match_labelling_first(values: list[str], dtype: str) -> None:
+    series = pd.Series(values, dtype=dtype)
+    assert HIERARCHY.leaf_codes(series).tolist() == labelled_first(series).tolist()
+
+
+def test_object_columns_keep_true_and_one_apart() -> None:
+    series = pd.Series([True, 1, False, "x"], dtype=object)
+    assert HIERARCHY.leaf_codes(series).tolist() == [4, 0, 5, 6] == labelled_first(series).tolist()
+
+
+def test_values_outside_the_hierarchy_are_named() -> None:
+    with pytest.raises(HierarchyError, match="'7'"):
+        HIERARCHY.leaf_codes(pd.Series([1, 7, 7]))
+    with pytest.raises(HierarchyError, match="missing"):
+        HIERARCHY.leaf_codes(pd.Series(["x", None], dtype="str"))
