@@ -1,5 +1,7 @@
 """``privacy-plugins published SPEC.yaml``: what is published now, re-measured against the spec.
 
+A two-table release (Anatomy's QIT + ST) is read as a pair and measured by its groups.
+
 Useful after any orchestrator ran a release (Airflow, Dagster, the CLI): it reads
 the destination, re-measures every requirement with the core and prints where
 the reports are — never raw values. Exit 0 when every requirement holds, 1 when
@@ -15,7 +17,9 @@ from pathlib import Path
 from privacy_plugins.cli._args import Subcommands
 from privacy_plugins.cli._format import number
 from privacy_plugins.core.partition import EquivalenceClasses
-from privacy_plugins.release import ReleaseSpec, read_published
+from privacy_plugins.errors import VerificationError
+from privacy_plugins.release import ReleaseSpec
+from privacy_plugins.release.linked import read_release
 
 __all__ = ["add_published_parser"]
 
@@ -30,7 +34,12 @@ def add_published_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
 
 def _run_published(args: argparse.Namespace) -> int:
     spec = ReleaseSpec.from_yaml(args.spec)
-    table = read_published(spec.destination)
+    try:
+        table = read_release(spec)
+    except VerificationError as exc:  # a two-table release whose parts no longer join, or an identifier column
+        print(json.dumps({"destination": spec.destination.describe(), "holds": False, "error": str(exc)})
+              if args.format == "json" else f"FAIL {exc}")  # fmt: skip
+        return 1
     report: dict[str, object] = {"destination": spec.destination.describe(), "published": table is not None}
     results = []
     if table is not None:

@@ -28,11 +28,13 @@ from typing import Any
 
 import pandas as pd
 
-from privacy_plugins.errors import DestinationError, PublishError
+from privacy_plugins.core.anonymize import linked_classes
+from privacy_plugins.core.anonymize.anatomy import GROUP_COLUMN
+from privacy_plugins.errors import DestinationError, PublishError, VerificationError
 from privacy_plugins.release import destinations
-from privacy_plugins.release.spec import DestinationSpec
+from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
 
-__all__ = ["LINKED_PARTS", "joined_view", "publish_linked", "read_linked"]
+__all__ = ["LINKED_PARTS", "joined_view", "publish_linked", "read_linked", "read_release"]
 
 #: The two parts of a linked release, by suffix.
 LINKED_PARTS = ("qit", "st")
@@ -178,8 +180,34 @@ def _read(destination: DestinationSpec) -> dict[str, pd.DataFrame] | None:
         return {part: pd.read_parquet(version / f"{name}.parquet") for part, name in names.items()}
     out: dict[str, Any] = {}
     for part, name in names.items():
-        single = DestinationSpec(table=name, duckdb=destination.duckdb, url=destination.url)
+        single = DestinationSpec(
+            table=name, duckdb=destination.duckdb, url=destination.url, conn_id=destination.conn_id
+        )
         out[part] = destinations.read_published(single)
     if any(frame is None for frame in out.values()):
         return None
     return out
+
+
+def read_release(spec: ReleaseSpec) -> pd.DataFrame | None:
+    """What ``spec`` has published, as the checks measure it (``None`` when nothing is published).
+
+    A one-table release is the table itself. A two-table release (Anatomy) is read as a
+    pair from one version and measured by its groups — each QI replaced by the group id,
+    so k is the group size and l the group's values — after checking that every QIT row
+    joins exactly one group; the monitoring jobs and ``privacy-plugins published`` use it.
+
+    Raises:
+        VerificationError: the published pair does not join, or a part holds an identifier column.
+    """
+    table = destinations.read_published(spec.destination)
+    if table is not None:
+        return table
+    pair = read_linked(spec.destination)
+    if pair is None:
+        return None
+    leaked = [c for c in spec.identifiers if c in pair["qit"].columns or c in pair["st"].columns]
+    if leaked:
+        raise VerificationError(f"identifier column(s) {leaked} published in {spec.destination.describe()}")
+    linked_classes(pair["qit"], pair["st"], GROUP_COLUMN, spec.quasi_identifiers, spec.sensitive_attributes)
+    return joined_view(pair["st"], GROUP_COLUMN, spec.quasi_identifiers)

@@ -128,3 +128,35 @@ def test_a_sensitive_table_changed_after_the_check_is_not_published(
     with pytest.raises(ReleaseBlocked, match="nothing was published"):
         publish_step(spec, candidate, check)
     assert read_linked(spec.destination) is None
+
+
+def test_published_re_measures_a_two_table_release_and_fails_when_the_pair_stops_joining(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``privacy-plugins published`` reads an Anatomy release as its pair and measures the groups."""
+    import json
+
+    import duckdb
+    import yaml
+    from release_fixtures import demo_spec_dict
+
+    from privacy_plugins.cli import main
+
+    data = demo_spec_dict(tmp_path, rows=600, sensitive_attributes=["disease"])
+    data["algorithm"] = {"name": "anatomy"}
+    data["requirements"] = {"k": 4, "l": 2, "l_variant": "frequency"}
+    spec = tmp_path / "anatomy.yaml"
+    spec.write_text(yaml.safe_dump(data))
+    assert main(["published", str(spec)]) == 1  # nothing yet
+    assert main(["release", str(spec), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["published", str(spec), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["holds"] is True and report["rows"] == 600
+    assert all(r["passed"] for r in report["requirements"])
+    with duckdb.connect(str(tmp_path / "release.duckdb")) as connection:  # one QIT row now points nowhere
+        connection.execute(
+            "UPDATE census_release_qit SET group_id = -1 WHERE rowid = (SELECT min(rowid) FROM census_release_qit)"
+        )
+    assert main(["published", str(spec), "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["holds"] is False

@@ -17,8 +17,9 @@ from typing import Any
 from airflow.sdk.exceptions import AirflowFailException
 
 from privacy_plugins.integrations.airflow.connections import airflow_resolver
-from privacy_plugins.release import ReleaseSpec, read_published
+from privacy_plugins.release import ReleaseSpec
 from privacy_plugins.release.connections import connection_resolver
+from privacy_plugins.release.linked import read_release
 from privacy_plugins.release.numbers import drift, measure_published
 
 __all__ = ["PublishedDrift", "check_published"]
@@ -42,7 +43,7 @@ def check_published(
     if not isinstance(spec, ReleaseSpec):
         spec = ReleaseSpec.from_yaml(spec)
     with connection_resolver(airflow_resolver):
-        table = read_published(spec.destination)
+        table = read_release(spec)
     if table is None:
         raise PublishedDrift(f"nothing is published at {spec.destination.describe()}")
     now = measure_published(spec, table)

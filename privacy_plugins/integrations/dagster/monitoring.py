@@ -15,7 +15,7 @@ from typing import Any
 import dagster as dg
 
 from privacy_plugins.integrations.dagster.binding import ReleaseBinding
-from privacy_plugins.release import read_published
+from privacy_plugins.release.linked import read_release
 from privacy_plugins.release.numbers import measure_published
 
 __all__ = ["MONITOR_CHECK", "release_monitoring"]
@@ -35,7 +35,7 @@ def release_monitoring(binding: ReleaseBinding, *, cron_schedule: str = "@daily"
     )
     def still_meets_requirements(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
         spec = binding.release_spec(context)
-        table = read_published(spec.destination)
+        table = read_release(spec)
         if table is None:
             return dg.AssetCheckResult(
                 passed=False,
