@@ -143,7 +143,7 @@ def test_a_missing_driver_names_the_connection_not_the_password(
 
 
 def test_spec_refuses_two_kinds_of_source(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match=r"exactly one of path, url or generate \(or conn_id\)"):
+    with pytest.raises(ConfigurationError, match=r"exactly one of path, url, conn_id, duckdb, spark or generate"):
         ReleaseSpec.from_dict(demo_spec_dict(tmp_path, source={"conn_id": "a", "url": "sqlite://", "table": "t"}))
     with pytest.raises(ConfigurationError, match="a conn_id source needs exactly one of table or query"):
         ReleaseSpec.from_dict(demo_spec_dict(tmp_path, source={"conn_id": "a"}))
