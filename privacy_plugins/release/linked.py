@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from privacy_plugins.errors import DestinationError, PublishError
+from privacy_plugins.errors import PublishError
 from privacy_plugins.release import destinations
 from privacy_plugins.release.spec import DestinationSpec
 
@@ -140,32 +140,24 @@ def publish_linked(frames: Mapping[str, pd.DataFrame], destination: DestinationS
         PublishError: the destination could not be written; it was left as it was (both parts).
     """
     _check(frames)
-    try:
-        if destination.duckdb is not None:
-            _publish_duckdb(frames, destination.duckdb, destination.table)
-        elif destination.parquet is not None:
-            _publish_parquet(frames, destination.parquet, destination.table)
-        else:
-            assert destination.url is not None
-            _publish_sql(frames, destination.url, destination.table)
-    except PublishError:
-        raise
-    except destinations._io_errors() as exc:
-        raise PublishError(
-            f"could not publish the linked pair to {destination.describe()}: {destinations._one_line(exc)}; "
-            "the destination was left as it was"
-        ) from exc
+    destinations._publish_to(
+        destination,
+        duckdb=lambda path: _publish_duckdb(frames, path, destination.table),
+        parquet=lambda folder: _publish_parquet(frames, folder, destination.table),
+        sql=lambda: _publish_sql(frames, _url(destination), destination.table),
+        what="the linked pair",
+    )
     return {part: len(frames[part]) for part in LINKED_PARTS}
 
 
 def read_linked(destination: DestinationSpec) -> dict[str, pd.DataFrame] | None:
     """The published QIT and ST (``None`` when no pair is published yet)."""
-    try:
-        return _read(destination)
-    except DestinationError:
-        raise
-    except destinations._io_errors() as exc:
-        raise DestinationError(f"cannot read {destination.describe()}: {destinations._one_line(exc)}") from exc
+    return destinations._read_from(destination, _read)
+
+
+def _url(destination: DestinationSpec) -> str:
+    assert destination.url is not None
+    return destination.url
 
 
 def _read(destination: DestinationSpec) -> dict[str, pd.DataFrame] | None:
