@@ -30,7 +30,7 @@ import numpy as np
 
 from privacy_plugins.core.anonymize.partition_split import Dimension
 
-__all__ = ["TABLE_LIMIT", "CostSpace", "GreedyStats", "boxes", "greedy_clusters"]
+__all__ = ["TABLE_LIMIT", "CostSpace", "GreedyStats", "boxes", "greedy_clusters", "size_summary"]
 
 #: Domains with at most this many codes get a precomputed table of all span costs.
 TABLE_LIMIT = 1024
@@ -203,6 +203,21 @@ def greedy_clusters(
     if progress is not None:
         progress(n)
     return group
+
+
+def size_summary(cluster: np.ndarray) -> dict[str, float]:
+    """The cluster sizes of a cluster-id per record array: ``min``, ``median``, ``mean``, ``max``.
+
+    >>> size_summary(np.array([0, 0, 1, 1, 1]))
+    {'min': 2, 'median': 2.5, 'mean': 2.5, 'max': 3}
+    """
+    sizes = np.bincount(cluster)
+    return {
+        "min": int(sizes.min()),
+        "median": float(np.median(sizes)),
+        "mean": float(sizes.mean()),
+        "max": int(sizes.max()),
+    }
 
 
 def boxes(codes: np.ndarray, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
