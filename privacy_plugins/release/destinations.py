@@ -116,13 +116,8 @@ def publish_parquet_to_duckdb(parquet: Path, path: Path, table: str, rows: int) 
 
 def _swap_into_duckdb(path: Path, table: str, rows: int, load: Callable[[Any, str], None]) -> None:
     """Load the new rows into a temporary table, verify the count, swap: one transaction."""
-    import duckdb
-
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = f"{table}__incoming_{uuid.uuid4().hex[:8]}"
-    connection = duckdb.connect(str(path))
-    try:
-        connection.execute("BEGIN TRANSACTION")
+    with _duckdb_transaction(path) as connection:
         names = [row[0] for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()]
         for orphan in _orphans(names, table):
             connection.execute(f'DROP TABLE "{orphan}"')
@@ -132,6 +127,18 @@ def _swap_into_duckdb(path: Path, table: str, rows: int, load: Callable[[Any, st
         _swap_hook()
         connection.execute(f'DROP TABLE IF EXISTS "{table}"')
         connection.execute(f'ALTER TABLE "{temporary}" RENAME TO "{table}"')
+
+
+@contextmanager
+def _duckdb_transaction(path: Path) -> Iterator[Any]:
+    """A connection to the DuckDB file ``path`` in one transaction: committed if the block succeeds, or rolled back."""
+    import duckdb
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = duckdb.connect(str(path))
+    try:
+        connection.execute("BEGIN TRANSACTION")
+        yield connection
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")

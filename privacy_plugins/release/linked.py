@@ -59,12 +59,7 @@ def _check(frames: Mapping[str, pd.DataFrame]) -> None:
 
 
 def _publish_duckdb(frames: Mapping[str, pd.DataFrame], path: Path, table: str) -> None:
-    import duckdb
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = duckdb.connect(str(path))
-    try:
-        connection.execute("BEGIN TRANSACTION")
+    with destinations._duckdb_transaction(path) as connection:
         incoming = {}
         for part, name in _names(table).items():
             incoming[part] = f"{name}__incoming_{uuid.uuid4().hex[:8]}"
@@ -77,12 +72,6 @@ def _publish_duckdb(frames: Mapping[str, pd.DataFrame], path: Path, table: str) 
         for part, name in _names(table).items():
             connection.execute(f'DROP TABLE IF EXISTS "{name}"')
             connection.execute(f'ALTER TABLE "{incoming[part]}" RENAME TO "{name}"')
-        connection.execute("COMMIT")
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    finally:
-        connection.close()
 
 
 def _publish_sql(frames: Mapping[str, pd.DataFrame], url: str, table: str) -> None:
