@@ -63,9 +63,8 @@ def _spec(tmp_path: Path, algorithm: str) -> ReleaseSpec:
     return ReleaseSpec.from_dict(_spec_data(tmp_path, algorithm), base_dir=REPO / "specs")
 
 
-def _anonymize_census(tmp_path: Path, algorithm: str, **options: Any) -> AnonymizationResult:
-    """600 census records anonymized in Python with the models and hierarchies of the "optimal" spec."""
-    spec = _spec(tmp_path, "optimal")
+def _anonymize_census(spec: ReleaseSpec, algorithm: str, **options: Any) -> AnonymizationResult:
+    """600 census records anonymized in Python with the models and hierarchies of ``spec``."""
     frame = generate_census(600, seed=3)
     return anonymize(
         frame,
@@ -106,17 +105,7 @@ def test_the_registry_lists_the_seed_algorithms() -> None:
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_python_entry_point(algorithm: str, tmp_path: Path) -> None:
-    spec = _spec(tmp_path, algorithm)
-    frame = generate_census(600, seed=3)
-    result = anonymize(
-        frame,
-        algorithm=algorithm,
-        quasi_identifiers=QIS,
-        identifiers=["person_id"],
-        models=spec.models(),
-        suppression_limit=0.05,
-        hierarchies=spec.build_hierarchies(frame),
-    )
+    result = _anonymize_census(_spec(tmp_path, algorithm), algorithm)
     assert result.algorithm == algorithm and result.rows_in == result.rows_out + result.suppressed == 600
     _assert_meets_the_targets(result.table, 600, algorithm)
 
@@ -208,7 +197,7 @@ def test_dagster_assets(algorithm: str, tmp_path: Path, monkeypatch: pytest.Monk
 @pytest.mark.filterwarnings("ignore::privacy_plugins.errors.PrivacyRiskWarning")
 @pytest.mark.parametrize("algorithm", sorted(PARTIAL))
 def test_partial_algorithms_keep_their_scoped_promise(algorithm: str, tmp_path: Path) -> None:
-    result = _anonymize_census(tmp_path, algorithm, **PARTIAL[algorithm])
+    result = _anonymize_census(_spec(tmp_path, "optimal"), algorithm, **PARTIAL[algorithm])
     assert result.passed and result.rows_in == result.rows_out + result.suppressed == 600
     assert all("for the records whose 'disease' is in" in model.model for model in result.models)
     report = measure(result.table, quasi_identifiers=QIS, sensitive_attributes=["disease"])
@@ -246,7 +235,7 @@ def test_anatomy_is_the_linked_algorithm() -> None:
 
 @pytest.mark.parametrize("algorithm", LINKED)
 def test_linked_python_entry_point(algorithm: str, tmp_path: Path) -> None:
-    result = _anonymize_census(tmp_path, algorithm)
+    result = _anonymize_census(_spec(tmp_path, "optimal"), algorithm)
     assert result.linked is not None and result.rows_in == result.rows_out + result.suppressed == 600
     _assert_the_pair_meets_the_targets(result.table, result.linked.table, 600)
 
