@@ -23,15 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import privacy_plugins as pp
+from _adult import ADULT, QIS, SHARED, load_adult
+
 from privacy_plugins.core.anonymize import anonymize
-from privacy_plugins.core.hierarchies import load_hierarchies
 from privacy_plugins.core.models import FrequencyLDiversity
 from privacy_plugins.errors import InfeasibleAnonymizationError
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-ADULT = SHARED / "data" / "adult"
-QIS = ["age", "education", "marital-status", "native-country", "race", "sex", "workclass"]
 SENSITIVE = "occupation"
 METHODS = ("bucket", "optimistic", "anatomy", "mondrian")
 
@@ -99,13 +96,10 @@ def main() -> int:
     parser.add_argument("--arx", action="store_true")
     parser.add_argument("--plot", type=Path, default=Path(__file__).resolve().parent / "output" / "bucket_l.png")
     args = parser.parse_args()
-    if not (ADULT / "adult.csv").exists():
-        print(f"skipped: Adult data not found at {ADULT} (see ../shared/data/README.md)")
+    loaded = load_adult(args.rows)
+    if loaded is None:
         return 0
-    adult = pp.read_table(ADULT / "adult.csv")
-    if args.rows:
-        adult = adult.iloc[: args.rows].reset_index(drop=True)
-    hierarchies = load_hierarchies(ADULT, columns=QIS)
+    adult, hierarchies = loaded
     ls = [int(l) for l in args.ls.split(",")]
     methods = args.methods.split(",")
     print(f"Adult {len(adult):,} rows, sensitive {SENSITIVE}, suppression_limit {args.suppression}, seed {args.seed}")

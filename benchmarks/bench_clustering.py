@@ -28,15 +28,12 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-import privacy_plugins as pp
+from _adult import QIS, load_adult
+
 from privacy_plugins.core.anonymize import AnonymizationResult, anonymize, anonymize_full_domain
-from privacy_plugins.core.hierarchies import load_hierarchies
 from privacy_plugins.core.models import KAnonymity
 
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
-QIS = ["age", "education", "marital-status", "native-country", "race", "sex", "workclass"]
 ARX = {5: (0.0307, 0.6), 10: (0.0455, 1.2), 20: (0.0637, 1.6)}
 
 
@@ -55,13 +52,10 @@ def main() -> int:
     parser.add_argument("--ks", default="5,10,20")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    if not (ADULT / "adult.csv").exists():
-        print(f"skipped: Adult data not found at {ADULT} (see ../shared/data/README.md)")
+    loaded = load_adult(args.rows)
+    if loaded is None:
         return 0
-    adult = pp.read_table(ADULT / "adult.csv")
-    if args.rows:
-        adult = adult.iloc[: args.rows].reset_index(drop=True)
-    hierarchies = load_hierarchies(ADULT, columns=QIS)
+    adult, hierarchies = loaded
     ks = [int(k) for k in args.ks.split(",")]
     runs: list[tuple[str, str, dict[str, str]]] = [
         ("k-member", "k-member", {}),

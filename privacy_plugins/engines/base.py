@@ -12,6 +12,8 @@ from typing import Literal, Protocol
 
 import pandas as pd
 
+from privacy_plugins.engines.aggregates import check_columns
+
 __all__ = ["APPLY_METHODS", "LABEL_MAPPING_COLUMNS", "ApplyMethod", "EngineTable"]
 
 #: How a node's hierarchy levels are applied: small mapping tables joined, or CASE expressions.
@@ -22,7 +24,11 @@ LABEL_MAPPING_COLUMNS = ("value", "label")
 
 
 class EngineTable(Protocol):
-    """A table where it lives (pandas, a SQL database, Spark)."""
+    """A table where it lives (pandas, a SQL database, Spark).
+
+    The engines subclass it explicitly to inherit :meth:`generalized`, which
+    checks the columns once and hands the work to their ``_generalize``.
+    """
 
     @property
     def engine_name(self) -> str:
@@ -54,6 +60,13 @@ class EngineTable(Protocol):
         ``mappings[c]`` has ``LABEL_MAPPING_COLUMNS``; ``suppressed`` holds the
         published labels of the classes to remove (one column per mapped column).
         """
+        check_columns([*keep, *mappings], self.columns())
+        return self._generalize(keep, mappings, suppressed, method)
+
+    def _generalize(
+        self, keep: Sequence[str], mappings: Mapping[str, pd.DataFrame], suppressed: pd.DataFrame, method: ApplyMethod
+    ) -> EngineTable:
+        """:meth:`generalized` in this engine, its columns already checked."""
         ...
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:

@@ -24,7 +24,7 @@ def classes_from_pandas(
 
 
 @dataclass(frozen=True)
-class PandasTable:
+class PandasTable(EngineTable):
     """A DataFrame as an :class:`~privacy_plugins.engines.base.EngineTable`."""
 
     frame: pd.DataFrame
@@ -44,16 +44,10 @@ class PandasTable:
         grouped = self.frame.groupby(list(columns), dropna=False, sort=False, observed=True).size()
         return grouped.rename(COUNT_COLUMN).reset_index()
 
-    def generalized(
-        self,
-        *,
-        keep: Sequence[str],
-        mappings: Mapping[str, pd.DataFrame],
-        suppressed: pd.DataFrame,
-        method: ApplyMethod,
+    def _generalize(
+        self, keep: Sequence[str], mappings: Mapping[str, pd.DataFrame], suppressed: pd.DataFrame, method: ApplyMethod
     ) -> EngineTable:
         """Map each QI through its value → label table (``method`` makes no difference in memory)."""
-        check_columns([*keep, *mappings], self.columns())
         out = self.frame[list(keep)].copy()
         for column, mapping in mappings.items():
             lookup = pd.Series(mapping["label"].to_numpy(), index=pd.Index(mapping["value"]))

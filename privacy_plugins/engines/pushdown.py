@@ -34,6 +34,7 @@ __all__ = [
     "label_mappings",
     "measure_in_engine",
     "model_columns",
+    "models_snapshot",
     "validate_models",
 ]
 
@@ -74,6 +75,24 @@ def engine_snapshot(
         weights=aggregates[COUNT_COLUMN].to_numpy(dtype=np.int64),
     )
     return snapshot, aggregates
+
+
+def models_snapshot(
+    table: EngineTable,
+    *,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[Hashable, Hierarchy],
+    models: Sequence[PrivacyModel],
+    aggregates: pd.DataFrame | None = None,
+) -> tuple[Snapshot, pd.DataFrame]:
+    """:func:`engine_snapshot` with the columns ``models`` read beside the QIs (see :func:`model_columns`)."""
+    return engine_snapshot(
+        table,
+        quasi_identifiers=quasi_identifiers,
+        hierarchies=hierarchies,
+        model_columns=model_columns(models, quasi_identifiers),
+        aggregates=aggregates,
+    )
 
 
 def label_mappings(
@@ -149,12 +168,8 @@ def anonymize_in_engine(
     clash = sorted(set(identifiers) & set(qis) | set(identifiers) & set(sensitive_attributes))
     if clash:
         raise ConfigurationError(f"column(s) {clash!r} cannot be both identifier and quasi-identifier/sensitive")
-    snapshot, aggregates = engine_snapshot(
-        table,
-        quasi_identifiers=qis,
-        hierarchies=hierarchies,
-        model_columns=model_columns(models, qis),
-        aggregates=aggregates,
+    snapshot, aggregates = models_snapshot(
+        table, quasi_identifiers=qis, hierarchies=hierarchies, models=models, aggregates=aggregates
     )
     validate_models(aggregates, snapshot.n_rows, models)
     sensitive = dict.fromkeys([*sensitive_attributes, *(str(c) for m in models for c in m.columns if c not in qis)])

@@ -68,7 +68,7 @@ def classes_from_spark(frame: Any, *, columns: Sequence[str], quasi_identifiers:
 
 
 @dataclass(frozen=True)
-class SparkTable:
+class SparkTable(EngineTable):
     """A Spark DataFrame as an :class:`~privacy_plugins.engines.base.EngineTable`."""
 
     frame: Any
@@ -86,18 +86,12 @@ class SparkTable:
         """One ``groupBy().count()`` on the cluster."""
         return _group_counts(self.frame, columns)
 
-    def generalized(
-        self,
-        *,
-        keep: Sequence[str],
-        mappings: Mapping[str, pd.DataFrame],
-        suppressed: pd.DataFrame,
-        method: ApplyMethod,
+    def _generalize(
+        self, keep: Sequence[str], mappings: Mapping[str, pd.DataFrame], suppressed: pd.DataFrame, method: ApplyMethod
     ) -> EngineTable:
         """Map each QI (chained ``when`` or a broadcast join) and left-anti-join the suppressed classes."""
         from pyspark.sql import functions
 
-        check_columns([*keep, *mappings], self.columns())
         session = self.frame.sparkSession
         out = self.frame
         for index, (column, mapping) in enumerate(mappings.items()):

@@ -78,7 +78,7 @@ def classes_from_sql(
 
 
 @dataclass
-class SqlTable:
+class SqlTable(EngineTable):
     """A table, view or query result in a SQL database, as an :class:`~privacy_plugins.engines.base.EngineTable`.
 
     Build it with :meth:`from_table` or :meth:`from_query`.
@@ -141,18 +141,12 @@ class SqlTable:
         self.helpers.append(name)
         return table
 
-    def generalized(
-        self,
-        *,
-        keep: Sequence[str],
-        mappings: Mapping[str, pd.DataFrame],
-        suppressed: pd.DataFrame,
-        method: ApplyMethod,
+    def _generalize(
+        self, keep: Sequence[str], mappings: Mapping[str, pd.DataFrame], suppressed: pd.DataFrame, method: ApplyMethod
     ) -> EngineTable:
         """A SELECT that maps each QI (CASE or a join with its mapping table) and anti-joins suppressed classes."""
         import sqlalchemy as sa
 
-        check_columns([*keep, *mappings], self.columns())
         source = _subquery(self.selectable)
         joined: Any = source
         selected: list[Any] = []

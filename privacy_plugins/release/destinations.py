@@ -43,7 +43,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -67,6 +67,8 @@ STALE_TEMPORARY_SECONDS = 5.0
 
 STALE_TEMPORARY_UNLOCKED_SECONDS = 24 * 3600.0
 """Without ``flock``, a temporary file is taken for a live writer's until it is this old."""
+
+_T = TypeVar("_T")
 
 _TRANSACTIONAL_DDL = frozenset({"sqlite", "postgresql", "duckdb"})
 
@@ -114,13 +116,8 @@ def publish_parquet_to_duckdb(parquet: Path, path: Path, table: str, rows: int) 
 
 def _swap_into_duckdb(path: Path, table: str, rows: int, load: Callable[[Any, str], None]) -> None:
     """Load the new rows into a temporary table, verify the count, swap: one transaction."""
-    import duckdb
-
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = f"{table}__incoming_{uuid.uuid4().hex[:8]}"
-    connection = duckdb.connect(str(path))
-    try:
-        connection.execute("BEGIN TRANSACTION")
+    with _duckdb_transaction(path) as connection:
         names = [row[0] for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()]
         for orphan in _orphans(names, table):
             connection.execute(f'DROP TABLE "{orphan}"')
@@ -130,6 +127,18 @@ def _swap_into_duckdb(path: Path, table: str, rows: int, load: Callable[[Any, st
         _swap_hook()
         connection.execute(f'DROP TABLE IF EXISTS "{table}"')
         connection.execute(f'ALTER TABLE "{temporary}" RENAME TO "{table}"')
+
+
+@contextmanager
+def _duckdb_transaction(path: Path) -> Iterator[Any]:
+    """A connection to the DuckDB file ``path`` in one transaction: committed if the block succeeds, or rolled back."""
+    import duckdb
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = duckdb.connect(str(path))
+    try:
+        connection.execute("BEGIN TRANSACTION")
+        yield connection
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
@@ -289,20 +298,39 @@ def publish_table(frame: pd.DataFrame, destination: DestinationSpec) -> int:
         PublishError: the destination could not be written (a one-line message;
             the I/O error is chained); the destination was left as it was.
     """
+    _publish_to(
+        destination,
+        duckdb=lambda path: _publish_duckdb(frame, path, destination.table),
+        parquet=lambda folder: _publish_parquet(frame, folder, destination.table),
+        sql=lambda: _publish_sql(frame, destination.sql_url(), destination.table, where=destination.describe()),
+    )
+    return len(frame)
+
+
+def _publish_to(
+    destination: DestinationSpec,
+    *,
+    duckdb: Callable[[Path], None],
+    parquet: Callable[[Path], None],
+    sql: Callable[[], None],
+    what: str = "",
+) -> None:
+    """Call the writer of the destination's kind; an I/O error becomes one :class:`PublishError` naming ``what``."""
     try:
         if destination.duckdb is not None:
-            _publish_duckdb(frame, destination.duckdb, destination.table)
+            duckdb(destination.duckdb)
         elif destination.parquet is not None:
-            _publish_parquet(frame, destination.parquet, destination.table)
+            parquet(destination.parquet)
         else:
-            _publish_sql(frame, destination.sql_url(), destination.table, where=destination.describe())
+            sql()
     except PublishError:
         raise
     except _io_errors() as exc:
+        subject = f" {what}" if what else ""
         raise PublishError(
-            f"could not publish to {destination.describe()}: {_one_line(exc)}; the destination was left as it was"
+            f"could not publish{subject} to {destination.describe()}: {_one_line(exc)}; "
+            "the destination was left as it was"
         ) from exc
-    return len(frame)
 
 
 def read_published(destination: DestinationSpec) -> pd.DataFrame | None:
@@ -312,8 +340,13 @@ def read_published(destination: DestinationSpec) -> pd.DataFrame | None:
         DestinationError: the destination exists but is not what the spec says
             (not a DuckDB database, a folder that is a file, not Parquet, ...) or cannot be read.
     """
+    return _read_from(destination, _read_published)
+
+
+def _read_from(destination: DestinationSpec, read: Callable[[DestinationSpec], _T]) -> _T:
+    """``read(destination)``; an I/O error becomes one :class:`DestinationError`."""
     try:
-        return _read_published(destination)
+        return read(destination)
     except DestinationError:
         raise
     except _io_errors() as exc:

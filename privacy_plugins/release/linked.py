@@ -30,7 +30,7 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize import linked_classes
 from privacy_plugins.core.anonymize.anatomy import GROUP_COLUMN
-from privacy_plugins.errors import DestinationError, PublishError, VerificationError
+from privacy_plugins.errors import PublishError, VerificationError
 from privacy_plugins.release import destinations
 from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
 
@@ -61,12 +61,7 @@ def _check(frames: Mapping[str, pd.DataFrame]) -> None:
 
 
 def _publish_duckdb(frames: Mapping[str, pd.DataFrame], path: Path, table: str) -> None:
-    import duckdb
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = duckdb.connect(str(path))
-    try:
-        connection.execute("BEGIN TRANSACTION")
+    with destinations._duckdb_transaction(path) as connection:
         incoming = {}
         for part, name in _names(table).items():
             incoming[part] = f"{name}__incoming_{uuid.uuid4().hex[:8]}"
@@ -79,12 +74,6 @@ def _publish_duckdb(frames: Mapping[str, pd.DataFrame], path: Path, table: str) 
         for part, name in _names(table).items():
             connection.execute(f'DROP TABLE IF EXISTS "{name}"')
             connection.execute(f'ALTER TABLE "{incoming[part]}" RENAME TO "{name}"')
-        connection.execute("COMMIT")
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    finally:
-        connection.close()
 
 
 def _publish_sql(frames: Mapping[str, pd.DataFrame], url: str, table: str) -> None:
@@ -142,32 +131,19 @@ def publish_linked(frames: Mapping[str, pd.DataFrame], destination: DestinationS
         PublishError: the destination could not be written; it was left as it was (both parts).
     """
     _check(frames)
-    try:
-        if destination.duckdb is not None:
-            _publish_duckdb(frames, destination.duckdb, destination.table)
-        elif destination.parquet is not None:
-            _publish_parquet(frames, destination.parquet, destination.table)
-        else:
-            assert destination.url is not None
-            _publish_sql(frames, destination.url, destination.table)
-    except PublishError:
-        raise
-    except destinations._io_errors() as exc:
-        raise PublishError(
-            f"could not publish the linked pair to {destination.describe()}: {destinations._one_line(exc)}; "
-            "the destination was left as it was"
-        ) from exc
+    destinations._publish_to(
+        destination,
+        duckdb=lambda path: _publish_duckdb(frames, path, destination.table),
+        parquet=lambda folder: _publish_parquet(frames, folder, destination.table),
+        sql=lambda: _publish_sql(frames, destination.sql_url(), destination.table),
+        what="the linked pair",
+    )
     return {part: len(frames[part]) for part in LINKED_PARTS}
 
 
 def read_linked(destination: DestinationSpec) -> dict[str, pd.DataFrame] | None:
     """The published QIT and ST (``None`` when no pair is published yet)."""
-    try:
-        return _read(destination)
-    except DestinationError:
-        raise
-    except destinations._io_errors() as exc:
-        raise DestinationError(f"cannot read {destination.describe()}: {destinations._one_line(exc)}") from exc
+    return destinations._read_from(destination, _read)
 
 
 def _read(destination: DestinationSpec) -> dict[str, pd.DataFrame] | None:

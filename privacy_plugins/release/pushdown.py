@@ -49,9 +49,9 @@ from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.tables import check_unique_columns
 from privacy_plugins.engines.pushdown import (
     anonymize_in_engine,
-    engine_snapshot,
     measure_in_engine,
     model_columns,
+    models_snapshot,
     validate_models,
 )
 from privacy_plugins.engines.spark import SparkTable, open_spark_table
@@ -69,6 +69,7 @@ from privacy_plugins.release.steps import (
     LoadedTable,
     Publication,
     RequirementCheck,
+    accounting_checks,
     check_lattice,
     model_checks,
 )
@@ -226,38 +227,19 @@ def _checks(spec: ReleaseSpec, staged: SqlTable, candidate: Candidate, loaded_ro
     """Identifiers, row accounting, suppression limit and every model, by GROUP BY on the staged rows."""
     columns = staged.columns()
     rows = staged.count()
-    leaked = [c for c in spec.identifiers if c in columns]
     accounted = (
         loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed == rows + candidate.suppressed
     )
-    budget = spec.suppression_budget(candidate.rows_in)
-    checks = [
-        RequirementCheck(
-            "no identifiers",
-            not leaked,
-            None,
-            None,
-            f"identifier columns present: {leaked}" if leaked else "no identifier column in the candidate",
-            name="no_identifiers",
-        ),
-        RequirementCheck(
-            "row accounting",
-            accounted,
-            float(rows),
-            float(candidate.rows_out),
-            f"{loaded_rows} loaded, {candidate.rows_in} in = {candidate.rows_out} kept + "
-            f"{candidate.suppressed} suppressed; {rows} rows staged",
-            name="row_accounting",
-        ),
-        RequirementCheck(
-            "suppression limit",
-            candidate.suppressed <= budget,
-            float(candidate.suppressed),
-            float(budget),
-            f"{candidate.suppressed} suppressed, at most {budget} allowed",
-            name="suppression_limit",
-        ),
-    ]
+    checks = accounting_checks(
+        spec,
+        candidate,
+        columns=columns,
+        loaded_rows=loaded_rows,
+        accounted=accounted,
+        observed_rows=rows,
+        expected_rows=candidate.rows_out,
+        where=f"{rows} rows staged",
+    )
     models = spec.models()
     results = measure_in_engine(staged, quasi_identifiers=list(spec.quasi_identifiers), models=models)
     return checks + model_checks(models, results)
@@ -324,12 +306,8 @@ def run_pushdown(
         qis = list(spec.quasi_identifiers)
         aggregates = source.group_counts([*qis, *model_columns(models, qis)])
         hierarchies = spec.build_hierarchies(aggregates[qis])
-        snapshot, _ = engine_snapshot(
-            source,
-            quasi_identifiers=qis,
-            hierarchies=hierarchies,
-            model_columns=model_columns(models, qis),
-            aggregates=aggregates,
+        snapshot, _ = models_snapshot(
+            source, quasi_identifiers=qis, hierarchies=hierarchies, models=models, aggregates=aggregates
         )
         check_lattice(spec, hierarchies)
         validate_models(aggregates, snapshot.n_rows, models)

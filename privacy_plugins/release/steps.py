@@ -31,7 +31,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Collection, Hashable, Mapping
+from collections.abc import Collection, Container, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -451,18 +451,6 @@ def _measure(
             joined = f"; {exc}"
     else:
         classes = EquivalenceClasses.from_frame(frame.reset_index(drop=True), list(spec.quasi_identifiers))
-    checks: list[RequirementCheck] = []
-    leaked = [c for c in spec.identifiers if c in frame.columns]
-    checks.append(
-        RequirementCheck(
-            "no identifiers",
-            not leaked,
-            None,
-            None,
-            f"identifier columns present: {leaked}" if leaked else "no identifier column in the candidate",
-            name="no_identifiers",
-        )
-    )
     marked = spec.algorithm.option("suppressed_rows") == "mark"
     expected_rows = candidate.rows_out + (candidate.suppressed if marked else 0)
     accounted = (
@@ -471,28 +459,15 @@ def _measure(
         and classes is not None
     )
     published = f"{candidate.rows_out} published" + (f" + {candidate.suppressed} marked" if marked else "")
-    checks.append(
-        RequirementCheck(
-            "row accounting",
-            accounted,
-            float(len(frame)),
-            float(expected_rows),
-            f"{loaded_rows} loaded, {candidate.rows_in} in = {candidate.rows_out} kept + "
-            f"{candidate.suppressed} suppressed; {len(frame)} rows in the candidate ({published} expected){joined}",
-            name="row_accounting",
-        )
-    )
-    budget = spec.suppression_budget(candidate.rows_in)
-    within = candidate.suppressed <= budget
-    checks.append(
-        RequirementCheck(
-            "suppression limit",
-            within,
-            float(candidate.suppressed),
-            float(budget),
-            f"{candidate.suppressed} suppressed, at most {budget} allowed",
-            name="suppression_limit",
-        )
+    checks = accounting_checks(
+        spec,
+        candidate,
+        columns=frame.columns,
+        loaded_rows=loaded_rows,
+        accounted=accounted,
+        observed_rows=len(frame),
+        expected_rows=expected_rows,
+        where=f"{len(frame)} rows in the candidate ({published} expected){joined}",
     )
     models = spec.models()
     if classes is None:
@@ -502,6 +477,53 @@ def _measure(
             for model in models
         ]  # fmt: skip
     return checks + model_checks(models, [model.evaluate(classes) for model in models])
+
+
+def accounting_checks(
+    spec: ReleaseSpec,
+    candidate: Candidate,
+    *,
+    columns: Container[Hashable],
+    loaded_rows: int,
+    accounted: bool,
+    observed_rows: int,
+    expected_rows: int,
+    where: str,
+) -> list[RequirementCheck]:
+    """The checks before the models: no identifier in ``columns``, row accounting, suppression limit.
+
+    ``accounted`` is the caller's row accounting verdict, ``where`` its account of
+    the rows it found (after the loaded/in/kept/suppressed counts in the detail).
+    """
+    leaked = [c for c in spec.identifiers if c in columns]
+    budget = spec.suppression_budget(candidate.rows_in)
+    return [
+        RequirementCheck(
+            "no identifiers",
+            not leaked,
+            None,
+            None,
+            f"identifier columns present: {leaked}" if leaked else "no identifier column in the candidate",
+            name="no_identifiers",
+        ),
+        RequirementCheck(
+            "row accounting",
+            accounted,
+            float(observed_rows),
+            float(expected_rows),
+            f"{loaded_rows} loaded, {candidate.rows_in} in = {candidate.rows_out} kept + "
+            f"{candidate.suppressed} suppressed; {where}",
+            name="row_accounting",
+        ),
+        RequirementCheck(
+            "suppression limit",
+            candidate.suppressed <= budget,
+            float(candidate.suppressed),
+            float(budget),
+            f"{candidate.suppressed} suppressed, at most {budget} allowed",
+            name="suppression_limit",
+        ),
+    ]
 
 
 def model_checks(models: list[PrivacyModel], results: list[ModelResult]) -> list[RequirementCheck]:

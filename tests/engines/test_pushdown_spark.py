@@ -23,25 +23,6 @@ from privacy_plugins.engines import SparkTable
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
 
 
-@pytest.fixture(scope="module")
-def spark():
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("privacy_plugins-engine-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 def to_spark(spark, frame: pd.DataFrame) -> SparkTable:
     types = {"i": "bigint", "f": "double"}
     schema = ", ".join(f"`{name}` {types.get(dtype.kind, 'string')}" for name, dtype in frame.dtypes.items())

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from privacy_plugins.cli import main
-from privacy_plugins.core.anonymize import anonymize, anonymizer_names, get_anonymizer
+from privacy_plugins.core.anonymize import AnonymizationResult, anonymize, anonymizer_names, get_anonymizer
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.hierarchies import write_hierarchy
 from privacy_plugins.core.measure import measure
@@ -63,6 +63,21 @@ def _spec(tmp_path: Path, algorithm: str) -> ReleaseSpec:
     return ReleaseSpec.from_dict(_spec_data(tmp_path, algorithm), base_dir=REPO / "specs")
 
 
+def _anonymize_census(spec: ReleaseSpec, algorithm: str, **options: Any) -> AnonymizationResult:
+    """600 census records anonymized in Python with the models and hierarchies of ``spec``."""
+    frame = generate_census(600, seed=3)
+    return anonymize(
+        frame,
+        algorithm=algorithm,
+        quasi_identifiers=QIS,
+        identifiers=["person_id"],
+        models=spec.models(),
+        suppression_limit=0.05,
+        hierarchies=spec.build_hierarchies(frame),
+        **options,
+    )
+
+
 def _assert_meets_the_targets(table: pd.DataFrame, rows_in: int, algorithm: str, *, k: int = 4, l: int = 2) -> None:
     assert "person_id" not in table.columns
     assert 0 < len(table) <= rows_in
@@ -90,17 +105,7 @@ def test_the_registry_lists_the_seed_algorithms() -> None:
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_python_entry_point(algorithm: str, tmp_path: Path) -> None:
-    spec = _spec(tmp_path, algorithm)
-    frame = generate_census(600, seed=3)
-    result = anonymize(
-        frame,
-        algorithm=algorithm,
-        quasi_identifiers=QIS,
-        identifiers=["person_id"],
-        models=spec.models(),
-        suppression_limit=0.05,
-        hierarchies=spec.build_hierarchies(frame),
-    )
+    result = _anonymize_census(_spec(tmp_path, algorithm), algorithm)
     assert result.algorithm == algorithm and result.rows_in == result.rows_out + result.suppressed == 600
     _assert_meets_the_targets(result.table, 600, algorithm)
 
@@ -192,18 +197,7 @@ def test_dagster_assets(algorithm: str, tmp_path: Path, monkeypatch: pytest.Monk
 @pytest.mark.filterwarnings("ignore::privacy_plugins.errors.PrivacyRiskWarning")
 @pytest.mark.parametrize("algorithm", sorted(PARTIAL))
 def test_partial_algorithms_keep_their_scoped_promise(algorithm: str, tmp_path: Path) -> None:
-    spec = _spec(tmp_path, "optimal")
-    frame = generate_census(600, seed=3)
-    result = anonymize(
-        frame,
-        algorithm=algorithm,
-        quasi_identifiers=QIS,
-        identifiers=["person_id"],
-        models=spec.models(),
-        suppression_limit=0.05,
-        hierarchies=spec.build_hierarchies(frame),
-        **PARTIAL[algorithm],
-    )
+    result = _anonymize_census(_spec(tmp_path, "optimal"), algorithm, **PARTIAL[algorithm])
     assert result.passed and result.rows_in == result.rows_out + result.suppressed == 600
     assert all("for the records whose 'disease' is in" in model.model for model in result.models)
     report = measure(result.table, quasi_identifiers=QIS, sensitive_attributes=["disease"])
@@ -241,17 +235,7 @@ def test_anatomy_is_the_linked_algorithm() -> None:
 
 @pytest.mark.parametrize("algorithm", LINKED)
 def test_linked_python_entry_point(algorithm: str, tmp_path: Path) -> None:
-    spec = _spec(tmp_path, "optimal")
-    frame = generate_census(600, seed=3)
-    result = anonymize(
-        frame,
-        algorithm=algorithm,
-        quasi_identifiers=QIS,
-        identifiers=["person_id"],
-        models=spec.models(),
-        suppression_limit=0.05,
-        hierarchies=spec.build_hierarchies(frame),
-    )
+    result = _anonymize_census(_spec(tmp_path, "optimal"), algorithm)
     assert result.linked is not None and result.rows_in == result.rows_out + result.suppressed == 600
     _assert_the_pair_meets_the_targets(result.table, result.linked.table, 600)
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from privacy_plugins.release.spec import DestinationSpec
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -29,3 +31,12 @@ def demo_spec_dict(tmp_path: Path, *, rows: int = 1_500, **overrides: Any) -> di
         else:
             data[key] = value
     return data
+
+
+def destination_spec(kind: str, tmp_path: Path, *, table: str, database: str) -> DestinationSpec:
+    """A ``kind`` destination under ``tmp_path``: ``"duckdb"``, ``"parquet"``, else a SQLite URL to ``database``."""
+    if kind == "duckdb":
+        return DestinationSpec(table=table, duckdb=tmp_path / "release.duckdb")
+    if kind == "parquet":
+        return DestinationSpec(table=table, parquet=tmp_path / "out")
+    return DestinationSpec(table=table, url=f"sqlite:///{tmp_path / database}")

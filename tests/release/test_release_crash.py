@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
-from release_fixtures import REPO
+from release_fixtures import REPO, destination_spec
 
 from privacy_plugins.release import destinations, publish_table, read_published
 from privacy_plugins.release.spec import DestinationSpec
@@ -42,11 +42,7 @@ def frame(rows: int) -> pd.DataFrame:
 
 
 def destination(kind: str, tmp_path: Path) -> DestinationSpec:
-    if kind == "duckdb":
-        return DestinationSpec(table="census", duckdb=tmp_path / "release.duckdb")
-    if kind == "parquet":
-        return DestinationSpec(table="census", parquet=tmp_path / "out")
-    return DestinationSpec(table="census", url=f"sqlite:///{tmp_path}/release.db")
+    return destination_spec(kind, tmp_path, table="census", database="release.db")
 
 
 def leftovers(spec: DestinationSpec) -> list[str]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from release_fixtures import destination_spec
 
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.demo import generate_census
@@ -35,11 +36,7 @@ def _pair(seed: int) -> dict[str, pd.DataFrame]:
 
 
 def _destination(kind: str, tmp_path: Path) -> DestinationSpec:
-    if kind == "duckdb":
-        return DestinationSpec(table="release", duckdb=tmp_path / "release.duckdb")
-    if kind == "parquet":
-        return DestinationSpec(table="release", parquet=tmp_path / "out")
-    return DestinationSpec(table="release", url=f"sqlite:///{tmp_path / 'release.sqlite'}")
+    return destination_spec(kind, tmp_path, table="release", database="release.sqlite")
 
 
 def _assert_pair_is_diverse(pair: dict[str, pd.DataFrame]) -> None:

@@ -73,7 +73,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
-from privacy_plugins.core.anonymize.cluster_greedy import CostSpace
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, size_summary
 from privacy_plugins.core.anonymize.feasibility import (
     SHOW_VALUES,
     DiversityTarget,
@@ -171,7 +171,6 @@ def publish(
     """Publish each cluster's QIs as its range / LCA label (suppressed records removed)."""
     n_clusters = int(cluster.max()) + 1
     published, utility, classes = publish_groups(prepared.frame, request, prepared.coded, cluster, n_clusters)
-    sizes = np.bincount(cluster)
     return AnonymizedTable(
         table=published,
         released=np.ones(len(published), dtype=bool),
@@ -183,12 +182,7 @@ def publish(
             cluster_size=prepared.target.size,
             n_clusters=n_clusters,
             n_classes=classes.n_classes,
-            sizes={
-                "min": int(sizes.min()),
-                "median": float(np.median(sizes)),
-                "mean": float(sizes.mean()),
-                "max": int(sizes.max()),
-            },
+            sizes=size_summary(cluster),
             feasibility=prepared.feasibility,
             suppressed=prepared.suppressed,
             **details,

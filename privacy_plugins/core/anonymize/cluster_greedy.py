@@ -30,7 +30,7 @@ import numpy as np
 
 from privacy_plugins.core.anonymize.partition_split import Dimension
 
-__all__ = ["TABLE_LIMIT", "CostSpace", "GreedyStats", "boxes", "greedy_clusters"]
+__all__ = ["TABLE_LIMIT", "Clustering", "CostSpace", "GreedyStats", "boxes", "greedy_clusters", "size_summary"]
 
 #: Domains with at most this many codes get a precomputed table of all span costs.
 TABLE_LIMIT = 1024
@@ -83,6 +83,22 @@ class CostSpace:
             per_code = self.widths(q, np.minimum(low[q], every), np.maximum(high[q], every))
             total += per_code[codes[q]]
         return total
+
+
+@dataclass(frozen=True)
+class Clustering:
+    """The records being clustered: the cost space, the model test, the ``rows`` and their ``space.codes[:, rows]``."""
+
+    space: CostSpace
+    failing: Failing
+    rows: np.ndarray
+    codes: np.ndarray
+
+    def priced_boxes(self, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per group: its box (``low``, ``high``), its size (float) and its box cost ``D``."""
+        low, high = boxes(self.codes, group, n_groups)
+        size = np.bincount(group, minlength=n_groups).astype(float)
+        return low, high, size, self.space.box_costs(low, high)
 
 
 @dataclass
@@ -199,10 +215,25 @@ def greedy_clusters(
     left = np.flatnonzero(group < 0)
     stats.leftovers += int(left.shape[0])
     _assign_leftovers(space, codes, group, n_groups, rng.permutation(left))
-    group = _repair(space, failing, rows, codes, group, n_groups, stats)
+    group = _repair(Clustering(space, failing, rows, codes), group, n_groups, stats)
     if progress is not None:
         progress(n)
     return group
+
+
+def size_summary(cluster: np.ndarray) -> dict[str, float]:
+    """The cluster sizes of a cluster-id per record array: ``min``, ``median``, ``mean``, ``max``.
+
+    >>> size_summary(np.array([0, 0, 1, 1, 1]))
+    {'min': 2, 'median': 2.5, 'mean': 2.5, 'max': 3}
+    """
+    sizes = np.bincount(cluster)
+    return {
+        "min": int(sizes.min()),
+        "median": float(np.median(sizes)),
+        "mean": float(sizes.mean()),
+        "max": int(sizes.max()),
+    }
 
 
 def boxes(codes: np.ndarray, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -232,26 +263,17 @@ def _assign_leftovers(space: CostSpace, codes: np.ndarray, group: np.ndarray, n_
         sizes[g] += 1
 
 
-def _repair(
-    space: CostSpace,
-    failing: Failing,
-    rows: np.ndarray,
-    codes: np.ndarray,
-    group: np.ndarray,
-    n_groups: int,
-    stats: GreedyStats,
-) -> np.ndarray:
+def _repair(records: Clustering, group: np.ndarray, n_groups: int, stats: GreedyStats) -> np.ndarray:
     """Merge every group that misses a model into the group of least merged ``IL`` increase; dense ids."""
     while True:
         stats.model_checks += 1
-        bad = np.flatnonzero(failing(rows, group, n_groups))
+        bad = np.flatnonzero(records.failing(records.rows, group, n_groups))
         if bad.shape[0] == 0 or n_groups == 1:
             break
-        low, high = boxes(codes, group, n_groups)
-        sizes = np.bincount(group, minlength=n_groups).astype(float)
-        cost = space.box_costs(low, high) * sizes
+        low, high, sizes, box_cost = records.priced_boxes(group, n_groups)
+        cost = box_cost * sizes
         g = int(bad[0])
-        merged = space.box_costs(np.minimum(low, low[:, g : g + 1]), np.maximum(high, high[:, g : g + 1]))
+        merged = records.space.box_costs(np.minimum(low, low[:, g : g + 1]), np.maximum(high, high[:, g : g + 1]))
         increase = merged * (sizes + sizes[g]) - cost - cost[g]
         increase[g] = np.inf
         target = int(np.argmin(increase))

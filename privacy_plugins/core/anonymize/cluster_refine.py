@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, boxes
+from privacy_plugins.core.anonymize.cluster_greedy import Clustering, CostSpace, Failing
 
 __all__ = ["RefineStats", "refine_clusters"]
 
@@ -81,10 +81,7 @@ def _joined(space: CostSpace, codes: np.ndarray, low: np.ndarray, high: np.ndarr
 
 
 def _move_round(
-    space: CostSpace,
-    failing: Failing,
-    rows: np.ndarray,
-    codes: np.ndarray,
+    records: Clustering,
     group: np.ndarray,
     n_groups: int,
     rng: np.random.Generator,
@@ -95,9 +92,8 @@ def _move_round(
     stats: RefineStats,
 ) -> int:
     """One round of single-record moves (in place); the number of moves kept."""
-    low, high = boxes(codes, group, n_groups)
-    size = np.bincount(group, minlength=n_groups).astype(float)
-    cost = space.box_costs(low, high)
+    space, codes = records.space, records.codes
+    low, high, size, cost = records.priced_boxes(group, n_groups)
     new_low, new_high = _without(codes, group, low, high)
     saving = size[group] * cost[group] - (size[group] - 1) * space.box_costs(new_low, new_high)
     movable = np.flatnonzero(size[group] > min_size)
@@ -137,7 +133,7 @@ def _move_round(
         return 0
     for r, _, to in moves:
         group[r] = to
-    bad = failing(rows, group, n_groups)
+    bad = records.failing(records.rows, group, n_groups)
     kept = 0
     for r, source, to in moves:
         if bad[source] or bad[to]:
@@ -150,10 +146,7 @@ def _move_round(
 
 
 def _dissolve_round(
-    space: CostSpace,
-    failing: Failing,
-    rows: np.ndarray,
-    codes: np.ndarray,
+    records: Clustering,
     group: np.ndarray,
     n_groups: int,
     *,
@@ -168,9 +161,8 @@ def _dissolve_round(
     """
     if n_groups < 2:
         return group, n_groups, 0
-    low, high = boxes(codes, group, n_groups)
-    size = np.bincount(group, minlength=n_groups).astype(float)
-    cost = space.box_costs(low, high)
+    space, codes = records.space, records.codes
+    low, high, size, cost = records.priced_boxes(group, n_groups)
     loss = size * cost
     touched = np.zeros(n_groups, dtype=bool)
     plans: list[tuple[int, np.ndarray, np.ndarray]] = []
@@ -214,7 +206,7 @@ def _dissolve_round(
         return group, n_groups, 0
     for _, members, targets in plans:
         group[members] = targets
-    bad = failing(rows, group, n_groups)
+    bad = records.failing(records.rows, group, n_groups)
     dissolved = 0
     for a, members, targets in plans:
         if bad[targets].any():
@@ -253,20 +245,19 @@ def refine_clusters(
     """
     stats = stats if stats is not None else RefineStats()
     group = group.copy()
-    codes = space.codes[:, rows]
+    records = Clustering(space, failing, rows, space.codes[:, rows])
     n_groups = int(group.max()) + 1
     for round_ in range(rounds):
         stats.rounds += 1
         budget = limit if limit is not None else max(256, _BUDGET // max(n_groups, 1))
-        moved = _move_round(space, failing, rows, codes, group, n_groups, rng, min_size=min_size,
-                            limit=budget, per_cluster=per_cluster, stats=stats)  # fmt: skip
+        moved = _move_round(
+            records, group, n_groups, rng, min_size=min_size, limit=budget, per_cluster=per_cluster, stats=stats
+        )
         if moved == 0:
             tries = dissolve if dissolve is not None else max(64, _DISSOLVE_BUDGET // max(group.shape[0], 1))
             if tries <= 0:
                 break
-            group, n_groups, dissolved = _dissolve_round(
-                space, failing, rows, codes, group, n_groups, candidates=tries, stats=stats
-            )
+            group, n_groups, dissolved = _dissolve_round(records, group, n_groups, candidates=tries, stats=stats)
             if dissolved == 0:
                 break
         if progress is not None:

@@ -99,7 +99,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizationResult,
     AnonymizedTable,
 )
-from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, boxes, greedy_clusters
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, boxes, greedy_clusters, size_summary
 from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension, publish_groups
@@ -280,7 +280,6 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     n_clusters = int(cluster.max()) + 1
 
     published, utility, classes = publish_groups(frame, request, coded, cluster, n_clusters)
-    sizes = np.bincount(cluster)
     return AnonymizedTable(
         table=published,
         released=np.ones(n, dtype=bool),
@@ -292,12 +291,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             seed=request.seed,
             n_clusters=n_clusters,
             n_classes=classes.n_classes,
-            sizes={
-                "min": int(sizes.min()),
-                "median": float(np.median(sizes)),
-                "mean": float(sizes.mean()),
-                "max": int(sizes.max()),
-            },
+            sizes=size_summary(cluster),
             leftovers=phase1_leftovers,
             absorbed=absorbed,
             clusters_after_phase1=after_phase1,

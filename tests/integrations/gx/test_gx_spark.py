@@ -35,24 +35,6 @@ QIS = ["age", "sex", "zip"]
 pytestmark = pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")
 
 
-@pytest.fixture(scope="module")
-def spark():
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("privacy_plugins-gx-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 def to_spark(spark, frame: pd.DataFrame):
     """A Spark DataFrame with real NULLs (not NaN or the string 'nan') where pandas has missing values."""
     types = {"i": "bigint", "u": "bigint", "f": "double", "b": "boolean"}
