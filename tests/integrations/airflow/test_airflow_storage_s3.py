@@ -20,8 +20,10 @@ import pytest
 
 pytest.importorskip("airflow.providers.amazon")
 pytest.importorskip("s3fs")
-moto_server = pytest.importorskip("moto.server")
-boto3 = pytest.importorskip("boto3")
+pytest.importorskip("moto.server")
+
+import boto3
+from moto.server import ThreadedMotoServer
 
 from privacy_plugins.core import k_anonymity
 from privacy_plugins.integrations.airflow import (
@@ -48,7 +50,7 @@ def _free_port() -> int:
 def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """A local S3 server on a free port, an empty bucket, and the Airflow connection pointing at it."""
     port = _free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
     credentials = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
