@@ -27,7 +27,7 @@ def _finite(value: float | None) -> float | None:
 
 
 def measure_published(spec: ReleaseSpec, frame: pd.DataFrame) -> dict[str, Any]:
-    """``rows``, ``classes``, ``measured``/``targets`` (by check name, e.g. ``k_anonymity``), ``holds``.
+    """``rows``, ``classes``, ``measured``/``targets``/``met`` (by check name, e.g. ``k_anonymity``), ``holds``.
 
     The same core measures as the check and publish steps, on ``frame`` as published.
     """
@@ -36,18 +36,21 @@ def measure_published(spec: ReleaseSpec, frame: pd.DataFrame) -> dict[str, Any]:
     classes = EquivalenceClasses.from_frame(frame.reset_index(drop=True), list(spec.quasi_identifiers))
     measured: dict[str, float | None] = {}
     targets: dict[str, float | None] = {}
+    met: dict[str, bool] = {}
     holds = not any(column in frame.columns for column in spec.identifiers)
     for model in spec.models():
         result = model.evaluate(classes)
         name = check_name(model)
         measured[name] = _finite(result.observed)
         targets[name] = _finite(result.threshold)
-        holds = holds and bool(result.passed)
+        met[name] = bool(result.passed)
+        holds = holds and met[name]
     return {
         "rows": len(frame),
         "classes": int(classes.n_classes),
         "measured": measured,
         "targets": targets,
+        "met": met,
         "holds": holds,
     }
 

@@ -1,9 +1,10 @@
 """Asset and check metadata people want to look at — counts, measures and shapes, never raw values.
 
 Every number comes from the release artifacts or from one core ``measure`` call
-on the candidate. Class sizes are shown as a bucketed Markdown table (how many
+on the candidate. Class sizes are shown as a bucketed table (how many
 classes and records of each size), so no quasi-identifier or sensitive value of
-a small class can reach the Dagster UI, its event log or its alerts.
+a small class can reach the Dagster UI, its event log or its alerts. Tables are
+``MetadataValue.table`` with a ``TableSchema``: the UI renders and sorts them.
 """
 
 from __future__ import annotations
@@ -25,21 +26,43 @@ from privacy_plugins.release import (
     RequirementCheck,
 )
 from privacy_plugins.release.linked import joined_view
+from privacy_plugins.release.numbers import measure_published
 
 __all__ = [
     "candidate_metadata",
     "check_metadata",
+    "class_size_buckets",
     "class_size_table",
     "diagnosis_metadata",
     "loaded_metadata",
     "publication_metadata",
+    "requirements_table",
 ]
 
 _EDGES = (2, 3, 5, 10, 20, 50, 100, 200, 500, 1_000, 10_000)
 
 
-def class_size_table(histogram: Mapping[int, int]) -> str:
-    """A Markdown table of class sizes in buckets: sizes, classes, records."""
+#: Columns of the class-size histogram: a bucket label (a size range, never a value), counts only.
+CLASS_SIZE_SCHEMA = dg.TableSchema(
+    columns=[
+        dg.TableColumn("class size", "string", description="range of equivalence-class sizes"),
+        dg.TableColumn("classes", "int", description="classes whose size is in the range"),
+        dg.TableColumn("records", "int", description="records in those classes"),
+    ]
+)
+#: Columns of the requirements table: each requirement's measure on the data against its target.
+REQUIREMENTS_SCHEMA = dg.TableSchema(
+    columns=[
+        dg.TableColumn("requirement", "string", description="check name, e.g. k_anonymity"),
+        dg.TableColumn("measured", "float", description="measured on the table (empty: unbounded)"),
+        dg.TableColumn("target", "float", description="the spec's target"),
+        dg.TableColumn("met", "bool"),
+    ]
+)
+
+
+def class_size_buckets(histogram: Mapping[int, int]) -> list[tuple[str, int, int]]:
+    """Class sizes grouped in buckets (1, 2, 3–4, 5–9, …): label, classes, records — so small tables stay readable."""
     buckets: dict[str, list[int]] = {}
     for size, count in sorted(histogram.items()):
         low = max([1, *(e for e in _EDGES if e <= size)])
@@ -48,8 +71,35 @@ def class_size_table(histogram: Mapping[int, int]) -> str:
         totals = buckets.setdefault(label, [0, 0])
         totals[0] += count
         totals[1] += size * count
-    rows = [f"| {label} | {classes} | {records} |" for label, (classes, records) in buckets.items()]
-    return "\n".join(["| class size | classes | records |", "|---|---:|---:|", *rows])
+    return [(label, classes, records) for label, (classes, records) in buckets.items()]
+
+
+def class_size_table(histogram: Mapping[int, int]) -> dg.TableMetadataValue:
+    """The bucketed class-size histogram as a Dagster table (the UI sorts and renders it; counts only)."""
+    records = [
+        dg.TableRecord({"class size": label, "classes": classes, "records": rows})
+        for label, classes, rows in class_size_buckets(histogram)
+    ]
+    return dg.MetadataValue.table(records, schema=CLASS_SIZE_SCHEMA)
+
+
+def requirements_table(numbers: Mapping[str, Any]) -> dg.TableMetadataValue:
+    """Measured against target per requirement, from :func:`~privacy_plugins.release.numbers.measure_published`."""
+    measured, targets, met = numbers.get("measured", {}), numbers.get("targets", {}), numbers.get("met", {})
+    records = []
+    for name in sorted(measured):
+        value, target = measured.get(name), targets.get(name)
+        records.append(
+            dg.TableRecord(
+                {
+                    "requirement": name,
+                    "measured": None if value is None else float(value),  # None: unbounded (JSON has no inf)
+                    "target": None if target is None else float(target),
+                    "met": bool(met.get(name, numbers.get("holds", False))),
+                }
+            )
+        )
+    return dg.MetadataValue.table(records, schema=REQUIREMENTS_SCHEMA)
 
 
 def loaded_metadata(loaded: LoadedTable) -> dict[str, Any]:
@@ -101,7 +151,8 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
         "utility loss (NCP)": candidate.ncp,
         "measured k": report.k,
         "equivalence classes": report.classes,
-        "class sizes": dg.MetadataValue.md(class_size_table(report.class_size_histogram)),
+        "class sizes": class_size_table(report.class_size_histogram),
+        "requirements": requirements_table(measure_published(spec, frame)),
     }
     for sensitive in report.sensitive_attributes:
         name = str(sensitive.sensitive_attribute)
@@ -135,4 +186,5 @@ def publication_metadata(spec: ReleaseSpec, publication: Publication, warned: li
         "table": publication.table,
         "warn-only failures": dg.MetadataValue.json(warned),
         "release numbers": dg.MetadataValue.json(publication.numbers),  # measured vs targets, classes, NCP
+        "requirements": requirements_table(publication.numbers),
     }

@@ -14,7 +14,9 @@ import pytest
 pytest.importorskip("dagster")
 
 from privacy_plugins import generate_census
+from privacy_plugins.core.anonymize import anonymizer_names, get_anonymizer
 from privacy_plugins.integrations.dagster import build_release_assets, class_size_table
+from privacy_plugins.integrations.dagster.metadata import class_size_buckets, requirements_table
 from privacy_plugins.release import ReleaseSpec
 
 PLANTED = {
@@ -29,14 +31,23 @@ PLANTED = {
     "disease": "kuru-planted",
 }
 TOKENS = ("PLANTED-PERSON-0001", "90909", "Astronaut-Planted", "987654", "kuru-planted")
+#: Options an algorithm needs to run at all (sensitive-values protects only the listed values).
+OPTIONS: dict[str, dict[str, Any]] = {"sensitive-values": {"sensitive_values": "HIV,cancer"}}
+
+
+def _value(value: Any) -> Any:
+    """A metadata value as plain data; a table as its schema and records, so every cell is searched."""
+    if hasattr(value, "records") and hasattr(value, "schema"):
+        return {"columns": [c.name for c in value.schema.columns], "records": [r.data for r in value.records]}
+    return value.value
 
 
 def _all_metadata(result: Any) -> str:
     records: list[Any] = []
     for event in result.get_asset_materialization_events():
-        records.append({k: v.value for k, v in event.materialization.metadata.items()})
+        records.append({k: _value(v) for k, v in event.materialization.metadata.items()})
     for evaluation in result.get_asset_check_evaluations():
-        records.append({k: v.value for k, v in evaluation.metadata.items()})
+        records.append({k: _value(v) for k, v in evaluation.metadata.items()})
         records.append(evaluation.description)
     for event in result.all_events:
         if event.event_type_value == "STEP_FAILURE":
@@ -64,6 +75,28 @@ def test_metadata_holds_no_raw_value_of_a_planted_unique_record(
         assert token not in text
 
 
+def _with_planted_record(tmp_path: Path) -> dict[str, Any]:
+    table = pd.concat([generate_census(400, seed=3), pd.DataFrame([PLANTED])], ignore_index=True)
+    source = tmp_path / "people.parquet"
+    table.to_parquet(source, index=False)
+    return {"path": str(source)}
+
+
+@pytest.mark.parametrize("algorithm", anonymizer_names())
+def test_no_algorithm_puts_a_raw_value_in_any_metadata(
+    census_spec: Callable[..., dict[str, Any]], tmp_path: Path, run_graph: Any, algorithm: str
+) -> None:
+    """Every registered algorithm (Anatomy publishes two linked tables) — tables, checks, failures searched."""
+    k_only = getattr(get_anonymizer(algorithm), "model_families", None) == ("k-anonymity",)
+    data = census_spec(source=_with_planted_record(tmp_path), **({"l": None} if k_only else {}))
+    data["algorithm"] = {"name": algorithm, **OPTIONS.get(algorithm, {})}
+    result = run_graph(build_release_assets(ReleaseSpec.from_dict(data, base_dir=tmp_path)))
+    text = _all_metadata(result)
+    assert '"requirement": "k_anonymity"' in text and '"class size"' in text  # the tables were searched
+    for token in TOKENS:
+        assert token not in text, f"{algorithm} leaked {token!r}"
+
+
 def test_candidate_metadata_accounts_for_every_row_and_shows_the_measures(
     census_spec: Callable[..., dict[str, Any]], tmp_path: Path, run_graph: Any, inspect_run: SimpleNamespace
 ) -> None:
@@ -77,7 +110,15 @@ def test_candidate_metadata_accounts_for_every_row_and_shows_the_measures(
     assert candidate["measured distinct l (disease)"] >= 2
     assert 0.0 <= candidate["measured t (disease, equal)"] <= 1.0
     assert 0.0 <= candidate["utility loss (NCP)"] <= 1.0
-    assert candidate["class sizes"].startswith("| class size | classes | records |")
+    sizes = events["anonymized_candidate"]["class sizes"]
+    assert [column.name for column in sizes.schema.columns] == ["class size", "classes", "records"]
+    assert sum(record.data["records"] for record in sizes.records) == candidate["rows published"]
+    assert sum(record.data["classes"] for record in sizes.records) == candidate["equivalence classes"]
+    requirements = {r.data["requirement"]: r.data for r in events["anonymized_candidate"]["requirements"].records}
+    assert requirements["k_anonymity"]["measured"] == candidate["measured k"]
+    assert requirements["k_anonymity"]["target"] == 3.0 and requirements["k_anonymity"]["met"] is True
+    published = {r.data["requirement"]: r.data for r in events["published"]["requirements"].records}
+    assert published.keys() == requirements.keys() and all(row["met"] for row in published.values())
     assert events["raw"]["dagster/row_count"].value == 400
     assert events["raw"]["dropped identifier columns"].value == ["person_id"]
     assert events["privacy_diagnosis"]["k (raw)"].value == 1
@@ -85,14 +126,37 @@ def test_candidate_metadata_accounts_for_every_row_and_shows_the_measures(
     assert k_check["observed"].value >= k_check["target"].value == 3.0
 
 
-def test_class_size_table_buckets_sizes_and_counts_records() -> None:
-    table = class_size_table({1: 2, 2: 1, 3: 1, 4: 2, 7: 1, 12_000: 1})
-    rows = table.splitlines()
-    assert rows[:2] == ["| class size | classes | records |", "|---|---:|---:|"]
-    assert rows[2:] == [
-        "| 1 | 2 | 2 |",
-        "| 2 | 1 | 2 |",
-        "| 3–4 | 3 | 11 |",
-        "| 5–9 | 1 | 7 |",
-        "| ≥ 10000 | 1 | 12000 |",
+def test_class_size_buckets_count_classes_and_records() -> None:
+    assert class_size_buckets({1: 2, 2: 1, 3: 1, 4: 2, 7: 1, 12_000: 1}) == [
+        ("1", 2, 2),
+        ("2", 1, 2),
+        ("3–4", 3, 11),
+        ("5–9", 1, 7),
+        ("≥ 10000", 1, 12000),
+    ]
+
+
+def test_class_size_table_is_a_dagster_table_of_counts() -> None:
+    table = class_size_table({3: 4, 12: 2})
+    assert [(c.name, c.type) for c in table.schema.columns] == [
+        ("class size", "string"),
+        ("classes", "int"),
+        ("records", "int"),
+    ]
+    assert [r.data for r in table.records] == [
+        {"class size": "3–4", "classes": 4, "records": 12},
+        {"class size": "10–19", "classes": 2, "records": 24},
+    ]
+
+
+def test_requirements_table_leaves_an_unbounded_measure_empty() -> None:
+    numbers = {
+        "measured": {"k_anonymity": 5.0, "l_diversity": None},
+        "targets": {"k_anonymity": 3.0, "l_diversity": 2.0},
+        "met": {"k_anonymity": True, "l_diversity": True},
+    }
+    rows = [r.data for r in requirements_table(numbers).records]
+    assert rows == [
+        {"requirement": "k_anonymity", "measured": 5.0, "target": 3.0, "met": True},
+        {"requirement": "l_diversity", "measured": None, "target": 2.0, "met": True},
     ]
