@@ -19,6 +19,7 @@ import privacy_plugins as pp
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import destinations, sources
 from privacy_plugins.release.flow import run_release
+from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.release.spec import ReleaseSpec
 
 ROWS = 2_000
@@ -289,3 +290,73 @@ def test_a_table_larger_than_the_memory_budget_is_released_through_duckdb(
     mondrian = {**data, "algorithm": {"name": "mondrian"}}
     with pytest.raises(ConfigurationError, match="max_rows_in_memory"):
         run_release(ReleaseSpec.from_dict(mondrian))
+
+
+def postgres_census(url: str) -> None:
+    engine = sa.create_engine(url)
+    pp.generate_census(ROWS, seed=0).to_sql("census", engine, index=False)
+    engine.dispose()
+
+
+def postgres_rows(url: str, table: str) -> pd.DataFrame:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return pd.read_sql_query(sa.text(f'SELECT * FROM "{table}"'), connection)
+    finally:
+        engine.dispose()
+
+
+def postgres_tables(url: str) -> set[str]:
+    engine = sa.create_engine(url)
+    try:
+        return set(sa.inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_postgresql_source_released_inside_the_same_database(
+    reference, postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Source and destination in one PostgreSQL database: published by CREATE TABLE … AS and a swap in one transaction."""
+    memory, memory_rows = reference
+    postgres_census(postgres_url)
+    data = demo_spec_dict(tmp_path / "pg", source={"url": postgres_url, "table": "census"})
+    data["destination"] = {"url": postgres_url, "table": "census_release"}
+    no_pandas_reads(monkeypatch)
+    monkeypatch.setattr(SqlTable, "batches", lambda *a, **k: pytest.fail("published rows were fetched"))
+    result = run_release(ReleaseSpec.from_dict(data))
+    monkeypatch.undo()
+    assert result.passed, result.failure
+    assert result.candidate is not None and memory.candidate is not None
+    assert result.candidate.levels == memory.candidate.levels
+    assert result.candidate.suppressed == memory.candidate.suppressed
+    assert result.candidate.ncp == pytest.approx(memory.candidate.ncp, rel=1e-12)
+    assert result.loaded.rows == ROWS == result.candidate.rows_out + result.candidate.suppressed
+    rows = postgres_rows(postgres_url, "census_release")
+    assert "person_id" not in rows.columns
+    assert multiset(rows).equals(multiset(memory_rows))
+    checks = {c.name: (c.passed, c.observed) for c in result.check.checks}  # type: ignore[union-attr]
+    assert checks == {c.name: (c.passed, c.observed) for c in memory.check.checks}  # type: ignore[union-attr]
+    assert postgres_tables(postgres_url) == {"census", "census_release"}  # no staging or helper table left
+
+
+def test_postgresql_crash_between_staging_and_swap_keeps_the_previous_release(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    postgres_census(postgres_url)
+    data = demo_spec_dict(tmp_path / "pg", source={"url": postgres_url, "table": "census"})
+    data["destination"] = {"url": postgres_url, "table": "census_release"}
+    assert run_release(ReleaseSpec.from_dict(data)).passed
+    before = multiset(postgres_rows(postgres_url, "census_release"))
+
+    def crash() -> None:
+        raise RuntimeError("killed between staging and swap")
+
+    monkeypatch.setattr(destinations, "_swap_hook", crash)
+    strict = ReleaseSpec.from_dict({**data, "requirements": {**data["requirements"], "k": 6}})
+    with pytest.raises(RuntimeError, match="killed"):
+        run_release(strict)
+    monkeypatch.undo()
+    assert multiset(postgres_rows(postgres_url, "census_release")).equals(before)
+    assert postgres_tables(postgres_url) == {"census", "census_release"}  # the staging table was dropped
