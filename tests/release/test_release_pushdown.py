@@ -360,3 +360,42 @@ def test_postgresql_crash_between_staging_and_swap_keeps_the_previous_release(
     monkeypatch.undo()
     assert multiset(postgres_rows(postgres_url, "census_release")).equals(before)
     assert postgres_tables(postgres_url) == {"census", "census_release"}  # the staging table was dropped
+
+
+def test_a_csv_source_above_the_size_limit_goes_through_duckdb_with_the_pandas_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "census.csv"
+    pp.generate_census(ROWS, seed=0).to_csv(path, index=False)
+    memory = run_release(ReleaseSpec.from_dict(demo_spec_dict(tmp_path / "pandas", source={"path": str(path)})))
+    assert memory.passed, memory.failure
+    assert not memory.loaded.path.startswith("duckdb:")  # below the default 1 GB: read by pandas
+    data = demo_spec_dict(tmp_path / "ooc", source={"path": str(path), "out_of_core_bytes": 1_000})
+    no_pandas_reads(monkeypatch)
+    monkeypatch.setattr(pd, "read_csv", lambda *a, **k: pytest.fail("the source was read into pandas"))
+    result = run_release(ReleaseSpec.from_dict(data))
+    monkeypatch.undo()
+    assert result.passed, result.failure
+    assert result.loaded.path.startswith("duckdb:")
+    assert result.candidate is not None and memory.candidate is not None
+    assert result.candidate.levels == memory.candidate.levels
+    assert result.candidate.suppressed == memory.candidate.suppressed
+    assert result.candidate.ncp == pytest.approx(memory.candidate.ncp, rel=1e-12)
+    assert result.loaded.rows == ROWS == result.candidate.rows_out + result.candidate.suppressed
+    rows = published_rows(tmp_path / "ooc" / "release.duckdb", "census_release")
+    assert "person_id" not in rows.columns
+    assert multiset(rows).equals(multiset(published_rows(tmp_path / "pandas" / "release.duckdb", "census_release")))
+    checks = {c.name: (c.passed, c.observed) for c in result.check.checks}  # type: ignore[union-attr]
+    assert checks == {c.name: (c.passed, c.observed) for c in memory.check.checks}  # type: ignore[union-attr]
+
+
+def test_a_large_csv_duckdb_cannot_type_as_pandas_is_refused_before_work(tmp_path: Path) -> None:
+    path = tmp_path / "census.csv"
+    frame = pp.generate_census(200, seed=0)
+    frame.to_csv(path, index=False)
+    with path.open("a") as handle:
+        handle.write(",".join(f'" {v}"' if i == 1 else str(v) for i, v in enumerate(frame.iloc[0])) + "\n")
+    data = demo_spec_dict(tmp_path / "ooc", source={"path": str(path), "out_of_core_bytes": 1_000})
+    with pytest.raises(ConfigurationError, match="quoted values that start with a space"):
+        run_release(ReleaseSpec.from_dict(data))
+    assert not (tmp_path / "ooc" / "release.duckdb").exists()
