@@ -92,7 +92,7 @@ def _types(connection: Any, text: str, header: list[str], where: str) -> list[st
 
 def _quoted_leading_space(connection: Any, path: Path, delimiter: str) -> int:
     """Lines with a quoted field that starts with a space (raw lines, quotes not parsed)."""
-    pattern = f"(^|{re.escape(delimiter)}) *\" "
+    pattern = f'(^|{re.escape(delimiter)}) *" '
     lines = (
         f"read_csv({_literal(str(path))}, columns={{'line': 'VARCHAR'}}, delim='\x01', quote='', escape='', "
         "header=false, auto_detect=false, strict_mode=false)"

@@ -24,7 +24,9 @@ def multiset(frame: pd.DataFrame) -> pd.DataFrame:
     return text.sort_values(list(text.columns)).reset_index(drop=True)
 
 
-def engine_table(kind: str, frame: pd.DataFrame, tmp_path: Path, request: pytest.FixtureRequest | None = None) -> EngineTable:
+def engine_table(
+    kind: str, frame: pd.DataFrame, tmp_path: Path, request: pytest.FixtureRequest | None = None
+) -> EngineTable:
     """``frame`` as table ``raw`` of engine ``kind``; PostgreSQL needs ``request`` for the ``postgres_url`` fixture."""
     if kind == "pandas":
         return PandasTable(frame)

@@ -20,7 +20,9 @@ from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
 from privacy_plugins.errors import ConfigurationError
 
 CELLS = st.one_of(
-    st.sampled_from(["", "NA", "null", "None", "n/a", "007", "0", "-3", "2.50", "1e3", "x y", "a,b", "a;b", "NULL ", "\tt"]),
+    st.sampled_from(
+        ["", "NA", "null", "None", "n/a", "007", "0", "-3", "2.50", "1e3", "x y", "a,b", "a;b", "NULL ", "\tt"]
+    ),
     st.integers(-1000, 10**12).map(str),
     st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: f"{v:.3f}"),
     st.text(alphabet="abcXYZ-_.é ", min_size=1, max_size=6).filter(lambda v: not v.startswith(" ")),

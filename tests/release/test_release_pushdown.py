@@ -16,10 +16,10 @@ import sqlalchemy as sa
 from release_fixtures import demo_spec_dict
 
 import privacy_plugins as pp
+from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import destinations, sources
 from privacy_plugins.release.flow import run_release
-from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.release.spec import ReleaseSpec
 
 ROWS = 2_000
@@ -318,7 +318,7 @@ def postgres_tables(url: str) -> set[str]:
 def test_postgresql_source_released_inside_the_same_database(
     reference, postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Source and destination in one PostgreSQL database: published by CREATE TABLE … AS and a swap in one transaction."""
+    """One PostgreSQL database is source and destination: CREATE TABLE … AS, then a swap in one transaction."""
     memory, memory_rows = reference
     postgres_census(postgres_url)
     data = demo_spec_dict(tmp_path / "pg", source={"url": postgres_url, "table": "census"})
