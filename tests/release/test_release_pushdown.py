@@ -399,3 +399,22 @@ def test_a_large_csv_duckdb_cannot_type_as_pandas_is_refused_before_work(tmp_pat
     with pytest.raises(ConfigurationError, match="quoted values that start with a space"):
         run_release(ReleaseSpec.from_dict(data))
     assert not (tmp_path / "ooc" / "release.duckdb").exists()
+
+
+def test_step_by_step_load_of_a_large_database_source_says_why_it_needs_the_rows(tmp_path: Path) -> None:
+    """Airflow's operators and Dagster's assets run load_step: a full-domain release still needs the rows there."""
+    from privacy_plugins.release.steps import load_step
+
+    db = census_db(tmp_path / "source.duckdb")
+    data = demo_spec_dict(
+        tmp_path / "steps", source={"duckdb": str(db), "table": "census", "max_rows_in_memory": 1_000}
+    )
+    spec = ReleaseSpec.from_dict(data)
+    with pytest.raises(
+        ConfigurationError, match=r"2000 rows, more than .* = 1000: the step-by-step release \(the Airflow"
+    ):
+        load_step(spec)
+    assert run_release(spec).passed  # the same spec as one task runs inside the database
+    mondrian = ReleaseSpec.from_dict({**data, "algorithm": {"name": "mondrian"}})
+    with pytest.raises(ConfigurationError, match="a local-recoding algorithm"):
+        load_step(mondrian)
