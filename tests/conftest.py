@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -91,3 +92,28 @@ def spark(request: pytest.FixtureRequest) -> Iterator[Any]:
 # several conftest.py files in folders without __init__.py that clashes on the
 # module name "conftest". Doctests live in the package, not here.
 collect_ignore_glob = ["*/conftest.py", "conftest.py"]
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """One throwaway PostgreSQL cluster per session (tests/pg_cluster.py); skipped with the reason if unavailable."""
+    from pg_cluster import Unavailable, cluster
+
+    try:
+        with cluster() as url:
+            yield url
+    except Unavailable as reason:
+        pytest.skip(str(reason))
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """A SQLAlchemy URL of a fresh, empty database in the session's cluster (tables never collide)."""
+    import sqlalchemy as sa
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(postgres_server, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    engine.dispose()
+    return postgres_server.replace("/postgres?", f"/{name}?", 1)

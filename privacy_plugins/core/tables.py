@@ -34,11 +34,18 @@ import pandas as pd
 
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["check_unique_columns", "read_table", "sniff_delimiter"]
+__all__ = ["CANONICAL_NUMBER", "check_unique_columns", "csv_layout", "read_table", "sniff_delimiter"]
 
 _PARQUET_SUFFIXES = {".parquet", ".pq", ".parq"}
 _CANDIDATE_DELIMITERS = ",;\t|"
-_CANONICAL_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?")
+CANONICAL_NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?"
+"""A CSV column becomes numbers only when every present value matches this (the DuckDB reader uses it too)."""
+_CANONICAL_NUMBER = re.compile(CANONICAL_NUMBER)
+PANDAS_NA_STRINGS = (
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA",
+    "NULL", "NaN", "None", "n/a", "nan", "null",
+)  # fmt: skip
+"""The cells ``read_table`` reads as missing (pandas' default ``na_values``), after skipping leading spaces."""
 
 
 def sniff_delimiter(path: Path, *, sample_bytes: int = 64 * 1024) -> str:
@@ -117,6 +124,21 @@ def _numeric_where_canonical(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def csv_layout(source: Path, *, sep: str | None = None) -> tuple[str, list[str]]:
+    """The delimiter (sniffed unless given) and the stripped header of a CSV file; names must not repeat.
+
+    Raises:
+        ConfigurationError: the file is empty, has no header, cannot be parsed or repeats a column name.
+    """
+    delimiter = sep if sep is not None else sniff_delimiter(source)
+    try:
+        header = [name.strip() for name in _csv_header(source, delimiter)]
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"cannot parse CSV table {str(source)!r}: {exc}") from exc
+    check_unique_columns(header, where=f"CSV table {str(source)!r}")
+    return delimiter, header
+
+
 def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
     """Read a CSV (delimiter auto-detected unless ``sep`` is given) or Parquet table.
 
@@ -130,12 +152,7 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
         raise FileNotFoundError(f"table file not found: {str(source)!r}")
     if source.is_dir() or source.suffix.lower() in _PARQUET_SUFFIXES:
         return _read_parquet(source)
-    delimiter = sep if sep is not None else sniff_delimiter(source)
-    try:
-        header = [name.strip() for name in _csv_header(source, delimiter)]
-    except (csv.Error, UnicodeDecodeError) as exc:
-        raise ConfigurationError(f"cannot parse CSV table {str(source)!r}: {exc}") from exc
-    check_unique_columns(header, where=f"CSV table {str(source)!r}")
+    delimiter, header = csv_layout(source, sep=sep)
     try:
         with warnings.catch_warnings():
             # index_col=False + this warning: rows longer than the header are an error, not an index.

@@ -47,6 +47,7 @@ import pandas as pd
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.tables import check_unique_columns
+from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
 from privacy_plugins.engines.pushdown import (
     anonymize_in_engine,
     measure_in_engine,
@@ -80,10 +81,17 @@ __all__ = ["PushdownRun", "pushdown_reason", "run_pushdown"]
 BATCH_ROWS = 200_000
 
 
-def _large_parquet(spec: ReleaseSpec) -> Path | None:
-    """The source's Parquet file or folder when it is larger than ``source.out_of_core_bytes``."""
+def _is_parquet(path: Path) -> bool:
+    return path.is_dir() or path.suffix.lower() in (".parquet", ".pq")
+
+
+def _large_file(spec: ReleaseSpec) -> Path | None:
+    """The source's Parquet file or folder, or CSV file, when it is larger than ``source.out_of_core_bytes``.
+
+    Any other file is a CSV, as ``read_table`` reads it.
+    """
     path = spec.source.path
-    if path is None or not path.exists() or not (path.is_dir() or path.suffix.lower() in (".parquet", ".pq")):
+    if path is None or not path.exists():
         return None
     files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
     return path if sum(f.stat().st_size for f in files) > spec.source.out_of_core_bytes else None
@@ -97,12 +105,12 @@ def _is_database(spec: ReleaseSpec) -> bool:
 def pushdown_reason(spec: ReleaseSpec) -> str | None:
     """``None`` when the release runs inside the database; otherwise why it reads the rows into pandas.
 
-    A Parquet source larger than ``source.out_of_core_bytes`` is released through an
-    in-process DuckDB (out of core) like a database source. CSV sources always go
-    through pandas (their type rules are pandas'; not reproduced in DuckDB yet).
+    A Parquet or CSV source larger than ``source.out_of_core_bytes`` is released through
+    an in-process DuckDB (out of core) like a database source; a CSV is typed there
+    as ``read_table`` types it (``engines/duckdb_csv.py``).
     """
-    if not _is_database(spec) and _large_parquet(spec) is None:
-        return "the source is a generated table, a CSV file or a Parquet file below source.out_of_core_bytes"
+    if not _is_database(spec) and _large_file(spec) is None:
+        return "the source is a generated table or a CSV/Parquet file below source.out_of_core_bytes"
     if spec.algorithm.name not in FULL_DOMAIN_ALGORITHMS:
         return f"algorithm {spec.algorithm.name!r} recodes locally and needs the rows"
     if spec.algorithm.option("suppressed_rows") != "remove":
@@ -127,8 +135,11 @@ def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
 
     if spec.source.spark is not None:
         return open_spark_table(spec.source.spark, spec.source.spark_settings)
-    parquet = _large_parquet(spec)
-    if parquet is not None:
+    large = _large_file(spec)
+    if large is not None and not _is_parquet(large):
+        return open_csv_in_duckdb(large, sep=spec.source.sep)
+    if large is not None:
+        parquet = large
         pattern = str(parquet / "**" / "*.parquet") if parquet.is_dir() else str(parquet)
         literal = pattern.replace("'", "''")
         return SqlTable.from_query(sa.create_engine("duckdb:///:memory:"), f"SELECT * FROM read_parquet('{literal}')")

@@ -34,44 +34,61 @@ def source_url(source: SourceSpec) -> str:
     return source.url
 
 
-def _check_memory_limit(connection: object, source: SourceSpec, selectable: Any) -> None:
+STEPWISE_NEEDS_ROWS = (
+    "the step-by-step release (the Airflow operators, the Dagster assets, load_step) hands the loaded rows from "
+    "step to step as a Parquet working file, so it reads them into pandas even with a full-domain algorithm; "
+    "run the whole release as one task (run_release or `privacy-plugins release`, e.g. from a PythonOperator "
+    "or one Dagster asset), which runs it inside the database, or raise the limit"
+)
+"""Why a full-domain release over a database source still needs the rows when run step by step."""
+
+_LOCAL_RECODING_NEEDS_ROWS = (
+    "this release needs the rows in memory (a local-recoding algorithm such as Mondrian or clustering, "
+    "or suppressed_rows: mark); use a full-domain algorithm (optimal, samarati, exhaustive) with "
+    "suppressed_rows: remove, which runs inside the database, or raise the limit"
+)
+
+
+def _check_memory_limit(connection: object, source: SourceSpec, selectable: Any, because: str) -> None:
     """Refuse to pull more than ``max_rows_in_memory`` rows into pandas (count them in the database first)."""
     import sqlalchemy
 
     assert isinstance(connection, sqlalchemy.Connection)
-    _too_many(
-        int(connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(selectable)).scalar_one()), source
-    )
+    count = sqlalchemy.select(sqlalchemy.func.count()).select_from(selectable)
+    _too_many(int(connection.execute(count).scalar_one()), source, because)
 
 
-def _too_many(rows: int, source: SourceSpec) -> None:
+def _too_many(rows: int, source: SourceSpec, because: str) -> None:
     if rows > source.max_rows_in_memory:
         raise ConfigurationError(
-            f"the source has {rows} rows, more than source.max_rows_in_memory = {source.max_rows_in_memory}: "
-            "this release needs the rows in memory (a local-recoding algorithm such as Mondrian or clustering, "
-            "or suppressed_rows: mark); use a full-domain algorithm (optimal, samarati, exhaustive) with "
-            "suppressed_rows: remove, which runs inside the database, or raise the limit"
+            f"the source has {rows} rows, more than source.max_rows_in_memory = {source.max_rows_in_memory}: " + because
         )
 
 
-def _read_spark(source: SourceSpec) -> pd.DataFrame:
+def _read_spark(source: SourceSpec, because: str) -> pd.DataFrame:
     """A Spark source brought to pandas (only for algorithms that need the rows; counted first)."""
     from privacy_plugins.engines.spark import open_spark_table
 
     assert source.spark is not None
     table = open_spark_table(source.spark, source.spark_settings)
-    _too_many(table.count(), source)
+    _too_many(table.count(), source, because)
     return table.to_pandas()
 
 
-def read_source(source: SourceSpec) -> pd.DataFrame:
-    """The raw table (SQL sources are read through SQLAlchemy)."""
+def read_source(source: SourceSpec, *, needs_rows_because: str | None = None) -> pd.DataFrame:
+    """The raw table (SQL sources are read through SQLAlchemy).
+
+    A database or Spark source with more than ``source.max_rows_in_memory`` rows is refused
+    before it is read; ``needs_rows_because`` says in that error why this release needs the
+    rows (by default: its algorithm recodes locally).
+    """
+    because = needs_rows_because or _LOCAL_RECODING_NEEDS_ROWS
     if source.generate is not None:
         return generate_census(source.rows, seed=source.seed)
     if source.path is not None:
         return read_table(source.path, sep=source.sep)
     if source.spark is not None:
-        return _read_spark(source)
+        return _read_spark(source, because)
     import sqlalchemy
 
     url = source_url(source)
@@ -90,7 +107,7 @@ def read_source(source: SourceSpec) -> pd.DataFrame:
             if source.table is not None:
                 if not sqlalchemy.inspect(connection).has_table(source.table):
                     raise ConfigurationError(f"source table {source.table!r} not found at {engine.url!r}")
-                _check_memory_limit(connection, source, sqlalchemy.table(source.table))
+                _check_memory_limit(connection, source, sqlalchemy.table(source.table), because)
                 if engine.dialect.name != "duckdb":  # duckdb_engine cannot reflect tables (SQLAlchemy 2.1)
                     return pd.read_sql_table(source.table, connection)
             quoted = engine.dialect.identifier_preparer.quote(str(source.table))
@@ -99,7 +116,8 @@ def read_source(source: SourceSpec) -> pd.DataFrame:
             if not result.returns_rows:
                 raise ConfigurationError("source query returned no rows (it must be a SELECT)")
             if source.query is not None:
-                _check_memory_limit(connection, source, sqlalchemy.text(query).columns().subquery("source_query"))
+                subquery = sqlalchemy.text(query).columns().subquery("source_query")
+                _check_memory_limit(connection, source, subquery, because)
             columns = [str(name) for name in result.keys()]  # the cursor's names, before pandas sees them
             check_unique_columns(columns, where="the result of source.query")
             return pd.DataFrame.from_records(result.fetchall(), columns=columns, coerce_float=True)

@@ -59,7 +59,7 @@ from privacy_plugins.release.destinations import atomic_file, publish_table
 from privacy_plugins.release.linked import joined_view, publish_linked
 from privacy_plugins.release.numbers import measure_published
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
-from privacy_plugins.release.sources import read_source
+from privacy_plugins.release.sources import STEPWISE_NEEDS_ROWS, read_source
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.workarea import destination_lock, new_run_id, run_dir
 
@@ -289,6 +289,13 @@ def _validate_against_data(spec: ReleaseSpec, frame: pd.DataFrame) -> None:
         model.validate_against(frame)
 
 
+def _why_rows_are_read(spec: ReleaseSpec) -> str | None:
+    """For the memory-limit error: run_release would push this release down, so it is being run step by step."""
+    from privacy_plugins.release.pushdown import pushdown_reason  # pushdown imports this module
+
+    return STEPWISE_NEEDS_ROWS if pushdown_reason(spec) is None else None
+
+
 def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
     """Read the source, check every column, role, hierarchy and requirement, drop identifiers, store the table.
 
@@ -301,7 +308,7 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
     """
     spec.destination.check_writable()  # an unwritable destination or report folder fails before any work
     spec.report.check_writable()
-    frame = validate_frame(read_source(spec.source))
+    frame = validate_frame(read_source(spec.source, needs_rows_because=_why_rows_are_read(spec)))
     _validate_against_data(spec, frame)
     table = frame.drop(columns=list(spec.identifiers))
     run = run_id or new_run_id()

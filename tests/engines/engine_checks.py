@@ -15,7 +15,7 @@ from privacy_plugins.engines import EngineTable, PandasTable, SqlTable, anonymiz
 REPO = Path(__file__).resolve().parents[2]
 ADULT = REPO.parent / "shared" / "data" / "adult"
 ADULT_QIS = ["age", "education", "marital-status", "native-country", "race", "sex", "workclass"]
-ENGINES = ["pandas", "sqlite", "duckdb"]
+ENGINES = ["pandas", "sqlite", "duckdb", "postgresql"]
 
 
 def multiset(frame: pd.DataFrame) -> pd.DataFrame:
@@ -24,10 +24,17 @@ def multiset(frame: pd.DataFrame) -> pd.DataFrame:
     return text.sort_values(list(text.columns)).reset_index(drop=True)
 
 
-def engine_table(kind: str, frame: pd.DataFrame, tmp_path: Path) -> EngineTable:
+def engine_table(
+    kind: str, frame: pd.DataFrame, tmp_path: Path, request: pytest.FixtureRequest | None = None
+) -> EngineTable:
+    """``frame`` as table ``raw`` of engine ``kind``; PostgreSQL needs ``request`` for the ``postgres_url`` fixture."""
     if kind == "pandas":
         return PandasTable(frame)
-    url = f"sqlite:///{tmp_path / 'db.sqlite'}" if kind == "sqlite" else f"duckdb:///{tmp_path / 'db.duckdb'}"
+    if kind == "postgresql":
+        assert request is not None, "the postgresql engine table needs the test's request"
+        url = str(request.getfixturevalue("postgres_url"))  # skips with the reason when PostgreSQL is unavailable
+    else:
+        url = f"sqlite:///{tmp_path / 'db.sqlite'}" if kind == "sqlite" else f"duckdb:///{tmp_path / 'db.duckdb'}"
     engine = sa.create_engine(url)
     frame.to_sql("raw", engine, index=False)
     return SqlTable.from_table(engine, "raw")

@@ -1,8 +1,9 @@
 """The pushdown engines give what the in-memory full-domain anonymizer gives: same node, NCP, rows.
 
 Every published table is re-measured twice: by the engine's GROUP BY and by the
-core on the rows brought back. pandas, SQLite and DuckDB always run; Spark in
-``test_pushdown_spark.py``.
+core on the rows brought back. pandas, SQLite and DuckDB always run; PostgreSQL
+against a throwaway server (tests/pg_cluster.py; skipped with the reason when the
+server or psycopg is missing); Spark in ``test_pushdown_spark.py``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from engine_checks import assert_same_release, engine_table
+from engine_checks import ENGINES, assert_same_release, engine_table
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,20 +26,18 @@ from privacy_plugins.engines import (
 )
 from privacy_plugins.errors import ConfigurationError, HierarchyError, InfeasibleAnonymizationError, UnknownColumnError
 
-ENGINES = ["pandas", "sqlite", "duckdb"]
-
 
 @pytest.mark.parametrize("method", ["case", "join"])
 @pytest.mark.parametrize("kind", ENGINES)
-def test_demo_census_same_release_on_every_engine(kind: str, method: str, census, tmp_path: Path) -> None:
+def test_demo_census_same_release_on_every_engine(kind: str, method: str, census, tmp_path: Path, request) -> None:
     frame, problem = census
-    assert_same_release(engine_table(kind, frame, tmp_path), frame, method=method, **problem)
+    assert_same_release(engine_table(kind, frame, tmp_path, request), frame, method=method, **problem)
 
 
 @pytest.mark.parametrize("kind", ENGINES)
-def test_adult_sample_same_release_on_every_engine(kind: str, adult_sample, tmp_path: Path) -> None:
+def test_adult_sample_same_release_on_every_engine(kind: str, adult_sample, tmp_path: Path, request) -> None:
     frame, problem = adult_sample
-    assert_same_release(engine_table(kind, frame, tmp_path), frame, method="join", **problem)
+    assert_same_release(engine_table(kind, frame, tmp_path, request), frame, method="join", **problem)
 
 
 def test_engine_snapshot_equals_the_snapshot_of_the_records(census, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from release_fixtures import demo_spec_dict
 
 import privacy_plugins as pp
+from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import destinations, sources
 from privacy_plugins.release.flow import run_release
@@ -289,3 +290,131 @@ def test_a_table_larger_than_the_memory_budget_is_released_through_duckdb(
     mondrian = {**data, "algorithm": {"name": "mondrian"}}
     with pytest.raises(ConfigurationError, match="max_rows_in_memory"):
         run_release(ReleaseSpec.from_dict(mondrian))
+
+
+def postgres_census(url: str) -> None:
+    engine = sa.create_engine(url)
+    pp.generate_census(ROWS, seed=0).to_sql("census", engine, index=False)
+    engine.dispose()
+
+
+def postgres_rows(url: str, table: str) -> pd.DataFrame:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return pd.read_sql_query(sa.text(f'SELECT * FROM "{table}"'), connection)
+    finally:
+        engine.dispose()
+
+
+def postgres_tables(url: str) -> set[str]:
+    engine = sa.create_engine(url)
+    try:
+        return set(sa.inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_postgresql_source_released_inside_the_same_database(
+    reference, postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One PostgreSQL database is source and destination: CREATE TABLE … AS, then a swap in one transaction."""
+    memory, memory_rows = reference
+    postgres_census(postgres_url)
+    data = demo_spec_dict(tmp_path / "pg", source={"url": postgres_url, "table": "census"})
+    data["destination"] = {"url": postgres_url, "table": "census_release"}
+    no_pandas_reads(monkeypatch)
+    monkeypatch.setattr(SqlTable, "batches", lambda *a, **k: pytest.fail("published rows were fetched"))
+    result = run_release(ReleaseSpec.from_dict(data))
+    monkeypatch.undo()
+    assert result.passed, result.failure
+    assert result.candidate is not None and memory.candidate is not None
+    assert result.candidate.levels == memory.candidate.levels
+    assert result.candidate.suppressed == memory.candidate.suppressed
+    assert result.candidate.ncp == pytest.approx(memory.candidate.ncp, rel=1e-12)
+    assert result.loaded.rows == ROWS == result.candidate.rows_out + result.candidate.suppressed
+    rows = postgres_rows(postgres_url, "census_release")
+    assert "person_id" not in rows.columns
+    assert multiset(rows).equals(multiset(memory_rows))
+    checks = {c.name: (c.passed, c.observed) for c in result.check.checks}  # type: ignore[union-attr]
+    assert checks == {c.name: (c.passed, c.observed) for c in memory.check.checks}  # type: ignore[union-attr]
+    assert postgres_tables(postgres_url) == {"census", "census_release"}  # no staging or helper table left
+
+
+def test_postgresql_crash_between_staging_and_swap_keeps_the_previous_release(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    postgres_census(postgres_url)
+    data = demo_spec_dict(tmp_path / "pg", source={"url": postgres_url, "table": "census"})
+    data["destination"] = {"url": postgres_url, "table": "census_release"}
+    assert run_release(ReleaseSpec.from_dict(data)).passed
+    before = multiset(postgres_rows(postgres_url, "census_release"))
+
+    def crash() -> None:
+        raise RuntimeError("killed between staging and swap")
+
+    monkeypatch.setattr(destinations, "_swap_hook", crash)
+    strict = ReleaseSpec.from_dict({**data, "requirements": {**data["requirements"], "k": 6}})
+    with pytest.raises(RuntimeError, match="killed"):
+        run_release(strict)
+    monkeypatch.undo()
+    assert multiset(postgres_rows(postgres_url, "census_release")).equals(before)
+    assert postgres_tables(postgres_url) == {"census", "census_release"}  # the staging table was dropped
+
+
+def test_a_csv_source_above_the_size_limit_goes_through_duckdb_with_the_pandas_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "census.csv"
+    pp.generate_census(ROWS, seed=0).to_csv(path, index=False)
+    memory = run_release(ReleaseSpec.from_dict(demo_spec_dict(tmp_path / "pandas", source={"path": str(path)})))
+    assert memory.passed, memory.failure
+    assert not memory.loaded.path.startswith("duckdb:")  # below the default 1 GB: read by pandas
+    data = demo_spec_dict(tmp_path / "ooc", source={"path": str(path), "out_of_core_bytes": 1_000})
+    no_pandas_reads(monkeypatch)
+    monkeypatch.setattr(pd, "read_csv", lambda *a, **k: pytest.fail("the source was read into pandas"))
+    result = run_release(ReleaseSpec.from_dict(data))
+    monkeypatch.undo()
+    assert result.passed, result.failure
+    assert result.loaded.path.startswith("duckdb:")
+    assert result.candidate is not None and memory.candidate is not None
+    assert result.candidate.levels == memory.candidate.levels
+    assert result.candidate.suppressed == memory.candidate.suppressed
+    assert result.candidate.ncp == pytest.approx(memory.candidate.ncp, rel=1e-12)
+    assert result.loaded.rows == ROWS == result.candidate.rows_out + result.candidate.suppressed
+    rows = published_rows(tmp_path / "ooc" / "release.duckdb", "census_release")
+    assert "person_id" not in rows.columns
+    assert multiset(rows).equals(multiset(published_rows(tmp_path / "pandas" / "release.duckdb", "census_release")))
+    checks = {c.name: (c.passed, c.observed) for c in result.check.checks}  # type: ignore[union-attr]
+    assert checks == {c.name: (c.passed, c.observed) for c in memory.check.checks}  # type: ignore[union-attr]
+
+
+def test_a_large_csv_duckdb_cannot_type_as_pandas_is_refused_before_work(tmp_path: Path) -> None:
+    path = tmp_path / "census.csv"
+    frame = pp.generate_census(200, seed=0)
+    frame.to_csv(path, index=False)
+    with path.open("a") as handle:
+        handle.write(",".join(f'" {v}"' if i == 1 else str(v) for i, v in enumerate(frame.iloc[0])) + "\n")
+    data = demo_spec_dict(tmp_path / "ooc", source={"path": str(path), "out_of_core_bytes": 1_000})
+    with pytest.raises(ConfigurationError, match="quoted values that start with a space"):
+        run_release(ReleaseSpec.from_dict(data))
+    assert not (tmp_path / "ooc" / "release.duckdb").exists()
+
+
+def test_step_by_step_load_of_a_large_database_source_says_why_it_needs_the_rows(tmp_path: Path) -> None:
+    """Airflow's operators and Dagster's assets run load_step: a full-domain release still needs the rows there."""
+    from privacy_plugins.release.steps import load_step
+
+    db = census_db(tmp_path / "source.duckdb")
+    data = demo_spec_dict(
+        tmp_path / "steps", source={"duckdb": str(db), "table": "census", "max_rows_in_memory": 1_000}
+    )
+    spec = ReleaseSpec.from_dict(data)
+    with pytest.raises(
+        ConfigurationError, match=r"2000 rows, more than .* = 1000: the step-by-step release \(the Airflow"
+    ):
+        load_step(spec)
+    assert run_release(spec).passed  # the same spec as one task runs inside the database
+    mondrian = ReleaseSpec.from_dict({**data, "algorithm": {"name": "mondrian"}})
+    with pytest.raises(ConfigurationError, match="a local-recoding algorithm"):
+        load_step(mondrian)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-SQL_ENGINES = ("sqlite", "duckdb")
+SQL_ENGINES = ("sqlite", "duckdb", "postgresql")
 
 
 @pytest.fixture
@@ -30,12 +31,14 @@ def pandas_batch(context: Any) -> Callable[[pd.DataFrame], Any]:
     return lambda frame: definition.get_batch(batch_parameters={"dataframe": frame})
 
 
-def write_table(frame: pd.DataFrame, engine: str, directory: Path, name: str = "people") -> str:
-    """Store ``frame`` as table ``name`` in a new SQLite or DuckDB file; return the connection string."""
-    if engine == "sqlite":
+def write_table(
+    frame: pd.DataFrame, engine: str, directory: Path, name: str = "people", postgres_url: str | None = None
+) -> str:
+    """Store ``frame`` as table ``name`` in a new SQLite or DuckDB file, or in ``postgres_url``; return the URL."""
+    if engine in ("sqlite", "postgresql"):
         import sqlalchemy as sa
 
-        url = f"sqlite:///{directory / f'{name}.sqlite'}"
+        url = str(postgres_url) if engine == "postgresql" else f"sqlite:///{directory / f'{name}.sqlite'}"
         sa_engine = sa.create_engine(url)
         frame.to_sql(name, sa_engine, index=False, if_exists="replace")
         sa_engine.dispose()
@@ -50,8 +53,12 @@ def write_table(frame: pd.DataFrame, engine: str, directory: Path, name: str = "
 
 
 @pytest.fixture
-def sql_batch(context: Any, tmp_path: Path) -> Callable[[pd.DataFrame, str], Any]:
-    """Return a function that stores a frame in SQLite or DuckDB and gives a GX SQL batch of that table.
+def sql_batch(context: Any, tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[pd.DataFrame, str], Any]:
+    """Return a function that stores a frame in SQLite, DuckDB or PostgreSQL and gives a GX SQL batch of that table.
+
+    PostgreSQL is a fresh database in the session's throwaway server (``postgres_url``
+    in tests/conftest.py), requested only by the PostgreSQL cases so that the others
+    never wait for it; it skips with the reason when no server can start here.
 
     (At exit DuckDB's bindings may print "nanobind: leaked ..." once GX has reflected a
     DuckDB table; that is GX holding the engine until shutdown, not a test failure.)
@@ -60,13 +67,18 @@ def sql_batch(context: Any, tmp_path: Path) -> Callable[[pd.DataFrame, str], Any
 
     def make(frame: pd.DataFrame, engine: str) -> Any:
         number = next(count)
-        url = write_table(frame, engine, tmp_path, name=f"people_{number}")
+        server = str(request.getfixturevalue("postgres_url")) if engine == "postgresql" else None
+        url = write_table(frame, engine, tmp_path, name=f"people_{number}", postgres_url=server)
         name = f"{engine}_{number}"
-        source = (
-            context.data_sources.add_sqlite(name, connection_string=url)
-            if engine == "sqlite"
-            else context.data_sources.add_sql(name, connection_string=url)
-        )
+        # PostgreSQL through the generic SQL source: GX's add_postgres wants a TCP host and the
+        # test server listens on a unix socket only; the metrics run the same SQLAlchemy queries.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="You are using a generic SQLDatasource")
+            source = (
+                context.data_sources.add_sqlite(name, connection_string=url)
+                if engine == "sqlite"
+                else context.data_sources.add_sql(name, connection_string=url)
+            )
         asset = source.add_table_asset("table", table_name=f"people_{number}")
         return asset.add_batch_definition_whole_table("whole").get_batch()
 

@@ -1,4 +1,4 @@
-"""Same numbers as the core (``privacy-plugins measure``) on pandas, SQLite and DuckDB through SQLAlchemy.
+"""Same numbers as the core (``privacy-plugins measure``) on pandas, SQLite, DuckDB and PostgreSQL through SQLAlchemy.
 
 The SQL metrics push the GROUP BY into the database and bring back aggregates;
 the core builds the classes from those weighted rows. NULL quasi-identifiers form
@@ -24,7 +24,7 @@ from privacy_plugins.integrations.gx import (
     outcome,
 )
 
-ENGINES = ("pandas", "sqlite", "duckdb")
+ENGINES = ("pandas", "sqlite", "duckdb", "postgresql")  # PostgreSQL: a throwaway server, skipped if none
 QIS = ["q1", "q2"]
 
 
