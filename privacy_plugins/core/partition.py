@@ -46,15 +46,18 @@ def combine_codes(columns: Sequence[tuple[np.ndarray, int]], n_rows: int) -> tup
     Returns:
         ``(group_of_row, n_groups)`` with dense group ids in ``0..n_groups-1``.
     """
+    # A column with one value (e.g. a QI generalized to its root) splits nothing: skip
+    # its pass; keys*1 + 0 would leave every key, hence the ids, unchanged anyway.
+    columns = [(codes, int(cardinality)) for codes, cardinality in columns if int(cardinality) > 1]
     if not columns:
         return np.zeros(n_rows, dtype=np.int64), 1
-    keys = np.zeros(n_rows, dtype=np.int64)
-    space = 1
-    for codes, cardinality in columns:
-        cardinality = max(int(cardinality), 1)
+    first, space = columns[0]
+    keys = first.astype(np.int64)  # a copy: never alias the caller's codes
+    for codes, cardinality in columns[1:]:
         if space * cardinality >= _KEY_LIMIT:
             keys, space = _compact(keys, space)
-        keys = keys * cardinality + codes
+        keys *= cardinality
+        keys += codes
         space *= cardinality
     return _compact(keys, space)
 
