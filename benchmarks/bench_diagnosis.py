@@ -35,7 +35,7 @@ from privacy_plugins.core.models import KAnonymity
 from privacy_plugins.core.tables import read_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_lattice import load_arx  # noqa: E402  (a sibling script, not a package)
+from bench_lattice import load_arx  # a sibling script, not a package
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 ADULT = DATA / "adult" / "adult.csv"
