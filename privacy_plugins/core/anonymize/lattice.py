@@ -191,13 +191,15 @@ class LatticeSearch:
         bound = total / self._norm
         return bound * nodes.shape[1] if self.metric == "lm" else bound
 
-    def _loss(self, node: Node, suppressed_units: np.ndarray, suppressed: int, published_sizes: np.ndarray) -> float:
+    def _loss(
+        self, node: Node, suppressed_units: np.ndarray | None, suppressed: int, published_sizes: np.ndarray
+    ) -> float:
         if self.metric == "height":
             return float(sum(node))
         if self.metric == "discernibility":
             return discernibility(published_sizes, suppressed, self.snapshot.n_rows)
         removed = 0.0
-        if suppressed:
+        if suppressed_units is not None:
             weights = self.snapshot.weights[suppressed_units].astype(float)
             removed = sum(
                 float((self.snapshot.costs(qi, level)[suppressed_units] * weights).sum())
@@ -229,8 +231,10 @@ class LatticeSearch:
             for model in self.bounding
         )
         satisfied = suppressed <= self.max_suppressed and suppressed < classes.n_rows
-        suppressed_units = violating[classes.class_of_row]
-        if satisfied and suppressed and self.redistributing:
+        # Per-unit flags cost a pass over the units: only a satisfying node with
+        # suppressed classes reads them (failing nodes, the most checked, never do).
+        suppressed_units = violating[classes.class_of_row] if satisfied and suppressed else None
+        if suppressed_units is not None and self.redistributing:
             # Suppression changed the published distribution: re-check against it.
             published = classes.restricted(~suppressed_units)
             satisfied = not any(m.violating_classes(published).any() for m in self.redistributing)

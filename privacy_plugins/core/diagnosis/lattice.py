@@ -88,16 +88,28 @@ class SubsetLattice:
     ) -> None:
         self.attributes = tuple(quasi_identifiers)
         self.n_rows = len(frame)
-        self._columns: list[Partition] = []
-        for column in self.attributes:
-            encoded = encode_column(frame, column)
-            self._columns.append((encoded.codes, encoded.cardinality))
         self._models = tuple(dict.fromkeys(models))
         self._sensitive = tuple(sensitive_attributes)
         read = list(dict.fromkeys([*self._sensitive, *(column for model in self._models for column in model.columns)]))
-        self._model_frame = frame[read].reset_index(drop=True)
-        # Shared by every subset's classes: each model column is factorized once.
-        self._encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
+        qi_codes = [encode_column(frame, column) for column in self.attributes]
+        read_codes = {column: encode_column(frame, column) for column in read}
+        # The weighted snapshot: records equal on every QI and every column a measure
+        # reads are one unit weighted by their count, so each subset groups the
+        # distinct rows (Adult: 19,502 of 30,162) instead of the records.
+        unit_of_row, n_units = combine_codes(
+            [(e.codes, e.cardinality) for e in [*qi_codes, *read_codes.values()]], self.n_rows
+        )
+        first_row = np.full(n_units, self.n_rows, dtype=np.int64)
+        np.minimum.at(first_row, unit_of_row, np.arange(self.n_rows, dtype=np.int64))
+        self.n_units = n_units
+        self._weights = np.bincount(unit_of_row, minlength=n_units).astype(np.int64)
+        self._columns: list[Partition] = [(e.codes[first_row], e.cardinality) for e in qi_codes]
+        self._model_frame = frame[read].iloc[first_row].reset_index(drop=True)
+        # Shared by every subset's classes: each model column is encoded once.
+        self._encodings: dict[tuple[Hashable, bool], EncodedColumn] = {
+            (column, False): EncodedColumn(name=e.name, codes=e.codes[first_row], values=e.values)
+            for column, e in read_codes.items()
+        }
         self._has_sensitive = bool(self._sensitive)
         self._k = k
         self._recursive_l = recursive_l if self._has_sensitive else None
@@ -132,16 +144,16 @@ class SubsetLattice:
         if known is not None:
             return known
         if mask == 0:
-            return np.zeros(self.n_rows, dtype=np.int64), 1
+            return np.zeros(self.n_units, dtype=np.int64), 1
         top = mask.bit_length() - 1
         parent = self._partitions.get(mask ^ (1 << top))
         columns = [parent, self._columns[top]] if parent is not None else [self._columns[i] for i in bits_of(mask)]
-        return combine_codes(columns, self.n_rows)
+        return combine_codes(columns, self.n_units)
 
     def class_sizes(self, mask: int) -> np.ndarray:
         """The class sizes of a subset."""
         class_of_row, n_classes = self.partition(mask)
-        return np.bincount(class_of_row, minlength=n_classes).astype(np.int64)
+        return np.bincount(class_of_row, weights=self._weights, minlength=n_classes).astype(np.int64)
 
     def finding(self, mask: int) -> SubsetFinding:
         """The measures of one subset (computed once, then cached)."""
@@ -206,7 +218,7 @@ class SubsetLattice:
     ) -> None:
         for attribute in range(start, self.d):
             child = mask | (1 << attribute)
-            child_partition = combine_codes([partition, self._columns[attribute]], self.n_rows)
+            child_partition = combine_codes([partition, self._columns[attribute]], self.n_units)
             self._findings[child] = self._measure(child, child_partition)
             if progress is not None:
                 progress(len(self._findings), 1 << self.d)
@@ -220,7 +232,8 @@ class SubsetLattice:
             frame=self._model_frame,
             quasi_identifiers=self.names(mask),
             class_of_row=class_of_row,
-            sizes=np.bincount(class_of_row, minlength=n_classes).astype(np.int64),
+            sizes=np.bincount(class_of_row, weights=self._weights, minlength=n_classes).astype(np.int64),
+            weights=self._weights,
             encodings=self._encodings,  # the model columns are factorized once for all subsets
         )
 
