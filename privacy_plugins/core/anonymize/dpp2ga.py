@@ -215,12 +215,8 @@ class Dpp2gaAnonymizer:
         node = tuple(levels[q] for q in request.quasi_identifiers)
         nothing = np.zeros(len(table), dtype=bool)
         published = _publish(table, snapshot, node, nothing, roles=request.roles, suppressed_rows="remove")
-        classes = snapshot.classes(node)
-        sizes = np.bincount(classes.class_of_row[snapshot.unit_of_row], minlength=classes.n_classes)
         no_unit = np.zeros(snapshot.weights.shape[0], dtype=bool)  # _utility reads units, not rows
-        utility = _utility(
-            snapshot, node, no_unit, sizes[sizes > 0], k=k, n_sensitive=len(request.roles.sensitive_attributes)
-        )
+        utility = _utility(snapshot, node, no_unit, k=k, n_sensitive=len(request.roles.sensitive_attributes))
         return AnonymizedTable(
             table=published,
             released=np.ones(len(published), dtype=bool),

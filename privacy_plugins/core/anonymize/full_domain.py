@@ -89,6 +89,30 @@ def _check_feasible(search: LatticeSearch, models: Sequence[PrivacyModel]) -> No
             )
 
 
+def search_lattice(
+    snapshot: Snapshot,
+    models: Sequence[PrivacyModel],
+    budget: int,
+    metric: str,
+    algorithm: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[Node, SearchResult]:
+    """The node ``algorithm``'s search chooses over ``snapshot`` (records or engine-computed units alike).
+
+    Raises:
+        InfeasibleAnonymizationError: no node satisfies ``models`` suppressing at most ``budget`` records.
+    """
+    search = LatticeSearch(snapshot, models, budget, metric, progress=progress)  # type: ignore[arg-type]
+    _check_feasible(search, models)
+    found = FULL_DOMAIN_ALGORITHMS[algorithm](search)
+    if found.best is None:
+        raise InfeasibleAnonymizationError(
+            f"no full-domain generalization satisfies {', '.join(map(str, models))} "
+            f"while suppressing at most {budget} of {snapshot.n_rows} records"
+        )
+    return found.best.node, found
+
+
 def _publish(
     table: pd.DataFrame,
     snapshot: Snapshot,
@@ -144,13 +168,17 @@ def _utility(
     snapshot: Snapshot,
     node: Node,
     suppressed_units: np.ndarray,
-    published_sizes: np.ndarray,
     *,
     k: int,
     n_sensitive: int,
 ) -> UtilityMetrics:
     """The metrics, computed over units with their weights (every record of a unit shares its values)."""
     weights = snapshot.weights.astype(float)
+    kept = snapshot.classes(node)
+    published_sizes = np.bincount(
+        kept.class_of_row[~suppressed_units], weights=snapshot.weights[~suppressed_units], minlength=kept.n_classes
+    ).astype(np.int64)
+    published_sizes = published_sizes[published_sizes > 0]
     costs = [snapshot.costs(qi, level) for qi, level in enumerate(node)]
     table_ncp = ncp(costs, suppressed_units, weights=weights)
     leaf_counts = [
@@ -213,15 +241,7 @@ class FullDomainAnonymizer:
             hierarchies=request.hierarchies,
             model_columns=_model_columns(models),
         )
-        search = LatticeSearch(snapshot, models, request.max_suppressed, metric, progress=request.progress)  # type: ignore[arg-type]
-        _check_feasible(search, models)
-        found = FULL_DOMAIN_ALGORITHMS[self.search](search)
-        if found.best is None:
-            raise InfeasibleAnonymizationError(
-                f"no full-domain generalization satisfies {', '.join(map(str, models))} "
-                f"while suppressing at most {request.max_suppressed} of {len(table)} records"
-            )
-        node: Node = found.best.node
+        node, found = search_lattice(snapshot, models, request.max_suppressed, metric, self.search, request.progress)
         suppressed_units = _suppressed_units(snapshot, node, models)
         suppressed = suppressed_units[snapshot.unit_of_row]
         published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
@@ -241,17 +261,8 @@ class FullDomainAnonymizer:
             suppressed_units = _suppressed_units(snapshot, node, models)
             suppressed = suppressed_units[snapshot.unit_of_row]
             published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
-        kept = snapshot.classes(node)
-        kept_sizes = np.bincount(
-            kept.class_of_row[~suppressed_units], weights=snapshot.weights[~suppressed_units], minlength=kept.n_classes
-        ).astype(np.int64)
         utility = _utility(
-            snapshot,
-            node,
-            suppressed_units,
-            kept_sizes[kept_sizes > 0],
-            k=request.minimum_class_size,
-            n_sensitive=len(roles.sensitive_attributes),
+            snapshot, node, suppressed_units, k=request.minimum_class_size, n_sensitive=len(roles.sensitive_attributes)
         )
         qi_codes = None
         if suppressed_rows == "remove" or not suppressed.any():

@@ -17,20 +17,18 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import LatticeDetails
-from privacy_plugins.core.anonymize.full_domain import FULL_DOMAIN_ALGORITHMS, _check_feasible
-from privacy_plugins.core.anonymize.lattice import LatticeSearch, Node
-from privacy_plugins.core.anonymize.snapshot import Snapshot
-from privacy_plugins.core.metrics.information_loss import (
-    UtilityMetrics,
-    average_class_size,
-    discernibility,
-    ileft,
-    ncp,
-    precision,
+from privacy_plugins.core.anonymize.full_domain import (
+    FULL_DOMAIN_ALGORITHMS,
+    _suppressed_units,
+    _utility,
+    search_lattice,
 )
+from privacy_plugins.core.anonymize.lattice import Node
+from privacy_plugins.core.anonymize.snapshot import Snapshot
+from privacy_plugins.core.metrics.information_loss import UtilityMetrics
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.parameters import check_fraction, suppression_budget
-from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
+from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["SnapshotSolution", "solve_snapshot"]
 
@@ -69,43 +67,6 @@ class SnapshotSolution:
         return np.asarray(snapshot.hierarchies[qi].labels[level][snapshot.codes(qi, level)], dtype=object)
 
 
-def _violating_units(snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel]) -> np.ndarray:
-    classes = snapshot.classes(node)
-    violating = np.zeros(classes.n_classes, dtype=bool)
-    for model in models:
-        violating |= model.violating_classes(classes)
-    return np.asarray(violating[classes.class_of_row], dtype=bool)
-
-
-def _utility(snapshot: Snapshot, node: Node, suppressed: np.ndarray, *, k: int, n_sensitive: int) -> UtilityMetrics:
-    weights = snapshot.weights.astype(float)
-    costs = [snapshot.costs(qi, level) for qi, level in enumerate(node)]
-    table_ncp = ncp(costs, suppressed, weights=weights)
-    classes = snapshot.classes(node)
-    sizes = np.bincount(classes.class_of_row[~suppressed], weights=weights[~suppressed], minlength=classes.n_classes)
-    sizes = sizes[sizes > 0].astype(np.int64)
-    n_suppressed = int(snapshot.weights[suppressed].sum())
-    leaf_counts = [
-        h.leaf_counts[level][snapshot.codes(qi, level)]
-        for qi, (h, level) in enumerate(zip(snapshot.hierarchies, node, strict=True))
-    ]
-    return UtilityMetrics(
-        ncp=table_ncp,
-        lm=table_ncp * len(node),
-        discernibility=discernibility(sizes, n_suppressed, snapshot.n_rows),
-        c_avg=average_class_size(sizes, k),
-        height=int(sum(node)),
-        precision=precision(node, snapshot.heights),
-        ileft=ileft(
-            leaf_counts,
-            [h.n_leaves for h in snapshot.hierarchies],
-            suppressed,
-            n_ungeneralized=n_sensitive,
-            weights=weights,
-        ),
-    )
-
-
 def solve_snapshot(
     snapshot: Snapshot,
     models: Sequence[PrivacyModel],
@@ -128,16 +89,8 @@ def solve_snapshot(
         raise ConfigurationError("at least one privacy model is needed")
     check_fraction(suppression_limit, name="suppression_limit")
     budget = suppression_budget(suppression_limit, snapshot.n_rows)
-    search = LatticeSearch(snapshot, models, budget, metric, progress=progress)  # type: ignore[arg-type]
-    _check_feasible(search, models)
-    found = FULL_DOMAIN_ALGORITHMS[algorithm](search)
-    if found.best is None:
-        raise InfeasibleAnonymizationError(
-            f"no full-domain generalization satisfies {', '.join(map(str, models))} "
-            f"while suppressing at most {budget} of {snapshot.n_rows} records"
-        )
-    node: Node = found.best.node
-    suppressed = _violating_units(snapshot, node, models)
+    node, found = search_lattice(snapshot, models, budget, metric, algorithm, progress)
+    suppressed = _suppressed_units(snapshot, node, models)
     k = max(model.minimum_class_size for model in models)
     qis = list(snapshot.quasi_identifiers)
     return SnapshotSolution(
