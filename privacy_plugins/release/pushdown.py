@@ -294,6 +294,19 @@ def _source_name(spec: ReleaseSpec, source: SqlTable | SparkTable) -> str:
     return f"{source.engine_name}:{where}"
 
 
+def _check_staging_name(spec: ReleaseSpec, source: SqlTable | SparkTable, run_id: str) -> None:
+    """Refuse a destination table whose staging table name the database would truncate (losing the run tag)."""
+    if not isinstance(source, SqlTable) or not _same_database(spec):
+        return
+    name = staging.staging_name(spec, run_id)
+    limit = source.engine.dialect.max_identifier_length
+    if limit and len(name) > limit:  # PostgreSQL truncates silently
+        raise ConfigurationError(
+            f"destination.table {spec.destination.table!r} is too long: its staging table name has {len(name)} "
+            f"characters, more than {source.engine_name}'s limit of {limit}; use a shorter name"
+        )
+
+
 def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
     """Step 1 inside the database: check the source against the spec and store its weighted snapshot.
 
@@ -312,6 +325,7 @@ def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
         bound = spec.requirements.bound_column
         if bound is not None and bound not in columns:
             raise UnknownColumnError(f"bound_column not found in table: {bound!r}; available: {columns}")
+        _check_staging_name(spec, source, run_id)
         raw = source.group_counts([*qis, *model_columns(models, qis)])
         where = _source_name(spec, source)
     aggregates, hierarchies, snapshot = _prepared(spec, raw)

@@ -4,6 +4,17 @@ Orchestrators (Airflow tasks, Dagster assets) run them separately and pass the
 small artifacts below between them — paths and numbers, never DataFrames.
 Identifiers are dropped when the table is loaded, so no working file ever holds them.
 
+Two modes, one set of steps. Each step dispatches on
+``pushdown_reason(spec) is None`` (:mod:`~privacy_plugins.release.pushdown`): a
+database or Spark source, or a file larger than ``source.out_of_core_bytes``,
+with a full-domain algorithm runs *inside the database* — load stores the
+weighted snapshot (``LoadedTable.kind == "snapshot"``), anonymize stages the
+generalized rows in a run-bound staging table or a Parquet working file
+(``Candidate.kind == "pushdown"``), check and publish measure them by
+``GROUP BY``. Everything else runs *in memory* on the rows (``kind == "rows"``).
+A step refuses an artifact of the other mode (the spec's source or algorithm
+changed between tasks).
+
 Runs and artifacts. Every step belongs to one run (``run_id``; see
 :mod:`~privacy_plugins.release.workarea`): the working files live in that run's
 private folder, outside the report folder. Each artifact names its run, its
