@@ -262,8 +262,6 @@ def _publish_staged_file(spec: ReleaseSpec, path: Path, rows: int, digest: str) 
         destinations.publish_table(pd.read_parquet(path), target)  # another database: through pandas
 
 
-
-
 @contextmanager
 def _opened(spec: ReleaseSpec) -> Iterator[SqlTable | SparkTable]:
     """The source table where it lives; its helper tables dropped and its engine closed afterwards."""
