@@ -84,6 +84,7 @@ from privacy_plugins.release.steps import (
     _own_file,
     _write_parquet,
     check_lattice,
+    check_mode,
 )
 from privacy_plugins.release.workarea import destination_lock, run_dir
 
@@ -95,6 +96,7 @@ __all__ = [
     "measured_frame",
     "publish",
     "pushdown_reason",
+    "staged_measure",
     "staged_numbers",
 ]
 
@@ -354,11 +356,7 @@ def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
 
 def _snapshot_of(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> tuple[str, Path, pd.DataFrame]:
     """The run, its folder and the snapshot read from its exact, unchanged bytes; refuse anything else."""
-    if loaded.kind != "snapshot":
-        raise ForeignArtifactError(
-            f"release {spec.name!r} runs inside the database, but the loaded table holds rows (an in-memory "
-            "load: the spec's source or algorithm changed between steps?); refusing it — re-run from the load step"
-        )
+    check_mode(spec, loaded.kind, "snapshot", "loaded table")
     run, folder = _accept(spec, loaded, run_id, "snapshot")
     frame, _ = _own_file(loaded.path, folder / SNAPSHOT_FILE, loaded.sha256, "snapshot")
     return run, folder, frame
@@ -471,11 +469,7 @@ def anonymize(
 
 def _candidate_of(spec: ReleaseSpec, candidate: Candidate, run_id: str | None) -> tuple[str, Path, int]:
     """The run, its folder and the rows it loaded (from its snapshot); refuse a foreign or changed candidate."""
-    if candidate.kind != "pushdown":
-        raise ForeignArtifactError(
-            f"release {spec.name!r} runs inside the database, but the candidate was made in memory (the spec's "
-            "source or algorithm changed between steps?); refusing it — re-run from the load step"
-        )
+    check_mode(spec, candidate.kind, "pushdown", "candidate")
     run, folder = _accept(spec, candidate, run_id, "candidate")
     snapshot = folder / SNAPSHOT_FILE
     loaded_rows = -1

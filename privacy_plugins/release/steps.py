@@ -309,6 +309,21 @@ def _validate_against_data(spec: ReleaseSpec, frame: pd.DataFrame) -> None:
         model.validate_against(frame)
 
 
+def check_mode(spec: ReleaseSpec, kind: str, expected: str, what: str) -> None:
+    """Refuse an artifact of the other mode (``kind`` "rows" in memory; "snapshot"/"pushdown" inside the database).
+
+    The algorithm is not part of the source fingerprint, so a task run with another one
+    (an override) would otherwise misread the artifact.
+    """
+    if kind == expected:
+        return
+    here, there = ("in memory", "inside the database") if expected == "rows" else ("inside the database", "in memory")
+    raise ForeignArtifactError(
+        f"release {spec.name!r} runs {here}, but the {what} was made {there} (the spec's source or algorithm "
+        "changed between steps?); refusing it — re-run from the load step"
+    )
+
+
 def _inside_database(spec: ReleaseSpec) -> bool:
     """Whether this release's steps run inside the database (``release/pushdown.py``)."""
     from privacy_plugins.release.pushdown import pushdown_reason  # pushdown imports this module
@@ -355,11 +370,7 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
 
 
 def _loaded_frame(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> tuple[str, Path, pd.DataFrame]:
-    if loaded.kind != "rows":
-        raise ForeignArtifactError(
-            f"release {spec.name!r} runs in memory, but the loaded table is a snapshot made inside the database "
-            "(the spec's source or algorithm changed between steps?); refusing it — re-run from the load step"
-        )
+    check_mode(spec, loaded.kind, "rows", "loaded table")
     run, folder = _accept(spec, loaded, run_id, "loaded table")
     frame, _ = _own_file(loaded.path, folder / "raw.parquet", loaded.sha256, "loaded table")
     return run, folder, frame
@@ -608,11 +619,7 @@ def _candidate_linked(candidate: Candidate, folder: Path, digest: str) -> tuple[
 
 def _candidate_frame(spec: ReleaseSpec, candidate: Candidate, run_id: str | None) -> tuple[str, pd.DataFrame, str, int]:
     """The run, the candidate as read from its exact bytes, their SHA-256, and the rows the run loaded."""
-    if candidate.kind != "rows":
-        raise ForeignArtifactError(
-            f"release {spec.name!r} runs in memory, but the candidate was staged inside the database "
-            "(the spec's source or algorithm changed between steps?); refusing it — re-run from the load step"
-        )
+    check_mode(spec, candidate.kind, "rows", "candidate")
     run, folder = _accept(spec, candidate, run_id, "candidate")
     frame, digest = _own_file(candidate.path, folder / "candidate.parquet", candidate.sha256, "candidate")
     raw = folder / "raw.parquet"

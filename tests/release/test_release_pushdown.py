@@ -13,6 +13,8 @@ import duckdb
 import pandas as pd
 import pytest
 import sqlalchemy as sa
+from pushdown_census import multiset
+from pushdown_census import rows_of as published_rows
 from release_fixtures import demo_spec_dict
 
 import privacy_plugins as pp
@@ -26,11 +28,6 @@ from privacy_plugins.release.spec import ReleaseSpec
 ROWS = 2_000
 
 
-def multiset(frame: pd.DataFrame) -> pd.DataFrame:
-    text = frame.astype(str)
-    return text.sort_values(list(text.columns)).reset_index(drop=True)
-
-
 def census_db(path: Path) -> Path:
     frame = pp.generate_census(ROWS, seed=0)
     connection = duckdb.connect(str(path))
@@ -38,14 +35,6 @@ def census_db(path: Path) -> Path:
     connection.execute("CREATE TABLE census AS SELECT * FROM frame")
     connection.close()
     return path
-
-
-def published_rows(path: Path, table: str) -> pd.DataFrame:
-    connection = duckdb.connect(str(path), read_only=True)
-    try:
-        return connection.execute(f'SELECT * FROM "{table}"').df()
-    finally:
-        connection.close()
 
 
 @pytest.fixture()
