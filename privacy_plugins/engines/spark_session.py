@@ -29,9 +29,7 @@ __all__ = ["check_master", "check_spark_settings", "is_spark_path", "require_spa
 #: Seconds to wait for a ``spark://`` / ``k8s://`` master to accept a connection.
 MASTER_PROBE_SECONDS = 3.0
 
-_MASTER = re.compile(
-    r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn|spark://[^/\s]+|k8s://\S+"
-)
+_MASTER = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn|spark://[^/\s]+|k8s://\S+")
 
 
 def is_spark_path(name: str) -> bool:

@@ -52,6 +52,7 @@ import pandas as pd
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.tables import check_unique_columns
+from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
 from privacy_plugins.engines.pushdown import (
     anonymize_in_engine,
@@ -60,7 +61,6 @@ from privacy_plugins.engines.pushdown import (
     models_snapshot,
     validate_models,
 )
-from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.spark import SparkTable, open_spark_table
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError

@@ -196,12 +196,12 @@ class SparkStage:
 
 
 def stage(published: EngineTable | Any, destination: DestinationSpec) -> SparkStage:
-    """Write a Spark table (an engine table or a DataFrame) to the destination's staging location, in its session.
+    """Write a :class:`SparkTable` or a Spark DataFrame to the destination's staging location, in its session.
 
     Raises:
         PublishError: Spark could not write there (nothing is left behind).
     """
-    frame = published.frame if isinstance(published, SparkTable) else published
+    frame: Any = published.frame if isinstance(published, SparkTable) else published
     folder = _is_folder(destination)
     staging = _sibling(_target(destination) + ("." if folder else ""), INCOMING)  # <folder>.__incoming_…
     staged = SparkStage(destination, frame.sparkSession, staging)

@@ -286,7 +286,7 @@ def _spark_table_name(target: str) -> str:
 
 @dataclass(frozen=True)
 class DestinationSpec:
-    """Where the release is published: a DuckDB file (default), a Parquet folder, a SQLAlchemy URL, a connection or Spark.
+    """Where the release is published: a DuckDB file (default), a Parquet folder, a SQL URL, a connection or Spark.
 
     ``conn_id`` names a connection (Airflow's, or ``AIRFLOW_CONN_<ID>``) resolved only when
     connecting, so its password is never part of the spec (see release/connections.py).
@@ -309,8 +309,7 @@ class DestinationSpec:
         kinds = [k for k in _DESTINATION_KINDS if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ConfigurationError(
-                "destination needs exactly one of duckdb, parquet or url (or conn_id, or spark); "
-                f"got {kinds or 'none'}"
+                f"destination needs exactly one of duckdb, parquet or url (or conn_id, or spark); got {kinds or 'none'}"
             )
         if check_spark_settings(self.spark_settings, setting="destination.spark_settings") and self.spark is None:
             raise ConfigurationError("destination.spark_settings needs a spark: destination")
