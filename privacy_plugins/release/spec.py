@@ -9,6 +9,7 @@ that need the data run in the first release step.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -316,8 +317,8 @@ class DestinationSpec:
         if self.spark is not None:
             name = _spark_table_name(str(self.spark))
             object.__setattr__(self, "table", self.table or name)
-        if not self.table:
-            raise ConfigurationError(f"a {kinds[0]} destination needs table:")
+        if not self.table:  # only spark: derives it
+            raise ConfigurationError("destination needs 'table'")
         if not self.table.replace("_", "").isalnum():
             raise ConfigurationError(f"destination.table must be letters, digits and '_', got {self.table!r}")
 
@@ -382,6 +383,20 @@ class DestinationSpec:
         else:
             setting = "destination.url" if self.url is not None else "destination.conn_id"
             locations.check_database_url(setting, self.sql_url())
+
+
+def _check_required(section: str, values: Mapping[str, Any], kind: type) -> None:
+    """Name a missing required key (``destination needs 'table'``), not the dataclass's positional argument."""
+    missing = [
+        f.name
+        for f in dataclasses.fields(kind)
+        if f.init
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING
+        and f.name not in values
+    ]
+    if missing:
+        raise ConfigurationError(f"{section} needs {', '.join(repr(m) for m in missing)}")
 
 
 def _folder_name(name: str) -> str:
@@ -639,6 +654,8 @@ class ReleaseSpec:
                 values["spark"] = str(_unresolved_path(base, spark))
             sections[name] = values
         sections["report"].setdefault("directory", base / "release_output" / _folder_name(str(data["name"])))
+        for name, kind in (("source", SourceSpec), ("requirements", Requirements), ("destination", DestinationSpec)):
+            _check_required(name, sections[name], kind)
         algorithm = AlgorithmSpec.from_mapping(_mapping("algorithm", data.get("algorithm")))
         hierarchies: Path | dict[str, Any]
         if isinstance(data.get("hierarchies"), str):

@@ -47,7 +47,7 @@ def spec_dict(tmp_path: Path, destination: dict[str, Any], **changes: Any) -> di
         ({"spark": "out/census.csv"}, {}, "published as Parquet"),
         ({"spark": "drop table"}, {}, "neither a table name"),
         ({"spark": "t", "duckdb": "x.duckdb"}, {}, r"got \['duckdb', 'spark'\]"),
-        ({"duckdb": "x.duckdb"}, {}, "a duckdb destination needs table:"),
+        ({"duckdb": "x.duckdb"}, {}, "^destination needs 'table'$"),
         ({"spark": "t"}, {"algorithm": {"name": "anatomy"}}, "publishes two linked tables"),
         (
             {"spark": "t", "spark_settings": {"spark.master": "local[2]"}},
