@@ -41,7 +41,10 @@ What atomicity each target gives:
   between them leaves both tables — the previous release and the complete, verified
   new one — and no ``<name>``: rename one of them by hand. A killed run's staging
   table stays until dropped by hand (without transactional DDL a live run's staging
-  table cannot be told from an orphan).
+  table cannot be told from an orphan). There is no publish lock for a table (a folder
+  has one beside it): two runs publishing to one table at once may interleave renames.
+  Spark's default catalog is in memory: another process sees the table only with a
+  persistent catalog (``spark.sql.catalogImplementation: hive`` or another metastore).
 """
 
 from __future__ import annotations
