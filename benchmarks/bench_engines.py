@@ -12,8 +12,11 @@ Run:
     .venv/bin/python benchmarks/bench_engines.py run --db /tmp/adult10m.duckdb --mode pandas
     .venv/bin/python benchmarks/bench_engines.py run --db /tmp/adult10m.duckdb --mode spark
     .venv/bin/python benchmarks/bench_engines.py release --db /tmp/adult10m.duckdb --mode duckdb|pandas
+    .venv/bin/python benchmarks/bench_engines.py spark-release --db /tmp/adult10m.duckdb --destination spark|duckdb
 ``run`` times the engine layer alone; ``release`` a whole ``run_release`` (diagnosis and
-publishing included) — the comparison a user sees.
+publishing included) — the comparison a user sees. ``spark-release`` runs ``run_release``
+from a Spark source (the table exported to Parquet) to a Spark folder destination (no row
+leaves Spark) or to a DuckDB file (the published rows streamed out with ``toLocalIterator``).
 Each ``run`` prints one JSON line: mode, rows, snapshot units, node, suppressed,
 published class-count digest, seconds per phase and peak RSS (MB).
 """
@@ -213,6 +216,44 @@ def release(db: Path, mode: str) -> dict[str, object]:
     }
 
 
+def spark_release(db: Path, destination: str) -> dict[str, object]:
+    """One ``run_release`` from a Spark source (``local[2]``) to a Spark folder or a DuckDB file."""
+    import os
+
+    from privacy_plugins.release import ReleaseSpec, run_release
+    from privacy_plugins.release.linked import read_release
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    parquet = db.with_suffix(".parquet")
+    if not parquet.exists():
+        import duckdb
+
+        duckdb.connect(str(db), read_only=True).execute(f"COPY adult_big TO '{parquet}' (FORMAT parquet)")
+    settings = {"spark.master": "local[2]", "spark.driver.memory": "2g", "spark.ui.enabled": "false"}
+    with tempfile.TemporaryDirectory(prefix="bench_release_") as folder:
+        target = {"spark": f"{folder}/out/adult_release"}
+        if destination == "duckdb":
+            target = {"duckdb": f"{folder}/release.duckdb", "table": "adult_release"}
+        spec = ReleaseSpec.from_dict({
+            "name": "bench_release", "source": {"spark": str(parquet), "spark_settings": settings},
+            "quasi_identifiers": QIS, "sensitive_attributes": [SA], "hierarchies": str(ADULT),
+            "requirements": {"k": 5, "l": 2, "l_variant": "distinct", "suppression_limit": 0.05},
+            "destination": target, "report": {"directory": f"{folder}/reports"},
+        })  # fmt: skip
+        start = time.perf_counter()
+        result = run_release(spec)
+        seconds = time.perf_counter() - start
+        assert result.passed and result.candidate is not None, result.failure
+        published = read_release(spec)
+        assert published is not None
+        return {
+            "mode": f"release spark -> {destination}", "rows": result.loaded.rows,
+            "levels": result.candidate.levels, "suppressed": result.candidate.suppressed,
+            "class_counts_digest": _digest(published), "seconds": {"total": round(seconds, 2)},
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        }  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -227,11 +268,16 @@ def main() -> None:
     releasing = sub.add_parser("release", help="a full release through run_release (what a user runs)")
     releasing.add_argument("--db", type=Path, required=True)
     releasing.add_argument("--mode", choices=["duckdb", "pandas"], required=True)
+    spark_releasing = sub.add_parser("spark-release", help="run_release from a Spark source to Spark or DuckDB")
+    spark_releasing.add_argument("--db", type=Path, required=True)
+    spark_releasing.add_argument("--destination", choices=["spark", "duckdb"], required=True)
     args = parser.parse_args()
     if args.command == "make":
         make(args.rows, args.db)
     elif args.command == "release":
         print(json.dumps(release(args.db, args.mode)))
+    elif args.command == "spark-release":
+        print(json.dumps(spark_release(args.db, args.destination)))
     else:
         print(json.dumps(run(args.db, args.mode, args.method, args.memory_limit)))
 

@@ -25,6 +25,11 @@ No source row is read into Python. The five steps become:
   destination elsewhere: loaded from the staged Parquet inside one transaction.
   Another SQL database: the staged rows are read into pandas and published as
   the in-memory flow does (the only case where published rows enter Python).
+  Spark source and Spark destination: staged by the source's session into a
+  sibling folder or table, counted, measured and swapped without a row leaving
+  Spark; another source to a Spark destination: Spark reads the staged Parquet
+  file (:mod:`~privacy_plugins.release.spark_destination` says what atomicity
+  a Spark folder and a Spark table give).
 
 Which releases go here: :func:`pushdown_reason` returns ``None``. Algorithms
 that need the rows (Mondrian, clustering, ``suppressed_rows: mark``) read the
@@ -47,6 +52,7 @@ import pandas as pd
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.tables import check_unique_columns
+from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
 from privacy_plugins.engines.pushdown import (
     anonymize_in_engine,
@@ -58,10 +64,11 @@ from privacy_plugins.engines.pushdown import (
 from privacy_plugins.engines.spark import SparkTable, open_spark_table
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
-from privacy_plugins.release import destinations
+from privacy_plugins.release import destinations, spark_destination
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import source_url
+from privacy_plugins.release.spark_destination import SparkStage
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import (
     Candidate,
@@ -157,6 +164,8 @@ def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
 
 def _same_database(spec: ReleaseSpec) -> bool:
     target, source = spec.destination, spec.source
+    if target.spark is not None:
+        return source.spark is not None  # one SparkSession (the spec refuses other destination settings)
     if target.duckdb is not None and source.duckdb is not None:
         return target.duckdb.resolve() == source.duckdb.resolve()
     if target.conn_id is not None and target.conn_id == source.conn_id:
@@ -222,10 +231,12 @@ def _stream_to_parquet(published: Any, path: Path) -> int:
     return rows
 
 
-def _staged(spec: ReleaseSpec, source: SqlTable | SparkTable, staging: str | Path) -> SqlTable:
+def _staged(spec: ReleaseSpec, source: SqlTable | SparkTable, staging: str | Path | SparkStage) -> EngineTable:
     """The staged candidate as a table to measure: the staging table, or the Parquet file through DuckDB."""
     import sqlalchemy as sa
 
+    if isinstance(staging, SparkStage):
+        return staging.table()
     if isinstance(staging, str):
         assert isinstance(source, SqlTable)  # staged in the source database
         return SqlTable.from_table(source.engine, staging)
@@ -234,7 +245,7 @@ def _staged(spec: ReleaseSpec, source: SqlTable | SparkTable, staging: str | Pat
     return SqlTable.from_query(engine, f"SELECT * FROM read_parquet('{literal}')")
 
 
-def _checks(spec: ReleaseSpec, staged: SqlTable, candidate: Candidate, loaded_rows: int) -> list[RequirementCheck]:
+def _checks(spec: ReleaseSpec, staged: EngineTable, candidate: Candidate, loaded_rows: int) -> list[RequirementCheck]:
     """Identifiers, row accounting, suppression limit and every model, by GROUP BY on the staged rows."""
     columns = staged.columns()
     rows = staged.count()
@@ -277,6 +288,8 @@ def _publish_staged_file(spec: ReleaseSpec, path: Path, rows: int) -> None:
             destinations._swap_hook()
     elif target.duckdb is not None:
         destinations.publish_parquet_to_duckdb(path, target.duckdb, target.table, rows)
+    elif target.spark is not None:
+        spark_destination.publish_parquet(path, target, rows)
     else:
         destinations.publish_table(pd.read_parquet(path), target)  # another database: through pandas
 
@@ -305,7 +318,7 @@ def run_pushdown(
     spec.destination.check_writable()
     spec.report.check_writable()
     source = _open(spec)
-    staging: str | Path | None = None
+    staging: str | Path | SparkStage | None = None
     try:
         columns = source.columns()
         check_unique_columns(columns, where="the source")
@@ -377,10 +390,13 @@ def run_pushdown(
             + "\n",
             encoding="utf-8",
         )
-        if _same_database(spec):
+        if _same_database(spec) and isinstance(source, SparkTable):  # no row leaves Spark
+            staging = spark_destination.stage(done.published, spec.destination)
+            where = staging.where
+        elif _same_database(spec):
             import sqlalchemy as sa
 
-            assert isinstance(source, SqlTable)  # a Spark source never shares the destination
+            assert isinstance(source, SqlTable)
             staging = f"{spec.destination.table}__incoming_{uuid.uuid4().hex[:8]}"
             with source.engine.begin() as connection:
                 connection.execute(sa.text(f"CREATE TABLE {_quote(source, staging)} AS {done.published.select_sql()}"))  # type: ignore[attr-defined]
@@ -439,7 +455,9 @@ def run_pushdown(
                 raise ReleaseBlocked(
                     "re-measured before publishing, the staged rows fail: " + "; ".join(c.detail for c in again)
                 )
-            if isinstance(staging, str):
+            if isinstance(staging, SparkStage):
+                staging.publish(done.rows_out)
+            elif isinstance(staging, str):
                 assert isinstance(source, SqlTable)
                 _swap_in_database(source, staging, spec.destination.table)
                 staging = None
@@ -451,6 +469,8 @@ def run_pushdown(
         )
         return run
     finally:
+        if isinstance(staging, SparkStage):
+            staging.discard()  # a no-op once published
         if isinstance(source, SqlTable):
             if isinstance(staging, str):
                 import sqlalchemy as sa
