@@ -230,7 +230,7 @@ class SubsetLattice:
         # The empty set (one class: the whole table) is measured first and never rolled up.
         self._findings.setdefault(0, self._measure(0, self._classes(0, self.partition(0))))
         try:
-            table = self._measure_table(full, coarsen(units, range(self.d)), progress, stop)
+            table = self._measure_table(full, coarsen(units, None), progress, stop)
             self._partitions[full] = (table.class_of_unit, table.n_classes)
             self._descend(table, full, 0, progress, stop)
         except _Stopped:
@@ -258,8 +258,7 @@ class SubsetLattice:
             child = mask ^ (1 << attribute)
             if not child:
                 continue
-            keep = [column for column in table.columns if column != attribute]
-            child_table = self._measure_table(child, coarsen(table, keep), progress, stop)
+            child_table = self._measure_table(child, coarsen(table, attribute), progress, stop)
             self._descend(child_table, child, position + 1, progress, stop)
 
     def _measure_table(
@@ -283,8 +282,6 @@ class SubsetLattice:
         """The classes of a rolled-up table, with its sensitive counts already in place."""
         cache = {}
         for column, pairs in zip(self._sensitive, table.pairs, strict=True):
-            class_start = np.zeros(table.n_classes + 1, dtype=np.int64)
-            np.cumsum(np.bincount(pairs.pair_class, minlength=table.n_classes), out=class_start[1:])
             cache[(column, False)] = SensitiveCounts(
                 attribute=column,
                 column=self._encodings[(column, False)],
@@ -292,7 +289,7 @@ class SubsetLattice:
                 pair_value=pairs.pair_value,
                 pair_count=pairs.pair_count,
                 pair_of_row=pairs.pair_of_unit,
-                class_start=class_start,
+                class_start=pairs.class_start,
                 value_totals=self._value_totals[column],
             )
         return EquivalenceClasses(

@@ -1,24 +1,29 @@
 """A subset's equivalence classes rolled up from a superset's: group classes, not rows.
 
 Dropping a quasi-identifier only merges classes, so the classes of a subset S
-are the classes of any superset S ∪ {A} grouped by S's columns, and the
+are the classes of the superset S ∪ {A} grouped by S's columns, and the
 (class, sensitive value) counts of S are the superset's pair counts grouped the
-same way. A :class:`ClassTable` holds what that needs: the code of each of its
-columns per class, the class sizes, and per sensitive attribute the sparse
-(class, value, count) pairs sorted by class then value (the order
-:class:`~privacy_plugins.core.partition.SensitiveCounts` uses, so every
-per-class sum runs in the same order as a direct count and gives the same bits).
-:func:`coarsen` costs O(classes + pairs of the superset), not O(rows): Adult's
-255 QI subsets group 1.8 M superset pairs instead of 5 M units.
+same way. A :class:`ClassTable` holds what that needs: a key per class, the
+class sizes, and per sensitive attribute the sparse (class, value, count) pairs
+sorted by class then value (the order of
+:class:`~privacy_plugins.core.partition.SensitiveCounts`, so every per-class
+sum runs in the same order as a direct count and gives the same bits).
+:func:`coarsen` costs O(pairs of the superset), not O(rows): Adult's 255 QI
+subsets group 1.8 M superset pairs instead of 5 M units.
 
-The units of the weighted snapshot are the finest table (:func:`unit_table`),
-every class of which is one unit, so the full set is rolled up from it too.
+The class key is the mixed-radix number of the class's codes (first column
+most significant), so dropping column j is arithmetic on the key: with R_j the
+product of the cardinalities after j, key' = ⌊key / (c_j·R_j)⌋·R_j + key mod R_j.
+When the product of the cardinalities does not fit in 62 bits the key is
+``None`` and the codes are read from a representative unit of each class.
+
 This is ARX's roll-up of a node's classes from a specialization's, applied to
 the lattice of QI subsets (Kohlmayer et al., Flash, 2012, §5).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,27 +40,35 @@ _KEY_BITS = 62
 
 @dataclass(frozen=True, eq=False)
 class SensitivePairs:
-    """The non-zero (class, sensitive value) counts of one table, sorted by class then value code."""
+    """The non-zero (class, sensitive value) counts of one table, sorted by class then value code.
+
+    ``class_start[c]:class_start[c + 1]`` is class ``c``'s slice; ``pair_of_unit``
+    maps every unit of the snapshot to its pair.
+    """
 
     cardinality: int
     pair_class: np.ndarray
     pair_value: np.ndarray
     pair_count: np.ndarray
+    class_start: np.ndarray
     pair_of_unit: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
 class ClassTable:
-    """The classes of one QI subset: per-class codes of its columns, sizes and sensitive pairs.
+    """The classes of one QI subset: a key, a representative unit and the size of each class, and its pairs.
 
-    ``columns`` are attribute indices, ``codes[i]`` the code of ``columns[i]`` in
-    each class and ``cardinalities[i]`` its number of codes; ``class_of_unit``
-    maps every unit of the snapshot to its class.
+    ``columns`` are attribute indices into ``unit_codes`` (the codes of every
+    unit of the snapshot, shared by all tables), ``cardinalities`` their numbers
+    of codes; ``key`` is the mixed-radix number of each class's codes (``None``
+    when it would not fit in 62 bits); ``class_of_unit`` maps every unit to its class.
     """
 
     columns: tuple[int, ...]
     cardinalities: tuple[int, ...]
-    codes: tuple[np.ndarray, ...]
+    unit_codes: tuple[np.ndarray, ...]
+    key: np.ndarray | None
+    representative: np.ndarray
     sizes: np.ndarray
     class_of_unit: np.ndarray
     pairs: tuple[SensitivePairs, ...]
@@ -75,10 +88,14 @@ def unit_table(
     n_units = int(weights.shape[0])
     units = np.arange(n_units, dtype=np.int64)
     counts = weights.astype(np.int64)
+    unit_codes = tuple(np.asarray(codes, dtype=np.int64) for codes, _ in columns)
+    cardinalities = tuple(max(int(cardinality), 1) for _, cardinality in columns)
     return ClassTable(
         columns=tuple(range(len(columns))),
-        cardinalities=tuple(int(cardinality) for _, cardinality in columns),
-        codes=tuple(np.asarray(codes, dtype=np.int64) for codes, _ in columns),
+        cardinalities=cardinalities,
+        unit_codes=unit_codes,
+        key=_mixed_radix(unit_codes, cardinalities, units),
+        representative=units,
         sizes=counts,
         class_of_unit=units,
         pairs=tuple(
@@ -87,6 +104,7 @@ def unit_table(
                 pair_class=units,
                 pair_value=np.asarray(codes, dtype=np.int64),
                 pair_count=counts,
+                class_start=np.arange(n_units + 1, dtype=np.int64),
                 pair_of_unit=units,
             )
             for codes, cardinality in sensitive
@@ -94,117 +112,171 @@ def unit_table(
     )
 
 
-def coarsen(table: ClassTable, keep: Sequence[int]) -> ClassTable:
-    """The classes of the subset ``keep`` (attribute indices, all in ``table.columns``), grouped from ``table``'s.
+def coarsen(table: ClassTable, drop: int | None) -> ClassTable:
+    """The classes of ``table``'s subset without the attribute ``drop``, grouped from ``table``'s classes.
 
-    With a sensitive attribute, one grouping of the superset's first pairs by
-    (class key, value) gives both the classes and their pairs: the class key is
-    the mixed-radix number of the kept codes, so the sorted pair keys run class
-    by class.
+    ``drop=None`` groups by all of ``table``'s columns (the full set from the units).
 
     Example:
         >>> import numpy as np
         >>> units = unit_table([(np.array([0, 0, 1]), 2), (np.array([0, 1, 1]), 2)],
         ...                    [(np.array([0, 1, 1]), 2)], np.array([1, 2, 1]))
-        >>> first = coarsen(units, [0])
+        >>> first = coarsen(units, 1)
         >>> first.sizes.tolist(), first.pairs[0].pair_count.tolist()
         ([3, 1], [1, 2, 1])
     """
-    position = {column: i for i, column in enumerate(table.columns)}
-    kept = [position[column] for column in keep]
-    if table.pairs:
-        child_of_class, n_classes, first = _group_by_pairs(table, kept)
-        pairs = (first, *(_coarsen_pairs(p, child_of_class, n_classes) for p in table.pairs[1:]))
-    else:
-        child_of_class, n_classes = combine_codes(
-            [(table.codes[i], table.cardinalities[i]) for i in kept], table.n_classes
+    columns, cardinalities = list(table.columns), list(table.cardinalities)
+    if drop is not None:
+        j = columns.index(drop)
+        del columns[j], cardinalities[j]
+    keys, space = _child_keys(table, drop, columns, cardinalities)
+    if not table.pairs:
+        return _coarsen_classes(table, columns, cardinalities, keys, space)
+    first = table.pairs[0]
+    m = first.cardinality
+    if (space * m).bit_length() > _KEY_BITS:
+        keys, space = combine_codes([(keys, space)], table.n_classes)
+    grouped = _group(keys[first.pair_class] * m + first.pair_value, space * m, first.pair_count)
+    class_key = grouped.keys // m
+    class_start = _run_starts(class_key)
+    pair_class = _run_ids(class_key, class_start[:-1])
+    n_classes = class_start.shape[0] - 1
+    pair_of_unit = grouped.ids[first.pair_of_unit]
+    representative = table.representative[first.pair_class[grouped.member[class_start[:-1]]]]
+    pairs = [
+        SensitivePairs(
+            cardinality=m,
+            pair_class=pair_class,
+            pair_value=grouped.keys - class_key * m,
+            pair_count=grouped.counts,
+            class_start=class_start,
+            pair_of_unit=pair_of_unit,
         )
-        pairs = ()
-    # One representative superset class per class carries the class's codes.
-    representative = np.empty(n_classes, dtype=np.int64)
-    representative[child_of_class] = np.arange(table.n_classes, dtype=np.int64)
+    ]
+    if len(table.pairs) > 1:
+        child_of_class = np.empty(table.n_classes, dtype=np.int64)
+        child_of_class[first.pair_class] = pair_class[grouped.ids]
+        pairs.extend(_coarsen_pairs(p, child_of_class, n_classes) for p in table.pairs[1:])
     return ClassTable(
-        columns=tuple(table.columns[i] for i in kept),
-        cardinalities=tuple(table.cardinalities[i] for i in kept),
-        codes=tuple(table.codes[i][representative] for i in kept),
-        sizes=np.bincount(child_of_class, weights=table.sizes, minlength=n_classes).astype(np.int64),
-        class_of_unit=child_of_class[table.class_of_unit],
-        pairs=pairs,
+        columns=tuple(columns),
+        cardinalities=tuple(cardinalities),
+        unit_codes=table.unit_codes,
+        key=_child_key(table, class_key[class_start[:-1]], columns, cardinalities, representative),
+        representative=representative,
+        sizes=_sums(pair_class, grouped.counts, n_classes),
+        class_of_unit=pair_class[pair_of_unit],
+        pairs=tuple(pairs),
     )
 
 
-def _class_keys(table: ClassTable, kept: Sequence[int], m: int) -> tuple[np.ndarray, int]:
-    """A key per superset class that is equal exactly when the kept codes are: mixed radix, compacted on overflow."""
-    keys = np.zeros(table.n_classes, dtype=np.int64)
-    space = 1
-    for i in kept:
-        cardinality = table.cardinalities[i]
-        if cardinality <= 1:
-            continue
-        if (space * cardinality * m).bit_length() > _KEY_BITS:
-            return combine_codes([(table.codes[i], table.cardinalities[i]) for i in kept], table.n_classes)
-        keys *= cardinality
-        keys += table.codes[i]
-        space *= cardinality
-    return keys, space
-
-
-def _group_by_pairs(table: ClassTable, kept: Sequence[int]) -> tuple[np.ndarray, int, SensitivePairs]:
-    """The subset's class of each superset class, the number of classes, and the first attribute's pairs."""
-    pairs = table.pairs[0]
-    m = pairs.cardinality
-    keys, space = _class_keys(table, kept, m)
-    ids, distinct = _rank(keys[pairs.pair_class] * m + pairs.pair_value, space * m)
-    class_key = distinct // m
-    new_class = np.empty(class_key.shape[0], dtype=bool)
-    new_class[:1] = True
-    np.not_equal(class_key[1:], class_key[:-1], out=new_class[1:])
-    pair_class = np.cumsum(new_class) - 1
-    n_classes = int(pair_class[-1]) + 1 if pair_class.shape[0] else 0
-    child_of_class = np.empty(table.n_classes, dtype=np.int64)
-    child_of_class[pairs.pair_class] = pair_class[ids]
-    first = SensitivePairs(
-        cardinality=m,
-        pair_class=pair_class,
-        pair_value=distinct - class_key * m,
-        pair_count=np.bincount(ids, weights=pairs.pair_count, minlength=distinct.shape[0]).astype(np.int64),
-        pair_of_unit=ids[pairs.pair_of_unit],
+def _coarsen_classes(
+    table: ClassTable, columns: list[int], cardinalities: list[int], keys: np.ndarray, space: int
+) -> ClassTable:
+    """:func:`coarsen` without a sensitive attribute: group the classes themselves."""
+    grouped = _group(keys, space, table.sizes)
+    representative = table.representative[grouped.member]
+    return ClassTable(
+        columns=tuple(columns),
+        cardinalities=tuple(cardinalities),
+        unit_codes=table.unit_codes,
+        key=_child_key(table, grouped.keys, columns, cardinalities, representative),
+        representative=representative,
+        sizes=grouped.counts,
+        class_of_unit=grouped.ids[table.class_of_unit],
+        pairs=(),
     )
-    return child_of_class, n_classes, first
+
+
+def _child_keys(
+    table: ClassTable, drop: int | None, columns: list[int], cardinalities: list[int]
+) -> tuple[np.ndarray, int]:
+    """A key per superset class, equal exactly when the kept codes are, and the size of its key space."""
+    if table.key is not None:
+        if drop is None:
+            return table.key, math.prod(table.cardinalities)
+        j = table.columns.index(drop)
+        below = math.prod(table.cardinalities[j + 1 :])
+        key = table.key // (table.cardinalities[j] * below) * below + table.key % below
+        return key, math.prod(cardinalities)
+    codes = [(table.unit_codes[column][table.representative], c) for column, c in zip(columns, cardinalities)]
+    return combine_codes(codes, table.n_classes)
+
+
+def _child_key(
+    table: ClassTable,
+    class_key: np.ndarray,
+    columns: list[int],
+    cardinalities: list[int],
+    representative: np.ndarray,
+) -> np.ndarray | None:
+    """The subset's own class keys: rolled-up keys are already mixed radix when the superset's were."""
+    if table.key is not None:
+        return class_key
+    return _mixed_radix(table.unit_codes, cardinalities, representative, columns)
+
+
+def _mixed_radix(
+    unit_codes: Sequence[np.ndarray],
+    cardinalities: Sequence[int],
+    units: np.ndarray,
+    columns: Sequence[int] | None = None,
+) -> np.ndarray | None:
+    """The mixed-radix number of the codes of ``units`` (first column most significant), or ``None`` on overflow."""
+    if math.prod(cardinalities).bit_length() > _KEY_BITS:
+        return None
+    key = np.zeros(units.shape[0], dtype=np.int64)
+    for column, cardinality in zip(range(len(unit_codes)) if columns is None else columns, cardinalities):
+        key *= cardinality
+        key += unit_codes[column][units]
+    return key
 
 
 def _coarsen_pairs(pairs: SensitivePairs, child_of_class: np.ndarray, n_classes: int) -> SensitivePairs:
+    """Another sensitive attribute's pairs, once the classes are known."""
     m = pairs.cardinality
-    keys = child_of_class[pairs.pair_class] * m + pairs.pair_value
-    ids, distinct = _rank(keys, n_classes * m)
-    pair_class = distinct // m
+    grouped = _group(child_of_class[pairs.pair_class] * m + pairs.pair_value, n_classes * m, pairs.pair_count)
+    pair_class = grouped.keys // m
     return SensitivePairs(
         cardinality=m,
         pair_class=pair_class,
-        pair_value=distinct - pair_class * m,
-        pair_count=np.bincount(ids, weights=pairs.pair_count, minlength=distinct.shape[0]).astype(np.int64),
-        pair_of_unit=ids[pairs.pair_of_unit],
+        pair_value=grouped.keys - pair_class * m,
+        pair_count=grouped.counts,
+        class_start=_run_starts(pair_class),
+        pair_of_unit=grouped.ids[pairs.pair_of_unit],
     )
 
 
-def _rank(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each key's rank among the distinct keys (ascending), and the distinct keys, for keys in ``0..space-1``.
+@dataclass(frozen=True, eq=False)
+class _Grouped:
+    keys: np.ndarray  # the distinct keys, ascending
+    counts: np.ndarray  # the summed counts of each
+    ids: np.ndarray  # each element's group
+    member: np.ndarray  # one element of each group
+
+
+def _group(keys: np.ndarray, space: int, counts: np.ndarray) -> _Grouped:
+    """Group elements with equal keys in ``0..space-1`` into groups numbered in key order, summing their counts.
 
     Dense counting when the key space is small; otherwise one sort, of the keys
     with their positions packed into the low bits when that fits in 62 bits
-    (an unstable value sort is several times faster than an argsort).
+    (a value sort is several times faster than an argsort).
 
     Example:
-        >>> ids, distinct = _rank(np.array([7, 3, 7, 5]), 8)
-        >>> ids.tolist(), distinct.tolist()
-        ([2, 0, 2, 1], [3, 5, 7])
+        >>> grouped = _group(np.array([7, 3, 7, 5]), 8, np.array([1, 2, 3, 4]))
+        >>> grouped.keys.tolist(), grouped.counts.tolist(), grouped.ids.tolist()
+        ([3, 5, 7], [2, 4, 4], [2, 0, 2, 1])
     """
     n = int(keys.shape[0])
     if space <= _DENSE_FACTOR * n + 1024:
         present = np.zeros(space, dtype=bool)
         present[keys] = True
-        remap = np.cumsum(present) - 1
-        return remap[keys], np.flatnonzero(present)
+        distinct = np.flatnonzero(present)
+        remap = np.empty(space, dtype=np.int64)
+        remap[distinct] = np.arange(distinct.shape[0], dtype=np.int64)
+        ids = remap[keys]
+        member = np.empty(distinct.shape[0], dtype=np.int64)
+        member[ids] = np.arange(n, dtype=np.int64)
+        return _Grouped(keys=distinct, counts=_sums(ids, counts, distinct.shape[0]), ids=ids, member=member)
     shift = max(n - 1, 1).bit_length()
     if (space - 1).bit_length() + shift <= _KEY_BITS:
         packed = (keys << shift) | np.arange(n, dtype=np.int64)
@@ -214,10 +286,34 @@ def _rank(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
     else:
         order = np.argsort(keys, kind="stable")
         ordered = keys[order]
-    new = np.empty(n, dtype=bool)
+    starts = _run_starts(ordered)[:-1]
+    ids = np.empty(n, dtype=np.int64)
+    ids[order] = _run_ids(ordered, starts)
+    return _Grouped(
+        keys=ordered[starts],
+        counts=_sums(ids, counts, starts.shape[0]),
+        ids=ids,
+        member=order[starts],
+    )
+
+
+def _sums(ids: np.ndarray, counts: np.ndarray, n_groups: int) -> np.ndarray:
+    """Σ counts per group (``np.bincount`` is exact for counts below 2^53, and faster than ``add.reduceat``)."""
+    return np.bincount(ids, weights=counts, minlength=n_groups).astype(np.int64)
+
+
+def _run_starts(ordered: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of a sorted array starts, and its length at the end."""
+    new = np.empty(ordered.shape[0], dtype=bool)
     new[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    rank = np.cumsum(new) - 1
-    ids = np.empty(n, dtype=np.int64)
-    ids[order] = rank
-    return ids, ordered[new]
+    return np.append(np.flatnonzero(new), ordered.shape[0])
+
+
+def _run_ids(ordered: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The run number of each element of a sorted array whose runs start at ``starts`` (without the end)."""
+    if starts.shape[0] == ordered.shape[0]:
+        return np.arange(ordered.shape[0], dtype=np.int64)
+    ids = np.zeros(ordered.shape[0], dtype=np.int64)
+    ids[starts[1:]] = 1
+    return np.cumsum(ids, out=ids)
