@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from privacy_plugins.core.partition import combine_codes
 __all__ = ["ClassTable", "SensitivePairs", "coarsen", "unit_table"]
 
 # Above this many possible keys per element, grouping sorts instead of counting into a dense table.
-_DENSE_FACTOR = 4
+_DENSE_FACTOR = 8
 _KEY_BITS = 62
 
 
@@ -52,6 +53,16 @@ class SensitivePairs:
     pair_count: np.ndarray
     class_start: np.ndarray
     pair_of_unit: np.ndarray
+
+    @cached_property
+    def shift(self) -> int:
+        """Bits that number the pairs."""
+        return max(self.pair_class.shape[0] - 1, 1).bit_length()
+
+    @cached_property
+    def packed_values(self) -> np.ndarray:
+        """``value << shift | pair``: the low part of every packed sort key of this table's children."""
+        return (self.pair_value << self.shift) | np.arange(self.pair_class.shape[0], dtype=np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,7 +147,7 @@ def coarsen(table: ClassTable, drop: int | None) -> ClassTable:
     m = first.cardinality
     if (space * m).bit_length() > _KEY_BITS:
         keys, space = combine_codes([(keys, space)], table.n_classes)
-    grouped = _group(keys[first.pair_class] * m + first.pair_value, space * m, first.pair_count)
+    grouped = _group_pairs(keys, space, first)
     class_key = grouped.keys // m
     class_start = _run_starts(class_key)
     pair_class = _run_ids(class_key, class_start[:-1])
@@ -234,7 +245,7 @@ def _mixed_radix(
 def _coarsen_pairs(pairs: SensitivePairs, child_of_class: np.ndarray, n_classes: int) -> SensitivePairs:
     """Another sensitive attribute's pairs, once the classes are known."""
     m = pairs.cardinality
-    grouped = _group(child_of_class[pairs.pair_class] * m + pairs.pair_value, n_classes * m, pairs.pair_count)
+    grouped = _group_pairs(child_of_class, n_classes, pairs)
     pair_class = grouped.keys // m
     return SensitivePairs(
         cardinality=m,
@@ -254,6 +265,24 @@ class _Grouped:
     member: np.ndarray  # one element of each group
 
 
+def _group_pairs(class_keys: np.ndarray, space: int, pairs: SensitivePairs) -> _Grouped:
+    """Group a superset's pairs by (subset class key, value); ``class_keys`` are per superset class in ``0..space-1``.
+
+    The packed sort key ``(class_key·m + value) << shift | pair`` is
+    ``class_key·(m << shift)`` gathered per pair plus the superset's
+    :attr:`SensitivePairs.packed_values`, which all its subsets share.
+    """
+    m = pairs.cardinality
+    n = int(pairs.pair_class.shape[0])
+    if space * m <= _DENSE_FACTOR * n + 1024:
+        return _group_dense(class_keys[pairs.pair_class] * m + pairs.pair_value, space * m, pairs.pair_count)
+    if (space * m - 1).bit_length() + pairs.shift <= _KEY_BITS:
+        packed = (class_keys * (m << pairs.shift))[pairs.pair_class]
+        packed += pairs.packed_values
+        return _group_packed(packed, pairs.shift, pairs.pair_count)
+    return _group_sorted(class_keys[pairs.pair_class] * m + pairs.pair_value, pairs.pair_count)
+
+
 def _group(keys: np.ndarray, space: int, counts: np.ndarray) -> _Grouped:
     """Group elements with equal keys in ``0..space-1`` into groups numbered in key order, summing their counts.
 
@@ -268,33 +297,41 @@ def _group(keys: np.ndarray, space: int, counts: np.ndarray) -> _Grouped:
     """
     n = int(keys.shape[0])
     if space <= _DENSE_FACTOR * n + 1024:
-        present = np.zeros(space, dtype=bool)
-        present[keys] = True
-        distinct = np.flatnonzero(present)
-        remap = np.empty(space, dtype=np.int64)
-        remap[distinct] = np.arange(distinct.shape[0], dtype=np.int64)
-        ids = remap[keys]
-        member = np.empty(distinct.shape[0], dtype=np.int64)
-        member[ids] = np.arange(n, dtype=np.int64)
-        return _Grouped(keys=distinct, counts=_sums(ids, counts, distinct.shape[0]), ids=ids, member=member)
+        return _group_dense(keys, space, counts)
     shift = max(n - 1, 1).bit_length()
     if (space - 1).bit_length() + shift <= _KEY_BITS:
-        packed = (keys << shift) | np.arange(n, dtype=np.int64)
-        packed.sort()
-        order = packed & ((1 << shift) - 1)
-        ordered = packed >> shift
-    else:
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
+        return _group_packed((keys << shift) | np.arange(n, dtype=np.int64), shift, counts)
+    return _group_sorted(keys, counts)
+
+
+def _group_dense(keys: np.ndarray, space: int, counts: np.ndarray) -> _Grouped:
+    present = np.zeros(space, dtype=bool)
+    present[keys] = True
+    distinct = np.flatnonzero(present)
+    remap = np.empty(space, dtype=np.int64)
+    remap[distinct] = np.arange(distinct.shape[0], dtype=np.int64)
+    ids = remap[keys]
+    member = np.empty(distinct.shape[0], dtype=np.int64)
+    member[ids] = np.arange(keys.shape[0], dtype=np.int64)
+    return _Grouped(keys=distinct, counts=_sums(ids, counts, distinct.shape[0]), ids=ids, member=member)
+
+
+def _group_packed(packed: np.ndarray, shift: int, counts: np.ndarray) -> _Grouped:
+    """Group by the high bits of ``packed``, whose low ``shift`` bits number the elements (sorted in place)."""
+    packed.sort()
+    return _group_ordered(packed >> shift, packed & ((1 << shift) - 1), counts)
+
+
+def _group_sorted(keys: np.ndarray, counts: np.ndarray) -> _Grouped:
+    order = np.argsort(keys, kind="stable")
+    return _group_ordered(keys[order], order, counts)
+
+
+def _group_ordered(ordered: np.ndarray, order: np.ndarray, counts: np.ndarray) -> _Grouped:
     starts = _run_starts(ordered)[:-1]
-    ids = np.empty(n, dtype=np.int64)
+    ids = np.empty(ordered.shape[0], dtype=np.int64)
     ids[order] = _run_ids(ordered, starts)
-    return _Grouped(
-        keys=ordered[starts],
-        counts=_sums(ids, counts, starts.shape[0]),
-        ids=ids,
-        member=order[starts],
-    )
+    return _Grouped(keys=ordered[starts], counts=_sums(ids, counts, starts.shape[0]), ids=ids, member=order[starts])
 
 
 def _sums(ids: np.ndarray, counts: np.ndarray, n_groups: int) -> np.ndarray:
