@@ -36,6 +36,7 @@ __all__ = ["ClassTable", "SensitivePairs", "coarsen", "unit_table"]
 
 # Above this many possible keys per element, grouping sorts instead of counting into a dense table.
 _DENSE_FACTOR = 8
+_DENSE_SLACK = 1024
 _KEY_BITS = 62
 
 
@@ -47,7 +48,7 @@ class SensitivePairs:
     maps every unit of the snapshot to its pair.
     """
 
-    cardinality: int
+    value_bits: int
     pair_class: np.ndarray
     pair_value: np.ndarray
     pair_count: np.ndarray
@@ -79,7 +80,7 @@ class ClassTable:
     cardinalities: tuple[int, ...]
     unit_codes: tuple[np.ndarray, ...]
     key: np.ndarray | None
-    representative: np.ndarray
+    representative: np.ndarray | None
     sizes: np.ndarray
     class_of_unit: np.ndarray
     pairs: tuple[SensitivePairs, ...]
@@ -101,17 +102,18 @@ def unit_table(
     counts = weights.astype(np.int64)
     unit_codes = tuple(np.asarray(codes, dtype=np.int64) for codes, _ in columns)
     cardinalities = tuple(max(int(cardinality), 1) for _, cardinality in columns)
+    key = _mixed_radix(unit_codes, cardinalities, units)
     return ClassTable(
         columns=tuple(range(len(columns))),
         cardinalities=cardinalities,
         unit_codes=unit_codes,
-        key=_mixed_radix(unit_codes, cardinalities, units),
-        representative=units,
+        key=key,
+        representative=None if key is not None else units,
         sizes=counts,
         class_of_unit=units,
         pairs=tuple(
             SensitivePairs(
-                cardinality=max(int(cardinality), 1),
+                value_bits=(max(int(cardinality), 1) - 1).bit_length(),
                 pair_class=units,
                 pair_value=np.asarray(codes, dtype=np.int64),
                 pair_count=counts,
@@ -144,21 +146,23 @@ def coarsen(table: ClassTable, drop: int | None) -> ClassTable:
     if not table.pairs:
         return _coarsen_classes(table, columns, cardinalities, keys, space)
     first = table.pairs[0]
-    m = first.cardinality
-    if (space * m).bit_length() > _KEY_BITS:
+    bits = first.value_bits
+    mixed = None  # the superset's rolled keys, when the grouping had to renumber them
+    if (space << bits).bit_length() > _KEY_BITS:
+        mixed = keys if table.key is not None else None
         keys, space = combine_codes([(keys, space)], table.n_classes)
     grouped = _group_pairs(keys, space, first)
-    class_key = grouped.keys // m
+    class_key = grouped.keys >> bits
     class_start = _run_starts(class_key)
-    pair_class = _run_ids(class_key, class_start[:-1])
+    pair_class = _run_ids(class_key, class_start)
+    class_start = np.append(class_start, class_key.shape[0])
     n_classes = class_start.shape[0] - 1
     pair_of_unit = grouped.ids[first.pair_of_unit]
-    representative = table.representative[first.pair_class[grouped.member[class_start[:-1]]]]
     pairs = [
         SensitivePairs(
-            cardinality=m,
+            value_bits=bits,
             pair_class=pair_class,
-            pair_value=grouped.keys - class_key * m,
+            pair_value=grouped.keys & ((1 << bits) - 1),
             pair_count=grouped.counts,
             class_start=class_start,
             pair_of_unit=pair_of_unit,
@@ -168,11 +172,15 @@ def coarsen(table: ClassTable, drop: int | None) -> ClassTable:
         child_of_class = np.empty(table.n_classes, dtype=np.int64)
         child_of_class[first.pair_class] = pair_class[grouped.ids]
         pairs.extend(_coarsen_pairs(p, child_of_class, n_classes) for p in table.pairs[1:])
+    members = first.pair_class[grouped.member[class_start[:-1]]] if mixed is not None or table.key is None else None
+    key, representative = _child_key(
+        table, class_key[class_start[:-1]] if mixed is None else mixed[members], columns, cardinalities, members
+    )
     return ClassTable(
         columns=tuple(columns),
         cardinalities=tuple(cardinalities),
         unit_codes=table.unit_codes,
-        key=_child_key(table, class_key[class_start[:-1]], columns, cardinalities, representative),
+        key=key,
         representative=representative,
         sizes=_sums(pair_class, grouped.counts, n_classes),
         class_of_unit=pair_class[pair_of_unit],
@@ -185,12 +193,12 @@ def _coarsen_classes(
 ) -> ClassTable:
     """:func:`coarsen` without a sensitive attribute: group the classes themselves."""
     grouped = _group(keys, space, table.sizes)
-    representative = table.representative[grouped.member]
+    key, representative = _child_key(table, grouped.keys, columns, cardinalities, grouped.member)
     return ClassTable(
         columns=tuple(columns),
         cardinalities=tuple(cardinalities),
         unit_codes=table.unit_codes,
-        key=_child_key(table, grouped.keys, columns, cardinalities, representative),
+        key=key,
         representative=representative,
         sizes=grouped.counts,
         class_of_unit=grouped.ids[table.class_of_unit],
@@ -209,7 +217,10 @@ def _child_keys(
         below = math.prod(table.cardinalities[j + 1 :])
         key = table.key // (table.cardinalities[j] * below) * below + table.key % below
         return key, math.prod(cardinalities)
-    codes = [(table.unit_codes[column][table.representative], c) for column, c in zip(columns, cardinalities)]
+    assert table.representative is not None  # a table without a key keeps a unit of each class
+    codes = [
+        (table.unit_codes[column][table.representative], c) for column, c in zip(columns, cardinalities, strict=True)
+    ]
     return combine_codes(codes, table.n_classes)
 
 
@@ -218,12 +229,20 @@ def _child_key(
     class_key: np.ndarray,
     columns: list[int],
     cardinalities: list[int],
-    representative: np.ndarray,
-) -> np.ndarray | None:
-    """The subset's own class keys: rolled-up keys are already mixed radix when the superset's were."""
+    members: np.ndarray | None,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The subset's ``key`` and ``representative``: rolled-up keys are mixed radix when the superset's were.
+
+    ``class_key`` is the rolled key of each class (read when the superset has a
+    key); ``members[i]`` is a superset class inside the subset's class ``i``
+    (read when it has none: then each class keeps a unit to read codes from).
+    """
     if table.key is not None:
-        return class_key
-    return _mixed_radix(table.unit_codes, cardinalities, representative, columns)
+        return class_key, None
+    assert table.representative is not None and members is not None  # a table without a key keeps its units
+    representative = table.representative[members]
+    key = _mixed_radix(table.unit_codes, cardinalities, representative, columns)
+    return key, None if key is not None else representative
 
 
 def _mixed_radix(
@@ -236,7 +255,7 @@ def _mixed_radix(
     if math.prod(cardinalities).bit_length() > _KEY_BITS:
         return None
     key = np.zeros(units.shape[0], dtype=np.int64)
-    for column, cardinality in zip(range(len(unit_codes)) if columns is None else columns, cardinalities):
+    for column, cardinality in zip(range(len(unit_codes)) if columns is None else columns, cardinalities, strict=True):
         key *= cardinality
         key += unit_codes[column][units]
     return key
@@ -244,15 +263,15 @@ def _mixed_radix(
 
 def _coarsen_pairs(pairs: SensitivePairs, child_of_class: np.ndarray, n_classes: int) -> SensitivePairs:
     """Another sensitive attribute's pairs, once the classes are known."""
-    m = pairs.cardinality
+    bits = pairs.value_bits
     grouped = _group_pairs(child_of_class, n_classes, pairs)
-    pair_class = grouped.keys // m
+    pair_class = grouped.keys >> bits
     return SensitivePairs(
-        cardinality=m,
+        value_bits=bits,
         pair_class=pair_class,
-        pair_value=grouped.keys - pair_class * m,
+        pair_value=grouped.keys & ((1 << bits) - 1),
         pair_count=grouped.counts,
-        class_start=_run_starts(pair_class),
+        class_start=np.append(_run_starts(pair_class), pair_class.shape[0]),
         pair_of_unit=grouped.ids[pairs.pair_of_unit],
     )
 
@@ -269,18 +288,18 @@ def _group_pairs(class_keys: np.ndarray, space: int, pairs: SensitivePairs) -> _
     """Group a superset's pairs by (subset class key, value); ``class_keys`` are per superset class in ``0..space-1``.
 
     The packed sort key ``(class_key·m + value) << shift | pair`` is
-    ``class_key·(m << shift)`` gathered per pair plus the superset's
+    ``class_key << (value_bits + shift)`` gathered per pair, or-ed with the superset's
     :attr:`SensitivePairs.packed_values`, which all its subsets share.
     """
-    m = pairs.cardinality
+    bits = pairs.value_bits
     n = int(pairs.pair_class.shape[0])
-    if space * m <= _DENSE_FACTOR * n + 1024:
-        return _group_dense(class_keys[pairs.pair_class] * m + pairs.pair_value, space * m, pairs.pair_count)
-    if (space * m - 1).bit_length() + pairs.shift <= _KEY_BITS:
-        packed = (class_keys * (m << pairs.shift))[pairs.pair_class]
-        packed += pairs.packed_values
+    if space << bits <= _DENSE_FACTOR * n + _DENSE_SLACK:
+        return _group_dense((class_keys << bits)[pairs.pair_class] | pairs.pair_value, space << bits, pairs.pair_count)
+    if ((space << bits) - 1).bit_length() + pairs.shift <= _KEY_BITS:
+        packed = (class_keys << (bits + pairs.shift))[pairs.pair_class]
+        packed |= pairs.packed_values
         return _group_packed(packed, pairs.shift, pairs.pair_count)
-    return _group_sorted(class_keys[pairs.pair_class] * m + pairs.pair_value, pairs.pair_count)
+    return _group_sorted((class_keys << bits)[pairs.pair_class] | pairs.pair_value, pairs.pair_count)
 
 
 def _group(keys: np.ndarray, space: int, counts: np.ndarray) -> _Grouped:
@@ -296,7 +315,7 @@ def _group(keys: np.ndarray, space: int, counts: np.ndarray) -> _Grouped:
         ([3, 5, 7], [2, 4, 4], [2, 0, 2, 1])
     """
     n = int(keys.shape[0])
-    if space <= _DENSE_FACTOR * n + 1024:
+    if space <= _DENSE_FACTOR * n + _DENSE_SLACK:
         return _group_dense(keys, space, counts)
     shift = max(n - 1, 1).bit_length()
     if (space - 1).bit_length() + shift <= _KEY_BITS:
@@ -328,7 +347,7 @@ def _group_sorted(keys: np.ndarray, counts: np.ndarray) -> _Grouped:
 
 
 def _group_ordered(ordered: np.ndarray, order: np.ndarray, counts: np.ndarray) -> _Grouped:
-    starts = _run_starts(ordered)[:-1]
+    starts = _run_starts(ordered)
     ids = np.empty(ordered.shape[0], dtype=np.int64)
     ids[order] = _run_ids(ordered, starts)
     return _Grouped(keys=ordered[starts], counts=_sums(ids, counts, starts.shape[0]), ids=ids, member=order[starts])
@@ -340,15 +359,15 @@ def _sums(ids: np.ndarray, counts: np.ndarray, n_groups: int) -> np.ndarray:
 
 
 def _run_starts(ordered: np.ndarray) -> np.ndarray:
-    """Where each run of equal values of a sorted array starts, and its length at the end."""
+    """Where each run of equal values of a sorted array starts."""
     new = np.empty(ordered.shape[0], dtype=bool)
     new[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    return np.append(np.flatnonzero(new), ordered.shape[0])
+    return np.flatnonzero(new)
 
 
 def _run_ids(ordered: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """The run number of each element of a sorted array whose runs start at ``starts`` (without the end)."""
+    """The run number of each element of a sorted array whose runs start at ``starts``."""
     if starts.shape[0] == ordered.shape[0]:
         return np.arange(ordered.shape[0], dtype=np.int64)
     ids = np.zeros(ordered.shape[0], dtype=np.int64)
