@@ -17,8 +17,8 @@ product of the cardinalities after j, key' = ⌊key / (c_j·R_j)⌋·R_j + key m
 When the product of the cardinalities does not fit in 62 bits the key is
 ``None`` and the codes are read from a representative unit of each class.
 
-This is ARX's roll-up of a node's classes from a specialization's, applied to
-the lattice of QI subsets (Kohlmayer et al., Flash, 2012, §5).
+This is ARX's roll-up of a node's classes from a specialization's (its
+snapshot optimisation; Kohlmayer et al. 2012), applied to the lattice of QI subsets.
 """
 
 from __future__ import annotations
