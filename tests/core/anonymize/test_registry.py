@@ -350,8 +350,8 @@ def test_verify_checks_categorical_columns_by_code_and_publishes_object_labels()
     utility = UtilityMetrics(ncp=0.0, lm=0.0, discernibility=0.0, c_avg=1.0, height=0, precision=1.0, ileft=1.0)
     released = np.ones(len(plain), dtype=bool)
 
-    def output(table: pd.DataFrame, given: np.ndarray, names: np.ndarray) -> AnonymizedTable:
-        return AnonymizedTable(table, released, 0, utility, qi_codes={"q0": (given, names)})
+    def output(table: pd.DataFrame, row_codes: np.ndarray, names: np.ndarray) -> AnonymizedTable:
+        return AnonymizedTable(table, released, 0, utility, qi_codes={"q0": (row_codes, names)})
 
     result = verify(request, output(categorical, codes, labels), algorithm="x", seconds=0)
     assert result.table["q0"].dtype == object
@@ -359,9 +359,9 @@ def test_verify_checks_categorical_columns_by_code_and_publishes_object_labels()
     shifted = (codes + 1) % len(labels)
     renamed = np.array([f"{label}!" for label in labels], dtype=object)
     reordered = labels[::-1].copy()
-    for given, names in [(shifted, labels), (codes, renamed), (codes, reordered)]:
+    for wrong, names in [(shifted, labels), (codes, renamed), (codes, reordered)]:
         with pytest.raises(VerificationError, match="do not match"):
-            verify(request, output(categorical, given, names), algorithm="x", seconds=0)
+            verify(request, output(categorical, wrong, names), algorithm="x", seconds=0)
     missing = categorical.assign(q0=categorical["q0"].cat.set_categories(labels[1:]))  # rows of labels[0] become NaN
     with pytest.raises(VerificationError, match="do not match"):
         verify(request, output(missing, codes, labels), algorithm="x", seconds=0)
