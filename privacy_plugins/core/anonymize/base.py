@@ -279,8 +279,8 @@ def _as_labels(table: pd.DataFrame, columns: Sequence[Hashable]) -> pd.DataFrame
     table = table.copy(deep=False)
     for column in categorical:
         values = table[column].array  # a Categorical; codes ≥ 0, as verify checked
-        labels = values.categories.to_numpy(dtype=object)[values.codes]  # numpy take: ~2x Categorical.astype
-        table[column] = pd.Series(labels, index=table.index, dtype=object)
+        labels = values.categories.to_numpy(dtype=object).take(values.codes)  # ~2x faster than Categorical.astype
+        table[column] = pd.Series(labels, index=table.index, dtype=object, copy=False)  # fresh: no copy needed
     return table
 
 

@@ -150,7 +150,7 @@ def _publish(
                 values = pd.Categorical.from_codes(
                     snapshot.codes(qi, node[qi])[units], categories=pd.Index(labels, dtype=object)
                 )
-                rest.insert(location, column, pd.Series(values, index=rest.index))
+                rest.insert(location, column, pd.Series(values, index=rest.index, copy=False))
                 codes_of[column] = (np.asarray(values.codes), labels)
         return rest, codes_of
     published = table.drop(columns=list(roles.identifiers))
@@ -158,7 +158,7 @@ def _publish(
     for qi, (column, hierarchy) in enumerate(zip(snapshot.quasi_identifiers, snapshot.hierarchies, strict=True)):
         row_codes = snapshot.codes(qi, node[qi])[snapshot.unit_of_row]
         labels = hierarchy.labels[node[qi]]
-        published[column] = pd.Series(labels[row_codes], index=published.index, dtype=object)
+        published[column] = pd.Series(labels[row_codes], index=published.index, dtype=object, copy=False)
         codes_of[column] = (row_codes, labels)
     if not suppressed.any():
         return published, codes_of
