@@ -279,7 +279,8 @@ def _as_labels(table: pd.DataFrame, columns: Sequence[Hashable]) -> pd.DataFrame
     table = table.copy(deep=False)
     for column in categorical:
         values = table[column].array  # a Categorical; codes ≥ 0, as verify checked
-        labels = values.categories.to_numpy(dtype=object).take(values.codes)  # ~2x faster than Categorical.astype
+        # A numpy take with intp indices: about 2x faster than Categorical.astype or int8 indices.
+        labels = values.categories.to_numpy(dtype=object).take(values.codes.astype(np.intp))
         table[column] = pd.Series(labels, index=table.index, dtype=object, copy=False)  # fresh: no copy needed
     return table
 
