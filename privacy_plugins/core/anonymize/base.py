@@ -231,17 +231,16 @@ def _spells(column: pd.Series, codes: np.ndarray, labels: np.ndarray) -> bool:
     A Categorical column is compared through its categories and codes (no string is
     touched per row); any other column value by value.
     """
-    if codes.shape != (len(column),) or not pd.Index(labels).is_unique:
+    if codes.shape != (len(column),) or not pd.Index(labels, dtype=object).is_unique:
         return False
-    dtype = column.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        categories = dtype.categories.to_numpy(dtype=object)
-        row_codes = column.cat.codes.to_numpy()
+    values = column.array
+    if isinstance(values, pd.Categorical):
+        categories = values.categories.to_numpy(dtype=object)
         return (
             categories.shape == labels.shape
             and bool((categories == labels).all())
-            and bool((row_codes >= 0).all())
-            and np.array_equal(row_codes, codes)
+            and bool((values.codes >= 0).all())
+            and np.array_equal(values.codes, codes)
         )
     return bool((labels[codes] == column.to_numpy(dtype=object)).all())
 
