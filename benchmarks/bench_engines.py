@@ -11,6 +11,12 @@ Run:
     .venv/bin/python benchmarks/bench_engines.py run --db /tmp/adult10m.duckdb --mode duckdb [--method case|join]
     .venv/bin/python benchmarks/bench_engines.py run --db /tmp/adult10m.duckdb --mode pandas
     .venv/bin/python benchmarks/bench_engines.py run --db /tmp/adult10m.duckdb --mode spark
+    .venv/bin/python benchmarks/bench_engines.py release --db /tmp/adult10m.duckdb --mode duckdb|pandas
+    .venv/bin/python benchmarks/bench_engines.py spark-release --db /tmp/adult10m.duckdb --destination spark|duckdb
+``run`` times the engine layer alone; ``release`` a whole ``run_release`` (diagnosis and
+publishing included) — the comparison a user sees. ``spark-release`` runs ``run_release``
+from a Spark source (the table exported to Parquet) to a Spark folder destination (no row
+leaves Spark) or to a DuckDB file (the published rows streamed out with ``toLocalIterator``).
 Each ``run`` prints one JSON line: mode, rows, snapshot units, node, suppressed,
 published class-count digest, seconds per phase and peak RSS (MB).
 """
@@ -21,6 +27,8 @@ import argparse
 import hashlib
 import json
 import resource
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -149,6 +157,103 @@ def run(db: Path, mode: str, method: str, memory_limit: str = "1GB") -> dict[str
     }  # fmt: skip
 
 
+def release(db: Path, mode: str) -> dict[str, object]:
+    """One full release through ``run_release`` (load, diagnose, anonymize, check, publish into ``db``).
+
+    ``duckdb``: the source is the table in ``db``, so the release runs inside DuckDB
+    (pushdown). ``pandas``: the same rows from a Parquet copy below
+    ``source.out_of_core_bytes``, so the in-memory flow reads them, diagnoses the
+    records and publishes through pandas into the same DuckDB file.
+    """
+    from privacy_plugins.release import ReleaseSpec, run_release
+
+    if mode == "duckdb":
+        source: dict[str, object] = {"duckdb": str(db), "table": "adult_big"}
+    else:
+        parquet = db.with_suffix(".parquet")
+        if not parquet.exists():
+            import duckdb
+
+            duckdb.connect(str(db), read_only=True).execute(f"COPY adult_big TO '{parquet}' (FORMAT parquet)")
+        source = {"path": str(parquet), "out_of_core_bytes": 10 * parquet.stat().st_size}
+    report = Path(tempfile.mkdtemp(prefix="bench_engines_"))
+    spec = ReleaseSpec.from_dict(
+        {
+            "name": f"bench_{mode}",
+            "source": source,
+            "quasi_identifiers": QIS,
+            "sensitive_attributes": [SA],
+            "hierarchies": str(ADULT),
+            "requirements": {"k": 5, "l": 2, "l_variant": "distinct", "suppression_limit": 0.05},
+            "algorithm": {"name": "optimal"},
+            "destination": {"duckdb": str(db), "table": f"adult_released_{mode}"},
+            "report": {"directory": str(report)},
+        }
+    )
+    steps: dict[str, float] = {}
+    mark = [time.perf_counter(), ""]
+
+    def on_step(name: str) -> None:
+        now = time.perf_counter()
+        if mark[1]:
+            steps[str(mark[1])] = round(now - float(mark[0]), 2)
+        mark[0], mark[1] = now, name
+
+    start = time.perf_counter()
+    result = run_release(spec, on_step=on_step)
+    on_step("")
+    shutil.rmtree(report, ignore_errors=True)
+    assert result.passed, result.failure
+    assert result.candidate is not None
+    return {
+        "release": mode,
+        "rows": result.loaded.rows,
+        "levels": result.candidate.levels,
+        "suppressed": result.candidate.suppressed,
+        "published": result.candidate.rows_out,
+        "seconds": steps | {"total": round(time.perf_counter() - start, 2)},
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def spark_release(db: Path, destination: str) -> dict[str, object]:
+    """One ``run_release`` from a Spark source (``local[2]``) to a Spark folder or a DuckDB file."""
+    import os
+
+    from privacy_plugins.release import ReleaseSpec, run_release
+    from privacy_plugins.release.linked import read_release
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    parquet = db.with_suffix(".parquet")
+    if not parquet.exists():
+        import duckdb
+
+        duckdb.connect(str(db), read_only=True).execute(f"COPY adult_big TO '{parquet}' (FORMAT parquet)")
+    settings = {"spark.master": "local[2]", "spark.driver.memory": "2g", "spark.ui.enabled": "false"}
+    with tempfile.TemporaryDirectory(prefix="bench_release_") as folder:
+        target = {"spark": f"{folder}/out/adult_release"}
+        if destination == "duckdb":
+            target = {"duckdb": f"{folder}/release.duckdb", "table": "adult_release"}
+        spec = ReleaseSpec.from_dict({
+            "name": "bench_release", "source": {"spark": str(parquet), "spark_settings": settings},
+            "quasi_identifiers": QIS, "sensitive_attributes": [SA], "hierarchies": str(ADULT),
+            "requirements": {"k": 5, "l": 2, "l_variant": "distinct", "suppression_limit": 0.05},
+            "destination": target, "report": {"directory": f"{folder}/reports"},
+        })  # fmt: skip
+        start = time.perf_counter()
+        result = run_release(spec)
+        seconds = time.perf_counter() - start
+        assert result.passed and result.candidate is not None, result.failure
+        published = read_release(spec)
+        assert published is not None
+        return {
+            "mode": f"release spark -> {destination}", "rows": result.loaded.rows,
+            "levels": result.candidate.levels, "suppressed": result.candidate.suppressed,
+            "class_counts_digest": _digest(published), "seconds": {"total": round(seconds, 2)},
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        }  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -160,9 +265,19 @@ def main() -> None:
     running.add_argument("--mode", choices=["duckdb", "pandas", "spark"], required=True)
     running.add_argument("--method", choices=["case", "join"], default="case")
     running.add_argument("--memory-limit", default="1GB", help="DuckDB memory_limit (spills to disk beyond it)")
+    releasing = sub.add_parser("release", help="a full release through run_release (what a user runs)")
+    releasing.add_argument("--db", type=Path, required=True)
+    releasing.add_argument("--mode", choices=["duckdb", "pandas"], required=True)
+    spark_releasing = sub.add_parser("spark-release", help="run_release from a Spark source to Spark or DuckDB")
+    spark_releasing.add_argument("--db", type=Path, required=True)
+    spark_releasing.add_argument("--destination", choices=["spark", "duckdb"], required=True)
     args = parser.parse_args()
     if args.command == "make":
         make(args.rows, args.db)
+    elif args.command == "release":
+        print(json.dumps(release(args.db, args.mode)))
+    elif args.command == "spark-release":
+        print(json.dumps(spark_release(args.db, args.destination)))
     else:
         print(json.dumps(run(args.db, args.mode, args.method, args.memory_limit)))
 

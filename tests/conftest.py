@@ -66,9 +66,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="module")
-def spark(request: pytest.FixtureRequest) -> Iterator[Any]:
+def spark(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A local Spark session (``local[1]``), one per test module: starting one costs seconds.
 
+    Catalog tables go to a temporary warehouse folder (Spark's default is ./spark-warehouse).
     The modules that use it skip themselves first when PySpark or a Java runtime is missing.
     """
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -77,6 +78,7 @@ def spark(request: pytest.FixtureRequest) -> Iterator[Any]:
     session = (
         SparkSession.builder.master("local[1]")
         .appName(f"privacy_plugins-{request.module.__name__}")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")

@@ -11,6 +11,7 @@ import pandas as pd
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns, classes_from_aggregates
 from privacy_plugins.engines.base import ApplyMethod, EngineTable
+from privacy_plugins.engines.spark_session import is_spark_path, spark_session
 
 __all__ = ["SparkTable", "classes_from_spark", "open_spark_table"]
 
@@ -19,31 +20,21 @@ def open_spark_table(source: str, settings: Mapping[str, Any] | None = None) -> 
     """A table name, or a Parquet/CSV path, read by a session built from ``spark.*`` settings.
 
     ``spark.master`` defaults to ``local[*]``; an existing session is reused (its
-    static settings are Spark's to keep). CSV is read with a header and inferred types.
+    static settings are Spark's to keep). A value with a ``/`` or a ``.parquet``/``.csv``
+    suffix is a path (:func:`~privacy_plugins.engines.spark_session.is_spark_path`):
+    CSV is read with a header and inferred types, anything else as Parquet.
 
     Raises:
-        ConfigurationError: PySpark or Java is missing, or the table/path cannot be read.
+        ConfigurationError: bad settings, PySpark or Java missing, an unreachable master,
+            or the table/path cannot be read.
     """
-    import os
-    import shutil
-
     from privacy_plugins.errors import ConfigurationError
 
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        raise ConfigurationError("a spark: source needs a Java runtime (java on PATH or JAVA_HOME)")
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError as exc:
-        raise ConfigurationError("a spark: source needs PySpark: pip install 'privacy-plugins[spark]'") from exc
-    config = {"spark.master": "local[*]", "spark.ui.showConsoleProgress": "false", **dict(settings or {})}
-    builder = SparkSession.builder
-    for key, value in config.items():
-        builder = builder.config(key, str(value))
-    session = builder.getOrCreate()
+    session = spark_session(settings, setting="source.spark_settings")
     try:
         if source.lower().endswith(".csv"):
             frame = session.read.csv(source, header=True, inferSchema=True)
-        elif source.lower().endswith((".parquet", "/")):
+        elif is_spark_path(source):
             frame = session.read.parquet(source)
         else:
             frame = session.table(source)

@@ -7,6 +7,8 @@
 * Parquet: ``<folder>/<table>.parquet`` is written to a temporary file in the
   same folder, its row count read back from the file's metadata, then renamed
   over the old file (an atomic rename on POSIX).
+* Spark (a catalog table or a local Parquet folder): staged, counted, then swapped;
+  :mod:`privacy_plugins.release.spark_destination` says what atomicity each gives.
 * Any SQLAlchemy URL: the same write-verify-swap as DuckDB in one transaction
   (atomic where the database has transactional DDL, as SQLite and PostgreSQL do).
   For SQLite the pysqlite driver's own transaction handling is switched off so
@@ -58,6 +60,7 @@ __all__ = [
     "PublishError",
     "atomic_file",
     "publish_table",
+    "publishing",
     "read_published",
     "remove_stale_temporaries",
 ]
@@ -74,12 +77,23 @@ _TRANSACTIONAL_DDL = frozenset({"sqlite", "postgresql", "duckdb"})
 
 
 def _io_errors() -> tuple[type[BaseException], ...]:
-    """The errors a destination's I/O raises: OS, DuckDB, SQLAlchemy and Arrow errors."""
+    """The errors a destination's I/O raises: OS, DuckDB, SQLAlchemy and Arrow errors (and Spark's, when installed)."""
     import duckdb
     import pyarrow
     import sqlalchemy.exc
 
-    return (OSError, duckdb.Error, sqlalchemy.exc.SQLAlchemyError, pyarrow.ArrowException)
+    errors: tuple[type[BaseException], ...] = (
+        OSError,
+        duckdb.Error,
+        sqlalchemy.exc.SQLAlchemyError,
+        pyarrow.ArrowException,
+    )
+    try:
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
+    except ImportError:
+        return errors
+    return (*errors, PySparkException, Py4JError)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -291,6 +305,12 @@ def _publish_sql(frame: pd.DataFrame, url: str, table: str, *, where: str) -> No
         engine.dispose()
 
 
+def _publish_spark(frame: pd.DataFrame, destination: DestinationSpec) -> None:
+    from privacy_plugins.release import spark_destination
+
+    spark_destination.publish_frame(frame, destination)
+
+
 def publish_table(frame: pd.DataFrame, destination: DestinationSpec) -> int:
     """Atomically replace the destination table with ``frame``; returns the rows published.
 
@@ -303,6 +323,7 @@ def publish_table(frame: pd.DataFrame, destination: DestinationSpec) -> int:
         duckdb=lambda path: _publish_duckdb(frame, path, destination.table),
         parquet=lambda folder: _publish_parquet(frame, folder, destination.table),
         sql=lambda: _publish_sql(frame, destination.sql_url(), destination.table, where=destination.describe()),
+        spark=lambda: _publish_spark(frame, destination),
     )
     return len(frame)
 
@@ -313,16 +334,28 @@ def _publish_to(
     duckdb: Callable[[Path], None],
     parquet: Callable[[Path], None],
     sql: Callable[[], None],
+    spark: Callable[[], None] | None = None,
     what: str = "",
 ) -> None:
     """Call the writer of the destination's kind; an I/O error becomes one :class:`PublishError` naming ``what``."""
-    try:
+    with publishing(destination, what=what):
         if destination.duckdb is not None:
             duckdb(destination.duckdb)
         elif destination.parquet is not None:
             parquet(destination.parquet)
+        elif destination.spark is not None:
+            if spark is None:
+                raise PublishError(f"{destination.describe()} does not take {what or 'this release'}")
+            spark()
         else:
             sql()
+
+
+@contextmanager
+def publishing(destination: DestinationSpec, *, what: str = "") -> Iterator[None]:
+    """An I/O error in the block becomes one :class:`PublishError` naming ``what`` and the destination."""
+    try:
+        yield
     except PublishError:
         raise
     except _io_errors() as exc:
@@ -354,6 +387,10 @@ def _read_from(destination: DestinationSpec, read: Callable[[DestinationSpec], _
 
 
 def _read_published(destination: DestinationSpec) -> pd.DataFrame | None:
+    if destination.spark is not None:
+        from privacy_plugins.release import spark_destination
+
+        return spark_destination.read(destination)
     if destination.duckdb is not None:
         if not destination.duckdb.exists():
             return None

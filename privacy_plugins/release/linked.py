@@ -8,18 +8,16 @@ when the candidate carries a sensitive table (see :mod:`privacy_plugins.core.ano
   crash anywhere rolls both back.
 * Parquet: the pair lives in a version folder ``.<table>.<8 hex>/`` holding
   ``<table>_qit.parquet`` and ``<table>_st.parquet``; ``<folder>/<table>`` is a symbolic
-  link to the current version. A new pair is written and verified in a fresh version
-  folder, then a new link is renamed over the old one (one atomic rename on POSIX), and
-  the old version folder is removed. A reader resolves the link once and reads both files
-  from the same version.
+  link to the current version (:mod:`.versions`). A new pair is written and verified in a
+  fresh version folder, then a new link is renamed over the old one (one atomic rename on
+  POSIX), and the old version folder is removed. A reader resolves the link once and reads
+  both files from the same version.
 
 Table names: ``<table>_qit`` and ``<table>_st`` (``destination.table`` is the stem).
 """
 
 from __future__ import annotations
 
-import os
-import secrets
 import shutil
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
@@ -33,6 +31,7 @@ from privacy_plugins.core.anonymize.anatomy import GROUP_COLUMN
 from privacy_plugins.errors import PublishError, VerificationError
 from privacy_plugins.release import destinations
 from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
+from privacy_plugins.release.versions import new_version, swap_link
 
 __all__ = ["LINKED_PARTS", "joined_view", "publish_linked", "read_linked", "read_release"]
 
@@ -105,7 +104,7 @@ def _publish_parquet(frames: Mapping[str, pd.DataFrame], folder: Path, table: st
     link = folder / table
     if link.exists() and not link.is_symlink():
         raise PublishError(f"{link} exists and is not the link of a linked release; nothing was published")
-    version = folder / f".{table}.{secrets.token_hex(4)}"
+    version = new_version(link)
     version.mkdir()
     try:
         for part, name in _names(table).items():
@@ -113,15 +112,10 @@ def _publish_parquet(frames: Mapping[str, pd.DataFrame], folder: Path, table: st
             frames[part].to_parquet(path, index=False)
             destinations._verify(len(frames[part]), pq.ParquetFile(path).metadata.num_rows, str(path))
         destinations._swap_hook()
-        previous = link.resolve() if link.is_symlink() else None
-        staged = folder / f".{table}.link.{secrets.token_hex(4)}"
-        os.symlink(version.name, staged, target_is_directory=True)
-        os.replace(staged, link)  # the one atomic step: the link now names the new version
+        swap_link(link, version)
     except BaseException:
         shutil.rmtree(version, ignore_errors=True)
         raise
-    if previous is not None and previous != version.resolve():
-        shutil.rmtree(previous, ignore_errors=True)
 
 
 def publish_linked(frames: Mapping[str, pd.DataFrame], destination: DestinationSpec) -> dict[str, int]:

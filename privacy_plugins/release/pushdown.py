@@ -34,6 +34,13 @@ run in its own process. No source row is read into Python:
   Parquet inside one transaction. Another SQL database: the staged rows are read
   into pandas and published as the in-memory flow does (the only case where
   published rows enter Python).
+  Spark source and Spark destination: the anonymize step stages the rows by the
+  source's session into a sibling folder or table (named by
+  :mod:`~privacy_plugins.release.spark_destination`, recorded in the
+  ``Candidate``), check and publish measure it there, and publish counts it
+  again and swaps it without a row leaving Spark; another source to a Spark
+  destination: Spark reads the staged Parquet file (that module says what
+  atomicity a Spark folder and a Spark table give).
 
 Which releases go here: :func:`pushdown_reason` returns ``None``. Algorithms
 that need the rows (Mondrian, clustering, ``suppressed_rows: mark``) read the
@@ -43,6 +50,7 @@ table into pandas and refuse a source larger than ``source.max_rows_in_memory``.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Collection, Iterator
@@ -67,7 +75,7 @@ from privacy_plugins.engines.pushdown import (
 from privacy_plugins.engines.spark import SparkTable, open_spark_table
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
-from privacy_plugins.release import destinations, staging
+from privacy_plugins.release import destinations, spark_destination, staging
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.numbers import measure_classes
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
@@ -179,6 +187,8 @@ def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
 
 def _same_database(spec: ReleaseSpec) -> bool:
     target, source = spec.destination, spec.source
+    if target.spark is not None:
+        return source.spark is not None  # one SparkSession (the spec refuses other destination settings)
     if target.duckdb is not None and source.duckdb is not None:
         return target.duckdb.resolve() == source.duckdb.resolve()
     if target.conn_id is not None and target.conn_id == source.conn_id:
@@ -260,6 +270,8 @@ def _publish_staged_file(spec: ReleaseSpec, path: Path, rows: int, digest: str) 
             destinations._swap_hook()
     elif target.duckdb is not None:
         destinations.publish_parquet_to_duckdb(path, target.duckdb, target.table, rows)
+    elif target.spark is not None:
+        spark_destination.publish_parquet(path, target, rows)
     else:
         destinations.publish_table(pd.read_parquet(path), target)  # another database: through pandas
 
@@ -426,8 +438,11 @@ def anonymize(
                 "ncp": done.solution.utility.ncp,
             },
         )
-        if same:
-            assert isinstance(source, SqlTable)  # a Spark source never shares the destination
+        if same and isinstance(source, SparkTable):  # no row leaves Spark
+            stage = spark_destination.stage(done.published, spec.destination)
+            table, where, digest = stage.staging, stage.where, ""
+        elif same:
+            assert isinstance(source, SqlTable)
             table = staging.staging_name(spec, run)
             with source.engine.begin() as connection:
                 staging.clean_staging(connection, spec, run)
@@ -467,6 +482,30 @@ def anonymize(
     )
 
 
+def _spark_staged(spec: ReleaseSpec) -> bool:
+    """Spark source and Spark destination: the rows are staged by Spark (``release/spark_destination.py``)."""
+    return spec.source.spark is not None and spec.destination.spark is not None
+
+
+def _spark_stage(spec: ReleaseSpec, name: str) -> spark_destination.SparkStage:
+    """The Spark staging folder/table ``name`` of this destination, in the source's session.
+
+    Its name is ``spark_destination``'s (``<target>[.]__incoming_<8 hex>``), checked here, but not
+    bound to the run: Spark staging keeps that module's rules (a killed run's stage is removed by hand).
+    """
+    from privacy_plugins.engines.spark_session import spark_session
+
+    target = str(spec.destination.spark)
+    folder = name.startswith(target + ".")
+    if not re.fullmatch(re.escape(target + ("." if folder else "")) + r"__incoming_[0-9a-f]{8}", name):
+        raise ForeignArtifactError(
+            f"the candidate names Spark staging location {name!r}, which is not a staging location of "
+            f"{spec.destination.describe()}; refusing it"
+        )
+    session = spark_session(spec.source.spark_settings, setting="source.spark_settings")
+    return spark_destination.SparkStage(spec.destination, session, name)
+
+
 def _candidate_of(spec: ReleaseSpec, candidate: Candidate, run_id: str | None) -> tuple[str, Path, int]:
     """The run, its folder and the rows it loaded (from its snapshot); refuse a foreign or changed candidate."""
     check_mode(spec, candidate.kind, "pushdown", "candidate")
@@ -477,6 +516,9 @@ def _candidate_of(spec: ReleaseSpec, candidate: Candidate, run_id: str | None) -
         import pyarrow.parquet as pq
 
         loaded_rows = int(pq.read_table(snapshot, columns=[COUNT_COLUMN]).column(0).to_numpy().sum())
+    if candidate.staging_table and _spark_staged(spec):
+        _spark_stage(spec, candidate.staging_table)  # refuses a foreign name
+        return run, folder, loaded_rows
     if candidate.staging_table:
         if not _same_database(spec) or not staging.belongs_to_run(spec, run, candidate.staging_table):
             raise ForeignArtifactError(
@@ -534,6 +576,14 @@ def _staged(spec: ReleaseSpec, candidate: Candidate, folder: Path, *, begin: boo
         engine.dispose()
 
 
+def _measure_candidate(spec: ReleaseSpec, candidate: Candidate, folder: Path) -> staging.StagedMeasure:
+    """The staged rows measured where they are: Spark, the staging table, or the Parquet file through DuckDB."""
+    if candidate.staging_table and _spark_staged(spec):
+        return staging.measure_table(spec, _spark_stage(spec, candidate.staging_table).table())
+    with _staged(spec, candidate, folder) as (connection, selectable):
+        return staging.measure_staged(spec, connection, selectable)
+
+
 def check(
     spec: ReleaseSpec, candidate: Candidate, *, run_id: str | None, allowed_failures: Collection[str] = ()
 ) -> CheckResult:
@@ -544,8 +594,7 @@ def check(
     """
     started = time.monotonic()
     run, folder, loaded_rows = _candidate_of(spec, candidate, run_id)
-    with _staged(spec, candidate, folder) as (connection, selectable):
-        measured = staging.measure_staged(spec, connection, selectable)
+    measured = _measure_candidate(spec, candidate, folder)
     checks = staging.staged_checks(spec, measured, candidate, loaded_rows)
     LOGGER.info(
         "check: %d of %d checks passed on %d staged rows (%.1fs)",
@@ -569,15 +618,13 @@ def check(
 
 def _remeasure(
     spec: ReleaseSpec,
-    connection: Any,
-    selectable: Any,
+    measured: staging.StagedMeasure,
     candidate: Candidate,
     result: CheckResult,
     loaded_rows: int,
     allowed_failures: Collection[str],
 ) -> staging.StagedMeasure:
-    """The staged rows measured once more; refuse when they changed since the check or a requirement fails."""
-    measured = staging.measure_staged(spec, connection, selectable)
+    """Refuse staged rows, measured once more, that changed since the check or fail a requirement."""
     if measured.digest != result.candidate_sha256:
         raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
     failed = [
@@ -593,6 +640,31 @@ def _remeasure(
     return measured
 
 
+def _swap_staged(
+    spec: ReleaseSpec,
+    candidate: Candidate,
+    result: CheckResult,
+    accepted: tuple[str, Path, int],
+    allowed_failures: Collection[str],
+) -> staging.StagedMeasure:
+    """Re-measure a staging table or file and publish it (a table: in the swap transaction itself)."""
+    import sqlalchemy as sa
+
+    run, folder, loaded_rows = accepted
+    with _staged(spec, candidate, folder, begin=bool(candidate.staging_table)) as (connection, selectable):
+        measured = staging.measure_staged(spec, connection, selectable)
+        _remeasure(spec, measured, candidate, result, loaded_rows, allowed_failures)
+        if candidate.staging_table:  # the same transaction: what was measured is what is swapped in
+            staging.clean_staging(connection, spec, run, keep=candidate.staging_table)
+            destinations._swap_hook()
+            target = _quote(connection, spec.destination.table)
+            connection.execute(sa.text(f"DROP TABLE IF EXISTS {target}"))
+            connection.execute(sa.text(f"ALTER TABLE {_quote(connection, candidate.staging_table)} RENAME TO {target}"))
+    if not candidate.staging_table:
+        _publish_staged_file(spec, folder / CANDIDATE_FILE, candidate.rows_out, candidate.sha256)
+    return measured
+
+
 def publish(
     spec: ReleaseSpec,
     candidate: Candidate,
@@ -602,8 +674,6 @@ def publish(
     allowed_failures: Collection[str] = (),
 ) -> Publication:
     """Step 5 inside the database: re-measure the staged rows, then swap them in (see the module docstring)."""
-    import sqlalchemy as sa
-
     started = time.monotonic()
     if not result.passed:
         raise ReleaseBlocked(f"release {spec.name!r} not published; failed checks:\n{result.summary()}")
@@ -616,18 +686,13 @@ def publish(
         raise ReleaseBlocked(f"nothing was published: {exc}") from exc
     try:
         with destination_lock(spec.destination):
-            with _staged(spec, candidate, folder, begin=bool(candidate.staging_table)) as (connection, selectable):
-                measured = _remeasure(spec, connection, selectable, candidate, result, loaded_rows, allowed_failures)
-                if candidate.staging_table:  # the same transaction: what was measured is what is swapped in
-                    staging.clean_staging(connection, spec, run, keep=candidate.staging_table)
-                    destinations._swap_hook()
-                    target = _quote(connection, spec.destination.table)
-                    connection.execute(sa.text(f"DROP TABLE IF EXISTS {target}"))
-                    connection.execute(
-                        sa.text(f"ALTER TABLE {_quote(connection, candidate.staging_table)} RENAME TO {target}")
-                    )
-            if not candidate.staging_table:
-                _publish_staged_file(spec, folder / CANDIDATE_FILE, candidate.rows_out, candidate.sha256)
+            if candidate.staging_table and _spark_staged(spec):  # counted again and swapped by Spark
+                stage = _spark_stage(spec, candidate.staging_table)
+                measured = staging.measure_table(spec, stage.table())
+                _remeasure(spec, measured, candidate, result, loaded_rows, allowed_failures)
+                stage.publish(candidate.rows_out)
+            else:
+                measured = _swap_staged(spec, candidate, result, (run, folder, loaded_rows), allowed_failures)
     except ReleaseBlocked:
         discard(spec, candidate)
         raise
@@ -658,7 +723,15 @@ def discard(spec: ReleaseSpec, candidate: Candidate) -> None:
     Best effort: a failure is logged, and the table is then cleaned up as stale later.
     """
     name = candidate.staging_table
-    if candidate.kind != "pushdown" or not name or not staging.belongs_to_run(spec, candidate.run_id, name):
+    if candidate.kind != "pushdown" or not name:
+        return
+    if _spark_staged(spec):
+        try:
+            _spark_stage(spec, name).discard()
+        except ForeignArtifactError:
+            return  # never remove a location that is not a staging location of this destination
+        return
+    if not staging.belongs_to_run(spec, candidate.run_id, name):
         return
     try:
         engine = _source_engine(spec)
@@ -674,14 +747,22 @@ def discard(spec: ReleaseSpec, candidate: Candidate) -> None:
 def staged_measure(spec: ReleaseSpec, candidate: Candidate) -> staging.StagedMeasure:
     """The staged candidate's columns, rows and classes (for metadata), measured where it is staged."""
     _, folder, _ = _candidate_of(spec, candidate, None)
-    with _staged(spec, candidate, folder) as (connection, selectable):
-        return staging.measure_staged(spec, connection, selectable)
+    return _measure_candidate(spec, candidate, folder)
 
 
 def staged_numbers(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
     """:func:`~privacy_plugins.release.numbers.measure_published` of the staged candidate, by ``GROUP BY``."""
     measured = staged_measure(spec, candidate)
     return measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
+
+
+def _too_many_to_read(spec: ReleaseSpec, rows: int) -> None:
+    if rows > spec.source.max_rows_in_memory:
+        raise ConfigurationError(
+            f"the staged candidate has {rows} rows, more than source.max_rows_in_memory = "
+            f"{spec.source.max_rows_in_memory}: a GX suite validates a DataFrame and would need them in memory; "
+            "the core checks already ran inside the database — drop the suite or raise the limit"
+        )
 
 
 def measured_frame(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
@@ -695,15 +776,13 @@ def measured_frame(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
     from privacy_plugins.engines.sql import _subquery
 
     _, folder, _ = _candidate_of(spec, candidate, None)
+    if candidate.staging_table and _spark_staged(spec):
+        table = _spark_stage(spec, candidate.staging_table).table()
+        _too_many_to_read(spec, table.count())
+        return table.to_pandas()
     with _staged(spec, candidate, folder) as (connection, selectable):
         subquery = _subquery(selectable)
-        rows = int(connection.execute(sa.select(sa.func.count()).select_from(subquery)).scalar_one())
-        if rows > spec.source.max_rows_in_memory:
-            raise ConfigurationError(
-                f"the staged candidate has {rows} rows, more than source.max_rows_in_memory = "
-                f"{spec.source.max_rows_in_memory}: a GX suite validates a DataFrame and would need them in memory; "
-                "the core checks already ran inside the database — drop the suite or raise the limit"
-            )
+        _too_many_to_read(spec, int(connection.execute(sa.select(sa.func.count()).select_from(subquery)).scalar_one()))
         result = connection.execute(sa.select(*subquery.c))
         names = [str(n) for n in result.keys()]
         return pd.DataFrame.from_records(result.fetchall(), columns=names, coerce_float=True)

@@ -9,6 +9,7 @@ that need the data run in the first release step.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -34,6 +35,7 @@ from privacy_plugins.core.hierarchies import (
 from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, bind_hierarchies, requirement_models
 from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 from privacy_plugins.release.connections import mask_password
 
@@ -94,6 +96,13 @@ def _path(base: Path, value: object) -> Path:
     return (path if path.is_absolute() else base / path).resolve()
 
 
+def _unresolved_path(base: Path, value: object) -> Path:
+    """Absolute, the parent resolved but not the last part: a Spark release's folder is a link to its version."""
+    path = Path(str(value).rstrip("/") or "/").expanduser()
+    path = path if path.is_absolute() else base / path
+    return path.parent.resolve() / path.name
+
+
 @dataclass(frozen=True)
 class SourceSpec:
     """Where the raw table comes from: a file, a SQL table/query, or the generated demo census."""
@@ -124,10 +133,7 @@ class SourceSpec:
             raise ConfigurationError(
                 f"source needs exactly one of path, url, conn_id, duckdb, spark or generate; got {kinds or 'none'}"
             )
-        settings = self.spark_settings or {}
-        if not isinstance(settings, Mapping) or any(not str(key).startswith("spark.") for key in settings):
-            raise ConfigurationError(f"source.spark_settings must map spark.* keys to values, got {settings!r}")
-        if settings and self.spark is None:
+        if check_spark_settings(self.spark_settings, setting="source.spark_settings") and self.spark is None:
             raise ConfigurationError("source.spark_settings needs a spark: source")
         if kinds[0] in ("url", "conn_id", "duckdb") and (self.table is None) == (self.query is None):
             raise ConfigurationError(f"a {kinds[0]} source needs exactly one of table or query")
@@ -255,35 +261,71 @@ class AlgorithmSpec:
         )
 
 
+_DESTINATION_KINDS = ("duckdb", "parquet", "url", "conn_id", "spark")
+_SPARK_TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}")
+
+
+def _spark_table_name(target: str) -> str:
+    """The release's name for a ``spark:`` target: a table's last part, or a folder's name without ``.parquet``."""
+    if not is_spark_path(target):
+        if not _SPARK_TABLE.fullmatch(target):
+            raise ConfigurationError(
+                f"destination.spark: {target!r} is neither a table name ([catalog.][database.]table, letters, "
+                "digits and '_') nor a folder path (with a '/')"
+            )
+        return target.rsplit(".", 1)[-1]
+    if "://" in target:
+        raise ConfigurationError(
+            f"destination.spark: {target!r} is not a local path; a Parquet folder is published by swapping a "
+            "symbolic link, which needs a local (or mounted) filesystem: publish to a catalog table instead"
+        )
+    if target.lower().endswith(".csv"):
+        raise ConfigurationError(f"destination.spark: {target!r}: a Spark release is published as Parquet, not CSV")
+    name = Path(target.rstrip("/")).name
+    return re.sub(r"[^A-Za-z0-9_]", "_", name[: -len(".parquet")] if name.lower().endswith(".parquet") else name)
+
+
 @dataclass(frozen=True)
 class DestinationSpec:
-    """Where the release is published: a DuckDB file (default), a Parquet folder, a SQLAlchemy URL or a connection.
+    """Where the release is published: a DuckDB file (default), a Parquet folder, a SQL URL, a connection or Spark.
 
     ``conn_id`` names a connection (Airflow's, or ``AIRFLOW_CONN_<ID>``) resolved only when
     connecting, so its password is never part of the spec (see release/connections.py).
+    ``spark`` is a catalog table name or a local Parquet folder path written by Spark
+    (``spark_settings`` as for the source; :mod:`privacy_plugins.release.spark_destination`);
+    its ``table`` defaults to the table's or folder's name.
     """
 
-    table: str
+    table: str = ""
     duckdb: Path | None = None
     parquet: Path | None = None
     url: str | None = None
     conn_id: str | None = None
+    spark: str | None = None
+    spark_settings: Mapping[str, Any] | None = None
 
-    KEYS = ("table", "duckdb", "parquet", "url", "conn_id")
+    KEYS = ("table", "duckdb", "parquet", "url", "conn_id", "spark", "spark_settings")
 
     def __post_init__(self) -> None:
-        kinds = [k for k in ("duckdb", "parquet", "url", "conn_id") if getattr(self, k) is not None]
+        kinds = [k for k in _DESTINATION_KINDS if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ConfigurationError(
-                f"destination needs exactly one of duckdb, parquet or url (or conn_id); got {kinds or 'none'}"
+                f"destination needs exactly one of duckdb, parquet or url (or conn_id, or spark); got {kinds or 'none'}"
             )
+        if check_spark_settings(self.spark_settings, setting="destination.spark_settings") and self.spark is None:
+            raise ConfigurationError("destination.spark_settings needs a spark: destination")
+        if self.spark is not None:
+            name = _spark_table_name(str(self.spark))
+            object.__setattr__(self, "table", self.table or name)
+        if not self.table:  # only spark: derives it
+            raise ConfigurationError("destination needs 'table'")
         if not self.table.replace("_", "").isalnum():
             raise ConfigurationError(f"destination.table must be letters, digits and '_', got {self.table!r}")
 
     @property
     def kind(self) -> str:
-        """``duckdb``, ``parquet``, ``url`` or ``conn_id``."""
-        return next(k for k in ("duckdb", "parquet", "url", "conn_id") if getattr(self, k) is not None)
+        """``duckdb``, ``parquet``, ``url``, ``conn_id`` or ``spark``."""
+        return next(k for k in _DESTINATION_KINDS if getattr(self, k) is not None)
 
     def sql_url(self) -> str:
         """The SQLAlchemy URL to connect to (a ``conn_id`` is resolved now; never log the result)."""
@@ -299,6 +341,8 @@ class DestinationSpec:
         """A readable location, e.g. ``duckdb:release.duckdb#census`` (a URL's password is masked)."""
         if self.conn_id is not None:
             return f"conn:{self.conn_id}#{self.table}"
+        if self.spark is not None:
+            return f"spark:{self.spark}"
         where: object = self.duckdb or self.parquet
         if self.url is not None:
             where = mask_password(self.url)
@@ -310,7 +354,10 @@ class DestinationSpec:
         A DuckDB file must be creatable or an existing DuckDB database; a Parquet
         folder creatable or a writable folder (an existing ``<table>.parquet`` must
         be Parquet); a URL's dialect and driver importable (a SQLite file as for
-        DuckDB). See :mod:`privacy_plugins.release.locations`.
+        DuckDB); Spark: PySpark, Java and a reachable master, a Parquet folder's parent
+        writable and the folder absent or a release's link
+        (:func:`privacy_plugins.release.spark_destination.check_target`).
+        See :mod:`privacy_plugins.release.locations`.
 
         Raises:
             ConfigurationError: e.g. ``destination.duckdb: /x/file.txt/out.duckdb: a parent is a file``.
@@ -321,6 +368,10 @@ class DestinationSpec:
             locations.check_writable_file(
                 "destination.duckdb", self.duckdb, magic=locations.DUCKDB_MAGIC, kind="a DuckDB database"
             )
+        elif self.spark is not None:
+            from privacy_plugins.release.spark_destination import check_target
+
+            check_target(self)
         elif self.parquet is not None:
             locations.check_writable_folder("destination.parquet", self.parquet)
             locations.check_writable_file(
@@ -332,6 +383,20 @@ class DestinationSpec:
         else:
             setting = "destination.url" if self.url is not None else "destination.conn_id"
             locations.check_database_url(setting, self.sql_url())
+
+
+def _check_required(section: str, values: Mapping[str, Any], kind: type) -> None:
+    """Name a missing required key (``destination needs 'table'``), not the dataclass's positional argument."""
+    missing = [
+        f.name
+        for f in dataclasses.fields(kind)
+        if f.init
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING
+        and f.name not in values
+    ]
+    if missing:
+        raise ConfigurationError(f"{section} needs {', '.join(repr(m) for m in missing)}")
 
 
 def _folder_name(name: str) -> str:
@@ -434,6 +499,7 @@ class ReleaseSpec:
                 "people share; working files hold every quasi-identifier and sensitive value: put workdir elsewhere "
                 "(or leave it out for a private temporary folder)"
             )
+        self._check_spark_destination()
         if self.requirements.bound_column is not None and self.requirements.bound_column in self.roles.named_columns:
             raise ConfigurationError(f"bound_column {self.requirements.bound_column!r} already has another role")
         if (self.requirements.l is not None or self.requirements.t is not None) and not self.sensitive_attributes:
@@ -461,6 +527,22 @@ class ReleaseSpec:
                         f"got {next(iter(builder))!r}: a published table (its sensitive column possibly "
                         "generalized) is re-measured without the raw values a data-built hierarchy needs"
                     )
+
+    def _check_spark_destination(self) -> None:
+        """One SparkSession serves a Spark source and a Spark destination; a Spark release is one table."""
+        destination = self.destination
+        if destination.spark is None:
+            return
+        if self.source.spark is not None and destination.spark_settings not in (None, {}, self.source.spark_settings):
+            raise ConfigurationError(
+                "destination.spark_settings must be left out (or equal source.spark_settings) when the source is "
+                "Spark too: one SparkSession reads and writes; put the settings in source.spark_settings"
+            )
+        if getattr(get_anonymizer(self.algorithm.name), "linked_tables", False):
+            raise ConfigurationError(
+                f"algorithm {self.algorithm.name!r} publishes two linked tables, which a spark: destination does "
+                "not take; publish to duckdb, parquet or url"
+            )
 
     @property
     def roles(self) -> AttributeRoles:
@@ -568,10 +650,12 @@ class ReleaseSpec:
                 if values.get(key) is not None:
                     values[key] = _path(base, values[key])
             spark = values.get("spark")
-            if isinstance(spark, str) and spark.lower().endswith((".parquet", ".csv", "/")):  # a path, not a table
-                values["spark"] = str(_path(base, spark))
+            if isinstance(spark, str) and is_spark_path(spark) and "://" not in spark:  # a local path, not a table
+                values["spark"] = str(_unresolved_path(base, spark))
             sections[name] = values
         sections["report"].setdefault("directory", base / "release_output" / _folder_name(str(data["name"])))
+        for name, kind in (("source", SourceSpec), ("requirements", Requirements), ("destination", DestinationSpec)):
+            _check_required(name, sections[name], kind)
         algorithm = AlgorithmSpec.from_mapping(_mapping("algorithm", data.get("algorithm")))
         hierarchies: Path | dict[str, Any]
         if isinstance(data.get("hierarchies"), str):

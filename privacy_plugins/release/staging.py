@@ -47,6 +47,7 @@ import pandas as pd
 
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates
+from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.pushdown import model_columns
 from privacy_plugins.engines.sql import group_counts_sql
 from privacy_plugins.release import destinations
@@ -62,6 +63,7 @@ __all__ = [
     "file_sha256",
     "leftovers",
     "measure_staged",
+    "measure_table",
     "run_tag",
     "staged_checks",
     "staging_name",
@@ -171,8 +173,19 @@ def measure_staged(spec: ReleaseSpec, connection: Any, selectable: Any) -> Stage
     rows = int(connection.execute(sa.select(sa.func.count()).select_from(subquery)).scalar_one())
     qis = list(spec.quasi_identifiers)
     aggregates = group_counts_sql(connection, subquery, [*qis, *model_columns(spec.models(), qis)])
+    return _measured(spec, columns, rows, aggregates)
+
+
+def measure_table(spec: ReleaseSpec, table: EngineTable) -> StagedMeasure:
+    """:func:`measure_staged` on an engine table (a Spark staging folder or table)."""
+    qis = list(spec.quasi_identifiers)
+    aggregates = table.group_counts([*qis, *model_columns(spec.models(), qis)])
+    return _measured(spec, table.columns(), table.count(), aggregates)
+
+
+def _measured(spec: ReleaseSpec, columns: list[str], rows: int, aggregates: pd.DataFrame) -> StagedMeasure:
     digest = _aggregates_digest(columns, rows, aggregates)
-    classes = classes_from_aggregates(aggregates, qis)  # pops COUNT_COLUMN
+    classes = classes_from_aggregates(aggregates, list(spec.quasi_identifiers))  # pops COUNT_COLUMN
     assert COUNT_COLUMN not in aggregates.columns
     return StagedMeasure(columns, rows, classes, digest)
 

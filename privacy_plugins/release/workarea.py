@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from privacy_plugins.engines.spark_session import is_spark_path
 from privacy_plugins.errors import ConfigurationError, PrivacyPluginsError
 from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
 
@@ -149,6 +150,9 @@ def _lock_path(destination: DestinationSpec) -> Path | None:
         return destination.duckdb.with_name(destination.duckdb.name + ".lock")
     if destination.parquet is not None:
         return destination.parquet / f".{destination.table}.lock"
+    if destination.spark is not None and is_spark_path(destination.spark):  # a catalog table: no local lock
+        folder = Path(destination.spark)
+        return folder.parent / f".{folder.name}.lock"
     return None
 
 

@@ -67,6 +67,13 @@ def test_missing_required_key(tmp_path: Path) -> None:
         ReleaseSpec.from_dict(data)
 
 
+def test_a_missing_key_inside_a_section_is_named_with_its_section(tmp_path: Path) -> None:
+    data = demo_spec_dict(tmp_path)
+    del data["destination"]["table"]
+    with pytest.raises(ConfigurationError, match="^destination needs 'table'$"):
+        ReleaseSpec.from_dict(data)
+
+
 def test_missing_spec_file_and_bad_yaml(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         ReleaseSpec.from_yaml(tmp_path / "nope.yaml")

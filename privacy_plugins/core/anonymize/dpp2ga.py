@@ -214,7 +214,7 @@ class Dpp2gaAnonymizer:
         snapshot = Snapshot.build(table, quasi_identifiers=request.quasi_identifiers, hierarchies=request.hierarchies)
         node = tuple(levels[q] for q in request.quasi_identifiers)
         nothing = np.zeros(len(table), dtype=bool)
-        published = _publish(table, snapshot, node, nothing, roles=request.roles, suppressed_rows="remove")
+        published, qi_codes = _publish(table, snapshot, node, nothing, roles=request.roles, suppressed_rows="remove")
         no_unit = np.zeros(snapshot.weights.shape[0], dtype=bool)  # _utility reads units, not rows
         utility = _utility(snapshot, node, no_unit, k=k, n_sensitive=len(request.roles.sensitive_attributes))
         return AnonymizedTable(
@@ -222,6 +222,7 @@ class Dpp2gaAnonymizer:
             released=np.ones(len(published), dtype=bool),
             suppressed=0,
             utility=utility,
+            qi_codes=qi_codes,
             details=Dpp2gaDetails(
                 levels={q: levels[q] for q in request.quasi_identifiers},
                 heights=dict(zip(request.quasi_identifiers, snapshot.heights, strict=True)),

@@ -113,6 +113,10 @@ def search_lattice(
     return found.best.node, found
 
 
+#: Per published QI column, ``(codes, labels)`` with ``labels[codes]`` the column (see :class:`AnonymizedTable`).
+QiCodes = dict[Hashable, tuple[np.ndarray, np.ndarray]]
+
+
 def _publish(
     table: pd.DataFrame,
     snapshot: Snapshot,
@@ -121,33 +125,50 @@ def _publish(
     *,
     roles: AttributeRoles,
     suppressed_rows: str,
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, QiCodes | None]:
+    """The table to publish, and the codes of its QIs when every published QI value is a label of ``node``.
+
+    Removed rows: each QI is a Categorical built from its codes (no string per row is
+    made; :func:`verify` re-checks it by code and hands users the object labels).
+    Marked rows: object labels, ``*`` in the suppressed rows (then no codes).
+    """
     if suppressed_rows == "remove":
         # Take the kept rows of the other columns first, and label only the kept rows' QIs.
         kept = np.flatnonzero(~suppressed)
-        units = snapshot.unit_of_row[kept]
+        everything = kept.shape[0] == len(table)
+        units = snapshot.unit_of_row if everything else snapshot.unit_of_row[kept]
         dropped = {*roles.identifiers, *snapshot.quasi_identifiers}
         rest = table[[column for column in table.columns if column not in dropped]]
-        rest = (rest if kept.shape[0] == len(table) else rest.take(kept)).reset_index(drop=True)
+        rest = (rest if everything else rest.take(kept)).reset_index(drop=True)
         qi_of = {column: qi for qi, column in enumerate(snapshot.quasi_identifiers)}
         order = [column for column in table.columns if column not in set(roles.identifiers)]
+        codes_of: QiCodes = {}
         for location, column in enumerate(order):  # insert, not a dict: no copy into one object block
             if column in qi_of:
                 qi = qi_of[column]
-                labels = snapshot.hierarchies[qi].labels[node[qi]][snapshot.codes(qi, node[qi])[units]]
-                rest.insert(location, column, pd.Series(labels, index=rest.index, dtype=object))
-        return rest
+                labels = snapshot.hierarchies[qi].labels[node[qi]]
+                values = pd.Categorical.from_codes(
+                    snapshot.codes(qi, node[qi])[units], categories=pd.Index(labels, dtype=object)
+                )
+                rest.insert(location, column, pd.Series(values, index=rest.index, copy=False))
+                codes_of[column] = (np.asarray(values.codes), labels)
+        return rest, codes_of
     published = table.drop(columns=list(roles.identifiers))
+    codes_of = {}
     for qi, (column, hierarchy) in enumerate(zip(snapshot.quasi_identifiers, snapshot.hierarchies, strict=True)):
         row_codes = snapshot.codes(qi, node[qi])[snapshot.unit_of_row]
-        published[column] = pd.Series(hierarchy.labels[node[qi]][row_codes], index=published.index, dtype=object)
+        labels = hierarchy.labels[node[qi]]
+        published[column] = pd.Series(labels[row_codes], index=published.index, dtype=object, copy=False)
+        codes_of[column] = (row_codes, labels)
+    if not suppressed.any():
+        return published, codes_of
     # QIs (generalized labels, text) become '*'; sensitive values are hidden too: '*' in
     # text columns, missing in numeric ones (so the column keeps its type).
     for column in [*snapshot.quasi_identifiers, *roles.sensitive_attributes]:
         text = column in snapshot.quasi_identifiers or not pd.api.types.is_numeric_dtype(published[column])
         published[column] = published[column].astype(object)
         published.loc[suppressed, column] = SUPPRESSED_MARK if text else None
-    return published
+    return published, None
 
 
 def _suppressed_units(snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel]) -> np.ndarray:
@@ -244,7 +265,7 @@ class FullDomainAnonymizer:
         node, found = search_lattice(snapshot, models, request.max_suppressed, metric, self.search, request.progress)
         suppressed_units = _suppressed_units(snapshot, node, models)
         suppressed = suppressed_units[snapshot.unit_of_row]
-        published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
+        published, qi_codes = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
         if suppressed_rows == "mark" and suppressed.any() and not _holds(published, roles, models):
             # The marked rows are published as one class; when that class breaks a model, suppress nothing.
             found = FULL_DOMAIN_ALGORITHMS[self.search](
@@ -260,16 +281,12 @@ class FullDomainAnonymizer:
             node = found.best.node
             suppressed_units = _suppressed_units(snapshot, node, models)
             suppressed = suppressed_units[snapshot.unit_of_row]
-            published = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
+            published, qi_codes = _publish(
+                table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows
+            )
         utility = _utility(
             snapshot, node, suppressed_units, k=request.minimum_class_size, n_sensitive=len(roles.sensitive_attributes)
         )
-        qi_codes = None
-        if suppressed_rows == "remove" or not suppressed.any():
-            qi_codes = {
-                column: (snapshot.codes(qi, node[qi])[snapshot.unit_of_row][~suppressed], h.labels[node[qi]])
-                for qi, (column, h) in enumerate(zip(snapshot.quasi_identifiers, snapshot.hierarchies, strict=True))
-            }
         return AnonymizedTable(
             table=published,
             qi_codes=qi_codes,

@@ -268,7 +268,9 @@ def exhaustive_search(search: LatticeSearch) -> SearchResult:
     )
 
 
-def _classify(search: LatticeSearch, nodes: np.ndarray, bounds: np.ndarray, *, bounded: bool = False) -> np.ndarray:
+def _classify(
+    search: LatticeSearch, nodes: np.ndarray, bounds: np.ndarray, *, bounded: bool = False, steep: bool = False
+) -> np.ndarray:
     """Tag nodes as passing (+1) or failing (−1) the monotone relaxation, checking few nodes.
 
     Flash-style: take the lowest unclassified node, walk a chain of unclassified
@@ -281,6 +283,12 @@ def _classify(search: LatticeSearch, nodes: np.ndarray, bounds: np.ndarray, *, b
     scan that follows never visits the others, so classifying them is wasted. Each
     tag is still the relaxation's verdict propagated along the order, so it is
     sound whatever region it was found in.
+
+    With ``steep``, chains start at the least loss bound (then lowest) and climb
+    towards the *largest* bound: without suppression the satisfying nodes lie high,
+    and a steep chain reaches the pass/fail boundary in fewer checks (Adult, k=5,
+    0 %: 97 checks instead of 123). The order only changes which nodes are checked,
+    never a tag, so the optimum is the same.
     """
     status = np.zeros(nodes.shape[0], dtype=np.int8)
     heights = nodes.sum(axis=1)
@@ -290,7 +298,7 @@ def _classify(search: LatticeSearch, nodes: np.ndarray, bounds: np.ndarray, *, b
     best = math.inf
     # Lowest first, then least bound. Tags only fill in and the best loss only falls,
     # so a node passed over stays passed over: one pointer walks this order once.
-    order = np.lexsort((np.arange(nodes.shape[0]), bounds, heights))
+    order = np.lexsort((np.arange(nodes.shape[0]), *((heights, bounds) if steep else (bounds, heights))))
     cursor = 0
 
     def open_(index: int) -> bool:
@@ -317,7 +325,10 @@ def _classify(search: LatticeSearch, nodes: np.ndarray, bounds: np.ndarray, *, b
             successors = [n for n in successors if open_(n)]
             if not successors:
                 break
-            current = min(successors, key=lambda n: (bounds[n], n))
+            if steep:
+                current = max(successors, key=lambda n: (bounds[n], -n))
+            else:
+                current = min(successors, key=lambda n: (bounds[n], n))
             chain.append(current)
         low, high = 0, len(chain) - 1
         while low <= high:
@@ -356,7 +367,13 @@ def optimal_search(search: LatticeSearch) -> SearchResult:
     # the same (Adult, t=0.2, 5 %: 237 checks instead of 2,142).
     exact_without_check = search.monotone and search.max_suppressed == 0 and search.metric in ("ncp", "lm", "height")
     if search.relaxed or search.bounding:
-        status = _classify(search, nodes, bounds, bounded=search.lattice_size <= CLASSIFY_WITH_SUPPRESSION_ABOVE)
+        status = _classify(
+            search,
+            nodes,
+            bounds,
+            bounded=search.lattice_size <= CLASSIFY_WITH_SUPPRESSION_ABOVE,
+            steep=exact_without_check,
+        )
     else:
         status = np.zeros(len(node_list), dtype=np.int8)
     order = np.lexsort((np.arange(len(node_list)), nodes.sum(axis=1), bounds))

@@ -73,7 +73,7 @@ class Snapshot:
         unit_of_row, n_units = combine_codes(parts, len(frame))
         first_row = np.full(n_units, len(frame), dtype=np.int64)
         np.minimum.at(first_row, unit_of_row, np.arange(len(frame), dtype=np.int64))
-        units = frame.iloc[first_row][list(model_columns)].reset_index(drop=True)
+        units = frame[list(model_columns)].iloc[first_row].reset_index(drop=True)  # only the columns read
         return cls(
             quasi_identifiers=tuple(quasi_identifiers),
             hierarchies=ordered,

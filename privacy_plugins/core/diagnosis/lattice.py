@@ -1,14 +1,23 @@
-"""The lattice of quasi-identifier subsets, each measured with one vectorized combine.
+"""The lattice of quasi-identifier subsets, measured on demand or all at once by rolling classes up.
 
 Subsets are bit masks over the d candidate attributes (bit i = the i-th
-candidate). Every column is encoded once; a subset's partition is its parent's
-``class_of_row`` (the subset without its highest attribute) combined with that
-one column by :func:`combine_codes`, so measuring a subset costs one pass over
-the rows whatever its size, and no Python loop ever runs over rows or classes.
+candidate). Every column is encoded once, and records equal on every column
+the diagnosis reads are one weighted unit.
 
-Only partitions that can still serve as parents are kept: the exhaustive walk
-is depth-first (at most d partitions alive), and the level-wise search keeps
-one level at a time (:meth:`SubsetLattice.keep_partitions`).
+* All 2^d subsets (:meth:`SubsetLattice.measure_all`) are measured top-down:
+  the full set's classes are grouped from the units, and every other subset's
+  from a superset with one more attribute (:mod:`.rollup`), so a subset costs
+  O(classes of that superset) instead of O(units). The superset is the subset
+  plus its missing attribute with the fewest values (few values: few extra
+  classes to group), which makes the walk a depth-first tree with at most d + 1
+  class tables alive.
+* The level-wise border search measures subsets bottom-up: a subset's partition
+  is its parent's ``class_of_row`` (the subset without its highest attribute)
+  combined with that one column by :func:`combine_codes`, one pass over the
+  units; it keeps one level of partitions at a time
+  (:meth:`SubsetLattice.keep_partitions`).
+
+No Python loop runs over rows or classes in either.
 """
 
 from __future__ import annotations
@@ -21,10 +30,11 @@ import pandas as pd
 
 from privacy_plugins.core import metrics
 from privacy_plugins.core.diagnosis.findings import SubsetFinding
+from privacy_plugins.core.diagnosis.rollup import ClassTable, coarsen, unit_table
 from privacy_plugins.core.frame import EncodedColumn, encode_column
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models import PrivacyModel
-from privacy_plugins.core.partition import EquivalenceClasses, combine_codes
+from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts, combine_codes
 from privacy_plugins.core.progress import ProgressCallback
 
 __all__ = ["SubsetLattice", "bits_of", "lattice_order"]
@@ -110,6 +120,17 @@ class SubsetLattice:
             (column, False): EncodedColumn(name=e.name, codes=e.codes[first_row], values=e.values)
             for column, e in read_codes.items()
         }
+        # The roll-up walk adds back the missing attribute with the fewest values:
+        # it walks attribute positions in this order, most values first.
+        self._by_values = sorted(range(self.d), key=lambda i: -self._columns[i][1])
+        self._value_totals = {
+            column: np.bincount(
+                self._encodings[(column, False)].codes,
+                weights=self._weights,
+                minlength=max(self._encodings[(column, False)].cardinality, 1),
+            ).astype(np.int64)
+            for column in self._sensitive
+        }
         self._has_sensitive = bool(self._sensitive)
         self._k = k
         self._recursive_l = recursive_l if self._has_sensitive else None
@@ -158,7 +179,7 @@ class SubsetLattice:
     def finding(self, mask: int) -> SubsetFinding:
         """The measures of one subset (computed once, then cached)."""
         if mask not in self._findings:
-            self._findings[mask] = self._measure(mask, self.partition(mask))
+            self._findings[mask] = self._measure(mask, self._classes(mask, self.partition(mask)))
         return self._findings[mask]
 
     def evaluate(self, masks: Iterable[int], *, progress: ProgressCallback | None = None) -> dict[int, SubsetFinding]:
@@ -171,7 +192,7 @@ class SubsetLattice:
             if mask not in self._findings:
                 partition = self.partition(mask)
                 self._partitions[mask] = partition
-                self._findings[mask] = self._measure(mask, partition)
+                self._findings[mask] = self._measure(mask, self._classes(mask, partition))
                 if progress is not None:
                     progress(len(self._findings), None)
             out[mask] = self._findings[mask]
@@ -190,7 +211,7 @@ class SubsetLattice:
         self._partitions = {mask: p for mask, p in self._partitions.items() if mask in wanted}
 
     def measure_all(self, *, progress: ProgressCallback | None = None, stop: Callable[[], bool] | None = None) -> bool:
-        """Measure all 2^d subsets, depth-first so that at most d partitions are alive.
+        """Measure all 2^d subsets top-down, each rolled up from a superset's classes.
 
         Args:
             progress: called as ``progress(subsets_measured, 2^d)`` after each subset.
@@ -200,31 +221,86 @@ class SubsetLattice:
         Returns:
             True when every subset was measured, False when ``stop`` ended the walk.
         """
-        root = self.partition(0)
-        self._findings.setdefault(0, self._measure(0, root))
+        units = unit_table(
+            self._columns,
+            [(self._encodings[(column, False)].codes, self._cardinality(column)) for column in self._sensitive],
+            self._weights,
+        )
+        full = self.full_mask
+        # The empty set (one class: the whole table) is measured first and never rolled up.
+        self._findings.setdefault(0, self._measure(0, self._classes(0, self.partition(0))))
         try:
-            self._descend(0, root, 0, progress, stop)
+            table = self._measure_table(full, coarsen(units, None), progress, stop)
+            self._partitions[full] = (table.class_of_unit, table.n_classes)
+            self._descend(table, full, 0, progress, stop)
         except _Stopped:
             return False
         return True
 
     def _descend(
         self,
+        table: ClassTable,
         mask: int,
-        partition: Partition,
         start: int,
         progress: ProgressCallback | None,
         stop: Callable[[], bool] | None,
     ) -> None:
-        for attribute in range(start, self.d):
-            child = mask | (1 << attribute)
-            child_partition = combine_codes([partition, self._columns[attribute]], self.n_units)
-            self._findings[child] = self._measure(child, child_partition)
-            if progress is not None:
-                progress(len(self._findings), 1 << self.d)
-            if stop is not None and stop():
-                raise _Stopped
-            self._descend(child, child_partition, attribute + 1, progress, stop)
+        """Measure the subsets below ``mask`` whose largest missing position is at least ``start``.
+
+        A subset's superset in this tree is the subset plus its missing attribute
+        that comes last in :attr:`_by_values` (the one with the fewest values), so
+        every subset is reached exactly once, from a superset already measured.
+        """
+        for position in range(start, self.d):
+            attribute = self._by_values[position]
+            if not mask >> attribute & 1:
+                continue
+            child = mask ^ (1 << attribute)
+            if not child:
+                continue
+            child_table = self._measure_table(child, coarsen(table, attribute), progress, stop)
+            self._descend(child_table, child, position + 1, progress, stop)
+
+    def _measure_table(
+        self,
+        mask: int,
+        table: ClassTable,
+        progress: ProgressCallback | None,
+        stop: Callable[[], bool] | None,
+    ) -> ClassTable:
+        self._findings[mask] = self._measure(mask, self._table_classes(mask, table))
+        if progress is not None:
+            progress(len(self._findings), 1 << self.d)
+        if stop is not None and stop():
+            raise _Stopped
+        return table
+
+    def _cardinality(self, column: Hashable) -> int:
+        return max(self._encodings[(column, False)].cardinality, 1)
+
+    def _table_classes(self, mask: int, table: ClassTable) -> EquivalenceClasses:
+        """The classes of a rolled-up table, with its sensitive counts already in place."""
+        cache = {}
+        for column, pairs in zip(self._sensitive, table.pairs, strict=True):
+            cache[(column, False)] = SensitiveCounts(
+                attribute=column,
+                column=self._encodings[(column, False)],
+                pair_class=pairs.pair_class,
+                pair_value=pairs.pair_value,
+                pair_count=pairs.pair_count,
+                pair_of_row=pairs.pair_of_unit,
+                class_start=pairs.class_start,
+                value_totals=self._value_totals[column],
+            )
+        return EquivalenceClasses(
+            frame=self._model_frame,
+            quasi_identifiers=self.names(mask),
+            class_of_row=table.class_of_unit,
+            sizes=table.sizes,
+            weights=self._weights,
+            _sensitive_cache=cache,
+            encodings=self._encodings,
+        )
 
     def _classes(self, mask: int, partition: Partition) -> EquivalenceClasses:
         class_of_row, n_classes = partition
@@ -237,8 +313,7 @@ class SubsetLattice:
             encodings=self._encodings,  # the model columns are factorized once for all subsets
         )
 
-    def _measure(self, mask: int, partition: Partition) -> SubsetFinding:
-        classes = self._classes(mask, partition)
+    def _measure(self, mask: int, classes: EquivalenceClasses) -> SubsetFinding:
         n_classes = classes.n_classes
         for model in self._models:
             self._verdicts[(mask, model)] = model.holds(classes)

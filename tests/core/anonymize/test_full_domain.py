@@ -46,6 +46,7 @@ def test_song_table1_becomes_table3(song: tuple[pd.DataFrame, dict[str, Hierarch
     )  # fmt: skip
     assert result.details.levels == {"age": 1, "zipcode": 1}
     assert result.table["age"].tolist() == ["[5-10]"] * 3 + ["[11-20]"] * 2
+    assert result.table["age"].dtype == object and result.table["zipcode"].dtype == object  # labels, as always
     assert "name" not in result.table.columns and result.dropped_identifiers == ("name",)
     assert (result.rows_in, result.rows_out, result.suppressed) == (5, 5, 0)
     assert result.measures["k"] == 2

@@ -335,3 +335,33 @@ def test_verify_groups_by_given_codes_only_when_they_spell_the_published_values(
     with pytest.raises(VerificationError, match="do not match"):
         verify(request, AnonymizedTable(table, released, 0, utility, qi_codes={"q0": (codes, merged)}), algorithm="x",
                seconds=0)  # fmt: skip
+
+
+def test_verify_checks_categorical_columns_by_code_and_publishes_object_labels() -> None:
+    problem = small_problem()
+    request = _request(
+        problem.frame, quasi_identifiers=["q0"], models=[KAnonymity(1)], suppression_limit=0.0, hierarchies=None,
+        sensitive_attributes=None, identifiers=["pid"], seed=0, progress=None,
+    )  # fmt: skip
+    plain = problem.frame.drop(columns=["pid"]).assign(q0=lambda f: f["q0"].astype(str).astype(object))
+    codes, labels = pd.factorize(plain["q0"])
+    labels = np.asarray(labels, dtype=object)
+    categorical = plain.assign(q0=pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object)))
+    utility = UtilityMetrics(ncp=0.0, lm=0.0, discernibility=0.0, c_avg=1.0, height=0, precision=1.0, ileft=1.0)
+    released = np.ones(len(plain), dtype=bool)
+
+    def output(table: pd.DataFrame, row_codes: np.ndarray, names: np.ndarray) -> AnonymizedTable:
+        return AnonymizedTable(table, released, 0, utility, qi_codes={"q0": (row_codes, names)})
+
+    result = verify(request, output(categorical, codes, labels), algorithm="x", seconds=0)
+    assert result.table["q0"].dtype == object
+    assert result.table["q0"].tolist() == plain["q0"].tolist()
+    shifted = (codes + 1) % len(labels)
+    renamed = np.array([f"{label}!" for label in labels], dtype=object)
+    reordered = labels[::-1].copy()
+    for wrong, names in [(shifted, labels), (codes, renamed), (codes, reordered)]:
+        with pytest.raises(VerificationError, match="do not match"):
+            verify(request, output(categorical, wrong, names), algorithm="x", seconds=0)
+    missing = categorical.assign(q0=categorical["q0"].cat.set_categories(labels[1:]))  # rows of labels[0] become NaN
+    with pytest.raises(VerificationError, match="do not match"):
+        verify(request, output(missing, codes, labels), algorithm="x", seconds=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -31,9 +32,19 @@ def test_numeric_columns_match_labelling_first(values: list[int], dtype: str) ->
 
 @given(
     st.lists(st.sampled_from(["1", "x", "y", "True"]), min_size=1, max_size=30),
-    st.sampled_from(["str", "object", "category"]),
+    st.sampled_from(
+        [
+            "str",
+            "object",
+            "category",
+            "string[pyarrow]",
+            "string[python]",
+            pd.ArrowDtype(pa.string()),
+            pd.ArrowDtype(pa.large_string()),
+        ]
+    ),
 )
-def test_text_columns_match_labelling_first(values: list[str], dtype: str) -> None:
+def test_text_columns_match_labelling_first(values: list[str], dtype: object) -> None:
     series = pd.Series(values, dtype=dtype)
     assert HIERARCHY.leaf_codes(series).tolist() == labelled_first(series).tolist()
 
@@ -48,3 +59,8 @@ def test_values_outside_the_hierarchy_are_named() -> None:
         HIERARCHY.leaf_codes(pd.Series([1, 7, 7]))
     with pytest.raises(HierarchyError, match="missing"):
         HIERARCHY.leaf_codes(pd.Series(["x", None], dtype="str"))
+    for dtype in ["str", pd.ArrowDtype(pa.string())]:  # Arrow text takes a faster path: the same errors
+        with pytest.raises(HierarchyError, match="'z'"):
+            HIERARCHY.leaf_codes(pd.Series(["x", "z", "1"], dtype=dtype))
+        with pytest.raises(HierarchyError, match="missing"):
+            HIERARCHY.leaf_codes(pd.Series(["x", None], dtype=dtype))
