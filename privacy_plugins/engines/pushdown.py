@@ -46,7 +46,7 @@ def model_columns(models: Sequence[PrivacyModel], quasi_identifiers: Sequence[st
 
 
 def engine_snapshot(
-    table: EngineTable,
+    table: EngineTable | None,
     *,
     quasi_identifiers: Sequence[str],
     hierarchies: Mapping[Hashable, Hierarchy],
@@ -56,7 +56,8 @@ def engine_snapshot(
     """The snapshot from one GROUP BY, and the aggregates it came from (raw values, for the mappings).
 
     ``aggregates``: the result of ``table.group_counts([*quasi_identifiers, *model_columns])``
-    when the caller already ran it (e.g. to build hierarchies from the values present).
+    when the caller already ran it (e.g. to build hierarchies from the values present, or a stored
+    snapshot of an earlier release step); ``table`` may then be ``None``.
 
     Raises:
         UnknownColumnError: a column is not in the table.
@@ -64,6 +65,8 @@ def engine_snapshot(
         HierarchyError: a QI value is not a leaf of its hierarchy.
     """
     if aggregates is None:
+        if table is None:
+            raise ConfigurationError("engine_snapshot needs a table or its aggregates")
         aggregates = table.group_counts([*quasi_identifiers, *model_columns])
     aggregates = validate_frame(aggregates.copy())
     numeric_columns_as_numbers(aggregates)
@@ -78,7 +81,7 @@ def engine_snapshot(
 
 
 def models_snapshot(
-    table: EngineTable,
+    table: EngineTable | None,
     *,
     quasi_identifiers: Sequence[str],
     hierarchies: Mapping[Hashable, Hierarchy],

@@ -51,6 +51,19 @@ def _lightweight_table(connection: sa.Connection, name: str) -> Any:
     return sa.table(name, *[sa.column(n) for n in names])
 
 
+def _result_names(connection: sa.Connection, query: str) -> list[str]:
+    """The column names of ``query`` itself, as its cursor reports them (no row is fetched)."""
+    import sqlalchemy as sa
+
+    if connection.dialect.name == "duckdb":
+        return [str(row[0]) for row in connection.execute(sa.text(f"DESCRIBE {query}")).fetchall()]
+    result = connection.execution_options(stream_results=True).execute(sa.text(query))
+    try:
+        return [str(name) for name in result.keys()]
+    finally:
+        result.close()
+
+
 def group_counts_sql(connection: sa.Connection, selectable: Any, columns: Sequence[str]) -> pd.DataFrame:
     """``SELECT columns, COUNT(*) … GROUP BY columns``; only the aggregates come back."""
     import sqlalchemy as sa
@@ -100,12 +113,19 @@ class SqlTable(EngineTable):
 
     @classmethod
     def from_query(cls, engine: sa.Engine, query: str) -> SqlTable:
-        """A SELECT's result (its column names are read with ``LIMIT 0``)."""
+        """A SELECT's result (its column names are read with ``LIMIT 0``).
+
+        A repeated result name (``SELECT ssn, …, ssn``) is an error: databases rename it in a
+        subquery (DuckDB ``ssn_1``, SQLite ``ssn:1``), which would publish an identifier under
+        another name, so the query's own names are read first (DuckDB ``DESCRIBE``; elsewhere a
+        streamed cursor closed before any row is fetched).
+        """
         import sqlalchemy as sa
 
         from privacy_plugins.core.tables import check_unique_columns
 
         with engine.connect() as connection:
+            check_unique_columns(_result_names(connection, query), where="the result of source.query")
             probe = sa.select(sa.text("*")).select_from(sa.text(f"({query}) AS probe")).limit(0)
             names = [str(n) for n in connection.execute(probe).keys()]
         check_unique_columns(names, where="the result of source.query")

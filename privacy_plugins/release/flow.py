@@ -10,8 +10,10 @@ Each call is one run with its own id and private working folder (see
 refused or crashed — unless ``keep_workdir`` or the spec's ``workdir:`` asks to
 keep it. Two releases started side by side never see each other's files.
 
-A ``duckdb:`` or ``url:`` source with a full-domain algorithm runs inside the
-database (:mod:`~privacy_plugins.release.pushdown`): no source row is read into Python.
+A database or Spark source (or a file larger than ``source.out_of_core_bytes``)
+with a full-domain algorithm runs inside the database: the same five steps, each
+dispatching to :mod:`~privacy_plugins.release.pushdown`, so no source row is read
+into Python. A run that ends unpublished drops its staging table there.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import InfeasibleAnonymizationError
 from privacy_plugins.release.progress import OnProgress
-from privacy_plugins.release.pushdown import pushdown_reason, run_pushdown
+from privacy_plugins.release.pushdown import discard
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import (
     Candidate,
@@ -99,18 +101,14 @@ def run_release(
     run = run_id or new_run_id()
     keep = keep_workdir or spec.workdir is not None
     failure: str | None
+    candidate: Candidate | None = None
+    published: Publication | None = None
     try:
-        if pushdown_reason(spec) is None:  # a database source with a full-domain search: no row leaves it
-            inside = run_pushdown(spec, run_id=run, on_step=on_step, on_progress=on_progress)
-            loaded, diagnosis, candidate, check = inside.loaded, inside.diagnosis, inside.candidate, inside.check
-            published, failure = inside.published, inside.failure
-            kept = str(run_dir(spec, run)) if keep else None
-            return _finish(spec, loaded, diagnosis, candidate, check, published, failure, run, kept)
         step("load")
         loaded = load_step(spec, run_id=run)
         step("diagnose")
         diagnosis = diagnose_step(spec, loaded, run_id=run, on_progress=on_progress)
-        candidate = check = published = None
+        check = None
         failure = None
         step("anonymize")
         try:
@@ -127,6 +125,8 @@ def run_release(
                 failure = f"checks failed on the anonymized table:\n{check.summary()}"
         kept = str(run_dir(spec, run)) if keep else None
     finally:
+        if candidate is not None and published is None:
+            discard(spec, candidate)  # a staging table inside the database (a no-op otherwise)
         if not keep:
             remove_run_dir(spec, run)
     return _finish(spec, loaded, diagnosis, candidate, check, published, failure, run, kept)

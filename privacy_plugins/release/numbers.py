@@ -16,7 +16,7 @@ import pandas as pd
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.release.spec import ReleaseSpec
 
-__all__ = ["drift", "measure_published"]
+__all__ = ["drift", "measure_classes", "measure_published"]
 
 
 def _finite(value: float | None) -> float | None:
@@ -31,13 +31,18 @@ def measure_published(spec: ReleaseSpec, frame: pd.DataFrame) -> dict[str, Any]:
 
     The same core measures as the check and publish steps, on ``frame`` as published.
     """
+    classes = EquivalenceClasses.from_frame(frame.reset_index(drop=True), list(spec.quasi_identifiers))
+    return measure_classes(spec, classes, rows=len(frame), columns=[str(c) for c in frame.columns])
+
+
+def measure_classes(spec: ReleaseSpec, classes: EquivalenceClasses, *, rows: int, columns: list[str]) -> dict[str, Any]:
+    """:func:`measure_published` from the classes (records or a GROUP BY inside the database) and the columns."""
     from privacy_plugins.release.steps import check_name  # steps imports this module's users, not the reverse
 
-    classes = EquivalenceClasses.from_frame(frame.reset_index(drop=True), list(spec.quasi_identifiers))
     measured: dict[str, float | None] = {}
     targets: dict[str, float | None] = {}
     met: dict[str, bool] = {}
-    holds = not any(column in frame.columns for column in spec.identifiers)
+    holds = not any(column in columns for column in spec.identifiers)
     for model in spec.models():
         result = model.evaluate(classes)
         name = check_name(model)
@@ -46,7 +51,7 @@ def measure_published(spec: ReleaseSpec, frame: pd.DataFrame) -> dict[str, Any]:
         met[name] = bool(result.passed)
         holds = holds and met[name]
     return {
-        "rows": len(frame),
+        "rows": rows,
         "classes": int(classes.n_classes),
         "measured": measured,
         "targets": targets,

@@ -1,35 +1,46 @@
-"""The release flow inside the database: a ``duckdb:`` or ``url:`` source with a full-domain algorithm.
+"""The release steps inside the database: a database/Spark source or a large file, with a full-domain algorithm.
 
-No source row is read into Python. The five steps become:
+``steps.load_step`` … ``steps.publish_step`` call the functions here when
+:func:`pushdown_reason` is ``None``, so ``run_release``, the CLI, the Airflow
+operators and the Dagster assets all run the same five steps, each of which may
+run in its own process. No source row is read into Python:
 
-- load: one ``COUNT(*)`` and one ``GROUP BY`` over the QIs and the columns the
-  models read (the weighted snapshot); hierarchies are built from the values
-  present; every column, role, hierarchy leaf and requirement is checked here.
-- diagnose: the headline numbers from the snapshot at the leaf level (the full
-  subset diagnosis needs the records and is not run; the report says so).
-- anonymize: the core searches the snapshot; the database applies the node
+- :func:`load`: one ``GROUP BY`` over the QIs and the columns the models read
+  gives the weighted snapshot (one row per distinct combination and its count);
+  hierarchies are built from the values present; every column, role, hierarchy
+  leaf and requirement is checked. The snapshot is stored as a small Parquet
+  file in the run's private folder; the ``LoadedTable`` has ``kind="snapshot"``,
+  its SHA-256 and where the rows stay (``source``).
+- :func:`diagnose`: the headline numbers from the snapshot at the leaf level (the
+  full subset diagnosis needs the records and is not run; the report says so).
+- :func:`anonymize`: the core searches the snapshot; the database applies the node
   (value → label mapping tables joined when the destination is the same
-  database, ``CASE`` per QI otherwise) and removes the violating classes
-  (anti-join with a small table of their labels) into a staging table
-  ``<table>__incoming_<hex>`` (``CREATE TABLE … AS SELECT``) when the
-  destination is the same database, otherwise the published rows are streamed
-  in batches to a Parquet working file in the run's folder.
-- check: identifiers, row accounting, suppression limit and every model,
-  re-measured with ``GROUP BY`` on exactly the staged rows.
-- publish: re-measured again, then swapped in. Same DuckDB file or a database
-  with transactional DDL (PostgreSQL, SQLite): ``DROP`` + ``ALTER … RENAME`` in
-  one transaction, atomic — a crash before ``COMMIT`` leaves the previous
-  release. Other databases (MySQL…) commit DDL one statement at a time: there a
-  crash between the two statements leaves no table. Parquet destination: the
-  staged file is copied beside the target and renamed (atomic on POSIX). DuckDB
-  destination elsewhere: loaded from the staged Parquet inside one transaction.
-  Another SQL database: the staged rows are read into pandas and published as
-  the in-memory flow does (the only case where published rows enter Python).
-  Spark source and Spark destination: staged by the source's session into a
-  sibling folder or table, counted, measured and swapped without a row leaving
-  Spark; another source to a Spark destination: Spark reads the staged Parquet
-  file (:mod:`~privacy_plugins.release.spark_destination` says what atomicity
-  a Spark folder and a Spark table give).
+  database, ``CASE`` per QI otherwise) and removes the violating classes. Same
+  database: ``CREATE TABLE <table>__staging_<created>_<run tag> AS SELECT …``
+  (``release/staging.py``; the name is recorded in the ``Candidate`` and bound to
+  the run). Elsewhere: the published rows are streamed in batches to the run's
+  Parquet working file (its SHA-256 in the ``Candidate``).
+- :func:`check`: identifiers, row accounting, suppression limit and every model,
+  re-measured with ``GROUP BY`` on exactly the staged rows; the ``CheckResult``
+  carries a digest of what it measured. A failed check drops the staging table.
+- :func:`publish`: re-measured again (for a staging table inside the swap
+  transaction itself) and compared with the check's digest, then swapped in.
+  Same DuckDB file or a database with transactional DDL (PostgreSQL, SQLite):
+  ``DROP`` + ``ALTER … RENAME`` in one transaction, atomic — a crash before
+  ``COMMIT`` leaves the previous release. Other databases (MySQL…) commit DDL
+  one statement at a time: there a crash between the two statements leaves no
+  table. Parquet destination: the staged file is copied beside the target and
+  renamed (atomic on POSIX). DuckDB destination elsewhere: loaded from the staged
+  Parquet inside one transaction. Another SQL database: the staged rows are read
+  into pandas and published as the in-memory flow does (the only case where
+  published rows enter Python).
+  Spark source and Spark destination: the anonymize step stages the rows by the
+  source's session into a sibling folder or table (named by
+  :mod:`~privacy_plugins.release.spark_destination`, recorded in the
+  ``Candidate``), check and publish measure it there, and publish counts it
+  again and swaps it without a row leaving Spark; another source to a Spark
+  destination: Spark reads the staged Parquet file (that module says what
+  atomicity a Spark folder and a Spark table give).
 
 Which releases go here: :func:`pushdown_reason` returns ``None``. Algorithms
 that need the rows (Mondrian, clustering, ``suppressed_rows: mark``) read the
@@ -39,10 +50,11 @@ table into pandas and refuse a source larger than ``source.max_rows_in_memory``.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
-import uuid
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +64,10 @@ import pandas as pd
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.tables import check_unique_columns
-from privacy_plugins.engines.base import EngineTable
+from privacy_plugins.engines.aggregates import COUNT_COLUMN, numeric_columns_as_numbers
 from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
 from privacy_plugins.engines.pushdown import (
     anonymize_in_engine,
-    measure_in_engine,
     model_columns,
     models_snapshot,
     validate_models,
@@ -64,32 +75,48 @@ from privacy_plugins.engines.pushdown import (
 from privacy_plugins.engines.spark import SparkTable, open_spark_table
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
-from privacy_plugins.release import destinations, spark_destination
+from privacy_plugins.release import destinations, spark_destination, staging
 from privacy_plugins.release.connections import mask_password
+from privacy_plugins.release.numbers import measure_classes
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import source_url
-from privacy_plugins.release.spark_destination import SparkStage
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import (
     Candidate,
     CheckResult,
     DiagnosisSummary,
+    ForeignArtifactError,
     LoadedTable,
     Publication,
-    RequirementCheck,
-    accounting_checks,
+    _accept,
+    _own_file,
+    _write_parquet,
     check_lattice,
-    model_checks,
+    check_mode,
 )
 from privacy_plugins.release.workarea import destination_lock, run_dir
 
-__all__ = ["PushdownRun", "pushdown_reason", "run_pushdown"]
+__all__ = [
+    "anonymize",
+    "check",
+    "discard",
+    "load",
+    "measured_frame",
+    "publish",
+    "pushdown_reason",
+    "staged_measure",
+    "staged_numbers",
+]
+
+SNAPSHOT_FILE = "snapshot.parquet"
+CANDIDATE_FILE = "candidate.parquet"
+REPORT_FILE = "anonymization.json"
 
 BATCH_ROWS = 200_000
 
 
 def _is_parquet(path: Path) -> bool:
-    return path.is_dir() or path.suffix.lower() in (".parquet", ".pq")
+    return path.is_dir() or path.suffix.lower() in (".parquet", ".pq", ".parq")  # as read_table
 
 
 def _large_file(spec: ReleaseSpec) -> Path | None:
@@ -125,16 +152,18 @@ def pushdown_reason(spec: ReleaseSpec) -> str | None:
     return None
 
 
-@dataclass
-class PushdownRun:
-    """The artifacts of one release run inside the database (as the in-memory flow's)."""
+def _source_engine(spec: ReleaseSpec) -> Any:
+    """A SQLAlchemy engine on a ``duckdb:``/``url:``/``conn_id:`` source (pysqlite with transactional DDL)."""
+    import sqlalchemy as sa
 
-    loaded: LoadedTable
-    diagnosis: DiagnosisSummary
-    candidate: Candidate | None = None
-    check: CheckResult | None = None
-    published: Publication | None = None
-    failure: str | None = None
+    url = source_url(spec.source)
+    try:
+        engine = sa.create_engine(url)
+    except (sa.exc.ArgumentError, ImportError) as exc:
+        raise ConfigurationError(f"cannot open source {mask_password(url)!r}: {mask_password(str(exc))}") from exc
+    if engine.dialect.name == "sqlite" and engine.dialect.driver == "pysqlite":
+        destinations._transactional_sqlite_ddl(engine)
+    return engine
 
 
 def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
@@ -150,13 +179,7 @@ def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
         pattern = str(parquet / "**" / "*.parquet") if parquet.is_dir() else str(parquet)
         literal = pattern.replace("'", "''")
         return SqlTable.from_query(sa.create_engine("duckdb:///:memory:"), f"SELECT * FROM read_parquet('{literal}')")
-    url = source_url(spec.source)
-    try:
-        engine = sa.create_engine(url)
-    except (sa.exc.ArgumentError, ImportError) as exc:
-        raise ConfigurationError(f"cannot open source {mask_password(url)!r}: {mask_password(str(exc))}") from exc
-    if engine.dialect.name == "sqlite" and engine.dialect.driver == "pysqlite":
-        destinations._transactional_sqlite_ddl(engine)
+    engine = _source_engine(spec)
     if spec.source.table is not None:
         return SqlTable.from_table(engine, spec.source.table)
     return SqlTable.from_query(engine, str(spec.source.query))
@@ -173,8 +196,8 @@ def _same_database(spec: ReleaseSpec) -> bool:
     return target.url is not None and target.url == source.url
 
 
-def _quote(table: SqlTable, name: str) -> str:
-    return str(table.engine.dialect.identifier_preparer.quote(name))
+def _quote(connection: Any, name: str) -> str:
+    return str(connection.dialect.identifier_preparer.quote(name))
 
 
 def _diagnosis(spec: ReleaseSpec, snapshot: Snapshot, models: list[Any]) -> DiagnosisSummary:
@@ -231,59 +254,18 @@ def _stream_to_parquet(published: Any, path: Path) -> int:
     return rows
 
 
-def _staged(spec: ReleaseSpec, source: SqlTable | SparkTable, staging: str | Path | SparkStage) -> EngineTable:
-    """The staged candidate as a table to measure: the staging table, or the Parquet file through DuckDB."""
-    import sqlalchemy as sa
-
-    if isinstance(staging, SparkStage):
-        return staging.table()
-    if isinstance(staging, str):
-        assert isinstance(source, SqlTable)  # staged in the source database
-        return SqlTable.from_table(source.engine, staging)
-    engine = sa.create_engine("duckdb:///:memory:")
-    literal = str(staging).replace("'", "''")
-    return SqlTable.from_query(engine, f"SELECT * FROM read_parquet('{literal}')")
-
-
-def _checks(spec: ReleaseSpec, staged: EngineTable, candidate: Candidate, loaded_rows: int) -> list[RequirementCheck]:
-    """Identifiers, row accounting, suppression limit and every model, by GROUP BY on the staged rows."""
-    columns = staged.columns()
-    rows = staged.count()
-    accounted = (
-        loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed == rows + candidate.suppressed
-    )
-    checks = accounting_checks(
-        spec,
-        candidate,
-        columns=columns,
-        loaded_rows=loaded_rows,
-        accounted=accounted,
-        observed_rows=rows,
-        expected_rows=candidate.rows_out,
-        where=f"{rows} rows staged",
-    )
-    models = spec.models()
-    results = measure_in_engine(staged, quasi_identifiers=list(spec.quasi_identifiers), models=models)
-    return checks + model_checks(models, results)
-
-
-def _swap_in_database(source: SqlTable, staging: str, table: str) -> None:
-    import sqlalchemy as sa
-
-    with source.engine.begin() as connection:
-        destinations._swap_hook()
-        connection.execute(sa.text(f"DROP TABLE IF EXISTS {_quote(source, table)}"))
-        connection.execute(sa.text(f"ALTER TABLE {_quote(source, staging)} RENAME TO {_quote(source, table)}"))
-
-
-def _publish_staged_file(spec: ReleaseSpec, path: Path, rows: int) -> None:
+def _publish_staged_file(spec: ReleaseSpec, path: Path, rows: int, digest: str) -> None:
+    """Publish the staged Parquet file; for a Parquet destination the copy's bytes are checked against ``digest``."""
     import pyarrow.parquet as pq
 
     target = spec.destination
     if target.parquet is not None:
         target.parquet.mkdir(parents=True, exist_ok=True)
+        destinations.remove_stale_temporaries(target.parquet / f"{target.table}.parquet")
         with destinations.atomic_file(target.parquet / f"{target.table}.parquet") as temporary:
             shutil.copyfile(path, temporary)
+            if staging.file_sha256(temporary) != digest:
+                raise ReleaseBlocked("the candidate changed after it was checked; nothing was published")
             destinations._verify(rows, pq.ParquetFile(temporary).metadata.num_rows, str(temporary))
             destinations._swap_hook()
     elif target.duckdb is not None:
@@ -294,188 +276,513 @@ def _publish_staged_file(spec: ReleaseSpec, path: Path, rows: int) -> None:
         destinations.publish_table(pd.read_parquet(path), target)  # another database: through pandas
 
 
-def run_pushdown(
-    spec: ReleaseSpec, *, run_id: str, on_step: Any = None, on_progress: OnProgress | None = None
-) -> PushdownRun:
-    """Load, diagnose, anonymize, check and publish without reading the source rows into Python.
+@contextmanager
+def _opened(spec: ReleaseSpec) -> Iterator[SqlTable | SparkTable]:
+    """The source table where it lives; its helper tables dropped and its engine closed afterwards."""
+    source = _open(spec)
+    try:
+        yield source
+    finally:
+        if isinstance(source, SqlTable):
+            source.close()
+            source.engine.dispose()
+
+
+def _prepared(spec: ReleaseSpec, aggregates: pd.DataFrame) -> tuple[pd.DataFrame, dict[Any, Any], Snapshot]:
+    """The aggregates as every step sees them (numeric columns numbers), the hierarchies and the snapshot."""
+    aggregates = aggregates.copy()
+    numeric_columns_as_numbers(aggregates)
+    qis = list(spec.quasi_identifiers)
+    hierarchies = dict(spec.build_hierarchies(aggregates[qis]))
+    snapshot, _ = models_snapshot(
+        None, quasi_identifiers=qis, hierarchies=hierarchies, models=spec.models(), aggregates=aggregates
+    )
+    return aggregates, hierarchies, snapshot
+
+
+def _source_name(spec: ReleaseSpec, source: SqlTable | SparkTable) -> str:
+    """Where the rows stay, for the ``LoadedTable`` and the logs (never a URL: it may hold a password)."""
+    where = spec.source.spark or spec.source.table or (str(spec.source.path) if spec.source.path else "query")
+    return f"{source.engine_name}:{where}"
+
+
+def _check_staging_name(spec: ReleaseSpec, source: SqlTable | SparkTable, run_id: str) -> None:
+    """Refuse a destination table whose staging table name the database would truncate (losing the run tag)."""
+    if not isinstance(source, SqlTable) or not _same_database(spec):
+        return
+    name = staging.staging_name(spec, run_id)
+    limit = source.engine.dialect.max_identifier_length
+    if limit and len(name) > limit:  # PostgreSQL truncates silently
+        raise ConfigurationError(
+            f"destination.table {spec.destination.table!r} is too long: its staging table name has {len(name)} "
+            f"characters, more than {source.engine_name}'s limit of {limit}; use a shorter name"
+        )
+
+
+def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
+    """Step 1 inside the database: check the source against the spec and store its weighted snapshot.
 
     Raises:
         ConfigurationError, HierarchyError, UnknownColumnError: bad spec or data (before anything is written).
-        InfeasibleAnonymizationError is reported as ``failure``, like the in-memory flow.
     """
-    from privacy_plugins.errors import InfeasibleAnonymizationError
-
-    def step(name: str) -> None:
-        if on_step is not None:
-            on_step(name)
-
     started = time.monotonic()
-
-    def elapsed() -> str:
-        return f"{time.monotonic() - started:.1f}s"
-
-    step("load")
     spec.destination.check_writable()
     spec.report.check_writable()
-    source = _open(spec)
-    staging: str | Path | SparkStage | None = None
-    try:
+    models = spec.models()
+    qis = list(spec.quasi_identifiers)
+    with _opened(spec) as source:
         columns = source.columns()
         check_unique_columns(columns, where="the source")
         spec.roles.check_columns(columns)
         bound = spec.requirements.bound_column
         if bound is not None and bound not in columns:
             raise UnknownColumnError(f"bound_column not found in table: {bound!r}; available: {columns}")
-        models = spec.models()
-        qis = list(spec.quasi_identifiers)
-        aggregates = source.group_counts([*qis, *model_columns(models, qis)])
-        hierarchies = spec.build_hierarchies(aggregates[qis])
-        snapshot, _ = models_snapshot(
-            source, quasi_identifiers=qis, hierarchies=hierarchies, models=models, aggregates=aggregates
-        )
-        check_lattice(spec, hierarchies)
-        validate_models(aggregates, snapshot.n_rows, models)
-        LOGGER.info(
-            "load: %d rows, %d distinct combinations, in %s (pushdown; %s)",
-            snapshot.n_rows,
-            len(snapshot.units),
-            source.engine_name,
-            elapsed(),
-        )
-        loaded = LoadedTable(
-            path=f"{source.engine_name}:{spec.source.spark or spec.source.table or 'query'}",
-            rows=snapshot.n_rows,
-            columns=[c for c in columns if c not in spec.identifiers],
-            dropped_identifiers=list(spec.identifiers),
-            run_id=run_id,
-            spec_name=spec.name,
-            source_fingerprint=spec.source_fingerprint,
-        )
-        step("diagnose")
-        run = PushdownRun(loaded=loaded, diagnosis=_diagnosis(spec, snapshot, models))
-        step("anonymize")
-        try:
-            done = anonymize_in_engine(
-                source,
-                quasi_identifiers=qis,
-                hierarchies=hierarchies,
-                models=models,
-                identifiers=list(spec.identifiers),
-                sensitive_attributes=list(spec.sensitive_attributes),
-                suppression_limit=spec.requirements.suppression_limit,
-                algorithm=spec.algorithm.name,
-                metric=str(spec.algorithm.option("metric")),
-                progress=StepProgress("anonymize", "nodes checked", on_progress),
-                aggregates=aggregates,
-                # Mapping tables joined were faster than CASE on DuckDB (bench_engines, 10M rows) but are
-                # written next to the source: only when the release writes into that database anyway.
-                method="join" if _same_database(spec) else "case",
-            )
-        except InfeasibleAnonymizationError as exc:
-            run.failure = f"requirements cannot be met: {exc}"
-            return run
-        folder = run_dir(spec, run_id, create=True)
-        report_path = folder / "anonymization.json"
-        report_path.write_text(
-            json.dumps(
-                {
-                    "algorithm": spec.algorithm.name,
-                    "levels": done.solution.details.levels,
-                    "rows_in": done.rows_in,
-                    "suppressed": done.solution.suppressed,
-                    "ncp": done.solution.utility.ncp,
-                },
-                indent=2,
-            )
-            + "\n",
-            encoding="utf-8",
-        )
-        if _same_database(spec) and isinstance(source, SparkTable):  # no row leaves Spark
-            staging = spark_destination.stage(done.published, spec.destination)
-            where = staging.where
-        elif _same_database(spec):
-            import sqlalchemy as sa
+        _check_staging_name(spec, source, run_id)
+        raw = source.group_counts([*qis, *model_columns(models, qis)])
+        where = _source_name(spec, source)
+    aggregates, hierarchies, snapshot = _prepared(spec, raw)
+    check_lattice(spec, hierarchies)
+    validate_models(aggregates, snapshot.n_rows, models)
+    path = run_dir(spec, run_id, create=True) / SNAPSHOT_FILE
+    digest = _write_parquet(aggregates, path)
+    LOGGER.info(
+        "load: %d rows, %d distinct combinations, in %s (pushdown; snapshot stored; %.1fs)",
+        snapshot.n_rows,
+        len(snapshot.units),
+        where,
+        time.monotonic() - started,
+    )
+    return LoadedTable(
+        path=str(path),
+        rows=snapshot.n_rows,
+        columns=[c for c in columns if c not in spec.identifiers],
+        dropped_identifiers=list(spec.identifiers),
+        run_id=run_id,
+        spec_name=spec.name,
+        source_fingerprint=spec.source_fingerprint,
+        sha256=digest,
+        kind="snapshot",
+        source=where,
+    )
 
-            assert isinstance(source, SqlTable)
-            staging = f"{spec.destination.table}__incoming_{uuid.uuid4().hex[:8]}"
-            with source.engine.begin() as connection:
-                connection.execute(sa.text(f"CREATE TABLE {_quote(source, staging)} AS {done.published.select_sql()}"))  # type: ignore[attr-defined]
-            where = f"{source.engine_name}#{staging}"
-        else:
-            staging = folder / "candidate.parquet"
-            _stream_to_parquet(done.published, staging)
-            where = str(staging)
-        LOGGER.info(
-            "anonymize: %d rows in, %d published, %d suppressed, staged at %s (%s)",
-            done.rows_in,
-            done.rows_out,
-            done.solution.suppressed,
-            where,
-            elapsed(),
-        )
-        run.candidate = Candidate(
-            path=where,
-            report_path=str(report_path),
+
+def _snapshot_of(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> tuple[str, Path, pd.DataFrame]:
+    """The run, its folder and the snapshot read from its exact, unchanged bytes; refuse anything else."""
+    check_mode(spec, loaded.kind, "snapshot", "loaded table")
+    run, folder = _accept(spec, loaded, run_id, "snapshot")
+    frame, _ = _own_file(loaded.path, folder / SNAPSHOT_FILE, loaded.sha256, "snapshot")
+    return run, folder, frame
+
+
+def diagnose(spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None) -> DiagnosisSummary:
+    """Step 2 inside the database: the headline numbers from the snapshot (no row is read)."""
+    _, _, aggregates = _snapshot_of(spec, loaded, run_id)
+    _, _, snapshot = _prepared(spec, aggregates)
+    return _diagnosis(spec, snapshot, spec.models())
+
+
+def _write_report(path: Path, report: dict[str, Any]) -> None:
+    with destinations.atomic_file(path) as temporary:
+        temporary.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+def anonymize(
+    spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None, on_progress: OnProgress | None = None
+) -> Candidate:
+    """Step 3 inside the database: search the snapshot, stage the generalized rows (table or Parquet file).
+
+    Raises:
+        InfeasibleAnonymizationError: no node meets the requirements (nothing is staged).
+        ConfigurationError: the source's row count changed since the load step.
+    """
+    import sqlalchemy as sa
+
+    started = time.monotonic()
+    run, folder, stored = _snapshot_of(spec, loaded, run_id)
+    for stale in (folder / CANDIDATE_FILE, folder / REPORT_FILE):  # never leave an earlier candidate behind
+        stale.unlink(missing_ok=True)
+    aggregates, hierarchies, _ = _prepared(spec, stored)
+    same = _same_database(spec)
+    with _opened(spec) as source:
+        rows = source.count()
+        if rows != loaded.rows:
+            raise ConfigurationError(
+                f"the source has {rows} rows now but had {loaded.rows} when it was loaded: it changed since the "
+                "load step; re-run the release from the load step"
+            )
+        done = anonymize_in_engine(
+            source,
+            quasi_identifiers=list(spec.quasi_identifiers),
+            hierarchies=hierarchies,
+            models=spec.models(),
+            identifiers=list(spec.identifiers),
+            sensitive_attributes=list(spec.sensitive_attributes),
+            suppression_limit=spec.requirements.suppression_limit,
             algorithm=spec.algorithm.name,
-            levels={str(k): int(v) for k, v in done.solution.details.levels.items()},
-            rows_in=done.rows_in,
-            rows_out=done.rows_out,
-            suppressed=done.solution.suppressed,
-            dropped_identifiers=list(spec.identifiers),
-            ncp=done.solution.utility.ncp,
-            run_id=run_id,
-            spec_name=spec.name,
-            source_fingerprint=spec.source_fingerprint,
+            metric=str(spec.algorithm.option("metric")),
+            progress=StepProgress("anonymize", "nodes checked", on_progress),
+            aggregates=aggregates,
+            # Mapping tables joined were faster than CASE on DuckDB (bench_engines, 10M rows) but are
+            # written next to the source: only when the release writes into that database anyway.
+            method="join" if same else "case",
         )
-        step("check")
-        staged = _staged(spec, source, staging)
-        checks = _checks(spec, staged, run.candidate, loaded.rows)
-        LOGGER.info(
-            "check: %d of %d checks passed on the staged rows (%s)",
-            sum(c.passed for c in checks),
-            len(checks),
-            elapsed(),
+        report_path = folder / REPORT_FILE
+        levels = {str(k): int(v) for k, v in done.solution.details.levels.items()}
+        _write_report(
+            report_path,
+            {
+                "algorithm": spec.algorithm.name,
+                "levels": levels,
+                "rows_in": done.rows_in,
+                "suppressed": done.solution.suppressed,
+                "ncp": done.solution.utility.ncp,
+            },
         )
-        run.check = CheckResult(
-            all(c.passed for c in checks),
-            checks,
-            where,
-            "",
-            run_id=run_id,
-            spec_name=spec.name,
-            source_fingerprint=spec.source_fingerprint,
-        )
-        if not run.check.passed:
-            run.failure = f"checks failed on the anonymized table:\n{run.check.summary()}"
-            return run
-        step("publish")
-        with destination_lock(spec.destination):
-            again = [c for c in _checks(spec, staged, run.candidate, loaded.rows) if not c.passed]
-            if again:
-                raise ReleaseBlocked(
-                    "re-measured before publishing, the staged rows fail: " + "; ".join(c.detail for c in again)
-                )
-            if isinstance(staging, SparkStage):
-                staging.publish(done.rows_out)
-            elif isinstance(staging, str):
-                assert isinstance(source, SqlTable)
-                _swap_in_database(source, staging, spec.destination.table)
-                staging = None
-            else:
-                _publish_staged_file(spec, staging, done.rows_out)
-        LOGGER.info("publish: %d rows published to %s (%s)", done.rows_out, spec.destination.describe(), elapsed())
-        run.published = Publication(
-            destination=spec.destination.describe(), table=spec.destination.table, rows=done.rows_out
-        )
-        return run
-    finally:
-        if isinstance(staging, SparkStage):
-            staging.discard()  # a no-op once published
-        if isinstance(source, SqlTable):
-            if isinstance(staging, str):
-                import sqlalchemy as sa
+        if same and isinstance(source, SparkTable):  # no row leaves Spark
+            stage = spark_destination.stage(done.published, spec.destination)
+            table, where, digest = stage.staging, stage.where, ""
+        elif same:
+            assert isinstance(source, SqlTable)
+            table = staging.staging_name(spec, run)
+            with source.engine.begin() as connection:
+                staging.clean_staging(connection, spec, run)
+                select = done.published.select_sql()  # type: ignore[attr-defined]
+                connection.execute(sa.text(f"CREATE TABLE {_quote(connection, table)} AS {select}"))
+            where, digest = f"{source.engine_name}:{table}", ""
+        else:
+            table = ""
+            path = folder / CANDIDATE_FILE
+            with destinations.atomic_file(path) as temporary:
+                _stream_to_parquet(done.published, temporary)
+            where, digest = str(path), staging.file_sha256(path)
+    LOGGER.info(
+        "anonymize: %d rows in, %d published, %d suppressed, staged at %s (%.1fs)",
+        done.rows_in,
+        done.rows_out,
+        done.solution.suppressed,
+        where,
+        time.monotonic() - started,
+    )
+    return Candidate(
+        path=where,
+        report_path=str(report_path),
+        algorithm=spec.algorithm.name,
+        levels=levels,
+        rows_in=done.rows_in,
+        rows_out=done.rows_out,
+        suppressed=done.solution.suppressed,
+        dropped_identifiers=list(spec.identifiers),
+        ncp=done.solution.utility.ncp,
+        run_id=run,
+        spec_name=spec.name,
+        source_fingerprint=spec.source_fingerprint,
+        sha256=digest,
+        kind="pushdown",
+        staging_table=table,
+    )
 
-                with source.engine.begin() as connection:
-                    connection.execute(sa.text(f"DROP TABLE IF EXISTS {_quote(source, staging)}"))
-            source.close()
-            source.engine.dispose()
+
+def _spark_staged(spec: ReleaseSpec) -> bool:
+    """Spark source and Spark destination: the rows are staged by Spark (``release/spark_destination.py``)."""
+    return spec.source.spark is not None and spec.destination.spark is not None
+
+
+def _spark_stage(spec: ReleaseSpec, name: str) -> spark_destination.SparkStage:
+    """The Spark staging folder/table ``name`` of this destination, in the source's session.
+
+    Its name is ``spark_destination``'s (``<target>[.]__incoming_<8 hex>``), checked here, but not
+    bound to the run: Spark staging keeps that module's rules (a killed run's stage is removed by hand).
+    """
+    from privacy_plugins.engines.spark_session import spark_session
+
+    target = str(spec.destination.spark)
+    folder = name.startswith(target + ".")
+    if not re.fullmatch(re.escape(target + ("." if folder else "")) + r"__incoming_[0-9a-f]{8}", name):
+        raise ForeignArtifactError(
+            f"the candidate names Spark staging location {name!r}, which is not a staging location of "
+            f"{spec.destination.describe()}; refusing it"
+        )
+    session = spark_session(spec.source.spark_settings, setting="source.spark_settings")
+    return spark_destination.SparkStage(spec.destination, session, name)
+
+
+def _candidate_of(spec: ReleaseSpec, candidate: Candidate, run_id: str | None) -> tuple[str, Path, int]:
+    """The run, its folder and the rows it loaded (from its snapshot); refuse a foreign or changed candidate."""
+    check_mode(spec, candidate.kind, "pushdown", "candidate")
+    run, folder = _accept(spec, candidate, run_id, "candidate")
+    snapshot = folder / SNAPSHOT_FILE
+    loaded_rows = -1
+    if snapshot.is_file() and not snapshot.is_symlink():
+        import pyarrow.parquet as pq
+
+        loaded_rows = int(pq.read_table(snapshot, columns=[COUNT_COLUMN]).column(0).to_numpy().sum())
+    if candidate.staging_table and _spark_staged(spec):
+        _spark_stage(spec, candidate.staging_table)  # refuses a foreign name
+        return run, folder, loaded_rows
+    if candidate.staging_table:
+        if not _same_database(spec) or not staging.belongs_to_run(spec, run, candidate.staging_table):
+            raise ForeignArtifactError(
+                f"the candidate names staging table {candidate.staging_table!r}, which is not this run's staging "
+                f"table for {spec.destination.describe()}; refusing it"
+            )
+        return run, folder, loaded_rows
+    expected = folder / CANDIDATE_FILE
+    if Path(candidate.path) != expected:
+        raise ForeignArtifactError(
+            f"the candidate points to {candidate.path!r}, not to its run's working file {str(expected)!r}; refusing it"
+        )
+    if expected.is_symlink() or not expected.is_file():
+        raise ForeignArtifactError(f"the candidate's working file {str(expected)!r} is missing (or a symlink)")
+    if staging.file_sha256(expected) != candidate.sha256:
+        raise ForeignArtifactError(
+            f"the candidate's working file {str(expected)!r} changed after it was written; refusing it — "
+            "re-run the step"
+        )
+    return run, folder, loaded_rows
+
+
+@contextmanager
+def _staged(spec: ReleaseSpec, candidate: Candidate, folder: Path, *, begin: bool = False) -> Iterator[tuple[Any, Any]]:
+    """A connection and the staged rows as a selectable: the staging table, or the Parquet file through DuckDB.
+
+    ``begin``: the connection is in a transaction, committed when the block succeeds (the swap).
+    """
+    import sqlalchemy as sa
+
+    from privacy_plugins.engines.sql import _lightweight_table
+
+    if candidate.staging_table:
+        engine = _source_engine(spec)
+        connect = engine.begin if begin else engine.connect
+    else:
+        engine = sa.create_engine("duckdb:///:memory:")
+        connect = engine.connect
+    try:
+        with connect() as connection:
+            if not candidate.staging_table:
+                literal = str(folder / CANDIDATE_FILE).replace("'", "''")
+                query = f"SELECT * FROM read_parquet('{literal}')"
+                names = [str(n) for n in connection.execute(sa.text(f"{query} LIMIT 0")).keys()]
+                yield connection, sa.text(query).columns(*[sa.column(n) for n in names]).subquery("staged")
+            elif not sa.inspect(connection).has_table(candidate.staging_table):
+                hours = staging.STALE_STAGING_SECONDS / 3600
+                raise ConfigurationError(
+                    f"this run's staging table {candidate.staging_table!r} is gone (dropped after a failed check, or "
+                    f"cleaned up as older than {hours:.0f} h); re-run the release from the anonymize step"
+                )
+            else:
+                yield connection, _lightweight_table(connection, candidate.staging_table)
+    finally:
+        engine.dispose()
+
+
+def _measure_candidate(spec: ReleaseSpec, candidate: Candidate, folder: Path) -> staging.StagedMeasure:
+    """The staged rows measured where they are: Spark, the staging table, or the Parquet file through DuckDB."""
+    if candidate.staging_table and _spark_staged(spec):
+        return staging.measure_table(spec, _spark_stage(spec, candidate.staging_table).table())
+    with _staged(spec, candidate, folder) as (connection, selectable):
+        return staging.measure_staged(spec, connection, selectable)
+
+
+def check(
+    spec: ReleaseSpec, candidate: Candidate, *, run_id: str | None, allowed_failures: Collection[str] = ()
+) -> CheckResult:
+    """Step 4 inside the database: every requirement re-measured by ``GROUP BY`` on the staged rows.
+
+    When a check outside ``allowed_failures`` fails, the candidate can never be published:
+    its staging table is dropped.
+    """
+    started = time.monotonic()
+    run, folder, loaded_rows = _candidate_of(spec, candidate, run_id)
+    measured = _measure_candidate(spec, candidate, folder)
+    checks = staging.staged_checks(spec, measured, candidate, loaded_rows)
+    LOGGER.info(
+        "check: %d of %d checks passed on %d staged rows (%.1fs)",
+        sum(c.passed for c in checks),
+        len(checks),
+        measured.rows,
+        time.monotonic() - started,
+    )
+    if any(not c.passed and c.name not in allowed_failures for c in checks):
+        discard(spec, candidate)
+    return CheckResult(
+        passed=all(c.passed for c in checks),
+        checks=checks,
+        candidate_path=candidate.path,
+        candidate_sha256=measured.digest,
+        run_id=run,
+        spec_name=spec.name,
+        source_fingerprint=spec.source_fingerprint,
+    )
+
+
+def _remeasure(
+    spec: ReleaseSpec,
+    measured: staging.StagedMeasure,
+    candidate: Candidate,
+    result: CheckResult,
+    loaded_rows: int,
+    allowed_failures: Collection[str],
+) -> staging.StagedMeasure:
+    """Refuse staged rows, measured once more, that changed since the check or fail a requirement."""
+    if measured.digest != result.candidate_sha256:
+        raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
+    failed = [
+        c
+        for c in staging.staged_checks(spec, measured, candidate, loaded_rows)
+        if not c.passed and c.name not in allowed_failures
+    ]
+    if failed:
+        summary = "\n".join(f"{c.requirement}: {c.detail}" for c in failed)
+        raise ReleaseBlocked(
+            f"release {spec.name!r} not published: re-measured before writing, the candidate fails:\n{summary}"
+        )
+    return measured
+
+
+def _swap_staged(
+    spec: ReleaseSpec,
+    candidate: Candidate,
+    result: CheckResult,
+    accepted: tuple[str, Path, int],
+    allowed_failures: Collection[str],
+) -> staging.StagedMeasure:
+    """Re-measure a staging table or file and publish it (a table: in the swap transaction itself)."""
+    import sqlalchemy as sa
+
+    run, folder, loaded_rows = accepted
+    with _staged(spec, candidate, folder, begin=bool(candidate.staging_table)) as (connection, selectable):
+        measured = staging.measure_staged(spec, connection, selectable)
+        _remeasure(spec, measured, candidate, result, loaded_rows, allowed_failures)
+        if candidate.staging_table:  # the same transaction: what was measured is what is swapped in
+            staging.clean_staging(connection, spec, run, keep=candidate.staging_table)
+            destinations._swap_hook()
+            target = _quote(connection, spec.destination.table)
+            connection.execute(sa.text(f"DROP TABLE IF EXISTS {target}"))
+            connection.execute(sa.text(f"ALTER TABLE {_quote(connection, candidate.staging_table)} RENAME TO {target}"))
+    if not candidate.staging_table:
+        _publish_staged_file(spec, folder / CANDIDATE_FILE, candidate.rows_out, candidate.sha256)
+    return measured
+
+
+def publish(
+    spec: ReleaseSpec,
+    candidate: Candidate,
+    result: CheckResult,
+    *,
+    run_id: str | None,
+    allowed_failures: Collection[str] = (),
+) -> Publication:
+    """Step 5 inside the database: re-measure the staged rows, then swap them in (see the module docstring)."""
+    started = time.monotonic()
+    if not result.passed:
+        raise ReleaseBlocked(f"release {spec.name!r} not published; failed checks:\n{result.summary()}")
+    run, _ = _accept(spec, result, run_id, "check result")
+    if result.candidate_path != candidate.path or result.run_id != candidate.run_id:
+        raise ReleaseBlocked("the check result belongs to another candidate; re-run the check")
+    try:
+        run, folder, loaded_rows = _candidate_of(spec, candidate, run)
+    except ForeignArtifactError as exc:
+        raise ReleaseBlocked(f"nothing was published: {exc}") from exc
+    try:
+        with destination_lock(spec.destination):
+            if candidate.staging_table and _spark_staged(spec):  # counted again and swapped by Spark
+                stage = _spark_stage(spec, candidate.staging_table)
+                measured = staging.measure_table(spec, stage.table())
+                _remeasure(spec, measured, candidate, result, loaded_rows, allowed_failures)
+                stage.publish(candidate.rows_out)
+            else:
+                measured = _swap_staged(spec, candidate, result, (run, folder, loaded_rows), allowed_failures)
+    except ReleaseBlocked:
+        discard(spec, candidate)
+        raise
+    LOGGER.info(
+        "publish: %d rows published to %s (%.1fs)",
+        measured.rows,
+        spec.destination.describe(),
+        time.monotonic() - started,
+    )
+    numbers = measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
+    return Publication(
+        destination=spec.destination.describe(),
+        table=spec.destination.table,
+        rows=measured.rows,
+        numbers=numbers
+        | {
+            "rows_in": candidate.rows_in,
+            "suppressed": candidate.suppressed,
+            "ncp": candidate.ncp,
+            "algorithm": candidate.algorithm,
+        },
+    )
+
+
+def discard(spec: ReleaseSpec, candidate: Candidate) -> None:
+    """Drop the candidate's staging table (a no-op for a Parquet candidate or one of another run).
+
+    Best effort: a failure is logged, and the table is then cleaned up as stale later.
+    """
+    name = candidate.staging_table
+    if candidate.kind != "pushdown" or not name:
+        return
+    if _spark_staged(spec):
+        try:
+            _spark_stage(spec, name).discard()
+        except ForeignArtifactError:
+            return  # never remove a location that is not a staging location of this destination
+        return
+    if not staging.belongs_to_run(spec, candidate.run_id, name):
+        return
+    try:
+        engine = _source_engine(spec)
+        try:
+            staging.drop_table(engine, name)
+        finally:
+            engine.dispose()
+        LOGGER.info("dropped the staging table %s of run %s", name, candidate.run_id)
+    except Exception as exc:  # any database error: the stale cleanup removes the table later
+        LOGGER.warning("could not drop the staging table %s: %s", name, type(exc).__name__)
+
+
+def staged_measure(spec: ReleaseSpec, candidate: Candidate) -> staging.StagedMeasure:
+    """The staged candidate's columns, rows and classes (for metadata), measured where it is staged."""
+    _, folder, _ = _candidate_of(spec, candidate, None)
+    return _measure_candidate(spec, candidate, folder)
+
+
+def staged_numbers(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
+    """:func:`~privacy_plugins.release.numbers.measure_published` of the staged candidate, by ``GROUP BY``."""
+    measured = staged_measure(spec, candidate)
+    return measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
+
+
+def _too_many_to_read(spec: ReleaseSpec, rows: int) -> None:
+    if rows > spec.source.max_rows_in_memory:
+        raise ConfigurationError(
+            f"the staged candidate has {rows} rows, more than source.max_rows_in_memory = "
+            f"{spec.source.max_rows_in_memory}: a GX suite validates a DataFrame and would need them in memory; "
+            "the core checks already ran inside the database — drop the suite or raise the limit"
+        )
+
+
+def measured_frame(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
+    """The staged rows as a DataFrame, for GX suites (which validate DataFrames); counted and limited first.
+
+    Raises:
+        ConfigurationError: more rows than ``source.max_rows_in_memory``.
+    """
+    import sqlalchemy as sa
+
+    from privacy_plugins.engines.sql import _subquery
+
+    _, folder, _ = _candidate_of(spec, candidate, None)
+    if candidate.staging_table and _spark_staged(spec):
+        table = _spark_stage(spec, candidate.staging_table).table()
+        _too_many_to_read(spec, table.count())
+        return table.to_pandas()
+    with _staged(spec, candidate, folder) as (connection, selectable):
+        subquery = _subquery(selectable)
+        _too_many_to_read(spec, int(connection.execute(sa.select(sa.func.count()).select_from(subquery)).scalar_one()))
+        result = connection.execute(sa.select(*subquery.c))
+        names = [str(n) for n in result.keys()]
+        return pd.DataFrame.from_records(result.fetchall(), columns=names, coerce_float=True)

@@ -34,14 +34,6 @@ def source_url(source: SourceSpec) -> str:
     return source.url
 
 
-STEPWISE_NEEDS_ROWS = (
-    "the step-by-step release (the Airflow operators, the Dagster assets, load_step) hands the loaded rows from "
-    "step to step as a Parquet working file, so it reads them into pandas even with a full-domain algorithm; "
-    "run the whole release as one task (run_release or `privacy-plugins release`, e.g. from a PythonOperator "
-    "or one Dagster asset), which runs it inside the database, or raise the limit"
-)
-"""Why a full-domain release over a database source still needs the rows when run step by step."""
-
 _LOCAL_RECODING_NEEDS_ROWS = (
     "this release needs the rows in memory (a local-recoding algorithm such as Mondrian or clustering, "
     "or suppressed_rows: mark); use a full-domain algorithm (optimal, samarati, exhaustive) with "
@@ -75,17 +67,45 @@ def _read_spark(source: SourceSpec, because: str) -> pd.DataFrame:
     return table.to_pandas()
 
 
+def _file_rows(source: SourceSpec) -> int | None:
+    """The rows of a Parquet source (from its metadata) or of a CSV larger than ``out_of_core_bytes`` (DuckDB scan).
+
+    ``None`` for a CSV below that size (read directly: counting would cost as much) or a missing path.
+    """
+    path = source.path
+    if path is None or not path.exists():
+        return None
+    files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+    if path.is_dir() or path.suffix.lower() in (".parquet", ".pq", ".parq"):  # as read_table
+        import pyarrow.parquet as pq
+
+        return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    if sum(f.stat().st_size for f in files) <= source.out_of_core_bytes:
+        return None
+    from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
+
+    table = open_csv_in_duckdb(path, sep=source.sep)
+    try:
+        return table.count()
+    finally:
+        table.engine.dispose()
+
+
 def read_source(source: SourceSpec, *, needs_rows_because: str | None = None) -> pd.DataFrame:
     """The raw table (SQL sources are read through SQLAlchemy).
 
-    A database or Spark source with more than ``source.max_rows_in_memory`` rows is refused
-    before it is read; ``needs_rows_because`` says in that error why this release needs the
-    rows (by default: its algorithm recodes locally).
+    A database or Spark source, a Parquet file or a CSV file larger than ``source.out_of_core_bytes``
+    with more than ``source.max_rows_in_memory`` rows is refused before it is read (counted first);
+    ``needs_rows_because`` says in that error why this release needs the rows (by default: its
+    algorithm recodes locally).
     """
     because = needs_rows_because or _LOCAL_RECODING_NEEDS_ROWS
     if source.generate is not None:
         return generate_census(source.rows, seed=source.seed)
     if source.path is not None:
+        rows = _file_rows(source)
+        if rows is not None:
+            _too_many(rows, source, because)
         return read_table(source.path, sep=source.sep)
     if source.spark is not None:
         return _read_spark(source, because)

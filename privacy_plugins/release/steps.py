@@ -4,6 +4,17 @@ Orchestrators (Airflow tasks, Dagster assets) run them separately and pass the
 small artifacts below between them — paths and numbers, never DataFrames.
 Identifiers are dropped when the table is loaded, so no working file ever holds them.
 
+Two modes, one set of steps. Each step dispatches on
+``pushdown_reason(spec) is None`` (:mod:`~privacy_plugins.release.pushdown`): a
+database or Spark source, or a file larger than ``source.out_of_core_bytes``,
+with a full-domain algorithm runs *inside the database* — load stores the
+weighted snapshot (``LoadedTable.kind == "snapshot"``), anonymize stages the
+generalized rows in a run-bound staging table or a Parquet working file
+(``Candidate.kind == "pushdown"``), check and publish measure them by
+``GROUP BY``. Everything else runs *in memory* on the rows (``kind == "rows"``).
+A step refuses an artifact of the other mode (the spec's source or algorithm
+changed between tasks).
+
 Runs and artifacts. Every step belongs to one run (``run_id``; see
 :mod:`~privacy_plugins.release.workarea`): the working files live in that run's
 private folder, outside the report folder. Each artifact names its run, its
@@ -59,7 +70,7 @@ from privacy_plugins.release.destinations import atomic_file, publish_table
 from privacy_plugins.release.linked import joined_view, publish_linked
 from privacy_plugins.release.numbers import measure_published
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
-from privacy_plugins.release.sources import STEPWISE_NEEDS_ROWS, read_source
+from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.workarea import destination_lock, new_run_id, run_dir
 
@@ -113,6 +124,11 @@ class LoadedTable(_Artifact):
     spec_name: str = dataclasses.field(default="", kw_only=True)
     source_fingerprint: str = dataclasses.field(default="", kw_only=True)
     sha256: str = dataclasses.field(default="", kw_only=True)
+    #: ``"rows"``: ``path`` is the table itself; ``"snapshot"``: a release inside the database, ``path`` is the
+    #: weighted snapshot (one row per distinct QI / model-column combination and its count), not the rows.
+    kind: str = dataclasses.field(default="rows", kw_only=True)
+    #: Where the rows stay for a ``"snapshot"`` (``duckdb:census``, ``spark:/data/census.parquet``), else empty.
+    source: str = dataclasses.field(default="", kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -148,6 +164,10 @@ class Candidate(_Artifact):
     linked_path: str = dataclasses.field(default="", kw_only=True)
     linked_sha256: str = dataclasses.field(default="", kw_only=True)
     group_column: str = dataclasses.field(default="", kw_only=True)
+    #: ``"rows"``: in-memory flow; ``"pushdown"``: staged inside the database (``release/staging.py``).
+    kind: str = dataclasses.field(default="rows", kw_only=True)
+    #: A pushdown candidate staged in the source database: its staging table (empty: the Parquet working file).
+    staging_table: str = dataclasses.field(default="", kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -289,15 +309,34 @@ def _validate_against_data(spec: ReleaseSpec, frame: pd.DataFrame) -> None:
         model.validate_against(frame)
 
 
-def _why_rows_are_read(spec: ReleaseSpec) -> str | None:
-    """For the memory-limit error: run_release would push this release down, so it is being run step by step."""
+def check_mode(spec: ReleaseSpec, kind: str, expected: str, what: str) -> None:
+    """Refuse an artifact of the other mode (``kind`` "rows" in memory; "snapshot"/"pushdown" inside the database).
+
+    The algorithm is not part of the source fingerprint, so a task run with another one
+    (an override) would otherwise misread the artifact.
+    """
+    if kind == expected:
+        return
+    here, there = ("in memory", "inside the database") if expected == "rows" else ("inside the database", "in memory")
+    raise ForeignArtifactError(
+        f"release {spec.name!r} runs {here}, but the {what} was made {there} (the spec's source or algorithm "
+        "changed between steps?); refusing it — re-run from the load step"
+    )
+
+
+def _inside_database(spec: ReleaseSpec) -> bool:
+    """Whether this release's steps run inside the database (``release/pushdown.py``)."""
     from privacy_plugins.release.pushdown import pushdown_reason  # pushdown imports this module
 
-    return STEPWISE_NEEDS_ROWS if pushdown_reason(spec) is None else None
+    return pushdown_reason(spec) is None
 
 
 def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
     """Read the source, check every column, role, hierarchy and requirement, drop identifiers, store the table.
+
+    In memory the table itself (identifiers dropped) is stored as ``raw.parquet``. Inside the
+    database (a database/Spark source or a large file with a full-domain algorithm) only the
+    weighted snapshot is stored (``kind="snapshot"``; see :mod:`~privacy_plugins.release.pushdown`).
 
     Args:
         spec: the release spec.
@@ -306,9 +345,13 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
     Raises:
         ConfigurationError (and subclasses): bad spec or data — raised before anything is written.
     """
+    if _inside_database(spec):
+        from privacy_plugins.release import pushdown
+
+        return pushdown.load(spec, run_id=run_id or new_run_id())
     spec.destination.check_writable()  # an unwritable destination or report folder fails before any work
     spec.report.check_writable()
-    frame = validate_frame(read_source(spec.source, needs_rows_because=_why_rows_are_read(spec)))
+    frame = validate_frame(read_source(spec.source))
     _validate_against_data(spec, frame)
     table = frame.drop(columns=list(spec.identifiers))
     run = run_id or new_run_id()
@@ -327,6 +370,7 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
 
 
 def _loaded_frame(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> tuple[str, Path, pd.DataFrame]:
+    check_mode(spec, loaded.kind, "rows", "loaded table")
     run, folder = _accept(spec, loaded, run_id, "loaded table")
     frame, _ = _own_file(loaded.path, folder / "raw.parquet", loaded.sha256, "loaded table")
     return run, folder, frame
@@ -338,8 +382,13 @@ def diagnose_step(
     """Diagnose the raw table and write the JSON and HTML reports (kept even if the release fails).
 
     ``on_progress("diagnose", subsets_measured, total)`` is called after each subset; progress is
-    also logged on the ``privacy_plugins.release`` logger every few seconds.
+    also logged on the ``privacy_plugins.release`` logger every few seconds. Inside the database
+    only the headline numbers are computed, from the snapshot (the subset diagnosis needs the rows).
     """
+    if _inside_database(spec):
+        from privacy_plugins.release import pushdown
+
+        return pushdown.diagnose(spec, loaded, run_id=run_id)
     _, _, frame = _loaded_frame(spec, loaded, run_id)
     requirements = spec.requirements
     sensitive = list(spec.sensitive_attributes)
@@ -379,7 +428,14 @@ def anonymize_step(
 
     ``on_progress("anonymize", nodes_checked, lattice_size)`` is called after each lattice node
     checked; progress is also logged on the ``privacy_plugins.release`` logger every few seconds.
+    Inside the database the snapshot is searched and the generalized rows are staged by the
+    database: a staging table in the source database when it is the destination, else the run's
+    Parquet working file (``Candidate.kind == "pushdown"``).
     """
+    if _inside_database(spec):
+        from privacy_plugins.release import pushdown
+
+        return pushdown.anonymize(spec, loaded, run_id=run_id, on_progress=on_progress)
     run, folder, frame = _loaded_frame(spec, loaded, run_id)
     path = folder / "candidate.parquet"
     linked_path = folder / "candidate_st.parquet"
@@ -563,6 +619,7 @@ def _candidate_linked(candidate: Candidate, folder: Path, digest: str) -> tuple[
 
 def _candidate_frame(spec: ReleaseSpec, candidate: Candidate, run_id: str | None) -> tuple[str, pd.DataFrame, str, int]:
     """The run, the candidate as read from its exact bytes, their SHA-256, and the rows the run loaded."""
+    check_mode(spec, candidate.kind, "rows", "candidate")
     run, folder = _accept(spec, candidate, run_id, "candidate")
     frame, digest = _own_file(candidate.path, folder / "candidate.parquet", candidate.sha256, "candidate")
     raw = folder / "raw.parquet"
@@ -574,15 +631,31 @@ def measured_candidate(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
     """The candidate as expectations should see it: the table itself, or a two-table release's groups.
 
     For Anatomy: one row per record of its sensitive table with every QI replaced by the
-    group id, so GX's k / l / t expectations measure the groups.
+    group id, so GX's k / l / t expectations measure the groups. A candidate staged inside the
+    database is read from its staging table or file, refused above ``source.max_rows_in_memory``.
     """
+    if candidate.kind == "pushdown":
+        from privacy_plugins.release import pushdown
+
+        return pushdown.measured_frame(spec, candidate)
     if not candidate.linked_path:
         return pd.read_parquet(candidate.path)
     return joined_view(pd.read_parquet(candidate.linked_path), candidate.group_column, spec.quasi_identifiers)
 
 
-def check_step(spec: ReleaseSpec, candidate: Candidate, *, run_id: str | None = None) -> CheckResult:
-    """Re-measure every requirement on the candidate with the core, plus identifiers and row accounting."""
+def check_step(
+    spec: ReleaseSpec, candidate: Candidate, *, run_id: str | None = None, allowed_failures: Collection[str] = ()
+) -> CheckResult:
+    """Re-measure every requirement on the candidate with the core, plus identifiers and row accounting.
+
+    Inside the database the staged rows are measured there with ``GROUP BY``; when a check
+    outside ``allowed_failures`` (the caller's warn-only checks) fails, the candidate can never
+    be published and its staging table is dropped.
+    """
+    if _inside_database(spec):
+        from privacy_plugins.release import pushdown
+
+        return pushdown.check(spec, candidate, run_id=run_id, allowed_failures=allowed_failures)
     run, frame, digest, loaded_rows = _candidate_frame(spec, candidate, run_id)
     linked, digest = _candidate_linked(candidate, run_dir(spec, run), digest)
     checks = _measure(spec, frame, candidate, loaded_rows, linked)
@@ -622,7 +695,14 @@ def publish_step(
     Raises:
         ReleaseBlocked: a check failed, the artifacts disagree, or the candidate changed.
         DestinationBusy: another release is publishing to the same destination right now.
+
+    Inside the database the staged rows are re-measured there (a staging table inside the
+    swap transaction itself) and swapped in or published from the staged file.
     """
+    if _inside_database(spec):
+        from privacy_plugins.release import pushdown
+
+        return pushdown.publish(spec, candidate, check, run_id=run_id, allowed_failures=allowed_failures)
     if not check.passed:
         raise ReleaseBlocked(f"release {spec.name!r} not published; failed checks:\n{check.summary()}")
     run, _ = _accept(spec, check, run_id, "check result")

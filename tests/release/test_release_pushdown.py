@@ -13,9 +13,12 @@ import duckdb
 import pandas as pd
 import pytest
 import sqlalchemy as sa
+from pushdown_census import multiset
+from pushdown_census import rows_of as published_rows
 from release_fixtures import demo_spec_dict
 
 import privacy_plugins as pp
+from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import destinations, sources
@@ -25,11 +28,6 @@ from privacy_plugins.release.spec import ReleaseSpec
 ROWS = 2_000
 
 
-def multiset(frame: pd.DataFrame) -> pd.DataFrame:
-    text = frame.astype(str)
-    return text.sort_values(list(text.columns)).reset_index(drop=True)
-
-
 def census_db(path: Path) -> Path:
     frame = pp.generate_census(ROWS, seed=0)
     connection = duckdb.connect(str(path))
@@ -37,14 +35,6 @@ def census_db(path: Path) -> Path:
     connection.execute("CREATE TABLE census AS SELECT * FROM frame")
     connection.close()
     return path
-
-
-def published_rows(path: Path, table: str) -> pd.DataFrame:
-    connection = duckdb.connect(str(path), read_only=True)
-    try:
-        return connection.execute(f'SELECT * FROM "{table}"').df()
-    finally:
-        connection.close()
 
 
 @pytest.fixture()
@@ -189,10 +179,10 @@ def test_a_parquet_source_above_the_size_limit_goes_through_duckdb(
     pp.generate_census(ROWS, seed=0).to_parquet(path, index=False)
     data = demo_spec_dict(tmp_path / "ooc", source={"path": str(path), "out_of_core_bytes": 1_000})
     no_pandas_reads(monkeypatch)
-    monkeypatch.setattr(pd, "read_parquet", lambda *a, **k: pytest.fail("the source was read into pandas"))
+    monkeypatch.setattr(sources, "read_table", lambda *a, **k: pytest.fail("the source was read into pandas"))
     result = run_release(ReleaseSpec.from_dict(data))
     assert result.passed, result.failure
-    assert result.loaded.path.startswith("duckdb:")
+    assert result.loaded.kind == "snapshot" and result.loaded.source.startswith("duckdb:")
     assert result.candidate.levels == memory.candidate.levels  # type: ignore[union-attr]
     assert multiset(published_rows(tmp_path / "ooc" / "release.duckdb", "census_release")).equals(multiset(memory_rows))
 
@@ -243,7 +233,7 @@ def test_spark_parquet_source_released_equals_memory(reference, tmp_path: Path, 
         if active is not None:
             active.stop()
     assert result.passed, result.failure
-    assert result.loaded.path.startswith("spark:")
+    assert result.loaded.kind == "snapshot" and result.loaded.source.startswith("spark:")
     assert result.candidate.levels == memory.candidate.levels  # type: ignore[union-attr]
     assert result.candidate.suppressed == memory.candidate.suppressed  # type: ignore[union-attr]
     rows = published_rows(tmp_path / "spark" / "release.duckdb", "census_release")
@@ -376,7 +366,7 @@ def test_a_csv_source_above_the_size_limit_goes_through_duckdb_with_the_pandas_r
     result = run_release(ReleaseSpec.from_dict(data))
     monkeypatch.undo()
     assert result.passed, result.failure
-    assert result.loaded.path.startswith("duckdb:")
+    assert result.loaded.kind == "snapshot" and result.loaded.source.startswith("duckdb:")
     assert result.candidate is not None and memory.candidate is not None
     assert result.candidate.levels == memory.candidate.levels
     assert result.candidate.suppressed == memory.candidate.suppressed
@@ -401,20 +391,23 @@ def test_a_large_csv_duckdb_cannot_type_as_pandas_is_refused_before_work(tmp_pat
     assert not (tmp_path / "ooc" / "release.duckdb").exists()
 
 
-def test_step_by_step_load_of_a_large_database_source_says_why_it_needs_the_rows(tmp_path: Path) -> None:
-    """Airflow's operators and Dagster's assets run load_step: a full-domain release still needs the rows there."""
+def test_step_by_step_load_of_a_large_database_source_stores_only_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Airflow's operators and Dagster's assets run load_step: above the memory limit it stays inside the database."""
     from privacy_plugins.release.steps import load_step
 
     db = census_db(tmp_path / "source.duckdb")
     data = demo_spec_dict(
         tmp_path / "steps", source={"duckdb": str(db), "table": "census", "max_rows_in_memory": 1_000}
     )
-    spec = ReleaseSpec.from_dict(data)
-    with pytest.raises(
-        ConfigurationError, match=r"2000 rows, more than .* = 1000: the step-by-step release \(the Airflow"
-    ):
-        load_step(spec)
-    assert run_release(spec).passed  # the same spec as one task runs inside the database
+    no_pandas_reads(monkeypatch)
+    loaded = load_step(ReleaseSpec.from_dict(data))
+    assert loaded.kind == "snapshot" and loaded.rows == ROWS and Path(loaded.path).name == "snapshot.parquet"
+    assert "person_id" not in loaded.columns
+    monkeypatch.undo()
+    snapshot = pd.read_parquet(loaded.path)
+    assert len(snapshot) <= ROWS and snapshot[COUNT_COLUMN].sum() == ROWS and "person_id" not in snapshot.columns
     mondrian = ReleaseSpec.from_dict({**data, "algorithm": {"name": "mondrian"}})
-    with pytest.raises(ConfigurationError, match="a local-recoding algorithm"):
+    with pytest.raises(ConfigurationError, match="2000 rows, more than .* = 1000: this release needs the rows"):
         load_step(mondrian)

@@ -160,7 +160,7 @@ def test_adult_sample_spark_to_spark_equals_pandas_and_duckdb(spark: Any, tmp_pa
     results["spark"] = run_release(ReleaseSpec.from_dict(on_spark))
     monkeypatch.undo()
     published["spark"] = read_release(ReleaseSpec.from_dict(on_spark))
-    assert results["duckdb"].loaded.path.startswith("duckdb:") and results["spark"].loaded.path.startswith("spark:")
+    assert results["duckdb"].loaded.source.startswith("duckdb:") and results["spark"].loaded.source.startswith("spark:")
     for engine in ("duckdb", "spark"):
         result, expected = results[engine], results["pandas"]
         assert result.passed, (engine, result.failure)
@@ -251,12 +251,12 @@ def test_other_sources_publish_to_spark(spark: Any, memory, tmp_path: Path) -> N
     pushed = spark_spec(tmp_path / "a", {"duckdb": str(db), "table": "census"}, target("folder", tmp_path, "from_db"))
     result = run_release(pushed)
     assert result.passed, result.failure
-    assert result.loaded.path.startswith("duckdb:")
+    assert result.loaded.kind == "snapshot" and result.loaded.source.startswith("duckdb:")
     assert multiset(read_release(pushed)).equals(multiset(reference_rows))
     in_memory = spark_spec(tmp_path / "b", {"generate": "census", "rows": ROWS}, {"spark": "from_memory"})
     result = run_release(in_memory)
     assert result.passed, result.failure
-    assert not result.loaded.path.startswith(("duckdb:", "spark:"))
+    assert result.loaded.kind == "rows"
     assert multiset(read_release(in_memory)).equals(multiset(reference_rows))
     assert leftovers(spark, tmp_path) == []
 

@@ -48,7 +48,7 @@ def _requirement_checks(binding: ReleaseBinding) -> dg.AssetChecksDefinition:
         spec, run = binding.gate_spec(context), binding.run_id(context)
         candidate = load_artifact(spec, CANDIDATE, Candidate, run_id=run)
         selected = {key.name for key in context.selected_asset_check_keys}
-        for name, check in named_checks(spec, candidate, run_id=run):
+        for name, check in named_checks(spec, candidate, run_id=run, severities=binding.severities):
             if name in selected:
                 level = binding.severities[name]
                 yield dg.AssetCheckResult(

@@ -6,6 +6,13 @@ being stored); its blocking checks stop ``published``, the only asset that
 writes the destination — atomically, through ``publish_step``, after the gate
 re-measures the candidate. Infeasible requirements make ``anonymized_candidate``
 fail with the reason, so neither the checks nor ``published`` run.
+
+A database or Spark source (or a large file) with a full-domain algorithm runs
+inside the database asset by asset: ``raw`` is the weighted snapshot,
+``anonymized_candidate`` a run-bound staging table in the source database (or a
+Parquet working file), measured there by the checks (its metadata by
+``GROUP BY``; a blocking failure drops it) and swapped in by ``published``
+(see :mod:`privacy_plugins.release.pushdown`).
 """
 
 # No ``from __future__ import annotations``: Dagster reads the ``context`` annotation at definition time.

@@ -31,9 +31,17 @@ def _named(spec: ReleaseSpec, result: CheckResult) -> list[tuple[str, Requiremen
     return list(zip(names, result.checks, strict=True))
 
 
-def named_checks(spec: ReleaseSpec, candidate: Candidate, *, run_id: str) -> list[tuple[str, RequirementCheck]]:
+def _warn_only(severities: Mapping[str, str]) -> list[str]:
+    """The checks that may fail without blocking (a failed one must not discard a staged candidate)."""
+    return [name for name, level in severities.items() if level != "critical"]
+
+
+def named_checks(
+    spec: ReleaseSpec, candidate: Candidate, *, run_id: str, severities: Mapping[str, str] | None = None
+) -> list[tuple[str, RequirementCheck]]:
     """``check_step``'s checks, each with its asset check name."""
-    return _named(spec, check_step(spec, candidate, run_id=run_id))
+    allowed = _warn_only(severities or {})
+    return _named(spec, check_step(spec, candidate, run_id=run_id, allowed_failures=allowed))
 
 
 def gate(
@@ -45,20 +53,22 @@ def gate(
     run_id: str,
 ) -> tuple[CheckResult, list[str]]:
     """The check result ``publish_step`` needs (passed unless a blocking check failed) and the warn-only failures."""
-    result = check_step(spec, candidate, run_id=run_id)
+    # Suites first: a blocking core failure drops a release's staging table inside the database.
+    verdicts = []
+    if suites:
+        frame = measured_candidate(spec, candidate)
+        verdicts = [(ref, run_suite(ref, frame)) for ref in suites]
+    result = check_step(spec, candidate, run_id=run_id, allowed_failures=_warn_only(severities))
     named = _named(spec, result)
     checks = [check for _, check in named]
     blocking = [name for name, check in named if not check.passed and severities[name] == "critical"]
     warned = [name for name, check in named if not check.passed and severities[name] != "critical"]
-    if suites:
-        frame = measured_candidate(spec, candidate)
-        for ref in suites:
-            verdict = run_suite(ref, frame)
-            checks.append(
-                RequirementCheck(ref.check_name, not verdict.failed, None, None, verdict.message, name=ref.check_name)
-            )
-            if verdict.blocks:
-                blocking.append(ref.check_name)
-            elif verdict.failed:
-                warned.append(ref.check_name)
+    for ref, verdict in verdicts:
+        checks.append(
+            RequirementCheck(ref.check_name, not verdict.failed, None, None, verdict.message, name=ref.check_name)
+        )
+        if verdict.blocks:
+            blocking.append(ref.check_name)
+        elif verdict.failed:
+            warned.append(ref.check_name)
     return dataclasses.replace(result, passed=not blocking, checks=checks), warned

@@ -102,6 +102,12 @@ class ReleaseReader(dg.IOManager):
             )
         run = self._binding.run_id(SimpleNamespace(run=context.step_context.dagster_run))
         candidate = load_artifact(spec, "anonymized_candidate", Candidate, run_id=run)
+        if candidate.kind == "pushdown":
+            raise dg.Failure(
+                f"the candidate of run {run} is staged inside the database (a release that never reads the rows "
+                "into Python); read published instead",
+                allow_retries=False,
+            )
         expected = run_dir(spec, run) / "candidate.parquet"
         if Path(candidate.path) != expected or expected.is_symlink() or not expected.is_file():
             raise dg.Failure(f"the candidate of run {run} is gone (published removes it); read published instead")

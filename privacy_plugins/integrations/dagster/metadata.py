@@ -125,8 +125,42 @@ def diagnosis_metadata(summary: DiagnosisSummary) -> dict[str, Any]:
     return metadata
 
 
+def _accounting(spec: ReleaseSpec, candidate: Candidate, rows: int) -> dict[str, Any]:
+    return {
+        "dagster/row_count": rows,
+        "rows in": candidate.rows_in,
+        "rows published": candidate.rows_out,
+        "rows suppressed": candidate.suppressed,
+        "suppression budget": spec.suppression_budget(candidate.rows_in),
+        "generalization levels": dg.MetadataValue.json(candidate.levels),
+        "utility loss (NCP)": candidate.ncp,
+    }
+
+
+def _staged_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
+    """A candidate staged inside the database: measured there by ``GROUP BY`` (no row comes to Python)."""
+    import numpy as np
+
+    from privacy_plugins.release import pushdown
+    from privacy_plugins.release.numbers import measure_classes
+
+    measured = pushdown.staged_measure(spec, candidate)
+    sizes, counts = np.unique(measured.classes.sizes, return_counts=True)
+    histogram = {int(size): int(count) for size, count in zip(sizes, counts, strict=True)}
+    numbers = measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
+    return _accounting(spec, candidate, measured.rows) | {
+        "measured k": int(sizes.min()) if len(sizes) else 0,
+        "equivalence classes": int(measured.classes.n_classes),
+        "class sizes": class_size_table(histogram),
+        "requirements": requirements_table(numbers),
+        "staged": candidate.staging_table or "Parquet working file",
+    }
+
+
 def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
     """Row accounting, utility loss, measured k/l/t and class sizes of the candidate as it would be published."""
+    if candidate.kind == "pushdown":
+        return _staged_metadata(spec, candidate)
     requirements = spec.requirements
     frame = pd.read_parquet(candidate.path)
     if candidate.linked_path:  # a two-table release: measure its groups
@@ -141,14 +175,7 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
         hierarchies=spec.sensitive_hierarchies(),
     )
     variant = requirements.l_variant if requirements.l_variant != "recursive" else "distinct"
-    metadata: dict[str, Any] = {
-        "dagster/row_count": len(frame),
-        "rows in": candidate.rows_in,
-        "rows published": candidate.rows_out,
-        "rows suppressed": candidate.suppressed,
-        "suppression budget": spec.suppression_budget(candidate.rows_in),
-        "generalization levels": dg.MetadataValue.json(candidate.levels),
-        "utility loss (NCP)": candidate.ncp,
+    metadata: dict[str, Any] = _accounting(spec, candidate, len(frame)) | {
         "measured k": report.k,
         "equivalence classes": report.classes,
         "class sizes": class_size_table(report.class_size_histogram),

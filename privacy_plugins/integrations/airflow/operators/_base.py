@@ -5,6 +5,14 @@ Every operator stores primitives in ``__init__`` and does all its work in
 upstream tasks' XCom dicts, runs one release step and returns that step's
 artifact as a dict (paths and numbers, never a DataFrame or a raw value).
 
+A database or Spark source (or a file larger than ``source.out_of_core_bytes``)
+with a full-domain algorithm runs inside the database, task by task: the load
+task stores only the weighted snapshot, the anonymize task stages the rows in a
+run-bound staging table of the source database (or a Parquet working file), the
+check task measures it by ``GROUP BY`` (dropping it when a check fails) and the
+publish task swaps it in — no source row reaches the worker (see
+:mod:`privacy_plugins.release.pushdown`).
+
 Every task of one DAG run uses the run id ``<dag_id>__<run_id>`` (the same for
 every try: a retried task must find its upstream's working files), so they all
 share one private working folder on the worker's machine (see

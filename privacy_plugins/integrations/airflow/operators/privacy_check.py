@@ -64,10 +64,11 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
     def run_step(self, spec: ReleaseSpec, context: Context) -> CheckResult:
         """Check; on failure raise or skip downstream, according to ``on_failure``."""
         candidate = self.artifact(Candidate, self.candidate, name="candidate")
+        # The suite first: a failed core check of a release inside the database drops its staging table.
+        suite_checks = self._suite_checks(spec, candidate) if (self.expectation_suite or "").strip() else None
         result = check_step(spec, candidate, run_id=self.run_id(context))
         logged = [("PASS" if c.passed else "FAIL", c) for c in result.checks]
-        if (self.expectation_suite or "").strip():
-            suite_checks = self._suite_checks(spec, candidate)
+        if suite_checks is not None:
             logged += suite_checks
             checks = [*result.checks, *(check for _, check in suite_checks)]
             result = dataclasses.replace(result, passed=all(c.passed for c in checks), checks=checks)

@@ -1,0 +1,214 @@
+"""The staged candidate of a release inside the database: where it lives between steps, how it is measured.
+
+A release that runs inside the database (``release/pushdown.py``) stages its
+anonymized rows in one of two places, recorded in the ``Candidate``:
+
+- **a staging table** ``<table>__staging_<created>_<run tag>`` in the source
+  database when the destination is that database (``CREATE TABLE … AS SELECT``
+  by the anonymize step). ``<created>`` is the creation time (Unix seconds, 8
+  hex digits); ``<run tag>`` is 8 hex digits of SHA-256 over the spec name,
+  source fingerprint and run id. A step accepts a staging table only when its
+  name carries this run's tag, so a candidate naming another run's (or any
+  other) table is refused.
+- **the run's Parquet working file** ``candidate.parquet`` otherwise (streamed in
+  batches), with its SHA-256 in the ``Candidate``, as the in-memory flow.
+
+Leftover staging tables. Unlike the in-memory publishers' ``__incoming_`` tables
+(never committed, so any visible one is an orphan — ``destinations._orphans``),
+a staging table is committed by the anonymize step and lives until the publish
+step, possibly in another process hours later: a visible staging table may
+belong to a live run. So the rule is the one ``remove_stale_temporaries`` uses
+for files it cannot lock: by age. The anonymize step (before its
+``CREATE TABLE``) and the publish step (inside the swap transaction) drop
+
+- staging tables of the same destination table older than
+  :data:`STALE_STAGING_SECONDS` (their run is taken for dead; a run whose publish
+  comes later than that fails with a clear "re-run from anonymize" error), and
+- this run's own earlier staging tables (a retried anonymize task);
+
+and, on databases with transactional DDL, the ``__incoming_`` orphans as the
+in-memory publishers do. The check step drops this run's staging table when a
+check that may not fail fails (the candidate can never be published), the
+publish step when the re-measure refuses it, and ``run_release`` when its run
+ends unpublished.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates
+from privacy_plugins.engines.base import EngineTable
+from privacy_plugins.engines.pushdown import model_columns
+from privacy_plugins.engines.sql import group_counts_sql
+from privacy_plugins.release import destinations
+from privacy_plugins.release.spec import ReleaseSpec
+from privacy_plugins.release.steps import Candidate, RequirementCheck, accounting_checks, model_checks
+
+__all__ = [
+    "STALE_STAGING_SECONDS",
+    "StagedMeasure",
+    "belongs_to_run",
+    "clean_staging",
+    "drop_table",
+    "file_sha256",
+    "leftovers",
+    "measure_staged",
+    "measure_table",
+    "run_tag",
+    "staged_checks",
+    "staging_name",
+]
+
+STALE_STAGING_SECONDS = 24 * 3600.0
+"""A staging table older than this is taken for the leftover of a dead run and dropped."""
+
+_CHUNK = 1 << 20
+
+
+def run_tag(spec: ReleaseSpec, run_id: str) -> str:
+    """8 hex digits naming this run of this spec (part of its staging table's name)."""
+    text = f"{spec.name}\0{spec.source_fingerprint}\0{run_id}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def _pattern(table: str) -> re.Pattern[str]:
+    return re.compile(rf"{re.escape(table)}__staging_([0-9a-f]{{8}})_([0-9a-f]{{8}})")
+
+
+def staging_name(spec: ReleaseSpec, run_id: str, *, now: float | None = None) -> str:
+    """A new staging table name for this run: ``<table>__staging_<created>_<run tag>``."""
+    created = int(time.time() if now is None else now)
+    return f"{spec.destination.table}__staging_{created:08x}_{run_tag(spec, run_id)}"
+
+
+def belongs_to_run(spec: ReleaseSpec, run_id: str, name: str) -> bool:
+    """Whether ``name`` is a staging table of this run for the spec's destination table."""
+    match = _pattern(spec.destination.table).fullmatch(name)
+    return match is not None and match.group(2) == run_tag(spec, run_id)
+
+
+def leftovers(names: Sequence[str], table: str, *, tag: str, now: float | None = None) -> list[str]:
+    """Staging tables of ``table`` among ``names`` to drop: this run's (``tag``) and any stale one."""
+    now = time.time() if now is None else now
+    found = []
+    for name in names:
+        match = _pattern(table).fullmatch(name)
+        if match is not None and (match.group(2) == tag or now - int(match.group(1), 16) > STALE_STAGING_SECONDS):
+            found.append(name)
+    return sorted(found)
+
+
+def _quote(connection: Any, name: str) -> str:
+    return str(connection.dialect.identifier_preparer.quote(name))
+
+
+def clean_staging(connection: Any, spec: ReleaseSpec, run_id: str, *, keep: str | None = None) -> list[str]:
+    """Drop leftover staging tables (see the module docstring) in ``connection``'s transaction; the names dropped."""
+    import sqlalchemy as sa
+
+    names = sa.inspect(connection).get_table_names()
+    table = spec.destination.table
+    dropped = [n for n in leftovers(names, table, tag=run_tag(spec, run_id)) if n != keep]
+    if connection.dialect.name in destinations._TRANSACTIONAL_DDL:
+        dropped += destinations._orphans(names, table)
+    for name in dropped:
+        connection.execute(sa.text(f"DROP TABLE IF EXISTS {_quote(connection, name)}"))
+    return dropped
+
+
+def drop_table(engine: Any, name: str) -> None:
+    """``DROP TABLE IF EXISTS`` in its own transaction."""
+    import sqlalchemy as sa
+
+    with engine.begin() as connection:
+        connection.execute(sa.text(f"DROP TABLE IF EXISTS {_quote(connection, name)}"))
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file read in chunks (a staged Parquet file may be larger than memory)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _aggregates_digest(columns: list[str], rows: int, aggregates: pd.DataFrame) -> str:
+    """SHA-256 of the staged table's columns, row count and class counts (order-independent)."""
+    text = aggregates.astype(str)
+    text = text.sort_values(list(text.columns)).reset_index(drop=True)
+    digest = hashlib.sha256(repr((columns, rows)).encode("utf-8"))
+    digest.update(text.to_csv(index=False).encode("utf-8"))
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class StagedMeasure:
+    """The staged rows as the checks see them: columns, row count, classes, and a digest of all three."""
+
+    columns: list[str]
+    rows: int
+    classes: EquivalenceClasses
+    digest: str
+
+
+def measure_staged(spec: ReleaseSpec, connection: Any, selectable: Any) -> StagedMeasure:
+    """One ``COUNT(*)`` and one ``GROUP BY`` over the QIs and the models' columns, run in ``connection``."""
+    import sqlalchemy as sa
+
+    from privacy_plugins.engines.sql import _subquery
+
+    subquery = _subquery(selectable)
+    columns = [str(c.name) for c in subquery.c]
+    rows = int(connection.execute(sa.select(sa.func.count()).select_from(subquery)).scalar_one())
+    qis = list(spec.quasi_identifiers)
+    aggregates = group_counts_sql(connection, subquery, [*qis, *model_columns(spec.models(), qis)])
+    return _measured(spec, columns, rows, aggregates)
+
+
+def measure_table(spec: ReleaseSpec, table: EngineTable) -> StagedMeasure:
+    """:func:`measure_staged` on an engine table (a Spark staging folder or table)."""
+    qis = list(spec.quasi_identifiers)
+    aggregates = table.group_counts([*qis, *model_columns(spec.models(), qis)])
+    return _measured(spec, table.columns(), table.count(), aggregates)
+
+
+def _measured(spec: ReleaseSpec, columns: list[str], rows: int, aggregates: pd.DataFrame) -> StagedMeasure:
+    digest = _aggregates_digest(columns, rows, aggregates)
+    classes = classes_from_aggregates(aggregates, list(spec.quasi_identifiers))  # pops COUNT_COLUMN
+    assert COUNT_COLUMN not in aggregates.columns
+    return StagedMeasure(columns, rows, classes, digest)
+
+
+def staged_checks(
+    spec: ReleaseSpec, measured: StagedMeasure, candidate: Candidate, loaded_rows: int
+) -> list[RequirementCheck]:
+    """Identifiers, row accounting, suppression limit and every model, on the staged rows' classes."""
+    accounted = (
+        loaded_rows
+        == candidate.rows_in
+        == candidate.rows_out + candidate.suppressed
+        == measured.rows + candidate.suppressed
+    )
+    checks = accounting_checks(
+        spec,
+        candidate,
+        columns=measured.columns,
+        loaded_rows=loaded_rows,
+        accounted=accounted,
+        observed_rows=measured.rows,
+        expected_rows=candidate.rows_out,
+        where=f"{measured.rows} rows staged",
+    )
+    models = spec.models()
+    return checks + model_checks(models, [model.evaluate(measured.classes) for model in models])
