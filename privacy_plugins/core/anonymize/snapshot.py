@@ -76,7 +76,10 @@ class Snapshot:
         unit_of_row, n_units = combine_codes(parts, len(frame))
         first_row = np.full(n_units, len(frame), dtype=np.int64)
         np.minimum.at(first_row, unit_of_row, np.arange(len(frame), dtype=np.int64))
-        units = frame[list(model_columns)].iloc[first_row].reset_index(drop=True)  # only the columns read
+        if model_columns:
+            units = frame[list(model_columns)].iloc[first_row].reset_index(drop=True)  # only the columns read
+        else:  # k-anonymity alone reads no column: skip pandas' column selection and take
+            units = pd.DataFrame(index=pd.RangeIndex(n_units))
         return cls(
             quasi_identifiers=tuple(quasi_identifiers),
             hierarchies=ordered,
