@@ -133,26 +133,33 @@ def _publish(
     Marked rows: object labels, ``*`` in the suppressed rows (then no codes).
     """
     if suppressed_rows == "remove":
-        # Take the kept rows of the other columns first, and label only the kept rows' QIs.
+        # Take the kept rows of the other columns, label only the kept rows' QIs, and build
+        # the frame once from Series (copy=False: no consolidation, no copy; an insert per
+        # column costs more than the whole constructor).
         kept = np.flatnonzero(~suppressed)
         everything = kept.shape[0] == len(table)
         units = snapshot.unit_of_row if everything else snapshot.unit_of_row[kept]
-        dropped = {*roles.identifiers, *snapshot.quasi_identifiers}
-        rest = table[[column for column in table.columns if column not in dropped]]
-        rest = (rest if everything else rest.take(kept)).reset_index(drop=True)
+        index = table.index if everything else table.index[kept]
         qi_of = {column: qi for qi, column in enumerate(snapshot.quasi_identifiers)}
-        order = [column for column in table.columns if column not in set(roles.identifiers)]
+        identifiers = set(roles.identifiers)
+        columns: dict[Hashable, pd.Series] = {}
         codes_of: QiCodes = {}
-        for location, column in enumerate(order):  # insert, not a dict: no copy into one object block
+        for column in table.columns:
+            if column in identifiers:
+                continue
             if column in qi_of:
                 qi = qi_of[column]
                 labels = snapshot.hierarchies[qi].labels[node[qi]]
                 values = pd.Categorical.from_codes(
                     snapshot.codes(qi, node[qi])[units], categories=pd.Index(labels, dtype=object)
                 )
-                rest.insert(location, column, pd.Series(values, index=rest.index, copy=False))
+                columns[column] = pd.Series(values, index=index, copy=False)
                 codes_of[column] = (np.asarray(values.codes), labels)
-        return rest, codes_of
+            else:
+                columns[column] = table[column] if everything else table[column].take(kept)
+        rest = pd.DataFrame(columns, index=index, copy=False)
+        rest.columns = table.columns.drop(list(identifiers)) if identifiers else table.columns
+        return rest.reset_index(drop=True), codes_of
     published = table.drop(columns=list(roles.identifiers))
     codes_of = {}
     for qi, (column, hierarchy) in enumerate(zip(snapshot.quasi_identifiers, snapshot.hierarchies, strict=True)):
