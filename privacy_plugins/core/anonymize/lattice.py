@@ -374,9 +374,7 @@ def _classify(
     heights = nodes.sum(axis=1)
     # Lowest first, then least bound. Tags only fill in and the best loss only falls,
     # so a node passed over stays passed over: one pointer walks this order once.
-    order: list[int] = np.lexsort(
-        (np.arange(n_nodes), *((heights, bounds) if steep else (bounds, heights)))
-    ).tolist()
+    order: list[int] = np.lexsort((np.arange(n_nodes), *((heights, bounds) if steep else (bounds, heights)))).tolist()
     limit = math.inf  # bounded: the best loss found so far (+ rounding margin); beyond it nothing is classified
     cursor = 0
     while True:
