@@ -303,3 +303,29 @@ def test_a_check_by_class_sizes_equals_the_check_on_the_classes(
 def test_models_reading_more_than_sizes_keep_the_check_on_the_classes(problem: Problem) -> None:
     for models in ([KAnonymity(2), DistinctLDiversity("s", 2)], [TCloseness("s", 0.3)], [EntropyLDiversity("s", 1.5)]):
         assert search_for(problem, models, 0).size_threshold is None
+
+
+@given(problems(), st.sampled_from([[KAnonymity(2)], [KAnonymity(3), DistinctLDiversity("s", 2)]]), st.data())
+def test_utility_over_class_groups_equals_the_metrics_over_every_record(
+    problem: Problem, models: list[PrivacyModel], data: st.DataObject
+) -> None:
+    """_utility sums over (class, suppressed) groups; the metric functions over records must agree."""
+    from privacy_plugins.core.anonymize.full_domain import _suppressed_units, _utility
+    from privacy_plugins.core.metrics.information_loss import generalization_costs, ileft, ncp
+
+    search = search_for(problem, models, 0)
+    node = data.draw(st.sampled_from(list(search.nodes())))
+    snapshot = search.snapshot
+    units = _suppressed_units(snapshot, node, models)
+    got = _utility(snapshot, node, units, k=2, n_sensitive=1)
+    rows = units[snapshot.unit_of_row]
+    leaves = [codes[snapshot.unit_of_row] for codes in snapshot.leaf_codes]
+    hierarchies = snapshot.hierarchies
+    costs = [generalization_costs(h, leaves[qi], level) for qi, (h, level) in enumerate(zip(hierarchies, node))]
+    counts = [h.leaf_counts[level][h.codes[level][leaves[qi]]] for qi, (h, level) in enumerate(zip(hierarchies, node))]
+    assert got.ncp == pytest.approx(ncp(costs, rows), abs=1e-12)
+    assert got.ileft == pytest.approx(ileft(counts, [h.n_leaves for h in hierarchies], rows, n_ungeneralized=1))
+    classes = snapshot.classes(node)
+    published = np.bincount(classes.class_of_row[~units], weights=snapshot.weights[~units], minlength=classes.n_classes)
+    published = published[published > 0]
+    assert got.discernibility == float((published**2).sum()) + float(rows.sum()) * len(rows)
