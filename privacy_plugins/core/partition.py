@@ -18,7 +18,7 @@ import pandas as pd
 
 from privacy_plugins.core.frame import EncodedColumn, encode_column
 
-__all__ = ["EquivalenceClasses", "SensitiveCounts", "combine_codes"]
+__all__ = ["EquivalenceClasses", "SensitiveCounts", "combine_codes", "dense_key_limit"]
 
 # Above this many possible keys per row, compaction uses hashing instead of a
 # dense bincount table (which would be mostly empty and waste memory).
@@ -26,9 +26,14 @@ _DENSE_FACTOR = 4
 _KEY_LIMIT = 2**62
 
 
+def dense_key_limit(n_keys: int) -> int:
+    """The largest key space counted by a dense ``bincount`` for ``n_keys`` keys (hashing beyond)."""
+    return _DENSE_FACTOR * n_keys + 1024
+
+
 def _compact(keys: np.ndarray, key_space: int) -> tuple[np.ndarray, int]:
     """Map arbitrary non-negative int64 keys onto dense ids ``0..n_distinct-1``."""
-    if key_space <= _DENSE_FACTOR * len(keys) + 1024:
+    if key_space <= dense_key_limit(len(keys)):
         present = np.bincount(keys, minlength=key_space) > 0
         remap = np.cumsum(present) - 1
         return remap[keys], int(present.sum())

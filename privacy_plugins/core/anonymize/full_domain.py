@@ -49,6 +49,7 @@ from privacy_plugins.core.metrics.information_loss import (
     UtilityMetrics,
     average_class_size,
     discernibility,
+    generalization_costs,
     ileft,
     ncp,
     precision,
@@ -133,26 +134,33 @@ def _publish(
     Marked rows: object labels, ``*`` in the suppressed rows (then no codes).
     """
     if suppressed_rows == "remove":
-        # Take the kept rows of the other columns first, and label only the kept rows' QIs.
+        # Take the kept rows of the other columns, label only the kept rows' QIs, and build
+        # the frame once from Series (copy=False: no consolidation, no copy; an insert per
+        # column costs more than the whole constructor).
         kept = np.flatnonzero(~suppressed)
         everything = kept.shape[0] == len(table)
         units = snapshot.unit_of_row if everything else snapshot.unit_of_row[kept]
-        dropped = {*roles.identifiers, *snapshot.quasi_identifiers}
-        rest = table[[column for column in table.columns if column not in dropped]]
-        rest = (rest if everything else rest.take(kept)).reset_index(drop=True)
+        index = table.index if everything else table.index[kept]
         qi_of = {column: qi for qi, column in enumerate(snapshot.quasi_identifiers)}
-        order = [column for column in table.columns if column not in set(roles.identifiers)]
+        identifiers = set(roles.identifiers)
+        columns: dict[Hashable, pd.Series] = {}
         codes_of: QiCodes = {}
-        for location, column in enumerate(order):  # insert, not a dict: no copy into one object block
+        for column in table.columns:
+            if column in identifiers:
+                continue
             if column in qi_of:
                 qi = qi_of[column]
                 labels = snapshot.hierarchies[qi].labels[node[qi]]
                 values = pd.Categorical.from_codes(
                     snapshot.codes(qi, node[qi])[units], categories=pd.Index(labels, dtype=object)
                 )
-                rest.insert(location, column, pd.Series(values, index=rest.index, copy=False))
+                columns[column] = pd.Series(values, index=index, copy=False)
                 codes_of[column] = (np.asarray(values.codes), labels)
-        return rest, codes_of
+            else:
+                columns[column] = table[column] if everything else table[column].take(kept)
+        rest = pd.DataFrame(columns, index=index, copy=False)
+        rest.columns = table.columns.drop(list(identifiers)) if identifiers else table.columns
+        return rest.reset_index(drop=True), codes_of
     published = table.drop(columns=list(roles.identifiers))
     codes_of = {}
     for qi, (column, hierarchy) in enumerate(zip(snapshot.quasi_identifiers, snapshot.hierarchies, strict=True)):
@@ -193,17 +201,28 @@ def _utility(
     k: int,
     n_sensitive: int,
 ) -> UtilityMetrics:
-    """The metrics, computed over units with their weights (every record of a unit shares its values)."""
-    weights = snapshot.weights.astype(float)
-    kept = snapshot.classes(node)
-    published_sizes = np.bincount(
-        kept.class_of_row[~suppressed_units], weights=snapshot.weights[~suppressed_units], minlength=kept.n_classes
-    ).astype(np.int64)
-    published_sizes = published_sizes[published_sizes > 0]
-    costs = [snapshot.costs(qi, level) for qi, level in enumerate(node)]
-    table_ncp = ncp(costs, suppressed_units, weights=weights)
+    """The metrics, computed over the node's classes split by suppression, weighted by their records.
+
+    Every record of such a group publishes the same values (or is suppressed), so it
+    has the same costs: the metric functions run on a few groups instead of every unit.
+    """
+    classes = snapshot.classes(node)
+    group = classes.class_of_row * 2 + suppressed_units  # a class, suppressed or not
+    sizes = np.bincount(group, weights=snapshot.weights, minlength=2 * classes.n_classes)
+    first = np.empty(sizes.shape[0], dtype=np.intp)
+    first[group[::-1]] = np.arange(group.shape[0] - 1, -1, -1)  # a unit of each group
+    present = np.flatnonzero(sizes > 0)
+    units, weights = first[present], sizes[present]
+    suppressed_groups = np.asarray(suppressed_units, dtype=bool)[units]
+    published_sizes = weights[~suppressed_groups].astype(np.int64)
+    leaves = [codes[units] for codes in snapshot.leaf_codes]
+    costs = [
+        generalization_costs(h, leaves[qi], level)
+        for qi, (h, level) in enumerate(zip(snapshot.hierarchies, node, strict=True))
+    ]
+    table_ncp = ncp(costs, suppressed_groups, weights=weights)
     leaf_counts = [
-        h.leaf_counts[level][snapshot.codes(qi, level)]
+        h.leaf_counts[level][h.codes[level][leaves[qi]]]
         for qi, (h, level) in enumerate(zip(snapshot.hierarchies, node, strict=True))
     ]
     suppressed = int(snapshot.weights[suppressed_units].sum())
@@ -217,7 +236,7 @@ def _utility(
         ileft=ileft(
             leaf_counts,
             [h.n_leaves for h in snapshot.hierarchies],
-            suppressed_units,
+            suppressed_groups,
             n_ungeneralized=n_sensitive,
             weights=weights,
         ),

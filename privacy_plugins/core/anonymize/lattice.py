@@ -42,8 +42,9 @@ from typing import Literal
 import numpy as np
 
 from privacy_plugins.core.anonymize.snapshot import Snapshot
-from privacy_plugins.core.metrics.information_loss import discernibility
+from privacy_plugins.core.metrics.information_loss import discernibility, generalization_costs
 from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.partition import dense_key_limit
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = [
@@ -118,6 +119,17 @@ class SearchResult:
     algorithm: str
 
 
+def _level_costs(snapshot: Snapshot, qi: int, weights: np.ndarray) -> list[float]:
+    """Σ over records of QI ``qi``'s NCP cost at each level (records per leaf × the leaf's cost)."""
+    hierarchy = snapshot.hierarchies[qi]
+    per_leaf = np.bincount(snapshot.leaf_codes[qi], weights=weights, minlength=hierarchy.n_leaves)
+    leaves = np.arange(hierarchy.n_leaves)
+    return [
+        float((generalization_costs(hierarchy, leaves, level) * per_leaf).sum())
+        for level in range(hierarchy.height + 1)
+    ]
+
+
 def _relaxation(models: Sequence[PrivacyModel], *, with_suppression: bool) -> list[PrivacyModel]:
     """Monotone models that fail whenever ``models`` fail (used to tag failing sub-lattices)."""
     relaxed = (model.monotone_relaxation(with_suppression=with_suppression) for model in models)
@@ -149,12 +161,23 @@ class LatticeSearch:
         )
         n, d = self.snapshot.n_rows, len(self.heights)
         weights = self.snapshot.weights.astype(float)
-        # total_cost[qi][level] = Σ over records of the NCP cost at that level.
-        self.total_cost = [
-            [float((self.snapshot.costs(qi, level) * weights).sum()) for level in range(height + 1)]
-            for qi, height in enumerate(self.heights)
-        ]
+        # total_cost[qi][level] = Σ over records of the NCP cost at that level, summed
+        # per leaf (records per leaf × the leaf's cost): leaves, not units, per level.
+        self.total_cost = [_level_costs(self.snapshot, qi, weights) for qi in range(d)]
         self._norm = float(n * d)
+        # Models judged by class sizes alone (k-anonymity) are checked by one bincount
+        # of the units' class keys (see _check_by_size); the others build the classes.
+        by_size = bool(self.models) and all(m.judged_by_size for m in self.models)
+        self.size_threshold = (
+            max(m.minimum_class_size for m in self.models)
+            if by_size and self.relaxed_is_models and not self.bounding and not self.redistributing
+            else None
+        )
+        n_units = self.snapshot.weights.shape[0]
+        # Dense keys stay below dense_key_limit: int32 whenever that fits (half the bytes per pass).
+        self._keys = np.empty(n_units, dtype=np.int32 if dense_key_limit(n_units) < 2**31 else np.int64)
+        # Without repeated units the counts need no weights (an integer bincount, faster).
+        self._count_weights = None if bool((self.snapshot.weights == 1).all()) else weights
 
     @property
     def heights(self) -> tuple[int, ...]:
@@ -214,6 +237,42 @@ class LatticeSearch:
         cached = self.checked.get(node)
         if cached is not None:
             return cached
+        outcome = None if self.size_threshold is None else self._check_by_size(node, self.size_threshold)
+        if outcome is None:
+            outcome = self._check_classes(node)
+        self.checked[node] = outcome
+        if self.progress is not None:
+            self.progress(len(self.checked), self.lattice_size)
+        return outcome
+
+    def _check_by_size(self, node: Node, k: int) -> NodeOutcome | None:
+        """The check when every model is "classes of at least ``k`` records"; ``None`` when the keys are too wide.
+
+        Records per class come from one ``bincount`` of the units' uncompacted class
+        keys (:meth:`Snapshot.class_keys`): no class ids, no class table. The outcome
+        equals :meth:`_check_classes`: a class violates iff it counts fewer than
+        ``k`` records; keys no unit has count 0 (< k too, but they add nothing to the
+        suppressed records and publish nothing); the models are their own relaxation
+        and none bounds suppression or depends on the published distribution (the
+        caller checked).
+        """
+        keys = self._keys
+        space = self.snapshot.class_keys(node, keys)
+        if space is None:
+            return None
+        counts = np.bincount(keys, weights=self._count_weights, minlength=space)
+        small = counts < k
+        suppressed = int(counts[small].sum())
+        failed = suppressed > self.max_suppressed
+        satisfied = not failed and suppressed < self.snapshot.n_rows
+        loss = math.inf
+        if satisfied:
+            published = counts[~small].astype(np.int64) if self.metric == "discernibility" else counts[:0]
+            loss = self._loss(node, small[keys] if suppressed else None, suppressed, published)
+        return NodeOutcome(node=node, satisfied=satisfied, suppressed=suppressed, loss=loss, relaxation_failed=failed)
+
+    def _check_classes(self, node: Node) -> NodeOutcome:
+        """The check on the node's equivalence classes (any models)."""
         classes = self.snapshot.classes(node)
         violating = np.zeros(classes.n_classes, dtype=bool)
         for model in self.models:
@@ -239,13 +298,9 @@ class LatticeSearch:
             published = classes.restricted(~suppressed_units)
             satisfied = not any(m.violating_classes(published).any() for m in self.redistributing)
         loss = self._loss(node, suppressed_units, suppressed, classes.sizes[~violating]) if satisfied else math.inf
-        outcome = NodeOutcome(
+        return NodeOutcome(
             node=node, satisfied=satisfied, suppressed=suppressed, loss=loss, relaxation_failed=relaxation_failed
         )
-        self.checked[node] = outcome
-        if self.progress is not None:
-            self.progress(len(self.checked), self.lattice_size)
-        return outcome
 
     def sort_key(self, outcome: NodeOutcome) -> tuple[float, int, Node]:
         """Best node first: least loss, then lowest height, then lexicographic."""
@@ -266,6 +321,21 @@ def exhaustive_search(search: LatticeSearch) -> SearchResult:
         lattice_size=search.lattice_size,
         algorithm="exhaustive",
     )
+
+
+def lattice_nodes(heights: Sequence[int]) -> np.ndarray:
+    """Every node as a row, in lexicographic order: row ``Σ level·stride`` (C order of the lattice's shape)."""
+    shape = tuple(h + 1 for h in heights)
+    return np.indices(shape).reshape(len(shape), math.prod(shape)).T
+
+
+def _box(grid: np.ndarray, levels: Sequence[int], *, below: bool) -> np.ndarray:
+    """The view of ``grid`` (tags shaped like the lattice) over the nodes below or above ``levels``."""
+    cut = tuple(slice(0, level + 1) if below else slice(level, None) for level in levels)
+    return grid[(*cut, Ellipsis)]  # the Ellipsis keeps a 0-d grid (no QI) a view
+
+
+_OPEN, _FAILS, _PASSES = 0, 1, 2
 
 
 def _classify(
@@ -290,59 +360,69 @@ def _classify(
     0 %: 97 checks instead of 123). The order only changes which nodes are checked,
     never a tag, so the optimum is the same.
     """
-    status = np.zeros(nodes.shape[0], dtype=np.int8)
+    n_nodes, width = nodes.shape
+    shape = tuple(h + 1 for h in search.heights)
+    # One byte per node (_OPEN, _FAILS, _PASSES) seen two ways over the same memory: the
+    # walk reads single tags from the bytearray as Python ints (no numpy scalar per
+    # read), and a verdict tags its whole sub-lattice through the numpy view, a box.
+    tags = bytearray(n_nodes)
+    grid = np.frombuffer(tags, dtype=np.uint8).reshape(shape)
+    strides = [math.prod(shape[qi + 1 :]) for qi in range(width)]
+    top = search.heights
+    levels_of: list[list[int]] = nodes.tolist()
+    bound_of: list[float] = bounds.tolist()
     heights = nodes.sum(axis=1)
-    strides = np.cumprod([1, *[h + 1 for h in search.heights[:0:-1]]])[::-1]
-    top = np.asarray(search.heights)
-    columns = [np.ascontiguousarray(nodes[:, qi], dtype=np.int8) for qi in range(nodes.shape[1])]
-    best = math.inf
     # Lowest first, then least bound. Tags only fill in and the best loss only falls,
     # so a node passed over stays passed over: one pointer walks this order once.
-    order = np.lexsort((np.arange(nodes.shape[0]), *((heights, bounds) if steep else (bounds, heights))))
+    order: list[int] = np.lexsort((np.arange(n_nodes), *((heights, bounds) if steep else (bounds, heights)))).tolist()
+    limit = math.inf  # bounded: the best loss found so far (+ rounding margin); beyond it nothing is classified
     cursor = 0
-
-    def open_(index: int) -> bool:
-        return status[index] == 0 and (not bounded or bounds[index] <= best + _EPS)
-
-    def tag(index: int, verdict: int) -> None:
-        """Tag the unclassified nodes below (fail, −1) or above (pass, +1) node ``index``."""
-        inside = status == 0
-        for qi, column in enumerate(columns):
-            level = nodes[index, qi]
-            inside &= column <= level if verdict < 0 else column >= level
-        status[inside] = verdict
-
     while True:
-        while cursor < order.shape[0] and not open_(int(order[cursor])):
+        while cursor < n_nodes and (tags[order[cursor]] != _OPEN or bound_of[order[cursor]] > limit):
             cursor += 1
-        if cursor == order.shape[0]:
-            return status
-        current = int(order[cursor])
+        if cursor == n_nodes:
+            break
+        current = order[cursor]
         chain = [current]
         while True:
-            node = nodes[current]
-            successors = [current + int(strides[i]) for i in range(node.shape[0]) if node[i] < top[i]]
-            successors = [n for n in successors if open_(n)]
-            if not successors:
+            levels = levels_of[current]
+            chosen = -1
+            for qi in range(width):
+                if levels[qi] == top[qi]:
+                    continue
+                successor = current + strides[qi]
+                if tags[successor] != _OPEN or bound_of[successor] > limit:
+                    continue
+                if chosen < 0:
+                    chosen = successor
+                elif steep:  # the largest bound, then the first successor: max by (bound, −index)
+                    if bound_of[successor] > bound_of[chosen] or (
+                        bound_of[successor] == bound_of[chosen] and successor < chosen
+                    ):
+                        chosen = successor
+                elif bound_of[successor] < bound_of[chosen] or (  # min by (bound, index)
+                    bound_of[successor] == bound_of[chosen] and successor < chosen
+                ):
+                    chosen = successor
+            if chosen < 0:
                 break
-            if steep:
-                current = max(successors, key=lambda n: (bounds[n], -n))
-            else:
-                current = min(successors, key=lambda n: (bounds[n], n))
+            current = chosen
             chain.append(current)
         low, high = 0, len(chain) - 1
         while low <= high:
             middle = (low + high) // 2
             index = chain[middle]
-            if status[index] == 0:
-                outcome = search.check(tuple(int(v) for v in nodes[index]))
-                if outcome.satisfied:
-                    best = min(best, outcome.loss)
-                tag(index, -1 if outcome.relaxation_failed else 1)
-            if status[index] > 0:
+            if tags[index] == _OPEN:
+                outcome = search.check(tuple(levels_of[index]))
+                if outcome.satisfied and bounded:
+                    limit = min(limit, outcome.loss + _EPS)
+                box = _box(grid, levels_of[index], below=outcome.relaxation_failed)
+                box[box == _OPEN] = _FAILS if outcome.relaxation_failed else _PASSES
+            if tags[index] == _PASSES:
                 high = middle - 1
             else:
                 low = middle + 1
+    return np.array([0, -1, 1], dtype=np.int8)[np.frombuffer(tags, dtype=np.uint8)]
 
 
 def optimal_search(search: LatticeSearch) -> SearchResult:
@@ -354,8 +434,7 @@ def optimal_search(search: LatticeSearch) -> SearchResult:
     bound exceeds the limit) or proven not to beat the best node found (its loss
     lower bound exceeds that loss).
     """
-    node_list = list(search.nodes())
-    nodes = np.asarray(node_list, dtype=np.int64).reshape(len(node_list), len(search.heights))
+    nodes = lattice_nodes(search.heights)
     bounds = search.lower_bounds(nodes)
     # Flash-style classification first, limited to the nodes whose loss bound does not
     # exceed the best loss found so far (Adult, 5 %: k=20 137 checks instead of 512 for
@@ -375,23 +454,27 @@ def optimal_search(search: LatticeSearch) -> SearchResult:
             steep=exact_without_check,
         )
     else:
-        status = np.zeros(len(node_list), dtype=np.int8)
-    order = np.lexsort((np.arange(len(node_list)), nodes.sum(axis=1), bounds))
+        status = np.zeros(nodes.shape[0], dtype=np.int8)
+    grid = status.reshape(tuple(h + 1 for h in search.heights))
+    order = np.lexsort((np.arange(nodes.shape[0]), nodes.sum(axis=1), bounds))
     outcomes: list[NodeOutcome] = []
     best_loss = math.inf
-    for index in order:
-        if bounds[index] > best_loss + _EPS:
+    # Tagged failing nodes stay failing and are skipped anyway; the bounds ascend along
+    # the order, so leaving them out stops the scan at the same place.
+    for index in order[status[order] >= 0].tolist():
+        bound = float(bounds[index])
+        if bound > best_loss + _EPS:
             break
         if status[index] < 0:
             continue
-        node = node_list[index]
+        node = tuple(nodes[index].tolist())
         if exact_without_check and status[index] > 0 and node not in search.checked:
             # Proven to satisfy, and with no suppression its loss is exactly the bound.
-            outcome = NodeOutcome(node=node, satisfied=True, suppressed=0, loss=bounds[index], relaxation_failed=False)
+            outcome = NodeOutcome(node=node, satisfied=True, suppressed=0, loss=bound, relaxation_failed=False)
         else:
             outcome = search.check(node)
             if outcome.relaxation_failed:
-                status[np.all(nodes <= nodes[index], axis=1)] = -1
+                _box(grid, node, below=True)[...] = -1
         outcomes.append(outcome)
         if outcome.satisfied:
             best_loss = min(best_loss, outcome.loss)

@@ -10,8 +10,10 @@ records, still the same units) — the idea of ARX's data snapshot.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,7 @@ import pandas as pd
 from privacy_plugins.core.frame import EncodedColumn, encode_column
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import generalization_costs
-from privacy_plugins.core.partition import EquivalenceClasses, combine_codes
+from privacy_plugins.core.partition import EquivalenceClasses, combine_codes, dense_key_limit
 from privacy_plugins.errors import HierarchyError
 
 __all__ = ["Snapshot"]
@@ -47,6 +49,7 @@ class Snapshot:
     encodings: dict[tuple[Hashable, bool], EncodedColumn] = field(default_factory=dict, repr=False)
     _codes: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)
     _costs: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)
+    _narrow_codes: dict[tuple[int, int, str], np.ndarray] = field(default_factory=dict, repr=False)
     #: Records in the table when the snapshot was built from counts (no per-record ``unit_of_row``).
     n_records: int | None = None
 
@@ -73,7 +76,10 @@ class Snapshot:
         unit_of_row, n_units = combine_codes(parts, len(frame))
         first_row = np.full(n_units, len(frame), dtype=np.int64)
         np.minimum.at(first_row, unit_of_row, np.arange(len(frame), dtype=np.int64))
-        units = frame[list(model_columns)].iloc[first_row].reset_index(drop=True)  # only the columns read
+        if model_columns:
+            units = frame[list(model_columns)].iloc[first_row].reset_index(drop=True)  # only the columns read
+        else:  # k-anonymity alone reads no column: skip pandas' column selection and take
+            units = pd.DataFrame(index=pd.RangeIndex(n_units))
         return cls(
             quasi_identifiers=tuple(quasi_identifiers),
             hierarchies=ordered,
@@ -152,6 +158,45 @@ class Snapshot:
         if key not in self._costs:
             self._costs[key] = generalization_costs(self.hierarchies[qi], self.leaf_codes[qi], level)
         return self._costs[key]
+
+    @cached_property
+    def cardinalities(self) -> tuple[tuple[int, ...], ...]:
+        """Per QI, the number of values at each level."""
+        return tuple(tuple(len(labels) for labels in h.labels) for h in self.hierarchies)
+
+    def class_keys(self, node: Sequence[int], out: np.ndarray) -> int | None:
+        """Write every unit's class at ``node`` into ``out`` as one mixed-radix key; return the key space.
+
+        ``out``: one integer per unit, wide enough for :func:`dense_key_limit` of the units.
+
+        The keys are not compacted: ``bincount(out, minlength=space)`` counts the
+        records of every class (keys no unit has count 0), which is all a check by
+        class sizes needs. ``None`` (``out`` untouched) when the key space is too
+        large for a dense count: then only :meth:`classes` (hashing) applies.
+        """
+        levels = [(qi, level) for qi, level in enumerate(node) if self.cardinalities[qi][level] > 1]
+        space = math.prod(self.cardinalities[qi][level] for qi, level in levels)
+        if space > dense_key_limit(out.shape[0]):
+            return None
+        if not levels:
+            out.fill(0)
+            return 1
+        np.copyto(out, self._key_codes(*levels[0], out.dtype))
+        for qi, level in levels[1:]:  # Horner: two in-place passes per QI, no temporary
+            out *= self.cardinalities[qi][level]
+            out += self._key_codes(qi, level, out.dtype)
+        return space
+
+    def _key_codes(self, qi: int, level: int, dtype: np.dtype) -> np.ndarray:
+        """:meth:`codes` in the keys' dtype (int32 keys halve the memory each pass reads; cached)."""
+        codes = self.codes(qi, level)
+        if codes.dtype == dtype:
+            return codes
+        key = (qi, level, dtype.str)
+        narrow = self._narrow_codes.get(key)
+        if narrow is None:
+            narrow = self._narrow_codes[key] = codes.astype(dtype)
+        return narrow
 
     def classes(self, node: Sequence[int]) -> EquivalenceClasses:
         """The equivalence classes of the units generalized to ``node``."""

@@ -22,6 +22,8 @@ from privacy_plugins.errors import HierarchyError
 __all__ = ["Hierarchy", "as_labels"]
 
 _SHOW_MISSING = 10
+#: Integer leaves spanning at most this many values are looked up through a table.
+_INTEGER_TABLE_SPAN = 1 << 20
 
 
 def _label(value: object) -> str:
@@ -174,6 +176,46 @@ class Hierarchy:
         return np.asarray(found.to_numpy(), dtype=np.int64)
 
     @cached_property
+    def _integer_leaves(self) -> tuple[int, np.ndarray] | None:
+        """``(lowest, table)``: ``table[v - lowest]`` is the leaf code of the integer ``v`` (−1: not a leaf).
+
+        An integer's label is ``str(v)``, so only leaves spelled that way (``"17"``, not
+        ``"017"`` or ``" 17"``) are entered. ``None`` when no leaf is an integer or their
+        span is too wide for a table.
+        """
+        found: dict[int, int] = {}
+        for code, leaf in enumerate(self.leaves.tolist()):
+            try:
+                value = int(leaf)
+            except (TypeError, ValueError):
+                continue
+            if str(value) == leaf:
+                found[value] = code
+        if not found or max(found) - min(found) > _INTEGER_TABLE_SPAN:
+            return None
+        lowest = min(found)
+        table = np.full(max(found) - lowest + 1, -1, dtype=np.int64)
+        table[np.fromiter(found, dtype=np.int64, count=len(found)) - lowest] = list(found.values())
+        return lowest, table
+
+    def _integer_leaf_codes(self, series: pd.Series) -> np.ndarray | None:
+        """Leaf codes of a numpy integer column by one table lookup per row, or ``None``.
+
+        Labelling an integer gives ``str(v)``, which the table maps directly (no
+        factorize, no text). ``None`` — the general path decides, and words the
+        error — when the column is not numpy integers or a value is not a leaf.
+        """
+        integers = self._integer_leaves
+        if series.dtype.kind not in "iu" or integers is None or len(series) == 0:
+            return None
+        lowest, table = integers
+        values = series.to_numpy()
+        if int(values.min()) < lowest or int(values.max()) >= lowest + table.shape[0]:
+            return None
+        codes = table[values.astype(np.int64, copy=False) - lowest]
+        return None if bool((codes < 0).any()) else codes
+
+    @cached_property
     def leaf_counts(self) -> tuple[np.ndarray, ...]:
         """For each level, the number of leaves under each of its values."""
         return tuple(
@@ -199,6 +241,8 @@ class Hierarchy:
         """
         series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
         fast = self._arrow_leaf_codes(series)
+        if fast is None:
+            fast = self._integer_leaf_codes(series)
         if fast is not None:
             return fast
         if series.dtype == object:

@@ -74,6 +74,10 @@ class PrivacyModel(ABC):
     depends_on_table_distribution: ClassVar[bool] = False
     #: :meth:`suppression_bound` can be positive (the lattice may prune with it).
     bounds_suppression: ClassVar[bool] = False
+    #: The model is exactly "every class holds at least :attr:`minimum_class_size`
+    #: records" (:meth:`violating_classes` is ``classes.sizes < minimum_class_size``):
+    #: a lattice check may count the records per class and build nothing else.
+    judged_by_size: ClassVar[bool] = False
     #: The name :func:`~privacy_plugins.core.models.from_config` knows the model by.
     config_name: ClassVar[str] = ""
     #: The family as reports name it, e.g. ``"k-anonymity"``, ``"distinct l-diversity"``.

@@ -37,6 +37,7 @@ class KAnonymity(PrivacyModel):
     k: int
 
     monotonic_with_suppression: ClassVar[bool] = True
+    judged_by_size: ClassVar[bool] = True
     config_name: ClassVar[str] = "k_anonymity"
     family: ClassVar[str] = "k-anonymity"
     report_key: ClassVar[str] = "k"

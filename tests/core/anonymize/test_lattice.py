@@ -270,3 +270,62 @@ def test_t_closeness_suppression_bound_skips_nodes() -> None:
         with patch.object(TCloseness, "bounds_suppression", False):
             unpruned = optimal_search(search_for(problem, models, 50))
         assert found.nodes_checked < unpruned.nodes_checked * 0.6
+
+
+@given(
+    problems(),
+    st.sampled_from([[KAnonymity(1)], [KAnonymity(2)], [KAnonymity(3)], [KAnonymity(2), KAnonymity(4)]]),
+    st.sampled_from([0.0, 0.1, 0.3]),
+    st.sampled_from(["ncp", "lm", "discernibility", "height"]),
+)
+def test_a_check_by_class_sizes_equals_the_check_on_the_classes(
+    problem: Problem, models: list[PrivacyModel], fraction: float, metric: str
+) -> None:
+    """k-anonymity is checked by one bincount of class keys: same verdict, suppression and loss on every node."""
+    search = search_for(problem, models, int(fraction * len(problem.frame)), metric)
+    assert search.size_threshold == max(m.minimum_class_size for m in models)
+    for node in search.nodes():
+        by_size = search._check_by_size(node, search.size_threshold)
+        assert by_size is not None  # small lattices: the keys always fit a dense count
+        reference = search._check_classes(node)
+        assert (by_size.satisfied, by_size.suppressed, by_size.relaxation_failed) == (
+            reference.satisfied,
+            reference.suppressed,
+            reference.relaxation_failed,
+        )
+        assert by_size.loss == pytest.approx(reference.loss, abs=1e-12) or by_size.loss == reference.loss
+        classes = search.snapshot.classes(node)
+        for model in models:  # what judged_by_size promises
+            assert np.array_equal(model.violating_classes(classes), classes.sizes < model.minimum_class_size)
+
+
+@given(problems())
+def test_models_reading_more_than_sizes_keep_the_check_on_the_classes(problem: Problem) -> None:
+    for models in ([KAnonymity(2), DistinctLDiversity("s", 2)], [TCloseness("s", 0.3)], [EntropyLDiversity("s", 1.5)]):
+        assert search_for(problem, models, 0).size_threshold is None
+
+
+@given(problems(), st.sampled_from([[KAnonymity(2)], [KAnonymity(3), DistinctLDiversity("s", 2)]]), st.data())
+def test_utility_over_class_groups_equals_the_metrics_over_every_record(
+    problem: Problem, models: list[PrivacyModel], data: st.DataObject
+) -> None:
+    """_utility sums over (class, suppressed) groups; the metric functions over records must agree."""
+    from privacy_plugins.core.anonymize.full_domain import _suppressed_units, _utility
+    from privacy_plugins.core.metrics.information_loss import generalization_costs, ileft, ncp
+
+    search = search_for(problem, models, 0)
+    node = data.draw(st.sampled_from(list(search.nodes())))
+    snapshot = search.snapshot
+    units = _suppressed_units(snapshot, node, models)
+    got = _utility(snapshot, node, units, k=2, n_sensitive=1)
+    rows = units[snapshot.unit_of_row]
+    leaves = [codes[snapshot.unit_of_row] for codes in snapshot.leaf_codes]
+    hierarchies = snapshot.hierarchies
+    costs = [generalization_costs(h, leaves[qi], level) for qi, (h, level) in enumerate(zip(hierarchies, node))]
+    counts = [h.leaf_counts[level][h.codes[level][leaves[qi]]] for qi, (h, level) in enumerate(zip(hierarchies, node))]
+    assert got.ncp == pytest.approx(ncp(costs, rows), abs=1e-12)
+    assert got.ileft == pytest.approx(ileft(counts, [h.n_leaves for h in hierarchies], rows, n_ungeneralized=1))
+    classes = snapshot.classes(node)
+    published = np.bincount(classes.class_of_row[~units], weights=snapshot.weights[~units], minlength=classes.n_classes)
+    published = published[published > 0]
+    assert got.discernibility == float((published**2).sum()) + float(rows.sum()) * len(rows)

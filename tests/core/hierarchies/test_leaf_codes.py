@@ -64,3 +64,21 @@ def test_values_outside_the_hierarchy_are_named() -> None:
             HIERARCHY.leaf_codes(pd.Series(["x", "z", "1"], dtype=dtype))
         with pytest.raises(HierarchyError, match="missing"):
             HIERARCHY.leaf_codes(pd.Series(["x", None], dtype=dtype))
+
+
+@given(
+    st.lists(st.integers(-3, 12), min_size=1, max_size=30),
+    st.sampled_from(["int64", "int32", "int8", "uint16"]),
+)
+def test_integer_columns_take_the_table_path_and_match_labelling_first(values: list[int], dtype: str) -> None:
+    """Integer leaves are looked up through a table: only canonical spellings match, the rest fail alike."""
+    hierarchy = Hierarchy.from_rows("q", [[leaf, "*"] for leaf in ["-2", "0", "1", "07", "10", " 3", "x"]])
+    series = pd.Series(values).astype(dtype) if min(values) >= 0 or dtype[0] != "u" else pd.Series([0], dtype=dtype)
+    labels = pd.Index(as_labels(series).to_numpy(dtype=object))
+    reference = np.asarray(hierarchy._leaf_index.get_indexer(labels))
+    if (reference < 0).any():
+        with pytest.raises(HierarchyError, match="not leaves"):
+            hierarchy.leaf_codes(series)
+    else:
+        assert hierarchy._integer_leaf_codes(series) is not None
+        assert hierarchy.leaf_codes(series).tolist() == reference.tolist()
