@@ -91,6 +91,7 @@ from privacy_plugins.release.steps import (
     _accept,
     _own_file,
     _write_parquet,
+    accepted_check,
     check_lattice,
     check_mode,
 )
@@ -675,11 +676,7 @@ def publish(
 ) -> Publication:
     """Step 5 inside the database: re-measure the staged rows, then swap them in (see the module docstring)."""
     started = time.monotonic()
-    if not result.passed:
-        raise ReleaseBlocked(f"release {spec.name!r} not published; failed checks:\n{result.summary()}")
-    run, _ = _accept(spec, result, run_id, "check result")
-    if result.candidate_path != candidate.path or result.run_id != candidate.run_id:
-        raise ReleaseBlocked("the check result belongs to another candidate; re-run the check")
+    run = accepted_check(spec, candidate, result, run_id)
     try:
         run, folder, loaded_rows = _candidate_of(spec, candidate, run)
     except ForeignArtifactError as exc:

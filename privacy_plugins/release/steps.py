@@ -670,6 +670,16 @@ def check_step(
     )
 
 
+def accepted_check(spec: ReleaseSpec, candidate: Candidate, check: CheckResult, run_id: str | None) -> str:
+    """The run of a passed check result of exactly this candidate; publishing refuses anything else (both modes)."""
+    if not check.passed:
+        raise ReleaseBlocked(f"release {spec.name!r} not published; failed checks:\n{check.summary()}")
+    run, _ = _accept(spec, check, run_id, "check result")
+    if check.candidate_path != candidate.path or check.run_id != candidate.run_id:
+        raise ReleaseBlocked("the check result belongs to another candidate; re-run the check")
+    return run
+
+
 def publish_step(
     spec: ReleaseSpec,
     candidate: Candidate,
@@ -703,11 +713,7 @@ def publish_step(
         from privacy_plugins.release import pushdown
 
         return pushdown.publish(spec, candidate, check, run_id=run_id, allowed_failures=allowed_failures)
-    if not check.passed:
-        raise ReleaseBlocked(f"release {spec.name!r} not published; failed checks:\n{check.summary()}")
-    run, _ = _accept(spec, check, run_id, "check result")
-    if check.candidate_path != candidate.path or check.run_id != candidate.run_id:
-        raise ReleaseBlocked("the check result belongs to another candidate; re-run the check")
+    run = accepted_check(spec, candidate, check, run_id)
     try:
         _, frame, digest, loaded_rows = _candidate_frame(spec, candidate, run)
         linked, digest = _candidate_linked(candidate, run_dir(spec, run), digest)
