@@ -100,6 +100,19 @@ def test_sqlite_url_source_same_database(reference, tmp_path: Path, monkeypatch:
     assert multiset(rows).equals(multiset(memory_rows))
 
 
+def release_killed_at_the_swap(data: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run a stricter release of ``data`` (k=6) that dies between staging and the swap."""
+
+    def crash() -> None:
+        raise RuntimeError("killed between staging and swap")
+
+    monkeypatch.setattr(destinations, "_swap_hook", crash)
+    strict = ReleaseSpec.from_dict({**data, "requirements": {**data["requirements"], "k": 6}})
+    with pytest.raises(RuntimeError, match="killed"):
+        run_release(strict)
+    monkeypatch.undo()
+
+
 @pytest.mark.parametrize("target", ["same_duckdb", "same_sqlite", "parquet", "other_duckdb"])
 def test_crash_between_staging_and_swap_keeps_the_previous_release(
     target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -129,14 +142,7 @@ def test_crash_between_staging_and_swap_keeps_the_previous_release(
     assert run_release(ReleaseSpec.from_dict(data)).passed
     before = multiset(published())
 
-    def crash() -> None:
-        raise RuntimeError("killed between staging and swap")
-
-    monkeypatch.setattr(destinations, "_swap_hook", crash)
-    strict = ReleaseSpec.from_dict({**data, "requirements": {**data["requirements"], "k": 6}})
-    with pytest.raises(RuntimeError, match="killed"):
-        run_release(strict)
-    monkeypatch.undo()
+    release_killed_at_the_swap(data, monkeypatch)
     assert multiset(published()).equals(before)
     if target == "same_duckdb":
         tables = {r[0] for r in duckdb.connect(str(db), read_only=True).execute("SHOW TABLES").fetchall()}
@@ -340,14 +346,7 @@ def test_postgresql_crash_between_staging_and_swap_keeps_the_previous_release(
     assert run_release(ReleaseSpec.from_dict(data)).passed
     before = multiset(postgres_rows(postgres_url, "census_release"))
 
-    def crash() -> None:
-        raise RuntimeError("killed between staging and swap")
-
-    monkeypatch.setattr(destinations, "_swap_hook", crash)
-    strict = ReleaseSpec.from_dict({**data, "requirements": {**data["requirements"], "k": 6}})
-    with pytest.raises(RuntimeError, match="killed"):
-        run_release(strict)
-    monkeypatch.undo()
+    release_killed_at_the_swap(data, monkeypatch)
     assert multiset(postgres_rows(postgres_url, "census_release")).equals(before)
     assert postgres_tables(postgres_url) == {"census", "census_release"}  # the staging table was dropped
 
