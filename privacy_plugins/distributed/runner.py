@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import secrets
 import ssl
 import time
@@ -33,13 +34,16 @@ from privacy_plugins.distributed.wire import (
     Channel,
     Kind,
     PeerError,
+    address_text,
     decode_classes,
     decode_grouping,
     decode_json,
     encode_classes,
     encode_grouping,
     encode_json,
+    peer_text,
 )
+from privacy_plugins.distributed.tls import tls_reason
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["GROUPS", "PartyResult", "make_cipher", "parse_address", "run_party", "run_party_async", "run_two_parties"]
@@ -96,25 +100,69 @@ class PartyResult:
     crypto_seconds: float
 
 
+#: Bytes a HELLO may take (a few fields and the quasi-identifier names).
+HELLO_MAX = 1 << 20
+_NONCE = re.compile(r"[0-9a-fA-F]{32}", re.ASCII)
+# Fields of a HELLO and their JSON type (bool is not an integer here).
+_HELLO_FIELDS: dict[str, type] = {
+    "protocol": str, "version": int, "role": str, "k": int, "records": int, "group": str, "columns": list,
+    "steps": int, "nonce": str,
+}  # fmt: skip
+
+
+def _malformed(what: str, problem: str) -> PeerError:
+    return PeerError(f"the peer sent a malformed {what} message: {problem}")
+
+
+def _text_list(values: object, what: str, field: str) -> list[str]:
+    """A JSON array of UTF-8-encodable strings (no lone surrogates), or :class:`PeerError` naming the field."""
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise _malformed(what, f"field {field!r} is {peer_text(values)}, not a list of strings")
+    try:
+        "".join(values).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _malformed(what, f"field {field!r} holds text that is not valid Unicode") from exc
+    return values
+
+
 def _check_hello(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
-    if theirs.get("protocol") != "dpp2ga":
-        raise PeerError("the peer does not speak DPP2GA")
+    for key, kind in _HELLO_FIELDS.items():
+        if key not in theirs:
+            raise _malformed("HELLO", f"field {key!r} is missing")
+        value = theirs[key]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise _malformed("HELLO", f"field {key!r} is {peer_text(value)}, not a JSON {kind.__name__}")
+    if theirs["protocol"] != "dpp2ga":
+        raise PeerError(f"the peer does not speak DPP2GA (its HELLO says protocol {peer_text(theirs['protocol'])})")
     for key in ("version", "k", "records", "group"):
-        if theirs.get(key) != ours[key]:
-            raise PeerError(f"the parties disagree on {key}: ours {ours[key]!r}, the peer's {theirs.get(key)!r}")
-    if theirs.get("role") == ours["role"]:
+        if theirs[key] != ours[key]:
+            raise PeerError(f"the parties disagree on {key}: ours {ours[key]!r}, the peer's {peer_text(theirs[key])}")
+    if theirs["role"] not in ("initiator", "responder"):
+        raise _malformed("HELLO", f"field 'role' is {peer_text(theirs['role'])}, not 'initiator' or 'responder'")
+    if theirs["role"] == ours["role"]:
         raise PeerError(f"both parties are the {ours['role']}; one must be the initiator, the other the responder")
-    columns = theirs.get("columns")
-    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns) or not columns:
-        raise PeerError("the peer's handshake does not list its quasi-identifiers")
+    columns = _text_list(theirs["columns"], "HELLO", "columns")
+    if not columns or len(set(columns)) != len(columns):
+        raise _malformed("HELLO", "field 'columns' must list the peer's quasi-identifiers, each once")
     overlap = set(columns) & set(ours["columns"])
     if overlap:
         raise PeerError(f"both parties hold quasi-identifier(s) {sorted(overlap)!r}; the parts must be disjoint")
-    for key in ("nonce",):
-        if not isinstance(theirs.get(key), str) or len(theirs[key]) != 32:
-            raise PeerError("the peer's handshake is malformed")
-    if not isinstance(theirs.get("steps"), int):
-        raise PeerError("the peer's handshake is malformed")
+    if not _NONCE.fullmatch(theirs["nonce"]):
+        raise _malformed("HELLO", f"field 'nonce' is {peer_text(theirs['nonce'])}, not 32 hexadecimal digits")
+    if theirs["steps"] < 0:
+        raise _malformed("HELLO", f"field 'steps' is {peer_text(theirs['steps'])}, not a count")
+
+
+def _labels(message: dict[str, Any], width: int) -> list[list[str]]:
+    """The peer's generalized values per class: rows of ``width`` strings."""
+    rows = message.get("labels")
+    if not isinstance(rows, list):
+        raise _malformed("LABELS", f"field 'labels' is {peer_text(rows)}, not a list of rows")
+    for row in rows:
+        _text_list(row, "LABELS", "labels")
+        if len(row) != width:
+            raise _malformed("LABELS", f"a row of {len(row)} values for {width} quasi-identifiers")
+    return rows
 
 
 async def run_party_async(channel: Channel, party: LocalParty, cipher: CommutativeCipher, *, role: Role) -> PartyResult:
@@ -134,7 +182,9 @@ async def run_party_async(channel: Channel, party: LocalParty, cipher: Commutati
             "steps": sum(h - level for h, level in zip(party.snapshot.heights, party.node, strict=True)),
             "nonce": nonce.hex(),
         }
-        theirs = decode_json(await channel.exchange(Kind.HELLO, 0, encode_json(hello)), "handshake")
+        theirs = decode_json(
+            await channel.exchange(Kind.HELLO, 0, encode_json(hello), max_length=HELLO_MAX), "HELLO"
+        )
         _check_hello(hello, theirs)
         their_nonce = bytes.fromhex(theirs["nonce"])
         nonces = nonce + their_nonce if role == "initiator" else their_nonce + nonce
@@ -147,23 +197,22 @@ async def run_party_async(channel: Channel, party: LocalParty, cipher: Commutati
         crypto += time.perf_counter() - tick
         payload = await channel.exchange(Kind.SETUP, 1, encode_classes(encrypted, cipher.element_size))
         tick = time.perf_counter()
-        answer = await asyncio.to_thread(session.answer, decode_classes(payload, cipher.element_size, "SETUP"))
+        their_classes = decode_classes(payload, cipher.element_size, "SETUP", records=party.n_records)
+        answer = await asyncio.to_thread(session.answer, their_classes)
         crypto += time.perf_counter() - tick
         payload = await channel.exchange(Kind.ANSWER, 1, encode_classes(answer, TOKEN_DIGEST_SIZE))
-        session.accept_answer(decode_classes(payload, TOKEN_DIGEST_SIZE, "ANSWER"))
+        session.accept_answer(decode_classes(payload, TOKEN_DIGEST_SIZE, "ANSWER", records=party.n_records))
         while True:
             mine = session.grouping()
             their_grouping = decode_grouping(
-                await channel.exchange(Kind.GROUPING, session.rounds, encode_grouping(mine))
+                await channel.exchange(Kind.GROUPING, session.rounds, encode_grouping(mine)), len(their_classes)
             )
             if session.satisfied(mine, their_grouping):
                 break
             session.step(max_rounds)
         labels = {"labels": session.class_labels()}
         their_labels = decode_json(await channel.exchange(Kind.LABELS, session.rounds, encode_json(labels)), "LABELS")
-        values = their_labels.get("labels")
-        if not isinstance(values, list) or not all(isinstance(r, list) for r in values):
-            raise PeerError("the peer's LABELS message is malformed")
+        values = _labels(their_labels, len(theirs["columns"]))
         table = session.join(
             values, their_columns=theirs["columns"], ours_first=role == "initiator", their_grouping=their_grouping
         )
@@ -188,24 +237,44 @@ async def run_party_async(channel: Channel, party: LocalParty, cipher: Commutati
     )
 
 
+async def _secure(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, tls: ssl.SSLContext | None, host: str | None,
+    timeout: float,
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Run the TLS handshake on a fresh connection; its failure is a one-line :class:`PeerError` at once."""
+    if tls is None:
+        writer.transport.resume_reading()
+        return reader, writer
+    peer = address_text(writer.get_extra_info("peername"))
+    try:
+        await writer.start_tls(tls, server_hostname=host, ssl_handshake_timeout=timeout)
+    except (OSError, EOFError) as exc:  # ssl.SSLError, a reset or a handshake timeout (ConnectionAbortedError)
+        writer.transport.abort()
+        raise PeerError(f"TLS handshake with {peer} failed: {tls_reason(exc)}") from exc
+    return reader, writer
+
+
 async def _connect(
     host: str, port: int, *, timeout: float, tls: ssl.SSLContext | None
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            return await asyncio.wait_for(
-                asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None), timeout
-            )
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+            break
         except (ConnectionRefusedError, TimeoutError) as exc:
             if time.monotonic() >= deadline:
                 raise PeerError(f"could not connect to the peer at {host}:{port} within {timeout:g} s") from exc
             await asyncio.sleep(0.2)
+    if tls is not None:
+        writer.transport.pause_reading()
+    return await _secure(reader, writer, tls=tls, host=host, timeout=timeout)
 
 
 async def _accept_one(
     host: str, port: int, *, timeout: float, tls: ssl.SSLContext | None, ready: Callable[[int], None] | None = None
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """The first connection to ``host:port`` (TLS handshake done): the peer. Later ones are closed."""
     accepted: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = (
         asyncio.get_running_loop().create_future()
     )
@@ -214,18 +283,21 @@ async def _accept_one(
         if accepted.done():
             writer.close()  # one peer per run
         else:
+            # Called from connection_made: no byte is read before the TLS handshake takes over the socket.
+            writer.transport.pause_reading()
             accepted.set_result((reader, writer))
 
-    server = await asyncio.start_server(handle, host, port, ssl=tls)
+    server = await asyncio.start_server(handle, host, port)
     try:
         if ready is not None:
             ready(server.sockets[0].getsockname()[1])
         try:
-            return await asyncio.wait_for(asyncio.shield(accepted), timeout)
+            reader, writer = await asyncio.wait_for(asyncio.shield(accepted), timeout)
         except TimeoutError as exc:
             raise PeerError(f"no peer connected to {host}:{port} within {timeout:g} s") from exc
     finally:
         server.close()
+    return await _secure(reader, writer, tls=tls, host=None, timeout=timeout)
 
 
 def _start(

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["tls_context"]
+__all__ = ["tls_context", "tls_reason"]
 
 
 def _readable(path: Path, flag: str) -> str:
@@ -58,3 +58,26 @@ def tls_context(
     if listening and ca is not None:
         context.verify_mode = ssl.CERT_REQUIRED  # mutual TLS: the connecting party must prove who it is
     return context
+
+
+def tls_reason(exc: BaseException) -> str:
+    """Why a TLS handshake or record failed, in a few words (OpenSSL's reason, no traceback).
+
+    Example:
+        >>> tls_reason(ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1006)"))
+        'wrong version number'
+    """
+    verify = getattr(exc, "verify_message", None)
+    if verify:
+        return f"certificate verify failed: {verify}"
+    reason = getattr(exc, "reason", None)
+    if isinstance(exc, ssl.SSLError) and reason:
+        return str(reason).replace("_", " ").lower()
+    if isinstance(exc, ssl.SSLError) and len(exc.args) > 1:
+        text = str(exc.args[1])
+        return text.split("] ", 1)[-1].split(" (_ssl.c", 1)[0]
+    if isinstance(exc, ConnectionAbortedError) and str(exc):
+        return str(exc)  # asyncio's handshake timeout
+    if isinstance(exc, ConnectionError | EOFError):
+        return "the peer closed the connection during the handshake (does it trust this party's certificate?)"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
