@@ -34,7 +34,6 @@ from privacy_plugins.distributed.wire import (
     Channel,
     Kind,
     PeerError,
-    address_text,
     decode_classes,
     decode_grouping,
     decode_json,
@@ -43,7 +42,7 @@ from privacy_plugins.distributed.wire import (
     encode_json,
     peer_text,
 )
-from privacy_plugins.distributed.tls import tls_reason
+from privacy_plugins.distributed.connect import accept_peer, connect_to_peer
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["GROUPS", "PartyResult", "make_cipher", "parse_address", "run_party", "run_party_async", "run_two_parties"]
@@ -108,6 +107,7 @@ _HELLO_FIELDS: dict[str, type] = {
     "protocol": str, "version": int, "role": str, "k": int, "records": int, "group": str, "columns": list,
     "steps": int, "nonce": str,
 }  # fmt: skip
+_JSON_TYPE = {str: "a string", int: "an integer", list: "an array"}
 
 
 def _malformed(what: str, problem: str) -> PeerError:
@@ -116,8 +116,11 @@ def _malformed(what: str, problem: str) -> PeerError:
 
 def _text_list(values: object, what: str, field: str) -> list[str]:
     """A JSON array of UTF-8-encodable strings (no lone surrogates), or :class:`PeerError` naming the field."""
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+    if not isinstance(values, list):
         raise _malformed(what, f"field {field!r} is {peer_text(values)}, not a list of strings")
+    wrong = next((v for v in values if not isinstance(v, str)), "")
+    if not isinstance(wrong, str):
+        raise _malformed(what, f"field {field!r} holds {peer_text(wrong)} where a string is due")
     try:
         "".join(values).encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -131,7 +134,7 @@ def _check_hello(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
             raise _malformed("HELLO", f"field {key!r} is missing")
         value = theirs[key]
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise _malformed("HELLO", f"field {key!r} is {peer_text(value)}, not a JSON {kind.__name__}")
+            raise _malformed("HELLO", f"field {key!r} is {peer_text(value)}, not {_JSON_TYPE[kind]}")
     if theirs["protocol"] != "dpp2ga":
         raise PeerError(f"the peer does not speak DPP2GA (its HELLO says protocol {peer_text(theirs['protocol'])})")
     for key in ("version", "k", "records", "group"):
@@ -237,69 +240,6 @@ async def run_party_async(channel: Channel, party: LocalParty, cipher: Commutati
     )
 
 
-async def _secure(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, tls: ssl.SSLContext | None, host: str | None,
-    timeout: float,
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Run the TLS handshake on a fresh connection; its failure is a one-line :class:`PeerError` at once."""
-    if tls is None:
-        writer.transport.resume_reading()
-        return reader, writer
-    peer = address_text(writer.get_extra_info("peername"))
-    try:
-        await writer.start_tls(tls, server_hostname=host, ssl_handshake_timeout=timeout)
-    except (OSError, EOFError) as exc:  # ssl.SSLError, a reset or a handshake timeout (ConnectionAbortedError)
-        writer.transport.abort()
-        raise PeerError(f"TLS handshake with {peer} failed: {tls_reason(exc)}") from exc
-    return reader, writer
-
-
-async def _connect(
-    host: str, port: int, *, timeout: float, tls: ssl.SSLContext | None
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-            break
-        except (ConnectionRefusedError, TimeoutError) as exc:
-            if time.monotonic() >= deadline:
-                raise PeerError(f"could not connect to the peer at {host}:{port} within {timeout:g} s") from exc
-            await asyncio.sleep(0.2)
-    if tls is not None:
-        writer.transport.pause_reading()
-    return await _secure(reader, writer, tls=tls, host=host, timeout=timeout)
-
-
-async def _accept_one(
-    host: str, port: int, *, timeout: float, tls: ssl.SSLContext | None, ready: Callable[[int], None] | None = None
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """The first connection to ``host:port`` (TLS handshake done): the peer. Later ones are closed."""
-    accepted: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = (
-        asyncio.get_running_loop().create_future()
-    )
-
-    def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if accepted.done():
-            writer.close()  # one peer per run
-        else:
-            # Called from connection_made: no byte is read before the TLS handshake takes over the socket.
-            writer.transport.pause_reading()
-            accepted.set_result((reader, writer))
-
-    server = await asyncio.start_server(handle, host, port)
-    try:
-        if ready is not None:
-            ready(server.sockets[0].getsockname()[1])
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.shield(accepted), timeout)
-        except TimeoutError as exc:
-            raise PeerError(f"no peer connected to {host}:{port} within {timeout:g} s") from exc
-    finally:
-        server.close()
-    return await _secure(reader, writer, tls=tls, host=None, timeout=timeout)
-
-
 def _start(
     frame: pd.DataFrame,
     *,
@@ -348,9 +288,9 @@ def run_party(
 
     async def main() -> PartyResult:
         if listen is not None:
-            reader, writer = await _accept_one(*parse_address(listen), timeout=timeout, tls=tls)
+            reader, writer = await accept_peer(*parse_address(listen), timeout=timeout, tls=tls)
         else:
-            reader, writer = await _connect(*parse_address(str(connect)), timeout=timeout, tls=tls)
+            reader, writer = await connect_to_peer(*parse_address(str(connect)), timeout=timeout, tls=tls)
         channel = Channel(reader, writer, timeout=timeout, max_frame=max_frame, tap=tap)
         return await run_party_async(channel, party, key, role=role)
 
@@ -385,8 +325,8 @@ def run_two_parties(
 
     async def main() -> tuple[PartyResult, PartyResult]:
         port: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        accept = asyncio.ensure_future(_accept_one("127.0.0.1", 0, timeout=timeout, tls=None, ready=port.set_result))
-        reader_b, writer_b = await _connect("127.0.0.1", await port, timeout=timeout, tls=None)
+        accept = asyncio.ensure_future(accept_peer("127.0.0.1", 0, timeout=timeout, tls=None, ready=port.set_result))
+        reader_b, writer_b = await connect_to_peer("127.0.0.1", await port, timeout=timeout, tls=None)
         reader_a, writer_a = await accept
         chan_a = Channel(reader_a, writer_a, timeout=timeout, tap=tap)
         chan_b = Channel(reader_b, writer_b, timeout=timeout, tap=tap)

@@ -71,6 +71,8 @@ def tls_reason(exc: BaseException) -> str:
     if verify:
         return f"certificate verify failed: {verify}"
     reason = getattr(exc, "reason", None)
+    if reason == "WRONG_VERSION_NUMBER":  # plain bytes where a TLS record was due
+        return "the peer does not speak TLS (wrong version number)"
     if isinstance(exc, ssl.SSLError) and reason:
         return str(reason).replace("_", " ").lower()
     if isinstance(exc, ssl.SSLError) and len(exc.args) > 1:
@@ -79,5 +81,5 @@ def tls_reason(exc: BaseException) -> str:
     if isinstance(exc, ConnectionAbortedError) and str(exc):
         return str(exc)  # asyncio's handshake timeout
     if isinstance(exc, ConnectionError | EOFError):
-        return "the peer closed the connection during the handshake (does it trust this party's certificate?)"
+        return "the peer closed the connection during the handshake (does it use TLS and trust this party's certificate?)"
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

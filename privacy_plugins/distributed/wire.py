@@ -96,6 +96,8 @@ def peer_text(value: object, limit: int = PEER_TEXT_LIMIT) -> str:
         return "a JSON array"
     if value is None or isinstance(value, bool):
         return json.dumps(value)
+    if isinstance(value, float):
+        return repr(value)
     if isinstance(value, int):
         digits = str(value)  # JSON bounds the digits (ValueError beyond sys.get_int_max_str_digits)
         return digits if len(digits) <= limit else f"{digits[:limit]}… ({len(digits)} digits)"
@@ -218,9 +220,18 @@ class Channel:
             return await asyncio.wait_for(self.reader.readexactly(count), self.timeout)
         except TimeoutError as exc:
             raise PeerError(f"no message from the peer within {self.timeout:g} s (waiting for {waiting_for})") from exc
-        except asyncio.IncompleteReadError as exc:
-            raise PeerError(f"the peer closed the connection (waiting for {waiting_for})") from exc
-        except OSError as exc:  # ConnectionError, ssl.SSLError (a TLS alert, a bad record)
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            if self.tls and self.bytes_received == 0:
+                # A listener that completed the handshake always sends its HELLO: one that hangs up first
+                # refused us during the handshake (TLS 1.3 checks the client's certificate after the client is done).
+                raise PeerError(
+                    f"TLS handshake with {self.peer} failed: the peer closed the connection before its first "
+                    "message (does it accept this party's certificate?)"
+                ) from exc
+            if isinstance(exc, asyncio.IncompleteReadError):
+                raise PeerError(f"the peer closed the connection (waiting for {waiting_for})") from exc
+            raise self._broken(exc, f"waiting for {waiting_for}") from exc
+        except OSError as exc:  # ssl.SSLError (a TLS alert, a bad record)
             raise self._broken(exc, f"waiting for {waiting_for}") from exc
 
     def _check_length(self, head: bytes) -> int:
