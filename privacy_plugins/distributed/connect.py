@@ -11,12 +11,12 @@ channel recognizes) rather than a silent close.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import socket
 import ssl
 import time
 from collections.abc import Callable
+from typing import cast
 
 from privacy_plugins.distributed.tls import tls_reason
 from privacy_plugins.distributed.wire import PeerError, address_text
@@ -27,6 +27,20 @@ Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 _TLS_HANDSHAKE_RECORD = 0x16
 # A fatal "protocol_version" alert (TLS 1.2 record): what a TLS server answers to a client that is not speaking TLS.
 _ALERT_NOT_TLS = bytes([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46])
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _reading(writer: asyncio.StreamWriter, on: bool) -> None:
+    """Resume or pause reading the socket (a stream's transport is a full :class:`asyncio.Transport`)."""
+    transport = cast(asyncio.Transport, writer.transport)
+    if on:
+        transport.resume_reading()
+    else:
+        transport.pause_reading()
 
 
 async def _first_byte(writer: asyncio.StreamWriter, timeout: float) -> bytes | None:
@@ -40,7 +54,7 @@ async def _first_byte(writer: asyncio.StreamWriter, timeout: float) -> bytes | N
         probe.setblocking(False)
         readable: asyncio.Future[None] = loop.create_future()
         try:
-            loop.add_reader(probe.fileno(), lambda: readable.done() or readable.set_result(None))
+            loop.add_reader(probe.fileno(), _settle, readable)
         except NotImplementedError:  # pragma: no cover - Windows' proactor loop: the handshake will tell
             return None
         try:
@@ -62,22 +76,27 @@ async def _secure(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
                   host: str | None, timeout: float) -> Streams:  # fmt: skip
     """Run the TLS handshake on a fresh connection (reading paused); its failure is one :class:`PeerError`."""
     if tls is None:
-        writer.transport.resume_reading()
+        _reading(writer, True)
         return reader, writer
     peer = address_text(writer.get_extra_info("peername"))
-    if host is None:  # the listening side: is the client speaking TLS at all?
-        first = await _first_byte(writer, timeout)
-        if first is not None and first != bytes([_TLS_HANDSHAKE_RECORD]):
-            with contextlib.suppress(OSError, RuntimeError):
-                writer.write(_ALERT_NOT_TLS if first else b"")
-            writer.transport.close()
-            reason = "the peer does not speak TLS" if first else "the peer closed the connection before it"
-            raise PeerError(f"TLS handshake with {peer} failed: {reason} (this party requires TLS)")
     try:
+        if host is None:  # the listening side: is the client speaking TLS at all?
+            first = await _first_byte(writer, timeout)
+            if first is not None and first != bytes([_TLS_HANDSHAKE_RECORD]):
+                if first:
+                    writer.write(_ALERT_NOT_TLS)  # the client's channel reads it as "the peer uses TLS"
+                reason = "the peer does not speak TLS" if first else "the peer closed the connection before it"
+                raise PeerError(f"TLS handshake with {peer} failed: {reason} (this party requires TLS)")
         await writer.start_tls(tls, server_hostname=host, ssl_handshake_timeout=timeout)
+    except PeerError:
+        writer.transport.close()  # sends what is buffered (the alert), then closes
+        raise
     except (OSError, EOFError) as exc:  # ssl.SSLError, a reset or a handshake timeout (ConnectionAbortedError)
         writer.transport.abort()
         raise PeerError(f"TLS handshake with {peer} failed: {tls_reason(exc)}") from exc
+    except BaseException:
+        writer.transport.abort()
+        raise
     return reader, writer
 
 
@@ -93,7 +112,7 @@ async def connect_to_peer(host: str, port: int, *, timeout: float, tls: ssl.SSLC
                 raise PeerError(f"could not connect to the peer at {host}:{port} within {timeout:g} s") from exc
             await asyncio.sleep(0.2)
     if tls is not None:
-        writer.transport.pause_reading()
+        _reading(writer, False)
     return await _secure(reader, writer, tls=tls, host=host, timeout=timeout)
 
 
@@ -108,7 +127,7 @@ async def accept_peer(
             writer.close()  # one peer per run
         else:
             # Called from connection_made: no byte is read before the TLS handshake takes over the socket.
-            writer.transport.pause_reading()
+            _reading(writer, False)
             accepted.set_result((reader, writer))
 
     server = await asyncio.start_server(handle, host, port)

@@ -27,6 +27,7 @@ import pandas as pd
 from privacy_plugins.core.distributed import TOKEN_DIGEST_SIZE, CommutativeCipher, Dpp2gaSession, LocalParty
 from privacy_plugins.core.distributed.cipher import ModpCipher, ProtocolError
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.distributed.connect import accept_peer, connect_to_peer
 from privacy_plugins.distributed.wire import (
     DEFAULT_MAX_FRAME,
     DEFAULT_TIMEOUT,
@@ -42,7 +43,6 @@ from privacy_plugins.distributed.wire import (
     encode_json,
     peer_text,
 )
-from privacy_plugins.distributed.connect import accept_peer, connect_to_peer
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["GROUPS", "PartyResult", "make_cipher", "parse_address", "run_party", "run_party_async", "run_two_parties"]
@@ -185,9 +185,7 @@ async def run_party_async(channel: Channel, party: LocalParty, cipher: Commutati
             "steps": sum(h - level for h, level in zip(party.snapshot.heights, party.node, strict=True)),
             "nonce": nonce.hex(),
         }
-        theirs = decode_json(
-            await channel.exchange(Kind.HELLO, 0, encode_json(hello), max_length=HELLO_MAX), "HELLO"
-        )
+        theirs = decode_json(await channel.exchange(Kind.HELLO, 0, encode_json(hello), max_length=HELLO_MAX), "HELLO")
         _check_hello(hello, theirs)
         their_nonce = bytes.fromhex(theirs["nonce"])
         nonces = nonce + their_nonce if role == "initiator" else their_nonce + nonce

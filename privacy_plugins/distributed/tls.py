@@ -81,5 +81,7 @@ def tls_reason(exc: BaseException) -> str:
     if isinstance(exc, ConnectionAbortedError) and str(exc):
         return str(exc)  # asyncio's handshake timeout
     if isinstance(exc, ConnectionError | EOFError):
-        return "the peer closed the connection during the handshake (does it use TLS and trust this party's certificate?)"
+        return (
+            "the peer closed the connection during the handshake (does it use TLS and trust this party's certificate?)"
+        )
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -77,7 +77,7 @@ def encode_json(value: Any) -> bytes:
 
 
 def peer_text(value: object, limit: int = PEER_TEXT_LIMIT) -> str:
-    """The peer's words or value for one of our messages: quoted, control characters escaped, cut at ``limit``.
+    r"""The peer's words or value for one of our messages: quoted, control characters escaped, cut at ``limit``.
 
     Whatever the peer sends (ANSI escapes, newlines, a megabyte) prints as one
     inert line; containers show as their JSON type only, never their content.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import ipaddress
+import json
 import os
 import socket
 import struct
@@ -18,14 +19,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from privacy_plugins.cli import main
 from privacy_plugins.core.distributed import LocalParty
+from privacy_plugins.core.distributed.cipher import ProtocolError
 from privacy_plugins.core.hierarchies import Hierarchy, write_hierarchy
 from privacy_plugins.distributed import make_cipher
 from privacy_plugins.distributed.runner import run_party_async
@@ -112,8 +117,6 @@ def _one_line(err: str) -> str:
 
 
 def _json(value: object) -> bytes:
-    import json
-
     return json.dumps(value).encode()
 
 
@@ -131,7 +134,11 @@ def _json(value: object) -> bytes:
         (Kind.HELLO, _json({**HONEST_HELLO, "records": True}), "field 'records' is true, not an integer"),
         (Kind.HELLO, _json({**HONEST_HELLO, "version": 1.0}), "field 'version' is 1.0, not an integer"),
         (Kind.HELLO, _json({**HONEST_HELLO, "columns": "SALARY"}), "field 'columns' is 'SALARY', not an array"),
-        (Kind.HELLO, _json({**HONEST_HELLO, "columns": [["SALARY"]]}), "field 'columns' holds a JSON array where a string is due"),
+        (
+            Kind.HELLO,
+            _json({**HONEST_HELLO, "columns": [["SALARY"]]}),
+            "field 'columns' holds a JSON array where a string is due",
+        ),
         (Kind.HELLO, _json({**HONEST_HELLO, "columns": ["S", "S"]}), "field 'columns' must list"),
         (Kind.HELLO, _json({**HONEST_HELLO, "columns": ["\ud800"]}), "not valid Unicode"),
         (Kind.HELLO, _json({**HONEST_HELLO, "role": "both"}), "field 'role' is 'both'"),
@@ -146,14 +153,22 @@ def _json(value: object) -> bytes:
         (Kind.GROUPING, struct.pack(">I", 0xFFFFFFFF), "malformed GROUPING message"),
         (Kind.LABELS, b'{"labels": ' + DEEP, "the peer sent a malformed LABELS message: JSON nested too deeply"),
         (Kind.LABELS, b'[{"labels": []}]', "malformed LABELS message: a JSON array, not a JSON object"),
-        (Kind.LABELS, _json({"labels": [[["x"]]]}), "malformed LABELS message: field 'labels' holds a JSON array where"),
-        (Kind.LABELS, _json({"labels": [[1]]}), "malformed LABELS message: field 'labels' holds 1 where a string is due"),
+        (
+            Kind.LABELS,
+            _json({"labels": [[["x"]]]}),
+            "malformed LABELS message: field 'labels' holds a JSON array where",
+        ),
+        (
+            Kind.LABELS,
+            _json({"labels": [[1]]}),
+            "malformed LABELS message: field 'labels' holds 1 where a string is due",
+        ),
         (Kind.LABELS, _json({"labels": [["a", "b"]]}), "malformed LABELS message: a row of 2 values"),
         (Kind.LABELS, _json({"labels": [["\udfff"]]}), "malformed LABELS message: field 'labels' holds text"),
         (Kind.LABELS, _json({"labels": {"0": ["x"]}}), "malformed LABELS message: field 'labels' is a JSON object"),
         (Kind.LABELS, _json({"rows": []}), "malformed LABELS message: field 'labels' is null"),
     ],
-    ids=lambda value: value.name if isinstance(value, Kind) else None,
+    ids=lambda value: value.name if isinstance(value, Kind) else value[-40:] if isinstance(value, str) else "",
 )
 def test_malformed_message_from_the_peer(
     slides: Slides, parts: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -297,11 +312,20 @@ NOT_TLS = "the peer uses TLS and this party does not"
 @pytest.mark.parametrize(
     "case, listener_says, client_says",
     [
-        ("client from another CA", CERTIFICATE_REFUSED, HUNG_UP + " before its first message"),
-        ("server from another CA", HUNG_UP + " during the handshake", CERTIFICATE_REFUSED),
-        ("plaintext client", "the peer does not speak TLS (this party requires TLS)", NOT_TLS),
+        pytest.param(
+            "client from another CA", CERTIFICATE_REFUSED, HUNG_UP + " before its first message", id="client-CA"
+        ),
+        pytest.param("server from another CA", HUNG_UP + " during the handshake", CERTIFICATE_REFUSED, id="server-CA"),
+        pytest.param(
+            "plaintext client", "the peer does not speak TLS (this party requires TLS)", NOT_TLS, id="plain-client"
+        ),
         # The client's handshake reads the listener's plain HELLO, or finds the connection closed first.
-        ("plaintext listener", NOT_TLS, "the peer does not speak TLS (wrong version number)|" + HUNG_UP + " during"),
+        pytest.param(
+            "plaintext listener",
+            NOT_TLS,
+            "the peer does not speak TLS (wrong version number)|" + HUNG_UP + " during",
+            id="plain-listener",
+        ),
     ],
 )
 def test_tls_failures_are_reported_at_once_on_both_sides(
@@ -342,3 +366,108 @@ def test_tls_failures_are_reported_at_once_on_both_sides(
         assert "BEGIN" not in line and "PRIVATE" not in line
     assert seconds < 20, seconds  # the old listener waited the whole --timeout for a peer
     _nothing_written(tmp_path)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=40),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+
+
+def _json_mutation(path: list[int], value: object) -> Callable[[bytes], bytes]:
+    """Replace the node at ``path`` (indices taken modulo each container's size) of a JSON message by ``value``."""
+
+    def mutate(original: bytes) -> bytes:
+        document = json.loads(original)
+        parent: Any = None
+        key: Any = None
+        node = document
+        for step in path:
+            if isinstance(node, dict) and node:
+                key = sorted(node)[step % len(node)]
+            elif isinstance(node, list) and node:
+                key = step % len(node)
+            else:
+                break
+            parent, node = node, node[key]
+        if parent is None:
+            return _json(value)
+        parent[key] = value
+        return _json(document)
+
+    return mutate
+
+
+def _binary_mutation(operation: str, fraction: float, data: bytes) -> Callable[[bytes], bytes]:
+    """Cut, overwrite or insert ``data`` at a relative position of a binary message."""
+
+    def mutate(original: bytes) -> bytes:
+        at = int(fraction * len(original))
+        if operation == "cut":
+            return original[:at]
+        if operation == "overwrite":
+            return original[:at] + data + original[at + len(data) :]
+        return original[:at] + data + original[at:]
+
+    return mutate
+
+
+JSON_MUTATIONS = st.builds(_json_mutation, st.lists(st.integers(0, 50), max_size=4), JSON)
+BINARY_MUTATIONS = st.builds(
+    _binary_mutation,
+    st.sampled_from(["cut", "overwrite", "insert"]),
+    st.floats(0, 1),
+    st.binary(min_size=1, max_size=8) | st.integers(0, 2**32 - 1).map(lambda n: struct.pack(">I", n)),
+)
+MUTATIONS = st.one_of(
+    st.tuples(st.sampled_from([Kind.HELLO, Kind.LABELS]), JSON_MUTATIONS),
+    st.tuples(st.sampled_from([Kind.SETUP, Kind.ANSWER, Kind.GROUPING]), BINARY_MUTATIONS),
+)
+
+
+class MutatingChannel(Channel):
+    """A channel that passes its own message of ``kind`` through ``mutate`` before sending it."""
+
+    def __init__(self, *args: object, kind: Kind, mutate: Callable[[bytes], bytes], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.kind, self.mutate = kind, mutate
+
+    async def send(self, kind: Kind, round_: int, payload: bytes) -> None:
+        await super().send(kind, round_, self.mutate(payload) if kind == self.kind else payload)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutation=MUTATIONS)
+def test_any_mutated_message_from_the_peer_is_a_protocol_error(
+    slides: Slides, mutation: tuple[Kind, Callable[[bytes], bytes]]
+) -> None:
+    """An honest peer's message with any node or bytes changed: the run ends well or with a one-line ProtocolError."""
+    p1, p2, hierarchies = slides
+    kind, mutate = mutation
+
+    async def scenario() -> None:
+        ours = LocalParty.start(
+            p1, id_column="ID", quasi_identifiers=["AREA", "POSITION"], hierarchies=hierarchies, k=3
+        )
+        theirs = LocalParty.start(p2, id_column="ID", quasi_identifiers=["SALARY"], hierarchies=hierarchies, k=3)
+        accepted: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Future()
+        server = await asyncio.start_server(lambda r, w: accepted.set_result((r, w)), "127.0.0.1", 0)
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.sockets[0].getsockname()[1])
+        peer_reader, peer_writer = await accepted
+        server.close()
+        hostile = MutatingChannel(peer_reader, peer_writer, timeout=5, kind=kind, mutate=mutate)
+        victim, _ = await asyncio.gather(
+            run_party_async(Channel(reader, writer, timeout=5), ours, make_cipher("x25519"), role="initiator"),
+            run_party_async(hostile, theirs, make_cipher("x25519"), role="responder"),
+            return_exceptions=True,
+        )
+        if isinstance(victim, BaseException):
+            assert isinstance(victim, ProtocolError), repr(victim)
+            text = str(victim)
+            assert "\n" not in text and "\r" not in text and len(text) < 600, text
+            assert "no message from the peer within" not in text  # nothing made either side hang
+        else:  # a change the protocol cannot detect (another label, another valid grouping): text only
+            assert all(isinstance(value, str) for value in victim.table.to_numpy().ravel())
+
+    asyncio.run(scenario())
