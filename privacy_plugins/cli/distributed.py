@@ -5,9 +5,10 @@ ids, disjoint quasi-identifiers). One listens, the other connects; one is the
 initiator (its columns come first in the join), the other the responder. Both
 end with the same globally k-anonymous join (no id column), written to
 ``--out`` atomically (a temporary file renamed) and only when the protocol
-ended well: on bad input, a peer that disconnects, stalls, sends garbage,
-replays a round or disagrees on the parameters, the command exits 2 with one
-line on stderr and writes nothing.
+ended well: on bad input, a peer that disconnects, stalls, sends garbage or
+any malformed message, replays a round, aborts (its reason is shown escaped),
+disagrees on the parameters or fails the TLS handshake, the command exits 2
+with one line on stderr and writes nothing.
 
 TLS (``--tls-cert/--tls-key/--tls-ca``) is optional: see
 :mod:`privacy_plugins.distributed.tls` for who needs what and what an

@@ -6,6 +6,13 @@ after itself and may not exceed the receiver's maximum. Every read has a
 timeout. The session id (from both parties' handshake nonces) and the (kind,
 round) each side expects next reject garbage, frames of another session and
 replayed rounds, each with an error saying which.
+
+Everything the peer sends is hostile input: every decoder checks sizes before
+allocating and types before use, and any failure is a one-line
+:class:`PeerError` saying the peer sent it (never a ``RecursionError``, a
+``struct.error`` or a NumPy message). Text of the peer's that reaches one of
+our messages (an ABORT reason, a bad field) goes through :func:`peer_text`:
+quoted, control characters escaped, length-capped.
 """
 
 from __future__ import annotations
@@ -255,7 +262,9 @@ class Channel:
         waiting_for = f"{kind.name} of round {round_}"
         length = self._check_length(await self._read(_LENGTH.size, waiting_for))
         if max_length is not None and length > _HEADER.size + max_length:
-            raise PeerError(f"the peer sent a {length}-byte frame where a {kind.name} of at most {max_length} was due")
+            raise PeerError(
+                f"the peer sent a {length}-byte frame where a {kind.name} of at most {max_length} bytes was due"
+            )
         body = await self._read(length, waiting_for)
         self.bytes_received += _LENGTH.size + length
         if self.tap is not None:

@@ -145,7 +145,7 @@ def _json(value: object) -> bytes:
         (Kind.HELLO, _json({**HONEST_HELLO, "steps": -1}), "field 'steps' is -1, not a count"),
         (Kind.HELLO, _json({**HONEST_HELLO, "nonce": 5}), "field 'nonce' is 5, not a string"),
         (Kind.HELLO, _json({**HONEST_HELLO, "group": "\x1b[2J" + "x" * 100_000}), "the peer's '\\x1b[2Jxxx"),
-        (Kind.HELLO, b" " * (1 << 21), "where a HELLO of at most 1048576 was due"),
+        (Kind.HELLO, b" " * (1 << 21), "where a HELLO of at most 1048576 bytes was due"),
         (Kind.SETUP, struct.pack(">II", 0xFFFFFFFF, 32), "malformed SETUP message: 4294967295 classes"),
         (Kind.SETUP, struct.pack(">II", 1, 7), "malformed SETUP message: elements of 7 bytes, not 32"),
         (Kind.SETUP, b"\x00\x00", "malformed SETUP message: 2 bytes"),
