@@ -147,6 +147,9 @@ def _check_hello(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
     columns = _text_list(theirs["columns"], "HELLO", "columns")
     if not columns or len(set(columns)) != len(columns):
         raise _malformed("HELLO", "field 'columns' must list the peer's quasi-identifiers, each once")
+    unprintable = next((c for c in columns if not c or not c.isprintable()), None)
+    if unprintable is not None:  # the names become our output's header: no escapes, line breaks or empty names
+        raise _malformed("HELLO", f"field 'columns' holds the name {peer_text(unprintable)}")
     overlap = set(columns) & set(ours["columns"])
     if overlap:
         raise PeerError(f"both parties hold quasi-identifier(s) {sorted(overlap)!r}; the parts must be disjoint")

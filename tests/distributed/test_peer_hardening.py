@@ -141,6 +141,8 @@ def _json(value: object) -> bytes:
         ),
         (Kind.HELLO, _json({**HONEST_HELLO, "columns": ["S", "S"]}), "field 'columns' must list"),
         (Kind.HELLO, _json({**HONEST_HELLO, "columns": ["\ud800"]}), "not valid Unicode"),
+        (Kind.HELLO, _json({**HONEST_HELLO, "columns": ["SAL\x1b[8mARY"]}), "holds the name 'SAL\\x1b[8mARY'"),
+        (Kind.HELLO, _json({**HONEST_HELLO, "columns": [""]}), "field 'columns' holds the name ''"),
         (Kind.HELLO, _json({**HONEST_HELLO, "role": "both"}), "field 'role' is 'both'"),
         (Kind.HELLO, _json({**HONEST_HELLO, "steps": -1}), "field 'steps' is -1, not a count"),
         (Kind.HELLO, _json({**HONEST_HELLO, "nonce": 5}), "field 'nonce' is 5, not a string"),
@@ -188,7 +190,7 @@ def test_malformed_message_from_the_peer(
     _nothing_written(tmp_path)
 
 
-@pytest.mark.parametrize("kind", [Kind.HELLO, Kind.LABELS])
+@pytest.mark.parametrize("kind", [Kind.HELLO, Kind.LABELS], ids=lambda kind: kind.name)
 def test_deep_nesting_in_a_process(slides: Slides, parts: list[str], tmp_path: Path, kind: Kind) -> None:
     """The console entry point in its own process: exit 2 and one line (the old code died with a RecursionError)."""
     _, p2, hierarchies = slides
