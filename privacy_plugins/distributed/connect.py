@@ -85,7 +85,7 @@ async def _secure(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
             if first is not None and first != bytes([_TLS_HANDSHAKE_RECORD]):
                 if first:
                     writer.write(_ALERT_NOT_TLS)  # the client's channel reads it as "the peer uses TLS"
-                reason = "the peer does not speak TLS" if first else "the peer closed the connection before it"
+                reason = "the peer does not speak TLS" if first else "the peer closed the connection before starting it"
                 raise PeerError(f"TLS handshake with {peer} failed: {reason} (this party requires TLS)")
         await writer.start_tls(tls, server_hostname=host, ssl_handshake_timeout=timeout)
     except PeerError:

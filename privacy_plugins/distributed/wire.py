@@ -145,8 +145,10 @@ def decode_classes(payload: bytes, element_size: int, what: str, *, records: int
     n, size = struct.unpack_from(">II", payload)
     if size != element_size:
         raise PeerError(f"the peer sent a malformed {what} message: elements of {size} bytes, not {element_size}")
-    if n > records or len(payload) < 8 + 4 * n:
+    if n > records:
         raise PeerError(f"the peer sent a malformed {what} message: {n} classes for {records} records")
+    if len(payload) < 8 + 4 * n:
+        raise PeerError(f"the peer sent a malformed {what} message: cut short in its {n} class sizes")
     sizes = np.frombuffer(payload, dtype=">u4", count=n, offset=8).astype(np.int64)
     start = 8 + 4 * n
     if int(sizes.sum()) != records or len(payload) != start + size * records:

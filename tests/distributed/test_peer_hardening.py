@@ -151,6 +151,7 @@ def _json(value: object) -> bytes:
         (Kind.SETUP, struct.pack(">II", 0xFFFFFFFF, 32), "malformed SETUP message: 4294967295 classes"),
         (Kind.SETUP, struct.pack(">II", 1, 7), "malformed SETUP message: elements of 7 bytes, not 32"),
         (Kind.SETUP, b"\x00\x00", "malformed SETUP message: 2 bytes"),
+        (Kind.SETUP, struct.pack(">II", 3, 32) + bytes(5), "malformed SETUP message: cut short in its 3 class sizes"),
         (Kind.ANSWER, struct.pack(">III", 1, 16, 12) + bytes(16 * 11), "malformed ANSWER message: sizes"),
         (Kind.GROUPING, struct.pack(">I", 0xFFFFFFFF), "malformed GROUPING message"),
         (Kind.LABELS, b'{"labels": ' + DEEP, "the peer sent a malformed LABELS message: JSON nested too deeply"),
