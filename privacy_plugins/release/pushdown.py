@@ -445,10 +445,12 @@ def anonymize(
         elif same:
             assert isinstance(source, SqlTable)
             table = staging.staging_name(spec, run)
-            with source.engine.begin() as connection:
+            with source.transaction() as connection:  # short: it holds the registry (see staging.py)
                 staging.clean_staging(connection, spec, run)
+            with source.transaction() as connection:  # the connection holding the temporary helper tables
                 select = done.published.select_sql()  # type: ignore[attr-defined]
                 connection.execute(sa.text(f"CREATE TABLE {_quote(connection, table)} AS {select}"))
+                staging.register(connection, table)  # committed with the table: only ours is ever dropped
             where, digest = f"{source.engine_name}:{table}", ""
         else:
             table = ""
@@ -661,6 +663,7 @@ def _swap_staged(
             target = _quote(connection, spec.destination.table)
             connection.execute(sa.text(f"DROP TABLE IF EXISTS {target}"))
             connection.execute(sa.text(f"ALTER TABLE {_quote(connection, candidate.staging_table)} RENAME TO {target}"))
+            staging.forget(connection, [candidate.staging_table])
     if not candidate.staging_table:
         _publish_staged_file(spec, folder / CANDIDATE_FILE, candidate.rows_out, candidate.sha256)
     return measured
@@ -733,10 +736,11 @@ def discard(spec: ReleaseSpec, candidate: Candidate) -> None:
     try:
         engine = _source_engine(spec)
         try:
-            staging.drop_table(engine, name)
+            dropped = staging.drop_table(engine, name)
         finally:
             engine.dispose()
-        LOGGER.info("dropped the staging table %s of run %s", name, candidate.run_id)
+        if dropped:
+            LOGGER.info("dropped the staging table %s of run %s", name, candidate.run_id)
     except Exception as exc:  # any database error: the stale cleanup removes the table later
         LOGGER.warning("could not drop the staging table %s: %s", name, type(exc).__name__)
 
