@@ -308,7 +308,10 @@ def _source_name(spec: ReleaseSpec, source: SqlTable | SparkTable) -> str:
 
 
 def _check_staging_name(spec: ReleaseSpec, source: SqlTable | SparkTable, run_id: str) -> None:
-    """Refuse a destination table whose staging table name the database would truncate (losing the run tag)."""
+    """Refuse a destination table whose staging table name the database would truncate (losing the run tag).
+
+    And a table named like the registry of staging tables that is not the registry (``staging.check_registry``).
+    """
     if not isinstance(source, SqlTable) or not _same_database(spec):
         return
     name = staging.staging_name(spec, run_id)
@@ -318,6 +321,8 @@ def _check_staging_name(spec: ReleaseSpec, source: SqlTable | SparkTable, run_id
             f"destination.table {spec.destination.table!r} is too long: its staging table name has {len(name)} "
             f"characters, more than {source.engine_name}'s limit of {limit}; use a shorter name"
         )
+    with source.transaction() as connection:
+        staging.check_registry(connection)  # refuse someone else's pp_working_tables before anything is written
 
 
 def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:

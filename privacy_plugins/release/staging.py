@@ -26,13 +26,14 @@ transaction) drop
 - this run's own earlier staging tables (a retried anonymize task);
 
 but only tables this product created: every staging table is recorded in the
-registry table :data:`REGISTRY` (``pp_working_tables``: one column ``name``, no
-values) in the transaction that creates it, and its row is deleted with it. A
-table named like a staging table that is not in the registry — the user's own,
-or a leftover of a version before the registry — is never dropped. The registry
-is an ordinary table, so it works the same on DuckDB, SQLite, PostgreSQL and any
-SQLAlchemy database; it exists only while it has rows (dropped when its last row
-is deleted).
+registry table :data:`REGISTRY` (``pp_working_tables``, one column
+``privacy_plugins_working_table``: the names, no values) in the transaction that
+creates it, and its row is deleted with it. A table named like a staging table
+that is not in the registry — the user's own, or a leftover of a version before
+the registry — is never dropped. The registry is an ordinary table, so it works
+the same on DuckDB, SQLite, PostgreSQL and any SQLAlchemy database; it exists
+only while it has rows (dropped when its last row is deleted). A table of that
+name with other columns is someone else's: the load step refuses the release.
 The check step drops this run's staging table when a check that may not fail
 fails (the candidate can never be published), the publish step when the
 re-measure refuses it, and ``run_release`` when its run ends unpublished.
@@ -58,6 +59,7 @@ from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggreg
 from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.pushdown import model_columns
 from privacy_plugins.engines.sql import group_counts_sql
+from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import Candidate, RequirementCheck, accounting_checks, model_checks
 
@@ -66,6 +68,7 @@ __all__ = [
     "STALE_STAGING_SECONDS",
     "StagedMeasure",
     "belongs_to_run",
+    "check_registry",
     "clean_staging",
     "drop_table",
     "file_sha256",
@@ -86,6 +89,7 @@ STALE_STAGING_SECONDS = 24 * 3600.0
 REGISTRY = "pp_working_tables"
 """The table that records the staging tables this product created (their names only)."""
 
+_REGISTRY_COLUMN = "privacy_plugins_working_table"
 _REGISTRY_LOCK = 0x70705F776F726B  # PostgreSQL advisory lock key of the registry ("pp_work")
 
 _CHUNK = 1 << 20
@@ -140,14 +144,37 @@ def _serialized(connection: Any) -> None:
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _REGISTRY_LOCK})
 
 
+def check_registry(connection: Any) -> bool:
+    """Whether the registry exists; a table of that name that is not the registry is refused.
+
+    Raises:
+        ConfigurationError: ``pp_working_tables`` exists with other columns than the registry's one
+            ``privacy_plugins_working_table`` (someone else's table: never read, written or dropped).
+    """
+    import sqlalchemy as sa
+
+    if not sa.inspect(connection).has_table(REGISTRY):
+        return False
+    columns = [
+        str(c) for c in connection.execute(sa.text(f"SELECT * FROM {_quote(connection, REGISTRY)} LIMIT 0")).keys()
+    ]
+    if columns != [_REGISTRY_COLUMN]:
+        raise ConfigurationError(
+            f"the source database has a table {REGISTRY!r} that is not this product's registry of working tables "
+            f"(its columns are not [{_REGISTRY_COLUMN!r}]); rename it to release inside this database"
+        )
+    return True
+
+
 def registered(connection: Any) -> set[str]:
     """The names of the staging tables this product created and has not dropped yet (in ``connection``'s view)."""
     import sqlalchemy as sa
 
     _serialized(connection)
-    if not sa.inspect(connection).has_table(REGISTRY):
+    if not check_registry(connection):
         return set()
-    return {str(row[0]) for row in connection.execute(sa.text(f"SELECT name FROM {_quote(connection, REGISTRY)}"))}
+    query = f"SELECT {_quote(connection, _REGISTRY_COLUMN)} FROM {_quote(connection, REGISTRY)}"
+    return {str(row[0]) for row in connection.execute(sa.text(query))}
 
 
 def register(connection: Any, name: str) -> None:
@@ -155,9 +182,10 @@ def register(connection: Any, name: str) -> None:
     import sqlalchemy as sa
 
     _serialized(connection)
-    registry = _quote(connection, REGISTRY)
-    connection.execute(sa.text(f"CREATE TABLE IF NOT EXISTS {registry} (name VARCHAR(255) PRIMARY KEY)"))
-    connection.execute(sa.text(f"INSERT INTO {registry} (name) VALUES (:name)"), {"name": name})
+    registry, column = _quote(connection, REGISTRY), _quote(connection, _REGISTRY_COLUMN)
+    if not check_registry(connection):
+        connection.execute(sa.text(f"CREATE TABLE {registry} ({column} VARCHAR(255) PRIMARY KEY)"))
+    connection.execute(sa.text(f"INSERT INTO {registry} ({column}) VALUES (:name)"), {"name": name})
 
 
 def forget(connection: Any, names: Sequence[str]) -> None:
@@ -165,10 +193,10 @@ def forget(connection: Any, names: Sequence[str]) -> None:
     import sqlalchemy as sa
 
     _serialized(connection)
-    if not names or not sa.inspect(connection).has_table(REGISTRY):
+    if not names or not check_registry(connection):
         return
-    registry = _quote(connection, REGISTRY)
-    connection.execute(sa.text(f"DELETE FROM {registry} WHERE name = :name"), [{"name": name} for name in names])
+    registry, column = _quote(connection, REGISTRY), _quote(connection, _REGISTRY_COLUMN)
+    connection.execute(sa.text(f"DELETE FROM {registry} WHERE {column} = :name"), [{"name": n} for n in names])
     if connection.execute(sa.text(f"SELECT COUNT(*) FROM {registry}")).scalar_one() == 0:
         connection.execute(sa.text(f"DROP TABLE {registry}"))
 

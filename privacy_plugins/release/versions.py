@@ -25,6 +25,7 @@ import os
 import re
 import secrets
 import shutil
+import sys
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
@@ -48,16 +49,25 @@ def _staged_link_pattern(link: Path) -> re.Pattern[str]:
     return re.compile(rf"\.{re.escape(link.name)}\.link\.[0-9a-f]{{8}}")
 
 
+def _hold(handle: int) -> None:
+    """Take the exclusive lock, waiting while a cleaner looks at the folder (a moment); no-op without ``flock``."""
+    if sys.platform == "win32":
+        return  # stale versions are then recognized by age only
+    import fcntl
+
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    except OSError:
+        pass  # no locking on this filesystem: as on Windows
+
+
 @contextmanager
 def writing(version: Path) -> Iterator[Path]:
     """Create ``version`` and hold its lock for the block; remove the folder if the block fails."""
     version.mkdir()
     handle = os.open(version, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        try:
-            destinations._lock(handle)
-        except OSError:
-            pass  # no locking here: stale versions are then recognized by age only
+        _hold(handle)
         yield version
     except BaseException:
         shutil.rmtree(version, ignore_errors=True)

@@ -186,7 +186,8 @@ def registered(url: str) -> set[str]:
         with engine.connect() as connection:
             if not sa.inspect(connection).has_table("pp_working_tables"):
                 return set()
-            return {str(r[0]) for r in connection.execute(sa.text("SELECT name FROM pp_working_tables"))}
+            query = "SELECT privacy_plugins_working_table FROM pp_working_tables"
+            return {str(r[0]) for r in connection.execute(sa.text(query))}
     finally:
         engine.dispose()
 
@@ -222,6 +223,20 @@ def test_only_our_own_working_tables_are_dropped(kind: str, tmp_path: Path, monk
         for name in USER_TABLES:
             assert connection.execute(sa.text(f'SELECT note FROM "{name}"')).scalar_one() == "mine"
     engine.dispose()
+
+
+def test_a_users_table_named_like_the_registry_is_never_used(tmp_path: Path) -> None:
+    """Someone else's ``pp_working_tables`` is not our registry: the release is refused, nothing is dropped."""
+    url = source("sqlite", tmp_path)
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(sa.text("CREATE TABLE pp_working_tables (name VARCHAR(99))"))
+        connection.execute(sa.text(f"INSERT INTO pp_working_tables VALUES ('{USER_TABLES[1]}')"))
+    engine.dispose()
+    user_tables(url)
+    with pytest.raises(ConfigurationError, match="'pp_working_tables' that is not this product's registry"):
+        run_release(ReleaseSpec.from_dict(release_dict(url, tmp_path)))
+    assert tables(url) == {"census", "pp_working_tables", *USER_TABLES}
 
 
 @pytest.mark.parametrize("kind", ["duckdb", "url"])
