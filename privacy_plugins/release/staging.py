@@ -153,6 +153,7 @@ def check_registry(connection: Any) -> bool:
     """
     import sqlalchemy as sa
 
+    _serialized(connection)
     if not sa.inspect(connection).has_table(REGISTRY):
         return False
     columns = [

@@ -2,7 +2,8 @@
 
 A release creates tables next to the destination table and later drops or renames
 them by name: incoming tables of the publishers (``<table>__incoming_<8 hex>``,
-also Spark's staging), staging tables of a release inside the database
+also Spark's staging), Spark's previous table during its swap
+(``<table>__previous_<8 hex>``), staging tables of a release inside the database
 (``<table>__staging_<created>_<run tag>``), temporary helper tables
 (``pp_helper_<12 hex>``) and the registry of staging tables (``pp_working_tables``).
 A destination table with such a name could be taken for one of them — replaced,
@@ -20,6 +21,7 @@ __all__ = ["WORKING_NAMES", "check_destination_table"]
 #: The working-name patterns, by the form the error message shows.
 WORKING_NAMES: dict[str, re.Pattern[str]] = {
     "<table>__incoming_<8 hex>": re.compile(r".*__incoming_[0-9a-f]{8}", re.IGNORECASE),
+    "<table>__previous_<8 hex>": re.compile(r".*__previous_[0-9a-f]{8}", re.IGNORECASE),
     "<table>__staging_<8 hex>_<8 hex>": re.compile(r".*__staging_[0-9a-f]{8}_[0-9a-f]{8}", re.IGNORECASE),
     "pp_helper_<12 hex>": re.compile(r"pp_helper_[0-9a-f]{12}", re.IGNORECASE),
     "pp_working_tables": re.compile(r"pp_working_tables", re.IGNORECASE),

@@ -29,6 +29,8 @@ import pandas as pd
 import pytest
 import sqlalchemy as sa
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from release_fixtures import REPO, demo_spec_dict
 
 import privacy_plugins as pp
@@ -283,6 +285,20 @@ def test_a_destination_table_named_like_a_working_table_is_refused(
     err = capsys.readouterr().err
     assert "destination.table" in err and pattern in err and "Traceback" not in err
     assert not (tmp_path / "release.duckdb").exists()
+
+
+IDENTIFIERS = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,30}", fullmatch=True)
+HEX8 = st.from_regex(r"[0-9a-f]{8}", fullmatch=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(table=IDENTIFIERS, created=HEX8, tag=HEX8)
+def test_no_working_name_of_any_table_is_an_acceptable_destination(table: str, created: str, tag: str) -> None:
+    """Whatever table a release writes to, the names it works under can never be another release's destination."""
+    working = [f"{table}__incoming_{tag}", f"{table}__previous_{tag}", f"{table}__staging_{created}_{tag}"]
+    for name in [*working, f"pp_helper_{created}{tag[:4]}", "pp_working_tables"]:
+        with pytest.raises(ConfigurationError, match="destination.table"):
+            DestinationSpec(table=name, duckdb=Path("out.duckdb"))
 
 
 @pytest.mark.parametrize("table", ["census", "census__incoming", "census__staging_1_2", "incoming_deadbeef"])
