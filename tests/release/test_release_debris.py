@@ -209,7 +209,16 @@ def user_tables(url: str) -> None:
 @pytest.mark.parametrize("kind", ["duckdb", "sqlite"])
 def test_only_our_own_working_tables_are_dropped(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A user's tables named like working tables survive; a killed run's stale staging table is dropped."""
-    url = source(kind, tmp_path)
+    only_ours_dropped(source(kind, tmp_path), tmp_path, monkeypatch)
+
+
+def test_only_our_own_working_tables_are_dropped_on_postgresql(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    only_ours_dropped(source("postgresql", tmp_path, postgres_url), tmp_path, monkeypatch)
+
+
+def only_ours_dropped(url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = release_dict(url, tmp_path)
     kill_release(data, tmp_path, "swap")  # leaves this run's committed staging table
     killed = [n for n in tables(url) if "__staging_" in n]
