@@ -264,8 +264,9 @@ class SqlTable(EngineTable):
 
         names = self.columns()
         with self.transaction() as connection:
-            result = connection.execution_options(stream_results=True, yield_per=size).execute(
-                sa.select(*_subquery(self.selectable).c)
+            result = connection.execute(  # per statement: the pinned connection keeps its own options
+                sa.select(*_subquery(self.selectable).c),
+                execution_options={"stream_results": True, "yield_per": size},
             )
             for rows in result.partitions(size):
                 yield pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
