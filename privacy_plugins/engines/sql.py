@@ -2,8 +2,13 @@
 
 Every operation is one statement run in the database; only aggregates (one row
 per distinct combination) and, when asked, the published rows in batches come
-back. Helper tables (value → label mappings, suppressed classes) are small,
-created with unique names next to the data and dropped by :meth:`SqlTable.close`.
+back. Helper tables (value → label mappings, suppressed classes) are small but
+hold raw values (the QIs' distinct values, the QIs of suppressed classes), so they
+are ``TEMPORARY`` tables of one connection that the table pins for them: the
+database drops them when that connection ends — by :meth:`SqlTable.close`, or
+when the process is killed and its session dies — and no other session sees them.
+Every later query of the table and its generalized views runs on that connection
+(:meth:`SqlTable.transaction`), as must a ``CREATE TABLE … AS`` of its SELECT.
 
 The queries run and are fetched inside one connection: GX's own
 ``execute_query`` closes the connection before the rows are read, and with
@@ -15,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +96,30 @@ def classes_from_sql(
 
 
 @dataclass
+class _Session:
+    """The connection a table's temporary helper tables live in (``None`` until the first one) and their names."""
+
+    connection: sa.Connection | None = None
+    helpers: list[str] = field(default_factory=list)
+    busy: bool = False  # inside a transaction of the pinned connection (a nested one joins it)
+
+
+def _create_temporary(connection: sa.Connection, name: str, frame: pd.DataFrame) -> None:
+    """``CREATE TEMPORARY TABLE`` with the column types ``to_sql`` would choose, then insert the frame's rows."""
+    import sqlalchemy as sa
+    from pandas.io.sql import SQLDatabase, SQLTable
+
+    typed = SQLTable(name, SQLDatabase(connection), frame=frame, index=False)
+    columns = [sa.Column(column.name, column.type) for column in typed.table.columns]
+    table = sa.Table(name, sa.MetaData(), *columns, prefixes=["TEMPORARY"])
+    table.create(connection)
+    keys, data = typed.insert_data()  # NaN/NaT as None, numpy scalars as Python values
+    rows = [dict(zip(keys, row, strict=True)) for row in zip(*data, strict=True)]
+    if rows:
+        connection.execute(table.insert(), rows)
+
+
+@dataclass
 class SqlTable(EngineTable):
     """A table, view or query result in a SQL database, as an :class:`~privacy_plugins.engines.base.EngineTable`.
 
@@ -99,7 +128,7 @@ class SqlTable(EngineTable):
 
     engine: sa.Engine
     selectable: Any
-    helpers: list[str] = field(default_factory=list)
+    session: _Session = field(default_factory=_Session)
 
     @classmethod
     def from_table(cls, engine: sa.Engine, table: str) -> SqlTable:
@@ -144,21 +173,49 @@ class SqlTable(EngineTable):
         """``SELECT COUNT(*)``."""
         import sqlalchemy as sa
 
-        with self.engine.connect() as connection:
+        with self.transaction() as connection:
             return int(connection.execute(sa.select(sa.func.count()).select_from(self.selectable)).scalar_one())
 
     def group_counts(self, columns: Sequence[str]) -> pd.DataFrame:
         """One GROUP BY in the database."""
-        with self.engine.connect() as connection:
+        with self.transaction() as connection:
             return group_counts_sql(connection, self.selectable, columns)
 
+    @contextmanager
+    def transaction(self) -> Iterator[sa.Connection]:
+        """A connection in a transaction, committed when the block succeeds: the pinned one once helpers exist."""
+        pinned = self.session.connection
+        if pinned is None:
+            with self.engine.begin() as connection:
+                yield connection
+            return
+        if self.session.busy:
+            yield pinned
+            return
+        if pinned.in_transaction():
+            pinned.commit()
+        self.session.busy = True
+        try:
+            yield pinned
+        except BaseException:
+            pinned.rollback()
+            raise
+        else:
+            pinned.commit()
+        finally:
+            self.session.busy = False
+
     def _helper(self, frame: pd.DataFrame) -> Any:
-        """Store a small frame as a helper table (dropped by :meth:`close`)."""
+        """Store a small frame as a temporary helper table of the pinned connection (see the module docstring)."""
+        if self.session.connection is None:
+            connection = self.engine.connect()
+            connection.detach()  # closing it ends the session (and its temporary tables), not a pool checkin
+            self.session.connection = connection
         name = f"pp_helper_{uuid.uuid4().hex[:12]}"
-        with self.engine.begin() as connection:
-            frame.to_sql(name, connection, index=False)
+        with self.transaction() as connection:
+            _create_temporary(connection, name, frame)
             table = _lightweight_table(connection, name)
-        self.helpers.append(name)
+        self.session.helpers.append(name)
         return table
 
     def _generalize(
@@ -192,7 +249,7 @@ class SqlTable(EngineTable):
                 .where(flags.c[_FLAG].is_(None))
                 .subquery("published")
             )
-        return SqlTable(self.engine, mapped, self.helpers)
+        return SqlTable(self.engine, mapped, self.session)
 
     def select_sql(self) -> str:
         """The table's SELECT as plain SQL of this dialect (values inlined), for ``CREATE TABLE … AS``."""
@@ -206,9 +263,10 @@ class SqlTable(EngineTable):
         import sqlalchemy as sa
 
         names = self.columns()
-        with self.engine.connect() as connection:
-            result = connection.execution_options(stream_results=True, yield_per=size).execute(
-                sa.select(*_subquery(self.selectable).c)
+        with self.transaction() as connection:
+            result = connection.execute(  # per statement: the pinned connection keeps its own options
+                sa.select(*_subquery(self.selectable).c),
+                execution_options={"stream_results": True, "yield_per": size},
             )
             for rows in result.partitions(size):
                 yield pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
@@ -219,14 +277,8 @@ class SqlTable(EngineTable):
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=self.columns())
 
     def close(self) -> None:
-        """Drop the helper tables this table and its generalized views created."""
-        import sqlalchemy as sa
-
-        if not self.helpers:
-            return
-        with self.engine.begin() as connection:
-            for name in self.helpers:
-                connection.execute(
-                    sa.text(f"DROP TABLE IF EXISTS {self.engine.dialect.identifier_preparer.quote(name)}")
-                )
-        self.helpers.clear()
+        """End the pinned connection: the database drops the temporary helper tables with its session."""
+        pinned, self.session.connection = self.session.connection, None
+        self.session.helpers.clear()
+        if pinned is not None:
+            pinned.close()

@@ -16,14 +16,17 @@
   only opens a transaction before DML, so the incoming table's ``CREATE`` was
   committed on its own and a crash left it behind).
 
-Leftovers of killed runs are removed before publishing:
+Leftovers of killed runs:
 
-* incoming tables ``<table>__incoming_<8 hex>`` in DuckDB, SQLite and
-  PostgreSQL, inside the publishing transaction. These databases have
-  transactional DDL, so another run's live incoming table is invisible until
-  it commits — and by then it has been renamed; any incoming table we can see
-  is an orphan. Other dialects (MySQL, Oracle, ...) commit DDL at once, so a
-  visible incoming table may belong to a live run: they are left alone there.
+* incoming tables ``<table>__incoming_<8 hex>``: on DuckDB, SQLite and PostgreSQL
+  they are created, renamed and never committed under that name (transactional
+  DDL): a kill leaves none. So a visible table with such a name is never ours and
+  is never dropped — it may be the user's own table. Other dialects (MySQL,
+  Oracle, ...) commit DDL at once; a killed publish there can leave its incoming
+  table, which is left alone too (it may belong to a live run).
+
+Leftovers of killed runs that are removed before publishing:
+
 * temporary files ``.<table>.parquet.<8 chars>.tmp`` beside a Parquet file.
   A writer holds an exclusive ``flock`` on its temporary file until it is
   renamed or removed; the kernel releases it when the process dies. A temporary
@@ -72,8 +75,6 @@ STALE_TEMPORARY_UNLOCKED_SECONDS = 24 * 3600.0
 """Without ``flock``, a temporary file is taken for a live writer's until it is this old."""
 
 _T = TypeVar("_T")
-
-_TRANSACTIONAL_DDL = frozenset({"sqlite", "postgresql", "duckdb"})
 
 
 def _io_errors() -> tuple[type[BaseException], ...]:
@@ -132,9 +133,6 @@ def _swap_into_duckdb(path: Path, table: str, rows: int, load: Callable[[Any, st
     """Load the new rows into a temporary table, verify the count, swap: one transaction."""
     temporary = f"{table}__incoming_{uuid.uuid4().hex[:8]}"
     with _duckdb_transaction(path) as connection:
-        names = [row[0] for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()]
-        for orphan in _orphans(names, table):
-            connection.execute(f'DROP TABLE "{orphan}"')
         load(connection, temporary)
         row = connection.execute(f'SELECT COUNT(*) FROM "{temporary}"').fetchone()
         _verify(rows, int(row[0]) if row else -1, f"{path}#{temporary}")
@@ -159,12 +157,6 @@ def _duckdb_transaction(path: Path) -> Iterator[Any]:
         raise
     finally:
         connection.close()
-
-
-def _orphans(names: list[str], table: str) -> list[str]:
-    """The incoming tables of earlier runs among ``names`` (``<table>__incoming_<8 hex>``)."""
-    pattern = re.compile(rf"{re.escape(table)}__incoming_[0-9a-f]{{8}}")
-    return sorted(name for name in names if pattern.fullmatch(name))
 
 
 def _lock(handle: int) -> bool:
@@ -292,9 +284,6 @@ def _publish_sql(frame: pd.DataFrame, url: str, table: str, *, where: str) -> No
     temporary = f"{table}__incoming_{uuid.uuid4().hex[:8]}"
     try:
         with engine.begin() as connection:
-            if engine.dialect.name in _TRANSACTIONAL_DDL:
-                for orphan in _orphans(sqlalchemy.inspect(connection).get_table_names(), table):
-                    connection.execute(sqlalchemy.text(f'DROP TABLE "{orphan}"'))
             frame.to_sql(temporary, connection, index=False)
             count = connection.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{temporary}"')).scalar_one()
             _verify(len(frame), int(count), f"{where} ({temporary})")  # never the URL: it may hold a password

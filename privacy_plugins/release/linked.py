@@ -11,14 +11,14 @@ when the candidate carries a sensitive table (see :mod:`privacy_plugins.core.ano
   link to the current version (:mod:`.versions`). A new pair is written and verified in a
   fresh version folder, then a new link is renamed over the old one (one atomic rename on
   POSIX), and the old version folder is removed. A reader resolves the link once and reads
-  both files from the same version.
+  both files from the same version. The folders and staged links killed writers left are
+  removed by the next release to the same destination (:func:`.versions.remove_dead`).
 
 Table names: ``<table>_qit`` and ``<table>_st`` (``destination.table`` is the stem).
 """
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
@@ -31,7 +31,7 @@ from privacy_plugins.core.anonymize.anatomy import GROUP_COLUMN
 from privacy_plugins.errors import PublishError, VerificationError
 from privacy_plugins.release import destinations
 from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
-from privacy_plugins.release.versions import new_version, swap_link
+from privacy_plugins.release.versions import new_version, remove_dead, swap_link, writing
 
 __all__ = ["LINKED_PARTS", "joined_view", "publish_linked", "read_linked", "read_release"]
 
@@ -104,18 +104,14 @@ def _publish_parquet(frames: Mapping[str, pd.DataFrame], folder: Path, table: st
     link = folder / table
     if link.exists() and not link.is_symlink():
         raise PublishError(f"{link} exists and is not the link of a linked release; nothing was published")
-    version = new_version(link)
-    version.mkdir()
-    try:
+    remove_dead(link, [f"{name}.parquet" for name in _names(table).values()])
+    with writing(new_version(link)) as version:
         for part, name in _names(table).items():
             path = version / f"{name}.parquet"
             frames[part].to_parquet(path, index=False)
             destinations._verify(len(frames[part]), pq.ParquetFile(path).metadata.num_rows, str(path))
         destinations._swap_hook()
         swap_link(link, version)
-    except BaseException:
-        shutil.rmtree(version, ignore_errors=True)
-        raise
 
 
 def publish_linked(frames: Mapping[str, pd.DataFrame], destination: DestinationSpec) -> dict[str, int]:

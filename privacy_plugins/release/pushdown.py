@@ -308,7 +308,10 @@ def _source_name(spec: ReleaseSpec, source: SqlTable | SparkTable) -> str:
 
 
 def _check_staging_name(spec: ReleaseSpec, source: SqlTable | SparkTable, run_id: str) -> None:
-    """Refuse a destination table whose staging table name the database would truncate (losing the run tag)."""
+    """Refuse a destination table whose staging table name the database would truncate (losing the run tag).
+
+    And a table named like the registry of staging tables that is not the registry (``staging.check_registry``).
+    """
     if not isinstance(source, SqlTable) or not _same_database(spec):
         return
     name = staging.staging_name(spec, run_id)
@@ -318,6 +321,8 @@ def _check_staging_name(spec: ReleaseSpec, source: SqlTable | SparkTable, run_id
             f"destination.table {spec.destination.table!r} is too long: its staging table name has {len(name)} "
             f"characters, more than {source.engine_name}'s limit of {limit}; use a shorter name"
         )
+    with source.transaction() as connection:
+        staging.check_registry(connection)  # refuse someone else's pp_working_tables before anything is written
 
 
 def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
@@ -445,10 +450,12 @@ def anonymize(
         elif same:
             assert isinstance(source, SqlTable)
             table = staging.staging_name(spec, run)
-            with source.engine.begin() as connection:
+            with source.transaction() as connection:  # short: it holds the registry (see staging.py)
                 staging.clean_staging(connection, spec, run)
+            with source.transaction() as connection:  # the connection holding the temporary helper tables
                 select = done.published.select_sql()  # type: ignore[attr-defined]
                 connection.execute(sa.text(f"CREATE TABLE {_quote(connection, table)} AS {select}"))
+                staging.register(connection, table)  # committed with the table: only ours is ever dropped
             where, digest = f"{source.engine_name}:{table}", ""
         else:
             table = ""
@@ -661,6 +668,7 @@ def _swap_staged(
             target = _quote(connection, spec.destination.table)
             connection.execute(sa.text(f"DROP TABLE IF EXISTS {target}"))
             connection.execute(sa.text(f"ALTER TABLE {_quote(connection, candidate.staging_table)} RENAME TO {target}"))
+            staging.forget(connection, [candidate.staging_table])
     if not candidate.staging_table:
         _publish_staged_file(spec, folder / CANDIDATE_FILE, candidate.rows_out, candidate.sha256)
     return measured
@@ -733,10 +741,11 @@ def discard(spec: ReleaseSpec, candidate: Candidate) -> None:
     try:
         engine = _source_engine(spec)
         try:
-            staging.drop_table(engine, name)
+            dropped = staging.drop_table(engine, name)
         finally:
             engine.dispose()
-        LOGGER.info("dropped the staging table %s of run %s", name, candidate.run_id)
+        if dropped:
+            LOGGER.info("dropped the staging table %s of run %s", name, candidate.run_id)
     except Exception as exc:  # any database error: the stale cleanup removes the table later
         LOGGER.warning("could not drop the staging table %s: %s", name, type(exc).__name__)
 

@@ -38,6 +38,7 @@ from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 from privacy_plugins.release.connections import mask_password
+from privacy_plugins.release.working_names import check_destination_table
 
 __all__ = [
     "AlgorithmSpec",
@@ -321,6 +322,7 @@ class DestinationSpec:
             raise ConfigurationError("destination needs 'table'")
         if not self.table.replace("_", "").isalnum():
             raise ConfigurationError(f"destination.table must be letters, digits and '_', got {self.table!r}")
+        check_destination_table(self.table)
 
     @property
     def kind(self) -> str:

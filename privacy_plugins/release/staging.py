@@ -13,24 +13,33 @@ anonymized rows in one of two places, recorded in the ``Candidate``:
 - **the run's Parquet working file** ``candidate.parquet`` otherwise (streamed in
   batches), with its SHA-256 in the ``Candidate``, as the in-memory flow.
 
-Leftover staging tables. Unlike the in-memory publishers' ``__incoming_`` tables
-(never committed, so any visible one is an orphan — ``destinations._orphans``),
-a staging table is committed by the anonymize step and lives until the publish
-step, possibly in another process hours later: a visible staging table may
-belong to a live run. So the rule is the one ``remove_stale_temporaries`` uses
-for files it cannot lock: by age. The anonymize step (before its
-``CREATE TABLE``) and the publish step (inside the swap transaction) drop
+Leftover staging tables. A staging table is committed by the anonymize step and
+lives until the publish step, possibly in another process hours later: a visible
+staging table may belong to a live run. So the rule is the one
+``remove_stale_temporaries`` uses for files it cannot lock: by age. The anonymize
+step (before its ``CREATE TABLE``) and the publish step (inside the swap
+transaction) drop
 
 - staging tables of the same destination table older than
   :data:`STALE_STAGING_SECONDS` (their run is taken for dead; a run whose publish
   comes later than that fails with a clear "re-run from anonymize" error), and
 - this run's own earlier staging tables (a retried anonymize task);
 
-and, on databases with transactional DDL, the ``__incoming_`` orphans as the
-in-memory publishers do. The check step drops this run's staging table when a
-check that may not fail fails (the candidate can never be published), the
-publish step when the re-measure refuses it, and ``run_release`` when its run
-ends unpublished.
+but only tables this product created: every staging table is recorded in the
+registry table :data:`REGISTRY` (``pp_working_tables``, one column
+``privacy_plugins_working_table``: the names, no values) in the transaction that
+creates it, and its row is deleted with it. A table named like a staging table
+that is not in the registry — the user's own, or a leftover of a version before
+the registry — is never dropped. The registry is an ordinary table, so it works
+the same on DuckDB, SQLite, PostgreSQL and any SQLAlchemy database; it exists
+only while it has rows (dropped when its last row is deleted). A table of that
+name with other columns is someone else's: the load step refuses the release.
+The check step drops this run's staging table when a check that may not fail
+fails (the candidate can never be published), the publish step when the
+re-measure refuses it, and ``run_release`` when its run ends unpublished.
+
+The publishers' ``__incoming_`` tables are never committed under that name on
+databases with transactional DDL, so there is nothing of theirs to clean up here.
 """
 
 from __future__ import annotations
@@ -50,20 +59,25 @@ from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggreg
 from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.pushdown import model_columns
 from privacy_plugins.engines.sql import group_counts_sql
-from privacy_plugins.release import destinations
+from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import Candidate, RequirementCheck, accounting_checks, model_checks
 
 __all__ = [
+    "REGISTRY",
     "STALE_STAGING_SECONDS",
     "StagedMeasure",
     "belongs_to_run",
+    "check_registry",
     "clean_staging",
     "drop_table",
     "file_sha256",
+    "forget",
     "leftovers",
     "measure_staged",
     "measure_table",
+    "register",
+    "registered",
     "run_tag",
     "staged_checks",
     "staging_name",
@@ -71,6 +85,12 @@ __all__ = [
 
 STALE_STAGING_SECONDS = 24 * 3600.0
 """A staging table older than this is taken for the leftover of a dead run and dropped."""
+
+REGISTRY = "pp_working_tables"
+"""The table that records the staging tables this product created (their names only)."""
+
+_REGISTRY_COLUMN = "privacy_plugins_working_table"
+_REGISTRY_LOCK = 0x70705F776F726B  # PostgreSQL advisory lock key of the registry ("pp_work")
 
 _CHUNK = 1 << 20
 
@@ -112,26 +132,104 @@ def _quote(connection: Any, name: str) -> str:
     return str(connection.dialect.identifier_preparer.quote(name))
 
 
+def _serialized(connection: Any) -> None:
+    """PostgreSQL: a transaction-level advisory lock, so that sessions create, read and drop the registry in turn.
+
+    (Without it, a session could drop the registry as empty while another's first row is not committed
+    yet.) SQLite and DuckDB serialize writers themselves: a conflicting transaction fails instead.
+    """
+    import sqlalchemy as sa
+
+    if connection.dialect.name == "postgresql":
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _REGISTRY_LOCK})
+
+
+def check_registry(connection: Any) -> bool:
+    """Whether the registry exists; a table of that name that is not the registry is refused.
+
+    Raises:
+        ConfigurationError: ``pp_working_tables`` exists with other columns than the registry's one
+            ``privacy_plugins_working_table`` (someone else's table: never read, written or dropped).
+    """
+    import sqlalchemy as sa
+
+    _serialized(connection)
+    if not sa.inspect(connection).has_table(REGISTRY):
+        return False
+    columns = [
+        str(c) for c in connection.execute(sa.text(f"SELECT * FROM {_quote(connection, REGISTRY)} LIMIT 0")).keys()
+    ]
+    if columns != [_REGISTRY_COLUMN]:
+        raise ConfigurationError(
+            f"the source database has a table {REGISTRY!r} that is not this product's registry of working tables "
+            f"(its columns are not [{_REGISTRY_COLUMN!r}]); rename it to release inside this database"
+        )
+    return True
+
+
+def registered(connection: Any) -> set[str]:
+    """The names of the staging tables this product created and has not dropped yet (in ``connection``'s view)."""
+    import sqlalchemy as sa
+
+    _serialized(connection)
+    if not check_registry(connection):
+        return set()
+    query = f"SELECT {_quote(connection, _REGISTRY_COLUMN)} FROM {_quote(connection, REGISTRY)}"
+    return {str(row[0]) for row in connection.execute(sa.text(query))}
+
+
+def register(connection: Any, name: str) -> None:
+    """Record ``name`` as a table this product created; call it in the transaction that creates the table."""
+    import sqlalchemy as sa
+
+    _serialized(connection)
+    registry, column = _quote(connection, REGISTRY), _quote(connection, _REGISTRY_COLUMN)
+    if not check_registry(connection):
+        connection.execute(sa.text(f"CREATE TABLE {registry} ({column} VARCHAR(255) PRIMARY KEY)"))
+    connection.execute(sa.text(f"INSERT INTO {registry} ({column}) VALUES (:name)"), {"name": name})
+
+
+def forget(connection: Any, names: Sequence[str]) -> None:
+    """Delete the registry rows of ``names`` (tables dropped or renamed into the destination); an empty registry too."""
+    import sqlalchemy as sa
+
+    _serialized(connection)
+    if not names or not check_registry(connection):
+        return
+    registry, column = _quote(connection, REGISTRY), _quote(connection, _REGISTRY_COLUMN)
+    connection.execute(sa.text(f"DELETE FROM {registry} WHERE {column} = :name"), [{"name": n} for n in names])
+    if connection.execute(sa.text(f"SELECT COUNT(*) FROM {registry}")).scalar_one() == 0:
+        connection.execute(sa.text(f"DROP TABLE {registry}"))
+
+
 def clean_staging(connection: Any, spec: ReleaseSpec, run_id: str, *, keep: str | None = None) -> list[str]:
-    """Drop leftover staging tables (see the module docstring) in ``connection``'s transaction; the names dropped."""
+    """Drop our leftover staging tables (see the module docstring) in ``connection``'s transaction; the names dropped.
+
+    Registry rows of tables that are gone (dropped by hand) are deleted too.
+    """
     import sqlalchemy as sa
 
     names = sa.inspect(connection).get_table_names()
+    ours = registered(connection)
     table = spec.destination.table
-    dropped = [n for n in leftovers(names, table, tag=run_tag(spec, run_id)) if n != keep]
-    if connection.dialect.name in destinations._TRANSACTIONAL_DDL:
-        dropped += destinations._orphans(names, table)
+    dropped = [n for n in leftovers(names, table, tag=run_tag(spec, run_id)) if n != keep and n in ours]
     for name in dropped:
         connection.execute(sa.text(f"DROP TABLE IF EXISTS {_quote(connection, name)}"))
+    gone = [n for n in ours - set(names) if _pattern(table).fullmatch(n)]
+    forget(connection, [*dropped, *gone])
     return dropped
 
 
-def drop_table(engine: Any, name: str) -> None:
-    """``DROP TABLE IF EXISTS`` in its own transaction."""
+def drop_table(engine: Any, name: str) -> bool:
+    """Drop the staging table ``name`` in its own transaction if this product created it; whether it did."""
     import sqlalchemy as sa
 
     with engine.begin() as connection:
+        if name not in registered(connection):
+            return False
         connection.execute(sa.text(f"DROP TABLE IF EXISTS {_quote(connection, name)}"))
+        forget(connection, [name])
+    return True
 
 
 def file_sha256(path: Path) -> str:

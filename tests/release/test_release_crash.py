@@ -114,13 +114,14 @@ def test_sqlite_incoming_table_is_created_inside_the_transaction(
 
 
 @pytest.mark.parametrize("kind", ["duckdb", "url"])
-def test_orphan_incoming_tables_of_earlier_runs_are_dropped(kind: str, tmp_path: Path) -> None:
+def test_tables_named_like_incoming_tables_are_left_alone(kind: str, tmp_path: Path) -> None:
+    """Incoming tables are never committed under their name: a visible one is not ours, and is never dropped."""
     spec = destination(kind, tmp_path)
     publish_table(frame(10), spec)
     statements = [
         'CREATE TABLE "census__incoming_0123abcd" (a INTEGER)',
-        'CREATE TABLE "census__incoming_notes" (a INTEGER)',  # not ours: not 8 hex digits
-        'CREATE TABLE "other__incoming_0123abcd" (a INTEGER)',  # another table's
+        'CREATE TABLE "census__incoming_notes" (a INTEGER)',
+        'CREATE TABLE "other__incoming_0123abcd" (a INTEGER)',
     ]
     if spec.duckdb is not None:
         with duckdb.connect(str(spec.duckdb)) as connection:
@@ -131,7 +132,7 @@ def test_orphan_incoming_tables_of_earlier_runs_are_dropped(kind: str, tmp_path:
             for statement in statements:
                 connection.execute(statement)
     publish_table(frame(20), spec)
-    assert leftovers(spec) == ["census__incoming_notes", "other__incoming_0123abcd"]
+    assert leftovers(spec) == ["census__incoming_0123abcd", "census__incoming_notes", "other__incoming_0123abcd"]
     assert len(read_published(spec)) == 20  # type: ignore[arg-type]
 
 

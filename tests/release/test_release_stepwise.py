@@ -148,16 +148,23 @@ def test_the_source_changing_between_load_and_anonymize_is_refused(tmp_path: Pat
 
 
 def test_stale_staging_tables_are_cleaned_and_live_ones_kept(tmp_path: Path) -> None:
+    """Our stale staging table (in the registry) is dropped; a live one and tables not in the registry are kept."""
+    import sqlalchemy as sa
+
     spec, db = same_db_spec(tmp_path)
     stale = staging.staging_name(spec, "dead", now=time.time() - staging.STALE_STAGING_SECONDS - 60)
     live = staging.staging_name(spec, "live")
+    users = staging.staging_name(spec, "user", now=time.time() - staging.STALE_STAGING_SECONDS - 60)
     old_incoming = "census_release__incoming_0123abcd"
-    connection = duckdb.connect(str(db))
-    for name in (stale, live, old_incoming):
-        connection.execute(f'CREATE TABLE "{name}" AS SELECT 1 AS x')
-    connection.close()
+    engine = sa.create_engine(f"duckdb:///{db}")
+    with engine.begin() as connection:
+        for name in (stale, live, users, old_incoming):
+            connection.execute(sa.text(f'CREATE TABLE "{name}" AS SELECT 1 AS x'))
+        for name in (stale, live):  # created by releases: recorded with them
+            staging.register(connection, name)
+    engine.dispose()
     assert run_release(spec).passed
-    assert tables(db) == {"census", "census_release", live}
+    assert tables(db) == {"census", "census_release", live, users, old_incoming, staging.REGISTRY}
 
 
 def test_a_parquet_candidate_is_checked_by_its_bytes(tmp_path: Path) -> None:
