@@ -94,6 +94,8 @@ from privacy_plugins.release.steps import (
     accepted_check,
     check_lattice,
     check_mode,
+    record_columns,
+    refuse_foreign_columns,
 )
 from privacy_plugins.release.workarea import destination_lock, run_dir
 
@@ -456,6 +458,8 @@ def anonymize(
             with destinations.atomic_file(path) as temporary:
                 _stream_to_parquet(done.published, temporary)
             where, digest = str(path), staging.file_sha256(path)
+    columns = {"table": [str(c) for c in done.published.columns()]}
+    record_columns(folder, columns)
     LOGGER.info(
         "anonymize: %d rows in, %d published, %d suppressed, staged at %s (%.1fs)",
         done.rows_in,
@@ -480,6 +484,7 @@ def anonymize(
         sha256=digest,
         kind="pushdown",
         staging_table=table,
+        columns=columns,
     )
 
 
@@ -622,12 +627,14 @@ def _remeasure(
     measured: staging.StagedMeasure,
     candidate: Candidate,
     result: CheckResult,
-    loaded_rows: int,
+    accepted: tuple[str, Path, int],
     allowed_failures: Collection[str],
 ) -> staging.StagedMeasure:
-    """Refuse staged rows, measured once more, that changed since the check or fail a requirement."""
+    """Refuse staged rows, measured once more, that changed since the check, fail a requirement or have other columns."""
+    _, folder, loaded_rows = accepted
     if measured.digest != result.candidate_sha256:
         raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
+    refuse_foreign_columns(candidate, folder, {"table": measured.columns})
     failed = [
         c
         for c in staging.staged_checks(spec, measured, candidate, loaded_rows)
@@ -654,7 +661,7 @@ def _swap_staged(
     run, folder, loaded_rows = accepted
     with _staged(spec, candidate, folder, begin=bool(candidate.staging_table)) as (connection, selectable):
         measured = staging.measure_staged(spec, connection, selectable)
-        _remeasure(spec, measured, candidate, result, loaded_rows, allowed_failures)
+        _remeasure(spec, measured, candidate, result, accepted, allowed_failures)
         if candidate.staging_table:  # the same transaction: what was measured is what is swapped in
             staging.clean_staging(connection, spec, run, keep=candidate.staging_table)
             destinations._swap_hook()
@@ -686,7 +693,7 @@ def publish(
             if candidate.staging_table and _spark_staged(spec):  # counted again and swapped by Spark
                 stage = _spark_stage(spec, candidate.staging_table)
                 measured = staging.measure_table(spec, stage.table())
-                _remeasure(spec, measured, candidate, result, loaded_rows, allowed_failures)
+                _remeasure(spec, measured, candidate, result, (run, folder, loaded_rows), allowed_failures)
                 stage.publish(candidate.rows_out)
             else:
                 measured = _swap_staged(spec, candidate, result, (run, folder, loaded_rows), allowed_failures)

@@ -62,6 +62,7 @@ from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import (
     ConfigurationError,
     HierarchyError,
+    InfeasibleAnonymizationError,
     ReleaseBlocked,
     UnknownColumnError,
     VerificationError,
@@ -72,7 +73,7 @@ from privacy_plugins.release.numbers import measure_published
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
-from privacy_plugins.release.workarea import destination_lock, new_run_id, run_dir
+from privacy_plugins.release.workarea import destination_lock, new_run_id, remove_run_workdir, run_dir
 
 __all__ = [
     "Candidate",
@@ -168,6 +169,9 @@ class Candidate(_Artifact):
     kind: str = dataclasses.field(default="rows", kw_only=True)
     #: A pushdown candidate staged in the source database: its staging table (empty: the Parquet working file).
     staging_table: str = dataclasses.field(default="", kw_only=True)
+    #: The columns the anonymize step wrote (in memory ``name: type``; inside the database names), per table
+    #: (``"table"``, and ``"linked"`` for a two-table release). Publishing refuses any other column set.
+    columns: dict[str, list[str]] = dataclasses.field(default_factory=dict, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -241,6 +245,50 @@ def _write_parquet(frame: pd.DataFrame, path: Path) -> str:
         frame.to_parquet(temporary, index=False)
         digest = hashlib.sha256(temporary.read_bytes()).hexdigest()
     return digest
+
+
+COLUMNS_FILE = "columns.json"
+
+
+def _file_columns(path: Path) -> list[str]:
+    """A Parquet file's columns as ``name: type`` (read from its footer)."""
+    return [f"{field.name}: {field.type}" for field in pq.read_schema(path)]
+
+
+def record_columns(folder: Path, columns: Mapping[str, list[str]]) -> None:
+    """Keep the columns the anonymize step wrote in the run's private folder, where no artifact can change them."""
+    with atomic_file(folder / COLUMNS_FILE) as temporary:
+        temporary.write_text(json.dumps(dict(columns), indent=2) + "\n", encoding="utf-8")
+
+
+def refuse_foreign_columns(candidate: Candidate, folder: Path, found: Mapping[str, list[str]]) -> None:
+    """Refuse a candidate whose columns are not exactly the ones its anonymize step wrote (names, order, types).
+
+    Both the run's own record and the ``Candidate`` must name exactly ``found``.
+
+    Raises:
+        ReleaseBlocked: a column was added, removed, renamed, reordered or retyped since (nothing published).
+    """
+    record = folder / COLUMNS_FILE
+    try:
+        recorded = json.loads(record.read_text(encoding="utf-8")) if not record.is_symlink() else None
+    except (OSError, ValueError):
+        recorded = None
+    if not isinstance(recorded, dict):
+        raise ReleaseBlocked(
+            "nothing was published: the run has no record of the columns its anonymize step wrote; re-run the "
+            "release from the anonymize step"
+        )
+    for table, columns in found.items():
+        expected = recorded.get(table)
+        if columns != expected or candidate.columns.get(table) != expected:
+            names = [c.split(": ")[0] for c in columns]
+            wrote = [c.split(": ")[0] for c in expected or []]
+            extra, missing = [c for c in names if c not in wrote], [c for c in wrote if c not in names]
+            raise ReleaseBlocked(
+                f"nothing was published: the candidate's columns are not the ones the anonymize step wrote "
+                f"(extra: {extra}, missing: {missing}, or their order or types changed); re-run the release"
+            )
 
 
 def _accept(
@@ -422,9 +470,35 @@ def diagnose_step(
 
 
 def anonymize_step(
-    spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None = None, on_progress: OnProgress | None = None
+    spec: ReleaseSpec,
+    loaded: LoadedTable,
+    *,
+    run_id: str | None = None,
+    on_progress: OnProgress | None = None,
+    keep_workdir: bool = False,
 ) -> Candidate:
     """Anonymize into the run's private candidate file (raises InfeasibleAnonymizationError when impossible).
+
+    When no generalization meets the requirements nothing can ever be published from
+    this run: its working folder is removed (unless ``keep_workdir`` or the spec's ``workdir:``).
+    """
+    try:
+        return _anonymize(spec, loaded, run_id, on_progress)
+    except InfeasibleAnonymizationError:
+        _end_unpublished(spec, loaded.run_id, keep_workdir)
+        raise
+
+
+def _end_unpublished(spec: ReleaseSpec, run: str, keep: bool) -> None:
+    """Remove the working files of a run that can never publish (no raw row stays on disk)."""
+    if remove_run_workdir(spec, run, keep=keep):
+        LOGGER.info("removed the working files of run %s: it cannot publish", run)
+
+
+def _anonymize(
+    spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None, on_progress: OnProgress | None
+) -> Candidate:
+    """:func:`anonymize_step` (in memory, or dispatched inside the database).
 
     ``on_progress("anonymize", nodes_checked, lattice_size)`` is called after each lattice node
     checked; progress is also logged on the ``privacy_plugins.release`` logger every few seconds.
@@ -465,6 +539,8 @@ def anonymize_step(
         }
     with atomic_file(report_path) as temporary:
         temporary.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    columns = {"table": _file_columns(path)} | ({"linked": _file_columns(linked_path)} if linked else {})
+    record_columns(folder, columns)
     return Candidate(
         path=str(path),
         report_path=str(report_path),
@@ -480,6 +556,7 @@ def anonymize_step(
         source_fingerprint=spec.source_fingerprint,
         sha256=digest,
         **linked,
+        columns=columns,
     )
 
 
@@ -644,14 +721,30 @@ def measured_candidate(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
 
 
 def check_step(
-    spec: ReleaseSpec, candidate: Candidate, *, run_id: str | None = None, allowed_failures: Collection[str] = ()
+    spec: ReleaseSpec,
+    candidate: Candidate,
+    *,
+    run_id: str | None = None,
+    allowed_failures: Collection[str] = (),
+    keep_workdir: bool = False,
 ) -> CheckResult:
     """Re-measure every requirement on the candidate with the core, plus identifiers and row accounting.
 
-    Inside the database the staged rows are measured there with ``GROUP BY``; when a check
+    Inside the database the staged rows are measured there with ``GROUP BY``. When a check
     outside ``allowed_failures`` (the caller's warn-only checks) fails, the candidate can never
-    be published and its staging table is dropped.
+    be published: its staging table is dropped and the run's working folder removed (unless
+    ``keep_workdir`` or the spec's ``workdir:``).
     """
+    result = _check(spec, candidate, run_id, allowed_failures)
+    if any(not c.passed and c.name not in allowed_failures for c in result.checks):
+        _end_unpublished(spec, result.run_id, keep_workdir)
+    return result
+
+
+def _check(
+    spec: ReleaseSpec, candidate: Candidate, run_id: str | None, allowed_failures: Collection[str]
+) -> CheckResult:
+    """:func:`check_step` (in memory, or dispatched inside the database)."""
     if _inside_database(spec):
         from privacy_plugins.release import pushdown
 
@@ -722,6 +815,10 @@ def publish_step(
     if digest != check.candidate_sha256:
         # Another run (or a person) replaced the file after it was checked.
         raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
+    found = {"table": _file_columns(Path(candidate.path))}
+    if linked is not None:
+        found["linked"] = _file_columns(Path(candidate.linked_path))
+    refuse_foreign_columns(candidate, run_dir(spec, run), found)
     failed = [c for c in _measure(spec, frame, candidate, loaded_rows, linked) if not c.passed]
     blocking = [c for c in failed if c.name not in allowed_failures]
     if blocking:

@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+import duckdb
+import pandas as pd
+import pyarrow.parquet as pq
 import pytest
-from release_fixtures import demo_spec_dict
+import yaml
+from release_fixtures import REPO, demo_spec_dict
+
+import privacy_plugins as pp
 
 from privacy_plugins.errors import ConfigurationError
-from privacy_plugins.release import ReleaseSpec, load_step, remove_run_workdir, run_dir
+from privacy_plugins.release import (
+    Candidate,
+    CheckResult,
+    ReleaseBlocked,
+    ReleaseSpec,
+    anonymize_step,
+    check_step,
+    load_step,
+    publish_step,
+    remove_run_workdir,
+    run_dir,
+)
 from privacy_plugins.release.workarea import MAX_AGE_ENV, RUN_MARKER, sweep_stale_runs
 
 WORKDIR_ENV = "PRIVACY_PLUGINS_WORKDIR"
@@ -69,3 +90,143 @@ def test_remove_run_workdir_keeps_what_the_user_kept(tmp_path: Path, work_root: 
     kept = Path(load_step(mine, run_id="r").path)
     assert remove_run_workdir(mine, "r", shared=shared) is False
     assert kept.is_file() and shared.removed == ["r"]  # the user's folder stays; the shared copy goes
+
+
+# ---------------------------------------------------------------- item 6: a release stopped by a signal
+
+CHILD = """
+import pathlib, sys, time
+from privacy_plugins.cli import main
+from privacy_plugins.release import flow
+
+spec, step, marker = sys.argv[1:4]
+original = getattr(flow, step)
+
+def stalled(*args, **kwargs):
+    pathlib.Path(marker).write_text(step)
+    time.sleep(600)  # the task is stopped here, its raw rows (and staging table) on disk
+    return original(*args, **kwargs)
+
+setattr(flow, step, stalled)
+sys.exit(main(["release", spec, "--quiet"]))
+"""
+
+
+def census_duckdb(path: Path, rows: int = 600) -> Path:
+    with duckdb.connect(str(path)) as connection:
+        connection.register("frame", pp.generate_census(rows, seed=0))
+        connection.execute("CREATE TABLE census AS SELECT * FROM frame")
+    return path
+
+
+def tables_of(path: Path) -> list[str]:
+    with duckdb.connect(str(path), read_only=True) as connection:
+        return sorted(r[0] for r in connection.execute("SELECT table_name FROM information_schema.tables").fetchall())
+
+
+def stop_mid_run(spec: Path, step: str, signum: int, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``privacy-plugins release`` in a subprocess and send it ``signum`` while ``step`` runs."""
+    marker = tmp_path / "reached"
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(spec), step, str(marker)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the child never reached the step"
+            time.sleep(0.05)
+        os.kill(child.pid, signum)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
+def test_a_release_stopped_by_a_signal_removes_its_raw_rows_and_dies_of_it(
+    signum: signal.Signals, tmp_path: Path, work_root: Path
+) -> None:
+    data = demo_spec_dict(tmp_path, rows=600)
+    data.pop("workdir")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(data))
+    done = stop_mid_run(spec, "diagnose_step", signum, tmp_path)
+    assert done.returncode == -signum, done.stderr  # ended by the signal: the exit status says so
+    assert f"stopped by {signum.name}" in done.stderr and "Traceback" not in done.stderr
+    assert list(work_root.rglob("*")) == []  # no raw.parquet, no run folder
+    assert not (tmp_path / "release.duckdb").exists()
+
+
+def test_a_release_inside_the_database_stopped_by_sigterm_drops_its_staging_table(
+    tmp_path: Path, work_root: Path
+) -> None:
+    db = census_duckdb(tmp_path / "census.duckdb")
+    data = demo_spec_dict(tmp_path, rows=600, source={"duckdb": str(db), "table": "census"})
+    data.pop("workdir")
+    data["destination"] = {"duckdb": str(db), "table": "census_release"}
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(data))
+    done = stop_mid_run(spec, "check_step", signal.SIGTERM, tmp_path)
+    assert done.returncode == -signal.SIGTERM, done.stderr
+    assert list(work_root.rglob("*")) == []
+    assert tables_of(db) == ["census"]  # the staging table went with the run
+
+
+# ---------------------------------------------------------------- item 9: publish refuses a column the anonymizer did not write
+
+
+def _forged(candidate: Candidate, check: CheckResult, **changes: object) -> tuple[Candidate, CheckResult]:
+    """The artifacts as an edited XCom value would carry them: digests and columns made to match."""
+    digest = changes.pop("sha256", candidate.sha256)
+    forged = Candidate.from_dict({**candidate.to_dict(), "sha256": digest, **changes})
+    return forged, CheckResult.from_dict({**check.to_dict(), "candidate_sha256": digest})
+
+
+@pytest.mark.parametrize("forge_columns", [False, True], ids=["artifact-as-written", "artifact-columns-forged"])
+def test_publish_refuses_a_candidate_file_with_an_extra_column(
+    forge_columns: bool, tmp_path: Path, work_root: Path
+) -> None:
+    spec = plain_spec(tmp_path)
+    loaded = load_step(spec, run_id="r")
+    candidate = anonymize_step(spec, loaded, run_id="r")
+    check = check_step(spec, candidate, run_id="r")
+    assert check.passed
+    path = Path(candidate.path)
+    frame = pd.read_parquet(path)
+    frame.insert(0, "row_number", range(len(frame)))  # links every published row back to the source order
+    frame.to_parquet(path, index=False)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    columns = {"table": [f"{f.name}: {f.type}" for f in pq.read_schema(path)]} if forge_columns else None
+    forged, forged_check = _forged(candidate, check, sha256=digest, **({"columns": columns} if columns else {}))
+    assert check_step(spec, forged, run_id="r").passed  # the row re-measure alone does not see it
+    with pytest.raises(ReleaseBlocked, match=r"columns are not the ones the anonymize step wrote \(extra: \['row_number'\]"):
+        publish_step(spec, forged, forged_check, run_id="r")
+    assert not spec.destination.duckdb.exists()  # type: ignore[union-attr]
+
+
+def test_publish_inside_the_database_refuses_a_staging_table_with_an_extra_column(
+    tmp_path: Path, work_root: Path
+) -> None:
+    db = census_duckdb(tmp_path / "census.duckdb")
+    data = demo_spec_dict(tmp_path, rows=600, source={"duckdb": str(db), "table": "census"})
+    data.pop("workdir")
+    data["destination"] = {"duckdb": str(db), "table": "census_release"}
+    spec = ReleaseSpec.from_dict(data, base_dir=tmp_path)
+    loaded = load_step(spec, run_id="r")
+    candidate = anonymize_step(spec, loaded, run_id="r")
+    assert candidate.staging_table
+    with duckdb.connect(str(db)) as connection:  # someone with access to the database, before the check
+        connection.execute(f'ALTER TABLE "{candidate.staging_table}" ADD COLUMN row_number BIGINT')
+        connection.execute(f'UPDATE "{candidate.staging_table}" SET row_number = rowid')
+    check = check_step(spec, candidate, run_id="r")
+    assert check.passed
+    with pytest.raises(ReleaseBlocked, match=r"extra: \['row_number'\]"):
+        publish_step(spec, candidate, check, run_id="r")
+    assert tables_of(db) == ["census"]  # nothing published, the staging table dropped
