@@ -25,7 +25,7 @@ __all__ = ["STOP_SIGNALS", "Stopped", "die_of", "stopped_by_signals"]
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
-class Stopped(BaseException):  # noqa: N818 - a stop, not an error: not caught by ``except Exception``
+class Stopped(BaseException):  # a stop, not an error: not caught by ``except Exception``
     """The process was told to stop by ``signum``."""
 
     def __init__(self, signum: int) -> None:

@@ -82,7 +82,9 @@ def _run_release(args: argparse.Namespace) -> int:
             return _release(args, spec, run)
     except Stopped as stop:
         remove_run_workdir(spec, run, keep=args.keep_workdir)  # again: the signal may have cut the clean-up short
-        print(f"privacy-plugins: release {spec.name!r} stopped by {stop}; its working files were removed", file=sys.stderr)
+        print(
+            f"privacy-plugins: release {spec.name!r} stopped by {stop}; its working files were removed", file=sys.stderr
+        )
         die_of(stop.signum)
         raise
 
@@ -113,9 +115,7 @@ def _release(args: argparse.Namespace, spec: ReleaseSpec, run: str) -> int:
             description = f"  {units.get(step, step)} {done:,}{of}"
             progress.update(inner, description=description, completed=done, total=total, visible=True)
 
-        result = run_release(
-            spec, on_step=on_step, on_progress=on_progress, run_id=run, keep_workdir=args.keep_workdir
-        )
+        result = run_release(spec, on_step=on_step, on_progress=on_progress, run_id=run, keep_workdir=args.keep_workdir)
     if args.format == "json":
         print(json.dumps(result.to_dict(), indent=2))
     else:

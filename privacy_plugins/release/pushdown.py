@@ -75,7 +75,7 @@ from privacy_plugins.engines.pushdown import (
 from privacy_plugins.engines.spark import SparkTable, open_spark_table
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
-from privacy_plugins.release import destinations, spark_destination, staging
+from privacy_plugins.release import destinations, receipts, spark_destination, staging
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.numbers import measure_classes
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
@@ -92,6 +92,7 @@ from privacy_plugins.release.steps import (
     _own_file,
     _write_parquet,
     accepted_check,
+    accounting,
     check_lattice,
     check_mode,
     record_columns,
@@ -630,7 +631,7 @@ def _remeasure(
     accepted: tuple[str, Path, int],
     allowed_failures: Collection[str],
 ) -> staging.StagedMeasure:
-    """Refuse staged rows, measured once more, that changed since the check, fail a requirement or have other columns."""
+    """Refuse staged rows, measured again, that changed since the check, fail a requirement or have other columns."""
     _, folder, loaded_rows = accepted
     if measured.digest != result.candidate_sha256:
         raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
@@ -645,7 +646,13 @@ def _remeasure(
         raise ReleaseBlocked(
             f"release {spec.name!r} not published: re-measured before writing, the candidate fails:\n{summary}"
         )
+    receipts.write_receipt(spec, result, _numbers(spec, measured, candidate), measured.columns, "publishing")
     return measured
+
+
+def _numbers(spec: ReleaseSpec, measured: staging.StagedMeasure, candidate: Candidate) -> dict[str, Any]:
+    """The publication's numbers: the staged rows measured, plus the candidate's accounting."""
+    return measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns) | accounting(candidate)
 
 
 def _swap_staged(
@@ -658,7 +665,7 @@ def _swap_staged(
     """Re-measure a staging table or file and publish it (a table: in the swap transaction itself)."""
     import sqlalchemy as sa
 
-    run, folder, loaded_rows = accepted
+    run, folder, _ = accepted
     with _staged(spec, candidate, folder, begin=bool(candidate.staging_table)) as (connection, selectable):
         measured = staging.measure_staged(spec, connection, selectable)
         _remeasure(spec, measured, candidate, result, accepted, allowed_failures)
@@ -706,18 +713,13 @@ def publish(
         spec.destination.describe(),
         time.monotonic() - started,
     )
-    numbers = measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
+    numbers = _numbers(spec, measured, candidate)
+    receipts.write_receipt(spec, result, numbers, measured.columns, "published")
     return Publication(
         destination=spec.destination.describe(),
         table=spec.destination.table,
         rows=measured.rows,
-        numbers=numbers
-        | {
-            "rows_in": candidate.rows_in,
-            "suppressed": candidate.suppressed,
-            "ncp": candidate.ncp,
-            "algorithm": candidate.algorithm,
-        },
+        numbers=numbers,
     )
 
 

@@ -231,6 +231,8 @@ class Publication(_Artifact):
     rows: int
     numbers: dict[str, Any] = dataclasses.field(default_factory=dict, kw_only=True)
     """rows, classes, measured/targets per requirement, ncp, suppressed (see release/numbers.py); no values."""
+    #: Set when this publish step was a re-run: the run that had already published it (nothing was written).
+    already_published_by: str = dataclasses.field(default="", kw_only=True)
 
 
 def _read_with_digest(path: Path) -> tuple[pd.DataFrame, str]:
@@ -495,9 +497,7 @@ def _end_unpublished(spec: ReleaseSpec, run: str, keep: bool) -> None:
         LOGGER.info("removed the working files of run %s: it cannot publish", run)
 
 
-def _anonymize(
-    spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None, on_progress: OnProgress | None
-) -> Candidate:
+def _anonymize(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None, on_progress: OnProgress | None) -> Candidate:
     """:func:`anonymize_step` (in memory, or dispatched inside the database).
 
     ``on_progress("anonymize", nodes_checked, lattice_size)`` is called after each lattice node
@@ -763,6 +763,16 @@ def _check(
     )
 
 
+def accounting(candidate: Candidate) -> dict[str, Any]:
+    """The candidate's accounting that a publication's numbers carry beside the measures."""
+    return {
+        "rows_in": candidate.rows_in,
+        "suppressed": candidate.suppressed,
+        "ncp": candidate.ncp,
+        "algorithm": candidate.algorithm,
+    }
+
+
 def accepted_check(spec: ReleaseSpec, candidate: Candidate, check: CheckResult, run_id: str | None) -> str:
     """The run of a passed check result of exactly this candidate; publishing refuses anything else (both modes)."""
     if not check.passed:
@@ -802,6 +812,11 @@ def publish_step(
     Inside the database the staged rows are re-measured there (a staging table inside the
     swap transaction itself) and swapped in or published from the staged file.
     """
+    from privacy_plugins.release import receipts
+
+    done = receipts.already_published(spec, candidate, check, run_id)  # a re-run of a publish that committed
+    if done is not None:
+        return done
     if _inside_database(spec):
         from privacy_plugins.release import pushdown
 
@@ -826,18 +841,15 @@ def publish_step(
         raise ReleaseBlocked(
             f"release {spec.name!r} not published: re-measured before writing, the candidate fails:\n{summary}"
         )
+    measured = frame if linked is None else joined_view(linked, candidate.group_column, spec.quasi_identifiers)
+    numbers = measure_published(spec, measured) | accounting(candidate)  # two tables: their groups, as checked
     with destination_lock(spec.destination):
+        receipts.write_receipt(spec, check, numbers, list(measured.columns), "publishing")
         if linked is not None:  # both tables or neither
             rows = publish_linked({"qit": frame, "st": linked}, spec.destination)["qit"]
         else:
             rows = publish_table(frame, spec.destination)
-    measured = frame if linked is None else joined_view(linked, candidate.group_column, spec.quasi_identifiers)
-    numbers = measure_published(spec, measured) | {  # a two-table release: its groups, as the checks measure them
-        "rows_in": candidate.rows_in,
-        "suppressed": candidate.suppressed,
-        "ncp": candidate.ncp,
-        "algorithm": candidate.algorithm,
-    }
+        receipts.write_receipt(spec, check, numbers, list(measured.columns), "published")
     return Publication(
         destination=spec.destination.describe(), table=spec.destination.table, rows=rows, numbers=numbers
     )

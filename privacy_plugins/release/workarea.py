@@ -151,6 +151,12 @@ def run_dir(spec: ReleaseSpec, run_id: str, *, create: bool = False) -> Path:
     _private_dir(root, create=False, strict_mode=shared)
     release = root / _release_name(spec)
     folder = release / safe_name(run_id)
+    if not create and not os.path.lexists(folder):
+        raise ConfigurationError(
+            f"the working folder of run {run_id!r} does not exist ({str(folder)!r}): the run already ended "
+            "(published, refused or cleaned up) or its first step never ran on this machine; re-run the release "
+            "from the load step"
+        )
     _private_dir(release, create=create)
     new = create and not folder.exists()
     _private_dir(folder, create=create)
