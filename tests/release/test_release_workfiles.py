@@ -159,9 +159,9 @@ def test_a_release_stopped_by_a_signal_removes_its_raw_rows_and_dies_of_it(
     spec = tmp_path / "spec.yaml"
     spec.write_text(yaml.safe_dump(data))
     done = stop_mid_run(spec, "diagnose_step", signum, tmp_path)
+    assert list(work_root.rglob("*")) == []  # no raw.parquet, no run folder
     assert done.returncode == -signum, done.stderr  # ended by the signal: the exit status says so
     assert f"stopped by {signum.name}" in done.stderr and "Traceback" not in done.stderr
-    assert list(work_root.rglob("*")) == []  # no raw.parquet, no run folder
     assert not (tmp_path / "release.duckdb").exists()
 
 
@@ -175,9 +175,9 @@ def test_a_release_inside_the_database_stopped_by_sigterm_drops_its_staging_tabl
     spec = tmp_path / "spec.yaml"
     spec.write_text(yaml.safe_dump(data))
     done = stop_mid_run(spec, "check_step", signal.SIGTERM, tmp_path)
-    assert done.returncode == -signal.SIGTERM, done.stderr
     assert list(work_root.rglob("*")) == []
     assert tables_of(db) == ["census"]  # the staging table went with the run
+    assert done.returncode == -signal.SIGTERM, done.stderr
 
 
 # ---------------------------------------------------------------- item 9: publish refuses columns not written
