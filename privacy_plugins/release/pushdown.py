@@ -635,7 +635,6 @@ def _remeasure(
     _, folder, loaded_rows = accepted
     if measured.digest != result.candidate_sha256:
         raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
-    refuse_foreign_columns(candidate, folder, {"table": measured.columns})
     failed = [
         c
         for c in staging.staged_checks(spec, measured, candidate, loaded_rows)
@@ -646,6 +645,7 @@ def _remeasure(
         raise ReleaseBlocked(
             f"release {spec.name!r} not published: re-measured before writing, the candidate fails:\n{summary}"
         )
+    refuse_foreign_columns(candidate, folder, {"table": measured.columns})
     receipts.write_receipt(spec, result, _numbers(spec, measured, candidate), measured.columns, "publishing")
     return measured
 

@@ -89,17 +89,14 @@ def already_published(
         or receipt.get("destination") != spec.destination.describe()
     ):
         return None
-    from privacy_plugins.release.linked import read_release
     from privacy_plugins.release.steps import Publication
 
-    try:
-        table = read_release(spec)
-    except PrivacyPluginsError:
-        return None
     numbers = receipt.get("numbers")
-    if table is None or not isinstance(numbers, dict) or [str(c) for c in table.columns] != receipt.get("columns"):
+    try:
+        now = _measured_now(spec)
+    except (PrivacyPluginsError, OSError):
         return None
-    if drift(numbers, measure_published(spec, table)):
+    if now is None or not isinstance(numbers, dict) or now[0] != receipt.get("columns") or drift(numbers, now[1]):
         return None
     if receipt.get("state") != "published":
         write_receipt(spec, check, numbers, list(receipt["columns"]), "published")  # the commit did happen
@@ -109,7 +106,64 @@ def already_published(
     return Publication(
         destination=spec.destination.describe(),
         table=spec.destination.table,
-        rows=int(numbers.get("rows", len(table))),
+        rows=int(now[1]["rows"]),
         numbers=numbers,
         already_published_by=run,
     )
+
+
+def _measured_now(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]] | None:
+    """The columns and numbers of what the destination holds now (``None``: nothing), measured as at publishing."""
+    from privacy_plugins.release.pushdown import pushdown_reason
+
+    if pushdown_reason(spec) is None and spec.destination.spark is None:
+        return _measured_in_database(spec)  # a release inside the database: measured there, by GROUP BY
+    from privacy_plugins.release.linked import read_release
+
+    table = read_release(spec)
+    if table is None:
+        return None
+    return [str(c) for c in table.columns], measure_published(spec, table)
+
+
+def _measured_in_database(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]] | None:
+    """The published table measured where it is (DuckDB, a SQL database, a Parquet file through DuckDB)."""
+    import sqlalchemy as sa
+
+    from privacy_plugins.engines.sql import SqlTable
+    from privacy_plugins.release import locations, staging
+    from privacy_plugins.release.numbers import measure_classes
+
+    target = spec.destination
+    if target.duckdb is not None:
+        if not target.duckdb.is_file():
+            return None
+        engine = sa.create_engine(f"duckdb:///{target.duckdb}", connect_args={"read_only": True})
+    elif target.parquet is not None:
+        path = target.parquet / f"{target.table}.parquet"
+        if not path.is_file() or path.is_symlink():
+            return None
+        engine = sa.create_engine("duckdb:///:memory:")
+    else:
+        url = target.sql_url()
+        database = locations.sqlite_file(url)
+        if database is not None and not database.exists():
+            return None  # connecting would create an empty database file
+        engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            if target.parquet is None and not sa.inspect(connection).has_table(target.table):
+                return None
+        if target.parquet is not None:
+            literal = str(target.parquet / f"{target.table}.parquet").replace("'", "''")
+            table = SqlTable.from_query(engine, f"SELECT * FROM read_parquet('{literal}')")
+        else:
+            table = SqlTable.from_table(engine, target.table)
+        try:
+            measured = staging.measure_table(spec, table)
+        finally:
+            table.close()
+    finally:
+        engine.dispose()
+    numbers = measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
+    return [str(c) for c in measured.columns], numbers

@@ -287,9 +287,10 @@ def refuse_foreign_columns(candidate: Candidate, folder: Path, found: Mapping[st
             names = [c.split(": ")[0] for c in columns]
             wrote = [c.split(": ")[0] for c in expected or []]
             extra, missing = [c for c in names if c not in wrote], [c for c in wrote if c not in names]
+            how = f"extra: {extra}, missing: {missing}" if extra or missing else f"now {columns}, written {expected}"
             raise ReleaseBlocked(
                 f"nothing was published: the candidate's columns are not the ones the anonymize step wrote "
-                f"(extra: {extra}, missing: {missing}, or their order or types changed); re-run the release"
+                f"({how}); re-run the release from the anonymize step"
             )
 
 
@@ -830,10 +831,6 @@ def publish_step(
     if digest != check.candidate_sha256:
         # Another run (or a person) replaced the file after it was checked.
         raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
-    found = {"table": _file_columns(Path(candidate.path))}
-    if linked is not None:
-        found["linked"] = _file_columns(Path(candidate.linked_path))
-    refuse_foreign_columns(candidate, run_dir(spec, run), found)
     failed = [c for c in _measure(spec, frame, candidate, loaded_rows, linked) if not c.passed]
     blocking = [c for c in failed if c.name not in allowed_failures]
     if blocking:
@@ -841,6 +838,10 @@ def publish_step(
         raise ReleaseBlocked(
             f"release {spec.name!r} not published: re-measured before writing, the candidate fails:\n{summary}"
         )
+    found = {"table": _file_columns(Path(candidate.path))}
+    if linked is not None:
+        found["linked"] = _file_columns(Path(candidate.linked_path))
+    refuse_foreign_columns(candidate, run_dir(spec, run), found)
     measured = frame if linked is None else joined_view(linked, candidate.group_column, spec.quasi_identifiers)
     numbers = measure_published(spec, measured) | accounting(candidate)  # two tables: their groups, as checked
     with destination_lock(spec.destination):

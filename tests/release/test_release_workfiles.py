@@ -362,7 +362,7 @@ def _published_rows(spec: ReleaseSpec) -> int:
     return len(table)
 
 
-@pytest.mark.parametrize("where", ["memory", "database"])
+@pytest.mark.parametrize("where", ["memory", "database", "database-to-parquet"])
 def test_a_publish_rerun_after_it_published_succeeds_and_says_so(
     where: str, tmp_path: Path, work_root: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -373,17 +373,20 @@ def test_a_publish_rerun_after_it_published_succeeds_and_says_so(
         data = demo_spec_dict(tmp_path, rows=600, source={"duckdb": str(db), "table": "census"})
         data.pop("workdir")
         data["destination"] = {"duckdb": str(db), "table": "census_release"}
+        if where == "database-to-parquet":
+            data["destination"] = {"parquet": str(tmp_path / "out"), "table": "census_release"}
         spec = ReleaseSpec.from_dict(data, base_dir=tmp_path)
     candidate, check = _through_check(spec, "dag__r")
     first = publish_step(spec, candidate, check, run_id="dag__r")
     remove_run_workdir(spec, "dag__r")  # the publish task ends the run
-    mtime = (spec.destination.duckdb or Path()).stat().st_mtime_ns
+    published = spec.destination.duckdb or tmp_path / "out" / "census_release.parquet"
+    mtime = published.stat().st_mtime_ns
     with caplog.at_level("WARNING", logger="privacy_plugins.release"):
         again = publish_step(spec, candidate, check, run_id="dag__r")  # Airflow "Clear" on the publish task
     assert again.already_published_by == "dag__r" and first.already_published_by == ""
     assert (again.rows, again.numbers) == (first.rows, first.numbers)
     assert "already published by run dag__r" in caplog.text
-    assert (spec.destination.duckdb or Path()).stat().st_mtime_ns == mtime  # nothing written again
+    assert published.stat().st_mtime_ns == mtime  # nothing written again
     assert list(work_root.rglob("*")) == []
 
 
@@ -440,3 +443,16 @@ def test_a_publish_rerun_after_another_run_replaced_the_release_fails(tmp_path: 
     with pytest.raises(ConfigurationError, match="does not exist"):
         publish_step(other, later, forged, run_id="b")  # not the digest that run published
     assert _published_rows(spec) == later.rows_out
+
+
+def test_publish_refuses_reordered_candidate_columns(tmp_path: Path, work_root: Path) -> None:
+    spec = plain_spec(tmp_path)
+    candidate = anonymize_step(spec, load_step(spec, run_id="r"), run_id="r")
+    check = check_step(spec, candidate, run_id="r")
+    path = Path(candidate.path)
+    table = pq.read_table(path)
+    pq.write_table(table.select(list(reversed(table.column_names))), path)  # same names and values, new order
+    forged, forged_check = _forged(candidate, check, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+    with pytest.raises(ReleaseBlocked, match=r"columns are not the ones the anonymize step wrote \(now \["):
+        publish_step(spec, forged, forged_check, run_id="r")
+    assert not spec.destination.duckdb.exists()  # type: ignore[union-attr]
