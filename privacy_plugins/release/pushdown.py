@@ -95,10 +95,9 @@ from privacy_plugins.release.steps import (
     accounting,
     check_lattice,
     check_mode,
-    record_columns,
-    refuse_foreign_columns,
 )
 from privacy_plugins.release.workarea import destination_lock, run_dir
+from privacy_plugins.release.written_columns import record_columns, refuse_foreign_columns
 
 __all__ = [
     "anonymize",

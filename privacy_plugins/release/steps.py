@@ -32,7 +32,9 @@ they always agree.
 
 Publishing re-measures. ``publish_step`` does not trust a ``CheckResult``: it
 re-reads the candidate's bytes, re-measures every requirement on exactly what
-it is about to write, and refuses when one fails.
+it is about to write, and refuses when one fails — or when its columns are not
+exactly the ones the anonymize step wrote (:mod:`.written_columns`). A publish
+re-run for a run that already published succeeds without writing (:mod:`.receipts`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.workarea import destination_lock, new_run_id, remove_run_workdir, run_dir
+from privacy_plugins.release.written_columns import file_columns, record_columns, refuse_foreign_columns
 
 __all__ = [
     "Candidate",
@@ -247,51 +250,6 @@ def _write_parquet(frame: pd.DataFrame, path: Path) -> str:
         frame.to_parquet(temporary, index=False)
         digest = hashlib.sha256(temporary.read_bytes()).hexdigest()
     return digest
-
-
-COLUMNS_FILE = "columns.json"
-
-
-def _file_columns(path: Path) -> list[str]:
-    """A Parquet file's columns as ``name: type`` (read from its footer)."""
-    return [f"{field.name}: {field.type}" for field in pq.read_schema(path)]
-
-
-def record_columns(folder: Path, columns: Mapping[str, list[str]]) -> None:
-    """Keep the columns the anonymize step wrote in the run's private folder, where no artifact can change them."""
-    with atomic_file(folder / COLUMNS_FILE) as temporary:
-        temporary.write_text(json.dumps(dict(columns), indent=2) + "\n", encoding="utf-8")
-
-
-def refuse_foreign_columns(candidate: Candidate, folder: Path, found: Mapping[str, list[str]]) -> None:
-    """Refuse a candidate whose columns are not exactly the ones its anonymize step wrote (names, order, types).
-
-    Both the run's own record and the ``Candidate`` must name exactly ``found``.
-
-    Raises:
-        ReleaseBlocked: a column was added, removed, renamed, reordered or retyped since (nothing published).
-    """
-    record = folder / COLUMNS_FILE
-    try:
-        recorded = json.loads(record.read_text(encoding="utf-8")) if not record.is_symlink() else None
-    except (OSError, ValueError):
-        recorded = None
-    if not isinstance(recorded, dict):
-        raise ReleaseBlocked(
-            "nothing was published: the run has no record of the columns its anonymize step wrote; re-run the "
-            "release from the anonymize step"
-        )
-    for table, columns in found.items():
-        expected = recorded.get(table)
-        if columns != expected or candidate.columns.get(table) != expected:
-            names = [c.split(": ")[0] for c in columns]
-            wrote = [c.split(": ")[0] for c in expected or []]
-            extra, missing = [c for c in names if c not in wrote], [c for c in wrote if c not in names]
-            how = f"extra: {extra}, missing: {missing}" if extra or missing else f"now {columns}, written {expected}"
-            raise ReleaseBlocked(
-                f"nothing was published: the candidate's columns are not the ones the anonymize step wrote "
-                f"({how}); re-run the release from the anonymize step"
-            )
 
 
 def _accept(
@@ -540,7 +498,7 @@ def _anonymize(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None, on_pr
         }
     with atomic_file(report_path) as temporary:
         temporary.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
-    columns = {"table": _file_columns(path)} | ({"linked": _file_columns(linked_path)} if linked else {})
+    columns = {"table": file_columns(path)} | ({"linked": file_columns(linked_path)} if linked else {})
     record_columns(folder, columns)
     return Candidate(
         path=str(path),
@@ -838,9 +796,9 @@ def publish_step(
         raise ReleaseBlocked(
             f"release {spec.name!r} not published: re-measured before writing, the candidate fails:\n{summary}"
         )
-    found = {"table": _file_columns(Path(candidate.path))}
+    found = {"table": file_columns(Path(candidate.path))}
     if linked is not None:
-        found["linked"] = _file_columns(Path(candidate.linked_path))
+        found["linked"] = file_columns(Path(candidate.linked_path))
     refuse_foreign_columns(candidate, run_dir(spec, run), found)
     measured = frame if linked is None else joined_view(linked, candidate.group_column, spec.quasi_identifiers)
     numbers = measure_published(spec, measured) | accounting(candidate)  # two tables: their groups, as checked

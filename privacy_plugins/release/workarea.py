@@ -284,7 +284,7 @@ def sweep_stale_runs(root: Path, *, keep: Path | None = None, now: float | None 
 
     Only this product's run folders (``<root>/<release>/<run>/`` with a valid marker, or an
     earlier version's holding only working files) owned by this user; ``keep`` is never
-    removed. A release folder left empty goes too. Returns the run folders removed.
+    removed. An empty release folder unchanged for as long goes too. Returns the run folders removed.
     """
     age = stale_age_seconds()
     if math.isinf(age) or not _plain_dir(root):
@@ -303,7 +303,8 @@ def sweep_stale_runs(root: Path, *, keep: Path | None = None, now: float | None 
                 continue  # another process removed or holds it: leave it
             removed.append(folder)
         with contextlib.suppress(OSError):
-            release.rmdir()  # only when empty
+            if now - release.lstat().st_mtime > age:  # not one a starting run has just created
+                release.rmdir()  # only when empty
     return removed
 
 
