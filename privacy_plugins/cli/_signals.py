@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 __all__ = ["STOP_SIGNALS", "Stopped", "die_of", "stopped_by_signals"]
 
@@ -41,13 +42,25 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 @contextmanager
 def stopped_by_signals() -> Iterator[None]:
-    """Turn the stop signals into :class:`Stopped` for the block (main thread only); handlers restored after."""
+    """Turn the stop signals into :class:`Stopped` for the block (main thread only).
+
+    The previous handlers come back when the block ends normally or by an error; after a
+    :class:`Stopped` the signals stay ignored, so the caller's own clean-up finishes too.
+    """
     previous = {number: signal.signal(number, _stop) for number in STOP_SIGNALS}
     try:
         yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+    except Stopped:
+        raise
+    except BaseException:
+        _restore(previous)
+        raise
+    _restore(previous)
+
+
+def _restore(previous: dict[signal.Signals, Any]) -> None:
+    for number, handler in previous.items():
+        signal.signal(number, handler)
 
 
 def die_of(signum: int) -> None:

@@ -109,6 +109,18 @@ def stalled(*args, **kwargs):
     return original(*args, **kwargs)
 
 setattr(flow, step, stalled)
+if len(sys.argv) > 4:  # the signal again while the command cleans up
+    import os, signal
+    from privacy_plugins.cli import release
+
+    cleanup = release.remove_run_workdir
+
+    def signalled_again(*args, **kwargs):
+        os.kill(os.getpid(), int(sys.argv[4]))
+        time.sleep(0.5)
+        return cleanup(*args, **kwargs)
+
+    release.remove_run_workdir = signalled_again
 sys.exit(main(["release", spec, "--quiet"]))
 """
 
@@ -125,11 +137,13 @@ def tables_of(path: Path) -> list[str]:
         return sorted(r[0] for r in connection.execute("SELECT table_name FROM information_schema.tables").fetchall())
 
 
-def stop_mid_run(spec: Path, step: str, signum: int, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def stop_mid_run(
+    spec: Path, step: str, signum: int, tmp_path: Path, *, again: bool = False
+) -> subprocess.CompletedProcess[str]:
     """Run ``privacy-plugins release`` in a subprocess and send it ``signum`` while ``step`` runs."""
     marker = tmp_path / "reached"
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(spec), step, str(marker)],
+        [sys.executable, "-c", CHILD, str(spec), step, str(marker), *([str(int(signum))] if again else [])],
         env={**os.environ, "PYTHONPATH": str(REPO)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -163,6 +177,17 @@ def test_a_release_stopped_by_a_signal_removes_its_raw_rows_and_dies_of_it(
     assert done.returncode == -signum, done.stderr  # ended by the signal: the exit status says so
     assert f"stopped by {signum.name}" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "release.duckdb").exists()
+
+
+def test_a_second_signal_does_not_cut_the_clean_up_short(tmp_path: Path, work_root: Path) -> None:
+    data = demo_spec_dict(tmp_path, rows=600)
+    data.pop("workdir")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(data))
+    done = stop_mid_run(spec, "diagnose_step", signal.SIGTERM, tmp_path, again=True)
+    assert "stopped by SIGTERM; its working files were removed" in done.stderr  # the clean-up ran to its end
+    assert done.returncode == -signal.SIGTERM
+    assert list(work_root.rglob("*")) == []
 
 
 def test_a_release_inside_the_database_stopped_by_sigterm_drops_its_staging_table(
