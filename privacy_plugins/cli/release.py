@@ -81,10 +81,9 @@ def _run_release(args: argparse.Namespace) -> int:
         with stopped_by_signals():
             return _release(args, spec, run)
     except Stopped as stop:
-        remove_run_workdir(spec, run, keep=args.keep_workdir)  # again: the signal may have cut the clean-up short
-        print(
-            f"privacy-plugins: release {spec.name!r} stopped by {stop}; its working files were removed", file=sys.stderr
-        )
+        removed = remove_run_workdir(spec, run, keep=args.keep_workdir)  # again: the signal may have cut it short
+        what = "its working files were removed" if removed else "its working files were kept, as asked"
+        print(f"privacy-plugins: release {spec.name!r} stopped by {stop}; {what}", file=sys.stderr)
         die_of(stop.signum)
         raise
 
