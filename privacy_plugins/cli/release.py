@@ -6,7 +6,9 @@ Exit codes: 0 published; 1 not published because a requirement could not be met
 
 Working files live in a private per-run folder outside the report folder and
 are removed when the command ends, unless ``--keep-workdir`` (or ``workdir:`` in
-the spec) keeps them; the summary then says where they are.
+the spec) keeps them; the summary then says where they are. Stopped by SIGTERM,
+SIGHUP or SIGINT, it removes them (and any staging table) first, then ends by
+that signal (exit status 128 + its number in a shell).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from privacy_plugins.cli._args import Subcommands
-from privacy_plugins.release import STEPS, ReleaseResult, ReleaseSpec, run_release
+from privacy_plugins.cli._signals import Stopped, die_of, stopped_by_signals
+from privacy_plugins.release import STEPS, ReleaseResult, ReleaseSpec, new_run_id, remove_run_workdir, run_release
 
 __all__ = ["add_release_parser", "format_release"]
 
@@ -73,6 +76,19 @@ def format_release(result: ReleaseResult, spec: ReleaseSpec) -> str:
 
 def _run_release(args: argparse.Namespace) -> int:
     spec = ReleaseSpec.from_yaml(args.spec)
+    run = new_run_id()
+    try:
+        with stopped_by_signals():
+            return _release(args, spec, run)
+    except Stopped as stop:
+        removed = remove_run_workdir(spec, run, keep=args.keep_workdir)  # again: the signal may have cut it short
+        what = "its working files were removed" if removed else "its working files were kept, as asked"
+        print(f"privacy-plugins: release {spec.name!r} stopped by {stop}; {what}", file=sys.stderr)
+        die_of(stop.signum)
+        raise
+
+
+def _release(args: argparse.Namespace, spec: ReleaseSpec, run: str) -> int:
     console = Console(stderr=True)
     show = not args.quiet and console.is_terminal
     with Progress(
@@ -98,7 +114,7 @@ def _run_release(args: argparse.Namespace) -> int:
             description = f"  {units.get(step, step)} {done:,}{of}"
             progress.update(inner, description=description, completed=done, total=total, visible=True)
 
-        result = run_release(spec, on_step=on_step, on_progress=on_progress, keep_workdir=args.keep_workdir)
+        result = run_release(spec, on_step=on_step, on_progress=on_progress, run_id=run, keep_workdir=args.keep_workdir)
     if args.format == "json":
         print(json.dumps(result.to_dict(), indent=2))
     else:

@@ -23,7 +23,7 @@ from privacy_plugins.release.steps import (
     load_step,
     publish_step,
 )
-from privacy_plugins.release.workarea import DestinationBusy, new_run_id, remove_run_dir, run_dir
+from privacy_plugins.release.workarea import DestinationBusy, new_run_id, remove_run_dir, remove_run_workdir, run_dir
 
 __all__ = [
     "STEPS",
@@ -49,6 +49,7 @@ __all__ = [
     "publish_table",
     "read_published",
     "remove_run_dir",
+    "remove_run_workdir",
     "run_dir",
     "run_release",
 ]

@@ -112,12 +112,12 @@ def run_release(
         failure = None
         step("anonymize")
         try:
-            candidate = anonymize_step(spec, loaded, run_id=run, on_progress=on_progress)
+            candidate = anonymize_step(spec, loaded, run_id=run, on_progress=on_progress, keep_workdir=keep)
         except InfeasibleAnonymizationError as exc:
             failure = f"requirements cannot be met: {exc}"
         if candidate is not None:
             step("check")
-            check = check_step(spec, candidate, run_id=run)
+            check = check_step(spec, candidate, run_id=run, keep_workdir=keep)
             if check.passed:
                 step("publish")
                 published = publish_step(spec, candidate, check, run_id=run)

@@ -75,7 +75,7 @@ from privacy_plugins.engines.pushdown import (
 from privacy_plugins.engines.spark import SparkTable, open_spark_table
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
-from privacy_plugins.release import destinations, spark_destination, staging
+from privacy_plugins.release import destinations, receipts, spark_destination, staging
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.numbers import measure_classes
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
@@ -92,10 +92,12 @@ from privacy_plugins.release.steps import (
     _own_file,
     _write_parquet,
     accepted_check,
+    accounting,
     check_lattice,
     check_mode,
 )
 from privacy_plugins.release.workarea import destination_lock, run_dir
+from privacy_plugins.release.written_columns import record_columns, refuse_foreign_columns
 
 __all__ = [
     "anonymize",
@@ -463,6 +465,8 @@ def anonymize(
             with destinations.atomic_file(path) as temporary:
                 _stream_to_parquet(done.published, temporary)
             where, digest = str(path), staging.file_sha256(path)
+    columns = {"table": [str(c) for c in done.published.columns()]}
+    record_columns(folder, columns)
     LOGGER.info(
         "anonymize: %d rows in, %d published, %d suppressed, staged at %s (%.1fs)",
         done.rows_in,
@@ -487,6 +491,7 @@ def anonymize(
         sha256=digest,
         kind="pushdown",
         staging_table=table,
+        columns=columns,
     )
 
 
@@ -629,10 +634,11 @@ def _remeasure(
     measured: staging.StagedMeasure,
     candidate: Candidate,
     result: CheckResult,
-    loaded_rows: int,
+    accepted: tuple[str, Path, int],
     allowed_failures: Collection[str],
 ) -> staging.StagedMeasure:
-    """Refuse staged rows, measured once more, that changed since the check or fail a requirement."""
+    """Refuse staged rows, measured again, that changed since the check, fail a requirement or have other columns."""
+    _, folder, loaded_rows = accepted
     if measured.digest != result.candidate_sha256:
         raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
     failed = [
@@ -645,7 +651,14 @@ def _remeasure(
         raise ReleaseBlocked(
             f"release {spec.name!r} not published: re-measured before writing, the candidate fails:\n{summary}"
         )
+    refuse_foreign_columns(candidate, folder, {"table": measured.columns})
+    receipts.write_receipt(spec, result, _numbers(spec, measured, candidate), measured.columns, "publishing")
     return measured
+
+
+def _numbers(spec: ReleaseSpec, measured: staging.StagedMeasure, candidate: Candidate) -> dict[str, Any]:
+    """The publication's numbers: the staged rows measured, plus the candidate's accounting."""
+    return measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns) | accounting(candidate)
 
 
 def _swap_staged(
@@ -658,10 +671,10 @@ def _swap_staged(
     """Re-measure a staging table or file and publish it (a table: in the swap transaction itself)."""
     import sqlalchemy as sa
 
-    run, folder, loaded_rows = accepted
+    run, folder, _ = accepted
     with _staged(spec, candidate, folder, begin=bool(candidate.staging_table)) as (connection, selectable):
         measured = staging.measure_staged(spec, connection, selectable)
-        _remeasure(spec, measured, candidate, result, loaded_rows, allowed_failures)
+        _remeasure(spec, measured, candidate, result, accepted, allowed_failures)
         if candidate.staging_table:  # the same transaction: what was measured is what is swapped in
             staging.clean_staging(connection, spec, run, keep=candidate.staging_table)
             destinations._swap_hook()
@@ -694,7 +707,7 @@ def publish(
             if candidate.staging_table and _spark_staged(spec):  # counted again and swapped by Spark
                 stage = _spark_stage(spec, candidate.staging_table)
                 measured = staging.measure_table(spec, stage.table())
-                _remeasure(spec, measured, candidate, result, loaded_rows, allowed_failures)
+                _remeasure(spec, measured, candidate, result, (run, folder, loaded_rows), allowed_failures)
                 stage.publish(candidate.rows_out)
             else:
                 measured = _swap_staged(spec, candidate, result, (run, folder, loaded_rows), allowed_failures)
@@ -707,18 +720,13 @@ def publish(
         spec.destination.describe(),
         time.monotonic() - started,
     )
-    numbers = measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
+    numbers = _numbers(spec, measured, candidate)
+    receipts.write_receipt(spec, result, numbers, measured.columns, "published")
     return Publication(
         destination=spec.destination.describe(),
         table=spec.destination.table,
         rows=measured.rows,
-        numbers=numbers
-        | {
-            "rows_in": candidate.rows_in,
-            "suppressed": candidate.suppressed,
-            "ncp": candidate.ncp,
-            "algorithm": candidate.algorithm,
-        },
+        numbers=numbers,
     )
 
 

@@ -32,7 +32,9 @@ they always agree.
 
 Publishing re-measures. ``publish_step`` does not trust a ``CheckResult``: it
 re-reads the candidate's bytes, re-measures every requirement on exactly what
-it is about to write, and refuses when one fails.
+it is about to write, and refuses when one fails — or when its columns are not
+exactly the ones the anonymize step wrote (:mod:`.written_columns`). A publish
+re-run for a run that already published succeeds without writing (:mod:`.receipts`).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import (
     ConfigurationError,
     HierarchyError,
+    InfeasibleAnonymizationError,
     ReleaseBlocked,
     UnknownColumnError,
     VerificationError,
@@ -72,7 +75,8 @@ from privacy_plugins.release.numbers import measure_published
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
-from privacy_plugins.release.workarea import destination_lock, new_run_id, run_dir
+from privacy_plugins.release.workarea import destination_lock, new_run_id, remove_run_workdir, run_dir
+from privacy_plugins.release.written_columns import file_columns, record_columns, refuse_foreign_columns
 
 __all__ = [
     "Candidate",
@@ -168,6 +172,9 @@ class Candidate(_Artifact):
     kind: str = dataclasses.field(default="rows", kw_only=True)
     #: A pushdown candidate staged in the source database: its staging table (empty: the Parquet working file).
     staging_table: str = dataclasses.field(default="", kw_only=True)
+    #: The columns the anonymize step wrote (in memory ``name: type``; inside the database names), per table
+    #: (``"table"``, and ``"linked"`` for a two-table release). Publishing refuses any other column set.
+    columns: dict[str, list[str]] = dataclasses.field(default_factory=dict, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -227,6 +234,8 @@ class Publication(_Artifact):
     rows: int
     numbers: dict[str, Any] = dataclasses.field(default_factory=dict, kw_only=True)
     """rows, classes, measured/targets per requirement, ncp, suppressed (see release/numbers.py); no values."""
+    #: Set when this publish step was a re-run: the run that had already published it (nothing was written).
+    already_published_by: str = dataclasses.field(default="", kw_only=True)
 
 
 def _read_with_digest(path: Path) -> tuple[pd.DataFrame, str]:
@@ -422,9 +431,33 @@ def diagnose_step(
 
 
 def anonymize_step(
-    spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None = None, on_progress: OnProgress | None = None
+    spec: ReleaseSpec,
+    loaded: LoadedTable,
+    *,
+    run_id: str | None = None,
+    on_progress: OnProgress | None = None,
+    keep_workdir: bool = False,
 ) -> Candidate:
     """Anonymize into the run's private candidate file (raises InfeasibleAnonymizationError when impossible).
+
+    When no generalization meets the requirements nothing can ever be published from
+    this run: its working folder is removed (unless ``keep_workdir`` or the spec's ``workdir:``).
+    """
+    try:
+        return _anonymize(spec, loaded, run_id, on_progress)
+    except InfeasibleAnonymizationError:
+        _end_unpublished(spec, loaded.run_id, keep_workdir)
+        raise
+
+
+def _end_unpublished(spec: ReleaseSpec, run: str, keep: bool) -> None:
+    """Remove the working files of a run that can never publish (no raw row stays on disk)."""
+    if remove_run_workdir(spec, run, keep=keep):
+        LOGGER.info("removed the working files of run %s: it cannot publish", run)
+
+
+def _anonymize(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None, on_progress: OnProgress | None) -> Candidate:
+    """:func:`anonymize_step` (in memory, or dispatched inside the database).
 
     ``on_progress("anonymize", nodes_checked, lattice_size)`` is called after each lattice node
     checked; progress is also logged on the ``privacy_plugins.release`` logger every few seconds.
@@ -465,6 +498,8 @@ def anonymize_step(
         }
     with atomic_file(report_path) as temporary:
         temporary.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    columns = {"table": file_columns(path)} | ({"linked": file_columns(linked_path)} if linked else {})
+    record_columns(folder, columns)
     return Candidate(
         path=str(path),
         report_path=str(report_path),
@@ -480,6 +515,7 @@ def anonymize_step(
         source_fingerprint=spec.source_fingerprint,
         sha256=digest,
         **linked,
+        columns=columns,
     )
 
 
@@ -644,14 +680,30 @@ def measured_candidate(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
 
 
 def check_step(
-    spec: ReleaseSpec, candidate: Candidate, *, run_id: str | None = None, allowed_failures: Collection[str] = ()
+    spec: ReleaseSpec,
+    candidate: Candidate,
+    *,
+    run_id: str | None = None,
+    allowed_failures: Collection[str] = (),
+    keep_workdir: bool = False,
 ) -> CheckResult:
     """Re-measure every requirement on the candidate with the core, plus identifiers and row accounting.
 
-    Inside the database the staged rows are measured there with ``GROUP BY``; when a check
+    Inside the database the staged rows are measured there with ``GROUP BY``. When a check
     outside ``allowed_failures`` (the caller's warn-only checks) fails, the candidate can never
-    be published and its staging table is dropped.
+    be published: its staging table is dropped and the run's working folder removed (unless
+    ``keep_workdir`` or the spec's ``workdir:``).
     """
+    result = _check(spec, candidate, run_id, allowed_failures)
+    if any(not c.passed and c.name not in allowed_failures for c in result.checks):
+        _end_unpublished(spec, result.run_id, keep_workdir)
+    return result
+
+
+def _check(
+    spec: ReleaseSpec, candidate: Candidate, run_id: str | None, allowed_failures: Collection[str]
+) -> CheckResult:
+    """:func:`check_step` (in memory, or dispatched inside the database)."""
     if _inside_database(spec):
         from privacy_plugins.release import pushdown
 
@@ -668,6 +720,16 @@ def check_step(
         spec_name=spec.name,
         source_fingerprint=spec.source_fingerprint,
     )
+
+
+def accounting(candidate: Candidate) -> dict[str, Any]:
+    """The candidate's accounting that a publication's numbers carry beside the measures."""
+    return {
+        "rows_in": candidate.rows_in,
+        "suppressed": candidate.suppressed,
+        "ncp": candidate.ncp,
+        "algorithm": candidate.algorithm,
+    }
 
 
 def accepted_check(spec: ReleaseSpec, candidate: Candidate, check: CheckResult, run_id: str | None) -> str:
@@ -709,6 +771,11 @@ def publish_step(
     Inside the database the staged rows are re-measured there (a staging table inside the
     swap transaction itself) and swapped in or published from the staged file.
     """
+    from privacy_plugins.release import receipts
+
+    done = receipts.already_published(spec, candidate, check, run_id)  # a re-run of a publish that committed
+    if done is not None:
+        return done
     if _inside_database(spec):
         from privacy_plugins.release import pushdown
 
@@ -729,18 +796,19 @@ def publish_step(
         raise ReleaseBlocked(
             f"release {spec.name!r} not published: re-measured before writing, the candidate fails:\n{summary}"
         )
+    found = {"table": file_columns(Path(candidate.path))}
+    if linked is not None:
+        found["linked"] = file_columns(Path(candidate.linked_path))
+    refuse_foreign_columns(candidate, run_dir(spec, run), found)
+    measured = frame if linked is None else joined_view(linked, candidate.group_column, spec.quasi_identifiers)
+    numbers = measure_published(spec, measured) | accounting(candidate)  # two tables: their groups, as checked
     with destination_lock(spec.destination):
+        receipts.write_receipt(spec, check, numbers, list(measured.columns), "publishing")
         if linked is not None:  # both tables or neither
             rows = publish_linked({"qit": frame, "st": linked}, spec.destination)["qit"]
         else:
             rows = publish_table(frame, spec.destination)
-    measured = frame if linked is None else joined_view(linked, candidate.group_column, spec.quasi_identifiers)
-    numbers = measure_published(spec, measured) | {  # a two-table release: its groups, as the checks measure them
-        "rows_in": candidate.rows_in,
-        "suppressed": candidate.suppressed,
-        "ncp": candidate.ncp,
-        "algorithm": candidate.algorithm,
-    }
+        receipts.write_receipt(spec, check, numbers, list(measured.columns), "published")
     return Publication(
         destination=spec.destination.describe(), table=spec.destination.table, rows=rows, numbers=numbers
     )

@@ -12,7 +12,18 @@ after the run), else ``$PRIVACY_PLUGINS_WORKDIR``, else
 ``<system temp dir>/privacy-plugins-<uid>`` (created 0700; refused when another
 user owns it or it is a symlink). Working files never go into the report folder,
 which people share. ``run_release`` and the CLI remove the run's folder when the
-run ends unless asked to keep it (``workdir:`` in the spec or ``--keep-workdir``).
+run ends unless asked to keep it (``workdir:`` in the spec or ``--keep-workdir``);
+a step-wise run removes it when it stops before publishing (no feasible
+generalization, a failed check) and orchestrators call :func:`remove_run_workdir`
+when a run ends (local folder and shared working storage alike).
+
+Every run folder holds a marker file (:data:`RUN_MARKER`, the run id) that makes
+it recognisable. When a run's folder is created, run folders under the same
+root (never a spec's own ``workdir:``) whose files are all older than
+``$PRIVACY_PLUGINS_WORKDIR_MAX_AGE_HOURS`` (default 24; ``off`` disables) are
+removed: the leftovers of killed runs. Only folders with a valid marker — or,
+from earlier versions, a run folder's name and nothing but working files — are
+ever removed.
 
 Publishing to a DuckDB file or a Parquet folder holds an exclusive, non-blocking
 ``flock`` on a lock file beside it (``<file>.lock``, ``<folder>/.<table>.lock``):
@@ -22,8 +33,10 @@ instead of interleaving. SQLAlchemy destinations rely on the database transactio
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -34,22 +47,37 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 from privacy_plugins.engines.spark_session import is_spark_path
 from privacy_plugins.errors import ConfigurationError, PrivacyPluginsError
 from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
 
 __all__ = [
+    "MAX_AGE_ENV",
+    "RUN_MARKER",
     "WORKDIR_ENV",
     "DestinationBusy",
+    "SharedWorkdir",
     "destination_lock",
     "new_run_id",
     "remove_run_dir",
+    "remove_run_workdir",
     "run_dir",
     "safe_name",
+    "stale_age_seconds",
+    "sweep_stale_runs",
 ]
 
 WORKDIR_ENV = "PRIVACY_PLUGINS_WORKDIR"
+MAX_AGE_ENV = "PRIVACY_PLUGINS_WORKDIR_MAX_AGE_HOURS"
+DEFAULT_MAX_AGE_HOURS = 24.0
+RUN_MARKER = ".privacy-plugins-run"
+"""The file in every run folder that names its run (its content is the run id)."""
+
+_RUN_FOLDER = re.compile(r"(?!\.)[A-Za-z0-9._-]{0,60}-[0-9a-f]{10}")  # safe_name(run id)
+_RELEASE_FOLDER = re.compile(r"(?!\.)[A-Za-z0-9._-]{0,60}-[0-9a-f]{10}-[0-9a-f]{12}")
+_WORKING_FILE = re.compile(r"[A-Za-z0-9_]+\.(parquet|json)|\.[A-Za-z0-9_]+\.(parquet|json)\.[0-9a-f]{8}\.tmp")
 
 
 class DestinationBusy(PrivacyPluginsError):
@@ -118,13 +146,39 @@ def run_dir(spec: ReleaseSpec, run_id: str, *, create: bool = False) -> Path:
         raise ConfigurationError("a release step needs a run id")
     root, shared = _work_root(spec)
     if create:
+        stale_age_seconds()  # a bad setting fails before anything is created
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
     _private_dir(root, create=False, strict_mode=shared)
-    release = root / f"{safe_name(spec.name)}-{spec.source_fingerprint[:12]}"
+    release = root / _release_name(spec)
     folder = release / safe_name(run_id)
+    if not create and not os.path.lexists(folder):
+        raise ConfigurationError(
+            f"the working folder of run {run_id!r} does not exist ({str(folder)!r}): the run already ended "
+            "(published, refused or cleaned up) or its first step never ran on this machine; re-run the release "
+            "from the load step"
+        )
     _private_dir(release, create=create)
+    new = create and not folder.exists()
     _private_dir(folder, create=create)
+    if create:
+        _write_marker(folder / RUN_MARKER, run_id)
+    if new and spec.workdir is None:  # a run starts here: remove what killed runs left behind
+        sweep_stale_runs(root, keep=folder)
     return folder
+
+
+def _write_marker(marker: Path, run_id: str) -> None:
+    """Name the run in its folder (once; never through a planted symlink)."""
+    try:
+        handle = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write(run_id)
+
+
+def _release_name(spec: ReleaseSpec) -> str:
+    return f"{safe_name(spec.name)}-{spec.source_fingerprint[:12]}"
 
 
 def remove_run_dir(spec: ReleaseSpec, run_id: str) -> None:
@@ -133,7 +187,7 @@ def remove_run_dir(spec: ReleaseSpec, run_id: str) -> None:
         root, _ = _work_root(spec)
     except ConfigurationError:
         return  # no valid root: nothing of this run was written there
-    release = root / f"{safe_name(spec.name)}-{spec.source_fingerprint[:12]}"
+    release = root / _release_name(spec)
     folder = release / safe_name(run_id)
     if folder.is_symlink():
         folder.unlink()
@@ -143,6 +197,115 @@ def remove_run_dir(spec: ReleaseSpec, run_id: str) -> None:
         release.rmdir()
     except OSError:
         pass  # other runs still use it, or it was never created
+
+
+class SharedWorkdir(Protocol):
+    """Shared working storage that mirrors run folders (e.g. Airflow's ``WorkingStorage`` on S3)."""
+
+    def remove(self, spec: ReleaseSpec, run_id: str) -> None:
+        """Delete the run's shared copy (a no-op when it is gone)."""
+
+
+def remove_run_workdir(
+    spec: ReleaseSpec, run_id: str, *, shared: SharedWorkdir | None = None, keep: bool = False
+) -> bool:
+    """Remove every working file of one run: its local folder and, with ``shared``, its shared copy.
+
+    For whatever ends a run — published, refused, failed, cancelled — so that no raw row
+    stays behind. ``keep`` (the user asked to keep the files) keeps both; the spec's
+    ``workdir:`` keeps the local folder (the user's own) but not the shared copy. Safe to
+    call twice and for a run that never started. Returns whether the local folder was removed.
+    """
+    if keep:
+        return False
+    removed = False
+    if spec.workdir is None:
+        remove_run_dir(spec, run_id)
+        removed = True
+    if shared is not None:
+        shared.remove(spec, run_id)
+    return removed
+
+
+def stale_age_seconds() -> float:
+    """How old a run folder's newest file must be for it to be swept (``$PRIVACY_PLUGINS_WORKDIR_MAX_AGE_HOURS``).
+
+    Raises:
+        ConfigurationError: the variable is not a positive number of hours nor ``off``.
+    """
+    text = os.environ.get(MAX_AGE_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_AGE_HOURS * 3600
+    if text.lower() == "off":
+        return math.inf
+    try:
+        hours = float(text)
+    except ValueError:
+        hours = math.nan
+    if not (hours > 0 and math.isfinite(hours)):
+        raise ConfigurationError(f"${MAX_AGE_ENV} must be a positive number of hours or 'off', got {text!r}")
+    return hours * 3600
+
+
+def _plain_dir(path: Path) -> bool:
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+
+
+def _is_run_folder(folder: Path) -> bool:
+    """Whether ``folder`` is recognisably a run folder of this product (never anything else)."""
+    if not _RUN_FOLDER.fullmatch(folder.name) or not _plain_dir(folder):
+        return False
+    marker = folder / RUN_MARKER
+    try:
+        if not marker.is_symlink() and marker.is_file():
+            return safe_name(marker.read_text(encoding="utf-8")) == folder.name
+        entries = list(folder.iterdir())
+    except (OSError, UnicodeDecodeError):
+        return False
+    # a run folder of an earlier version: no marker, nothing but working files
+    return all(_WORKING_FILE.fullmatch(e.name) and not e.is_symlink() and e.is_file() for e in entries)
+
+
+def _newest(folder: Path) -> float:
+    """The newest modification time of the folder and its files."""
+    times = [folder.lstat().st_mtime]
+    for entry in folder.iterdir():
+        with contextlib.suppress(OSError):
+            times.append(entry.lstat().st_mtime)
+    return max(times)
+
+
+def sweep_stale_runs(root: Path, *, keep: Path | None = None, now: float | None = None) -> list[Path]:
+    """Remove the run folders under ``root`` whose newest file is older than :func:`stale_age_seconds`.
+
+    Only this product's run folders (``<root>/<release>/<run>/`` with a valid marker, or an
+    earlier version's holding only working files) owned by this user; ``keep`` is never
+    removed. An empty release folder unchanged for as long goes too. Returns the run folders removed.
+    """
+    age = stale_age_seconds()
+    if math.isinf(age) or not _plain_dir(root):
+        return []
+    now = time.time() if now is None else now
+    removed = []
+    for release in sorted(root.iterdir()):
+        if not _RELEASE_FOLDER.fullmatch(release.name) or not _plain_dir(release):
+            continue
+        for folder in sorted(release.iterdir()):
+            try:
+                if folder == keep or not _is_run_folder(folder) or now - _newest(folder) <= age:
+                    continue
+                shutil.rmtree(folder)
+            except OSError:
+                continue  # another process removed or holds it: leave it
+            removed.append(folder)
+        with contextlib.suppress(OSError):
+            if now - release.lstat().st_mtime > age:  # not one a starting run has just created
+                release.rmdir()  # only when empty
+    return removed
 
 
 def _lock_path(destination: DestinationSpec) -> Path | None:

@@ -106,8 +106,8 @@ def test_full_release_passes_summaries_without_raw_values(census: dict[str, Any]
 def test_failed_requirement_fails_the_check_task(census: dict[str, Any]) -> None:
     strict = {"requirements": {"k": "50"}}  # templated values arrive as strings
     operator = PrivacyCheckOperator(
-        task_id="check", spec_path=census["spec_path"], candidate=census["candidate"], overrides=strict
-    )
+        task_id="check", spec_path=census["spec_path"], candidate=fresh_candidate(census), overrides=strict
+    )  # a failed check ends its run (its working files removed): a run of its own
     with pytest.raises(PrivacyCheckFailed, match=r"(?s)blocked: 1 of \d+ privacy checks failed.*50-anonymity") as info:
         run(operator)
     assert isinstance(info.value, AirflowFailException)  # no retries: the same table fails again
@@ -119,7 +119,7 @@ def test_failed_requirement_can_skip_downstream_instead(census: dict[str, Any]) 
         check = PrivacyCheckOperator(
             task_id="check",
             spec_path=census["spec_path"],
-            candidate=census["candidate"],
+            candidate=fresh_candidate(census),  # a failed check ends its run: a run of its own
             overrides={"requirements": {"k": 50}},
             on_failure="skip_downstream",
         )

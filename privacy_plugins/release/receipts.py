@@ -1,0 +1,169 @@
+"""Publish receipts: a publish step re-run for a run that already published succeeds, and says so.
+
+A publish task can be run again after it published: a worker killed after the
+commit (its task retried), Airflow's *Clear*, a Dagster re-execution. By then the
+run's working folder is gone (removed after publishing), so the candidate cannot
+be read again. The publish step therefore leaves a receipt in the report folder
+(``publish_receipt.json``; numbers and names only, never a value):
+
+- just before it writes to the destination: the run id, the digest of the
+  checked candidate (``CheckResult.candidate_sha256``), the destination, and
+  what the published table will measure — its columns, rows, classes and every
+  requirement's measure (:func:`~privacy_plugins.release.numbers.measure_published`);
+- after the commit, the same with ``"state": "published"``.
+
+A re-run whose artifacts name that run and that digest reads what the
+destination holds now and measures it the same way: when it matches the receipt
+(whichever state: the worker may have died between the commit and the receipt's
+update) the step returns the :class:`~privacy_plugins.release.steps.Publication`
+again, logs "already published by run …" and publishes nothing. Otherwise — a
+run that never published, or whose release was since replaced — a run whose
+folder is gone fails as before: re-run the release from the load step.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from privacy_plugins.errors import PrivacyPluginsError
+from privacy_plugins.release.destinations import atomic_file
+from privacy_plugins.release.numbers import drift, measure_published
+from privacy_plugins.release.progress import LOGGER
+from privacy_plugins.release.spec import ReleaseSpec
+
+if TYPE_CHECKING:
+    from privacy_plugins.release.steps import Candidate, CheckResult, Publication
+
+__all__ = ["RECEIPT_FILE", "already_published", "write_receipt"]
+
+RECEIPT_FILE = "publish_receipt.json"
+
+
+def write_receipt(
+    spec: ReleaseSpec, check: CheckResult, numbers: dict[str, Any], columns: list[str], state: str
+) -> None:
+    """Record (atomically) that ``check``'s run is publishing (``state="publishing"``) or has published."""
+    receipt = {
+        "state": state,
+        "run_id": check.run_id,
+        "spec_name": spec.name,
+        "source_fingerprint": spec.source_fingerprint,
+        "candidate_digest": check.candidate_sha256,
+        "destination": spec.destination.describe(),
+        "columns": [str(c) for c in columns],
+        "numbers": numbers,
+    }
+    spec.report.directory.mkdir(parents=True, exist_ok=True)
+    with atomic_file(spec.report.directory / RECEIPT_FILE) as temporary:
+        temporary.write_text(json.dumps(receipt, indent=2) + "\n", encoding="utf-8")
+
+
+def _receipt(spec: ReleaseSpec) -> dict[str, Any] | None:
+    path = spec.report.directory / RECEIPT_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() and not path.is_symlink() else None
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def already_published(
+    spec: ReleaseSpec, candidate: Candidate, check: CheckResult, run_id: str | None
+) -> Publication | None:
+    """The publication of these artifacts' run if the destination still holds just what it published, else ``None``."""
+    receipt = _receipt(spec)
+    run = check.run_id
+    if (
+        receipt is None
+        or not check.passed
+        or (run_id is not None and run_id != run)
+        or candidate.run_id != run
+        or check.candidate_path != candidate.path
+        or receipt.get("run_id") != run
+        or receipt.get("spec_name") != spec.name
+        or check.spec_name != spec.name
+        or receipt.get("source_fingerprint") != spec.source_fingerprint
+        or check.source_fingerprint != spec.source_fingerprint
+        or receipt.get("candidate_digest") != check.candidate_sha256
+        or receipt.get("destination") != spec.destination.describe()
+    ):
+        return None
+    from privacy_plugins.release.steps import Publication
+
+    numbers = receipt.get("numbers")
+    try:
+        now = _measured_now(spec)
+    except (PrivacyPluginsError, OSError):
+        return None
+    if now is None or not isinstance(numbers, dict) or now[0] != receipt.get("columns") or drift(numbers, now[1]):
+        return None
+    if receipt.get("state") != "published":
+        write_receipt(spec, check, numbers, list(receipt["columns"]), "published")  # the commit did happen
+    LOGGER.warning(
+        "publish: already published by run %s to %s; nothing published again", run, spec.destination.describe()
+    )
+    return Publication(
+        destination=spec.destination.describe(),
+        table=spec.destination.table,
+        rows=int(now[1]["rows"]),
+        numbers=numbers,
+        already_published_by=run,
+    )
+
+
+def _measured_now(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]] | None:
+    """The columns and numbers of what the destination holds now (``None``: nothing), measured as at publishing."""
+    from privacy_plugins.release.pushdown import pushdown_reason
+
+    if pushdown_reason(spec) is None and spec.destination.spark is None:
+        return _measured_in_database(spec)  # a release inside the database: measured there, by GROUP BY
+    from privacy_plugins.release.linked import read_release
+
+    table = read_release(spec)
+    if table is None:
+        return None
+    return [str(c) for c in table.columns], measure_published(spec, table)
+
+
+def _measured_in_database(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]] | None:
+    """The published table measured where it is (DuckDB, a SQL database, a Parquet file through DuckDB)."""
+    import sqlalchemy as sa
+
+    from privacy_plugins.engines.sql import SqlTable
+    from privacy_plugins.release import locations, staging
+    from privacy_plugins.release.numbers import measure_classes
+
+    target = spec.destination
+    if target.duckdb is not None:
+        if not target.duckdb.is_file():
+            return None
+        engine = sa.create_engine(f"duckdb:///{target.duckdb}", connect_args={"read_only": True})
+    elif target.parquet is not None:
+        path = target.parquet / f"{target.table}.parquet"
+        if not path.is_file() or path.is_symlink():
+            return None
+        engine = sa.create_engine("duckdb:///:memory:")
+    else:
+        url = target.sql_url()
+        database = locations.sqlite_file(url)
+        if database is not None and not database.exists():
+            return None  # connecting would create an empty database file
+        engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            if target.parquet is None and not sa.inspect(connection).has_table(target.table):
+                return None
+        if target.parquet is not None:
+            literal = str(target.parquet / f"{target.table}.parquet").replace("'", "''")
+            table = SqlTable.from_query(engine, f"SELECT * FROM read_parquet('{literal}')")
+        else:
+            table = SqlTable.from_table(engine, target.table)
+        try:
+            measured = staging.measure_table(spec, table)
+        finally:
+            table.close()
+    finally:
+        engine.dispose()
+    numbers = measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
+    return [str(c) for c in measured.columns], numbers
