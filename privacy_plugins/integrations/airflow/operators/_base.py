@@ -19,11 +19,10 @@ share one private working folder on the worker's machine (see
 :mod:`privacy_plugins.release.workarea`; set ``PRIVACY_PLUGINS_WORKDIR`` or the
 spec's ``workdir:`` to a folder every worker sees when tasks run on several
 machines) and refuse artifacts of any other run. The publish task removes the
-folder after publishing. A run that stops before publishing (infeasible
-requirements, a failed check) keeps it, private (0700), under the temp root, so
-a cleared task can still be re-run with other overrides; remove it with
-``privacy_plugins.release.remove_run_dir(spec, "<dag_id>__<run_id>")`` or a
-teardown task, or let the temp dir's cleaning take it.
+folder after publishing; for a run that stops before publishing (infeasible
+requirements, a failed check) the ``cleanup`` teardown that ``release_tasks``
+adds removes it (see :mod:`.cleanup`). Operators wired by hand without that
+teardown keep it, private (0700), under the temp root.
 """
 
 from __future__ import annotations
