@@ -61,7 +61,11 @@ def s3() -> Iterator[Any]:
         "extra": {"endpoint_url": endpoint, "region_name": "us-east-1"},
     }
     client = boto3.client(
-        "s3", endpoint_url=endpoint, aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
     )
     client.create_bucket(Bucket=BUCKET)
     with pytest.MonkeyPatch.context() as patch:
@@ -87,9 +91,7 @@ def _strict_suite(tmp_path: Path) -> str:
     return str(path)
 
 
-def test_an_infeasible_release_leaves_no_working_files(
-    dagbag: Any, specs: dict[str, Path], local_root: Path
-) -> None:
+def test_an_infeasible_release_leaves_no_working_files(dagbag: Any, specs: dict[str, Path], local_root: Path) -> None:
     run = dagbag.get_dag("privacy_release_impossible").test(run_conf={"spec": str(specs["demo_impossible"])})
     states = _states(run)
     assert str(run.state) == "failed"  # the teardown's success does not hide the failed release
