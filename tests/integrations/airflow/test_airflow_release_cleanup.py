@@ -157,8 +157,7 @@ def test_the_cleanup_task_removes_the_files_other_tasks_pushed_to_s3(
     with pytest.raises(PrivacyCheckFailed):
         PrivacyCheckOperator(task_id="check", candidate=candidate, **strict).execute(context=context)
     names = {key.rsplit("/", 1)[1] for key in _keys(s3, prefix)}
-    assert {"raw.parquet", "candidate.parquet"} <= names
-    assert {"raw.parquet", "candidate.parquet"} <= {Path(p).name for p in _files(local_root)}
+    assert {"raw.parquet", "candidate.parquet"} <= names  # pushed by load and anonymize, left by the failed check
 
     done = ReleaseCleanupOperator(task_id="cleanup", **common).execute(context=context)
     assert done == {"run_id": "steps__manual__cleanup", "removed": True}
