@@ -10,7 +10,8 @@ or ``release_tasks``, or ``$PRIVACY_PLUGINS_WORKING_STORAGE``; any Airflow
 
 1. pulls the run's files from ``<storage>/<release>/<run id>/`` into its local
    private folder (0700) before its step,
-2. pushes the files its step wrote back after the step succeeded,
+2. pushes the files its step wrote back after the step succeeded, then removes
+   its local copy (succeeded or not: no raw row stays on a worker machine),
 3. and the publish task (or, for a run that stopped earlier, the ``cleanup``
    teardown of ``release_tasks``) deletes the run's remote folder with the local one.
 

@@ -152,10 +152,12 @@ def test_the_cleanup_task_removes_the_files_other_tasks_pushed_to_s3(
         "working_storage_conn_id": CONN_ID,
     }
     loaded = LoadOperator(task_id="load", **common).execute(context=context)
+    assert _files(local_root) == []  # the worker's copy goes once pushed: the shared copy is the run's
     candidate = AnonymizeOperator(task_id="anonymize", loaded=loaded, **common).execute(context=context)
     strict = {**common, "overrides": {"requirements": {"k": 50}}}
     with pytest.raises(PrivacyCheckFailed):
         PrivacyCheckOperator(task_id="check", candidate=candidate, **strict).execute(context=context)
+    assert _files(local_root) == []  # a failed task removes its machine's copy too
     names = {key.rsplit("/", 1)[1] for key in _keys(s3, prefix)}
     assert {"raw.parquet", "candidate.parquet"} <= names  # pushed by load and anonymize, left by the failed check
 
