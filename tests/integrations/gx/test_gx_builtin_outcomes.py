@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("great_expectations")
 
@@ -55,3 +58,34 @@ def test_privacy_expectations_keep_their_classes_and_records() -> None:
     )
     assert verdict.status == "failed" and verdict.observed == 55
     assert "90 classes / 5000 records in violation" in verdict.message
+
+
+_values = st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789 -", min_size=1, max_size=12), max_size=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=_values, count=st.integers(0, 10**9), total=st.integers(0, 10**9), column=st.booleans())
+def test_no_value_gx_saw_reaches_the_outcome(values: list[str], count: int, total: int, column: bool) -> None:
+    """Whatever GX lists (unexpected values, their counts, an observed value), only its counts get through."""
+    from privacy_plugins.integrations.gx import outcome
+
+    marked = [f"<{value}>" for value in values]  # a mark no count or word of ours contains
+    result = SimpleNamespace(
+        expectation_config=SimpleNamespace(
+            type="expect_column_values_to_be_in_set", severity="critical", kwargs={"column": "zip"} if column else {}
+        ),
+        exception_info={},
+        success=False,
+        result={
+            "element_count": total,
+            "unexpected_count": count,
+            "partial_unexpected_list": marked,
+            "partial_unexpected_counts": [{"value": v, "count": 1} for v in marked],
+            "observed_value": marked[0] if marked else None,
+            "details": {"value_counts": [{"value": v, "count": 1} for v in marked]},
+        },
+    )
+    verdict = outcome(result)
+    text = json.dumps(verdict.to_dict()) + verdict.message
+    assert not [v for v in marked if v in text]
+    assert f"{count} of {total} rows unexpected" in verdict.message
