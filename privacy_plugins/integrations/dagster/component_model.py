@@ -8,8 +8,10 @@ loaded, with a stack trace. Here each section is a :class:`dagster.Model`
 ``KEYS``, so ``dg check yaml`` names the file, line and column of the typo. The
 values are still validated by :class:`~privacy_plugins.release.ReleaseSpec`
 when the definitions load (ranges, combinations, paths). The algorithm's name
-and options come from the anonymizer registry; the hierarchy builders from the
-core's ``HIERARCHY_BUILDERS``.
+and options come from the anonymizer registry when this module is imported (an
+algorithm your own code registers must be registered before that, e.g. at the
+top of the project's package); the hierarchy builders from the core's
+``HIERARCHY_BUILDERS``.
 """
 
 # No ``from __future__ import annotations``: Dagster's Model/Resolvable read the annotations at class creation.
