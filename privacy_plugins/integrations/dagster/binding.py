@@ -181,9 +181,10 @@ def runs_whole_here(context: Any) -> bool:
     that may run steps elsewhere (multiprocess, Celery, Kubernetes …).
     """
     step = getattr(context, "op_execution_context", None)
-    if step is None:
+    try:
+        executor = step.job_def.executor_def.name if step is not None else None
+    except Exception:  # e.g. a directly invoked asset (build_asset_context): no job, no run to end
         return False
-    executor = step.job_def.executor_def.name
     if executor in _IN_PROCESS_EXECUTORS:
         return True
     if executor != "multi_or_in_process_executor":  # the default executor: run config picks the mode
