@@ -180,9 +180,11 @@ def runs_whole_here(context: Any) -> bool:
     ``False`` outside a step (e.g. the reader's ``SimpleNamespace``) and for any executor
     that may run steps elsewhere (multiprocess, Celery, Kubernetes …).
     """
-    step = getattr(context, "op_execution_context", None)
+    step: Any = getattr(context, "op_execution_context", None)
+    if step is None:
+        return False
     try:
-        executor = step.job_def.executor_def.name if step is not None else None
+        executor = step.job_def.executor_def.name
     except Exception:  # e.g. a directly invoked asset (build_asset_context): no job, no run to end
         return False
     if executor in _IN_PROCESS_EXECUTORS:
