@@ -144,3 +144,46 @@ def test_only_a_run_whose_steps_all_run_here_is_ended_by_the_resource_teardown(
     )
     assert runs_whole_here(SimpleNamespace(op_execution_context=step)) is whole
     assert runs_whole_here(SimpleNamespace(resources=None)) is False  # the reader's context: no step
+
+
+_MULTIPROCESS_LOCATION = """
+import os
+from pathlib import Path
+
+import dagster as dg
+
+from privacy_plugins.integrations.dagster import build_release_assets
+from privacy_plugins.release import ReleaseSpec
+
+release = build_release_assets(ReleaseSpec.from_yaml(os.environ["RELEASE_SPEC"]))
+defs = release.definitions()  # no executor: Dagster's default, one process per step
+"""
+
+
+def test_with_one_process_per_step_the_run_still_publishes_and_published_removes_the_folder(
+    census_spec: Callable[..., dict[str, Any]], tmp_path: Path, root: Path
+) -> None:
+    """A resource teardown per step must not end the run early; ``published`` removes the folder."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    data = census_spec()
+    del data["workdir"]
+    spec_path = tmp_path / "census.yaml"
+    spec_path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    (tmp_path / "multiprocess_location.py").write_text(_MULTIPROCESS_LOCATION, encoding="utf-8")
+    env = {
+        **os.environ,
+        "RELEASE_SPEC": str(spec_path),
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+    }
+    command = [sys.executable, "-m", "dagster", "asset", "materialize", "-m", "multiprocess_location", "--select", "*"]
+    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "multiprocess" in result.stderr or "Launching subprocess" in result.stderr
+    spec = ReleaseSpec.from_yaml(spec_path)
+    assert read_published(spec.destination) is not None
+    assert _files(root) == []
