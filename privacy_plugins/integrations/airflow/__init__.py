@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         PrivacyCheckOperator,
         PrivacyDiagnosisOperator,
         PublishOperator,
+        ReleaseCleanupOperator,
     )
     from privacy_plugins.integrations.airflow.release import ReleaseTasks, release_tasks
 
@@ -41,6 +42,7 @@ __all__ = [
     "PrivacyDiagnosisOperator",
     "PublishOperator",
     "PublishedDrift",
+    "ReleaseCleanupOperator",
     "ReleaseTasks",
     "check_published",
     "release_tasks",

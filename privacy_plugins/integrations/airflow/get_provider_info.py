@@ -39,6 +39,7 @@ def get_provider_info() -> dict[str, Any]:
                     "privacy_plugins.integrations.airflow.operators.anonymize",
                     "privacy_plugins.integrations.airflow.operators.privacy_check",
                     "privacy_plugins.integrations.airflow.operators.publish",
+                    "privacy_plugins.integrations.airflow.operators.cleanup",
                 ],
             }
         ],

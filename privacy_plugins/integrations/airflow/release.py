@@ -1,4 +1,10 @@
-"""release_tasks: the five release operators wired from one spec, in one task group, so a release DAG is a few lines."""
+"""release_tasks: the five release operators wired from one spec, in one task group, so a release DAG is a few lines.
+
+The group also holds ``cleanup``, an Airflow 3 teardown task (see
+:mod:`~privacy_plugins.integrations.airflow.operators.cleanup`) that removes the
+run's working files — local and on the ``working_storage`` — once the five
+steps are done, whether the release was published, blocked or failed.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from privacy_plugins.integrations.airflow.operators import (
     PrivacyCheckOperator,
     PrivacyDiagnosisOperator,
     PublishOperator,
+    ReleaseCleanupOperator,
 )
 
 __all__ = ["DEFAULT_GROUP_ID", "ReleaseTasks", "default_group_id", "release_tasks"]
@@ -25,7 +32,7 @@ DEFAULT_GROUP_ID = "release"
 
 
 class ReleaseTasks(NamedTuple):
-    """The tasks of one release, in order; ``group`` is the ``TaskGroup`` holding them."""
+    """The five steps of one release, in order; ``group`` is the ``TaskGroup`` holding them and ``cleanup``."""
 
     load: LoadOperator
     diagnose: PrivacyDiagnosisOperator
@@ -40,6 +47,14 @@ class ReleaseTasks(NamedTuple):
         if group is None:  # pragma: no cover  (release_tasks always creates one)
             raise ConfigurationError("these release tasks are not in a task group")
         return group
+
+    @property
+    def cleanup(self) -> ReleaseCleanupOperator:
+        """The group's teardown task (``<group_id>.cleanup``): removes the run's working files however it ended."""
+        task = self.group.children[f"{self.group.group_id}.cleanup"]
+        if not isinstance(task, ReleaseCleanupOperator):  # pragma: no cover  (release_tasks always adds it)
+            raise ConfigurationError("these release tasks have no cleanup task")
+        return task
 
 
 def default_group_id(spec_path: str) -> str:
@@ -71,7 +86,10 @@ def release_tasks(
     The task ids are ``<group_id>.load`` … ``<group_id>.publish``; ``group_id`` defaults to the spec
     file's stem (see :func:`default_group_id`), so releases of different specs share one DAG.
     Artifacts travel as XCom dicts (``upstream.output``); the publish task runs only when the
-    check passed and declares ``outlets`` (e.g. an ``Asset``).
+    check passed and declares ``outlets`` (e.g. an ``Asset``). A teardown task ``<group_id>.cleanup``
+    runs after the five whatever their outcome and removes the run's working files (local and
+    on ``working_storage``); ``upstream >> tasks.group >> downstream`` still wires the steps
+    (Airflow leaves teardowns out of a group's leaves), and the DAG run's state is the steps'.
 
     Example:
         ``with DAG("release", schedule=None): release_tasks(spec_path="specs/demo_census.yaml")``
@@ -99,4 +117,6 @@ def release_tasks(
             task_id="publish", candidate=anonymize.output, check=check.output, outlets=list(outlets), **common
         )
         diagnose >> anonymize
+        cleanup = ReleaseCleanupOperator(task_id="cleanup", **common).as_teardown()
+        [load, diagnose, anonymize, check, publish] >> cleanup  # runs when all are done, however they ended
     return ReleaseTasks(load, diagnose, anonymize, check, publish)

@@ -10,14 +10,16 @@ or ``release_tasks``, or ``$PRIVACY_PLUGINS_WORKING_STORAGE``; any Airflow
 
 1. pulls the run's files from ``<storage>/<release>/<run id>/`` into its local
    private folder (0700) before its step,
-2. pushes the files its step wrote back after the step succeeded,
-3. and the publish task deletes the run's remote folder with the local one.
+2. pushes the files its step wrote back after the step succeeded, then removes
+   its local copy (succeeded or not: no raw row stays on a worker machine),
+3. and the publish task (or, for a run that stopped earlier, the ``cleanup``
+   teardown of ``release_tasks``) deletes the run's remote folder with the local one.
 
 What stays true: the files are the run's own (the steps still refuse an
 artifact of another run and a file whose SHA-256 changed — a tampered or
 half-copied remote file is refused, not used); a run never sees another run's
-folder; the folder is removed after publishing; a run that stops earlier keeps
-it (remote and local) for a re-run of a cleared task. Privacy of the remote
+folder; the folder is removed after publishing, and by the ``cleanup`` teardown
+when the run stops earlier (operators wired by hand without that teardown keep it). Privacy of the remote
 folder is the store's: a ``file://`` folder is created 0700; for object stores
 use a bucket/prefix only the Airflow workers' identity can read.
 """
@@ -88,7 +90,7 @@ class WorkingStorage:
         return names
 
     def remove(self, spec: ReleaseSpec, run_id: str) -> None:
-        """Delete the run's remote folder (after publishing)."""
+        """Delete the run's remote folder (after publishing, or in the release's cleanup teardown)."""
         from privacy_plugins.release.workarea import safe_name
 
         remote = self.root / f"{safe_name(spec.name)}-{spec.source_fingerprint[:12]}" / safe_name(run_id)

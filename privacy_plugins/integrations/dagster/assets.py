@@ -33,6 +33,7 @@ from privacy_plugins.integrations.dagster.binding import (
     ReleaseBinding,
     discard_artifact,
     load_artifact,
+    runs_whole_here,
     save_artifact,
 )
 from privacy_plugins.integrations.dagster.gate import gate
@@ -147,8 +148,8 @@ def build_release_assets(
             publication = publish_step(release, candidate, check, run_id=run, allowed_failures=warned)
         except ReleaseBlocked as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
-        if release.workdir is None:
-            remove_run_dir(release, run)
+        if release.workdir is None and not runs_whole_here(context):
+            remove_run_dir(release, run)  # one process per step: no run end to wait for (see binding.py)
         return dg.MaterializeResult(metadata=md.publication_metadata(release, publication, warned))
 
     checks = build_release_checks(binding)

@@ -8,9 +8,29 @@ to the destination through ``publish_step``.
 The run id of a graph is ``<key prefix>__<Dagster root run id>``: every asset
 and check of one run — and of its re-executions, which share the root run id —
 finds the same private folder (see :mod:`privacy_plugins.release.workarea`);
-another run never sees it. ``published`` removes the folder once it has
-published (unless the spec or the resource sets ``workdir``, which keeps it).
-A run that stops earlier leaves it under the temp root, private (0700).
+another run never sees it.
+
+The folder goes when the run ends, however it ends (published, a blocking check
+failed, infeasible requirements, an error), unless the spec or the resource sets
+``workdir``, which keeps it. Dagster has no run-end hook that works without its
+daemon; a resource's teardown is the closest, and it runs once per run *and per
+process*. So:
+
+* when every step of the run runs in one process (the in-process executor:
+  ``dg.materialize``, ``execute_in_process``, a ``Definitions`` or job with
+  ``in_process_executor``, or run config ``execution: {config: {in_process: {}}}``),
+  each asset and check registers the run with the graph's
+  :class:`PrivacyReleaseResource`, whose ``teardown_after_execution`` removes
+  the folder after the last step — after every ``candidate_readers`` asset of
+  the run has read the candidate, and also when the run failed or was blocked;
+* with one process per step (the multiprocess default) a teardown cannot tell
+  the run's last step, so ``published`` removes the folder after publishing, as
+  before; a run that stops earlier leaves it under the temp root, private
+  (0700), and a candidate reader must run before ``published``. Use the
+  in-process executor for releases (the demo code location does).
+
+A re-execution of a run (from failure) has no working files left: re-execute
+all of its steps.
 """
 
 from __future__ import annotations
@@ -30,7 +50,15 @@ from privacy_plugins.release import Candidate, DiagnosisSummary, LoadedTable, Re
 from privacy_plugins.release.destinations import atomic_file
 from privacy_plugins.release.workarea import run_dir
 
-__all__ = ["ASSET_NAMES", "ReleaseAssets", "ReleaseBinding", "discard_artifact", "load_artifact", "save_artifact"]
+__all__ = [
+    "ASSET_NAMES",
+    "ReleaseAssets",
+    "ReleaseBinding",
+    "discard_artifact",
+    "load_artifact",
+    "runs_whole_here",
+    "save_artifact",
+]
 
 ASSET_NAMES = ("raw", "privacy_diagnosis", "anonymized_candidate", "published")
 
@@ -65,9 +93,16 @@ class ReleaseBinding:
         return dg.AssetKey([*self.prefix, name])
 
     def release_spec(self, context: Any) -> ReleaseSpec:
-        """The spec with the run's resource applied (destination, paths)."""
+        """The spec with the run's resource applied (destination, paths).
+
+        In a step of a run that runs whole in this process, the run is also registered
+        with the resource, which removes its working folder when the run ends.
+        """
         resource: PrivacyReleaseResource = getattr(context.resources, self.resource_key)
-        return resource.release_spec(self.spec, namespace=self.namespace)
+        spec = resource.release_spec(self.spec, namespace=self.namespace)
+        if runs_whole_here(context):
+            resource.end_with_run(spec, self.run_id(context))
+        return spec
 
     def gate_spec(self, context: Any) -> ReleaseSpec:
         """:meth:`release_spec` tightened by the factory's and the resource's policy: what the checks enforce."""
@@ -134,6 +169,31 @@ class ReleaseAssets:
             self.reader_key: self.reader(candidate_readers),
         }
         return dg.Definitions(assets=self.assets, asset_checks=self.asset_checks, resources=resources)
+
+
+_IN_PROCESS_EXECUTORS = frozenset({"in_process", "execute_in_process_executor"})
+
+
+def runs_whole_here(context: Any) -> bool:
+    """Whether every step of ``context``'s run executes in this process (an in-process executor).
+
+    ``False`` outside a step (e.g. the reader's ``SimpleNamespace``) and for any executor
+    that may run steps elsewhere (multiprocess, Celery, Kubernetes …).
+    """
+    step: Any = getattr(context, "op_execution_context", None)
+    if step is None:
+        return False
+    try:
+        executor = step.job_def.executor_def.name
+    except Exception:  # e.g. a directly invoked asset (build_asset_context): no job, no run to end
+        return False
+    if executor in _IN_PROCESS_EXECUTORS:
+        return True
+    if executor != "multi_or_in_process_executor":  # the default executor: run config picks the mode
+        return False
+    execution = (step.run.run_config or {}).get("execution") or {}
+    config = execution.get("config", execution) if isinstance(execution, dict) else {}
+    return isinstance(config, dict) and "in_process" in config
 
 
 def save_artifact(

@@ -3,8 +3,11 @@
 Scaffold one with ``dg scaffold defs privacy_plugins.integrations.dagster.PrivacyRelease my_release``
 (it writes a working ``defs.yaml`` for the demo census); every key of a release
 spec (``name``, ``source``, ``quasi_identifiers``, ``requirements``, ``destination`` …)
-is an attribute, validated by :class:`~privacy_plugins.release.ReleaseSpec` when
-the definitions load — relative paths resolve against the component's folder. Three
+is an attribute. Each section is typed key by key (see
+:mod:`~privacy_plugins.integrations.dagster.component_model`), so ``dg check yaml``
+names the line and column of a misspelt key; the values are validated by
+:class:`~privacy_plugins.release.ReleaseSpec` when the definitions load —
+relative paths resolve against the component's folder. Three
 more attributes configure the graph as :func:`build_release_assets` does:
 ``key_prefix``, ``expectation_suite`` (GX suite files) and ``policy`` (floors in code,
 e.g. ``{min_k: 10}``). The component's definitions are one release graph with its
@@ -18,6 +21,17 @@ from typing import Any
 import dagster as dg
 
 from privacy_plugins.integrations.dagster.assets import build_release_assets
+from privacy_plugins.integrations.dagster.component_model import (
+    AlgorithmModel,
+    DestinationModel,
+    HierarchyModel,
+    PolicyModel,
+    ReportModel,
+    RequirementsModel,
+    SourceModel,
+    section,
+    yaml_checked,
+)
 from privacy_plugins.release import ReleaseSpec
 
 __all__ = ["PrivacyRelease", "PrivacyReleaseScaffolder"]
@@ -58,29 +72,37 @@ class PrivacyRelease(dg.Component, dg.Model, dg.Resolvable):
     """A privacy release (raw → privacy_diagnosis → anonymized_candidate → published, blocking checks) from YAML."""
 
     name: str
-    source: dict[str, Any]
+    source: SourceModel
     quasi_identifiers: list[str]
-    requirements: dict[str, Any]
-    destination: dict[str, Any]
+    requirements: RequirementsModel
+    destination: DestinationModel
     identifiers: list[str] | None = None
     sensitive_attributes: list[str] | None = None
-    hierarchies: dict[str, Any] | str | None = None
-    algorithm: dict[str, Any] | None = None
-    report: dict[str, Any] | None = None
+    hierarchies: dict[str, HierarchyModel] | str | None = None
+    algorithm: AlgorithmModel | None = None
+    report: ReportModel | None = None
     workdir: str | None = None
     key_prefix: str | None = None
     expectation_suite: list[str] | None = None
-    policy: dict[str, int | float] | None = None
+    policy: PolicyModel | None = None
+
+    @classmethod
+    def get_model_cls(cls) -> Any:
+        """Dagster's YAML model of these attributes, with a schema that points ``dg check yaml`` at the typo."""
+        return yaml_checked(cls.model())
 
     def spec(self, base_dir: Any) -> ReleaseSpec:
         """The validated release spec (relative paths against ``base_dir``, the component's folder)."""
-        data = {key: getattr(self, key) for key in ReleaseSpec.KEYS if getattr(self, key) is not None}
+        data = {key: section(getattr(self, key)) for key in ReleaseSpec.KEYS if getattr(self, key) is not None}
         return ReleaseSpec.from_dict(data, base_dir=base_dir)
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         """One release graph with its resource and reader."""
         suites = [context.path / suite for suite in self.expectation_suite or ()]
         release = build_release_assets(
-            self.spec(context.path), key_prefix=self.key_prefix, policy=self.policy, expectation_suite=suites or None
+            self.spec(context.path),
+            key_prefix=self.key_prefix,
+            policy=section(self.policy) if self.policy is not None else None,
+            expectation_suite=suites or None,
         )
         return release.definitions()

@@ -82,8 +82,8 @@ def run_suite(ref: SuiteRef, frame: pd.DataFrame) -> SuiteVerdict:
     from privacy_plugins.integrations import gx as privacy_gx
 
     outcomes = privacy_gx.outcomes(privacy_gx.validate_dataframe(frame, privacy_gx.load_suite(ref.path)))
-    keys = ("expectation_type", "status", "level", "observed")
-    summaries = [{key: o.to_dict()[key] for key in keys} for o in outcomes]
+    keys = ("expectation_type", "status", "level", "observed", "message")
+    summaries = [{key: o.to_dict()[key] for key in keys} for o in outcomes]  # counts, never the values GX saw
     failing = [o for o in outcomes if o.status != "passed"]
     lines = [o.message for o in failing] or [f"all {len(outcomes)} expectations passed"]
     return SuiteVerdict(

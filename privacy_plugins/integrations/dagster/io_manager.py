@@ -13,8 +13,10 @@ destination file, so the next release can still publish).
 
 ``anonymized_candidate`` is private until its checks pass: only assets named in
 ``candidate_readers`` — in code, never in run configuration — may load it, and
-only in the run that built it (``published`` removes the run's working folder
-once it has published, so a reader must run before that or in a blocked run).
+only in the run that built it: the run's working folder stays until the run
+ends when its steps run in one process (the in-process executor), so a reader
+may run before or after ``published``; with one process per step ``published``
+removes it, so a reader must run before (see :mod:`.binding`).
 Any other asset gets a ``dagster.Failure`` naming it.
 """
 
@@ -110,7 +112,10 @@ class ReleaseReader(dg.IOManager):
             )
         expected = run_dir(spec, run) / "candidate.parquet"
         if Path(candidate.path) != expected or expected.is_symlink() or not expected.is_file():
-            raise dg.Failure(f"the candidate of run {run} is gone (published removes it); read published instead")
+            raise dg.Failure(
+                f"the candidate of run {run} is gone (published removed it: with one process per step a reader "
+                "must run before published; use the in-process executor) — or read published instead"
+            )
         content = expected.read_bytes()
         if hashlib.sha256(content).hexdigest() != candidate.sha256:
             raise dg.Failure(f"the candidate of run {run} changed after it was written; refusing it")

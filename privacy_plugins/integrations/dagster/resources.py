@@ -1,5 +1,10 @@
 """PrivacyReleaseResource: where one release graph writes, and the policy its checks enforce.
 
+The resource also ends the graph's runs: Dagster tears it down when the run's
+steps are done in this process (``teardown_after_execution``), whatever they did,
+and it then removes the working folder of every run of the graph that ran here
+whole (see :mod:`privacy_plugins.integrations.dagster.binding`).
+
 No ``from __future__ import annotations`` here: it breaks Dagster's pydantic-based
 ``ConfigurableResource`` classes (``../shared/STACK.md``).
 """
@@ -8,10 +13,10 @@ import dataclasses
 from pathlib import Path
 
 import dagster as dg
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from privacy_plugins.integrations.dagster.policy import Policy, tighten
-from privacy_plugins.release import ReleaseSpec
+from privacy_plugins.release import ReleaseSpec, remove_run_dir
 from privacy_plugins.release.spec import DestinationSpec, ReportSpec
 
 __all__ = ["PrivacyReleaseResource"]
@@ -40,6 +45,24 @@ class PrivacyReleaseResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     min_k: int | None = Field(default=None, ge=1, description="Policy: k checked is at least this.")
     min_l: float | None = Field(default=None, ge=1.0, description="Policy: l checked is at least this.")
     max_t: float | None = Field(default=None, ge=0.0, le=1.0, description="Policy: t checked is at most this.")
+
+    # run id -> the spec its working folder belongs to, for the runs whose every step runs in this process
+    _runs: dict[str, ReleaseSpec] = PrivateAttr(default_factory=dict)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """A fresh list of the runs to end (Dagster sets the resource up once per run and process)."""
+        self._runs = {}
+
+    def end_with_run(self, spec: ReleaseSpec, run_id: str) -> None:
+        """Remove ``run_id``'s working folder when this resource is torn down (the run's end in this process)."""
+        self._runs[run_id] = spec
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        """The run is over here, however it ended: remove its working folders (a spec's ``workdir`` keeps its own)."""
+        for run_id, spec in self._runs.items():
+            if spec.workdir is None:
+                remove_run_dir(spec, run_id)
+        self._runs = {}
 
     def release_spec(self, spec: ReleaseSpec, *, namespace: str) -> ReleaseSpec:
         """The spec with this deployment's destination and paths; working files go under ``<workdir>/<namespace>``."""

@@ -13,6 +13,7 @@ The GX ``severity`` of a failed expectation maps to our failure level:
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,6 +24,8 @@ __all__ = ["CheckOutcome", "FailureLevel", "outcome", "outcomes"]
 
 FailureLevel = Literal["error", "warn", "info"]
 _LEVELS: dict[str, FailureLevel] = {"critical": "error", "warning": "warn", "info": "info"}
+# GX's counts in a built-in expectation's result (its value lists are never read)
+_COUNT_KEYS = ("element_count", "unexpected_count", "unexpected_percent", "missing_count", "missing_percent")
 
 
 @dataclass(frozen=True)
@@ -77,14 +80,46 @@ def outcome(result: Any) -> CheckOutcome:
     if error is not None:
         return CheckOutcome(kind, "error", level, None, {}, f"{kind} could not be checked: {error}")
     measured = result.result or {}
-    observed, details = measured.get("observed_value"), measured.get("details") or {}
     status: Literal["passed", "failed"] = "passed" if result.success else "failed"
-    violations = details.get("violations") or {}
-    message = (
-        f"{details.get('model', kind)}: {status} (observed {observed}; "
-        f"{violations.get('classes', 0)} classes / {violations.get('records', 0)} records in violation)"
-    )
-    return CheckOutcome(kind, status, level, observed, details, message)
+    details = measured.get("details") or {}
+    if "violations" in details:  # a privacy expectation: its result declares classes and records in violation
+        observed, violations = measured.get("observed_value"), details["violations"] or {}
+        message = (
+            f"{details.get('model', kind)}: {status} (observed {observed}; "
+            f"{violations.get('classes', 0)} classes / {violations.get('records', 0)} records in violation)"
+        )
+        return CheckOutcome(kind, status, level, observed, details, message)
+    observed, counts, message = _gx_counts(kind, status, config, measured)
+    return CheckOutcome(kind, status, level, observed, counts, message)
+
+
+def _gx_counts(kind: str, status: str, config: Any, measured: Mapping[str, Any]) -> tuple[Any, dict[str, Any], str]:
+    """GX's own numbers for any other expectation: its counts, never its lists of unexpected values.
+
+    The observed value is kept only when it is a number measured on the whole table (a row
+    count); a statistic of a column (its max, its most common value …) is a record's value, so
+    it is withheld, as are ``partial_unexpected_list`` and friends.
+    """
+    counts = {key: to_jsonable(measured[key]) for key in _COUNT_KEYS if isinstance(measured.get(key), (int, float))}
+    kwargs = getattr(config, "kwargs", None) or {}
+    columns = [str(kwargs[key]) for key in sorted(kwargs) if key.startswith("column") and kwargs[key] is not None]
+    value = measured.get("observed_value")
+    observed: Any = None
+    parts = []
+    if "unexpected_count" in counts:
+        of = f" of {counts['element_count']} rows" if "element_count" in counts else ""
+        percent = counts.get("unexpected_percent")
+        share = f", {percent:.1f}%" if isinstance(percent, float) else ""
+        parts.append(f"{counts['unexpected_count']}{of} unexpected{share}")
+    if counts.get("missing_count"):
+        parts.append(f"{counts['missing_count']} missing")
+    if not columns and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        observed = to_jsonable(value)
+        parts.append(f"observed {observed}")
+    elif value is not None:
+        parts.append("observed value withheld (a statistic of the records' values)")
+    where = f" on {', '.join(repr(c) for c in columns)}" if columns else ""
+    return observed, counts, f"{kind}{where}: {status} ({'; '.join(parts) or 'no counts reported'})"
 
 
 def outcomes(result: Any) -> tuple[CheckOutcome, ...]:

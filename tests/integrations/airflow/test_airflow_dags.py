@@ -40,7 +40,7 @@ def test_dag_files_import_cleanly(dagbag: Any) -> None:
     assert dagbag.import_errors == {}
     assert RELEASE_DAGS <= set(dagbag.dag_ids)
     release = dagbag.get_dag("privacy_release")
-    assert [t.task_id for t in release.topological_sort()] == [f"demo_census.{step}" for step in STEPS]
+    assert [t.task_id for t in release.topological_sort()] == [f"demo_census.{step}" for step in (*STEPS, "cleanup")]
     assert [a.name for a in release.get_task("demo_census.publish").outlets] == ["census_release"]
     consumer = dagbag.get_dag("census_release_consumer")
     assert [a.name for a in consumer.timetable.asset_condition.objects] == ["census_release"]
@@ -66,7 +66,7 @@ def test_demo_release_publishes_and_emits_the_asset(dagbag: Any, specs: dict[str
     run, states = run_dag(
         dagbag, "privacy_release", spec=str(specs["demo_census"]), **({} if HAS_GX else {"expectation_suite": ""})
     )
-    assert states == {f"demo_census.{step}": "success" for step in STEPS}
+    assert states == {f"demo_census.{step}": "success" for step in (*STEPS, "cleanup")}
     table = published(specs["demo_census"])
     assert table is not None and len(table) > 0
     with create_session() as session:
@@ -84,6 +84,7 @@ def test_impossible_release_publishes_nothing(dagbag: Any, specs: dict[str, Path
         "demo_impossible.anonymize": "failed",  # distinct 9-diversity on 8 diseases: no candidate at all
         "demo_impossible.check": "upstream_failed",
         "demo_impossible.publish": "upstream_failed",
+        "demo_impossible.cleanup": "success",  # the teardown removed the run's working files
     }
     pd.testing.assert_frame_equal(published(specs["demo_impossible"]), before)
     assert (specs["demo_impossible"].parents[1] / "release_output" / "impossible" / "diagnosis.html").is_file()
@@ -119,7 +120,7 @@ def test_release_tasks_twice_in_one_dag(dagbag: Any, specs: dict[str, Path], tmp
     dag = dagbag.get_dag("privacy_two_releases")
     assert dag.get_task("after_both").upstream_task_ids == {"census.publish", "second.publish"}
     run, states = run_dag(dagbag, "privacy_two_releases", census=str(census), second=str(second))
-    expected = {f"{group}.{step}": "success" for group in ("census", "second") for step in STEPS}
+    expected = {f"{group}.{step}": "success" for group in ("census", "second") for step in (*STEPS, "cleanup")}
     assert states == {**expected, "after_both": "success"}
     assert str(run.state) == "success"
     for spec in (census, second):

@@ -105,7 +105,7 @@ def test_connections_resolve_through_airflow_and_the_password_appears_nowhere(
     from sqlalchemy import select
 
     run = release["run"]
-    assert _states(run) == {f"demo_census.{step}": "success" for step in STEPS}
+    assert _states(run) == {f"demo_census.{step}": "success" for step in (*STEPS, "cleanup")}
     published = _published(release)
     assert published is not None and "person_id" not in published.columns
     with pytest.raises(ConfigurationError, match="AIRFLOW_CONN_MART"):  # outside Airflow: not defined
@@ -116,7 +116,7 @@ def test_connections_resolve_through_airflow_and_the_password_appears_nowhere(
         rendered = session.scalars(
             select(RenderedTaskInstanceFields.rendered_fields).where(RenderedTaskInstanceFields.run_id == run.run_id)
         ).all()
-    assert len(rendered) == len(STEPS)
+    assert len(rendered) == len(STEPS) + 1  # and the cleanup teardown
     logs = capfd.readouterr()
     files = [p.read_text(errors="replace") for p in release["folder"].rglob("*") if p.suffix in (".json", ".html")]
     home_logs = [p.read_text(errors="replace") for p in Path(os.environ["AIRFLOW_HOME"]).rglob("*.log")]

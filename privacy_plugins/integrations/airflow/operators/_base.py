@@ -19,11 +19,12 @@ share one private working folder on the worker's machine (see
 :mod:`privacy_plugins.release.workarea`; set ``PRIVACY_PLUGINS_WORKDIR`` or the
 spec's ``workdir:`` to a folder every worker sees when tasks run on several
 machines) and refuse artifacts of any other run. The publish task removes the
-folder after publishing. A run that stops before publishing (infeasible
-requirements, a failed check) keeps it, private (0700), under the temp root, so
-a cleared task can still be re-run with other overrides; remove it with
-``privacy_plugins.release.remove_run_dir(spec, "<dag_id>__<run_id>")`` or a
-teardown task, or let the temp dir's cleaning take it.
+folder after publishing; for a run that stops before publishing (infeasible
+requirements, a failed check) the ``cleanup`` teardown that ``release_tasks``
+adds removes it (see :mod:`.cleanup`). Operators wired by hand without that
+teardown keep it, private (0700), under the temp root. With a working storage
+(several machines) each task removes its machine's copy when it ends, after
+pushing what it wrote: the shared copy is the run's, and the teardown removes it.
 """
 
 from __future__ import annotations
@@ -111,14 +112,19 @@ class ReleaseStepOperator(BaseOperator):
             spec = load_spec(str(self.spec_path), self.overrides)
             self._storage = WorkingStorage.configured(self.working_storage, self.working_storage_conn_id)
             run = self.run_id(context)
-            if self._storage is not None and run is not None:
-                pulled = self._storage.pull(spec, run)  # this task may run on another machine than the last
-                self.log.info("working storage: pulled %d file(s) of run %s", len(pulled), run)
-            with connection_resolver(airflow_resolver):  # a spec's conn_id resolves through Airflow's hooks
-                artifact = self.run_step(spec, context)
-            if self._storage is not None and run is not None and not self._ended:
-                pushed = self._storage.push(spec, run)
-                self.log.info("working storage: pushed %d file(s) of run %s", len(pushed), run)
+            try:
+                if self._storage is not None and run is not None:
+                    pulled = self._storage.pull(spec, run)  # this task may run on another machine than the last
+                    self.log.info("working storage: pulled %d file(s) of run %s", len(pulled), run)
+                with connection_resolver(airflow_resolver):  # a spec's conn_id resolves through Airflow's hooks
+                    artifact = self.run_step(spec, context)
+                if self._storage is not None and run is not None and not self._ended:
+                    pushed = self._storage.push(spec, run)
+                    self.log.info("working storage: pushed %d file(s) of run %s", len(pushed), run)
+            finally:
+                if self._storage is not None and run is not None and spec.workdir is None:
+                    # The shared copy is the run's; this machine's is a cache: no raw row stays on a worker.
+                    remove_run_dir(spec, run)
         except (ConfigurationError, FileNotFoundError) as exc:
             raise AirflowFailException(f"{self.task_id}: bad release spec or input ({self.spec_path}): {exc}") from exc
         result: dict[str, Any] = artifact.to_dict()
