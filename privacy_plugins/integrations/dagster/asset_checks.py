@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import dagster as dg
 
-from privacy_plugins.integrations.dagster.binding import ReleaseBinding, load_artifact
+from privacy_plugins.integrations.dagster.binding import ReleaseBinding, load_artifact, runs_whole_here
 from privacy_plugins.integrations.dagster.gate import named_checks
 from privacy_plugins.integrations.dagster.gx_suites import SuiteRef, run_suite
 from privacy_plugins.integrations.dagster.metadata import check_metadata
@@ -48,7 +48,8 @@ def _requirement_checks(binding: ReleaseBinding) -> dg.AssetChecksDefinition:
         spec, run = binding.gate_spec(context), binding.run_id(context)
         candidate = load_artifact(spec, CANDIDATE, Candidate, run_id=run)
         selected = {key.name for key in context.selected_asset_check_keys}
-        for name, check in named_checks(spec, candidate, run_id=run, severities=binding.severities):
+        keep = runs_whole_here(context)  # the run's end removes the folder, after every reader
+        for name, check in named_checks(spec, candidate, run_id=run, severities=binding.severities, keep_workdir=keep):
             if name in selected:
                 level = binding.severities[name]
                 yield dg.AssetCheckResult(

@@ -125,7 +125,8 @@ def build_release_assets(
         release, run = binding.release_spec(context), binding.run_id(context)
         discard_artifact(release, "anonymized_candidate", run_id=run)
         try:
-            candidate = anonymize_step(release, load_artifact(release, "raw", LoadedTable, run_id=run), run_id=run)
+            raw_table = load_artifact(release, "raw", LoadedTable, run_id=run)
+            candidate = anonymize_step(release, raw_table, run_id=run, keep_workdir=runs_whole_here(context))
         except InfeasibleAnonymizationError as exc:
             raise dg.Failure(
                 description=f"release {release.name!r}: requirements cannot be met, nothing to check or publish: {exc}",
@@ -142,7 +143,10 @@ def build_release_assets(
     def published(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
         release, run = binding.gate_spec(context), binding.run_id(context)
         candidate = load_artifact(release, "anonymized_candidate", Candidate, run_id=run)
-        check, warned = gate(release, candidate, severities=binding.severities, suites=binding.suites, run_id=run)
+        keep = runs_whole_here(context)
+        check, warned = gate(
+            release, candidate, severities=binding.severities, suites=binding.suites, run_id=run, keep_workdir=keep
+        )
         try:
             # publish_step re-measures the candidate; only checks the code declared warn-only may fail.
             publication = publish_step(release, candidate, check, run_id=run, allowed_failures=warned)

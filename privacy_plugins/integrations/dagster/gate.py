@@ -37,11 +37,21 @@ def _warn_only(severities: Mapping[str, str]) -> list[str]:
 
 
 def named_checks(
-    spec: ReleaseSpec, candidate: Candidate, *, run_id: str, severities: Mapping[str, str] | None = None
+    spec: ReleaseSpec,
+    candidate: Candidate,
+    *,
+    run_id: str,
+    severities: Mapping[str, str] | None = None,
+    keep_workdir: bool = False,
 ) -> list[tuple[str, RequirementCheck]]:
-    """``check_step``'s checks, each with its asset check name."""
+    """``check_step``'s checks, each with its asset check name.
+
+    ``keep_workdir``: a blocking failure leaves the run's folder to the run's end (other steps of
+    the run, a GX suite check or a candidate reader, still read the candidate).
+    """
     allowed = _warn_only(severities or {})
-    return _named(spec, check_step(spec, candidate, run_id=run_id, allowed_failures=allowed))
+    result = check_step(spec, candidate, run_id=run_id, allowed_failures=allowed, keep_workdir=keep_workdir)
+    return _named(spec, result)
 
 
 def gate(
@@ -51,6 +61,7 @@ def gate(
     severities: Mapping[str, str],
     suites: Sequence[SuiteRef] = (),
     run_id: str,
+    keep_workdir: bool = False,
 ) -> tuple[CheckResult, list[str]]:
     """The check result ``publish_step`` needs (passed unless a blocking check failed) and the warn-only failures."""
     # Suites first: a blocking core failure drops a release's staging table inside the database.
@@ -58,7 +69,9 @@ def gate(
     if suites:
         frame = measured_candidate(spec, candidate)
         verdicts = [(ref, run_suite(ref, frame)) for ref in suites]
-    result = check_step(spec, candidate, run_id=run_id, allowed_failures=_warn_only(severities))
+    result = check_step(
+        spec, candidate, run_id=run_id, allowed_failures=_warn_only(severities), keep_workdir=keep_workdir
+    )
     named = _named(spec, result)
     checks = [check for _, check in named]
     blocking = [name for name, check in named if not check.passed and severities[name] == "critical"]
