@@ -242,13 +242,15 @@ def _detail_rows(details: dict[str, Any], seconds: float) -> list[tuple[str, str
             ("sensitive values generalized",
              f"{number(details['sensitive_generalized'])} ({number(details['generalization_steps'])} steps)")
         )  # fmt: skip
-        rows.append(("max / mean leakage", f"{details['max_leakage']:.4g} / {details['mean_leakage']:.4g}"))
+        rows.append(
+            ("max leakage (worst case, re-checked) / mean (actual)",
+             f"{details['max_leakage']:.4g} / {details['mean_leakage']:.4g}")
+        )  # fmt: skip
     return rows
 
 
-def _summary(report: dict[str, Any], out: Path) -> str:
+def _summary(report: dict[str, Any], out: Path, headline: str) -> str:
     details = report["details"]
-    levels = ", ".join(f"{name}={level}" for name, level in details.get("levels", {}).items())
     precision = report.get("precision")
     rows = [
         ("rows in / published / suppressed",
@@ -262,7 +264,7 @@ def _summary(report: dict[str, Any], out: Path) -> str:
         ("re-checked" if i == 0 else "", f"{model['model']}: observed {number(model['observed'])}")
         for i, model in enumerate(report["models"])
     ]
-    heading = f"anonymized with {report['algorithm']}" + (f" search: {levels}" if levels else "")
+    heading = f"anonymized with {report['algorithm']}" + (f": {headline}" if headline else "")
     return "\n".join([heading, *aligned(rows), f"written to {out}"])
 
 
@@ -323,5 +325,7 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(report, indent=2) if args.format == "json" else _summary(report, args.out))
+    print(
+        json.dumps(report, indent=2) if args.format == "json" else _summary(report, args.out, result.details.headline())
+    )
     return 0

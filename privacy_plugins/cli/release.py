@@ -51,8 +51,8 @@ def format_release(result: ReleaseResult, spec: ReleaseSpec) -> str:
     )
     if result.candidate is not None:
         c = result.candidate
-        levels = ", ".join(f"{name}={level}" for name, level in c.levels.items())
-        lines.append(f"  anonymized       {c.algorithm} search: {levels}; NCP {c.ncp:.3f}")
+        headline = f": {c.headline}" if c.headline else ""
+        lines.append(f"  anonymized       {c.algorithm}{headline}; NCP {c.ncp:.3f}")
         lines.append(
             f"  rows             {c.rows_in:,} in = {c.rows_out:,} published + {c.suppressed:,} suppressed; "
             f"identifiers dropped: {', '.join(c.dropped_identifiers) or 'none'}"

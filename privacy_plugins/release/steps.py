@@ -168,6 +168,8 @@ class Candidate(_Artifact):
     kind: str = dataclasses.field(default="rows", kw_only=True)
     #: A pushdown candidate staged in the source database: its staging table (empty: the Parquet working file).
     staging_table: str = dataclasses.field(default="", kw_only=True)
+    #: The algorithm's own one-line summary (its details' ``headline()``: node, partitions, clusters …).
+    headline: str = dataclasses.field(default="", kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -479,6 +481,7 @@ def anonymize_step(
         spec_name=spec.name,
         source_fingerprint=spec.source_fingerprint,
         sha256=digest,
+        headline=result.details.headline(),
         **linked,
     )
 

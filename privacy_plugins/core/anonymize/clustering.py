@@ -162,6 +162,17 @@ class ClusterDetails(AnonymizationDetails):
     dissolved: int = 0
     refine_rounds: int = 0
 
+    def headline(self) -> str:
+        """Clusters and their sizes; for two-phase also what merging, splitting and refining did."""
+        sizes = f"sizes {self.sizes['min']:g}-{self.sizes['max']:g}"
+        line = f"{self.n_clusters:,} clusters ({self.n_classes:,} published classes, {sizes})"
+        if self.split is None:
+            return line
+        return (
+            f"{line}; {self.clusters_after_phase1:,} after merging, {self.big_clusters_split:,} big ones split "
+            f"(split {self.split}), {self.refine_rounds:,} refining rounds moved {self.moves:,} records"
+        )
+
 
 class _Checker:
     """Which groups of rows miss a model, measured on classes over the whole table."""
