@@ -45,7 +45,10 @@ class LeakageReport:
 
     Attributes:
         max_leakage: the largest Pleak over all records.
-        mean_leakage: the mean Pleak over records.
+        mean_leakage: the mean Pleak over records. With generalized sensitive values this is
+            the mean of upper bounds (the published table hides each record's leaf; see
+            :func:`leakage_per_record`); the anonymizer, which knows the originals, reports
+            the actual mean (:func:`leakage_given_originals`).
         violations: records whose Pleak exceeds their bound.
         infeasible: records whose bound is below 1/|class| (Theorem 1); a subset
             of ``violations``.
