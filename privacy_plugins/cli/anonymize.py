@@ -47,6 +47,7 @@ from privacy_plugins.core.models import PrivacyModel, requirement_models
 from privacy_plugins.core.tables import read_table
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 from privacy_plugins.release.destinations import atomic_file
+from privacy_plugins.release.progress import ProgressLines
 
 __all__ = [
     "OUTPUT_EXTENSIONS",
@@ -196,21 +197,42 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
 
 
 class _Progress:
-    """A one-line progress bar on stderr for people (silent when not a terminal)."""
+    """Progress on stderr: a one-line bar on a terminal, else a line now and then (``--quiet``: nothing).
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
+    The bar and the lines name the phase the algorithm announces (``"two-phase: merging clusters"``);
+    redirected, a line with that name and the percentage comes at most every
+    ``$PRIVACY_PLUGINS_PROGRESS_INTERVAL`` seconds (10 by default).
+    """
+
+    def __init__(self, *, enabled: bool, terminal: bool) -> None:
+        self.bar = enabled and terminal
+        self.what = "working"
         self.last = -1
+        self.lines = ProgressLines(self._line, self.what) if enabled and not terminal else None
 
-    def __call__(self, checked: int, total: int) -> None:
-        percent = 100 * checked // max(total, 1)
-        if self.enabled and total >= 200 and percent != self.last:
+    @staticmethod
+    def _line(text: str) -> None:
+        print(f"privacy-plugins: {text}", file=sys.stderr, flush=True)
+
+    def phase(self, name: str) -> None:
+        """The algorithm's phase starts: name it from now on."""
+        self.close()
+        self.what = name
+        self.last = -1
+        if self.lines is not None:
+            self.lines.phase(name)
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.lines is not None:
+            self.lines(done, total)
+        percent = 100 * done // max(total, 1)
+        if self.bar and total >= 200 and percent != self.last:
             self.last = percent
             filled = percent // 4
-            print(f"\rchecking nodes [{'#' * filled}{'.' * (25 - filled)}] {checked}/{total}", end="", file=sys.stderr)
+            print(f"\r{self.what} [{'#' * filled}{'.' * (25 - filled)}] {percent}%", end="", file=sys.stderr)
 
     def close(self) -> None:
-        if self.enabled and self.last >= 0:
+        if self.bar and self.last >= 0:
             print(file=sys.stderr)
 
 
@@ -242,13 +264,15 @@ def _detail_rows(details: dict[str, Any], seconds: float) -> list[tuple[str, str
             ("sensitive values generalized",
              f"{number(details['sensitive_generalized'])} ({number(details['generalization_steps'])} steps)")
         )  # fmt: skip
-        rows.append(("max / mean leakage", f"{details['max_leakage']:.4g} / {details['mean_leakage']:.4g}"))
+        rows.append(
+            ("max leakage (worst case, re-checked) / mean (actual)",
+             f"{details['max_leakage']:.4g} / {details['mean_leakage']:.4g}")
+        )  # fmt: skip
     return rows
 
 
-def _summary(report: dict[str, Any], out: Path) -> str:
+def _summary(report: dict[str, Any], out: Path, headline: str) -> str:
     details = report["details"]
-    levels = ", ".join(f"{name}={level}" for name, level in details.get("levels", {}).items())
     precision = report.get("precision")
     rows = [
         ("rows in / published / suppressed",
@@ -262,7 +286,7 @@ def _summary(report: dict[str, Any], out: Path) -> str:
         ("re-checked" if i == 0 else "", f"{model['model']}: observed {number(model['observed'])}")
         for i, model in enumerate(report["models"])
     ]
-    heading = f"anonymized with {report['algorithm']}" + (f" search: {levels}" if levels else "")
+    heading = f"anonymized with {report['algorithm']}" + (f": {headline}" if headline else "")
     return "\n".join([heading, *aligned(rows), f"written to {out}"])
 
 
@@ -294,7 +318,7 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     check_columns(frame.columns, _roles(args))  # before hierarchies: a typo is a typo, not a missing file
     models = models_from_args(args)
     hierarchies = _hierarchies(args)
-    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+    progress = _Progress(enabled=not args.quiet, terminal=sys.stderr.isatty())
     try:
         result: AnonymizationResult = anonymize(
             frame,
@@ -323,5 +347,7 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(report, indent=2) if args.format == "json" else _summary(report, args.out))
+    print(
+        json.dumps(report, indent=2) if args.format == "json" else _summary(report, args.out, result.details.headline())
+    )
     return 0

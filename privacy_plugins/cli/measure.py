@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
@@ -179,6 +180,37 @@ def _sensitive_hierarchies(args: argparse.Namespace) -> dict[Hashable, Hierarchy
     }
 
 
+#: Published labels that generalize a value: masked (``"*"``, ``"123**"``), an interval
+#: (``"[20-30)"``, ``"(1, 5]"``) or a set (``"{flu, cold}"``). Named groups (``"respiratory
+#: infection"``) cannot be told from leaves without the hierarchy.
+_GENERALIZED = re.compile(r"\*|^\s*[\[(].*[-,].*[\])]\s*$|^\s*\{.*\}\s*$")
+
+
+def generalized_value_hint(frame: Any, columns: Sequence[str], hierarchies: Mapping[Hashable, Hierarchy]) -> list[str]:
+    """One note per sensitive column without a hierarchy whose values look generalized (counts, never values).
+
+    Without the hierarchy each generalized value counts as a value of its own, so a correct
+    personalized release shows thousands of leakage violations.
+    """
+    notes = []
+    for column in columns:
+        if column in hierarchies:
+            continue
+        values = frame[column].dropna().astype(str)
+        distinct = values.drop_duplicates()
+        looks = distinct[distinct.str.contains(_GENERALIZED)]
+        if looks.empty:
+            continue
+        records = int(values.isin(set(looks)).sum())
+        notes.append(
+            f"privacy-plugins: note: sensitive column {column!r} has {looks.shape[0]:,} distinct values "
+            f"({records:,} records) that look generalized (masked, ranges or sets); without its hierarchy "
+            f"each counts as a value of its own and its leakage is measured wrong: pass --hierarchies "
+            f"with a folder holding {column}.csv"
+        )
+    return notes
+
+
 def _run_measure(args: argparse.Namespace) -> int:
     frame = read_table(args.data, sep=args.sep)
     check_columns(
@@ -190,6 +222,7 @@ def _run_measure(args: argparse.Namespace) -> int:
             ("bound_column", [args.bound_column] if args.bound_column else []),
         ],
     )
+    hierarchies = _sensitive_hierarchies(args)
     with warnings.catch_warnings():
         # The core warns through ``warnings`` (a file:line, for programmers); the
         # command says it once, in its own words, below.
@@ -209,10 +242,13 @@ def _run_measure(args: argparse.Namespace) -> int:
             bound_column=args.bound_column,
             risk_threshold=args.risk_threshold,
             include_values=args.include_values,
-            hierarchies=_sensitive_hierarchies(args),
+            hierarchies=hierarchies,
         )
     if args.include_values:
         print(INCLUDE_VALUES_WARNING, file=sys.stderr)
+    if args.bound is not None or args.bound_column is not None:  # the personalized leakage is measured
+        for note in generalized_value_hint(frame, args.sensitive_attributes or [], hierarchies):
+            print(note, file=sys.stderr)
     _emit(report, output_format=args.format, source=str(args.data))
     return 0
 

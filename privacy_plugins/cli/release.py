@@ -24,6 +24,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from privacy_plugins.cli._args import Subcommands
 from privacy_plugins.cli._signals import Stopped, die_of, stopped_by_signals
 from privacy_plugins.release import STEPS, ReleaseResult, ReleaseSpec, new_run_id, remove_run_workdir, run_release
+from privacy_plugins.release.progress import ProgressLines, progress_text
 
 __all__ = ["add_release_parser", "format_release"]
 
@@ -35,7 +36,11 @@ def add_release_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("release", help="diagnose, anonymize, check and publish a table from a spec")
     parser.add_argument("spec", type=Path, help="release spec (YAML)")
     parser.add_argument("--format", choices=["json", "table"], default="table")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (a bar on a terminal, else a line every $PRIVACY_PLUGINS_PROGRESS_INTERVAL s, 10)",
+    )
     parser.add_argument(
         "--keep-workdir",
         action="store_true",
@@ -54,8 +59,8 @@ def format_release(result: ReleaseResult, spec: ReleaseSpec) -> str:
     )
     if result.candidate is not None:
         c = result.candidate
-        levels = ", ".join(f"{name}={level}" for name, level in c.levels.items())
-        lines.append(f"  anonymized       {c.algorithm} search: {levels}; NCP {c.ncp:.3f}")
+        headline = f": {c.headline}" if c.headline else ""
+        lines.append(f"  anonymized       {c.algorithm}{headline}; NCP {c.ncp:.3f}")
         lines.append(
             f"  rows             {c.rows_in:,} in = {c.rows_out:,} published + {c.suppressed:,} suppressed; "
             f"identifiers dropped: {', '.join(c.dropped_identifiers) or 'none'}"
@@ -72,6 +77,51 @@ def format_release(result: ReleaseResult, spec: ReleaseSpec) -> str:
     lines.append(f"  diagnosis report {diagnosis.html_path}")
     lines.append(f"  release summary  {spec.report.release_json}")
     return "\n".join(lines)
+
+
+class _StepDisplay:
+    """The release's progress: a rich bar on a terminal, else a line on stderr now and then.
+
+    Without a terminal (redirected, CI) each step start is one line, and inside a long step a
+    line with the phase and its percentage at most every ``$PRIVACY_PLUGINS_PROGRESS_INTERVAL``
+    seconds (10 by default); ``--quiet`` silences both.
+    """
+
+    def __init__(self, progress: Progress, *, bar: bool, lines: bool) -> None:
+        self.progress = progress
+        self.bar, self.lines = bar, lines
+        self.task = progress.add_task("release", total=len(STEPS))
+        self.inner = progress.add_task("", total=None, visible=False)
+        self.what = ""
+        self.throttle = ProgressLines(_stderr_line)
+
+    def on_step(self, name: str) -> None:
+        """A step starts."""
+        position = f"{STEPS.index(name) + 1}/{len(STEPS)}"
+        self.what = {"diagnose": "subsets measured", "anonymize": "nodes checked"}.get(name, name)
+        self.progress.update(self.task, description=f"{name} ({position})")
+        self.progress.advance(self.task, 0 if name == STEPS[0] else 1)
+        self.progress.update(self.inner, visible=False)
+        if self.lines:
+            _stderr_line(f"release step {position}: {name}")
+            self.throttle = ProgressLines(_stderr_line, self.what, prefix=f"{name}: ")
+
+    def phase(self, name: str) -> None:
+        """The algorithm names the phase that starts (``"two-phase: refining …"``)."""
+        self.what = name
+        self.throttle.phase(name)
+
+    def __call__(self, step: str, done: int, total: int | None) -> None:
+        """Progress inside a step."""
+        if self.bar:
+            description = f"  {progress_text(self.what, done, total)}"
+            self.progress.update(self.inner, description=description, completed=done, total=total, visible=True)
+        if self.lines:
+            self.throttle(done, total)
+
+
+def _stderr_line(text: str) -> None:
+    print(f"privacy-plugins: {text}", file=sys.stderr, flush=True)
 
 
 def _run_release(args: argparse.Namespace) -> int:
@@ -100,21 +150,10 @@ def _release(args: argparse.Namespace, spec: ReleaseSpec, run: str) -> int:
         disable=not show,
         transient=True,
     ) as progress:
-        task = progress.add_task("release", total=len(STEPS))
-        inner = progress.add_task("", total=None, visible=False)
-        units = {"diagnose": "subsets", "anonymize": "lattice nodes"}
-
-        def on_step(name: str) -> None:
-            progress.update(task, description=f"{name} ({STEPS.index(name) + 1}/{len(STEPS)})")
-            progress.advance(task, 0 if name == STEPS[0] else 1)
-            progress.update(inner, visible=False)
-
-        def on_progress(step: str, done: int, total: int | None) -> None:
-            of = "" if total is None else f"/{total:,}"
-            description = f"  {units.get(step, step)} {done:,}{of}"
-            progress.update(inner, description=description, completed=done, total=total, visible=True)
-
-        result = run_release(spec, on_step=on_step, on_progress=on_progress, run_id=run, keep_workdir=args.keep_workdir)
+        display = _StepDisplay(progress, bar=show, lines=not args.quiet and not console.is_terminal)
+        result = run_release(
+            spec, on_step=display.on_step, on_progress=display, run_id=run, keep_workdir=args.keep_workdir
+        )
     if args.format == "json":
         print(json.dumps(result.to_dict(), indent=2))
     else:

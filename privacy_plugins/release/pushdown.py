@@ -485,6 +485,7 @@ def anonymize(
         suppressed=done.solution.suppressed,
         dropped_identifiers=list(spec.identifiers),
         ncp=done.solution.utility.ncp,
+        headline=done.solution.details.headline(),
         run_id=run,
         spec_name=spec.name,
         source_fingerprint=spec.source_fingerprint,

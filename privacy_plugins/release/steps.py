@@ -175,6 +175,8 @@ class Candidate(_Artifact):
     #: The columns the anonymize step wrote (in memory ``name: type``; inside the database names), per table
     #: (``"table"``, and ``"linked"`` for a two-table release). Publishing refuses any other column set.
     columns: dict[str, list[str]] = dataclasses.field(default_factory=dict, kw_only=True)
+    #: The algorithm's own one-line summary (its details' ``headline()``: node, partitions, clusters …).
+    headline: str = dataclasses.field(default="", kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -514,6 +516,7 @@ def _anonymize(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None, on_pr
         spec_name=spec.name,
         source_fingerprint=spec.source_fingerprint,
         sha256=digest,
+        headline=result.details.headline(),
         **linked,
         columns=columns,
     )

@@ -73,7 +73,12 @@ def _figure(svg: str | None, caption: str) -> str:
     return "" if svg is None else f"<figure>{svg}<figcaption class='muted'>{escape(caption)}</figcaption></figure>"
 
 
-def _finding_row(finding: SubsetFinding, with_l: bool) -> list[object]:
+def _risk_label(diagnosis: PrivacyDiagnosis) -> str:
+    """What "at risk" means: the prosecutor risk 1/|E| of a record in a class of size |E| above the threshold."""
+    return f"records at risk (prosecutor risk 1/|E| > {diagnosis.risk_threshold:g})"
+
+
+def _finding_row(finding: SubsetFinding, with_l: bool, attribute: Hashable | None = None) -> list[object]:
     row: list[object] = [
         _names(finding.attributes),
         _fmt(finding.size),
@@ -85,17 +90,22 @@ def _finding_row(finding: SubsetFinding, with_l: bool) -> list[object]:
         escape(_share(finding.share_at_risk)),
     ]
     if with_l:
-        row += [_fmt(finding.distinct_l), _fmt(finding.frequency_l), _fmt(finding.entropy_l), _fmt(finding.recursive_c)]
+        row += [_fmt(value) for value in finding.diversity(attribute).values()]
     return row
 
 
-def _finding_table(diagnosis: PrivacyDiagnosis, findings: Iterable[SubsetFinding]) -> str:
+def _finding_table(
+    diagnosis: PrivacyDiagnosis, findings: Iterable[SubsetFinding], attribute: Hashable | None = None
+) -> str:
+    """Findings as a table; the l columns are ``attribute``'s own (else the worst over the sensitive attributes)."""
     with_l = bool(diagnosis.sensitive_attributes)
     headers = ["attributes", "size", "classes", "k", "sample uniques", f"suppress for k={diagnosis.target_k}"]
-    headers += ["k after suppression", "records at risk"]
+    headers += ["k after suppression", _risk_label(diagnosis)]
     if with_l:
-        headers += ["distinct l", "frequency l", "entropy l", "recursive c*"]
-    return _table(headers, (_finding_row(f, with_l) for f in findings))
+        several = len(diagnosis.sensitive_attributes) > 1
+        of = f" of {attribute}" if attribute is not None else (" (worst attribute)" if several else "")
+        headers += [f"distinct l{of}", f"frequency l{of}", f"entropy l{of}", f"recursive c*{of}"]
+    return _table(headers, (_finding_row(f, with_l, attribute) for f in findings))
 
 
 def _summary(diagnosis: PrivacyDiagnosis) -> str:
@@ -117,7 +127,7 @@ def _summary(diagnosis: PrivacyDiagnosis) -> str:
     cards = [
         _card("k over all candidates", full.k, bad=full.k < diagnosis.target_k),
         _card("people singled out (sample uniques)", full.sample_uniques, bad=full.sample_uniques > 0),
-        _card(f"records at risk (> {diagnosis.risk_threshold:g})", _share(full.share_at_risk)),
+        _card(_risk_label(diagnosis), _share(full.share_at_risk)),
         _card(f"rows to suppress for k={diagnosis.target_k}", _share(full.suppression_fraction)),
     ]
     if diagnosis.suppression_limit is not None:
@@ -141,16 +151,23 @@ def _border_section(diagnosis: PrivacyDiagnosis, borders: Borders, *, lattice: b
     )
     if lattice:
         svg = plots.lattice_svg(diagnosis.quasi_identifiers, borders)
-        parts.append(_figure(svg, "Each dot is a subset; any subset below a green ringed one is safe to publish."))
+        parts.append(
+            _figure(
+                svg,
+                "Each dot is a subset; the border subsets are ringed and named (Bd+ solid rings, Bd− dashed); "
+                "any subset below a Bd+ one is safe to publish.",
+            )
+        )
     target = escape(borders.target)
     if borders.model == "k-anonymity":
         positive = f"Bd+: the largest subsets that can be published as they are ({target})"
     else:  # l-diversity, t-closeness … say nothing about k: these subsets satisfy it, not safe on that alone
         positive = f"Bd+: the largest subsets whose classes all satisfy {target}"
     parts.append(f"<h3>{positive}</h3>")
-    parts.append(_finding_table(diagnosis, (diagnosis.for_subset(s) for s in borders.positive)))
+    attribute = borders.sensitive_attribute
+    parts.append(_finding_table(diagnosis, (diagnosis.for_subset(s) for s in borders.positive), attribute))
     parts.append(f"<h3>Bd−: the smallest subsets that already violate {target}</h3>")
-    parts.append(_finding_table(diagnosis, (diagnosis.for_subset(s) for s in borders.negative)))
+    parts.append(_finding_table(diagnosis, (diagnosis.for_subset(s) for s in borders.negative), attribute))
     return "".join(parts)
 
 
@@ -170,7 +187,7 @@ def _quasi_identifier_section(diagnosis: PrivacyDiagnosis) -> str:
         [_names(s.attributes), _fmt(s.size), _fmt(s.sample_uniques), escape(_share(s.share_at_risk))]
         for s in (diagnosis.for_subset(m) for m in minimal)
     ]
-    parts.append(_table(["minimal singling-out set", "size", "people singled out", "records at risk"], rows))
+    parts.append(_table(["minimal singling-out set", "size", "people singled out", _risk_label(diagnosis)], rows))
     return "".join(parts)
 
 

@@ -152,7 +152,11 @@ def subset_measures_svg(diagnosis: PrivacyDiagnosis) -> str:
 
 
 def lattice_svg(attributes: Sequence[Hashable], borders: Borders) -> str | None:
-    """The subset lattice (Hasse diagram) coloured by the target, borders ringed; ``None`` above 10 attributes."""
+    """The subset lattice (Hasse diagram) coloured by the target; ``None`` above 10 attributes.
+
+    The border subsets are ringed — Bd+ with a solid ring, Bd− with a dashed one — and named;
+    up to 4 attributes every subset is named.
+    """
     d = len(attributes)
     if d > _LATTICE_UP_TO:
         return None
@@ -176,21 +180,28 @@ def lattice_svg(attributes: Sequence[Hashable], borders: Borders) -> str | None:
     colors = [SATISFIES if satisfied[s] else VIOLATES for s in position]
     dot = max(6.0, 160.0 / 2 ** (d / 2))
     axes.scatter(xs, ys, s=dot, c=colors, zorder=2, linewidths=0)
-    ringed = [s for s in position if s in negative or s in positive]
-    axes.scatter(
-        [position[s][0] for s in ringed], [position[s][1] for s in ringed],
-        s=dot * 3, facecolors="none", edgecolors=NEUTRAL, linewidths=1.2, zorder=3,
-    )  # fmt: skip
-    if d <= 4:
-        for subset, (x, y) in position.items():
-            label = "+".join(str(attributes[i]) for i in sorted(subset)) or "∅ (whole table)"
-            axes.annotate(label, (x, y), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=7)
+    on_border = set(positive)
+    for members, style, name in ((on_border, "solid", "Bd+"), (negative, "dashed", "Bd−")):
+        ringed = [s for s in position if s in members]
+        axes.scatter(
+            [position[s][0] for s in ringed], [position[s][1] for s in ringed],
+            s=dot * 3, facecolors="none", edgecolors=NEUTRAL, linewidths=1.2, linestyles=style, zorder=3,
+            label=f"{name} ({len(ringed)})",
+        )  # fmt: skip
+    named = position if d <= 4 else {s: p for s, p in position.items() if s in on_border or s in negative}
+    for rank, (subset, (x, y)) in enumerate(sorted(named.items(), key=lambda item: item[1])):
+        label = "+".join(str(attributes[i]) for i in sorted(subset)) or "∅ (whole table)"
+        lift = 7 if d <= 4 or rank % 2 == 0 else -11  # alternate above/below so neighbours do not overprint
+        axes.annotate(
+            label, (x, y), textcoords="offset points", xytext=(0, lift), ha="center", fontsize=7 if d <= 4 else 5
+        )
+    axes.legend(frameon=False, fontsize=7, loc="upper right")
     axes.set_yticks(range(d + 1))
     axes.set_ylim(-0.5, d + 0.6)
     axes.set_ylabel("subset size")
     axes.set_xticks([])
     axes.set_xlim(0, 1)
-    axes.set_title(f"{borders.target}: satisfied (green) / violated (red); borders ringed")
+    axes.set_title(f"{borders.target}: satisfied (green) / violated (red); borders ringed and named")
     return figure_svg(figure, name="lattice")
 
 

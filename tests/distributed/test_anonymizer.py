@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import secrets
 from pathlib import Path
 
@@ -21,6 +22,12 @@ from privacy_plugins.distributed import make_cipher
 from privacy_plugins.errors import ConfigurationError
 
 Slides = tuple[pd.DataFrame, pd.DataFrame, dict[str, Hierarchy]]
+#: The x25519 group (the default) needs the ``distributed`` extra; without it these tests skip.
+needs_cryptography = pytest.mark.skipif(
+    importlib.util.find_spec("cryptography") is None, reason="needs the 'distributed' extra (cryptography)"
+)
+
+
 COLUMNS = ["q0", "q1", "q2", "q3"]
 
 
@@ -95,6 +102,7 @@ def _sessions(a: LocalParty, b: LocalParty) -> int:
         second.step(50)
 
 
+@needs_cryptography
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.lists(st.tuples(*[st.integers(0, 7)] * 4), min_size=4, max_size=60),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import ipaddress
 import os
 import socket
@@ -20,6 +21,12 @@ from privacy_plugins.core.hierarchies import Hierarchy, write_hierarchy
 from privacy_plugins.core.measure import measure
 
 Slides = tuple[pd.DataFrame, pd.DataFrame, dict[str, Hierarchy]]
+#: The x25519 group (the default) needs the ``distributed`` extra; without it these tests skip.
+needs_cryptography = pytest.mark.skipif(
+    importlib.util.find_spec("cryptography") is None, reason="needs the 'distributed' extra (cryptography)"
+)
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -70,6 +77,7 @@ def _check_join(tmp_path: Path) -> None:
     assert "ID" not in a.columns
 
 
+@needs_cryptography
 def test_two_cli_parties(parts: dict[str, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     address = f"127.0.0.1:{_free_port()}"
     codes = _both([*parts["initiator"], "--listen", address], [*parts["responder"], "--connect", address])
@@ -134,6 +142,7 @@ def _certificate(folder: Path) -> tuple[Path, Path, Path]:
     return paths
 
 
+@needs_cryptography
 def test_mutual_tls(parts: dict[str, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ca, cert, key = _certificate(tmp_path)
     tls = ["--tls-cert", str(cert), "--tls-key", str(key), "--tls-ca", str(ca)]
@@ -143,6 +152,7 @@ def test_mutual_tls(parts: dict[str, list[str]], tmp_path: Path, capsys: pytest.
     _check_join(tmp_path)
 
 
+@needs_cryptography
 def test_tls_rejects_an_untrusted_listener(
     parts: dict[str, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -191,6 +201,7 @@ def _stall(connection: socket.socket) -> None:
     threading.Event().wait(3)
 
 
+@needs_cryptography
 @pytest.mark.parametrize(
     "behaviour, message",
     [(_close_after_hello, "closed the connection"), (_garbage, "not a DPP2GA frame"), (_stall, "no message")],

@@ -9,6 +9,7 @@ RFC 3526 MODP group on the first 3,000 records.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Hashable
 from pathlib import Path
 
@@ -20,6 +21,12 @@ from privacy_plugins.core.distributed import trusted_third_party
 from privacy_plugins.core.hierarchies import Hierarchy, load_hierarchies
 from privacy_plugins.core.measure import measure
 from privacy_plugins.distributed import PartyResult, run_two_parties
+
+#: The x25519 group (the default) needs the ``distributed`` extra; without it these tests skip.
+needs_cryptography = pytest.mark.skipif(
+    importlib.util.find_spec("cryptography") is None, reason="needs the 'distributed' extra (cryptography)"
+)
+
 
 ADULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
 A_QIS = ["age", "education", "sex"]
@@ -53,6 +60,7 @@ def _check(frame: pd.DataFrame, hierarchies: dict[Hashable, Hierarchy], k: int, 
     assert _rows(a.table).equals(_rows(reference.table))
 
 
+@needs_cryptography
 @pytest.mark.parametrize("k", [2, 5, 10])
 def test_adult_reaches_global_k(adult: tuple[pd.DataFrame, dict[Hashable, Hierarchy]], k: int) -> None:
     frame, hierarchies = adult

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import json
 import struct
 
@@ -20,7 +21,13 @@ from privacy_plugins.distributed.wire import Channel, Kind
 Slides = tuple[pd.DataFrame, pd.DataFrame, dict[str, Hierarchy]]
 
 
-@pytest.mark.parametrize("group", ["x25519", "modp2048"])
+#: The x25519 group (the default) needs the ``distributed`` extra; without it these tests skip.
+needs_cryptography = pytest.mark.skipif(
+    importlib.util.find_spec("cryptography") is None, reason="needs the 'distributed' extra (cryptography)"
+)
+
+
+@pytest.mark.parametrize("group", [pytest.param("x25519", marks=needs_cryptography), "modp2048"])
 def test_the_slides_over_tcp_and_the_wire_audit(slides: Slides, group: str) -> None:
     p1, p2, hierarchies = slides
     frames: list[bytes] = []
@@ -70,6 +77,7 @@ def _honest_hello(party: LocalParty) -> dict[str, object]:
             "group": "x25519:rfc7748", "columns": ["SALARY"], "steps": 2, "nonce": "00" * 16}  # fmt: skip
 
 
+@needs_cryptography
 @pytest.mark.parametrize(
     "attack, message",
     [

@@ -166,7 +166,7 @@ def test_documented_commands_run(readme: str, tmp_path: Path) -> None:
             continue
         program = documented.split()[0]
         if program in NEEDS and importlib.util.find_spec(NEEDS[program]) is None:
-            continue  # e.g. dg without dagster-dg-cli installed; tests/integrations/dagster covers it when it is
+            continue  # e.g. dg without dagster-dg-cli; tests/integrations/dagster_adapter covers it when installed
         command = documented
         for placeholder, value in PLACEHOLDERS.items():
             command = command.replace(placeholder, str(copy / value))

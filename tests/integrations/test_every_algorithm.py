@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 from unittest.mock import Mock
@@ -18,7 +19,9 @@ import pytest
 import yaml
 
 from privacy_plugins.cli import main
+from privacy_plugins.cli.release import format_release
 from privacy_plugins.core.anonymize import AnonymizationResult, anonymize, anonymizer_names, get_anonymizer
+from privacy_plugins.core.anonymize.base import AnonymizationDetails
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.hierarchies import write_hierarchy
 from privacy_plugins.core.measure import measure
@@ -108,6 +111,14 @@ def test_python_entry_point(algorithm: str, tmp_path: Path) -> None:
     result = _anonymize_census(_spec(tmp_path, algorithm), algorithm)
     assert result.algorithm == algorithm and result.rows_in == result.rows_out + result.suppressed == 600
     _assert_meets_the_targets(result.table, 600, algorithm)
+    _assert_declares_a_headline(result)
+
+
+def _assert_declares_a_headline(result: AnonymizationResult) -> None:
+    """Each algorithm's details say what it produced in their own words (no name checks in summaries)."""
+    assert type(result.details).headline is not AnonymizationDetails.headline
+    headline = result.details.headline()
+    assert re.search(r"\d", headline) and "\n" not in headline, headline
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -140,6 +151,10 @@ def test_release_spec(algorithm: str, tmp_path: Path, monkeypatch: pytest.Monkey
     assert result.passed, result.failure
     assert result.candidate is not None and result.candidate.algorithm == algorithm
     _assert_published(spec.destination, algorithm)
+    # The summary's anonymized line carries the algorithm's own headline, never an empty "search: ;".
+    line = next(x for x in format_release(result, spec).splitlines() if x.lstrip().startswith("anonymized"))
+    assert line.split(f"{algorithm}: ", 1)[1].startswith(result.candidate.headline) and result.candidate.headline
+    assert "search: ;" not in line
 
 
 @pytest.mark.parametrize("algorithm", RELEASED)
@@ -198,6 +213,7 @@ def test_dagster_assets(algorithm: str, tmp_path: Path, monkeypatch: pytest.Monk
 @pytest.mark.parametrize("algorithm", sorted(PARTIAL))
 def test_partial_algorithms_keep_their_scoped_promise(algorithm: str, tmp_path: Path) -> None:
     result = _anonymize_census(_spec(tmp_path, "optimal"), algorithm, **PARTIAL[algorithm])
+    _assert_declares_a_headline(result)
     assert result.passed and result.rows_in == result.rows_out + result.suppressed == 600
     assert all("for the records whose 'disease' is in" in model.model for model in result.models)
     report = measure(result.table, quasi_identifiers=QIS, sensitive_attributes=["disease"])

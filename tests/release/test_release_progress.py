@@ -94,11 +94,12 @@ def test_long_steps_report_progress_and_log_it(
     assert anonymized and all(total == size for _, _, total in anonymized)
     assert [done for _, done, _ in anonymized] == list(range(1, len(anonymized) + 1))
     messages = [r.getMessage() for r in caplog.records if r.name == "privacy_plugins.release"]
-    assert "diagnose: 32 of 32 subsets measured" in " ".join(messages)
-    assert any(m.startswith("anonymize: ") and "nodes checked" in m for m in messages)
+    assert "diagnose: subsets measured 100% (32 of 32)" in " ".join(messages)
+    assert any(m.startswith("anonymize: optimal: checking lattice nodes ") and "%" in m for m in messages)
 
 
-def test_progress_log_lines_are_throttled() -> None:
+def test_progress_log_lines_are_throttled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(release_progress.PROGRESS_INTERVAL_ENV, raising=False)
     now = [0.0]
     seen: list[tuple[str, int, int | None]] = []
     logged: list[str] = []
@@ -114,10 +115,10 @@ def test_progress_log_lines_are_throttled() -> None:
     try:
         progress = StepProgress("diagnose", "subsets measured", lambda *a: seen.append(a), clock=lambda: now[0])
         for done in range(1, 101):
-            now[0] = done * 0.25  # 25 s in all, one line every 5 s at most
+            now[0] = done * 0.25  # 25 s in all, one line every 10 s at most
             progress(done, 100)
     finally:
         release_progress.LOGGER.removeHandler(handler)
         release_progress.LOGGER.setLevel(old_level)
     assert len(seen) == 100
-    assert logged == [f"diagnose: {d} of 100 subsets measured ({d // 4} s)" for d in (20, 40, 60, 80, 100)]
+    assert logged == [f"diagnose: subsets measured {d}% ({d} of 100), {d // 4} s" for d in (40, 80)]

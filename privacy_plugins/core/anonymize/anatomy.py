@@ -104,6 +104,13 @@ class AnatomyDetails(AnonymizationDetails):
     suppressed: int
     group_column: str
 
+    def headline(self) -> str:
+        """Groups published in two linked tables, and how well they keep the sensitive distributions."""
+        return (
+            f"{self.n_groups:,} groups linked by {self.group_column!r}; "
+            f"reconstruction error {self.reconstruction_error:.3g}"
+        )
+
 
 def anatomy_groups(values: np.ndarray, distinct: int, per_group: int, rng: np.random.Generator) -> np.ndarray:
     """A group per record: ``distinct`` values per dealt group, merged to at least ``per_group`` records.

@@ -36,6 +36,7 @@ __all__ = [
     "LatticeDetails",
     "LinkedTable",
     "VerificationError",
+    "levels_text",
     "linked_classes",
     "summary_measures",
     "verify",
@@ -94,9 +95,21 @@ class AnonymizationDetails:
 
     kind: ClassVar[str] = ""
 
+    def headline(self) -> str:
+        """One line for summaries: what this algorithm produced (its node, partitions, clusters, rounds …).
+
+        Each details class says it in its own terms, so a summary never asks which algorithm ran.
+        """
+        return ""
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON, with the ``kind`` first."""
         return to_jsonable({"kind": self.kind, **to_jsonable(self)})
+
+
+def levels_text(levels: Mapping[Hashable, int]) -> str:
+    """A full-domain node as ``age=1, zipcode=2``."""
+    return ", ".join(f"{name}={level}" for name, level in levels.items())
 
 
 @dataclass(frozen=True)
@@ -116,6 +129,10 @@ class LatticeDetails(AnonymizationDetails):
     heights: Mapping[Hashable, int]
     nodes_checked: int
     lattice_size: int
+
+    def headline(self) -> str:
+        """The node and how much of the lattice was checked."""
+        return f"node {levels_text(self.levels)}; {self.nodes_checked:,} of {self.lattice_size:,} lattice nodes checked"
 
 
 @dataclass(frozen=True, eq=False)

@@ -132,6 +132,13 @@ class BucketDetails(AnonymizationDetails):
     failed_attempts: int = 0
     seconds_clustering: float = 0.0
 
+    def headline(self) -> str:
+        """Clusters of size s, and the repeated work (optimistic) or the enlarged clusters (bucket)."""
+        line = f"{self.n_clusters:,} clusters of {self.cluster_size:,}+ records ({self.n_classes:,} published classes)"
+        if self.iterations or self.failed_attempts:
+            return f"{line}; {self.iterations:,} iterations, {self.failed_attempts:,} failed attempts"
+        return f"{line}; {self.enlarged:,} enlarged" if self.enlarged else line
+
 
 @dataclass(frozen=True)
 class Prepared:

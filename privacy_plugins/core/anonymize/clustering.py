@@ -66,7 +66,9 @@ until all hold. The whole table as one class must satisfy every model, else
 **Progress.** ``request.progress(done, total)`` is called about every 1 % of the records:
 k-member counts the records in closed clusters (``total`` = rows); two-phase counts
 phase 1's records in valid clusters, then phase 2's records of finished clusters, then
-the local search's rounds (``total`` = 3 × rows), ending at ``done == total``.
+the local search's rounds (``total`` = 3 × rows), ending at ``done == total``. Each phase is
+announced by name (``"two-phase: merging clusters"``, ``"two-phase: splitting big clusters"``,
+``"two-phase: refining …"``, ``"k-member: building clusters"``; :func:`~privacy_plugins.core.progress.announce_phase`).
 
 **Ties** between equally good records are broken by ``numpy.random.default_rng(seed)``
 (deterministic utility-greedy local recoding is attackable: arXiv 2509.03350); the seed
@@ -109,6 +111,7 @@ from privacy_plugins.core.frame import EncodedColumn
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.progress import announce_phase
 from privacy_plugins.errors import InfeasibleAnonymizationError
 
 __all__ = ["SPLIT_STRATEGIES", "ClusterDetails", "KMemberAnonymizer", "TwoPhaseAnonymizer", "anonymize_clustering"]
@@ -161,6 +164,17 @@ class ClusterDetails(AnonymizationDetails):
     moves: int = 0
     dissolved: int = 0
     refine_rounds: int = 0
+
+    def headline(self) -> str:
+        """Clusters and their sizes; for two-phase also what merging, splitting and refining did."""
+        sizes = f"sizes {self.sizes['min']:g}-{self.sizes['max']:g}"
+        line = f"{self.n_clusters:,} clusters ({self.n_classes:,} published classes, {sizes})"
+        if self.split is None:
+            return line
+        return (
+            f"{line}; {self.clusters_after_phase1:,} after merging, {self.big_clusters_split:,} big clusters split "
+            f"(split {self.split}), {self.refine_rounds:,} refining rounds moved {self.moves:,} records"
+        )
 
 
 class _Checker:
@@ -232,6 +246,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
         if report is not None:
             report(done, total)
 
+    announce_phase(report, f"{method}: building clusters" if method == "k-member" else f"{method}: merging clusters")
     if method == "k-member":
         cluster = greedy_clusters(space, checker, every, rng, min_size=min_size, relax=False,
                                   diversity=diversity, stats=stats, progress=phase1_progress)  # fmt: skip
@@ -245,6 +260,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     big = 0
     refine = RefineStats()
     if method == "two-phase":
+        announce_phase(report, f"{method}: splitting big clusters")
         order = np.argsort(cluster, kind="stable")
         bounds = np.concatenate(([0], np.cumsum(phase1_sizes)))
         new = np.empty(n, dtype=np.int64)
@@ -267,6 +283,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                 reported = int(bounds[g + 1])
                 report(n + reported, total)
         after_split = new
+
+        announce_phase(report, f"{method}: refining (moving records between clusters)")
 
         def refine_progress(round_: int) -> None:
             if report is not None:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
+from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable, levels_text
 from privacy_plugins.core.anonymize.full_domain import _publish, _utility
 from privacy_plugins.core.anonymize.registry import AnonymizerOption
 from privacy_plugins.core.anonymize.snapshot import Snapshot
@@ -119,6 +119,10 @@ class Dpp2gaDetails(AnonymizationDetails):
     start_levels: Mapping[Hashable, int]
     rounds: int
     cipher: str
+
+    def headline(self) -> str:
+        """The joint node and the rounds the two parties needed."""
+        return f"node {levels_text(self.levels)}; {self.rounds:,} rounds ({self.cipher} cipher)"
 
 
 def _plain_rounds(a: LocalParty, b: LocalParty, k: int) -> int:

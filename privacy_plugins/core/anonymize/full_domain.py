@@ -56,6 +56,7 @@ from privacy_plugins.core.metrics.information_loss import (
 )
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.progress import announce_phase
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
@@ -281,6 +282,7 @@ class FullDomainAnonymizer:
             hierarchies=request.hierarchies,
             model_columns=_model_columns(models),
         )
+        announce_phase(request.progress, f"{self.search}: checking lattice nodes")
         node, found = search_lattice(snapshot, models, request.max_suppressed, metric, self.search, request.progress)
         suppressed_units = _suppressed_units(snapshot, node, models)
         suppressed = suppressed_units[snapshot.unit_of_row]

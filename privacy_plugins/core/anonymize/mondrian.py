@@ -96,6 +96,13 @@ class PartitionDetails(AnonymizationDetails):
     rounds: int
     candidates_checked: int
 
+    def headline(self) -> str:
+        """Partitions and the classes they publish."""
+        return (
+            f"{self.n_partitions:,} partitions ({self.n_classes:,} published classes), {self.mode} cuts "
+            f"in {self.rounds:,} rounds"
+        )
+
 
 def _dimension(series: pd.Series, hierarchy: Hierarchy | None) -> tuple[Dimension, np.ndarray]:
     """Code one QI; also return the text label of every code (numeric: the value as text)."""

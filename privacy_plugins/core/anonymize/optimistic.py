@@ -39,6 +39,7 @@ References:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,7 @@ from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes
 from privacy_plugins.core.anonymize.feasibility import check_feasibility
 from privacy_plugins.core.anonymize.registry import AnonymizerOption
 from privacy_plugins.core.parameters import TOLERANCE
+from privacy_plugins.core.progress import announce_phase
 from privacy_plugins.errors import InfeasibleAnonymizationError
 
 __all__ = ["DEFAULT_MAX_ITERATIONS", "OptimisticClusteringAnonymizer", "optimistic_clusters"]
@@ -102,9 +104,16 @@ def _grow(
 
 
 def optimistic_clusters(
-    prepared: Prepared, rng: np.random.Generator, *, max_iterations: int
+    prepared: Prepared,
+    rng: np.random.Generator,
+    *,
+    max_iterations: int,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, int, int]:
     """Algorithm 3.9 as read above: a cluster id per kept row, iterations used, failed attempts.
+
+    ``progress(clustered, n)`` is called about every 1 % of the records placed in clusters
+    (dissolved clusters give theirs back, so ``clustered`` can go down).
 
     Raises:
         InfeasibleAnonymizationError: no termination within ``max_iterations``.
@@ -115,6 +124,7 @@ def optimistic_clusters(
     group = np.full(n, -1, dtype=np.int64)
     iterations, failed = 0, 0
     last = int(rng.integers(n))
+    step, reported = max(1, n // 100), 0
 
     def stop(rest: np.ndarray) -> InfeasibleAnonymizationError:
         eligible = check_feasibility(values[rest], l).feasible
@@ -153,6 +163,9 @@ def optimistic_clusters(
             keep = np.ones(remaining.shape[0], dtype=bool)
             keep[members] = False
             remaining, tried = remaining[keep], tried[keep] & False
+            if progress is not None and abs(n - remaining.shape[0] - reported) >= step:
+                reported = n - remaining.shape[0]
+                progress(reported, n)
         if remaining.shape[0] == 0:
             break
         placed = group >= 0  # dissolved clusters leave gaps in the ids
@@ -167,6 +180,8 @@ def optimistic_clusters(
         if iterations > max_iterations:
             raise stop(np.flatnonzero((group < 0) | (group == dissolved)))
         group[group == dissolved] = -1
+    if progress is not None:
+        progress(n, n)
     _, dense = np.unique(group, return_inverse=True)
     return dense.astype(np.int64).ravel(), iterations, failed
 
@@ -229,8 +244,9 @@ class OptimisticClusteringAnonymizer:
         """Feasibility first, then greedy clusters grown until frequency l-diverse, with the iteration bound."""
         prepared = prepare(request, algorithm=self.name, show_values=show_values)
         started = time.perf_counter()
+        announce_phase(request.progress, f"{self.name}: growing clusters")
         cluster, iterations, failed = optimistic_clusters(
-            prepared, np.random.default_rng(request.seed), max_iterations=max_iterations
+            prepared, np.random.default_rng(request.seed), max_iterations=max_iterations, progress=request.progress
         )
         seconds = round(time.perf_counter() - started, 4)
         return publish(

@@ -70,7 +70,7 @@ from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ileft
-from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_per_record
+from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_given_originals, leakage_per_record
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
@@ -93,8 +93,10 @@ class PersonalizedDetails(AnonymizationDetails):
         unsatisfiable: records whose bound is below 1/n (Theorem 1 for the whole table).
         sensitive_generalized: published sensitive values that are not leaves.
         generalization_steps: one-level SA generalizations made (final groups).
-        max_leakage: largest re-measured Pleak of a published record.
-        mean_leakage: mean Pleak over published records.
+        max_leakage: largest Pleak of a published record as the re-check measures it from the
+            published table alone (for a generalized sensitive value, the worst leaf it may stand for).
+        mean_leakage: mean of the records' actual Pleak (Song et al., with their original values,
+            which the anonymizer knows); never above the mean of the re-checked upper bounds.
         leakage: Pleak of every published record (input order; not in ``to_dict``).
         bounds: the bound of every published record (not in ``to_dict``).
     """
@@ -114,6 +116,14 @@ class PersonalizedDetails(AnonymizationDetails):
     mean_leakage: float
     leakage: np.ndarray = field(repr=False, compare=False, default_factory=lambda: np.zeros(0))
     bounds: np.ndarray = field(repr=False, compare=False, default_factory=lambda: np.zeros(0))
+
+    def headline(self) -> str:
+        """Groups, generalized sensitive values and the leakage (re-checked maximum, actual mean)."""
+        return (
+            f"{self.groups:,} groups ({self.merges:,} merges), {self.sensitive_generalized:,} sensitive values "
+            f"generalized; max leakage {self.max_leakage:.4g} (worst case, as re-checked), "
+            f"mean {self.mean_leakage:.4g} (actual)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON without the per-record arrays."""
@@ -405,6 +415,10 @@ class PersonalizedAnonymizer:
         leak = np.ones(m)
         if sensitive is not None:
             leak = leakage_per_record(final, final.sensitive(sensitive), None if sa is None else sa.hierarchy)
+        actual = leak  # without SA generalization the published table shows every Pleak exactly
+        if sa is not None and sensitive is not None:
+            originals = frame[sensitive].iloc[released_rows].reset_index(drop=True)
+            actual = leakage_given_originals(final, final.frame[sensitive], originals, sa.hierarchy)
 
         costs = []
         leaf_counts, domains = [], []
@@ -445,7 +459,7 @@ class PersonalizedAnonymizer:
                 sensitive_generalized=generalized,
                 generalization_steps=steps,
                 max_leakage=float(leak.max()),
-                mean_leakage=float(leak.mean()),
+                mean_leakage=float(actual.mean()),
                 leakage=leak,
                 bounds=bounds[released_rows],
             ),

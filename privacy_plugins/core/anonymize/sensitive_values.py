@@ -77,6 +77,7 @@ class SensitiveValuesDetails(AnonymizationDetails):
         max_membership_probability: the largest P(value ∈ A | class) of a record in A.
         mean_membership_probability: the mean of that over the records in A.
         base: the base algorithm's own details.
+        base_headline: the base algorithm's own summary line.
     """
 
     kind: ClassVar[str] = "sensitive-values"
@@ -90,6 +91,15 @@ class SensitiveValuesDetails(AnonymizationDetails):
     max_membership_probability: float
     mean_membership_probability: float
     base: Mapping[str, Any]
+    base_headline: str = ""
+
+    def headline(self) -> str:
+        """Records anonymized (with the base algorithm's own headline) and records published as is."""
+        base = f" ({self.base_headline})" if self.base_headline else ""
+        return (
+            f"{self.records_in_a:,} records anonymized with {self.base_algorithm}{base}, "
+            f"{self.records_published_as_is:,} published as is"
+        )
 
 
 def _sensitive_attribute(request: AnonymizationRequest) -> Hashable:
@@ -190,5 +200,6 @@ class SensitiveValuesAnonymizer:
                 max_membership_probability=float(membership[in_a].max()),
                 mean_membership_probability=float(membership[in_a].mean()),
                 base=inner.details.to_dict(),
+                base_headline=inner.details.headline(),
             ),
         )

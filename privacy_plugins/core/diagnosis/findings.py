@@ -6,8 +6,8 @@ never a value of the table, so they can go into logs, XCom and HTML reports.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from dataclasses import dataclass, fields
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from privacy_plugins.core.results import to_jsonable
@@ -41,6 +41,9 @@ class SubsetFinding:
             l (``inf``, ``null`` in JSON, when a class has fewer than l values);
             ``None`` unless recursive (c,l)-diversity is diagnosed; the largest
             over several sensitive attributes.
+        per_attribute: with several sensitive attributes, each one's own ``distinct_l``,
+            ``frequency_l``, ``entropy_l`` (and ``recursive_c``) by attribute (a per-attribute
+            border shows its attribute's l, not the worst one); empty with one attribute.
     """
 
     attributes: tuple[Hashable, ...]
@@ -56,15 +59,28 @@ class SubsetFinding:
     frequency_l: float | None = None
     entropy_l: float | None = None
     recursive_c: float | None = None
+    per_attribute: Mapping[Hashable, Mapping[str, float]] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def size(self) -> int:
         """Number of attributes in the subset."""
         return len(self.attributes)
 
+    def diversity(self, attribute: Hashable | None = None) -> dict[str, float | None]:
+        """``distinct_l``, ``frequency_l``, ``entropy_l``, ``recursive_c`` of ``attribute`` (default: the worst)."""
+        own = self.per_attribute.get(attribute) if attribute is not None else None
+        keys = ("distinct_l", "frequency_l", "entropy_l", "recursive_c")
+        if own is not None:
+            return {key: own.get(key) for key in keys}
+        return {key: getattr(self, key) for key in keys}
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form (``inf`` becomes ``None``)."""
-        out = {field.name: getattr(self, field.name) for field in fields(self)}
+        """Plain-JSON form (``inf`` becomes ``None``; ``per_attribute`` only when there are several)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if not self.per_attribute:
+            del out["per_attribute"]
+        else:
+            out["per_attribute"] = {str(name): dict(values) for name, values in self.per_attribute.items()}
         return to_jsonable({"size": self.size, **out})
 
 

@@ -338,11 +338,13 @@ class SubsetLattice:
         )
 
     def _diversity(self, classes: EquivalenceClasses) -> dict[str, Any]:
-        """The l of the subset: the worst over the sensitive attributes."""
+        """The l of the subset: the worst over the sensitive attributes, and each one's own when several."""
         every = [self._diversity_of(classes, attribute) for attribute in self._sensitive]
         out: dict[str, Any] = {key: min(d[key] for d in every) for key in ("distinct_l", "frequency_l", "entropy_l")}
         if self._recursive_l is not None:
             out["recursive_c"] = max(d["recursive_c"] for d in every)
+        if len(every) > 1:
+            out["per_attribute"] = dict(zip(self._sensitive, every, strict=True))
         return out
 
     def _diversity_of(self, classes: EquivalenceClasses, attribute: Hashable) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from privacy_plugins.errors import HierarchyError
 __all__ = [
     "LeakageReport",
     "hierarchy_nodes",
+    "leakage_given_originals",
     "leakage_per_record",
     "leakage_violations",
     "personalized_leakage",
@@ -44,7 +45,10 @@ class LeakageReport:
 
     Attributes:
         max_leakage: the largest Pleak over all records.
-        mean_leakage: the mean Pleak over records.
+        mean_leakage: the mean Pleak over records. With generalized sensitive values this is
+            the mean of upper bounds (the published table hides each record's leaf; see
+            :func:`leakage_per_record`); the anonymizer, which knows the originals, reports
+            the actual mean (:func:`leakage_given_originals`).
         violations: records whose Pleak exceeds their bound.
         infeasible: records whose bound is below 1/|class| (Theorem 1); a subset
             of ``violations``.
@@ -150,6 +154,47 @@ def leakage_per_record(
     if hierarchy is None:
         return counts.pair_count[counts.pair_of_row] / classes.row_size
     return _dcorrelate_sums(counts, hierarchy)[counts.pair_of_row] / classes.row_size
+
+
+def leakage_given_originals(
+    classes: EquivalenceClasses, published: pd.Series, original: pd.Series, hierarchy: Hierarchy
+) -> np.ndarray:
+    """Song's Pleak of each record with its original sensitive value known (the anonymizer's view).
+
+    :func:`leakage_per_record` sees only the published table and takes, for a generalized value,
+    the leaf that leaks most (an upper bound). Whoever holds the originals can compute Pleak
+    exactly: Σ over the class of 1 for a published value equal to the record's original, and
+    1/Nleaf for one generalizing it. A record whose original value is itself generalized keeps
+    the upper bound (its leaf is unknown to everyone).
+
+    Example:
+        >>> from privacy_plugins.core.partition import EquivalenceClasses
+        >>> h = Hierarchy.from_rows("d", [["flu", "resp", "*"], ["cold", "resp", "*"], ["hiv", "hiv", "*"]])
+        >>> df = pd.DataFrame({"q": [1, 1, 1, 1], "d": ["flu", "resp", "hiv", "hiv"]})
+        >>> c = EquivalenceClasses.from_frame(df, ["q"])
+        >>> leakage_given_originals(c, df["d"], pd.Series(["flu", "cold", "hiv", "hiv"]), h).tolist()
+        [0.375, 0.125, 0.5, 0.5]
+    """
+    codes, uniques = pd.factorize(pd.Series(published.to_numpy(dtype=object)), use_na_sentinel=False)
+    levels, nodes = (a[codes] for a in hierarchy_nodes(hierarchy, pd.Index(uniques)))
+    first = np.cumsum([0] + [len(labels) for labels in hierarchy.labels])  # global node id offset per level
+    n_nodes = int(first[-1])
+    present, count = np.unique(classes.class_of_row * n_nodes + first[levels] + nodes, return_counts=True)
+    codes, uniques = pd.factorize(pd.Series(original.to_numpy(dtype=object)), use_na_sentinel=False)
+    original_levels, original_nodes = (a[codes] for a in hierarchy_nodes(hierarchy, pd.Index(uniques)))
+    leaf = np.where(original_levels == 0, original_nodes, 0)
+    total = np.zeros(classes.class_of_row.shape[0])
+    for level in range(hierarchy.height + 1):
+        above = hierarchy.codes[level][leaf]
+        key = classes.class_of_row * n_nodes + first[level] + above
+        at = np.minimum(np.searchsorted(present, key), present.shape[0] - 1)
+        found = np.where(present[at] == key, count[at], 0)
+        total += found * (1.0 if level == 0 else 1.0 / hierarchy.leaf_counts[level][above])
+    exact = total / classes.row_size
+    if (original_levels == 0).all():
+        return exact
+    worst = leakage_per_record(classes, classes.sensitive(published.name), hierarchy)
+    return np.where(original_levels == 0, exact, worst)
 
 
 def leakage_violations(
