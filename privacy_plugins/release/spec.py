@@ -504,6 +504,13 @@ class ReleaseSpec:
             raise ConfigurationError(f"bound_column {self.requirements.bound_column!r} already has another role")
         if (self.requirements.l is not None or self.requirements.t is not None) and not self.sensitive_attributes:
             raise ConfigurationError("requirements l and t need at least one sensitive attribute")
+        # A release checks every requirement on the whole published table: refuse now what the algorithm
+        # declares it can never promise, instead of failing the check after the whole pipeline ran.
+        refusal = get_anonymizer(self.algorithm.name).capabilities.refusal(
+            self.requirements.models(self.sensitive_attributes)
+        )
+        if refusal is not None:
+            raise ConfigurationError(f"algorithm.name {self.algorithm.name!r} {refusal}")
         if isinstance(self.hierarchies, Mapping):
             missing = [q for q in self.quasi_identifiers if q not in self.hierarchies]
             if missing and self.algorithm.needs_hierarchies:

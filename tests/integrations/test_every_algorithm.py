@@ -22,6 +22,7 @@ from privacy_plugins.core.anonymize import AnonymizationResult, anonymize, anony
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.hierarchies import write_hierarchy
 from privacy_plugins.core.measure import measure
+from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import ReleaseSpec, read_published, run_release
 from privacy_plugins.release.linked import read_linked
 
@@ -39,7 +40,7 @@ ALGORITHMS = tuple(name for name in anonymizer_names() if name not in PARTIAL an
 RELEASED = ALGORITHMS + LINKED
 #: Algorithms that declare they enforce k-anonymity only (dpp2ga: the protocol compares class
 #: sizes): their requirement is k = 4 alone, and l is not asserted.
-K_ONLY = {n for n in ALGORITHMS if getattr(get_anonymizer(n), "model_families", None) == ("k-anonymity",)}
+K_ONLY = {n for n in ALGORITHMS if get_anonymizer(n).capabilities.promises == {"k_anonymity"}}
 
 
 def _requirements(algorithm: str) -> dict[str, Any]:
@@ -212,10 +213,9 @@ def test_the_release_flow_refuses_a_partial_algorithm(
     monkeypatch.setenv("PRIVACY_PLUGINS_WORKDIR", str(tmp_path / "work"))
     data = _spec_data(tmp_path, algorithm)
     data["algorithm"] = {"name": algorithm, **PARTIAL[algorithm]}
-    spec = ReleaseSpec.from_dict(data, base_dir=REPO / "specs")
-    result = run_release(spec)
-    assert not result.passed
-    assert read_published(spec.destination) is None
+    with pytest.raises(ConfigurationError, match=f"algorithm.name {algorithm!r} cannot promise"):
+        ReleaseSpec.from_dict(data, base_dir=REPO / "specs")  # refused on load: it never protects the whole table
+    assert not (tmp_path / f"{algorithm}.duckdb").exists()
 
 
 def _assert_the_pair_meets_the_targets(qit: pd.DataFrame, st: pd.DataFrame, rows_in: int) -> None:
