@@ -58,3 +58,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = message.splitlines()[0] if message else type(exc).__name__
         print(f"privacy-plugins: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Exception as exc:
+        database = sys.modules.get("sqlalchemy.exc")  # imported only by a release that reached a database
+        if database is None or not isinstance(exc, database.SQLAlchemyError):
+            raise
+        from privacy_plugins.engines.sql import database_message
+        from privacy_plugins.release.connections import mask_password
+
+        print(f"privacy-plugins: error: the database refused: {mask_password(database_message(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT

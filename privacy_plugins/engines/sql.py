@@ -29,9 +29,21 @@ from privacy_plugins.errors import ConfigurationError
 if TYPE_CHECKING:
     import sqlalchemy as sa
 
-__all__ = ["SqlTable", "classes_from_sql", "group_counts_sql"]
+__all__ = ["SqlTable", "classes_from_sql", "database_message", "group_counts_sql"]
 
 _FLAG = "__privacy_plugins_suppressed__"
+
+
+def database_message(exc: BaseException) -> str:
+    r"""The first line of the database's own message for a SQLAlchemy error (no SQL, no traceback).
+
+    Example:
+        >>> database_message(ValueError("Catalog Error: Table with name nope does not exist!\nDid you mean"))
+        'Catalog Error: Table with name nope does not exist!'
+    """
+    original = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(original).splitlines() if line.strip()]
+    return lines[0] if lines else type(original).__name__
 
 
 def _subquery(selectable: Any) -> Any:
@@ -124,10 +136,13 @@ class SqlTable(EngineTable):
 
         from privacy_plugins.core.tables import check_unique_columns
 
-        with engine.connect() as connection:
-            check_unique_columns(_result_names(connection, query), where="the result of source.query")
-            probe = sa.select(sa.text("*")).select_from(sa.text(f"({query}) AS probe")).limit(0)
-            names = [str(n) for n in connection.execute(probe).keys()]
+        try:
+            with engine.connect() as connection:
+                probe = sa.select(sa.text("*")).select_from(sa.text(f"({query}) AS probe")).limit(0)
+                names = [str(n) for n in connection.execute(probe).keys()]  # first: one statement, nothing read
+                check_unique_columns(_result_names(connection, query), where="the result of source.query")
+        except sa.exc.DBAPIError as exc:
+            raise ConfigurationError(f"source.query: the database refused it: {database_message(exc)}") from None
         check_unique_columns(names, where="the result of source.query")
         return cls(engine, sa.text(query).columns(*[sa.column(n) for n in names]).subquery("source_query"))
 

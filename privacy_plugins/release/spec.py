@@ -103,6 +103,48 @@ def _unresolved_path(base: Path, value: object) -> Path:
     return path.parent.resolve() / path.name
 
 
+def _has_second_statement(query: str) -> bool:
+    r"""Whether ``query`` holds a ``;`` outside quoted literals and names (in a comment too: erring on refusal).
+
+    Standard SQL quoting ('' and "" doubled inside); a dialect with backslash escapes or
+    dollar quoting only makes more text look like code here, so more is refused, never less.
+
+    Example:
+        >>> _has_second_statement("SELECT * FROM people WHERE note = 'a;b'")
+        False
+        >>> _has_second_statement("SELECT * FROM people; DROP TABLE people")
+        True
+        >>> _has_second_statement("-- it's\nSELECT 'a'; DROP TABLE t; --'")
+        True
+    """
+    position = 0
+    while position < len(query):
+        char = query[position]
+        if char in "'\"":
+            end = position + 1
+            while True:
+                end = query.find(char, end)
+                if end < 0:  # unterminated: the rest is read as code
+                    return ";" in query[position:]
+                if query.startswith(char * 2, end):
+                    end += 2
+                    continue
+                break
+            position = end + 1
+        elif query.startswith("--", position) or query.startswith("/*", position):
+            closing = "\n" if char == "-" else "*/"
+            found = query.find(closing, position + 2)
+            end = len(query) if found < 0 else found + len(closing)
+            if ";" in query[position:end]:
+                return True
+            position = end
+        elif char == ";":
+            return True
+        else:
+            position += 1
+    return False
+
+
 @dataclass(frozen=True)
 class SourceSpec:
     """Where the raw table comes from: a file, a SQL table/query, or the generated demo census."""
@@ -137,6 +179,17 @@ class SourceSpec:
             raise ConfigurationError("source.spark_settings needs a spark: source")
         if kinds[0] in ("url", "conn_id", "duckdb") and (self.table is None) == (self.query is None):
             raise ConfigurationError(f"a {kinds[0]} source needs exactly one of table or query")
+        if self.query is not None:
+            if not isinstance(self.query, str) or not self.query.strip(" \t\r\n;"):
+                raise ConfigurationError(f"source.query must be a SELECT statement, got {self.query!r}")
+            query = self.query.strip().rstrip(";").rstrip()  # a trailing ';' is fine
+            # A line comment on the last line would swallow the ')' of the subquery the query is run in.
+            object.__setattr__(self, "query", query + "\n" if "--" in query.rsplit("\n", 1)[-1] else query)
+            if _has_second_statement(self.query):
+                raise ConfigurationError(
+                    "source.query must be one SELECT statement, but it has a ';' followed by more; nothing was "
+                    "sent to the database (put any other statement elsewhere)"
+                )
         check_integer(self.max_rows_in_memory, name="source.max_rows_in_memory", minimum=1)
         check_integer(self.out_of_core_bytes, name="source.out_of_core_bytes", minimum=0)
         if self.generate is not None and self.generate != "census":
