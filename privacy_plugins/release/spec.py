@@ -435,7 +435,10 @@ class DestinationSpec:
             )
         else:
             setting = "destination.url" if self.url is not None else "destination.conn_id"
-            locations.check_database_url(setting, self.sql_url())
+            url = self.sql_url()
+            locations.check_database_url(setting, url)
+            where = None if self.conn_id is None else f"connection {self.conn_id!r}"
+            locations.probe_database(setting, url, where=where)
 
 
 def _check_required(section: str, values: Mapping[str, Any], kind: type) -> None:
