@@ -85,7 +85,7 @@ def _file_rows(source: SourceSpec) -> int | None:
         return None
     from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
 
-    table = open_csv_in_duckdb(path, sep=source.sep)
+    table = open_csv_in_duckdb(path, sep=source.sep, encoding=source.encoding)
     try:
         return table.count()
     finally:
@@ -107,7 +107,7 @@ def read_source(source: SourceSpec, *, needs_rows_because: str | None = None) ->
         rows = _file_rows(source)
         if rows is not None:
             _too_many(rows, source, because)
-        return read_table(source.path, sep=source.sep)
+        return read_table(source.path, sep=source.sep, encoding=source.encoding)
     if source.spark is not None:
         return _read_spark(source, because)
     import sqlalchemy

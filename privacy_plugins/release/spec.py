@@ -28,6 +28,7 @@ from privacy_plugins.core.hierarchies import (
     HIERARCHY_BUILDERS,
     Hierarchy,
     build_hierarchy,
+    check_config_shape,
     hierarchy_files,
     load_hierarchies,
     read_hierarchy,
@@ -35,6 +36,7 @@ from privacy_plugins.core.hierarchies import (
 from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, bind_hierarchies, requirement_models
 from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.core.tables import check_encoding
 from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 from privacy_plugins.release.connections import mask_password
@@ -151,6 +153,7 @@ class SourceSpec:
 
     path: Path | None = None
     sep: str | None = None
+    encoding: str = "utf-8"  # of a CSV file
     url: str | None = None
     table: str | None = None
     query: str | None = None
@@ -165,7 +168,7 @@ class SourceSpec:
     spark_settings: Mapping[str, Any] | None = None
 
     KEYS = (
-        "path", "sep", "url", "table", "query", "generate", "rows", "seed", "conn_id",
+        "path", "sep", "encoding", "url", "table", "query", "generate", "rows", "seed", "conn_id",
         "duckdb", "max_rows_in_memory", "out_of_core_bytes", "spark", "spark_settings",
     )  # fmt: skip
 
@@ -190,6 +193,7 @@ class SourceSpec:
                     "source.query must be one SELECT statement, but it has a ';' followed by more; nothing was "
                     "sent to the database (put any other statement elsewhere)"
                 )
+        check_encoding(self.encoding, setting="source.encoding")
         check_integer(self.max_rows_in_memory, name="source.max_rows_in_memory", minimum=1)
         check_integer(self.out_of_core_bytes, name="source.out_of_core_bytes", minimum=0)
         if self.generate is not None and self.generate != "census":
@@ -575,19 +579,15 @@ class ReleaseSpec:
                     f"{self.algorithm.name!r} generalizes every quasi-identifier along a hierarchy)"
                 )
             for column, builder in self.hierarchies.items():
-                if (
-                    not isinstance(builder, Mapping)
-                    or len(builder) != 1
-                    or next(iter(builder)) not in HIERARCHY_BUILDERS
-                ):
+                if not isinstance(builder, Mapping):
                     raise HierarchyError(
-                        f"hierarchy for {column!r} must be one of "
-                        f"{{{', '.join(HIERARCHY_BUILDERS)}: ...}}, got {builder!r}"
+                        f"hierarchies.{column} must be one of {{{', '.join(HIERARCHY_BUILDERS)}: ...}}, got {builder!r}"
                     )
-                if column in self.sensitive_attributes and next(iter(builder)) not in DATA_FREE_BUILDERS:
+                kind = check_config_shape(column, builder, setting=f"hierarchies.{column}")
+                if column in self.sensitive_attributes and kind not in DATA_FREE_BUILDERS:
                     raise HierarchyError(
                         f"hierarchy for sensitive attribute {column!r} must be one of {list(DATA_FREE_BUILDERS)}, "
-                        f"got {next(iter(builder))!r}: a published table (its sensitive column possibly "
+                        f"got {kind!r}: a published table (its sensitive column possibly "
                         "generalized) is re-measured without the raw values a data-built hierarchy needs"
                     )
 
@@ -725,9 +725,10 @@ class ReleaseSpec:
             hierarchies = _path(base, data["hierarchies"])
         else:
             hierarchies = {str(k): v for k, v in _mapping("hierarchies", data.get("hierarchies")).items()}
-            for builder in hierarchies.values():
-                if isinstance(builder, Mapping) and isinstance(builder.get("file"), Mapping):
-                    builder["file"]["path"] = _path(base, builder["file"]["path"])
+            for column, builder in list(hierarchies.items()):
+                file = builder.get("file") if isinstance(builder, Mapping) else None
+                if isinstance(file, Mapping) and file.get("path") is not None:  # no path: named in __post_init__
+                    hierarchies[column] = {**builder, "file": {**file, "path": _path(base, file["path"])}}
         try:
             return cls(
                 name=str(data["name"]),

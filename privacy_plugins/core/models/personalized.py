@@ -64,7 +64,7 @@ def resolve_bounds(frame: pd.DataFrame, *, bound: float | None, bound_column: Ha
     if garbled.any():
         raise ConfigurationError(
             f"bound_column {bound_column!r} has {int(garbled.sum())} non-numeric bounds, "
-            f"e.g. {raw[garbled].iloc[0]!r}; every bound must be a number in (0, 1]"
+            f"e.g. {str(raw[garbled].iloc[0])!r}; every bound must be a number in (0, 1]"
         )
     if absent.any():
         if default is None:
@@ -76,7 +76,8 @@ def resolve_bounds(frame: pd.DataFrame, *, bound: float | None, bound_column: Ha
     outside = (values <= 0) | (values > 1)
     if outside.any():
         raise ConfigurationError(
-            f"bound_column {bound_column!r} has {int(outside.sum())} bounds outside (0, 1], e.g. {values[outside][0]!r}"
+            f"bound_column {bound_column!r} has {int(outside.sum())} bounds outside (0, 1], "
+            f"e.g. {float(values[outside][0]):g}"
         )
     return values
 
