@@ -34,6 +34,11 @@ def add_release_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
     parser.add_argument("--format", choices=["json", "table"], default="table")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument(
+        "--include-values",
+        action="store_true",
+        help="let error messages quote table values (e.g. the values missing from a hierarchy); exposes people",
+    )
+    parser.add_argument(
         "--keep-workdir",
         action="store_true",
         help="keep this run's private working files (raw table without identifiers, candidate); path printed",
@@ -72,6 +77,8 @@ def format_release(result: ReleaseResult, spec: ReleaseSpec) -> str:
 
 
 def _run_release(args: argparse.Namespace) -> int:
+    if args.include_values:
+        print("privacy-plugins: warning: --include-values lets error messages quote table values", file=sys.stderr)
     spec = ReleaseSpec.from_yaml(args.spec)
     console = Console(stderr=True)
     show = not args.quiet and console.is_terminal

@@ -108,3 +108,31 @@ def test_a_negative_bound_is_printed_as_a_plain_number(tmp_path: Path, capsys: p
     assert code == 2 and "bounds outside (0, 1], e.g. -1" in err and "np." not in err
     with pytest.raises(ConfigurationError, match=r"^bound must be in \[0, 1\], got -1.0$"):
         check_fraction(np.float64(-1.0), name="bound")
+
+
+def test_error_messages_quote_table_values_only_with_include_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = generate_census(200, seed=4)
+    frame.loc[17, "sex"] = "Xq7"  # one person's value, missing from the sex taxonomy
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    data = demo_spec_dict(tmp_path, source={"path": str(tmp_path / "people.csv")})
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["release", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Xq7" not in err
+    assert "column 'sex' has 1 value(s) that are not leaves of its hierarchy (values hidden" in err
+    assert main(["release", str(path), "--quiet", "--include-values"]) == 2
+    err = capsys.readouterr().err
+    assert "e.g. ['Xq7']" in err and "warning: --include-values" in err
+
+
+def test_a_scoped_requirement_names_how_many_sensitive_values_not_which() -> None:
+    from privacy_plugins.core.disclosure import values_shown
+    from privacy_plugins.core.models import KAnonymity, SensitiveValueScope
+
+    scoped = SensitiveValueScope(KAnonymity(4), "disease", ("HIV", "cancer"))
+    assert str(scoped) == "4-anonymity for the records whose 'disease' is one of the 2 sensitive_values"
+    with values_shown():
+        assert "['HIV', 'cancer']" in str(scoped)

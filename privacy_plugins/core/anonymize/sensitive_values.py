@@ -43,6 +43,7 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable, verify
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities, get_anonymizer
+from privacy_plugins.core.disclosure import examples
 from privacy_plugins.core.hierarchies.hierarchy import as_labels
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility
 from privacy_plugins.core.models import PrivacyModel, SensitiveValueScope
@@ -163,7 +164,7 @@ class SensitiveValuesAnonymizer:
         warnings.warn(
             PrivacyRiskWarning(
                 f"sensitive-values publishes {int((~in_a).sum())} records outside A unchanged; whether a record "
-                f"was generalized reveals that its {attribute!r} is in {list(values)}"
+                f"was generalized reveals that its {attribute!r} is one of the sensitive_values{examples(values)}"
             ),
             stacklevel=2,
         )
