@@ -13,6 +13,7 @@ connection factory instead.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from privacy_plugins.core.disclosure import showing_values
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns, classes_from_aggregates
 from privacy_plugins.engines.base import ApplyMethod, EngineTable
@@ -37,13 +39,20 @@ _FLAG = "__privacy_plugins_suppressed__"
 def database_message(exc: BaseException) -> str:
     r"""The first line of the database's own message for a SQLAlchemy error (no SQL, no traceback).
 
+    Single-quoted text (a value the database quotes) is replaced by ``'…'`` unless values were
+    asked for (:func:`~privacy_plugins.core.disclosure.values_shown`).
+
     Example:
         >>> database_message(ValueError("Catalog Error: Table with name nope does not exist!\nDid you mean"))
         'Catalog Error: Table with name nope does not exist!'
+        >>> database_message(ValueError("Conversion Error: Could not convert string 'Male' to INT32"))
+        "Conversion Error: Could not convert string '…' to INT32"
     """
     original = getattr(exc, "orig", None) or exc
     lines = [line.strip() for line in str(original).splitlines() if line.strip()]
-    return lines[0] if lines else type(original).__name__
+    first = lines[0] if lines else type(original).__name__
+    # A conversion error quotes the cell it failed on ("Could not convert string 'Male'"): a table value.
+    return first if showing_values() else re.sub(r"'(?:[^']|'')*'", "'…'", first)
 
 
 def _subquery(selectable: Any) -> Any:

@@ -126,3 +126,25 @@ def test_every_second_statement_is_refused_on_load(query: str) -> None:
 
     with pytest.raises(ConfigurationError, match=r"^source.query must be one SELECT statement"):
         SourceSpec(url="sqlite:///x.db", query=query)
+
+
+@pytest.mark.parametrize("mode", ALGORITHMS)
+def test_a_value_the_database_quotes_in_its_message_is_hidden(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    url = f"duckdb:///{tmp_path / 'source.duckdb'}"
+    _people(url)
+    query = "SELECT CAST(sex AS INTEGER) AS sex_code, * FROM people"  # fails on the first 'Female'/'Male' cell
+    code = main(
+        [
+            "release",
+            str(_spec(tmp_path, {"duckdb": str(tmp_path / "source.duckdb"), "query": query}, ALGORITHMS[mode])),
+            "--quiet",
+        ]
+    )
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "Conversion Error" in err and "'…'" in err and "Male" not in err
+    # In memory every cell is read at load; in the database a column no step groups by is only
+    # computed when the rows are staged, after the diagnosis (the error is still one line, exit 2).
+    assert mode != "in memory" or not (tmp_path / "reports").exists()
