@@ -49,7 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``privacy-plugins`` console script."""
     args = build_parser().parse_args(argv)
     # Error messages quote table values only when asked (--include-values, or an algorithm's --show-values yes).
-    show = bool(getattr(args, "include_values", False)) or getattr(args, "show_values", None) == "yes"
+    show = bool(getattr(args, "include_values", False)) or "yes" in (
+        getattr(args, "show_values", None),
+        getattr(args, "option_show_values", None),  # anonymize: the algorithm option's flag
+    )
     try:
         with values_shown(show):
             return int(args.run(args))

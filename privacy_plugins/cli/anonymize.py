@@ -125,6 +125,9 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
     parser.add_argument("--report", type=Path, help="write the JSON report here as well")
     parser.add_argument("--sep", help="CSV delimiter of DATA (default: detected)")
     parser.add_argument("--encoding", default="utf-8", help="text encoding of a CSV (default: utf-8)")
+    parser.add_argument(
+        "--include-values", action="store_true", help="let error messages quote table values (exposes people)"
+    )
     parser.add_argument("--format", choices=["json", "table"], default="table")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(run=_run_anonymize)

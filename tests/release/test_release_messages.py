@@ -77,6 +77,7 @@ def test_read_table_names_the_file_and_line_and_takes_an_encoding(tmp_path: Path
         ({"interval": {"width": [5]}}, r"hierarchies.age.interval has unknown option\(s\) \['width'\]"),
         ({"interval": [5, 10]}, r"hierarchies.age.interval must be a mapping of its options"),
         ({"taxonomy": ["a", "b"]}, r"hierarchies.age.taxonomy must be a non-empty mapping"),
+        ({"interval": None}, r"hierarchies.age.interval needs exactly one of widths or cuts"),
         ({"intervals": {}}, r"hierarchies.age must be one of \{file, interval"),
         ("age.csv", r"hierarchies.age must be one of"),
     ],
@@ -136,3 +137,20 @@ def test_a_scoped_requirement_names_how_many_sensitive_values_not_which() -> Non
     assert str(scoped) == "4-anonymity for the records whose 'disease' is one of the 2 sensitive_values"
     with values_shown():
         assert "['HIV', 'cancer']" in str(scoped)
+
+
+@pytest.mark.parametrize(
+    "opt_in", [[], ["--include-values"], ["--algorithm", "bucket", "--l", "2", "--show-values", "yes"]]
+)
+def test_the_anonymize_command_quotes_a_value_only_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], opt_in: list[str]
+) -> None:
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "zip.csv").write_text("47906;4790*;*\n47907;4790*;*\n")
+    (tmp_path / "d.csv").write_text("zip,s\n47906,a\n47907,b\n47999,a\n47906,b\n")
+    argv = ["anonymize", str(tmp_path / "d.csv"), "--quasi-identifiers", "zip", "--sensitive-attributes", "s"]
+    argv += ["--hierarchies", str(tmp_path / "h"), "--k", "2", "--out", str(tmp_path / "o.csv"), "--quiet", *opt_in]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "column 'zip' has 1 value(s) that are not leaves" in err
+    assert ("47999" in err) == bool(opt_in)

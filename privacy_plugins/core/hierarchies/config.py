@@ -115,6 +115,9 @@ def check_config_shape(attribute: Hashable, config: object, *, setting: str) -> 
     unknown = [key for key in (options or {}) if key not in allowed]
     if unknown:
         raise HierarchyError(f"{where} has unknown option(s) {unknown}; allowed: {list(allowed)}")
+    given = dict(options or {})
+    if kind == "interval" and sum(given.get(key) is not None for key in ("widths", "cuts")) != 1:
+        raise HierarchyError(f"{where} needs exactly one of widths or cuts, got {given!r}")
     return kind
 
 
