@@ -255,7 +255,8 @@ def probe_database(setting: str, url: str, *, where: str | None = None) -> None:
         text = mask_password(text)
         return text.replace(str(secret), "***") if secret else text
 
-    where = where or shown(parsed.render_as_string(hide_password=True))
+    # Without the query string: a driver option there may hold a secret (password=, sslpassword=).
+    where = where or shown(parsed.set(query={}).render_as_string(hide_password=True))
     timeout = (
         {"connect_timeout": CONNECT_TIMEOUT}
         if backend == "postgresql" and "connect_timeout" not in parsed.query

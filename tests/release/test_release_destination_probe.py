@@ -78,3 +78,9 @@ def test_a_reachable_writable_server_passes_the_probe(postgres_url: str) -> None
     engine.dispose()
     with pytest.raises(ConfigurationError, match=r"^destination.url: cannot connect to .*:\*\*\*@"):
         probe_database("destination.url", UNREACHABLE)
+
+
+def test_no_secret_of_the_url_is_shown_not_even_in_its_query_string() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        probe_database("destination.url", f"{UNREACHABLE}?sslpassword={SECRET}x&application_name=pp")
+    assert SECRET not in str(info.value) and "user:***@127.0.0.1:1/db:" in str(info.value)
