@@ -22,6 +22,7 @@ from privacy_plugins.cli.distributed import add_distributed_parser
 from privacy_plugins.cli.measure import add_demo_parser, add_measure_parser
 from privacy_plugins.cli.published import add_published_parser
 from privacy_plugins.cli.release import add_release_parser
+from privacy_plugins.core.disclosure import values_shown
 from privacy_plugins.errors import PrivacyPluginsError
 
 __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
@@ -47,8 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``privacy-plugins`` console script."""
     args = build_parser().parse_args(argv)
+    # Error messages quote table values only when asked (--include-values, or an algorithm's --show-values yes).
+    show = bool(getattr(args, "include_values", False)) or "yes" in (
+        getattr(args, "show_values", None),
+        getattr(args, "option_show_values", None),  # anonymize: the algorithm option's flag
+    )
     try:
-        return int(args.run(args))
+        with values_shown(show):
+            return int(args.run(args))
     except (PrivacyPluginsError, ValueError, TypeError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"privacy-plugins: error: {message}", file=sys.stderr)
@@ -57,4 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
         message = message.splitlines()[0] if message else type(exc).__name__
         print(f"privacy-plugins: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        database = sys.modules.get("sqlalchemy.exc")  # imported only by a release that reached a database
+        if database is None or not isinstance(exc, database.SQLAlchemyError):
+            raise
+        from privacy_plugins.engines.sql import database_message
+        from privacy_plugins.release.connections import mask_password
+
+        print(f"privacy-plugins: error: the database refused: {mask_password(database_message(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT

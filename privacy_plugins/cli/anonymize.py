@@ -125,6 +125,10 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
     parser.add_argument("--out", required=True, type=Path, help="output table (.csv, .parquet or .pq)")
     parser.add_argument("--report", type=Path, help="write the JSON report here as well")
     parser.add_argument("--sep", help="CSV delimiter of DATA (default: detected)")
+    parser.add_argument("--encoding", default="utf-8", help="text encoding of a CSV (default: utf-8)")
+    parser.add_argument(
+        "--include-values", action="store_true", help="let error messages quote table values (exposes people)"
+    )
     parser.add_argument("--format", choices=["json", "table"], default="table")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(run=_run_anonymize)
@@ -314,7 +318,7 @@ def linked_path(out: Path) -> Path:
 def _run_anonymize(args: argparse.Namespace) -> int:
     check_output_path(args.out)
     options = algorithm_options(args)
-    frame = read_table(args.data, sep=args.sep)
+    frame = read_table(args.data, sep=args.sep, encoding=args.encoding)
     check_columns(frame.columns, _roles(args))  # before hierarchies: a typo is a typo, not a missing file
     models = models_from_args(args)
     hierarchies = _hierarchies(args)

@@ -55,6 +55,10 @@ def add_diagnose_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
     parser.add_argument("--json", type=Path, dest="json_path", help="write the diagnosis as JSON to this file")
     parser.add_argument("--html", type=Path, dest="html_path", help="write the HTML report to this file")
     parser.add_argument("--sep", help="CSV delimiter (default: detected)")
+    parser.add_argument("--encoding", default="utf-8", help="text encoding of a CSV (default: utf-8)")
+    parser.add_argument(
+        "--include-values", action="store_true", help="let error messages quote table values (exposes people)"
+    )
     parser.add_argument("--format", choices=["json", "table"], default="table", help="what to print on stdout")
     parser.set_defaults(run=_run_diagnose)
 
@@ -113,7 +117,7 @@ def format_diagnosis(diagnosis: PrivacyDiagnosis, *, source: str) -> str:
 
 
 def _run_diagnose(args: argparse.Namespace) -> int:
-    frame = read_table(args.data, sep=args.sep)
+    frame = read_table(args.data, sep=args.sep, encoding=args.encoding)
     check_columns(
         frame.columns,
         [("quasi_identifiers", args.quasi_identifiers), ("sensitive_attributes", args.sensitive_attributes)],

@@ -64,6 +64,7 @@ def add_distributed_parser(commands: Subcommands[argparse.ArgumentParser]) -> No
                              "needs it, the listener then requires the peer's certificate")  # fmt: skip
     parser.add_argument("--out", required=True, type=Path, help="the published join (.csv, .parquet or .pq)")
     parser.add_argument("--sep", help="CSV delimiter of --data (default: detected)")
+    parser.add_argument("--encoding", default="utf-8", help="text encoding of a CSV (default: utf-8)")
     parser.add_argument("--format", choices=["json", "table"], default="table")
     parser.set_defaults(run=_run_party)
 
@@ -92,7 +93,7 @@ def _run_party(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise ConfigurationError(f"--timeout must be positive, got {args.timeout:g}")
     tls = tls_context(listening=args.listen is not None, cert=args.tls_cert, key=args.tls_key, ca=args.tls_ca)
-    frame = read_table(args.data, sep=args.sep)
+    frame = read_table(args.data, sep=args.sep, encoding=args.encoding)
     check_columns(frame.columns, [("id_column", [args.id_column]), ("quasi_identifiers", args.quasi_identifiers)])
     hierarchies: dict[Hashable, Any] = dict(
         load_hierarchies(args.hierarchies, columns=args.quasi_identifiers, sep=args.hierarchy_sep)

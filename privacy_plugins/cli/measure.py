@@ -63,6 +63,7 @@ def add_measure_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
         help="also print QI values of a few violating classes (exposes the records at risk)",
     )
     parser.add_argument("--sep", help="CSV delimiter (default: detected)")
+    parser.add_argument("--encoding", default="utf-8", help="text encoding of a CSV (default: utf-8)")
     parser.add_argument("--format", choices=["json", "table"], default="table")
     parser.set_defaults(run=_run_measure)
 
@@ -212,7 +213,7 @@ def generalized_value_hint(frame: Any, columns: Sequence[str], hierarchies: Mapp
 
 
 def _run_measure(args: argparse.Namespace) -> int:
-    frame = read_table(args.data, sep=args.sep)
+    frame = read_table(args.data, sep=args.sep, encoding=args.encoding)
     check_columns(
         frame.columns,
         [

@@ -42,6 +42,11 @@ def add_release_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
         help="no progress on stderr (a bar on a terminal, else a line every $PRIVACY_PLUGINS_PROGRESS_INTERVAL s, 10)",
     )
     parser.add_argument(
+        "--include-values",
+        action="store_true",
+        help="let error messages quote table values (e.g. the values missing from a hierarchy); exposes people",
+    )
+    parser.add_argument(
         "--keep-workdir",
         action="store_true",
         help="keep this run's private working files (raw table without identifiers, candidate); path printed",
@@ -125,6 +130,8 @@ def _stderr_line(text: str) -> None:
 
 
 def _run_release(args: argparse.Namespace) -> int:
+    if args.include_values:
+        print("privacy-plugins: warning: --include-values lets error messages quote table values", file=sys.stderr)
     spec = ReleaseSpec.from_yaml(args.spec)
     run = new_run_id()
     try:

@@ -14,22 +14,30 @@ __all__ = ["TOLERANCE", "check_fraction", "check_integer", "check_positive", "ch
 TOLERANCE = 1e-9
 
 
+def _shown(value: object) -> str:
+    """``value`` as a message shows it: a NumPy scalar as the plain number (``-1.0``, not ``np.float64(-1.0)``)."""
+    item = getattr(value, "item", None)
+    if type(value).__module__ == "numpy" and callable(item):
+        value = item()
+    return repr(value)
+
+
 def check_integer(value: object, *, name: str, minimum: int = 1) -> int:
     """An integer ``>= minimum`` (bools and strings are type errors, not numbers)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {_shown(value)}")
     if value < minimum:
-        raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {_shown(value)}")
     return int(value)
 
 
 def check_real(value: object, *, name: str) -> float:
     """A finite real number."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {_shown(value)}")
     number = float(value)
     if not math.isfinite(number):
-        raise ConfigurationError(f"{name} must be finite, got {value!r}")
+        raise ConfigurationError(f"{name} must be finite, got {_shown(value)}")
     return number
 
 
@@ -38,7 +46,7 @@ def check_positive(value: object, *, name: str, minimum: float = 0.0, inclusive:
     number = check_real(value, name=name)
     if number < minimum or (number == minimum and not inclusive):
         sign = ">=" if inclusive else ">"
-        raise ConfigurationError(f"{name} must be {sign} {minimum:g}, got {value!r}")
+        raise ConfigurationError(f"{name} must be {sign} {minimum:g}, got {_shown(value)}")
     return number
 
 
@@ -47,7 +55,7 @@ def check_fraction(value: object, *, name: str, open_low: bool = False) -> float
     number = check_real(value, name=name)
     if number > 1 or number < 0 or (open_low and number == 0):
         domain = "(0, 1]" if open_low else "[0, 1]"
-        raise ConfigurationError(f"{name} must be in {domain}, got {value!r}")
+        raise ConfigurationError(f"{name} must be in {domain}, got {_shown(value)}")
     return number
 
 

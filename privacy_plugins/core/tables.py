@@ -23,6 +23,7 @@ name would otherwise reach the release as ``ssn.1``, outside every role:
 
 from __future__ import annotations
 
+import codecs
 import csv
 import re
 import warnings
@@ -34,7 +35,14 @@ import pandas as pd
 
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["CANONICAL_NUMBER", "check_unique_columns", "csv_layout", "read_table", "sniff_delimiter"]
+__all__ = [
+    "CANONICAL_NUMBER",
+    "check_encoding",
+    "check_unique_columns",
+    "csv_layout",
+    "read_table",
+    "sniff_delimiter",
+]
 
 _PARQUET_SUFFIXES = {".parquet", ".pq", ".parq"}
 _CANDIDATE_DELIMITERS = ",;\t|"
@@ -48,10 +56,50 @@ PANDAS_NA_STRINGS = (
 """The cells ``read_table`` reads as missing (pandas' default ``na_values``), after skipping leading spaces."""
 
 
-def sniff_delimiter(path: Path, *, sample_bytes: int = 64 * 1024) -> str:
+def check_encoding(encoding: object, *, setting: str = "encoding") -> str:
+    """The codec Python reads ``encoding`` with (``utf-8`` also skips a byte-order mark).
+
+    Raises:
+        ConfigurationError: not a text encoding Python knows, naming ``setting``.
+    """
+    try:
+        name = codecs.lookup(str(encoding)).name if isinstance(encoding, str) else ""
+    except LookupError:
+        name = ""
+    if not name:
+        raise ConfigurationError(
+            f"{setting} must be a text encoding such as utf-8, latin-1 or cp1252, got {encoding!r}"
+        )
+    return "utf-8-sig" if name == "utf-8" else name
+
+
+def _undecodable(path: Path, encoding: str, exc: UnicodeDecodeError) -> ConfigurationError:
+    """A one-line error naming the file, the first line that does not decode, and the setting to change."""
+    line = None
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):  # only on this error path, up to the bad line
+            try:
+                raw.decode(encoding)
+            except UnicodeDecodeError:
+                line = number
+                break
+    at = f" line {line}:" if line is not None else ""
+    byte = exc.object[exc.start : exc.start + 1].hex() if exc.object else ""
+    shown = encoding.removesuffix("-sig")
+    return ConfigurationError(
+        f"CSV table {str(path)!r} is not {shown} text:{at} byte 0x{byte} cannot be decoded; give the file's "
+        "encoding (source.encoding in a release spec, --encoding on the command line; e.g. latin-1 or cp1252)"
+    )
+
+
+def sniff_delimiter(path: Path, *, sample_bytes: int = 64 * 1024, encoding: str = "utf-8") -> str:
     """Guess a CSV file's delimiter among ``, ; TAB |`` from its first bytes."""
-    with path.open("r", encoding="utf-8-sig", newline="") as handle:
-        sample = handle.read(sample_bytes)
+    codec = check_encoding(encoding)
+    try:
+        with path.open("r", encoding=codec, newline="") as handle:
+            sample = handle.read(sample_bytes)
+    except UnicodeDecodeError as exc:
+        raise _undecodable(path, codec, exc) from None
     if not sample.strip():
         raise ConfigurationError(f"table file {str(path)!r} is empty")
     try:
@@ -78,8 +126,8 @@ def check_unique_columns(names: Sequence[object], *, where: str) -> None:
         )
 
 
-def _csv_header(path: Path, delimiter: str) -> list[str]:
-    with path.open("r", encoding="utf-8-sig", newline="") as handle:
+def _csv_header(path: Path, delimiter: str, codec: str) -> list[str]:
+    with path.open("r", encoding=codec, newline="") as handle:
         header = next(csv.reader(handle, delimiter=delimiter, skipinitialspace=True), None)
     if not header:
         raise ConfigurationError(f"table file {str(path)!r} has no header row")
@@ -124,35 +172,40 @@ def _numeric_where_canonical(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def csv_layout(source: Path, *, sep: str | None = None) -> tuple[str, list[str]]:
+def csv_layout(source: Path, *, sep: str | None = None, encoding: str = "utf-8") -> tuple[str, list[str]]:
     """The delimiter (sniffed unless given) and the stripped header of a CSV file; names must not repeat.
 
     Raises:
-        ConfigurationError: the file is empty, has no header, cannot be parsed or repeats a column name.
+        ConfigurationError: the file is empty, has no header, cannot be parsed or decoded, or repeats a
+            column name.
     """
-    delimiter = sep if sep is not None else sniff_delimiter(source)
+    codec = check_encoding(encoding)
+    delimiter = sep if sep is not None else sniff_delimiter(source, encoding=encoding)
     try:
-        header = [name.strip() for name in _csv_header(source, delimiter)]
-    except (csv.Error, UnicodeDecodeError) as exc:
+        header = [name.strip() for name in _csv_header(source, delimiter, codec)]
+    except UnicodeDecodeError as exc:
+        raise _undecodable(source, codec, exc) from None
+    except csv.Error as exc:
         raise ConfigurationError(f"cannot parse CSV table {str(source)!r}: {exc}") from exc
     check_unique_columns(header, where=f"CSV table {str(source)!r}")
     return delimiter, header
 
 
-def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
-    """Read a CSV (delimiter auto-detected unless ``sep`` is given) or Parquet table.
+def read_table(path: str | Path, *, sep: str | None = None, encoding: str = "utf-8") -> pd.DataFrame:
+    """Read a CSV (delimiter auto-detected unless ``sep`` is given; text in ``encoding``) or Parquet table.
 
     Raises:
         FileNotFoundError: the path does not exist.
-        ConfigurationError: the file is empty or cannot be parsed, a column name repeats, or
-            a row has more fields than the header.
+        ConfigurationError: the file is empty, cannot be parsed or decoded (naming the first bad line),
+            a column name repeats, or a row has more fields than the header.
     """
     source = Path(path)
     if not source.exists():
         raise FileNotFoundError(f"table file not found: {str(source)!r}")
     if source.is_dir() or source.suffix.lower() in _PARQUET_SUFFIXES:
         return _read_parquet(source)
-    delimiter, header = csv_layout(source, sep=sep)
+    delimiter, header = csv_layout(source, sep=sep, encoding=encoding)
+    codec = check_encoding(encoding)
     try:
         with warnings.catch_warnings():
             # index_col=False + this warning: rows longer than the header are an error, not an index.
@@ -161,12 +214,14 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
                 source,
                 sep=delimiter,
                 dtype=str,
-                encoding="utf-8-sig",
+                encoding=codec,
                 skipinitialspace=True,
                 header=0,
                 names=header,
                 index_col=False,
             )
-    except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise _undecodable(source, codec, exc) from None
+    except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError) as exc:
         raise ConfigurationError(f"cannot parse CSV table {str(source)!r}: {exc}") from exc
     return _numeric_where_canonical(frame)

@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from privacy_plugins.core.tables import CANONICAL_NUMBER, PANDAS_NA_STRINGS, csv_layout
+from privacy_plugins.core.tables import CANONICAL_NUMBER, PANDAS_NA_STRINGS, check_encoding, csv_layout
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError
 
@@ -41,12 +41,24 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _reader(path: Path, delimiter: str, header: list[str]) -> str:
+def _encoding(encoding: str) -> str:
+    """DuckDB's ``encoding=`` argument for a Python codec name (it reads utf-8, utf-16 and latin-1 itself)."""
+    name = check_encoding(encoding, setting="source.encoding").removesuffix("-sig")
+    duckdb_names = {"utf-8": "utf-8", "utf-16": "utf-16", "latin-1": "latin-1", "iso8859-1": "latin-1"}
+    if name not in duckdb_names:
+        raise ConfigurationError(
+            f"source.encoding {encoding!r}: the out-of-core CSV reader (DuckDB) reads utf-8, utf-16 and latin-1 "
+            "only; raise source.out_of_core_bytes to read the file with pandas, or convert it to UTF-8"
+        )
+    return f", encoding={_literal(duckdb_names[name])}"
+
+
+def _reader(path: Path, delimiter: str, header: list[str], encoding: str = "utf-8") -> str:
     """read_csv with our header as VARCHAR columns; short rows padded with NULL (as pandas), long rows an error."""
     columns = ", ".join(f"{_literal(f'c{i}')}: 'VARCHAR'" for i in range(len(header)))
     return (
         f"read_csv({_literal(str(path))}, delim={_literal(delimiter)}, header=true, auto_detect=false, "
-        f"quote='\"', escape='\"', columns={{{columns}}}, null_padding=true, strict_mode=true)"
+        f"quote='\"', escape='\"', columns={{{columns}}}, null_padding=true, strict_mode=true{_encoding(encoding)})"
     )
 
 
@@ -90,18 +102,18 @@ def _types(connection: Any, text: str, header: list[str], where: str) -> list[st
     return types
 
 
-def _quoted_leading_space(connection: Any, path: Path, delimiter: str) -> int:
+def _quoted_leading_space(connection: Any, path: Path, delimiter: str, encoding: str = "utf-8") -> int:
     """Lines with a quoted field that starts with a space (raw lines, quotes not parsed)."""
     pattern = f'(^|{re.escape(delimiter)}) *" '
     lines = (
         f"read_csv({_literal(str(path))}, columns={{'line': 'VARCHAR'}}, delim='\x01', quote='', escape='', "
-        "header=false, auto_detect=false, strict_mode=false)"
+        f"header=false, auto_detect=false, strict_mode=false{_encoding(encoding)})"
     )
     query = f"SELECT count(*) FILTER (WHERE regexp_matches(line, {_literal(pattern)})) FROM {lines}"
     return int(connection.exec_driver_sql(query).scalar_one())
 
 
-def open_csv_in_duckdb(path: Path, *, sep: str | None = None) -> SqlTable:
+def open_csv_in_duckdb(path: Path, *, sep: str | None = None, encoding: str = "utf-8") -> SqlTable:
     """The CSV as a query of an in-process DuckDB, typed as ``read_table`` types it.
 
     Raises:
@@ -111,12 +123,12 @@ def open_csv_in_duckdb(path: Path, *, sep: str | None = None) -> SqlTable:
     import sqlalchemy as sa
 
     where = f"CSV table {str(path)!r}"
-    delimiter, header = csv_layout(path, sep=sep)
-    text = f"SELECT {', '.join(_cells(header))} FROM {_reader(path, delimiter, header)}"
+    delimiter, header = csv_layout(path, sep=sep, encoding=encoding)
+    text = f"SELECT {', '.join(_cells(header))} FROM {_reader(path, delimiter, header, encoding)}"
     engine = sa.create_engine("duckdb:///:memory:")
     try:
         with engine.connect() as connection:
-            if _quoted_leading_space(connection, path, delimiter):
+            if _quoted_leading_space(connection, path, delimiter, encoding):
                 raise ConfigurationError(
                     f"{where} has quoted values that start with a space, which the DuckDB reader cannot keep as "
                     "pandas does; raise source.out_of_core_bytes to read it with pandas, or convert it to Parquet"

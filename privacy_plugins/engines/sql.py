@@ -18,6 +18,7 @@ connection factory instead.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from privacy_plugins.core.disclosure import showing_values
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns, classes_from_aggregates
 from privacy_plugins.engines.base import ApplyMethod, EngineTable
@@ -34,9 +36,28 @@ from privacy_plugins.errors import ConfigurationError
 if TYPE_CHECKING:
     import sqlalchemy as sa
 
-__all__ = ["SqlTable", "classes_from_sql", "group_counts_sql"]
+__all__ = ["SqlTable", "classes_from_sql", "database_message", "group_counts_sql"]
 
 _FLAG = "__privacy_plugins_suppressed__"
+
+
+def database_message(exc: BaseException) -> str:
+    r"""The first line of the database's own message for a SQLAlchemy error (no SQL, no traceback).
+
+    Single-quoted text (a value the database quotes) is replaced by ``'…'`` unless values were
+    asked for (:func:`~privacy_plugins.core.disclosure.values_shown`).
+
+    Example:
+        >>> database_message(ValueError("Catalog Error: Table with name nope does not exist!\nDid you mean"))
+        'Catalog Error: Table with name nope does not exist!'
+        >>> database_message(ValueError("Conversion Error: Could not convert string 'Male' to INT32"))
+        "Conversion Error: Could not convert string '…' to INT32"
+    """
+    original = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(original).splitlines() if line.strip()]
+    first = lines[0] if lines else type(original).__name__
+    # A conversion error quotes the cell it failed on ("Could not convert string 'Male'"): a table value.
+    return first if showing_values() else re.sub(r"'(?:[^']|'')*'", "'…'", first)
 
 
 def _subquery(selectable: Any) -> Any:
@@ -153,10 +174,13 @@ class SqlTable(EngineTable):
 
         from privacy_plugins.core.tables import check_unique_columns
 
-        with engine.connect() as connection:
-            check_unique_columns(_result_names(connection, query), where="the result of source.query")
-            probe = sa.select(sa.text("*")).select_from(sa.text(f"({query}) AS probe")).limit(0)
-            names = [str(n) for n in connection.execute(probe).keys()]
+        try:
+            with engine.connect() as connection:
+                probe = sa.select(sa.text("*")).select_from(sa.text(f"({query}) AS probe")).limit(0)
+                names = [str(n) for n in connection.execute(probe).keys()]  # first: one statement, nothing read
+                check_unique_columns(_result_names(connection, query), where="the result of source.query")
+        except sa.exc.DBAPIError as exc:
+            raise ConfigurationError(f"source.query: the database refused it: {database_message(exc)}") from None
         check_unique_columns(names, where="the result of source.query")
         return cls(engine, sa.text(query).columns(*[sa.column(n) for n in names]).subquery("source_query"))
 

@@ -9,8 +9,12 @@ driver must be importable. Every problem is a :class:`ConfigurationError`
 whose message starts with the setting, e.g.
 ``destination.duckdb: /x/file.txt/out.duckdb: a parent is a file (/x/file.txt)``.
 
+A server database (a URL that is not a SQLite or DuckDB file) is probed by
+:func:`probe_database`: connected to, its schema found, and (PostgreSQL) the
+user's right to create tables there checked — reading only, nothing created.
+
 What they cannot see (a full disk, a lock held by another process, a server
-that is down) still fails at publish, as a one-line ``PublishError``.
+that goes down later) still fails at publish, as a one-line ``PublishError``.
 """
 
 from __future__ import annotations
@@ -28,8 +32,12 @@ __all__ = [
     "check_writable_file",
     "check_writable_folder",
     "has_magic",
+    "probe_database",
     "sqlite_file",
 ]
+
+#: Seconds a server destination may take to answer the probe (PostgreSQL ``connect_timeout``).
+CONNECT_TIMEOUT = 10
 
 DUCKDB_MAGIC = (8, b"DUCK")
 PARQUET_MAGIC = (0, b"PAR1")
@@ -212,3 +220,80 @@ def check_database_url(setting: str, url: str, *, write: bool = True) -> None:
             raise ConfigurationError(f"{setting}: {path}: the folder {path.parent} does not exist")
         raise ConfigurationError(f"{setting}: {path}: a parent is a file ({ancestor})")
     check_writable_file(setting, path, magic=magic, kind="a SQLite database")
+
+
+def probe_database(setting: str, url: str, *, where: str | None = None) -> None:
+    """Connect to a server destination now: it answers, has a schema to create the table in, and lets us.
+
+    A SQLite or DuckDB file is left to :func:`check_database_url`. On PostgreSQL the
+    current schema must exist (the first of ``search_path`` that does) and the user must
+    hold ``CREATE`` on it in a read-write session; elsewhere connecting and finding the
+    default schema is all that is checked. Nothing is created.
+
+    Args:
+        setting: the spec setting named in messages (``destination.url``).
+        url: the SQLAlchemy URL (with its password: passed only to the driver).
+        where: how messages name the database (default: the URL, password masked), e.g. a ``conn_id``.
+
+    Raises:
+        ConfigurationError: ``destination.url: cannot connect to postgresql://u:***@host:1/db: ...``
+            — the password never appears.
+    """
+    import sqlalchemy as sa
+    from sqlalchemy.engine.url import make_url
+
+    from privacy_plugins.engines.sql import database_message
+    from privacy_plugins.release.connections import mask_password
+
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend in ("sqlite", "duckdb"):
+        return
+    secret = parsed.password
+
+    def shown(text: str) -> str:
+        text = mask_password(text)
+        return text.replace(str(secret), "***") if secret else text
+
+    # Without the query string: a driver option there may hold a secret (password=, sslpassword=).
+    where = where or shown(parsed.set(query={}).render_as_string(hide_password=True))
+    timeout = (
+        {"connect_timeout": CONNECT_TIMEOUT}
+        if backend == "postgresql" and "connect_timeout" not in parsed.query
+        else {}
+    )
+    try:
+        engine = sa.create_engine(parsed, connect_args=timeout, poolclass=sa.pool.NullPool)
+    except (sa.exc.ArgumentError, ImportError, TypeError) as exc:
+        raise ConfigurationError(f"{setting}: cannot open {where}: {shown(str(exc).splitlines()[0])}") from None
+    try:
+        with engine.connect() as connection:
+            problem = _schema_problem(connection, backend)
+    except sa.exc.DBAPIError as exc:
+        raise ConfigurationError(f"{setting}: cannot connect to {where}: {shown(database_message(exc))}") from None
+    finally:
+        engine.dispose()
+    if problem is not None:
+        raise ConfigurationError(f"{setting}: {where}: {problem}")
+
+
+def _schema_problem(connection: object, backend: str) -> str | None:
+    """Why the table cannot be created in the session's schema (``None`` when it can)."""
+    import sqlalchemy as sa
+
+    assert isinstance(connection, sa.Connection)
+    if backend != "postgresql":
+        return None  # connected; the rights are found at publish (no read-only way to ask them here)
+    schema, allowed, read_only = connection.execute(
+        sa.text(
+            "SELECT current_schema(), has_schema_privilege(current_schema(), 'CREATE'), "
+            "current_setting('transaction_read_only')"
+        )
+    ).one()
+    if schema is None:
+        return "no schema to create the table in (no schema of the search_path exists)"
+    if read_only == "on":
+        return "the session is read-only (a standby, or default_transaction_read_only)"
+    if not allowed:
+        return f"the user {connection.engine.url.username or ''!r} may not create tables in schema {schema!r}"
+    return None

@@ -176,7 +176,7 @@ def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
         return open_spark_table(spec.source.spark, spec.source.spark_settings)
     large = _large_file(spec)
     if large is not None and not _is_parquet(large):
-        return open_csv_in_duckdb(large, sep=spec.source.sep)
+        return open_csv_in_duckdb(large, sep=spec.source.sep, encoding=spec.source.encoding)
     if large is not None:
         parquet = large
         pattern = str(parquet / "**" / "*.parquet") if parquet.is_dir() else str(parquet)

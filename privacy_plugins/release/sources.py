@@ -13,6 +13,7 @@ import pandas as pd
 
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.tables import check_unique_columns, read_table
+from privacy_plugins.engines.sql import database_message
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.spec import SourceSpec
@@ -84,7 +85,7 @@ def _file_rows(source: SourceSpec) -> int | None:
         return None
     from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
 
-    table = open_csv_in_duckdb(path, sep=source.sep)
+    table = open_csv_in_duckdb(path, sep=source.sep, encoding=source.encoding)
     try:
         return table.count()
     finally:
@@ -106,7 +107,7 @@ def read_source(source: SourceSpec, *, needs_rows_because: str | None = None) ->
         rows = _file_rows(source)
         if rows is not None:
             _too_many(rows, source, because)
-        return read_table(source.path, sep=source.sep)
+        return read_table(source.path, sep=source.sep, encoding=source.encoding)
     if source.spark is not None:
         return _read_spark(source, because)
     import sqlalchemy
@@ -123,23 +124,34 @@ def read_source(source: SourceSpec, *, needs_rows_because: str | None = None) ->
             f"source.conn_id: cannot open connection {source.conn_id!r}: {type(exc).__name__}{missing}"
         ) from None
     try:
-        with engine.connect() as connection:
-            if source.table is not None:
-                if not sqlalchemy.inspect(connection).has_table(source.table):
-                    raise ConfigurationError(f"source table {source.table!r} not found at {engine.url!r}")
-                _check_memory_limit(connection, source, sqlalchemy.table(source.table), because)
-                if engine.dialect.name != "duckdb":  # duckdb_engine cannot reflect tables (SQLAlchemy 2.1)
-                    return pd.read_sql_table(source.table, connection)
-            quoted = engine.dialect.identifier_preparer.quote(str(source.table))
-            query = str(source.query) if source.query is not None else f"SELECT * FROM {quoted}"
-            result = connection.execute(sqlalchemy.text(query))
-            if not result.returns_rows:
-                raise ConfigurationError("source query returned no rows (it must be a SELECT)")
-            if source.query is not None:
-                subquery = sqlalchemy.text(query).columns().subquery("source_query")
-                _check_memory_limit(connection, source, subquery, because)
-            columns = [str(name) for name in result.keys()]  # the cursor's names, before pandas sees them
-            check_unique_columns(columns, where="the result of source.query")
-            return pd.DataFrame.from_records(result.fetchall(), columns=columns, coerce_float=True)
+        return _read_sql(engine, source, because)
+    except sqlalchemy.exc.DBAPIError as exc:
+        setting = "source.query" if source.query is not None else "source.table"
+        message = mask_password(database_message(exc))
+        raise ConfigurationError(f"{setting}: the database refused it: {message}") from None
     finally:
         engine.dispose()
+
+
+def _read_sql(engine: Any, source: SourceSpec, because: str) -> pd.DataFrame:
+    """The rows of a ``table:`` or ``query:`` source (the query first run as one subquery, nothing fetched)."""
+    import sqlalchemy
+
+    with engine.connect() as connection:
+        if source.table is not None:
+            if not sqlalchemy.inspect(connection).has_table(source.table):
+                raise ConfigurationError(f"source table {source.table!r} not found at {engine.url!r}")
+            _check_memory_limit(connection, source, sqlalchemy.table(source.table), because)
+            if engine.dialect.name != "duckdb":  # duckdb_engine cannot reflect tables (SQLAlchemy 2.1)
+                return pd.read_sql_table(source.table, connection)
+        quoted = engine.dialect.identifier_preparer.quote(str(source.table))
+        query = str(source.query) if source.query is not None else f"SELECT * FROM {quoted}"
+        if source.query is not None:  # first as one subquery: a second statement is a syntax error there
+            subquery = sqlalchemy.text(query).columns().subquery("source_query")
+            _check_memory_limit(connection, source, subquery, because)
+        result = connection.execute(sqlalchemy.text(query))
+        if not result.returns_rows:
+            raise ConfigurationError("source query returned no rows (it must be a SELECT)")
+        columns = [str(name) for name in result.keys()]  # the cursor's names, before pandas sees them
+        check_unique_columns(columns, where="the result of source.query")
+        return pd.DataFrame.from_records(result.fetchall(), columns=columns, coerce_float=True)

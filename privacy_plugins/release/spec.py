@@ -28,6 +28,7 @@ from privacy_plugins.core.hierarchies import (
     HIERARCHY_BUILDERS,
     Hierarchy,
     build_hierarchy,
+    check_config_shape,
     hierarchy_files,
     load_hierarchies,
     read_hierarchy,
@@ -35,6 +36,7 @@ from privacy_plugins.core.hierarchies import (
 from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, bind_hierarchies, requirement_models
 from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.core.tables import check_encoding
 from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 from privacy_plugins.release.connections import mask_password
@@ -104,12 +106,55 @@ def _unresolved_path(base: Path, value: object) -> Path:
     return path.parent.resolve() / path.name
 
 
+def _has_second_statement(query: str) -> bool:
+    r"""Whether ``query`` holds a ``;`` outside quoted literals and names (in a comment too: erring on refusal).
+
+    Standard SQL quoting ('' and "" doubled inside); a dialect with backslash escapes or
+    dollar quoting only makes more text look like code here, so more is refused, never less.
+
+    Example:
+        >>> _has_second_statement("SELECT * FROM people WHERE note = 'a;b'")
+        False
+        >>> _has_second_statement("SELECT * FROM people; DROP TABLE people")
+        True
+        >>> _has_second_statement("-- it's\nSELECT 'a'; DROP TABLE t; --'")
+        True
+    """
+    position = 0
+    while position < len(query):
+        char = query[position]
+        if char in "'\"":
+            end = position + 1
+            while True:
+                end = query.find(char, end)
+                if end < 0:  # unterminated: the rest is read as code
+                    return ";" in query[position:]
+                if query.startswith(char * 2, end):
+                    end += 2
+                    continue
+                break
+            position = end + 1
+        elif query.startswith("--", position) or query.startswith("/*", position):
+            closing = "\n" if char == "-" else "*/"
+            found = query.find(closing, position + 2)
+            end = len(query) if found < 0 else found + len(closing)
+            if ";" in query[position:end]:
+                return True
+            position = end
+        elif char == ";":
+            return True
+        else:
+            position += 1
+    return False
+
+
 @dataclass(frozen=True)
 class SourceSpec:
     """Where the raw table comes from: a file, a SQL table/query, or the generated demo census."""
 
     path: Path | None = None
     sep: str | None = None
+    encoding: str = "utf-8"  # of a CSV file
     url: str | None = None
     table: str | None = None
     query: str | None = None
@@ -124,7 +169,7 @@ class SourceSpec:
     spark_settings: Mapping[str, Any] | None = None
 
     KEYS = (
-        "path", "sep", "url", "table", "query", "generate", "rows", "seed", "conn_id",
+        "path", "sep", "encoding", "url", "table", "query", "generate", "rows", "seed", "conn_id",
         "duckdb", "max_rows_in_memory", "out_of_core_bytes", "spark", "spark_settings",
     )  # fmt: skip
 
@@ -138,6 +183,18 @@ class SourceSpec:
             raise ConfigurationError("source.spark_settings needs a spark: source")
         if kinds[0] in ("url", "conn_id", "duckdb") and (self.table is None) == (self.query is None):
             raise ConfigurationError(f"a {kinds[0]} source needs exactly one of table or query")
+        if self.query is not None:
+            if not isinstance(self.query, str) or not self.query.strip(" \t\r\n;"):
+                raise ConfigurationError(f"source.query must be a SELECT statement, got {self.query!r}")
+            query = self.query.strip().rstrip(";").rstrip()  # a trailing ';' is fine
+            # A line comment on the last line would swallow the ')' of the subquery the query is run in.
+            object.__setattr__(self, "query", query + "\n" if "--" in query.rsplit("\n", 1)[-1] else query)
+            if _has_second_statement(self.query):
+                raise ConfigurationError(
+                    "source.query must be one SELECT statement, but it has a ';' followed by more; nothing was "
+                    "sent to the database (put any other statement elsewhere)"
+                )
+        check_encoding(self.encoding, setting="source.encoding")
         check_integer(self.max_rows_in_memory, name="source.max_rows_in_memory", minimum=1)
         check_integer(self.out_of_core_bytes, name="source.out_of_core_bytes", minimum=0)
         if self.generate is not None and self.generate != "census":
@@ -384,7 +441,10 @@ class DestinationSpec:
             )
         else:
             setting = "destination.url" if self.url is not None else "destination.conn_id"
-            locations.check_database_url(setting, self.sql_url())
+            url = self.sql_url()
+            locations.check_database_url(setting, url)
+            where = None if self.conn_id is None else f"connection {self.conn_id!r}"
+            locations.probe_database(setting, url, where=where)
 
 
 def _check_required(section: str, values: Mapping[str, Any], kind: type) -> None:
@@ -506,6 +566,13 @@ class ReleaseSpec:
             raise ConfigurationError(f"bound_column {self.requirements.bound_column!r} already has another role")
         if (self.requirements.l is not None or self.requirements.t is not None) and not self.sensitive_attributes:
             raise ConfigurationError("requirements l and t need at least one sensitive attribute")
+        # A release checks every requirement on the whole published table: refuse now what the algorithm
+        # declares it can never promise, instead of failing the check after the whole pipeline ran.
+        refusal = get_anonymizer(self.algorithm.name).capabilities.refusal(
+            self.requirements.models(self.sensitive_attributes)
+        )
+        if refusal is not None:
+            raise ConfigurationError(f"algorithm.name {self.algorithm.name!r} {refusal}")
         if isinstance(self.hierarchies, Mapping):
             missing = [q for q in self.quasi_identifiers if q not in self.hierarchies]
             if missing and self.algorithm.needs_hierarchies:
@@ -514,19 +581,15 @@ class ReleaseSpec:
                     f"{self.algorithm.name!r} generalizes every quasi-identifier along a hierarchy)"
                 )
             for column, builder in self.hierarchies.items():
-                if (
-                    not isinstance(builder, Mapping)
-                    or len(builder) != 1
-                    or next(iter(builder)) not in HIERARCHY_BUILDERS
-                ):
+                if not isinstance(builder, Mapping):
                     raise HierarchyError(
-                        f"hierarchy for {column!r} must be one of "
-                        f"{{{', '.join(HIERARCHY_BUILDERS)}: ...}}, got {builder!r}"
+                        f"hierarchies.{column} must be one of {{{', '.join(HIERARCHY_BUILDERS)}: ...}}, got {builder!r}"
                     )
-                if column in self.sensitive_attributes and next(iter(builder)) not in DATA_FREE_BUILDERS:
+                kind = check_config_shape(column, builder, setting=f"hierarchies.{column}")
+                if column in self.sensitive_attributes and kind not in DATA_FREE_BUILDERS:
                     raise HierarchyError(
                         f"hierarchy for sensitive attribute {column!r} must be one of {list(DATA_FREE_BUILDERS)}, "
-                        f"got {next(iter(builder))!r}: a published table (its sensitive column possibly "
+                        f"got {kind!r}: a published table (its sensitive column possibly "
                         "generalized) is re-measured without the raw values a data-built hierarchy needs"
                     )
 
@@ -664,9 +727,10 @@ class ReleaseSpec:
             hierarchies = _path(base, data["hierarchies"])
         else:
             hierarchies = {str(k): v for k, v in _mapping("hierarchies", data.get("hierarchies")).items()}
-            for builder in hierarchies.values():
-                if isinstance(builder, Mapping) and isinstance(builder.get("file"), Mapping):
-                    builder["file"]["path"] = _path(base, builder["file"]["path"])
+            for column, builder in list(hierarchies.items()):
+                file = builder.get("file") if isinstance(builder, Mapping) else None
+                if isinstance(file, Mapping) and file.get("path") is not None:  # no path: named in __post_init__
+                    hierarchies[column] = {**builder, "file": {**file, "path": _path(base, file["path"])}}
         try:
             return cls(
                 name=str(data["name"]),

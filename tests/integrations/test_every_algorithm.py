@@ -25,6 +25,7 @@ from privacy_plugins.core.anonymize.base import AnonymizationDetails
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.hierarchies import write_hierarchy
 from privacy_plugins.core.measure import measure
+from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import ReleaseSpec, read_published, run_release
 from privacy_plugins.release.linked import read_linked
 
@@ -42,7 +43,7 @@ ALGORITHMS = tuple(name for name in anonymizer_names() if name not in PARTIAL an
 RELEASED = ALGORITHMS + LINKED
 #: Algorithms that declare they enforce k-anonymity only (dpp2ga: the protocol compares class
 #: sizes): their requirement is k = 4 alone, and l is not asserted.
-K_ONLY = {n for n in ALGORITHMS if getattr(get_anonymizer(n), "model_families", None) == ("k-anonymity",)}
+K_ONLY = {n for n in ALGORITHMS if get_anonymizer(n).capabilities.promises == {"k_anonymity"}}
 
 
 def _requirements(algorithm: str) -> dict[str, Any]:
@@ -215,7 +216,9 @@ def test_partial_algorithms_keep_their_scoped_promise(algorithm: str, tmp_path: 
     result = _anonymize_census(_spec(tmp_path, "optimal"), algorithm, **PARTIAL[algorithm])
     _assert_declares_a_headline(result)
     assert result.passed and result.rows_in == result.rows_out + result.suppressed == 600
-    assert all("for the records whose 'disease' is in" in model.model for model in result.models)
+    assert all(
+        "for the records whose 'disease' is one of the 2 sensitive_values" in model.model for model in result.models
+    )
     report = measure(result.table, quasi_identifiers=QIS, sensitive_attributes=["disease"])
     assert report.k < 4  # the records outside A are published as they are
 
@@ -228,10 +231,9 @@ def test_the_release_flow_refuses_a_partial_algorithm(
     monkeypatch.setenv("PRIVACY_PLUGINS_WORKDIR", str(tmp_path / "work"))
     data = _spec_data(tmp_path, algorithm)
     data["algorithm"] = {"name": algorithm, **PARTIAL[algorithm]}
-    spec = ReleaseSpec.from_dict(data, base_dir=REPO / "specs")
-    result = run_release(spec)
-    assert not result.passed
-    assert read_published(spec.destination) is None
+    with pytest.raises(ConfigurationError, match=f"algorithm.name {algorithm!r} cannot promise"):
+        ReleaseSpec.from_dict(data, base_dir=REPO / "specs")  # refused on load: it never protects the whole table
+    assert not (tmp_path / f"{algorithm}.duckdb").exists()
 
 
 def _assert_the_pair_meets_the_targets(qit: pd.DataFrame, st: pd.DataFrame, rows_in: int) -> None:

@@ -75,6 +75,7 @@ import pandas as pd
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, size_summary
 from privacy_plugins.core.anonymize.feasibility import (
+    BUCKETIZING,
     SHOW_VALUES,
     DiversityTarget,
     Feasibility,
@@ -83,7 +84,7 @@ from privacy_plugins.core.anonymize.feasibility import (
 )
 from privacy_plugins.core.anonymize.mondrian import _dimension, publish_groups
 from privacy_plugins.core.anonymize.partition_split import Dimension
-from privacy_plugins.core.anonymize.registry import AnonymizerOption
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities
 from privacy_plugins.core.parameters import TOLERANCE
 
 __all__ = ["SHOW_VALUES_OPTION", "BucketClusteringAnonymizer", "BucketDetails", "Prepared", "prepare", "publish"]
@@ -321,6 +322,8 @@ def bucket_clusters(prepared: Prepared, rng: np.random.Generator) -> tuple[np.nd
 class BucketClusteringAnonymizer:
     """Bucket clustering frequency l-diversification (thesis §3.3), registered as ``"bucket"``."""
 
+    #: Bucketizes one sensitive attribute (feasibility.BUCKETIZING; the release spec reads this).
+    capabilities: ClassVar[Capabilities] = BUCKETIZING
     name: str = "bucket"
     options: tuple[AnonymizerOption, ...] = (SHOW_VALUES_OPTION,)
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable, levels_text
 from privacy_plugins.core.anonymize.full_domain import _publish, _utility
-from privacy_plugins.core.anonymize.registry import AnonymizerOption
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.errors import ConfigurationError
 
@@ -165,8 +165,10 @@ class Dpp2gaAnonymizer:
 
     #: Every quasi-identifier is generalized along its hierarchy (the release spec checks it on load).
     needs_hierarchies: ClassVar[bool] = True
-    #: The model families it can enforce (the protocol's condition is on class sizes).
-    model_families: ClassVar[tuple[str, ...]] = ("k-anonymity",)
+    #: k-anonymity only: the protocol's condition is on class sizes (the release spec reads this).
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        promises=frozenset({"k_anonymity"}), why="dpp2ga enforces k-anonymity only (the protocol compares class sizes)"
+    )
     name: str = "dpp2ga"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption(
@@ -192,12 +194,9 @@ class Dpp2gaAnonymizer:
         """Split the QIs, run both parties' rounds, publish the agreed node in input order."""
         from privacy_plugins.core.distributed import LocalParty
 
-        others = [str(m) for m in request.models if m.family not in self.model_families]
-        if others:
-            raise ConfigurationError(
-                f"dpp2ga enforces k-anonymity only (the protocol compares class sizes); remove {others} "
-                "or choose another algorithm"
-            )
+        refusal = self.capabilities.refusal(request.models)
+        if refusal is not None:
+            raise ConfigurationError(f"dpp2ga {refusal}; remove it or choose another algorithm")
         k = request.minimum_class_size
         qis_a, qis_b = split_quasi_identifiers(request.quasi_identifiers, initiator_columns)
         table = request.table.reset_index(drop=True)

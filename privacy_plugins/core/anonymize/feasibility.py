@@ -30,13 +30,32 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationRequest
+from privacy_plugins.core.anonymize.registry import Capabilities
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
-__all__ = ["SHOW_VALUES", "DiversityTarget", "Feasibility", "check_feasibility", "diversity_target", "eligible_rows"]
+__all__ = [
+    "BUCKETIZING",
+    "SHOW_VALUES",
+    "DiversityTarget",
+    "Feasibility",
+    "check_feasibility",
+    "diversity_target",
+    "eligible_rows",
+]
 
 #: Choices of the ``show_values`` option: ``"no"`` reports counts only.
 SHOW_VALUES = ("no", "yes")
+
+#: What the bucketizing algorithms (bucket, optimistic, anatomy) promise: frequency l-diversity on one
+#: sensitive attribute, which implies distinct and entropy l, in classes of at least k records.
+BUCKETIZING = Capabilities(
+    promises=frozenset({"k_anonymity", "distinct_l_diversity", "frequency_l_diversity", "entropy_l_diversity"}),
+    needs_one_of=frozenset({"distinct_l_diversity", "frequency_l_diversity", "entropy_l_diversity"}),
+    one_sensitive_attribute=True,
+    why="it guarantees k-anonymity and frequency l-diversity (hence distinct and entropy l) of one sensitive "
+    "attribute only; use mondrian, k-member or two-phase for the others",
+)
 
 
 @dataclass(frozen=True)
@@ -75,12 +94,9 @@ def diversity_target(request: AnonymizationRequest, *, algorithm: str) -> Divers
         ConfigurationError: no l-diversity model, two sensitive attributes, or a model the
             bucketizing algorithms cannot promise (recursive (c,l), t-closeness, leakage bounds).
     """
-    unsupported = [str(m) for m in request.models if m.report_key not in ("k", "l")]
-    if unsupported:
-        raise ConfigurationError(
-            f"{algorithm} cannot promise {unsupported}: it guarantees k-anonymity and frequency l-diversity "
-            "(hence distinct and entropy l) only; use mondrian, k-member or two-phase for the others"
-        )
+    refusal = BUCKETIZING.refusal(request.models)
+    if refusal is not None:
+        raise ConfigurationError(f"{algorithm} {refusal}")
     diverse = [m for m in request.models if m.report_key == "l"]
     attributes = list(dict.fromkeys(m.sensitive_attribute for m in diverse))
     if len(attributes) != 1:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -42,7 +42,7 @@ from privacy_plugins.core.anonymize.lattice import (
     optimal_search,
     samarati_search,
 )
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, anonymize
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities, anonymize
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import (
@@ -254,6 +254,8 @@ class FullDomainAnonymizer:
     or missing (numeric)).
     """
 
+    #: Checks every model on each candidate, so it can promise any of them (the release spec reads this).
+    capabilities: ClassVar[Capabilities] = Capabilities()
     search: str = "optimal"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption("metric", str, "ncp", choices=LOSS_METRICS, help="loss to minimise"),

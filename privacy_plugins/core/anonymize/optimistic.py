@@ -41,14 +41,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from privacy_plugins.core.anonymize.base import AnonymizationRequest, AnonymizedTable
 from privacy_plugins.core.anonymize.bucket_clustering import SHOW_VALUES_OPTION, Prepared, _pick, prepare, publish
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes
-from privacy_plugins.core.anonymize.feasibility import check_feasibility
-from privacy_plugins.core.anonymize.registry import AnonymizerOption
+from privacy_plugins.core.anonymize.feasibility import BUCKETIZING, check_feasibility
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.core.progress import announce_phase
 from privacy_plugins.errors import InfeasibleAnonymizationError
@@ -226,6 +227,8 @@ def _leftovers(
 class OptimisticClusteringAnonymizer:
     """Optimistic clustering (thesis Algorithm 3.9), registered as ``"optimistic"``; option ``max_iterations``."""
 
+    #: Bucketizes one sensitive attribute (feasibility.BUCKETIZING; the release spec reads this).
+    capabilities: ClassVar[Capabilities] = BUCKETIZING
     name: str = "optimistic"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption(

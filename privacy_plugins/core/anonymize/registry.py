@@ -35,14 +35,16 @@ import pandas as pd
 from privacy_plugins.core.anonymize.base import AnonymizationRequest, AnonymizationResult, AnonymizedTable, verify
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
-from privacy_plugins.core.models import PrivacyModel, bind_hierarchies
+from privacy_plugins.core.models import MODEL_REGISTRY, PrivacyModel, bind_hierarchies
 from privacy_plugins.core.parameters import check_integer, check_real, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = [
+    "ALL_MODEL_KINDS",
     "Anonymizer",
     "AnonymizerOption",
+    "Capabilities",
     "anonymize",
     "anonymizer_names",
     "get_anonymizer",
@@ -92,6 +94,53 @@ class AnonymizerOption:
         return value
 
 
+#: Every model kind (the registry names of :data:`~privacy_plugins.core.models.MODEL_REGISTRY`).
+ALL_MODEL_KINDS: frozenset[str] = frozenset(MODEL_REGISTRY)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an anonymizer can promise about the whole table it publishes, declared on the anonymizer.
+
+    The release spec reads it when it is loaded, so a requirement the algorithm can never
+    meet is refused before any data is read (no code asks an algorithm's name for that).
+
+    Attributes:
+        promises: the model kinds (registry names, ``PrivacyModel.config_name``) whose every
+            threshold the published table meets — or the algorithm raises
+            :class:`~privacy_plugins.errors.InfeasibleAnonymizationError`.
+        needs_one_of: kinds of which at least one model must be asked (empty: none needed).
+        one_sensitive_attribute: every model reading a sensitive attribute must read the same one.
+        why: the reason, for the refusal message (what the algorithm does instead).
+
+    Example:
+        >>> from privacy_plugins.core.models import KAnonymity, TCloseness
+        >>> Capabilities(promises=frozenset({"k_anonymity"}), why="it compares class sizes").refusal(
+        ...     [KAnonymity(5), TCloseness("disease", 0.2)]
+        ... )
+        "cannot promise t_closeness (0.2-closeness (auto distance) for 'disease'): it compares class sizes"
+    """
+
+    promises: frozenset[str] = ALL_MODEL_KINDS
+    needs_one_of: frozenset[str] = frozenset()
+    one_sensitive_attribute: bool = False
+    why: str = ""
+
+    def refusal(self, models: Sequence[PrivacyModel]) -> str | None:
+        """Why these models cannot be promised together (``None`` when they can)."""
+        because = f": {self.why}" if self.why else ""
+        for model in models:
+            if model.config_name not in self.promises:
+                return f"cannot promise {model.config_name or type(model).__name__} ({model}){because}"
+        if self.needs_one_of and not any(model.config_name in self.needs_one_of for model in models):
+            *others, last = sorted(self.needs_one_of)
+            return f"needs a {', '.join(others) + ' or ' if others else ''}{last} model{because}"
+        attributes = {model.sensitive_attribute for model in models if model.sensitive_attribute is not None}
+        if self.one_sensitive_attribute and len(attributes) > 1:
+            return f"protects one sensitive attribute, got models on {sorted(map(str, attributes))}{because}"
+        return None
+
+
 class Anonymizer(Protocol):
     """An anonymization algorithm: a name, an options schema and ``run``."""
 
@@ -103,6 +152,11 @@ class Anonymizer(Protocol):
     @property
     def options(self) -> tuple[AnonymizerOption, ...]:
         """The options ``run`` accepts besides the request."""
+        ...
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The models it can promise (:class:`Capabilities`); read by the release spec on load."""
         ...
 
     @property

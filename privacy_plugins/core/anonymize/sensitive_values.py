@@ -42,7 +42,8 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable, verify
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, get_anonymizer
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities, get_anonymizer
+from privacy_plugins.core.disclosure import examples
 from privacy_plugins.core.hierarchies.hierarchy import as_labels
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility
 from privacy_plugins.core.models import PrivacyModel, SensitiveValueScope
@@ -116,6 +117,13 @@ def _sensitive_attribute(request: AnonymizationRequest) -> Hashable:
 class SensitiveValuesAnonymizer:
     """Registered as ``"sensitive-values"``; options ``sensitive_values`` and ``base_algorithm``."""
 
+    #: Nothing about the whole table: the records outside A are published unchanged, so a table-wide
+    #: model (what a release checks) never holds by design; ``protected_models`` says what it promises.
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        promises=frozenset(),
+        why="it anonymizes only the records with the chosen sensitive values and publishes the others "
+        "unchanged, so no requirement on the whole published table can hold",
+    )
     name: str = "sensitive-values"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption(
@@ -166,7 +174,7 @@ class SensitiveValuesAnonymizer:
         warnings.warn(
             PrivacyRiskWarning(
                 f"sensitive-values publishes {int((~in_a).sum())} records outside A unchanged; whether a record "
-                f"was generalized reveals that its {attribute!r} is in {list(values)}"
+                f"was generalized reveals that its {attribute!r} is one of the sensitive_values{examples(values)}"
             ),
             stacklevel=2,
         )

@@ -13,6 +13,7 @@ from privacy_plugins.core.hierarchies.config import (
     HierarchyConfig,
     build_hierarchy,
     builder_of,
+    check_config_shape,
 )
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
 from privacy_plugins.core.hierarchies.io import hierarchy_files, load_hierarchies, read_hierarchy, write_hierarchy
@@ -25,6 +26,7 @@ __all__ = [
     "as_labels",
     "build_hierarchy",
     "builder_of",
+    "check_config_shape",
     "date_hierarchy",
     "grouping_hierarchy",
     "hierarchy_files",

@@ -22,6 +22,7 @@ from typing import Any, TypeGuard
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.disclosure import examples
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
 from privacy_plugins.errors import HierarchyError
 
@@ -132,10 +133,10 @@ def masking_hierarchy(
     codes = sorted(_distinct_labels(attribute, values))
     by_width = {len(code): code for code in codes}
     if len(by_width) > 1:
-        examples = {width: by_width[width] for width in sorted(by_width)}
         raise HierarchyError(
             f"masking_hierarchy for {attribute!r} needs codes that are all strings of the same length, "
-            f"got lengths {sorted(by_width)} (e.g. {examples!r}); pad them to one width, e.g. zip '02139'"
+            f"got lengths {sorted(by_width)}{examples([by_width[width] for width in sorted(by_width)])}; "
+            "pad them to one width, e.g. zip '02139'"
         )
     width = len(codes[0])
     if width == 0:
@@ -308,7 +309,9 @@ def grouping_hierarchy(
 
 def _series(attribute: Hashable, values: Iterable[object]) -> pd.Series:
     if isinstance(values, (str, bytes, Mapping)):
-        raise HierarchyError(f"values for {attribute!r} must be a list or column of values, got {values!r}")
+        raise HierarchyError(
+            f"values for {attribute!r} must be a list or column of values, got a {type(values).__name__}"
+        )
     series = values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(list(values))
     if series.empty:
         raise HierarchyError(f"cannot build a hierarchy for {attribute!r} from no values")
@@ -359,8 +362,9 @@ def _numeric_leaves(attribute: Hashable, values: Iterable[object]) -> list[tuple
     finite = np.isfinite(series.to_numpy(dtype=float)) if numeric else [_is_number(v) for v in series.tolist()]
     if not np.all(finite):
         raise HierarchyError(
-            f"interval_hierarchy for {attribute!r} needs finite numbers (int or float), "
-            f"got {series[~np.asarray(finite)].tolist()[0]!r}"
+            f"interval_hierarchy for {attribute!r} needs finite numbers (int or float), got "
+            f"{int(np.size(finite) - np.count_nonzero(finite))} other value(s)"
+            + examples(series[~np.asarray(finite)].tolist(), limit=1)
         )
     distinct = pd.Series(series.infer_objects().unique()).sort_values(ignore_index=True)
     return [(label, Fraction(label)) for label in dict.fromkeys(as_labels(distinct).tolist())]

@@ -12,7 +12,8 @@ sensitive column may hold generalized values, is re-measured without the raw dat
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+import inspect
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,14 @@ from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.hierarchies.io import read_hierarchy
 from privacy_plugins.errors import HierarchyError
 
-__all__ = ["DATA_FREE_BUILDERS", "HIERARCHY_BUILDERS", "HierarchyConfig", "build_hierarchy", "builder_of"]
+__all__ = [
+    "DATA_FREE_BUILDERS",
+    "HIERARCHY_BUILDERS",
+    "HierarchyConfig",
+    "build_hierarchy",
+    "builder_of",
+    "check_config_shape",
+]
 
 #: Every builder a configuration may name.
 HIERARCHY_BUILDERS: tuple[str, ...] = ("file", "interval", "masking", "date", "taxonomy", "grouping")
@@ -58,6 +66,59 @@ def builder_of(attribute: Hashable, config: object) -> str:
         f"hierarchy for {attribute!r} must be a path to an ARX CSV file or one of "
         f"{{{', '.join(HIERARCHY_BUILDERS)}: ...}}, got {config!r}"
     )
+
+
+_DATA_BUILDERS: dict[str, Callable[..., Hierarchy]] = {
+    "interval": interval_hierarchy,
+    "masking": masking_hierarchy,
+    "date": date_hierarchy,
+}
+
+
+def check_config_shape(attribute: Hashable, config: object, *, setting: str) -> str:
+    """The builder ``config`` names, after checking its options' shape — before any data is read.
+
+    ``file`` takes ``{path, sep}``; ``taxonomy`` and ``grouping`` a mapping; ``interval``,
+    ``masking`` and ``date`` a mapping of their keyword options (or nothing).
+
+    Raises:
+        HierarchyError: naming ``setting`` (``hierarchies.age``) and what it should be.
+
+    Example:
+        >>> check_config_shape("age", {"interval": {"widths": [5, 10]}}, setting="hierarchies.age")
+        'interval'
+    """
+    try:
+        kind = builder_of(attribute, config)
+    except HierarchyError:
+        raise HierarchyError(
+            f"{setting} must be one of {{{', '.join(HIERARCHY_BUILDERS)}: ...}}, got {config!r}"
+        ) from None
+    if not isinstance(config, Mapping):
+        return kind
+    options = config[kind]
+    where = f"{setting}.{kind}"
+    if kind == "file":
+        if not isinstance(options, Mapping) or not isinstance(options.get("path"), (str, Path)):
+            example = options if isinstance(options, str) else "file.csv"
+            raise HierarchyError(f"{where} must be a mapping {{path: ..., sep: ';'}}, e.g. `file: {{path: {example}}}`")
+        allowed: tuple[str, ...] = ("path", "sep")
+    elif kind in ("taxonomy", "grouping"):
+        if not isinstance(options, Mapping) or not options:
+            raise HierarchyError(f"{where} must be a non-empty mapping, got {options!r}")
+        return kind
+    else:
+        if options is not None and not isinstance(options, Mapping):
+            raise HierarchyError(f"{where} must be a mapping of its options (or empty), got {options!r}")
+        parameters = inspect.signature(_DATA_BUILDERS[kind]).parameters.values()
+        allowed = tuple(p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY)
+    unknown = [key for key in (options or {}) if key not in allowed]
+    if unknown:
+        raise HierarchyError(f"{where} has unknown option(s) {unknown}; allowed: {list(allowed)}")
+    given = dict(options or {})
+    if kind == "interval" and sum(given.get(key) is not None for key in ("widths", "cuts")) != 1:
+        raise HierarchyError(f"{where} needs exactly one of widths or cuts, got {given!r}")
+    return kind
 
 
 def build_hierarchy(attribute: Hashable, config: HierarchyConfig, values: pd.Series | None = None) -> Hierarchy:

@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from privacy_plugins.core.disclosure import examples
 from privacy_plugins.errors import HierarchyError
 
 __all__ = ["Hierarchy", "as_labels"]
@@ -261,8 +262,8 @@ class Hierarchy:
         if absent.shape[0]:
             shown = [labels[i] for i in absent[:_SHOW_MISSING]]
             raise HierarchyError(
-                f"column {self.attribute!r} has {absent.shape[0]} value(s) that are not leaves of its hierarchy, "
-                f"e.g. {shown!r}"
+                f"column {self.attribute!r} has {absent.shape[0]} value(s) that are not leaves of its hierarchy"
+                + examples(shown)
             )
         return np.asarray(unique_codes, dtype=np.int64)[row_codes]
 

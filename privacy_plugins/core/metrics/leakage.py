@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.disclosure import examples
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
@@ -85,7 +86,7 @@ def hierarchy_nodes(hierarchy: Hierarchy, values: pd.Index | pd.Series) -> tuple
     if missing:
         raise HierarchyError(
             f"column {hierarchy.attribute!r} has {len(missing)} value(s) that are neither leaves nor "
-            f"generalized values of its hierarchy, e.g. {missing[:10]!r}"
+            f"generalized values of its hierarchy{examples(missing)}"
         )
     levels = np.array([hit[0] for hit in found if hit is not None], dtype=np.int64)
     nodes = np.array([hit[1] for hit in found if hit is not None], dtype=np.int64)

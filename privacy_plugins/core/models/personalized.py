@@ -28,6 +28,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.disclosure import examples
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_per_record, leakage_violations
 from privacy_plugins.core.models.base import PrivacyModel
@@ -63,8 +64,8 @@ def resolve_bounds(frame: pd.DataFrame, *, bound: float | None, bound_column: Ha
     garbled = np.isnan(values) & ~absent
     if garbled.any():
         raise ConfigurationError(
-            f"bound_column {bound_column!r} has {int(garbled.sum())} non-numeric bounds, "
-            f"e.g. {raw[garbled].iloc[0]!r}; every bound must be a number in (0, 1]"
+            f"bound_column {bound_column!r} has {int(garbled.sum())} non-numeric bounds"
+            f"{examples([str(raw[garbled].iloc[0])])}; every bound must be a number in (0, 1]"
         )
     if absent.any():
         if default is None:
@@ -76,7 +77,8 @@ def resolve_bounds(frame: pd.DataFrame, *, bound: float | None, bound_column: Ha
     outside = (values <= 0) | (values > 1)
     if outside.any():
         raise ConfigurationError(
-            f"bound_column {bound_column!r} has {int(outside.sum())} bounds outside (0, 1], e.g. {values[outside][0]!r}"
+            f"bound_column {bound_column!r} has {int(outside.sum())} bounds outside (0, 1], "
+            f"e.g. {float(values[outside][0]):g}"
         )
     return values
 

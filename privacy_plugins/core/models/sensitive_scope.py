@@ -20,6 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from privacy_plugins.core.disclosure import showing_values
 from privacy_plugins.core.hierarchies.hierarchy import as_labels
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
@@ -38,7 +39,7 @@ class SensitiveValueScope(PrivacyModel):
         >>> df = pd.DataFrame({"q": ["a", "a", "b"], "d": ["hiv", "hiv", "flu"]})
         >>> scoped = SensitiveValueScope(KAnonymity(2), "d", ("hiv",))
         >>> scoped.evaluate(EquivalenceClasses.from_frame(df, ["q"])).passed, str(scoped)
-        (True, "2-anonymity for the records whose 'd' is in ['hiv']")
+        (True, "2-anonymity for the records whose 'd' is one of the 1 sensitive_values")
     """
 
     model: PrivacyModel
@@ -57,7 +58,8 @@ class SensitiveValueScope(PrivacyModel):
             raise ConfigurationError("values (the set A of most sensitive values) must not be empty")
 
     def __str__(self) -> str:
-        return f"{self.model} for the records whose {self.sensitive_attribute!r} is in {list(self.values)}"
+        chosen = f"in {list(self.values)}" if showing_values() else f"one of the {len(self.values)} sensitive_values"
+        return f"{self.model} for the records whose {self.sensitive_attribute!r} is {chosen}"
 
     @property
     def columns(self) -> tuple[Hashable, ...]:

@@ -89,7 +89,7 @@ TABLE_WIDE = [
 
 def _k_only(name: str) -> bool:
     """An algorithm that declares it enforces k-anonymity alone (dpp2ga)."""
-    return getattr(get_anonymizer(name), "model_families", None) == ("k-anonymity",)
+    return get_anonymizer(name).capabilities.promises == {"k_anonymity"}
 
 
 @pytest.mark.parametrize("name", TABLE_WIDE)

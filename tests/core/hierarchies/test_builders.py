@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from privacy_plugins.core.disclosure import values_shown
 from privacy_plugins.core.hierarchies import (
     Hierarchy,
     as_labels,
@@ -102,7 +103,12 @@ def test_coarser_cuts_may_extend_beyond_the_finer_range() -> None:
     [([1, "7"], "'7'"), ([1, True], "True"), ([np.inf], "inf"), ([1, -np.inf], "-inf"), ([1, [2]], "[2]")],
 )
 def test_non_numbers_are_named(values: list[object], named: str) -> None:
-    with pytest.raises(HierarchyError, match=rf"'age' needs finite numbers .*got {re.escape(named)}"):
+    with (
+        values_shown(),
+        pytest.raises(HierarchyError, match=rf"'age' needs finite numbers .*e.g. \[{re.escape(named)}"),
+    ):
+        interval_hierarchy("age", values, widths=(5,))
+    with pytest.raises(HierarchyError, match=r"'age' needs finite numbers .*got 1 other value\(s\) \(values hidden"):
         interval_hierarchy("age", values, widths=(5,))
 
 
@@ -183,7 +189,9 @@ def test_masking_levels_and_mask_char() -> None:
 
 
 def test_masking_different_lengths_is_an_error() -> None:
-    with pytest.raises(HierarchyError, match=r"same length, got lengths \[4, 5\].*'2139'.*'47907'"):
+    with values_shown(), pytest.raises(HierarchyError, match=r"same length, got lengths \[4, 5\].*'2139'.*'47907'"):
+        masking_hierarchy("zip", [2139, 47907])
+    with pytest.raises(HierarchyError, match=r"same length, got lengths \[4, 5\] \(values hidden"):
         masking_hierarchy("zip", [2139, 47907])
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privacy_plugins.core.disclosure import values_shown
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.errors import HierarchyError
 
@@ -131,11 +132,15 @@ def test_float_column_with_nan_is_a_missing_value_error(age: Hierarchy) -> None:
         age.leaf_codes(pd.Series([39.0, np.nan]))
 
 
-def test_values_not_in_hierarchy_are_listed(age: Hierarchy) -> None:
+def test_values_not_in_hierarchy_are_counted_and_listed_only_when_asked(age: Hierarchy) -> None:
     with pytest.raises(HierarchyError) as info:
         age.leaf_codes([39, 17, 99, 17, 38])
     message = str(info.value)
     assert "column 'age' has 2 value(s) that are not leaves" in message
+    assert "17" not in message and "99" not in message and "values hidden" in message
+    with values_shown(), pytest.raises(HierarchyError) as info:
+        age.leaf_codes([39, 17, 99, 17, 38])
+    message = str(info.value)
     assert "'17'" in message
     assert "'99'" in message
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -9,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from privacy_plugins.core.disclosure import values_shown
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.hierarchies.hierarchy import as_labels
 from privacy_plugins.errors import HierarchyError
@@ -54,7 +57,14 @@ def test_object_columns_keep_true_and_one_apart() -> None:
     assert HIERARCHY.leaf_codes(series).tolist() == [4, 0, 5, 6] == labelled_first(series).tolist()
 
 
-def test_values_outside_the_hierarchy_are_named() -> None:
+@pytest.fixture
+def show_values() -> Iterator[None]:
+    """The caller opted in (--include-values): messages may name the values."""
+    with values_shown():
+        yield
+
+
+def test_values_outside_the_hierarchy_are_named(show_values: None) -> None:
     with pytest.raises(HierarchyError, match="'7'"):
         HIERARCHY.leaf_codes(pd.Series([1, 7, 7]))
     with pytest.raises(HierarchyError, match="missing"):
