@@ -43,6 +43,7 @@ class SourceModel(dg.Model):
 
     path: str | None = None
     sep: str | None = None
+    encoding: str | None = None
     url: str | None = None
     table: str | None = None
     query: str | None = None

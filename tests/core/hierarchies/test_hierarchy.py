@@ -146,8 +146,11 @@ def test_values_not_in_hierarchy_are_counted_and_listed_only_when_asked(age: Hie
 
 
 def test_float_not_integral_is_not_an_integer_leaf(age: Hierarchy) -> None:
-    with pytest.raises(HierarchyError, match=r"'39\.5'"):
+    with values_shown(), pytest.raises(HierarchyError, match=r"'39\.5'"):
         age.leaf_codes([39.5])
+    with pytest.raises(HierarchyError, match=r"1 value\(s\)") as hidden:  # by default: a count, not the value
+        age.leaf_codes([39.5])
+    assert "39" not in str(hidden.value)
 
 
 def test_as_labels_writes_canonical_text() -> None:
