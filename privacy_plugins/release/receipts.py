@@ -16,7 +16,10 @@ A re-run whose artifacts name that run and that digest reads what the
 destination holds now and measures it the same way: when it matches the receipt
 (whichever state: the worker may have died between the commit and the receipt's
 update) the step returns the :class:`~privacy_plugins.release.steps.Publication`
-again, logs "already published by run …" and publishes nothing. Otherwise — a
+again, logs "already published by run …" and publishes nothing. The receipt is
+consulted only when the candidate file is gone: while it is there (a retry after a
+failed write) the step publishes it again, re-measured, rather than trust a receipt
+whose commit may never have happened. Otherwise — a
 run that never published, or whose release was since replaced — a run whose
 folder is gone fails as before: re-run the release from the load step.
 """
@@ -24,6 +27,7 @@ folder is gone fails as before: re-run the release from the load step.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privacy_plugins.errors import PrivacyPluginsError
@@ -72,6 +76,8 @@ def already_published(
     spec: ReleaseSpec, candidate: Candidate, check: CheckResult, run_id: str | None
 ) -> Publication | None:
     """The publication of these artifacts' run if the destination still holds just what it published, else ``None``."""
+    if not candidate.staging_table and Path(candidate.path).is_file():
+        return None  # the candidate is still here: publish it (again, re-measured); a receipt proves no commit
     receipt = _receipt(spec)
     run = check.run_id
     if (
