@@ -21,7 +21,9 @@ Every run folder holds a marker file (:data:`RUN_MARKER`, the run id) that makes
 it recognisable. When a run's folder is created, run folders under the same
 root (never a spec's own ``workdir:``) whose files are all older than
 ``$PRIVACY_PLUGINS_WORKDIR_MAX_AGE_HOURS`` (default 24; ``off`` disables) are
-removed: the leftovers of killed runs. Only folders with a valid marker — or,
+removed: the leftovers of killed runs. A process working in a run folder holds a
+shared ``flock`` on its marker, so a live run's folder is never swept, however old
+its files. Only folders with a valid marker — or,
 from earlier versions, a run folder's name and nothing but working files — are
 ever removed.
 
@@ -162,6 +164,8 @@ def run_dir(spec: ReleaseSpec, run_id: str, *, create: bool = False) -> Path:
     _private_dir(folder, create=create)
     if create:
         _write_marker(folder / RUN_MARKER, run_id)
+    if spec.workdir is None:  # (a spec's own workdir: is never swept)
+        _hold(folder)
     if new and spec.workdir is None:  # a run starts here: remove what killed runs left behind
         sweep_stale_runs(root, keep=folder)
     return folder
@@ -177,6 +181,56 @@ def _write_marker(marker: Path, run_id: str) -> None:
         stream.write(run_id)
 
 
+_HELD: dict[Path, int] = {}  # run folder -> open marker holding a shared flock (while this process works there)
+
+
+def _hold(folder: Path) -> None:
+    """Hold a shared ``flock`` on the run's marker until the process ends or removes the folder.
+
+    A live run can leave its files untouched for longer than the sweep's age (one long
+    anonymize step): the sweep skips any folder whose marker someone holds.
+    """
+    if folder in _HELD:
+        return
+    try:
+        handle = os.open(folder / RUN_MARKER, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return  # an earlier version's folder (no marker): age alone decides
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(handle)  # a sweep holds it right now (it re-checks the age) or no locking here
+        return
+    _HELD[folder] = handle
+
+
+def _let_go(folder: Path) -> None:
+    handle = _HELD.pop(folder, None)
+    if handle is not None:
+        os.close(handle)
+
+
+@contextmanager
+def _claimed(folder: Path) -> Iterator[bool]:
+    """Whether no live process holds the run folder's marker (see :func:`_hold`); kept so for the block."""
+    try:
+        handle = os.open(folder / RUN_MARKER, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        yield True  # an earlier version's folder (no marker): age alone decides
+        return
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        except OSError:
+            pass  # no locking here: age alone decides
+        yield True
+    finally:
+        os.close(handle)
+
+
 def _release_name(spec: ReleaseSpec) -> str:
     return f"{safe_name(spec.name)}-{spec.source_fingerprint[:12]}"
 
@@ -189,6 +243,7 @@ def remove_run_dir(spec: ReleaseSpec, run_id: str) -> None:
         return  # no valid root: nothing of this run was written there
     release = root / _release_name(spec)
     folder = release / safe_name(run_id)
+    _let_go(folder)
     if folder.is_symlink():
         folder.unlink()
     elif folder.is_dir():
@@ -298,7 +353,10 @@ def sweep_stale_runs(root: Path, *, keep: Path | None = None, now: float | None 
             try:
                 if folder == keep or not _is_run_folder(folder) or now - _newest(folder) <= age:
                     continue
-                shutil.rmtree(folder)
+                with _claimed(folder) as free:
+                    if not free:
+                        continue  # a live run works there
+                    shutil.rmtree(folder)
             except OSError:
                 continue  # another process removed or holds it: leave it
             removed.append(folder)
