@@ -64,7 +64,7 @@ from privacy_plugins.engines.spark_session import check_master, is_spark_path, r
 from privacy_plugins.errors import ConfigurationError, DestinationError
 from privacy_plugins.release import destinations, locations
 from privacy_plugins.release.spec import DestinationSpec
-from privacy_plugins.release.versions import new_version, swap_link
+from privacy_plugins.release.versions import is_current, new_version, swap_link
 
 __all__ = ["SparkStage", "check_target", "publish_frame", "publish_parquet", "read", "stage"]
 
@@ -169,7 +169,8 @@ class SparkStage:
         try:
             swap_link(link, version)
         except BaseException:
-            shutil.rmtree(version, ignore_errors=True)
+            if not is_current(link, version):  # a stop signal after the swap: it is published, keep it
+                shutil.rmtree(version, ignore_errors=True)
             raise
 
     def _swap_table(self) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -116,3 +118,75 @@ def test_the_sweep_never_removes_the_folder_of_a_live_run_whose_files_are_old(tm
     assert child.returncode == 0
     load_step(spec, run_id="after")  # the run is gone (killed): now its folder is a leftover
     assert not live.exists()
+
+
+# ---------------------------------------------------------------- a stop signal in the instant after a swap
+
+
+def test_a_stop_signal_while_the_previous_version_is_removed_leaves_the_new_linked_release_published(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from privacy_plugins.cli._signals import Stopped, stopped_by_signals
+    from privacy_plugins.release import versions
+    from privacy_plugins.release.linked import publish_linked, read_linked
+    from privacy_plugins.release.spec import DestinationSpec
+
+    destination = DestinationSpec(table="pair", parquet=tmp_path / "out")
+    old = {"qit": pd.DataFrame({"g": [1, 1]}), "st": pd.DataFrame({"g": [1], "n": [2]})}
+    new = {"qit": pd.DataFrame({"g": [7, 7, 7]}), "st": pd.DataFrame({"g": [7], "n": [3]})}
+    publish_linked(old, destination)
+    remove = shutil.rmtree
+
+    def terminated_meanwhile(path: object, *args: object, **kwargs: object) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # docker stop while the previous version's files are removed
+        remove(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(versions.shutil, "rmtree", terminated_meanwhile)
+    with pytest.raises(Stopped), stopped_by_signals():
+        publish_linked(new, destination)
+    monkeypatch.undo()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    published = read_linked(destination)  # the link was swapped: the new pair is the release, whole
+    assert published is not None
+    assert published["qit"]["g"].tolist() == [7, 7, 7]
+
+
+def test_a_stop_signal_during_a_duckdb_commit_is_not_turned_into_a_false_nothing_was_published(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import duckdb
+
+    from privacy_plugins.cli._signals import Stopped, stopped_by_signals
+    from privacy_plugins.release.spec import DestinationSpec
+
+    connect = duckdb.connect
+
+    class Terminated:
+        """A DuckDB connection whose COMMIT is interrupted by SIGTERM (handled right after it returns)."""
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            self.connection = connect(*args, **kwargs)  # type: ignore[arg-type]
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.connection, name)
+
+        def execute(self, query: str, *args: object) -> object:
+            result = self.connection.execute(query, *args)  # type: ignore[arg-type]
+            if query == "COMMIT":
+                os.kill(os.getpid(), signal.SIGTERM)
+            return result
+
+    destination = DestinationSpec(table="people", duckdb=tmp_path / "out.duckdb")
+    monkeypatch.setattr(duckdb, "connect", Terminated)
+    try:
+        with pytest.raises(Stopped), stopped_by_signals():
+            publish_table(pd.DataFrame({"a": [1, 2, 3]}), destination)
+    finally:
+        monkeypatch.undo()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    published = read_published(destination)  # the commit happened: published, and the stop is still a stop
+    assert published is not None and len(published) == 3
