@@ -190,3 +190,58 @@ def test_a_stop_signal_during_a_duckdb_commit_is_not_turned_into_a_false_nothing
         signal.signal(signal.SIGINT, signal.default_int_handler)
     published = read_published(destination)  # the commit happened: published, and the stop is still a stop
     assert published is not None and len(published) == 3
+
+
+# ---------------------------------------------------------------- source.query: one statement in every dialect
+
+_SMUGGLED = [
+    "SELECT * FROM people WHERE name <> $$'$$; DROP TABLE victim; SELECT $$'$$",  # dollar quoting
+    "SELECT * FROM people WHERE name <> $q$'$q$; DROP TABLE victim; SELECT $q$'$q$",
+    "SELECT * FROM people WHERE name <> E'\\''; DROP TABLE victim; SELECT 'x'",  # backslash escapes
+    "SELECT * FROM people # '\n; DROP TABLE victim; -- '",  # MySQL '#' comment
+]
+
+
+@pytest.mark.parametrize("query", _SMUGGLED)
+def test_a_second_statement_hidden_by_a_dialects_quoting_is_refused(query: str) -> None:
+    from privacy_plugins.errors import ConfigurationError
+    from privacy_plugins.release.spec import SourceSpec
+
+    with pytest.raises(ConfigurationError, match="source.query must be one SELECT statement"):
+        SourceSpec(url="sqlite:///x.db", query=query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT * FROM people WHERE note = 'a;b'",
+        "SELECT * FROM people WHERE note = 'it''s; fine'",
+        'SELECT "odd;name" FROM people',
+        "SELECT $$a$$ AS x FROM people WHERE note = 'a;b'",
+        "SELECT * FROM people WHERE path = 'C:\\' -- a Windows folder\n",
+    ],
+)
+def test_a_single_statement_with_quoted_semicolons_is_accepted(query: str) -> None:
+    from privacy_plugins.release.spec import SourceSpec
+
+    assert SourceSpec(url="sqlite:///x.db", query=query).query is not None
+
+
+def test_a_dollar_quoted_second_statement_never_reaches_a_duckdb_source(tmp_path: Path) -> None:
+    import duckdb
+
+    from privacy_plugins.errors import ConfigurationError
+
+    database = tmp_path / "source.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("CREATE TABLE people AS SELECT 'a' AS name, 1 AS age")
+        connection.execute("CREATE TABLE victim AS SELECT 1 AS x")
+    query = (
+        "SELECT * FROM people WHERE name <> $$'$$) AS a; DROP TABLE victim; COMMIT; "
+        "SELECT * FROM (SELECT * FROM people WHERE name <> $$'$$"
+    )
+    data = demo_spec_dict(tmp_path, source={"duckdb": str(database), "query": query})
+    with pytest.raises(ConfigurationError, match="one SELECT statement"):
+        load_step(ReleaseSpec.from_dict(data, base_dir=tmp_path), run_id="r")
+    with duckdb.connect(str(database)) as connection:
+        assert ("victim",) in connection.execute("SHOW TABLES").fetchall()
