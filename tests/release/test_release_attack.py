@@ -245,3 +245,33 @@ def test_a_dollar_quoted_second_statement_never_reaches_a_duckdb_source(tmp_path
         load_step(ReleaseSpec.from_dict(data, base_dir=tmp_path), run_id="r")
     with duckdb.connect(str(database)) as connection:
         assert ("victim",) in connection.execute("SHOW TABLES").fetchall()
+
+
+# ---------------------------------------------------------------- a database's message quoting a cell
+
+
+def test_a_postgresql_conversion_error_does_not_quote_the_cell_by_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], postgres_url: str
+) -> None:
+    import sqlalchemy as sa
+
+    from privacy_plugins.cli import main
+
+    engine = sa.create_engine(postgres_url)
+    with engine.begin() as connection:
+        pd.DataFrame({"person_id": [1, 2], "note": ["Jane Roe, HIV+", "x"], "age": [30, 40]}).to_sql(
+            "patients", connection, index=False
+        )
+    engine.dispose()
+    data = demo_spec_dict(
+        tmp_path,
+        source={"url": postgres_url, "query": "SELECT person_id, CAST(note AS integer) AS n, age FROM patients"},
+    )
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(yaml.safe_dump(data))
+    assert main(["release", str(spec_file), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "source.query" in err and "invalid input syntax for type integer" in err
+    assert "Jane Roe" not in err, err
+    assert main(["release", str(spec_file), "--quiet", "--include-values"]) == 2
+    assert "Jane Roe" in capsys.readouterr().err  # asked for
