@@ -275,3 +275,50 @@ def test_a_postgresql_conversion_error_does_not_quote_the_cell_by_default(
     assert "Jane Roe" not in err, err
     assert main(["release", str(spec_file), "--quiet", "--include-values"]) == 2
     assert "Jane Roe" in capsys.readouterr().err  # asked for
+
+
+# ---------------------------------------------------------------- a stop whose exception Python dropped
+
+
+class _SignalledWhileCollected:
+    """An object whose finalizer runs when SIGTERM arrives (Python drops what a ``__del__`` raises)."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # the handler runs here, inside __del__: its Stopped is "ignored"
+            pass
+
+
+def _default_handlers() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_stop_whose_exception_was_dropped_still_stops_the_release_before_its_next_step() -> None:
+    from rich.progress import Progress
+
+    from privacy_plugins.cli._signals import Stopped, stopped_by_signals
+    from privacy_plugins.cli.release import _StepDisplay
+
+    display = _StepDisplay(Progress(disable=True), bar=False, lines=False)
+    try:
+        with pytest.raises(Stopped), stopped_by_signals():
+            display.on_step("load")
+            _SignalledWhileCollected()  # collected at once; its Stopped is lost
+            display.on_step("diagnose")  # … but the run goes no further
+            pytest.fail("the release went on after SIGTERM")
+    finally:
+        _default_handlers()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_block_that_ends_after_a_dropped_stop_still_ends_by_the_signal() -> None:
+    from privacy_plugins.cli._signals import Stopped, stopped_by_signals
+
+    try:
+        with pytest.raises(Stopped), stopped_by_signals():
+            _SignalledWhileCollected()
+    finally:
+        _default_handlers()
