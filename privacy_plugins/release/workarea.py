@@ -23,7 +23,8 @@ root (never a spec's own ``workdir:``) whose files are all older than
 ``$PRIVACY_PLUGINS_WORKDIR_MAX_AGE_HOURS`` (default 24; ``off`` disables) are
 removed: the leftovers of killed runs. A process working in a run folder holds a
 shared ``flock`` on its marker, so a live run's folder is never swept, however old
-its files. Only folders with a valid marker — or,
+its files; nor is a folder kept at the user's request (``--keep-workdir``: marked
+with :data:`KEPT_MARKER`). Only folders with a valid marker — or,
 from earlier versions, a run folder's name and nothing but working files — are
 ever removed.
 
@@ -56,12 +57,14 @@ from privacy_plugins.errors import ConfigurationError, PrivacyPluginsError
 from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
 
 __all__ = [
+    "KEPT_MARKER",
     "MAX_AGE_ENV",
     "RUN_MARKER",
     "WORKDIR_ENV",
     "DestinationBusy",
     "SharedWorkdir",
     "destination_lock",
+    "keep_run_dir",
     "new_run_id",
     "remove_run_dir",
     "remove_run_workdir",
@@ -76,6 +79,8 @@ MAX_AGE_ENV = "PRIVACY_PLUGINS_WORKDIR_MAX_AGE_HOURS"
 DEFAULT_MAX_AGE_HOURS = 24.0
 RUN_MARKER = ".privacy-plugins-run"
 """The file in every run folder that names its run (its content is the run id)."""
+KEPT_MARKER = ".privacy-plugins-kept"
+"""The file in a run folder the user asked to keep (``--keep-workdir``): the sweep leaves it alone."""
 
 _RUN_FOLDER = re.compile(r"(?!\.)[A-Za-z0-9._-]{0,60}-[0-9a-f]{10}")  # safe_name(run id)
 _RELEASE_FOLDER = re.compile(r"(?!\.)[A-Za-z0-9._-]{0,60}-[0-9a-f]{10}-[0-9a-f]{12}")
@@ -254,6 +259,21 @@ def remove_run_dir(spec: ReleaseSpec, run_id: str) -> None:
         pass  # other runs still use it, or it was never created
 
 
+def keep_run_dir(spec: ReleaseSpec, run_id: str) -> None:
+    """Mark the run's folder as kept at the user's request: the age-based sweep never removes it."""
+    try:
+        root, _ = _work_root(spec)
+    except ConfigurationError:
+        return
+    folder = root / _release_name(spec) / safe_name(run_id)
+    if not _plain_dir(folder):
+        return
+    try:
+        os.close(os.open(folder / KEPT_MARKER, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        pass  # (a planted symlink, or the folder just went away)
+
+
 class SharedWorkdir(Protocol):
     """Shared working storage that mirrors run folders (e.g. Airflow's ``WorkingStorage`` on S3)."""
 
@@ -272,6 +292,8 @@ def remove_run_workdir(
     call twice and for a run that never started. Returns whether the local folder was removed.
     """
     if keep:
+        if spec.workdir is None:
+            keep_run_dir(spec, run_id)
         return False
     removed = False
     if spec.workdir is None:
@@ -351,7 +373,9 @@ def sweep_stale_runs(root: Path, *, keep: Path | None = None, now: float | None 
             continue
         for folder in sorted(release.iterdir()):
             try:
-                if folder == keep or not _is_run_folder(folder) or now - _newest(folder) <= age:
+                if folder == keep or os.path.lexists(folder / KEPT_MARKER) or not _is_run_folder(folder):
+                    continue
+                if now - _newest(folder) <= age:
                     continue
                 with _claimed(folder) as free:
                     if not free:

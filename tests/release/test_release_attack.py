@@ -322,3 +322,24 @@ def test_a_block_that_ends_after_a_dropped_stop_still_ends_by_the_signal() -> No
             _SignalledWhileCollected()
     finally:
         _default_handlers()
+
+
+def test_a_run_folder_kept_with_keep_workdir_is_never_swept(tmp_path: Path, work_root: Path) -> None:
+    from privacy_plugins.release.workarea import KEPT_MARKER
+
+    data = demo_spec_dict(tmp_path, rows=300)
+    data.pop("workdir")
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(yaml.safe_dump(data))
+    done = subprocess.run(
+        [sys.executable, "-m", "privacy_plugins.cli", "release", str(spec_file), "--quiet", "--keep-workdir"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    (kept,) = [p.parent for p in work_root.rglob(".privacy-plugins-run")]
+    assert (kept / KEPT_MARKER).is_file()
+    _age(kept, 100)  # the user comes back days later
+    load_step(ReleaseSpec.from_yaml(spec_file), run_id="next")  # another run starts and sweeps
+    assert kept.is_dir() and any(kept.glob("*.parquet"))
