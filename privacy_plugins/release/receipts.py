@@ -99,7 +99,7 @@ def already_published(
 
     numbers = receipt.get("numbers")
     try:
-        now = _measured_now(spec)
+        now = _measured_now(spec, candidate.staging_table)
     except (PrivacyPluginsError, OSError):
         return None
     if now is None or not isinstance(numbers, dict) or now[0] != receipt.get("columns") or drift(numbers, now[1]):
@@ -118,12 +118,12 @@ def already_published(
     )
 
 
-def _measured_now(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]] | None:
+def _measured_now(spec: ReleaseSpec, staging_table: str) -> tuple[list[str], dict[str, Any]] | None:
     """The columns and numbers of what the destination holds now (``None``: nothing), measured as at publishing."""
     from privacy_plugins.release.pushdown import pushdown_reason
 
     if pushdown_reason(spec) is None and spec.destination.spark is None:
-        return _measured_in_database(spec)  # a release inside the database: measured there, by GROUP BY
+        return _measured_in_database(spec, staging_table)  # a release inside the database: measured there, by GROUP BY
     from privacy_plugins.release.linked import read_release
 
     table = read_release(spec)
@@ -132,8 +132,12 @@ def _measured_now(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]] | None:
     return [str(c) for c in table.columns], measure_published(spec, table)
 
 
-def _measured_in_database(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]] | None:
-    """The published table measured where it is (DuckDB, a SQL database, a Parquet file through DuckDB)."""
+def _measured_in_database(spec: ReleaseSpec, staging_table: str) -> tuple[list[str], dict[str, Any]] | None:
+    """The published table measured where it is (DuckDB, a SQL database, a Parquet file through DuckDB).
+
+    ``None`` also while the run's ``staging_table`` exists: the swap renames it in the commit, so it
+    was not published (whatever the destination measures now).
+    """
     import sqlalchemy as sa
 
     from privacy_plugins.engines.sql import SqlTable
@@ -158,8 +162,11 @@ def _measured_in_database(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]]
         engine = sa.create_engine(url)
     try:
         with engine.connect() as connection:
-            if target.parquet is None and not sa.inspect(connection).has_table(target.table):
+            inspector = sa.inspect(connection)
+            if target.parquet is None and not inspector.has_table(target.table):
                 return None
+            if staging_table and target.parquet is None and inspector.has_table(staging_table):
+                return None  # not swapped in: publish it (pushdown re-measures it)
         if target.parquet is not None:
             literal = str(target.parquet / f"{target.table}.parquet").replace("'", "''")
             table = SqlTable.from_query(engine, f"SELECT * FROM read_parquet('{literal}')")

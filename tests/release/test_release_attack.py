@@ -343,3 +343,41 @@ def test_a_run_folder_kept_with_keep_workdir_is_never_swept(tmp_path: Path, work
     _age(kept, 100)  # the user comes back days later
     load_step(ReleaseSpec.from_yaml(spec_file), run_id="next")  # another run starts and sweeps
     assert kept.is_dir() and any(kept.glob("*.parquet"))
+
+
+def test_a_publish_retry_inside_the_database_swaps_its_staging_table_in_instead_of_trusting_its_receipt(
+    tmp_path: Path, work_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import duckdb
+
+    import privacy_plugins as pp
+
+    database = tmp_path / "census.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        connection.register("frame", pp.generate_census(600, seed=0))
+        connection.execute("CREATE TABLE census AS SELECT * FROM frame")
+    data = demo_spec_dict(tmp_path, rows=600, source={"duckdb": str(database), "table": "census"})
+    data.pop("workdir")
+    data["destination"] = {"duckdb": str(database), "table": "census_release"}
+    spec = ReleaseSpec.from_dict(data, base_dir=tmp_path)
+    candidate, check = _through_check(spec, "b")
+    assert candidate.staging_table
+    with duckdb.connect(str(database)) as connection:  # the release before: same measures, other occupations
+        connection.execute(
+            f"CREATE TABLE census_release AS SELECT * REPLACE ('(last month)' AS occupation) "
+            f'FROM "{candidate.staging_table}"'
+        )
+
+    def full_disk() -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(destinations, "_swap_hook", full_disk)
+    with pytest.raises((PublishError, OSError)):
+        publish_step(spec, candidate, check, run_id="b")  # rolled back: the staging table is still there
+    monkeypatch.undo()
+    monkeypatch.setenv(WORKDIR_ENV, str(work_root))
+    retried = publish_step(spec, candidate, check, run_id="b")
+    with duckdb.connect(str(database), read_only=True) as connection:
+        stale = connection.execute("SELECT COUNT(*) FROM census_release WHERE occupation = '(last month)'").fetchone()
+    assert retried.already_published_by == ""
+    assert stale == (0,)
