@@ -176,12 +176,15 @@ class SparkStage:
     def _swap_table(self) -> None:
         name = _target(self.destination)
         previous = _sibling(name, PREVIOUS) if self.session.catalog.tableExists(name) else None
-        if previous is not None:
-            self.session.sql(f"ALTER TABLE {_quoted(name)} RENAME TO {_quoted(previous)}")
         try:
+            if previous is not None:
+                self.session.sql(f"ALTER TABLE {_quoted(name)} RENAME TO {_quoted(previous)}")
             self.session.sql(f"ALTER TABLE {_quoted(self.staging)} RENAME TO {_quoted(name)}")
         except BaseException:
-            if previous is not None:
+            # Put the previous table back if it was set aside and nothing took its name (a stop signal
+            # can come between the two renames, or right after either).
+            catalog = self.session.catalog
+            if previous is not None and catalog.tableExists(previous) and not catalog.tableExists(name):
                 self.session.sql(f"ALTER TABLE {_quoted(previous)} RENAME TO {_quoted(name)}")
             raise
         self.done = True
