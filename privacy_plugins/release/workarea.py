@@ -219,7 +219,7 @@ def _let_go(folder: Path) -> None:
 def _claimed(folder: Path) -> Iterator[bool]:
     """Whether no live process holds the run folder's marker (see :func:`_hold`); kept so for the block."""
     try:
-        handle = os.open(folder / RUN_MARKER, os.O_RDONLY | os.O_NOFOLLOW)
+        handle = os.open(folder / RUN_MARKER, os.O_RDWR | os.O_NOFOLLOW)  # NFS: an exclusive lock needs write access
     except OSError:
         yield True  # an earlier version's folder (no marker): age alone decides
         return
