@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-__all__ = ["STOP_SIGNALS", "Stopped", "die_of", "stopped_by_signals"]
+__all__ = ["STOP_SIGNALS", "Stopped", "check_stopped", "die_of", "stopped_by_signals"]
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
@@ -34,10 +34,25 @@ class Stopped(BaseException):  # a stop, not an error: not caught by ``except Ex
         self.signum = signum
 
 
+_pending: list[int] = []  # the stop signal received inside the block (its exception may have been lost)
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
     for number in STOP_SIGNALS:
         signal.signal(number, signal.SIG_IGN)  # let the clean-up finish
+    _pending.append(signum)
     raise Stopped(signum)
+
+
+def check_stopped() -> None:
+    """Raise :class:`Stopped` if a stop signal came but its exception was lost.
+
+    Python drops an exception raised while a ``__del__`` or a weakref callback runs
+    ("Exception ignored in …"); the signals are ignored from then on, so without this
+    the command would go on — and publish — after it was told to stop.
+    """
+    if _pending:
+        raise Stopped(_pending[0])
 
 
 @contextmanager
@@ -47,9 +62,11 @@ def stopped_by_signals() -> Iterator[None]:
     The previous handlers come back when the block ends normally or by an error; after a
     :class:`Stopped` the signals stay ignored, so the caller's own clean-up finishes too.
     """
+    _pending.clear()
     previous = {number: signal.signal(number, _stop) for number in STOP_SIGNALS}
     try:
         yield
+        check_stopped()  # the block ended although it was told to stop: end by the signal all the same
     except Stopped:
         raise
     except BaseException:

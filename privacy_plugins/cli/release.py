@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from privacy_plugins.cli._args import Subcommands
-from privacy_plugins.cli._signals import Stopped, die_of, stopped_by_signals
+from privacy_plugins.cli._signals import Stopped, check_stopped, die_of, stopped_by_signals
 from privacy_plugins.release import STEPS, ReleaseResult, ReleaseSpec, new_run_id, remove_run_workdir, run_release
 from privacy_plugins.release.progress import ProgressLines, progress_text
 
@@ -101,7 +101,8 @@ class _StepDisplay:
         self.throttle = ProgressLines(_stderr_line)
 
     def on_step(self, name: str) -> None:
-        """A step starts."""
+        """A step starts (not after a stop signal whose exception was lost: never publish after a stop)."""
+        check_stopped()
         position = f"{STEPS.index(name) + 1}/{len(STEPS)}"
         self.what = {"diagnose": "subsets measured", "anonymize": "nodes checked"}.get(name, name)
         self.progress.update(self.task, description=f"{name} ({position})")

@@ -44,20 +44,27 @@ _FLAG = "__privacy_plugins_suppressed__"
 def database_message(exc: BaseException) -> str:
     r"""The first line of the database's own message for a SQLAlchemy error (no SQL, no traceback).
 
-    Single-quoted text (a value the database quotes) is replaced by ``'…'`` unless values were
-    asked for (:func:`~privacy_plugins.core.disclosure.values_shown`).
+    Quoted text (a value the database quotes: in single quotes, or in double quotes after a colon) is
+    replaced by ``…`` unless values were asked for (:func:`~privacy_plugins.core.disclosure.values_shown`).
 
     Example:
         >>> database_message(ValueError("Catalog Error: Table with name nope does not exist!\nDid you mean"))
         'Catalog Error: Table with name nope does not exist!'
         >>> database_message(ValueError("Conversion Error: Could not convert string 'Male' to INT32"))
         "Conversion Error: Could not convert string '…' to INT32"
+        >>> database_message(ValueError('invalid input syntax for type integer: "Male"'))
+        'invalid input syntax for type integer: "…"'
+        >>> database_message(ValueError('relation "nosuch" does not exist'))
+        'relation "nosuch" does not exist'
     """
     original = getattr(exc, "orig", None) or exc
     lines = [line.strip() for line in str(original).splitlines() if line.strip()]
     first = lines[0] if lines else type(original).__name__
-    # A conversion error quotes the cell it failed on ("Could not convert string 'Male'"): a table value.
-    return first if showing_values() else re.sub(r"'(?:[^']|'')*'", "'…'", first)
+    # A conversion error quotes the cell it failed on ("Could not convert string 'Male'"): a table value;
+    # PostgreSQL quotes it in double quotes after a colon ('invalid input syntax for type integer: "Male"').
+    if showing_values():
+        return first
+    return re.sub(r'(:\s*)"(?:[^"]|"")*"', '\\1"…"', re.sub(r"'(?:[^']|'')*'", "'…'", first))
 
 
 def _subquery(selectable: Any) -> Any:

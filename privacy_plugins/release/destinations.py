@@ -39,6 +39,7 @@ Leftovers of killed runs that are removed before publishing:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -153,7 +154,9 @@ def _duckdb_transaction(path: Path) -> Iterator[Any]:
         yield connection
         connection.execute("COMMIT")
     except BaseException:
-        connection.execute("ROLLBACK")
+        # A stop signal handled right after COMMIT returned finds no transaction: keep the signal's exception.
+        with contextlib.suppress(duckdb.Error):
+            connection.execute("ROLLBACK")
         raise
     finally:
         connection.close()

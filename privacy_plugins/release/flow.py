@@ -40,7 +40,7 @@ from privacy_plugins.release.steps import (
     load_step,
     publish_step,
 )
-from privacy_plugins.release.workarea import new_run_id, remove_run_dir, run_dir
+from privacy_plugins.release.workarea import keep_run_dir, new_run_id, remove_run_dir, run_dir
 
 __all__ = ["STEPS", "ReleaseResult", "run_release"]
 
@@ -129,6 +129,8 @@ def run_release(
             discard(spec, candidate)  # a staging table inside the database (a no-op otherwise)
         if not keep:
             remove_run_dir(spec, run)
+        elif keep_workdir:
+            keep_run_dir(spec, run)  # never swept by age: the user removes it
     return _finish(spec, loaded, diagnosis, candidate, check, published, failure, run, kept)
 
 

@@ -16,7 +16,10 @@ A re-run whose artifacts name that run and that digest reads what the
 destination holds now and measures it the same way: when it matches the receipt
 (whichever state: the worker may have died between the commit and the receipt's
 update) the step returns the :class:`~privacy_plugins.release.steps.Publication`
-again, logs "already published by run …" and publishes nothing. Otherwise — a
+again, logs "already published by run …" and publishes nothing. The receipt is
+consulted only when the candidate file is gone: while it is there (a retry after a
+failed write) the step publishes it again, re-measured, rather than trust a receipt
+whose commit may never have happened. Otherwise — a
 run that never published, or whose release was since replaced — a run whose
 folder is gone fails as before: re-run the release from the load step.
 """
@@ -24,6 +27,7 @@ folder is gone fails as before: re-run the release from the load step.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privacy_plugins.errors import PrivacyPluginsError
@@ -72,6 +76,8 @@ def already_published(
     spec: ReleaseSpec, candidate: Candidate, check: CheckResult, run_id: str | None
 ) -> Publication | None:
     """The publication of these artifacts' run if the destination still holds just what it published, else ``None``."""
+    if not candidate.staging_table and Path(candidate.path).is_file():
+        return None  # the candidate is still here: publish it (again, re-measured); a receipt proves no commit
     receipt = _receipt(spec)
     run = check.run_id
     if (
@@ -93,7 +99,7 @@ def already_published(
 
     numbers = receipt.get("numbers")
     try:
-        now = _measured_now(spec)
+        now = _measured_now(spec, candidate.staging_table)
     except (PrivacyPluginsError, OSError):
         return None
     if now is None or not isinstance(numbers, dict) or now[0] != receipt.get("columns") or drift(numbers, now[1]):
@@ -112,12 +118,12 @@ def already_published(
     )
 
 
-def _measured_now(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]] | None:
+def _measured_now(spec: ReleaseSpec, staging_table: str) -> tuple[list[str], dict[str, Any]] | None:
     """The columns and numbers of what the destination holds now (``None``: nothing), measured as at publishing."""
     from privacy_plugins.release.pushdown import pushdown_reason
 
     if pushdown_reason(spec) is None and spec.destination.spark is None:
-        return _measured_in_database(spec)  # a release inside the database: measured there, by GROUP BY
+        return _measured_in_database(spec, staging_table)  # a release inside the database: measured there, by GROUP BY
     from privacy_plugins.release.linked import read_release
 
     table = read_release(spec)
@@ -126,8 +132,12 @@ def _measured_now(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]] | None:
     return [str(c) for c in table.columns], measure_published(spec, table)
 
 
-def _measured_in_database(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]] | None:
-    """The published table measured where it is (DuckDB, a SQL database, a Parquet file through DuckDB)."""
+def _measured_in_database(spec: ReleaseSpec, staging_table: str) -> tuple[list[str], dict[str, Any]] | None:
+    """The published table measured where it is (DuckDB, a SQL database, a Parquet file through DuckDB).
+
+    ``None`` also while the run's ``staging_table`` exists: the swap renames it in the commit, so it
+    was not published (whatever the destination measures now).
+    """
     import sqlalchemy as sa
 
     from privacy_plugins.engines.sql import SqlTable
@@ -152,8 +162,11 @@ def _measured_in_database(spec: ReleaseSpec) -> tuple[list[str], dict[str, Any]]
         engine = sa.create_engine(url)
     try:
         with engine.connect() as connection:
-            if target.parquet is None and not sa.inspect(connection).has_table(target.table):
+            inspector = sa.inspect(connection)
+            if target.parquet is None and not inspector.has_table(target.table):
                 return None
+            if staging_table and target.parquet is None and inspector.has_table(staging_table):
+                return None  # not swapped in: publish it (pushdown re-measures it)
         if target.parquet is not None:
             literal = str(target.parquet / f"{target.table}.parquet").replace("'", "''")
             table = SqlTable.from_query(engine, f"SELECT * FROM read_parquet('{literal}')")

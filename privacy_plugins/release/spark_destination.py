@@ -64,7 +64,7 @@ from privacy_plugins.engines.spark_session import check_master, is_spark_path, r
 from privacy_plugins.errors import ConfigurationError, DestinationError
 from privacy_plugins.release import destinations, locations
 from privacy_plugins.release.spec import DestinationSpec
-from privacy_plugins.release.versions import new_version, swap_link
+from privacy_plugins.release.versions import is_current, new_version, swap_link
 
 __all__ = ["SparkStage", "check_target", "publish_frame", "publish_parquet", "read", "stage"]
 
@@ -169,18 +169,22 @@ class SparkStage:
         try:
             swap_link(link, version)
         except BaseException:
-            shutil.rmtree(version, ignore_errors=True)
+            if not is_current(link, version):  # a stop signal after the swap: it is published, keep it
+                shutil.rmtree(version, ignore_errors=True)
             raise
 
     def _swap_table(self) -> None:
         name = _target(self.destination)
         previous = _sibling(name, PREVIOUS) if self.session.catalog.tableExists(name) else None
-        if previous is not None:
-            self.session.sql(f"ALTER TABLE {_quoted(name)} RENAME TO {_quoted(previous)}")
         try:
+            if previous is not None:
+                self.session.sql(f"ALTER TABLE {_quoted(name)} RENAME TO {_quoted(previous)}")
             self.session.sql(f"ALTER TABLE {_quoted(self.staging)} RENAME TO {_quoted(name)}")
         except BaseException:
-            if previous is not None:
+            # Put the previous table back if it was set aside and nothing took its name (a stop signal
+            # can come between the two renames, or right after either).
+            catalog = self.session.catalog
+            if previous is not None and catalog.tableExists(previous) and not catalog.tableExists(name):
                 self.session.sql(f"ALTER TABLE {_quoted(previous)} RENAME TO {_quoted(name)}")
             raise
         self.done = True

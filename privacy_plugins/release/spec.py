@@ -109,8 +109,10 @@ def _unresolved_path(base: Path, value: object) -> Path:
 def _has_second_statement(query: str) -> bool:
     r"""Whether ``query`` holds a ``;`` outside quoted literals and names (in a comment too: erring on refusal).
 
-    Standard SQL quoting ('' and "" doubled inside); a dialect with backslash escapes or
-    dollar quoting only makes more text look like code here, so more is refused, never less.
+    Read three ways — standard SQL quoting ('' and "" doubled inside); with backslash
+    escapes and ``#`` comments (MySQL, PostgreSQL's ``E'…'``); with dollar quoting
+    (PostgreSQL, DuckDB ``$$…$$``) — and refused when any reading finds one: a text that
+    one dialect reads as a literal another may run as code.
 
     Example:
         >>> _has_second_statement("SELECT * FROM people WHERE note = 'a;b'")
@@ -119,24 +121,47 @@ def _has_second_statement(query: str) -> bool:
         True
         >>> _has_second_statement("-- it's\nSELECT 'a'; DROP TABLE t; --'")
         True
+        >>> _has_second_statement("SELECT $$'$$; DROP TABLE t; SELECT $$'$$")
+        True
     """
+    return any(_semicolon_outside(query, dialect) for dialect in ("standard", "backslash", "dollar"))
+
+
+_DOLLAR_TAG = re.compile(r"\$[A-Za-z_]*\$")
+
+
+def _semicolon_outside(query: str, dialect: str) -> bool:
+    """Whether ``query`` read with ``dialect``'s quoting has a ``;`` outside literals (see above)."""
     position = 0
     while position < len(query):
         char = query[position]
-        if char in "'\"":
+        tag = _DOLLAR_TAG.match(query, position) if dialect == "dollar" and char == "$" else None
+        if tag is not None:
+            end = query.find(tag.group(), tag.end())
+            if end < 0:  # unterminated: the rest is read as code
+                return ";" in query[position:]
+            position = end + len(tag.group())
+        elif char in "'\"":
             end = position + 1
             while True:
                 end = query.find(char, end)
                 if end < 0:  # unterminated: the rest is read as code
                     return ";" in query[position:]
+                if dialect == "backslash" and _escaped(query, end):
+                    end += 1
+                    continue
                 if query.startswith(char * 2, end):
                     end += 2
                     continue
                 break
             position = end + 1
-        elif query.startswith("--", position) or query.startswith("/*", position):
-            closing = "\n" if char == "-" else "*/"
-            found = query.find(closing, position + 2)
+        elif (
+            query.startswith("--", position)
+            or query.startswith("/*", position)
+            or (dialect == "backslash" and char == "#")
+        ):
+            closing = "*/" if query.startswith("/*", position) else "\n"
+            found = query.find(closing, position + (1 if char == "#" else 2))
             end = len(query) if found < 0 else found + len(closing)
             if ";" in query[position:end]:
                 return True
@@ -146,6 +171,14 @@ def _has_second_statement(query: str) -> bool:
         else:
             position += 1
     return False
+
+
+def _escaped(text: str, position: int) -> bool:
+    """Whether the character at ``position`` follows an odd number of backslashes."""
+    count = 0
+    while position - count - 1 >= 0 and text[position - count - 1] == "\\":
+        count += 1
+    return count % 2 == 1
 
 
 @dataclass(frozen=True)

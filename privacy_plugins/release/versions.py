@@ -33,7 +33,7 @@ from pathlib import Path
 
 from privacy_plugins.release import destinations
 
-__all__ = ["new_version", "remove_dead", "swap_link", "writing"]
+__all__ = ["is_current", "new_version", "remove_dead", "swap_link", "writing"]
 
 
 def new_version(link: Path) -> Path:
@@ -70,7 +70,8 @@ def writing(version: Path) -> Iterator[Path]:
         _hold(handle)
         yield version
     except BaseException:
-        shutil.rmtree(version, ignore_errors=True)
+        if not is_current(version.parent / version.name[1:-9], version):  # (a stop after the swap: it is published)
+            shutil.rmtree(version, ignore_errors=True)
         raise
     finally:
         os.close(handle)  # releases the lock
@@ -88,6 +89,11 @@ def swap_link(link: Path, version: Path) -> None:
         raise
     if previous is not None and previous != version.resolve():
         shutil.rmtree(previous, ignore_errors=True)
+
+
+def is_current(link: Path, version: Path) -> bool:
+    """Whether ``link`` names ``version`` now: swapped in, so never to be removed (even by a failing writer)."""
+    return version.exists() and _current(link) == version.resolve()
 
 
 def _current(link: Path) -> Path | None:

@@ -21,7 +21,10 @@ Every run folder holds a marker file (:data:`RUN_MARKER`, the run id) that makes
 it recognisable. When a run's folder is created, run folders under the same
 root (never a spec's own ``workdir:``) whose files are all older than
 ``$PRIVACY_PLUGINS_WORKDIR_MAX_AGE_HOURS`` (default 24; ``off`` disables) are
-removed: the leftovers of killed runs. Only folders with a valid marker — or,
+removed: the leftovers of killed runs. A process working in a run folder holds a
+shared ``flock`` on its marker, so a live run's folder is never swept, however old
+its files; nor is a folder kept at the user's request (``--keep-workdir``: marked
+with :data:`KEPT_MARKER`). Only folders with a valid marker — or,
 from earlier versions, a run folder's name and nothing but working files — are
 ever removed.
 
@@ -54,12 +57,14 @@ from privacy_plugins.errors import ConfigurationError, PrivacyPluginsError
 from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
 
 __all__ = [
+    "KEPT_MARKER",
     "MAX_AGE_ENV",
     "RUN_MARKER",
     "WORKDIR_ENV",
     "DestinationBusy",
     "SharedWorkdir",
     "destination_lock",
+    "keep_run_dir",
     "new_run_id",
     "remove_run_dir",
     "remove_run_workdir",
@@ -74,6 +79,8 @@ MAX_AGE_ENV = "PRIVACY_PLUGINS_WORKDIR_MAX_AGE_HOURS"
 DEFAULT_MAX_AGE_HOURS = 24.0
 RUN_MARKER = ".privacy-plugins-run"
 """The file in every run folder that names its run (its content is the run id)."""
+KEPT_MARKER = ".privacy-plugins-kept"
+"""The file in a run folder the user asked to keep (``--keep-workdir``): the sweep leaves it alone."""
 
 _RUN_FOLDER = re.compile(r"(?!\.)[A-Za-z0-9._-]{0,60}-[0-9a-f]{10}")  # safe_name(run id)
 _RELEASE_FOLDER = re.compile(r"(?!\.)[A-Za-z0-9._-]{0,60}-[0-9a-f]{10}-[0-9a-f]{12}")
@@ -162,6 +169,8 @@ def run_dir(spec: ReleaseSpec, run_id: str, *, create: bool = False) -> Path:
     _private_dir(folder, create=create)
     if create:
         _write_marker(folder / RUN_MARKER, run_id)
+    if spec.workdir is None:  # (a spec's own workdir: is never swept)
+        _hold(folder)
     if new and spec.workdir is None:  # a run starts here: remove what killed runs left behind
         sweep_stale_runs(root, keep=folder)
     return folder
@@ -177,6 +186,56 @@ def _write_marker(marker: Path, run_id: str) -> None:
         stream.write(run_id)
 
 
+_HELD: dict[Path, int] = {}  # run folder -> open marker holding a shared flock (while this process works there)
+
+
+def _hold(folder: Path) -> None:
+    """Hold a shared ``flock`` on the run's marker until the process ends or removes the folder.
+
+    A live run can leave its files untouched for longer than the sweep's age (one long
+    anonymize step): the sweep skips any folder whose marker someone holds.
+    """
+    if folder in _HELD:
+        return
+    try:
+        handle = os.open(folder / RUN_MARKER, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return  # an earlier version's folder (no marker): age alone decides
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(handle)  # a sweep holds it right now (it re-checks the age) or no locking here
+        return
+    _HELD[folder] = handle
+
+
+def _let_go(folder: Path) -> None:
+    handle = _HELD.pop(folder, None)
+    if handle is not None:
+        os.close(handle)
+
+
+@contextmanager
+def _claimed(folder: Path) -> Iterator[bool]:
+    """Whether no live process holds the run folder's marker (see :func:`_hold`); kept so for the block."""
+    try:
+        handle = os.open(folder / RUN_MARKER, os.O_RDWR | os.O_NOFOLLOW)  # NFS: an exclusive lock needs write access
+    except OSError:
+        yield True  # an earlier version's folder (no marker): age alone decides
+        return
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        except OSError:
+            pass  # no locking here: age alone decides
+        yield True
+    finally:
+        os.close(handle)
+
+
 def _release_name(spec: ReleaseSpec) -> str:
     return f"{safe_name(spec.name)}-{spec.source_fingerprint[:12]}"
 
@@ -189,6 +248,7 @@ def remove_run_dir(spec: ReleaseSpec, run_id: str) -> None:
         return  # no valid root: nothing of this run was written there
     release = root / _release_name(spec)
     folder = release / safe_name(run_id)
+    _let_go(folder)
     if folder.is_symlink():
         folder.unlink()
     elif folder.is_dir():
@@ -197,6 +257,21 @@ def remove_run_dir(spec: ReleaseSpec, run_id: str) -> None:
         release.rmdir()
     except OSError:
         pass  # other runs still use it, or it was never created
+
+
+def keep_run_dir(spec: ReleaseSpec, run_id: str) -> None:
+    """Mark the run's folder as kept at the user's request: the age-based sweep never removes it."""
+    try:
+        root, _ = _work_root(spec)
+    except ConfigurationError:
+        return
+    folder = root / _release_name(spec) / safe_name(run_id)
+    if not _plain_dir(folder):
+        return
+    try:
+        os.close(os.open(folder / KEPT_MARKER, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        pass  # (a planted symlink, or the folder just went away)
 
 
 class SharedWorkdir(Protocol):
@@ -217,6 +292,8 @@ def remove_run_workdir(
     call twice and for a run that never started. Returns whether the local folder was removed.
     """
     if keep:
+        if spec.workdir is None:
+            keep_run_dir(spec, run_id)
         return False
     removed = False
     if spec.workdir is None:
@@ -296,9 +373,14 @@ def sweep_stale_runs(root: Path, *, keep: Path | None = None, now: float | None 
             continue
         for folder in sorted(release.iterdir()):
             try:
-                if folder == keep or not _is_run_folder(folder) or now - _newest(folder) <= age:
+                if folder == keep or os.path.lexists(folder / KEPT_MARKER) or not _is_run_folder(folder):
                     continue
-                shutil.rmtree(folder)
+                if now - _newest(folder) <= age:
+                    continue
+                with _claimed(folder) as free:
+                    if not free:
+                        continue  # a live run works there
+                    shutil.rmtree(folder)
             except OSError:
                 continue  # another process removed or holds it: leave it
             removed.append(folder)

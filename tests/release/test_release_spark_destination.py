@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 from pathlib import Path
 from typing import Any
@@ -300,3 +301,40 @@ def test_cli_release_to_spark_exit_codes(
     assert main(["release", str(short), "--quiet"]) == 1  # not published: the staged rows do not add up
     monkeypatch.undo()
     assert main(["published", str(good), "--format", "json"]) == 0  # the first release is still there
+
+
+class _SignalledAfterSettingAside:
+    """The session, but SIGTERM arrives while the previous table is renamed aside (docker stop mid-swap)."""
+
+    def __init__(self, session: Any, name: str) -> None:
+        self.session, self.name = session, name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self.session, attribute)
+
+    def sql(self, text: str) -> Any:
+        result = self.session.sql(text)
+        if f"`{self.name}` RENAME TO" in text and "__previous_" in text:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return result
+
+
+def test_a_stop_signal_between_the_table_renames_puts_the_previous_table_back(spark: Any, memory) -> None:
+    from privacy_plugins.cli._signals import Stopped, stopped_by_signals
+
+    _, previous = memory
+    destination = DestinationSpec(spark="stopped")
+    destinations.publish_table(previous.head(50), destination)
+    staged = spark_destination.stage(spark.createDataFrame(previous.head(20)), destination)
+    staged.session = _SignalledAfterSettingAside(spark, "stopped")
+    try:
+        with pytest.raises(Stopped), stopped_by_signals():
+            staged.publish(20)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    staged.session = spark
+    staged.discard()
+    assert len(read_release_of(destination)) == 50  # never a release without its table
+    assert not [t.name for t in spark.catalog.listTables() if "__previous_" in t.name]

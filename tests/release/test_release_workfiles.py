@@ -311,12 +311,26 @@ def _age(folder: Path, hours: float) -> None:
         os.utime(path, (then, then), follow_symlinks=False)
 
 
+def _ended_run(tmp_path: Path, run: str) -> Path:
+    """The run folder of ``plain_spec(tmp_path)`` loaded by a process that has ended since (as a killed run's)."""
+    data = demo_spec_dict(tmp_path, rows=600)
+    data.pop("workdir")
+    spec_file = tmp_path / "ended_spec.yaml"
+    spec_file.write_text(yaml.safe_dump(data))
+    code = (
+        "import sys; from privacy_plugins.release import ReleaseSpec, load_step; "
+        "print(load_step(ReleaseSpec.from_yaml(sys.argv[1]), run_id=sys.argv[2]).path)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(spec_file), run], capture_output=True, text=True, check=True)
+    return Path(done.stdout.strip()).parent
+
+
 def test_a_new_run_removes_stale_run_folders_and_nothing_else(
     tmp_path: Path, work_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec = plain_spec(tmp_path)
-    stale = Path(load_step(spec, run_id="killed").path).parent
-    young = Path(load_step(spec, run_id="live").path).parent
+    stale = _ended_run(tmp_path, "killed")
+    young = _ended_run(tmp_path, "live")
     _age(stale, 25)
     _age(young, 23)
     release = stale.parent
@@ -354,7 +368,7 @@ def test_the_default_temp_root_is_swept_too(tmp_path: Path, monkeypatch: pytest.
 
     monkeypatch.setattr(tempfile, "tempdir", None)
     spec = plain_spec(tmp_path)
-    stale = Path(load_step(spec, run_id="killed").path).parent
+    stale = _ended_run(tmp_path, "killed")
     assert stale.is_relative_to(tmp_path / "tmp")
     _age(stale, 30)
     load_step(spec, run_id="next")

@@ -460,7 +460,7 @@ def _parse_date(attribute: Hashable, value: object) -> dt.date:
         except ValueError:
             pass
     raise HierarchyError(
-        f"date_hierarchy for {attribute!r} cannot read {value!r} as a date; "
+        f"date_hierarchy for {attribute!r} cannot read a value as a date{examples([value])}; "
         "give dates, datetimes or ISO 8601 strings such as '2020-03-15'"
     )
 

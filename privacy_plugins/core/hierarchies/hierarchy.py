@@ -101,8 +101,10 @@ class Hierarchy:
         matrix = np.asarray(table, dtype=object)
         leaves = pd.Index(matrix[:, 0])
         if leaves.has_duplicates:
-            dup = leaves[leaves.duplicated()].unique().tolist()[:_SHOW_MISSING]
-            raise HierarchyError(f"hierarchy for {attribute!r} lists leaves more than once: {dup!r}")
+            dup = leaves[leaves.duplicated()].unique().tolist()
+            raise HierarchyError(
+                f"hierarchy for {attribute!r} lists {len(dup)} leaf value(s) more than once{examples(dup)}"
+            )
         labels: list[np.ndarray] = []
         codes = np.empty(matrix.shape[::-1], dtype=np.int64)
         for level in range(matrix.shape[1]):
