@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,3 +42,10 @@ def destination_spec(kind: str, tmp_path: Path, *, table: str, database: str) ->
     if kind == "parquet":
         return DestinationSpec(table=table, parquet=tmp_path / "out")
     return DestinationSpec(table=table, url=f"sqlite:///{tmp_path / database}")
+
+
+def age_files(folder: Path, hours: float) -> None:
+    """Set the times of ``folder`` and everything below it ``hours`` into the past (a run left long ago)."""
+    then = time.time() - hours * 3600
+    for path in [*folder.rglob("*"), folder]:
+        os.utime(path, (then, then), follow_symlinks=False)

@@ -7,13 +7,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from release_fixtures import demo_spec_dict
+from release_fixtures import age_files, demo_spec_dict
 
 from privacy_plugins.errors import PublishError
 from privacy_plugins.release import (
@@ -88,12 +87,6 @@ sys.stdin.read()  # works on (one long step) until told to end
 """
 
 
-def _age(folder: Path, hours: float) -> None:
-    then = time.time() - hours * 3600
-    for path in [*folder.rglob("*"), folder]:
-        os.utime(path, (then, then), follow_symlinks=False)
-
-
 def test_the_sweep_never_removes_the_folder_of_a_live_run_whose_files_are_old(tmp_path: Path, work_root: Path) -> None:
     data = demo_spec_dict(tmp_path, rows=300)
     data.pop("workdir")
@@ -110,7 +103,7 @@ def test_the_sweep_never_removes_the_folder_of_a_live_run_whose_files_are_old(tm
         assert child.stdout is not None
         live = Path(child.stdout.readline().strip()).parent
         assert live.is_dir()
-        _age(live, 30)  # its files were written 30 h ago; the anonymize step is still searching
+        age_files(live, 30)  # its files were written 30 h ago; the anonymize step is still searching
         load_step(spec, run_id="next")  # another run starts and sweeps
         assert (live / "raw.parquet").is_file()
     finally:
@@ -340,7 +333,7 @@ def test_a_run_folder_kept_with_keep_workdir_is_never_swept(tmp_path: Path, work
     assert done.returncode == 0, done.stderr
     (kept,) = [p.parent for p in work_root.rglob(".privacy-plugins-run")]
     assert (kept / KEPT_MARKER).is_file()
-    _age(kept, 100)  # the user comes back days later
+    age_files(kept, 100)  # the user comes back days later
     load_step(ReleaseSpec.from_yaml(spec_file), run_id="next")  # another run starts and sweeps
     assert kept.is_dir() and any(kept.glob("*.parquet"))
 

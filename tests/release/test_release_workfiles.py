@@ -9,13 +9,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from release_fixtures import REPO, demo_spec_dict
+from release_fixtures import REPO, age_files, demo_spec_dict
 
 import privacy_plugins as pp
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
@@ -132,6 +133,15 @@ def census_duckdb(path: Path, rows: int = 600) -> Path:
     return path
 
 
+def in_database_spec(tmp_path: Path, **overrides: Any) -> dict[str, Any]:
+    """A release of a DuckDB ``census`` table into the same file, in the default (swept) working root."""
+    db = census_duckdb(tmp_path / "census.duckdb")
+    data = demo_spec_dict(tmp_path, rows=600, source={"duckdb": str(db), "table": "census"}, **overrides)
+    data.pop("workdir")
+    data["destination"] = {"duckdb": str(db), "table": "census_release"}
+    return data
+
+
 def tables_of(path: Path) -> list[str]:
     with duckdb.connect(str(path), read_only=True) as connection:
         return sorted(r[0] for r in connection.execute("SELECT table_name FROM information_schema.tables").fetchall())
@@ -193,10 +203,8 @@ def test_a_second_signal_does_not_cut_the_clean_up_short(tmp_path: Path, work_ro
 def test_a_release_inside_the_database_stopped_by_sigterm_drops_its_staging_table(
     tmp_path: Path, work_root: Path
 ) -> None:
-    db = census_duckdb(tmp_path / "census.duckdb")
-    data = demo_spec_dict(tmp_path, rows=600, source={"duckdb": str(db), "table": "census"})
-    data.pop("workdir")
-    data["destination"] = {"duckdb": str(db), "table": "census_release"}
+    data = in_database_spec(tmp_path)
+    db = Path(data["source"]["duckdb"])
     spec = tmp_path / "spec.yaml"
     spec.write_text(yaml.safe_dump(data))
     done = stop_mid_run(spec, "check_step", signal.SIGTERM, tmp_path)
@@ -242,10 +250,8 @@ def test_publish_refuses_a_candidate_file_with_an_extra_column(
 def test_publish_inside_the_database_refuses_a_staging_table_with_an_extra_column(
     tmp_path: Path, work_root: Path
 ) -> None:
-    db = census_duckdb(tmp_path / "census.duckdb")
-    data = demo_spec_dict(tmp_path, rows=600, source={"duckdb": str(db), "table": "census"})
-    data.pop("workdir")
-    data["destination"] = {"duckdb": str(db), "table": "census_release"}
+    data = in_database_spec(tmp_path)
+    db = Path(data["source"]["duckdb"])
     spec = ReleaseSpec.from_dict(data, base_dir=tmp_path)
     loaded = load_step(spec, run_id="r")
     candidate = anonymize_step(spec, loaded, run_id="r")
@@ -305,12 +311,6 @@ def test_an_infeasible_run_inside_the_database_leaves_nothing(tmp_path: Path, wo
 # ---------------------------------------------------------------- item 6: the age-based sweep
 
 
-def _age(folder: Path, hours: float) -> None:
-    then = time.time() - hours * 3600
-    for path in [*folder.rglob("*"), folder]:
-        os.utime(path, (then, then), follow_symlinks=False)
-
-
 def _ended_run(tmp_path: Path, run: str) -> Path:
     """The run folder of ``plain_spec(tmp_path)`` loaded by a process that has ended since (as a killed run's)."""
     data = demo_spec_dict(tmp_path, rows=600)
@@ -331,8 +331,8 @@ def test_a_new_run_removes_stale_run_folders_and_nothing_else(
     spec = plain_spec(tmp_path)
     stale = _ended_run(tmp_path, "killed")
     young = _ended_run(tmp_path, "live")
-    _age(stale, 25)
-    _age(young, 23)
+    age_files(stale, 25)
+    age_files(young, 23)
     release = stale.parent
     legacy = release / "20250101T000000Z-0123456789ab-0123456789"  # an earlier version's run folder: no marker
     legacy.mkdir(mode=0o700)
@@ -348,7 +348,7 @@ def test_a_new_run_removes_stale_run_folders_and_nothing_else(
     (elsewhere / "x-0123456789").mkdir(parents=True)
     (elsewhere / "x-0123456789" / "raw.parquet").write_bytes(b"mine")
     for folder in (legacy, notes, forged, elsewhere):
-        _age(folder, 100)
+        age_files(folder, 100)
     load_step(spec, run_id="next")  # a new run starts
     left = sorted(p.name for p in release.iterdir())
     assert not stale.exists() and not legacy.exists()
@@ -370,7 +370,7 @@ def test_the_default_temp_root_is_swept_too(tmp_path: Path, monkeypatch: pytest.
     spec = plain_spec(tmp_path)
     stale = _ended_run(tmp_path, "killed")
     assert stale.is_relative_to(tmp_path / "tmp")
-    _age(stale, 30)
+    age_files(stale, 30)
     load_step(spec, run_id="next")
     assert not stale.exists()
 
@@ -408,10 +408,7 @@ def test_a_publish_rerun_after_it_published_succeeds_and_says_so(
     if where == "memory":
         spec = plain_spec(tmp_path)
     else:
-        db = census_duckdb(tmp_path / "census.duckdb")
-        data = demo_spec_dict(tmp_path, rows=600, source={"duckdb": str(db), "table": "census"})
-        data.pop("workdir")
-        data["destination"] = {"duckdb": str(db), "table": "census_release"}
+        data = in_database_spec(tmp_path)
         if where == "database-to-parquet":
             data["destination"] = {"parquet": str(tmp_path / "out"), "table": "census_release"}
         spec = ReleaseSpec.from_dict(data, base_dir=tmp_path)
