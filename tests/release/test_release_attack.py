@@ -27,15 +27,7 @@ from privacy_plugins.release import (
     publish_table,
     read_published,
 )
-from privacy_plugins.release.workarea import MAX_AGE_ENV, WORKDIR_ENV
-
-
-@pytest.fixture
-def work_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "work_root"
-    monkeypatch.setenv(WORKDIR_ENV, str(root))
-    monkeypatch.delenv(MAX_AGE_ENV, raising=False)
-    return root
+from privacy_plugins.release.workarea import WORKDIR_ENV
 
 
 def _spec(tmp_path: Path) -> ReleaseSpec:

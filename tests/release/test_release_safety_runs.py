@@ -37,14 +37,6 @@ WORKDIR_ENV = "PRIVACY_PLUGINS_WORKDIR"
 QIS = ["age", "sex", "zip", "education", "marital_status"]
 
 
-@pytest.fixture
-def work_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where the default per-run working areas go for this test (instead of the system temp dir)."""
-    root = tmp_path / "work_root"
-    monkeypatch.setenv(WORKDIR_ENV, str(root))
-    return root
-
-
 def plain_spec(folder: Path, name: str, *, rows: int, seed: int = 0, **overrides: object) -> dict[str, object]:
     """A demo spec as a user writes it: no ``report:`` and no ``workdir:`` (the defaults apply)."""
     data = demo_spec_dict(folder, rows=rows, **overrides)

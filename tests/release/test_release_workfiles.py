@@ -39,14 +39,6 @@ from privacy_plugins.release.workarea import MAX_AGE_ENV, RUN_MARKER, sweep_stal
 WORKDIR_ENV = "PRIVACY_PLUGINS_WORKDIR"
 
 
-@pytest.fixture
-def work_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "work_root"
-    monkeypatch.setenv(WORKDIR_ENV, str(root))
-    monkeypatch.delenv(MAX_AGE_ENV, raising=False)
-    return root
-
-
 def plain_spec(tmp_path: Path, *, rows: int = 600, **overrides: object) -> ReleaseSpec:
     """The demo spec without ``workdir:`` (working files under the work root, removed when the run ends)."""
     data = demo_spec_dict(tmp_path, rows=rows, **overrides)
