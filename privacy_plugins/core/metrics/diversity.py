@@ -31,8 +31,13 @@ def distinct_l_per_class(counts: SensitiveCounts) -> np.ndarray:
 
 
 def frequency_l_per_class(classes: EquivalenceClasses, counts: SensitiveCounts) -> np.ndarray:
-    """|E| / max_v count(E, v): every value has frequency ≤ 1/l exactly when this is ≥ l."""
-    return classes.sizes / counts.max_per_class
+    """|E| / max_v count(E, v): every value has frequency ≤ 1/l exactly when this is ≥ l.
+
+    An empty class (an algorithm's cluster left without records) is 0, as its distinct
+    and entropy l are: it diversifies nothing (and 0/0 would be a NaN that no bound rejects).
+    """
+    top = counts.max_per_class
+    return np.divide(classes.sizes, top, out=np.zeros(top.shape[0], dtype=np.float64), where=top > 0)
 
 
 def entropy_l_per_class(classes: EquivalenceClasses, counts: SensitiveCounts) -> np.ndarray:

@@ -101,3 +101,18 @@ def test_registry() -> None:
         from_config("k_anonimity", k=5)
     with pytest.raises(ConfigurationError, match="bad parameters"):
         from_config("k_anonymity", kk=5)
+
+
+def test_an_empty_class_diversifies_nothing_under_every_l_variant() -> None:
+    """A cluster left without records (clustering's checker) is a violating class, never NaN (0/0)."""
+    import warnings
+
+    import numpy as np
+
+    frame = pd.DataFrame({"q": ["a", "a", "b", "b"], "s": ["x", "y", "x", "y"]})
+    classes = EquivalenceClasses.from_class_ids(frame, ("q",), np.array([0, 0, 2, 2]), 3)  # class 1 is empty
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for model in (DistinctLDiversity("s", 2), EntropyLDiversity("s", 2), FrequencyLDiversity("s", 2)):
+            assert model.violating_classes(classes).tolist() == [False, True, False], model
+            assert not np.isnan(model.per_class(classes)).any(), model
