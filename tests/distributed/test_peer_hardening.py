@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import importlib.util
 import ipaddress
 import json
 import os
@@ -35,6 +36,11 @@ from privacy_plugins.core.hierarchies import Hierarchy, write_hierarchy
 from privacy_plugins.distributed import make_cipher
 from privacy_plugins.distributed.runner import run_party_async
 from privacy_plugins.distributed.wire import MAGIC, PROTOCOL_VERSION, Channel, Kind
+
+# The parties use the default x25519 group and the TLS cases make certificates: both need cryptography.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("cryptography") is None, reason="needs the 'distributed' extra (cryptography)"
+)
 
 Slides = tuple[pd.DataFrame, pd.DataFrame, dict[str, Hierarchy]]
 REPO = Path(__file__).resolve().parents[2]
