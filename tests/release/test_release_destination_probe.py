@@ -6,6 +6,7 @@ prints the password of the URL or connection.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from privacy_plugins.release.locations import probe_database
 
 SECRET = "s3cr3t-pw"
 UNREACHABLE = f"postgresql+psycopg://user:{SECRET}@127.0.0.1:1/db"  # port 1: nothing listens
+# Connecting needs the driver (the test extra); without it the probe says so (tested below).
+needs_psycopg = pytest.mark.skipif(importlib.util.find_spec("psycopg") is None, reason="psycopg is not installed")
 
 
 def _release(tmp_path: Path, capsys: pytest.CaptureFixture[str], destination: dict[str, str]) -> tuple[int, str]:
@@ -34,6 +37,7 @@ def _release(tmp_path: Path, capsys: pytest.CaptureFixture[str], destination: di
     return code, err.strip()
 
 
+@needs_psycopg
 def test_an_unreachable_url_fails_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, err = _release(tmp_path, capsys, {"url": UNREACHABLE, "table": "census_release"})
     assert code == 2 and len(err.splitlines()) == 1
@@ -41,6 +45,7 @@ def test_an_unreachable_url_fails_before_any_work(tmp_path: Path, capsys: pytest
     assert "Connection refused" in err or "connection" in err.lower()
 
 
+@needs_psycopg
 def test_an_unreachable_connection_names_the_conn_id(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -78,6 +83,15 @@ def test_a_reachable_writable_server_passes_the_probe(postgres_url: str) -> None
     engine.dispose()
     with pytest.raises(ConfigurationError, match=r"^destination.url: cannot connect to .*:\*\*\*@"):
         probe_database("destination.url", UNREACHABLE)
+
+
+def test_a_missing_driver_is_named_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert importlib.util.find_spec("pg8000") is None  # a driver no extra installs
+    url = f"postgresql+pg8000://user:{SECRET}@127.0.0.1:1/db"
+    code, err = _release(tmp_path, capsys, {"url": url, "table": "census_release"})
+    assert code == 2 and len(err.splitlines()) == 1
+    expected = "destination.url: the driver for 'postgresql+pg8000' is not installed (pg8000)"
+    assert err == f"privacy-plugins: error: {expected}"
 
 
 def test_no_secret_of_the_url_is_shown_not_even_in_its_query_string() -> None:
