@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
-from privacy_plugins.core.hierarchies import Hierarchy
+from privacy_plugins.core.hierarchies import Hierarchy, write_hierarchy
 
 ROWS = [
     (1, "Data Mining", "Associate Professor", 90_000),
@@ -54,3 +56,16 @@ def slides() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Hierarchy]]:
         "SALARY": Hierarchy.from_rows("SALARY", [_salary_row(v) for v in sorted({r[3] for r in ROWS})]),
     }
     return frame[["ID", "AREA", "POSITION"]], frame[["ID", "SALARY"]], hierarchies
+
+
+@pytest.fixture
+def slide_files(slides: tuple[pd.DataFrame, pd.DataFrame, dict[str, Hierarchy]], tmp_path: Path) -> Path:
+    """The slides' two parts as ``p1.csv`` / ``p2.csv`` in ``tmp_path``; returns the hierarchy folder beside them."""
+    p1, p2, hierarchies = slides
+    folder = tmp_path / "hierarchies"
+    folder.mkdir()
+    for column, hierarchy in hierarchies.items():
+        write_hierarchy(hierarchy, folder / f"{column}.csv")
+    p1.to_csv(tmp_path / "p1.csv", index=False)
+    p2.to_csv(tmp_path / "p2.csv", index=False)
+    return folder

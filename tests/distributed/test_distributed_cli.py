@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from privacy_plugins.cli import main
-from privacy_plugins.core.hierarchies import Hierarchy, write_hierarchy
+from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.measure import measure
 
 Slides = tuple[pd.DataFrame, pd.DataFrame, dict[str, Hierarchy]]
@@ -37,15 +37,9 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def parts(slides: Slides, tmp_path: Path) -> dict[str, list[str]]:
+def parts(slide_files: Path, tmp_path: Path) -> dict[str, list[str]]:
     """The slides' two parts as CSV files and a hierarchy folder; the common arguments of each party."""
-    p1, p2, hierarchies = slides
-    folder = tmp_path / "hierarchies"
-    folder.mkdir()
-    for column, hierarchy in hierarchies.items():
-        write_hierarchy(hierarchy, folder / f"{column}.csv")
-    p1.to_csv(tmp_path / "p1.csv", index=False)
-    p2.to_csv(tmp_path / "p2.csv", index=False)
+    folder = slide_files
     common = ["distributed-party", "--id-column", "ID", "--hierarchies", str(folder), "--k", "3", "--timeout", "20"]
     return {
         "initiator": [*common, "--role", "initiator", "--data", str(tmp_path / "p1.csv"),

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from privacy_plugins.cli import main
 from privacy_plugins.core.distributed import LocalParty
 from privacy_plugins.core.distributed.cipher import ProtocolError
-from privacy_plugins.core.hierarchies import Hierarchy, write_hierarchy
+from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.distributed import make_cipher
 from privacy_plugins.distributed.runner import run_party_async
 from privacy_plugins.distributed.wire import MAGIC, PROTOCOL_VERSION, Channel, Kind
@@ -90,15 +90,9 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def parts(slides: Slides, tmp_path: Path) -> list[str]:
+def parts(slide_files: Path, tmp_path: Path) -> list[str]:
     """The initiator's command line (the slides' first part); the hierarchies and the responder's part too."""
-    p1, p2, hierarchies = slides
-    folder = tmp_path / "hierarchies"
-    folder.mkdir()
-    for column, hierarchy in hierarchies.items():
-        write_hierarchy(hierarchy, folder / f"{column}.csv")
-    p1.to_csv(tmp_path / "p1.csv", index=False)
-    p2.to_csv(tmp_path / "p2.csv", index=False)
+    folder = slide_files
     return ["distributed-party", "--id-column", "ID", "--hierarchies", str(folder), "--k", "3", "--timeout", "10",
             "--role", "initiator", "--data", str(tmp_path / "p1.csv"), "--quasi-identifiers", "AREA,POSITION",
             "--out", str(tmp_path / "out.csv")]  # fmt: skip
