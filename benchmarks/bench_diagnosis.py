@@ -31,8 +31,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from privacy_plugins.core.diagnosis import Borders, diagnose, find_borders
+from privacy_plugins.core.io import read_table
 from privacy_plugins.core.models import KAnonymity
-from privacy_plugins.core.tables import read_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_lattice import load_arx  # a sibling script, not a package

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "DestinationBusy",
     "DestinationError",
     "EmptyTableError",
+    "ForeignArtifactError",
     "HierarchyError",
     "InfeasibleAnonymizationError",
     "MissingDependencyError",
+    "PeerError",
     "PrivacyPluginsError",
     "PrivacyRiskWarning",
+    "ProtocolError",
     "PublishError",
     "ReleaseBlocked",
     "RoleConflictError",
@@ -66,6 +70,22 @@ class DestinationError(PrivacyPluginsError):
 
 class PublishError(DestinationError):
     """Publishing failed; the destination was left as it was."""
+
+
+class DestinationBusy(PrivacyPluginsError):
+    """Another release is publishing to the same destination right now; nothing was published."""
+
+
+class ForeignArtifactError(ConfigurationError):
+    """An artifact of another run or release, or one pointing outside its run's working folder."""
+
+
+class ProtocolError(ConfigurationError):
+    """The peer broke the protocol: wrong parameters, malformed, replayed or missing messages."""
+
+
+class PeerError(ProtocolError):
+    """The peer disconnected, stalled, sent garbage, replayed a message or aborted."""
 
 
 class MissingDependencyError(PrivacyPluginsError, ImportError):

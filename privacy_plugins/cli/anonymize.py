@@ -43,8 +43,8 @@ from privacy_plugins.core.anonymize import (
     get_anonymizer,
 )
 from privacy_plugins.core.hierarchies import Hierarchy, hierarchy_files, load_hierarchies
+from privacy_plugins.core.io import read_table
 from privacy_plugins.core.models import PrivacyModel, requirement_models
-from privacy_plugins.core.tables import read_table
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 from privacy_plugins.release.destinations import atomic_file
 from privacy_plugins.release.progress import ProgressLines

@@ -17,8 +17,8 @@ from privacy_plugins.core.diagnosis import (
     PrivacyDiagnosis,
     diagnose,
 )
+from privacy_plugins.core.io import read_table
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
-from privacy_plugins.core.tables import read_table
 
 __all__ = ["add_diagnose_parser", "format_diagnosis"]
 

@@ -27,7 +27,7 @@ from privacy_plugins.cli._args import Subcommands, check_columns, columns_arg
 from privacy_plugins.cli._format import aligned, number
 from privacy_plugins.cli.anonymize import check_output_path, write_table
 from privacy_plugins.core.hierarchies import load_hierarchies
-from privacy_plugins.core.tables import read_table
+from privacy_plugins.core.io import read_table
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["add_distributed_parser"]

@@ -21,8 +21,8 @@ from privacy_plugins.cli._args import (
 from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
 from privacy_plugins.core.hierarchies import Hierarchy, hierarchy_files, read_hierarchy
+from privacy_plugins.core.io import read_table
 from privacy_plugins.core.measure import MeasureReport, measure
-from privacy_plugins.core.tables import read_table
 from privacy_plugins.errors import PrivacyRiskWarning
 
 __all__ = ["INCLUDE_VALUES_WARNING", "add_demo_parser", "add_measure_parser", "format_table"]

@@ -2,11 +2,11 @@
 
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.diagnosis import PrivacyDiagnosis, diagnose
+from privacy_plugins.core.io import read_table
 from privacy_plugins.core.measure import MeasureReport, SensitiveReport, k_anonymity, l_diversity, measure, t_closeness
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
 from privacy_plugins.core.results import ClassViolations
 from privacy_plugins.core.roles import AttributeRoles
-from privacy_plugins.core.tables import read_table
 
 __all__ = [
     "AttributeRoles",

@@ -6,6 +6,6 @@ X25519 cipher (:mod:`.x25519`, through ``cryptography``).
 """
 
 from privacy_plugins.distributed.runner import GROUPS, PartyResult, make_cipher, run_party, run_two_parties
-from privacy_plugins.distributed.wire import PeerError
+from privacy_plugins.errors import PeerError
 
 __all__ = ["GROUPS", "PartyResult", "PeerError", "make_cipher", "run_party", "run_two_parties"]

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import cast
 
 from privacy_plugins.distributed.tls import tls_reason
-from privacy_plugins.distributed.wire import PeerError, address_text
+from privacy_plugins.distributed.wire import address_text
+from privacy_plugins.errors import PeerError
 
 __all__ = ["accept_peer", "connect_to_peer"]
 

@@ -17,7 +17,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from privacy_plugins.core.distributed.cipher import ModpCipher, ProtocolError
+from privacy_plugins.core.distributed.cipher import ModpCipher
+from privacy_plugins.errors import ProtocolError
 
 __all__ = ["OpenSSLModpCipher", "openssl_available"]
 

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from privacy_plugins.core.distributed import TOKEN_DIGEST_SIZE, CommutativeCipher, Dpp2gaSession, LocalParty
-from privacy_plugins.core.distributed.cipher import ModpCipher, ProtocolError
+from privacy_plugins.core.distributed.cipher import ModpCipher
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.distributed.connect import accept_peer, connect_to_peer
 from privacy_plugins.distributed.wire import (
@@ -43,7 +43,7 @@ from privacy_plugins.distributed.wire import (
     encode_json,
     peer_text,
 )
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, ProtocolError
 
 __all__ = ["GROUPS", "PartyResult", "make_cipher", "parse_address", "run_party", "run_party_async", "run_two_parties"]
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from privacy_plugins.core.distributed.cipher import ProtocolError
 from privacy_plugins.distributed.tls import tls_reason
+from privacy_plugins.errors import PeerError
 
 __all__ = [
     "DEFAULT_MAX_FRAME",
@@ -61,10 +61,6 @@ _TLS_RECORDS = frozenset({0x14, 0x15, 0x16, 0x17})
 _TLS_VERSIONS = frozenset({b"\x03\x00", b"\x03\x01", b"\x03\x02", b"\x03\x03", b"\x03\x04"})
 #: Characters of the peer's own text (an ABORT reason, a field value) shown in one of our messages.
 PEER_TEXT_LIMIT = 200
-
-
-class PeerError(ProtocolError):
-    """The peer disconnected, stalled, sent garbage, replayed a message or aborted."""
 
 
 class Kind(IntEnum):

@@ -17,8 +17,8 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from privacy_plugins.core.distributed.cipher import ProtocolError, id_bytes
-from privacy_plugins.errors import MissingDependencyError
+from privacy_plugins.core.distributed.cipher import id_bytes
+from privacy_plugins.errors import MissingDependencyError, ProtocolError
 
 __all__ = ["X25519Cipher"]
 

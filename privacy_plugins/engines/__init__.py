@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates
 from privacy_plugins.engines.base import APPLY_METHODS, ApplyMethod, EngineTable
-from privacy_plugins.engines.pandas_engine import PandasTable, classes_from_pandas
-from privacy_plugins.engines.pushdown import (
+from privacy_plugins.engines.full_domain_in_engine import (
     EngineAnonymization,
     anonymize_in_engine,
     engine_snapshot,
     measure_in_engine,
 )
+from privacy_plugins.engines.pandas_engine import PandasTable, classes_from_pandas
 from privacy_plugins.engines.spark import SparkTable, classes_from_spark
 from privacy_plugins.engines.sql import SqlTable, classes_from_sql
 

@@ -1,6 +1,6 @@
 """A CSV file read by DuckDB (out of core) with the types and missing values ``read_table`` gives.
 
-``core/tables.py::read_table`` reads every cell as text, skips spaces after a
+``core/io.py::read_table`` reads every cell as text, skips spaces after a
 delimiter, turns pandas' default NA strings into missing values, and makes a
 column numeric only when every present value is a canonical number (int64 when
 none is missing and none has a decimal point, float64 otherwise). The SELECT built
@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from privacy_plugins.core.tables import CANONICAL_NUMBER, PANDAS_NA_STRINGS, check_encoding, csv_layout
+from privacy_plugins.core.io import CANONICAL_NUMBER, PANDAS_NA_STRINGS, check_encoding, csv_layout
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError
 

@@ -179,7 +179,7 @@ class SqlTable(EngineTable):
         """
         import sqlalchemy as sa
 
-        from privacy_plugins.core.tables import check_unique_columns
+        from privacy_plugins.core.io import check_unique_columns
 
         try:
             with engine.connect() as connection:

@@ -5,6 +5,7 @@ renders reports); the Airflow operators and Dagster assets are thin wrappers
 around the same step functions, so every orchestrator produces the same release.
 """
 
+from privacy_plugins.errors import DestinationBusy
 from privacy_plugins.release.destinations import DestinationError, PublishError, publish_table, read_published
 from privacy_plugins.release.flow import STEPS, ReleaseResult, run_release
 from privacy_plugins.release.spec import ReleaseSpec
@@ -23,7 +24,7 @@ from privacy_plugins.release.steps import (
     load_step,
     publish_step,
 )
-from privacy_plugins.release.workarea import DestinationBusy, new_run_id, remove_run_dir, remove_run_workdir, run_dir
+from privacy_plugins.release.workarea import new_run_id, remove_run_dir, remove_run_workdir, run_dir
 
 __all__ = [
     "STEPS",

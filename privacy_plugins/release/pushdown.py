@@ -63,10 +63,10 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS
 from privacy_plugins.core.anonymize.snapshot import Snapshot
-from privacy_plugins.core.tables import check_unique_columns
+from privacy_plugins.core.io import check_unique_columns
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, numeric_columns_as_numbers
 from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
-from privacy_plugins.engines.pushdown import (
+from privacy_plugins.engines.full_domain_in_engine import (
     anonymize_in_engine,
     model_columns,
     models_snapshot,
@@ -77,8 +77,8 @@ from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
 from privacy_plugins.release import destinations, receipts, spark_destination, staging
 from privacy_plugins.release.connections import mask_password
-from privacy_plugins.release.numbers import measure_classes
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
+from privacy_plugins.release.published_numbers import measure_classes
 from privacy_plugins.release.sources import source_url
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import (
@@ -766,7 +766,7 @@ def staged_measure(spec: ReleaseSpec, candidate: Candidate) -> staging.StagedMea
 
 
 def staged_numbers(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
-    """:func:`~privacy_plugins.release.numbers.measure_published` of the staged candidate, by ``GROUP BY``."""
+    """:func:`~privacy_plugins.release.published_numbers.measure_published` of the staged candidate, by ``GROUP BY``."""
     measured = staged_measure(spec, candidate)
     return measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
 

@@ -9,7 +9,7 @@ be read again. The publish step therefore leaves a receipt in the report folder
 - just before it writes to the destination: the run id, the digest of the
   checked candidate (``CheckResult.candidate_sha256``), the destination, and
   what the published table will measure — its columns, rows, classes and every
-  requirement's measure (:func:`~privacy_plugins.release.numbers.measure_published`);
+  requirement's measure (:func:`~privacy_plugins.release.published_numbers.measure_published`);
 - after the commit, the same with ``"state": "published"``.
 
 A re-run whose artifacts name that run and that digest reads what the
@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from privacy_plugins.errors import PrivacyPluginsError
 from privacy_plugins.release.destinations import atomic_file
-from privacy_plugins.release.numbers import drift, measure_published
 from privacy_plugins.release.progress import LOGGER
+from privacy_plugins.release.published_numbers import drift, measure_published
 from privacy_plugins.release.spec import ReleaseSpec
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _measured_in_database(spec: ReleaseSpec, staging_table: str) -> tuple[list[s
 
     from privacy_plugins.engines.sql import SqlTable
     from privacy_plugins.release import locations, staging
-    from privacy_plugins.release.numbers import measure_classes
+    from privacy_plugins.release.published_numbers import measure_classes
 
     target = spec.destination
     if target.duckdb is not None:

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from privacy_plugins.core.demo import generate_census
-from privacy_plugins.core.tables import check_unique_columns, read_table
+from privacy_plugins.core.io import check_unique_columns, read_table
 from privacy_plugins.engines.sql import database_message
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.connections import mask_password

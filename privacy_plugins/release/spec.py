@@ -33,10 +33,10 @@ from privacy_plugins.core.hierarchies import (
     load_hierarchies,
     read_hierarchy,
 )
+from privacy_plugins.core.io import check_encoding
 from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, bind_hierarchies, requirement_models
 from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
-from privacy_plugins.core.tables import check_encoding
 from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 from privacy_plugins.release.connections import mask_password

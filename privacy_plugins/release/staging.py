@@ -57,7 +57,7 @@ import pandas as pd
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates
 from privacy_plugins.engines.base import EngineTable
-from privacy_plugins.engines.pushdown import model_columns
+from privacy_plugins.engines.full_domain_in_engine import model_columns
 from privacy_plugins.engines.sql import group_counts_sql
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.spec import ReleaseSpec

@@ -53,7 +53,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LatticeDetails, anonymize, linked_classes
-from privacy_plugins.core.anonymize.lattice import check_lattice_size
+from privacy_plugins.core.anonymize.generalization_lattice import check_lattice_size
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
@@ -62,7 +62,7 @@ from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import (
-    ConfigurationError,
+    ForeignArtifactError,
     HierarchyError,
     InfeasibleAnonymizationError,
     ReleaseBlocked,
@@ -71,8 +71,8 @@ from privacy_plugins.errors import (
 )
 from privacy_plugins.release.destinations import atomic_file, publish_table
 from privacy_plugins.release.linked import joined_view, publish_linked
-from privacy_plugins.release.numbers import measure_published
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
+from privacy_plugins.release.published_numbers import measure_published
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.workarea import destination_lock, new_run_id, remove_run_workdir, run_dir
@@ -97,10 +97,6 @@ __all__ = [
 ]
 
 A = TypeVar("A", bound="_Artifact")
-
-
-class ForeignArtifactError(ConfigurationError):
-    """An artifact of another run or release, or one pointing outside its run's working folder."""
 
 
 @dataclass(frozen=True)
@@ -235,7 +231,7 @@ class Publication(_Artifact):
     table: str
     rows: int
     numbers: dict[str, Any] = dataclasses.field(default_factory=dict, kw_only=True)
-    """rows, classes, measured/targets per requirement, ncp, suppressed (see release/numbers.py); no values."""
+    """rows, classes, measured/targets per requirement, ncp, suppressed (release/published_numbers.py); no values."""
     #: Set when this publish step was a re-run: the run that had already published it (nothing was written).
     already_published_by: str = dataclasses.field(default="", kw_only=True)
 

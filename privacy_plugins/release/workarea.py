@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Protocol
 
 from privacy_plugins.engines.spark_session import is_spark_path
-from privacy_plugins.errors import ConfigurationError, PrivacyPluginsError
+from privacy_plugins.errors import ConfigurationError, DestinationBusy
 from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
 
 __all__ = [
@@ -85,10 +85,6 @@ KEPT_MARKER = ".privacy-plugins-kept"
 _RUN_FOLDER = re.compile(r"(?!\.)[A-Za-z0-9._-]{0,60}-[0-9a-f]{10}")  # safe_name(run id)
 _RELEASE_FOLDER = re.compile(r"(?!\.)[A-Za-z0-9._-]{0,60}-[0-9a-f]{10}-[0-9a-f]{12}")
 _WORKING_FILE = re.compile(r"[A-Za-z0-9_]+\.(parquet|json)|\.[A-Za-z0-9_]+\.(parquet|json)\.[0-9a-f]{8}\.tmp")
-
-
-class DestinationBusy(PrivacyPluginsError):
-    """Another release is publishing to the same destination right now; nothing was published."""
 
 
 def new_run_id() -> str:

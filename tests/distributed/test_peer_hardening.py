@@ -31,11 +31,11 @@ from hypothesis import strategies as st
 
 from privacy_plugins.cli import main
 from privacy_plugins.core.distributed import LocalParty
-from privacy_plugins.core.distributed.cipher import ProtocolError
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.distributed import make_cipher
 from privacy_plugins.distributed.runner import run_party_async
 from privacy_plugins.distributed.wire import MAGIC, PROTOCOL_VERSION, Channel, Kind
+from privacy_plugins.errors import ProtocolError
 
 # The parties use the default x25519 group and the TLS cases make certificates: both need cryptography.
 pytestmark = pytest.mark.skipif(

@@ -15,7 +15,7 @@ from engine_checks import ADULT, assert_same_release, multiset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privacy_plugins.core.tables import read_table
+from privacy_plugins.core.io import read_table
 from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
 from privacy_plugins.errors import ConfigurationError
 

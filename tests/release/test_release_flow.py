@@ -13,6 +13,7 @@ import pytest
 from release_fixtures import demo_spec_dict
 
 import privacy_plugins as pp
+from privacy_plugins.errors import ForeignArtifactError
 from privacy_plugins.release import (
     CheckResult,
     ReleaseBlocked,
@@ -26,7 +27,7 @@ from privacy_plugins.release import (
     read_published,
     run_release,
 )
-from privacy_plugins.release.steps import Candidate, ForeignArtifactError, LoadedTable
+from privacy_plugins.release.steps import Candidate, LoadedTable
 
 
 def sha256(path: Path) -> str:

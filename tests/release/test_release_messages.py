@@ -13,8 +13,8 @@ from release_fixtures import demo_spec_dict
 
 from privacy_plugins.cli import main
 from privacy_plugins.core.demo import generate_census
+from privacy_plugins.core.io import read_table
 from privacy_plugins.core.parameters import check_fraction
-from privacy_plugins.core.tables import read_table
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import ReleaseSpec, read_published
 

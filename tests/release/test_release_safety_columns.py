@@ -13,7 +13,7 @@ from release_fixtures import demo_spec_dict
 
 import privacy_plugins as pp
 from privacy_plugins.cli import main
-from privacy_plugins.core.tables import read_table
+from privacy_plugins.core.io import read_table
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import ReleaseSpec, load_step
 

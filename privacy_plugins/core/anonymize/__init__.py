@@ -30,7 +30,7 @@ from privacy_plugins.core.anonymize.full_domain import (
     FullDomainAnonymizer,
     anonymize_full_domain,
 )
-from privacy_plugins.core.anonymize.lattice import LOSS_METRICS
+from privacy_plugins.core.anonymize.generalization_lattice import LOSS_METRICS
 from privacy_plugins.core.anonymize.mondrian import MondrianAnonymizer, PartitionDetails, anonymize_mondrian
 from privacy_plugins.core.anonymize.optimistic import OptimisticClusteringAnonymizer
 from privacy_plugins.core.anonymize.personalized import PersonalizedAnonymizer, PersonalizedDetails

@@ -32,7 +32,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizedTable,
     LatticeDetails,
 )
-from privacy_plugins.core.anonymize.lattice import (
+from privacy_plugins.core.anonymize.generalization_lattice import (
     LOSS_METRICS,
     LatticeSearch,
     LossMetric,

@@ -23,7 +23,7 @@ from privacy_plugins.core.anonymize.full_domain import (
     _utility,
     search_lattice,
 )
-from privacy_plugins.core.anonymize.lattice import Node
+from privacy_plugins.core.anonymize.generalization_lattice import Node
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics
 from privacy_plugins.core.models import PrivacyModel

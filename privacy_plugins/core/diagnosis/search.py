@@ -29,7 +29,7 @@ from collections.abc import Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from privacy_plugins.core.diagnosis.findings import Borders
-from privacy_plugins.core.diagnosis.lattice import SubsetLattice, bits_of, lattice_order
+from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice, bits_of, lattice_order
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.errors import ConfigurationError

@@ -5,7 +5,7 @@ Partitions and local generalization (:mod:`.party`), the commutative cipher
 transport is :mod:`privacy_plugins.distributed`.
 """
 
-from privacy_plugins.core.distributed.cipher import MODP_2048_PRIME, CommutativeCipher, ModpCipher, ProtocolError
+from privacy_plugins.core.distributed.cipher import MODP_2048_PRIME, CommutativeCipher, ModpCipher
 from privacy_plugins.core.distributed.party import LocalParty, canonical_labels
 from privacy_plugins.core.distributed.protocol import (
     TOKEN_DIGEST_SIZE,
@@ -14,6 +14,7 @@ from privacy_plugins.core.distributed.protocol import (
     join_is_k_anonymous,
     trusted_third_party,
 )
+from privacy_plugins.errors import ProtocolError
 
 __all__ = [
     "MODP_2048_PRIME",

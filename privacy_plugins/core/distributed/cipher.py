@@ -27,7 +27,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Protocol
 
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, ProtocolError
 
 __all__ = ["MODP_2048_PRIME", "CommutativeCipher", "ModpCipher", "ProtocolError", "id_bytes"]
 
@@ -42,10 +42,6 @@ MODP_2048_PRIME = int(
     16,
 )
 _DOMAIN = b"privacy_plugins/dpp2ga/v1"
-
-
-class ProtocolError(ConfigurationError):
-    """The peer broke the protocol: wrong parameters, malformed, replayed or missing messages."""
 
 
 def id_bytes(record_id: object) -> bytes:

@@ -45,10 +45,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.distributed.cipher import CommutativeCipher, ProtocolError
+from privacy_plugins.core.distributed.cipher import CommutativeCipher
 from privacy_plugins.core.distributed.party import LocalParty, canonical_labels
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, ProtocolError
 
 __all__ = [
     "TOKEN_DIGEST_SIZE",

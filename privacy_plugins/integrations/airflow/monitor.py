@@ -20,7 +20,7 @@ from privacy_plugins.integrations.airflow.connections import airflow_resolver
 from privacy_plugins.release import ReleaseSpec
 from privacy_plugins.release.connections import connection_resolver
 from privacy_plugins.release.linked import read_release
-from privacy_plugins.release.numbers import drift, measure_published
+from privacy_plugins.release.published_numbers import drift, measure_published
 
 __all__ = ["PublishedDrift", "check_published"]
 

@@ -26,7 +26,7 @@ from privacy_plugins.release import (
     RequirementCheck,
 )
 from privacy_plugins.release.linked import joined_view
-from privacy_plugins.release.numbers import measure_published
+from privacy_plugins.release.published_numbers import measure_published
 
 __all__ = [
     "candidate_metadata",
@@ -84,7 +84,7 @@ def class_size_table(histogram: Mapping[int, int]) -> dg.TableMetadataValue:
 
 
 def requirements_table(numbers: Mapping[str, Any]) -> dg.TableMetadataValue:
-    """Measured against target per requirement, from :func:`~privacy_plugins.release.numbers.measure_published`."""
+    """Measured against target per requirement, from :func:`.published_numbers.measure_published`."""
     measured, targets, met = numbers.get("measured", {}), numbers.get("targets", {}), numbers.get("met", {})
     records = []
     for name in sorted(measured):
@@ -142,7 +142,7 @@ def _staged_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
     import numpy as np
 
     from privacy_plugins.release import pushdown
-    from privacy_plugins.release.numbers import measure_classes
+    from privacy_plugins.release.published_numbers import measure_classes
 
     measured = pushdown.staged_measure(spec, candidate)
     sizes, counts = np.unique(measured.classes.sizes, return_counts=True)

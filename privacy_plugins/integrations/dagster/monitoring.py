@@ -16,7 +16,7 @@ import dagster as dg
 
 from privacy_plugins.integrations.dagster.binding import ReleaseBinding
 from privacy_plugins.release.linked import read_release
-from privacy_plugins.release.numbers import measure_published
+from privacy_plugins.release.published_numbers import measure_published
 
 __all__ = ["MONITOR_CHECK", "release_monitoring"]
 

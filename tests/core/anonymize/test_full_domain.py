@@ -10,7 +10,7 @@ import pytest
 
 import privacy_plugins as pp
 from privacy_plugins.core.anonymize import anonymize_full_domain
-from privacy_plugins.core.anonymize.lattice import LatticeSearch, exhaustive_search, optimal_search
+from privacy_plugins.core.anonymize.generalization_lattice import LatticeSearch, exhaustive_search, optimal_search
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.disclosure import values_shown
 from privacy_plugins.core.hierarchies import Hierarchy, load_hierarchies

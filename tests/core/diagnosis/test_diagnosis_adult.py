@@ -10,8 +10,8 @@ import pytest
 from naive_lattice import brute_force_borders
 
 from privacy_plugins.core.diagnosis import diagnose, find_borders
+from privacy_plugins.core.io import read_table
 from privacy_plugins.core.models import KAnonymity
-from privacy_plugins.core.tables import read_table
 
 ADULT = Path(__file__).resolve().parents[4] / "shared" / "data" / "adult" / "adult.csv"
 SENSITIVE = "occupation"

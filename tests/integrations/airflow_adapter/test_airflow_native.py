@@ -23,7 +23,7 @@ from privacy_plugins.core.demo import generate_census
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import ReleaseSpec, publish_table, read_published
 from privacy_plugins.release.connections import connection_resolver
-from privacy_plugins.release.numbers import measure_published
+from privacy_plugins.release.published_numbers import measure_published
 
 REPO = Path(__file__).resolve().parents[3]
 

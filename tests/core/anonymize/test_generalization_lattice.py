@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 from lattice_problems import Problem, grouping_rows, problems
 
 import privacy_plugins as pp
-from privacy_plugins.core.anonymize import anonymize_full_domain, lattice
-from privacy_plugins.core.anonymize.lattice import LatticeSearch, exhaustive_search, optimal_search, samarati_search
+from privacy_plugins.core.anonymize import anonymize_full_domain, generalization_lattice
+from privacy_plugins.core.anonymize.generalization_lattice import (
+    LatticeSearch,
+    exhaustive_search,
+    optimal_search,
+    samarati_search,
+)
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.models import (
@@ -68,7 +73,7 @@ def test_optimal_equals_exhaustive(
     problem: Problem, models: list[PrivacyModel], fraction: float, metric: str, classify_first: bool
 ) -> None:
     """Also on the path large lattices take with suppression: classify first, then scan."""
-    with patch.object(lattice, "CLASSIFY_WITH_SUPPRESSION_ABOVE", 0 if classify_first else 10**9):
+    with patch.object(generalization_lattice, "CLASSIFY_WITH_SUPPRESSION_ABOVE", 0 if classify_first else 10**9):
         check_optimal_equals_exhaustive(problem, models, fraction, metric)
 
 
