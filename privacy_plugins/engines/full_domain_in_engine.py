@@ -21,7 +21,7 @@ from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution, solve_snapshot
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
-from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.models import PrivacyModel, validate_on_units
 from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates, numeric_columns_as_numbers
 from privacy_plugins.engines.base import APPLY_METHODS, ApplyMethod, EngineTable
@@ -112,20 +112,8 @@ def label_mappings(
 
 
 def validate_models(aggregates: pd.DataFrame, n_rows: int, models: Sequence[PrivacyModel]) -> None:
-    """Run every model's ``validate_against`` on the aggregates instead of the records.
-
-    The checks read the columns and their set of values (the aggregates hold
-    exactly those) and compare sizes such as ``k`` with the row count. The frame
-    checked repeats its first row so that its length is ``n_rows`` or more than
-    any model's minimum class size — the same verdicts as on the records,
-    without them.
-    """
-    values = aggregates.drop(columns=[COUNT_COLUMN])
-    largest = max(model.minimum_class_size for model in models)
-    target = min(n_rows, len(values) + largest)
-    padded = values.iloc[np.r_[np.arange(len(values)), np.zeros(max(target - len(values), 0), dtype=np.int64)]]
-    for model in models:
-        model.validate_against(padded)
+    """Run every model's ``validate_against`` on the aggregates instead of the records (:func:`validate_on_units`)."""
+    validate_on_units(aggregates.drop(columns=[COUNT_COLUMN]), n_rows, models)
 
 
 @dataclass(frozen=True)

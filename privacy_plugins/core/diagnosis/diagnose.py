@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.diagnosis.budget import DEFAULT_MAX_COST, DEFAULT_TIME_BUDGET, DiagnosisBudget
@@ -33,12 +34,12 @@ from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS, level
 from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice, lattice_order
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
-from privacy_plugins.core.models import KAnonymity, LVariant, PrivacyModel, requirement_models
+from privacy_plugins.core.models import KAnonymity, LVariant, PrivacyModel, requirement_models, validate_on_units
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.core.results import size_histogram
 from privacy_plugins.core.roles import AttributeRoles
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, RoleConflictError, UnknownColumnError
 
 __all__ = ["DEFAULT_K", "DEFAULT_MAX_EXHAUSTIVE", "diagnose", "find_borders"]
 
@@ -51,10 +52,37 @@ _EXHAUSTIVE_LIMIT = 20
 _SINGLING_OUT = KAnonymity(2)
 
 
-def _validated_table(frame: object, roles: AttributeRoles) -> pd.DataFrame:
+def _validated_table(
+    frame: object, roles: AttributeRoles, weights: Hashable | None
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """The table without its weights column, and the records each row stands for (``None``: one each)."""
     table = validate_frame(frame)
     roles.check_columns(list(table.columns))
-    return table
+    if weights is None:
+        return table, None
+    if weights not in table.columns:
+        raise UnknownColumnError(f"weights column {weights!r} not in the table; available: {list(table.columns)!r}")
+    if weights in roles.quasi_identifiers or weights in roles.sensitive_attributes:
+        raise RoleConflictError(f"weights column {weights!r} holds record counts; it cannot also be an attribute")
+    counts = _record_counts(table[weights], weights)
+    return table.drop(columns=[weights]), counts
+
+
+def _record_counts(column: pd.Series, name: Hashable) -> np.ndarray:
+    """The weights as int64 record counts; refuse anything that is not an integer ≥ 1 (a missing count too)."""
+    refusal = f"weights column {name!r} must hold record counts (integers ≥ 1)"
+    if pd.api.types.is_bool_dtype(column) or not pd.api.types.is_numeric_dtype(column):
+        raise ConfigurationError(f"{refusal}, got dtype {column.dtype}")
+    if pd.api.types.is_integer_dtype(column) and not column.hasnans:
+        counts = column.to_numpy(dtype=np.int64)
+        bad = counts < 1
+    else:
+        values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(values) | (values < 1) | (values != np.floor(values))
+        counts = np.where(bad, 1, values).astype(np.int64)
+    if bad.any():
+        raise ConfigurationError(f"{refusal}; {int(bad.sum())} row(s) are not")
+    return counts
 
 
 def _requirements(
@@ -97,6 +125,7 @@ def diagnose(
     max_cost: int | None = DEFAULT_MAX_COST,
     time_budget: float | None = DEFAULT_TIME_BUDGET,
     progress: ProgressCallback | None = None,
+    weights: Hashable | None = None,
 ) -> PrivacyDiagnosis:
     """Diagnose the privacy risk of every subset of the candidate quasi-identifiers.
 
@@ -136,16 +165,24 @@ def diagnose(
             the same either way; ``mode_reason`` says why a diagnosis went level-wise.
         progress: called as ``progress(subsets_measured, total)`` after each subset
             (``total`` is 2^d while every subset is measured, ``None`` level-wise).
+        weights: the column holding how many records each row stands for, when
+            ``frame`` is a weighted snapshot (one row per distinct combination of
+            the columns diagnosed and its count, e.g. a ``GROUP BY`` in a
+            database). Every measure counts records, so the diagnosis equals the
+            one of the table with each row repeated that often; the column is
+            not an attribute. ``rows`` and ``max_cost`` count records too.
 
     Returns:
         A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON; ``privacy_plugins.report.render`` for HTML).
 
     Raises:
         UnknownColumnError: a named column is not in the table.
-        RoleConflictError: a column is named twice, or is both QI and sensitive.
+        RoleConflictError: a column is named twice, or is both QI and sensitive
+            (or the weights column).
         EmptyTableError: the table has no rows.
         ConfigurationError: a parameter is outside its domain, a model is not
-            monotone, or the search would exceed ``max_evaluations``.
+            monotone, a weight is not an integer ≥ 1, or the search would
+            exceed ``max_evaluations``.
 
     Example:
         >>> df = pd.DataFrame({"age": [21, 22, 23, 24], "sex": ["F", "M", "M", "M"],
@@ -161,7 +198,8 @@ def diagnose(
             f"sensitive_attributes must be a sequence of column names, got the string {sensitive_attributes!r}"
         )
     roles = AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=sensitive_attributes)
-    table = _validated_table(frame, roles)
+    table, counts = _validated_table(frame, roles, weights)
+    records = len(table) if counts is None else int(counts.sum())
     k_model, targets = _requirements(
         sensitive_attributes=roles.sensitive_attributes,
         models=models,
@@ -169,10 +207,10 @@ def diagnose(
         l=l,
         l_variant=l_variant,
         c=c,
-        rows=len(table),
+        rows=records,
     )
+    validate_on_units(table, records, (k_model, *targets))
     for model in (k_model, *targets):
-        model.validate_against(table)
         if model.sensitive_attribute is not None and model.sensitive_attribute not in roles.sensitive_attributes:
             raise ConfigurationError(
                 f"{model} protects {model.sensitive_attribute!r}, which is not among "
@@ -198,6 +236,7 @@ def diagnose(
         suppression_limit=suppression_limit,
         risk_threshold=risk_threshold,
         models=unique,
+        weights=counts,
     )
     mode_reason = budget.exhaustive_refusal(rows=lattice.n_rows, d=lattice.d)
     exhaustive = mode_reason is None
@@ -240,6 +279,7 @@ def find_borders(
     quasi_identifiers: Sequence[Hashable],
     target: PrivacyModel,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+    weights: Hashable | None = None,
 ) -> Borders:
     """Only the borders of one model, level-wise (the cheapest question; any d).
 
@@ -249,6 +289,7 @@ def find_borders(
         target: any privacy model monotone under generalization, e.g. ``KAnonymity(5)``
             or ``EntropyLDiversity("disease", 2)``; it decides on each subset's classes.
         max_evaluations: refuse to measure more subsets than this.
+        weights: the column of record counts when ``frame`` is a weighted snapshot (see :func:`diagnose`).
 
     Example:
         >>> df = pd.DataFrame({"age": [30, 30, 40, 40], "sex": ["F", "M", "F", "M"]})
@@ -261,8 +302,8 @@ def find_borders(
     roles = AttributeRoles(
         quasi_identifiers=quasi_identifiers, sensitive_attributes=[] if sensitive is None else [sensitive]
     )
-    table = _validated_table(frame, roles)
-    model.validate_against(table)
-    lattice = SubsetLattice(table, roles.quasi_identifiers, k=model.minimum_class_size, models=[model])
+    table, counts = _validated_table(frame, roles, weights)
+    validate_on_units(table, len(table) if counts is None else int(counts.sum()), [model])
+    lattice = SubsetLattice(table, roles.quasi_identifiers, k=model.minimum_class_size, models=[model], weights=counts)
     max_evaluations = check_integer(max_evaluations, name="max_evaluations")
     return levelwise_borders(lattice, [model], max_evaluations=max_evaluations)[0]

@@ -76,6 +76,9 @@ class SubsetLattice:
         risk_threshold: record risk counted as at risk.
         models: privacy models decided on every measured subset (:meth:`holds`);
             the columns they read are kept beside the sensitive attributes.
+        weights: records per row of ``frame`` (positive integers) when the table is
+            already a weighted snapshot; every measure counts records, so the
+            findings equal those of the table with each row repeated that often.
 
     Example:
         >>> df = pd.DataFrame({"age": [30, 30, 40], "sex": ["F", "M", "F"]})
@@ -95,9 +98,10 @@ class SubsetLattice:
         suppression_limit: float | None = None,
         risk_threshold: float = DEFAULT_RISK_THRESHOLD,
         models: Sequence[PrivacyModel] = (),
+        weights: np.ndarray | None = None,
     ) -> None:
         self.attributes = tuple(quasi_identifiers)
-        self.n_rows = len(frame)
+        n_frame = len(frame)
         self._models = tuple(dict.fromkeys(models))
         self._sensitive = tuple(sensitive_attributes)
         read = list(dict.fromkeys([*self._sensitive, *(column for model in self._models for column in model.columns)]))
@@ -105,14 +109,16 @@ class SubsetLattice:
         read_codes = {column: encode_column(frame, column) for column in read}
         # The weighted snapshot: records equal on every QI and every column a measure
         # reads are one unit weighted by their count, so each subset groups the
-        # distinct rows (Adult: 19,502 of 30,162) instead of the records.
+        # distinct rows (Adult: 19,502 of 30,162) instead of the records. A frame that
+        # is already a snapshot (``weights``) is grouped the same way, its counts summed.
         unit_of_row, n_units = combine_codes(
-            [(e.codes, e.cardinality) for e in [*qi_codes, *read_codes.values()]], self.n_rows
+            [(e.codes, e.cardinality) for e in [*qi_codes, *read_codes.values()]], n_frame
         )
-        first_row = np.full(n_units, self.n_rows, dtype=np.int64)
-        np.minimum.at(first_row, unit_of_row, np.arange(self.n_rows, dtype=np.int64))
+        first_row = np.full(n_units, n_frame, dtype=np.int64)
+        np.minimum.at(first_row, unit_of_row, np.arange(n_frame, dtype=np.int64))
         self.n_units = n_units
-        self._weights = np.bincount(unit_of_row, minlength=n_units).astype(np.int64)
+        self._weights = np.bincount(unit_of_row, weights=weights, minlength=n_units).astype(np.int64)
+        self.n_rows = int(self._weights.sum())
         self._columns: list[Partition] = [(e.codes[first_row], e.cardinality) for e in qi_codes]
         self._model_frame = frame[read].iloc[first_row].reset_index(drop=True)
         # Shared by every subset's classes: each model column is encoded once.

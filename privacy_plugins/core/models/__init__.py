@@ -10,7 +10,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from privacy_plugins.core.models.base import ModelResult, PrivacyModel, bind_hierarchies
+from privacy_plugins.core.models.base import ModelResult, PrivacyModel, bind_hierarchies, validate_on_units
 from privacy_plugins.core.models.k_anonymity import KAnonymity
 from privacy_plugins.core.models.l_diversity import (
     DistinctLDiversity,
@@ -46,6 +46,7 @@ __all__ = [
     "requirement_models",
     "resolve_bounds",
     "resolve_t_distance",
+    "validate_on_units",
 ]
 
 MODEL_REGISTRY: dict[str, Callable[..., PrivacyModel]] = {

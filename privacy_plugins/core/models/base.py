@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 
-__all__ = ["ModelResult", "PrivacyModel", "bind_hierarchies"]
+__all__ = ["ModelResult", "PrivacyModel", "bind_hierarchies", "validate_on_units"]
 
 
 @dataclass(frozen=True)
@@ -214,3 +214,25 @@ def bind_hierarchies(
     """
     given = hierarchies or {}
     return [model.with_hierarchies(given) for model in models]
+
+
+def validate_on_units(units: pd.DataFrame, records: int, models: Iterable[PrivacyModel]) -> None:
+    """Run every model's :meth:`~PrivacyModel.validate_against` on a weighted snapshot instead of the records.
+
+    The checks read the columns and their set of values (the snapshot's distinct
+    rows hold exactly those) and compare sizes such as ``k`` with the row count.
+    The frame checked repeats the first unit so that its length is ``records``,
+    or more than any model's minimum class size — the same verdicts as on the
+    records, without building them.
+    """
+    every = list(models)
+    if not every:
+        return
+    largest = max(model.minimum_class_size for model in every)
+    target = min(records, len(units) + largest)
+    padded = units
+    if target > len(units):  # (one row per record: nothing to pad, nothing copied)
+        padding = np.zeros(target - len(units), dtype=np.int64)
+        padded = units.iloc[np.r_[np.arange(len(units)), padding]]
+    for model in every:
+        model.validate_against(padded)
