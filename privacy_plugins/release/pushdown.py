@@ -11,8 +11,8 @@ run in its own process. No source row is read into Python:
   leaf and requirement is checked. The snapshot is stored as a small Parquet
   file in the run's private folder; the ``LoadedTable`` has ``kind="snapshot"``,
   its SHA-256 and where the rows stay (``source``).
-- :func:`diagnose`: the headline numbers from the snapshot at the leaf level (the
-  full subset diagnosis needs the records and is not run; the report says so).
+- :func:`diagnose`: the same diagnosis and reports as in memory, computed from the
+  snapshot (every subset's class sizes and sensitive counts are sums of its counts).
 - :func:`anonymize`: the core searches the snapshot; the database applies the node
   (value → label mapping tables joined when the destination is the same
   database, ``CASE`` per QI otherwise) and removes the violating classes. Same
@@ -58,7 +58,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS
@@ -95,6 +94,7 @@ from privacy_plugins.release.steps import (
     accounting,
     check_lattice,
     check_mode,
+    write_diagnosis,
 )
 from privacy_plugins.release.workarea import destination_lock, run_dir
 from privacy_plugins.release.written_columns import record_columns, refuse_foreign_columns
@@ -203,36 +203,9 @@ def _quote(connection: Any, name: str) -> str:
     return str(connection.dialect.identifier_preparer.quote(name))
 
 
-def _diagnosis(spec: ReleaseSpec, snapshot: Snapshot, models: list[Any]) -> DiagnosisSummary:
-    """Headline risk numbers at the leaf level, from the snapshot; written as the diagnosis reports."""
-    classes = snapshot.classes((0,) * len(snapshot.heights))
-    sizes = classes.sizes
-    k = spec.requirements.k or 1
-    violating = np.zeros(classes.n_classes, dtype=bool)
-    for model in models:
-        violating |= model.violating_classes(classes)
-    numbers = {
-        "mode": "pushdown",
-        "note": "computed in the database from the weighted snapshot; the subset diagnosis needs the rows",
-        "rows": snapshot.n_rows,
-        "distinct_combinations": len(snapshot.units),
-        "k": int(sizes.min()),
-        "sample_uniques": int((sizes == 1).sum()),
-        "share_at_risk": float(sizes[sizes < k].sum()) / snapshot.n_rows,
-        "suppression_needed": int(sizes[violating].sum()),
-    }
-    spec.report.directory.mkdir(parents=True, exist_ok=True)
-    spec.report.diagnosis_json.write_text(json.dumps(numbers, indent=2) + "\n", encoding="utf-8")
-    rows = "".join(f"<tr><th>{key}</th><td>{value}</td></tr>" for key, value in numbers.items())
-    spec.report.diagnosis_html.write_text(f"<html><body><table>{rows}</table></body></html>\n", encoding="utf-8")
-    return DiagnosisSummary(
-        json_path=str(spec.report.diagnosis_json),
-        html_path=str(spec.report.diagnosis_html),
-        k=numbers["k"],  # type: ignore[arg-type]
-        sample_uniques=numbers["sample_uniques"],  # type: ignore[arg-type]
-        share_at_risk=numbers["share_at_risk"],  # type: ignore[arg-type]
-        suppression_needed=numbers["suppression_needed"],  # type: ignore[arg-type]
-    )
+def _diagnosis(spec: ReleaseSpec, aggregates: pd.DataFrame, on_progress: OnProgress | None) -> DiagnosisSummary:
+    """The in-memory diagnosis and reports, computed from the weighted snapshot (its counts are the weights)."""
+    return write_diagnosis(spec, aggregates, weights=COUNT_COLUMN, on_progress=on_progress)
 
 
 def _stream_to_parquet(published: Any, path: Path) -> int:
@@ -346,7 +319,9 @@ def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
         if bound is not None and bound not in columns:
             raise UnknownColumnError(f"bound_column not found in table: {bound!r}; available: {columns}")
         _check_staging_name(spec, source, run_id)
-        raw = source.group_counts([*qis, *model_columns(models, qis)])
+        # The sensitive attributes too, even when no requirement reads them: the diagnosis measures their l.
+        others = dict.fromkeys([*model_columns(models, qis), *map(str, spec.sensitive_attributes)])
+        raw = source.group_counts([*qis, *others])
         where = _source_name(spec, source)
     aggregates, hierarchies, snapshot = _prepared(spec, raw)
     check_lattice(spec, hierarchies)
@@ -382,11 +357,12 @@ def _snapshot_of(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> 
     return run, folder, frame
 
 
-def diagnose(spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None) -> DiagnosisSummary:
-    """Step 2 inside the database: the headline numbers from the snapshot (no row is read)."""
+def diagnose(
+    spec: ReleaseSpec, loaded: LoadedTable, *, run_id: str | None, on_progress: OnProgress | None = None
+) -> DiagnosisSummary:
+    """Step 2 inside the database: the full diagnosis from the stored snapshot (no row is read)."""
     _, _, aggregates = _snapshot_of(spec, loaded, run_id)
-    _, _, snapshot = _prepared(spec, aggregates)
-    return _diagnosis(spec, snapshot, spec.models())
+    return _diagnosis(spec, aggregates, on_progress)
 
 
 def _write_report(path: Path, report: dict[str, Any]) -> None:

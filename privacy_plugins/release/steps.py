@@ -94,6 +94,7 @@ __all__ = [
     "load_step",
     "measured_candidate",
     "publish_step",
+    "write_diagnosis",
 ]
 
 A = TypeVar("A", bound="_Artifact")
@@ -390,25 +391,38 @@ def diagnose_step(
 
     ``on_progress("diagnose", subsets_measured, total)`` is called after each subset; progress is
     also logged on the ``privacy_plugins.release`` logger every few seconds. Inside the database
-    only the headline numbers are computed, from the snapshot (the subset diagnosis needs the rows).
+    the same diagnosis is computed from the weighted snapshot (:func:`write_diagnosis`).
     """
     if _inside_database(spec):
         from privacy_plugins.release import pushdown
 
-        return pushdown.diagnose(spec, loaded, run_id=run_id)
+        return pushdown.diagnose(spec, loaded, run_id=run_id, on_progress=on_progress)
     _, _, frame = _loaded_frame(spec, loaded, run_id)
+    return write_diagnosis(spec, frame, on_progress=on_progress)
+
+
+def write_diagnosis(
+    spec: ReleaseSpec, frame: pd.DataFrame, *, weights: str | None = None, on_progress: OnProgress | None = None
+) -> DiagnosisSummary:
+    """Diagnose ``frame`` against the spec, write the JSON and HTML reports, and sum them up.
+
+    ``weights``: the column of record counts when ``frame`` is the weighted snapshot of a
+    release inside the database; the reports are then those of the records it stands for.
+    """
     requirements = spec.requirements
     sensitive = list(spec.sensitive_attributes)
+    records = len(frame) if weights is None else int(frame[weights].sum())
     diagnosis = diagnose(
         frame,
         quasi_identifiers=list(spec.quasi_identifiers),
         sensitive_attributes=sensitive,
-        k=min(requirements.k, len(frame)) if requirements.k is not None else None,
+        k=min(requirements.k, records) if requirements.k is not None else None,
         l=requirements.l if sensitive else None,
         l_variant=requirements.l_variant,  # type: ignore[arg-type]
         c=requirements.c if requirements.l_variant == "recursive" else None,
         suppression_limit=requirements.suppression_limit,
         progress=StepProgress("diagnose", "subsets measured", on_progress),
+        weights=weights,
     )
     if diagnosis.mode_reason is not None:
         LOGGER.info("diagnose: level-wise up to the borders: %s", diagnosis.mode_reason)
