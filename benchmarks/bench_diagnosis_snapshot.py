@@ -107,9 +107,7 @@ def bench_replicated(rows: int, db: Path | None, repeat: int) -> None:
         connection = duckdb.connect(str(path), read_only=True)
         columns = ", ".join(f'"{c}"' for c in [*BIG_QIS, SENSITIVE])
         started = time.perf_counter()
-        snapshot = connection.execute(
-            f"SELECT {columns}, COUNT(*) AS {COUNT} FROM adult_big GROUP BY ALL"  # noqa: S608 (fixed names)
-        ).df()
+        snapshot = connection.execute(f"SELECT {columns}, COUNT(*) AS {COUNT} FROM adult_big GROUP BY ALL").df()
         print(f"\nreplicated adult: DuckDB GROUP BY to the snapshot {(time.perf_counter() - started) * 1e3:.0f} ms")
         records = connection.execute(f"SELECT {columns} FROM adult_big").df()
         connection.close()
