@@ -4,6 +4,8 @@
 subset of the candidates (all of them when there are few), the positive and
 negative borders of k-anonymity and l-diversity found level-wise, the
 suppression each subset needs, and the attribute sets that single people out.
+A weighted snapshot (``weights=`` its count column, e.g. a database's
+``GROUP BY``) gets the same diagnosis as the records it stands for.
 The HTML report is rendered by :func:`privacy_plugins.report.render`, outside
 the core; nothing here imports it. Borders are computed for the core's own
 privacy models (:mod:`privacy_plugins.core.models`).
