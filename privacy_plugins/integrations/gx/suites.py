@@ -104,7 +104,7 @@ def _duckdb_keeps_its_connection() -> Iterator[None]:
 
     with _PATCH_LOCK:
         kept = engine_module._PERSISTED_CONNECTION_DIALECTS
-        engine_module._PERSISTED_CONNECTION_DIALECTS = (*kept, _DuckDBDialect("duckdb"))
+        engine_module._PERSISTED_CONNECTION_DIALECTS = (*kept, _DuckDBDialect("duckdb"))  # type: ignore[assignment]
         try:
             yield
         finally:
@@ -126,6 +126,7 @@ def validate_sql(
         connection_string: a SQLAlchemy URL (``duckdb:///…``, ``sqlite:///…``, ``postgresql://…``).
         table: the table to validate; or
         query: one ``SELECT`` whose result is validated (e.g. ``SELECT * FROM read_parquet('…')`` on DuckDB).
+        result_format: GX's result format (:func:`outcomes` reads only its counts, never values).
 
     Returns:
         The ``ExpectationSuiteValidationResult``; read it with :func:`outcomes`.

@@ -17,10 +17,9 @@ import pytest
 pytest.importorskip("great_expectations")
 pytest.importorskip("duckdb_engine")
 
-from tests.integrations.gx.conftest import write_table
-
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.gx import load_suite, outcomes, validate_dataframe, validate_sql
+from tests.integrations.gx.conftest import write_table
 
 QIS = ["age", "sex", "zip"]
 
