@@ -32,7 +32,12 @@ from privacy_plugins.integrations.gx.expectations import (  # noqa: E402
     ExpectTableToSatisfyPersonalizedLeakageBound,
 )
 from privacy_plugins.integrations.gx.outcomes import CheckOutcome, FailureLevel, outcome, outcomes  # noqa: E402
-from privacy_plugins.integrations.gx.suites import ephemeral_context, load_suite, validate_dataframe  # noqa: E402
+from privacy_plugins.integrations.gx.suites import (  # noqa: E402
+    ephemeral_context,
+    load_suite,
+    validate_dataframe,
+    validate_sql,
+)
 
 __all__ = [
     "CheckOutcome",
@@ -47,4 +52,5 @@ __all__ = [
     "outcome",
     "outcomes",
     "validate_dataframe",
+    "validate_sql",
 ]

@@ -5,13 +5,26 @@ because its module was not imported, or its parameters may be invalid. GX only
 logs the drop, so a suite of privacy checks can load empty, and an empty suite
 passes. :func:`load_suite` compares the loaded count with the declared one and
 raises instead.
+
+Where a suite runs: :func:`validate_dataframe` validates a pandas or Spark
+DataFrame; :func:`validate_sql` validates a table or a query where it lives
+(GX's SQL datasource), so a candidate staged in a database is checked there and
+no row is read into Python. GX's SQL engine runs each query on a connection it
+closes before reading the result, which DuckDB (``duckdb_engine``) does not
+allow: every built-in GX expectation then fails with ``list index out of range``
+(STACK.md). :func:`validate_sql` therefore keeps one open connection for DuckDB,
+as GX itself does for SQLite (:func:`_duckdb_keeps_its_connection`);
+``tests/integrations/gx/test_gx_sql_tables.py`` fails when GX changes that seam.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import warnings
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -22,7 +35,7 @@ from great_expectations.data_context.types.base import ProgressBarsConfig
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.gx import expectations as _registered  # noqa: F401 (registers the types)
 
-__all__ = ["ephemeral_context", "load_suite", "validate_dataframe"]
+__all__ = ["ephemeral_context", "load_suite", "validate_dataframe", "validate_sql"]
 
 
 def load_suite(source: str | PathLike[str] | Mapping[str, Any]) -> gx.ExpectationSuite:
@@ -71,3 +84,72 @@ def validate_dataframe(frame: Any, suite: gx.ExpectationSuite, *, result_format:
     batch_definition = source.add_dataframe_asset("table").add_batch_definition_whole_dataframe("whole table")
     batch = batch_definition.get_batch(batch_parameters={"dataframe": frame})
     return batch.validate(suite, result_format=result_format)
+
+
+class _DuckDBDialect(str):
+    """``"duckdb"`` with the ``value`` GX reads from its own dialect enum members."""
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+
+_PATCH_LOCK = threading.Lock()
+
+
+@contextmanager
+def _duckdb_keeps_its_connection() -> Iterator[None]:
+    """GX's SQL engine keeps one open connection for DuckDB too, while the block runs (see the module doc)."""
+    from great_expectations.execution_engine import sqlalchemy_execution_engine as engine_module
+
+    with _PATCH_LOCK:
+        kept = engine_module._PERSISTED_CONNECTION_DIALECTS
+        engine_module._PERSISTED_CONNECTION_DIALECTS = (*kept, _DuckDBDialect("duckdb"))  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            engine_module._PERSISTED_CONNECTION_DIALECTS = kept
+
+
+def validate_sql(
+    suite: gx.ExpectationSuite,
+    *,
+    connection_string: str,
+    table: str | None = None,
+    query: str | None = None,
+    result_format: str = "SUMMARY",
+) -> Any:
+    """Validate a table (or a query's result) where it lives, through GX's SQL datasource.
+
+    Args:
+        suite: the suite (:func:`load_suite`).
+        connection_string: a SQLAlchemy URL (``duckdb:///…``, ``sqlite:///…``, ``postgresql://…``).
+        table: the table to validate; or
+        query: one ``SELECT`` whose result is validated (e.g. ``SELECT * FROM read_parquet('…')`` on DuckDB).
+        result_format: GX's result format (:func:`outcomes` reads only its counts, never values).
+
+    Returns:
+        The ``ExpectationSuiteValidationResult``; read it with :func:`outcomes`.
+    """
+    if (table is None) == (query is None):
+        raise ConfigurationError("validate_sql needs exactly one of table= or query=")
+    context = ephemeral_context()
+    duckdb = connection_string.startswith("duckdb")
+    with _duckdb_keeps_its_connection() if duckdb else nullcontext():
+        with warnings.catch_warnings():  # GX warns that the generic SQL datasource is generic
+            warnings.filterwarnings("ignore", message="You are using a generic SQLDatasource")
+            source = (
+                context.data_sources.add_sqlite("privacy_plugins", connection_string=connection_string)
+                if connection_string.startswith("sqlite")
+                else context.data_sources.add_sql("privacy_plugins", connection_string=connection_string)
+            )
+        asset = (
+            source.add_table_asset("table", table_name=table)
+            if table is not None
+            else source.add_query_asset("table", query=str(query))
+        )
+        batch = asset.add_batch_definition_whole_table("whole table").get_batch()
+        try:
+            return batch.validate(suite, result_format=result_format)
+        finally:
+            source.get_execution_engine().close()
