@@ -115,7 +115,7 @@ def test_an_anonymizer_without_tags_gets_the_defaults_and_runs(registered: None)
 def test_tags_that_are_not_tags_and_promises_without_methods_are_refused(registered: None) -> None:
     with pytest.raises(TypeError, match="must be an AnonymizerTags"):
         tags_of(type("Odd", (), {"tags": {"works_on_snapshot": True}})())
-    with pytest.raises(TypeError, match="'boasting' is tagged as a SnapshotAnonymizer but does not implement it"):
+    with pytest.raises(TypeError, match=r"'boasting' is tagged as a SnapshotAnonymizer \(works_on_snapshot\) but"):
         get_anonymizer("boasting")
 
 
