@@ -190,6 +190,10 @@ class AnonymizerTags:
             :class:`PartialScopeAnonymizer` (``protected_models``), and the re-check measures those.
         suppresses: it may suppress records (within ``suppression_limit``); ``False``: never.
 
+    Raises:
+        ValueError: ``works_on_snapshot`` or ``searches_lattice`` without ``needs_hierarchies``
+            (a snapshot and a lattice are built from every quasi-identifier's hierarchy).
+
     Example:
         >>> AnonymizerTags().works_on_snapshot, AnonymizerTags().supported_models.promises == ALL_MODEL_KINDS
         (False, True)
@@ -202,6 +206,13 @@ class AnonymizerTags:
     supported_models: ModelSupport = ModelSupport()
     partial_scope: bool = False
     suppresses: bool = True
+
+    def __post_init__(self) -> None:
+        if (self.works_on_snapshot or self.searches_lattice) and not self.needs_hierarchies:
+            raise ValueError(
+                "works_on_snapshot and searches_lattice need needs_hierarchies=True: a snapshot and a "
+                "lattice are built from every quasi-identifier's hierarchy"
+            )
 
 
 class Anonymizer(Protocol):

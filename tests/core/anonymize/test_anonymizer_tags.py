@@ -72,7 +72,7 @@ class Boasting(Blanket):
     """Tagged as solving snapshots and scoping its models, without the methods those tags promise."""
 
     name: str = "boasting"
-    tags: ClassVar[AnonymizerTags] = AnonymizerTags(works_on_snapshot=True)
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(works_on_snapshot=True, needs_hierarchies=True)
 
 
 @pytest.fixture
@@ -117,6 +117,13 @@ def test_tags_that_are_not_tags_and_promises_without_methods_are_refused(registe
         tags_of(type("Odd", (), {"tags": {"works_on_snapshot": True}})())
     with pytest.raises(TypeError, match=r"'boasting' is tagged as a SnapshotAnonymizer \(works_on_snapshot\) but"):
         get_anonymizer("boasting")
+
+
+@pytest.mark.parametrize("tag", ["works_on_snapshot", "searches_lattice"])
+def test_a_snapshot_or_a_lattice_without_hierarchies_is_not_a_valid_declaration(tag: str) -> None:
+    with pytest.raises(ValueError, match="need needs_hierarchies=True"):
+        AnonymizerTags(**{tag: True})
+    assert getattr(AnonymizerTags(**{tag: True, "needs_hierarchies": True}), tag)
 
 
 def _snapshot() -> tuple[Snapshot, pd.DataFrame, dict[str, Hierarchy]]:
