@@ -36,6 +36,8 @@ from privacy_plugins.cli._args import (
 )
 from privacy_plugins.cli._format import aligned, number
 from privacy_plugins.core.anonymize import (
+    DEFAULT_ALGORITHM,
+    AnonymizationDetails,
     AnonymizationResult,
     AnonymizerOption,
     anonymize,
@@ -112,7 +114,7 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
         "mondrian publishes numeric quasi-identifiers without one as ranges)",
     )
     parser.add_argument("--hierarchy-sep", default=";", help="delimiter of the hierarchy files (default ';')")
-    parser.add_argument("--algorithm", choices=anonymizer_names(), default="optimal")
+    parser.add_argument("--algorithm", choices=anonymizer_names(), default=DEFAULT_ALGORITHM)
     parser.add_argument("--k", type=int, help="k-anonymity")
     add_l_arguments(parser, l_help="l-diversity of every sensitive attribute")
     add_t_arguments(parser, t_help="t-closeness of every sensitive attribute")
@@ -240,43 +242,7 @@ class _Progress:
             print(file=sys.stderr)
 
 
-def _detail_rows(details: dict[str, Any], seconds: float) -> list[tuple[str, str]]:
-    """The algorithm's own facts: a lattice node and its search, or Mondrian's partitions."""
-    rows: list[tuple[str, str]] = []
-    if "nodes_checked" in details:
-        rows.append(
-            ("nodes checked",
-             f"{number(details['nodes_checked'])} of {number(details['lattice_size'])} in {seconds:.2f} s")
-        )  # fmt: skip
-    if "n_partitions" in details:
-        rows.append(
-            ("partitions / classes",
-             f"{number(details['n_partitions'])} / {number(details['n_classes'])} in {seconds:.2f} s")
-        )  # fmt: skip
-        rows.append(("mode / seed", f"{details['mode']} / {details['seed']}"))
-        splits = ", ".join(f"{name}={count}" for name, count in details.get("splits", {}).items())
-        if splits:
-            rows.append(("cuts per quasi-identifier", splits))
-    if "theorem1_regrouped" in details:  # personalized (Song et al.)
-        rows.append(("groups / merges", f"{number(details['groups'])} / {number(details['merges'])}"))
-        rows.append(
-            ("Theorem 1: regrouped / unsatisfiable",
-             f"{number(details['theorem1_regrouped'])} / {number(details['unsatisfiable'])} records "
-             "(bound below 1/|group| / below 1/n: suppressed within the limit)")
-        )  # fmt: skip
-        rows.append(
-            ("sensitive values generalized",
-             f"{number(details['sensitive_generalized'])} ({number(details['generalization_steps'])} steps)")
-        )  # fmt: skip
-        rows.append(
-            ("max leakage (worst case, re-checked) / mean (actual)",
-             f"{details['max_leakage']:.4g} / {details['mean_leakage']:.4g}")
-        )  # fmt: skip
-    return rows
-
-
-def _summary(report: dict[str, Any], out: Path, headline: str) -> str:
-    details = report["details"]
+def _summary(report: dict[str, Any], out: Path, details: AnonymizationDetails) -> str:
     precision = report.get("precision")
     rows = [
         ("rows in / published / suppressed",
@@ -285,11 +251,12 @@ def _summary(report: dict[str, Any], out: Path, headline: str) -> str:
          f"{report['ncp']:.4f} / {number(report['discernibility'])}"
          + (f" / {precision:.3f}" if precision is not None else "")),
     ]  # fmt: skip
-    rows += _detail_rows(details, report["seconds"])
+    rows += details.summary_rows(report["seconds"])  # the algorithm's own facts, in its own terms
     rows += [
         ("re-checked" if i == 0 else "", f"{model['model']}: observed {number(model['observed'])}")
         for i, model in enumerate(report["models"])
     ]
+    headline = details.headline()
     heading = f"anonymized with {report['algorithm']}" + (f": {headline}" if headline else "")
     return "\n".join([heading, *aligned(rows), f"written to {out}"])
 
@@ -351,7 +318,5 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(
-        json.dumps(report, indent=2) if args.format == "json" else _summary(report, args.out, result.details.headline())
-    )
+    print(json.dumps(report, indent=2) if args.format == "json" else _summary(report, args.out, result.details))
     return 0

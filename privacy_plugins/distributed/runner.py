@@ -31,6 +31,7 @@ from privacy_plugins.distributed.connect import accept_peer, connect_to_peer
 from privacy_plugins.distributed.wire import (
     DEFAULT_MAX_FRAME,
     DEFAULT_TIMEOUT,
+    PROTOCOL_NAME,
     PROTOCOL_VERSION,
     Channel,
     Kind,
@@ -135,7 +136,7 @@ def _check_hello(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
         value = theirs[key]
         if not isinstance(value, kind) or isinstance(value, bool):
             raise _malformed("HELLO", f"field {key!r} is {peer_text(value)}, not {_JSON_TYPE[kind]}")
-    if theirs["protocol"] != "dpp2ga":
+    if theirs["protocol"] != PROTOCOL_NAME:
         raise PeerError(f"the peer does not speak DPP2GA (its HELLO says protocol {peer_text(theirs['protocol'])})")
     for key in ("version", "k", "records", "group"):
         if theirs[key] != ours[key]:
@@ -178,7 +179,7 @@ async def run_party_async(channel: Channel, party: LocalParty, cipher: Commutati
     try:
         nonce = secrets.token_bytes(16)
         hello = {
-            "protocol": "dpp2ga",
+            "protocol": PROTOCOL_NAME,
             "version": PROTOCOL_VERSION,
             "role": role,
             "k": party.k,

@@ -33,6 +33,7 @@ from privacy_plugins.errors import PeerError
 __all__ = [
     "DEFAULT_MAX_FRAME",
     "DEFAULT_TIMEOUT",
+    "PROTOCOL_NAME",
     "PROTOCOL_VERSION",
     "Channel",
     "Kind",
@@ -47,6 +48,8 @@ __all__ = [
     "peer_text",
 ]
 
+#: What a HELLO says it speaks (the wire protocol's name, which is also the algorithm's).
+PROTOCOL_NAME = "dpp2ga"
 PROTOCOL_VERSION = 1
 MAGIC = b"DPP2"
 #: Largest frame accepted (the first partition of 1M ids under MODP-2048 is ~256 MB: raise it for that).

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution, solve_snapshot
 from privacy_plugins.core.frame import validate_frame
@@ -141,16 +143,17 @@ def anonymize_in_engine(
     identifiers: Sequence[str] = (),
     sensitive_attributes: Sequence[str] = (),
     suppression_limit: float = 0.0,
-    algorithm: str = "optimal",
-    metric: str = "ncp",
+    algorithm: str = DEFAULT_ALGORITHM,
+    options: Mapping[str, Any] | None = None,
     method: ApplyMethod = "case",
     progress: Callable[[int, int], None] | None = None,
     aggregates: pd.DataFrame | None = None,
 ) -> EngineAnonymization:
     """Full-domain generalization with suppression (``suppressed_rows="remove"``), computed in the engine.
 
-    Same node, NCP and published rows (as a multiset) as the in-memory
-    full-domain anonymizer; the rows never come to Python.
+    ``algorithm`` is any registered one tagged ``works_on_snapshot`` (the lattice searches);
+    ``options`` are its own (e.g. ``{"metric": "lm"}``). Same node, NCP and published rows
+    (as a multiset) as that anonymizer in memory; the rows never come to Python.
     """
     if method not in APPLY_METHODS:
         raise ConfigurationError(f"method must be one of {list(APPLY_METHODS)}, got {method!r}")
@@ -169,9 +172,9 @@ def anonymize_in_engine(
         models,
         suppression_limit=suppression_limit,
         algorithm=algorithm,
-        metric=metric,
         n_sensitive=len(sensitive),
         progress=progress,
+        **(options or {}),
     )
     keep = [c for c in columns if c not in set(identifiers)]
     published = table.generalized(

@@ -60,7 +60,7 @@ from typing import Any
 
 import pandas as pd
 
-from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS
+from privacy_plugins.core.anonymize import snapshot_anonymizer
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.io import check_unique_columns
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, numeric_columns_as_numbers
@@ -148,11 +148,10 @@ def pushdown_reason(spec: ReleaseSpec) -> str | None:
     """
     if not _is_database(spec) and _large_file(spec) is None:
         return "the source is a generated table or a CSV/Parquet file below source.out_of_core_bytes"
-    if spec.algorithm.name not in FULL_DOMAIN_ALGORITHMS:
+    solver = snapshot_anonymizer(spec.algorithm.name)
+    if solver is None:  # its tags say it does not work on a snapshot
         return f"algorithm {spec.algorithm.name!r} recodes locally and needs the rows"
-    if spec.algorithm.option("suppressed_rows") != "remove":
-        return "suppressed_rows: mark needs the rows"
-    return None
+    return solver.snapshot_refusal(spec.algorithm.options)
 
 
 def _source_engine(spec: ReleaseSpec) -> Any:
@@ -403,7 +402,7 @@ def anonymize(
             sensitive_attributes=list(spec.sensitive_attributes),
             suppression_limit=spec.requirements.suppression_limit,
             algorithm=spec.algorithm.name,
-            metric=str(spec.algorithm.option("metric")),
+            options=spec.algorithm.options,
             progress=StepProgress("anonymize", "nodes checked", on_progress),
             aggregates=aggregates,
             # Mapping tables joined were faster than CASE on DuckDB (bench_engines, 10M rows) but are
@@ -411,7 +410,7 @@ def anonymize(
             method="join" if same else "case",
         )
         report_path = folder / REPORT_FILE
-        levels = {str(k): int(v) for k, v in done.solution.details.levels.items()}
+        levels = done.solution.details.recoding_levels()
         _write_report(
             report_path,
             {

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, get_anonymizer
+from privacy_plugins.core.anonymize import DEFAULT_ALGORITHM, get_anonymizer, tags_of
 from privacy_plugins.core.hierarchies import (
     DATA_FREE_BUILDERS,
     HIERARCHY_BUILDERS,
@@ -306,7 +306,7 @@ class AlgorithmSpec:
     randomized choices of the algorithms that make any (it is reported with the release).
     """
 
-    name: str = "optimal"
+    name: str = DEFAULT_ALGORITHM
     options: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
 
@@ -333,7 +333,7 @@ class AlgorithmSpec:
     def from_mapping(cls, values: Mapping[str, Any]) -> AlgorithmSpec:
         """Build from the YAML section: ``name``, optional ``seed``, the rest are the algorithm's options."""
         options = dict(values)
-        name = options.pop("name", "optimal")
+        name = options.pop("name", DEFAULT_ALGORITHM)
         seed = options.pop("seed", 0)
         return cls(name=str(name), options=options, seed=seed)
 
@@ -346,10 +346,8 @@ class AlgorithmSpec:
 
     @property
     def needs_hierarchies(self) -> bool:
-        """Whether every quasi-identifier needs a hierarchy (full-domain recoding, dpp2ga) or only non-numeric ones."""
-        return self.name in FULL_DOMAIN_ALGORITHMS or bool(
-            getattr(get_anonymizer(self.name), "needs_hierarchies", False)
-        )
+        """Whether every quasi-identifier needs a hierarchy (the algorithm's tags say) or only non-numeric ones."""
+        return tags_of(get_anonymizer(self.name)).needs_hierarchies
 
 
 _DESTINATION_KINDS = ("duckdb", "parquet", "url", "conn_id", "spark")
@@ -601,7 +599,7 @@ class ReleaseSpec:
             raise ConfigurationError("requirements l and t need at least one sensitive attribute")
         # A release checks every requirement on the whole published table: refuse now what the algorithm
         # declares it can never promise, instead of failing the check after the whole pipeline ran.
-        refusal = get_anonymizer(self.algorithm.name).capabilities.refusal(
+        refusal = tags_of(get_anonymizer(self.algorithm.name)).supported_models.refusal(
             self.requirements.models(self.sensitive_attributes)
         )
         if refusal is not None:
@@ -636,7 +634,7 @@ class ReleaseSpec:
                 "destination.spark_settings must be left out (or equal source.spark_settings) when the source is "
                 "Spark too: one SparkSession reads and writes; put the settings in source.spark_settings"
             )
-        if getattr(get_anonymizer(self.algorithm.name), "linked_tables", False):
+        if tags_of(get_anonymizer(self.algorithm.name)).linked_tables:
             raise ConfigurationError(
                 f"algorithm {self.algorithm.name!r} publishes two linked tables, which a spark: destination does "
                 "not take; publish to duckdb, parquet or url"

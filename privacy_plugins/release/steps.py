@@ -52,7 +52,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import pyarrow.parquet as pq
 
-from privacy_plugins.core.anonymize import FULL_DOMAIN_ALGORITHMS, LatticeDetails, anonymize, linked_classes
+from privacy_plugins.core.anonymize import anonymize, get_anonymizer, linked_classes, tags_of
 from privacy_plugins.core.anonymize.generalization_lattice import check_lattice_size
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
@@ -293,7 +293,7 @@ def check_lattice(spec: ReleaseSpec, hierarchies: Mapping[Hashable, Hierarchy]) 
     (exit 2 in the CLI, a failed task in Airflow/Dagster), seconds after loading
     instead of after the diagnosis.
     """
-    if spec.algorithm.name in FULL_DOMAIN_ALGORITHMS:
+    if tags_of(get_anonymizer(spec.algorithm.name)).searches_lattice:
         check_lattice_size([hierarchies[column].height for column in spec.quasi_identifiers])
 
 
@@ -499,7 +499,6 @@ def _anonymize(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None, on_pr
         **spec.algorithm.options,
         progress=StepProgress("anonymize", "nodes checked", on_progress),
     )
-    levels = result.details.levels if isinstance(result.details, LatticeDetails) else {}
     digest = _write_parquet(result.table, path)
     linked: dict[str, str] = {}
     if result.linked is not None:  # Anatomy: the sensitive table beside the QIT
@@ -516,7 +515,7 @@ def _anonymize(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None, on_pr
         path=str(path),
         report_path=str(report_path),
         algorithm=result.algorithm,
-        levels={str(k): int(v) for k, v in levels.items()},
+        levels=result.details.recoding_levels(),
         rows_in=result.rows_in,
         rows_out=result.rows_out,
         suppressed=result.suppressed,

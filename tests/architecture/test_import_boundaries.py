@@ -31,7 +31,7 @@ for info in pkgutil.walk_packages(privacy_plugins.core.__path__, "privacy_plugin
 
 import json
 import pandas as pd
-from privacy_plugins.core.anonymize import anonymize, anonymizer_names
+from privacy_plugins.core.anonymize import anonymize, anonymizer_names, get_anonymizer, tags_of
 from privacy_plugins.core.diagnosis import diagnose, find_borders
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.measure import measure
@@ -48,8 +48,11 @@ zip_h = Hierarchy.from_rows("zip", [[z, z[:4] + "*", "*"] for z in df["zip"]])
 age_h = Hierarchy.from_rows("age", [[str(a), "20-29", "*"] for a in df["age"]])
 table = df.assign(age=df["age"].astype(str))
 for name in anonymizer_names():
-    models = [KAnonymity(2)] if name == "dpp2ga" else [KAnonymity(2), DistinctLDiversity("disease", 2)]  # k only
-    options = {"sensitive_values": "a,b"} if name == "sensitive-values" else {}  # the set A it needs
+    anonymizer = get_anonymizer(name)
+    k_only = tags_of(anonymizer).supported_models.promises == {"k_anonymity"}
+    models = [KAnonymity(2)] if k_only else [KAnonymity(2), DistinctLDiversity("disease", 2)]
+    needed = {"sensitive_values": "a,b"}  # sensitive-values' set A: no usable default
+    options = {k: v for k, v in needed.items() if k in {option.name for option in anonymizer.options}}
     result = anonymize(table, algorithm=name, quasi_identifiers=["age", "zip"],
                        hierarchies={"age": age_h, "zip": zip_h}, models=models, **options)
     json.dumps(result.to_dict())

@@ -20,7 +20,7 @@ import yaml
 
 from privacy_plugins.cli import main
 from privacy_plugins.cli.release import format_release
-from privacy_plugins.core.anonymize import AnonymizationResult, anonymize, anonymizer_names, get_anonymizer
+from privacy_plugins.core.anonymize import AnonymizationResult, anonymize, anonymizer_names, get_anonymizer, tags_of
 from privacy_plugins.core.anonymize.base import AnonymizationDetails
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.hierarchies import write_hierarchy
@@ -31,19 +31,27 @@ from privacy_plugins.release.linked import read_linked
 
 REPO = Path(__file__).resolve().parents[2]
 QIS = ["age", "sex", "zip", "education", "marital_status"]
-#: Algorithms that protect only part of the table by design, with the options they need.
+#: Values of the options that have no usable default (sensitive-values' set A), by option name.
+NEEDED_OPTIONS: dict[str, Any] = {"sensitive_values": "HIV,cancer"}
+#: Algorithms tagged ``partial_scope``: they protect only part of the table by design.
 #: sensitive-values publishes the records outside A unchanged, so table-wide k = 4 and l = 2
 #: cannot hold: instead of the table-wide runs below, it is checked against its scoped
 #: promise (Python entry) and the release flow must refuse it (nothing published).
-PARTIAL: dict[str, dict[str, Any]] = {"sensitive-values": {"sensitive_values": "HIV,cancer"}}
-#: Algorithms that publish two linked tables (Anatomy: QIT + ST by group id): every surface
+PARTIAL = tuple(name for name in anonymizer_names() if tags_of(get_anonymizer(name)).partial_scope)
+#: Algorithms tagged ``linked_tables`` (Anatomy: QIT + ST by group id): every surface
 #: publishes both (``<table>_qit`` and ``<table>_st``); the pair is re-measured per group.
-LINKED = tuple(name for name in anonymizer_names() if getattr(get_anonymizer(name), "linked_tables", False))
+LINKED = tuple(name for name in anonymizer_names() if tags_of(get_anonymizer(name)).linked_tables)
 ALGORITHMS = tuple(name for name in anonymizer_names() if name not in PARTIAL and name not in LINKED)
 RELEASED = ALGORITHMS + LINKED
 #: Algorithms that declare they enforce k-anonymity only (dpp2ga: the protocol compares class
 #: sizes): their requirement is k = 4 alone, and l is not asserted.
-K_ONLY = {n for n in ALGORITHMS if get_anonymizer(n).capabilities.promises == {"k_anonymity"}}
+K_ONLY = {n for n in ALGORITHMS if tags_of(get_anonymizer(n)).supported_models.promises == {"k_anonymity"}}
+
+
+def _needed_options(algorithm: str) -> dict[str, Any]:
+    """The values of :data:`NEEDED_OPTIONS` that ``algorithm`` takes (read from its option schema)."""
+    own = {option.name for option in get_anonymizer(algorithm).options}
+    return {name: value for name, value in NEEDED_OPTIONS.items() if name in own}
 
 
 def _requirements(algorithm: str) -> dict[str, Any]:
@@ -213,7 +221,7 @@ def test_dagster_assets(algorithm: str, tmp_path: Path, monkeypatch: pytest.Monk
 @pytest.mark.filterwarnings("ignore::privacy_plugins.errors.PrivacyRiskWarning")
 @pytest.mark.parametrize("algorithm", sorted(PARTIAL))
 def test_partial_algorithms_keep_their_scoped_promise(algorithm: str, tmp_path: Path) -> None:
-    result = _anonymize_census(_spec(tmp_path, "optimal"), algorithm, **PARTIAL[algorithm])
+    result = _anonymize_census(_spec(tmp_path, "optimal"), algorithm, **_needed_options(algorithm))
     _assert_declares_a_headline(result)
     assert result.passed and result.rows_in == result.rows_out + result.suppressed == 600
     assert all(
@@ -230,7 +238,7 @@ def test_the_release_flow_refuses_a_partial_algorithm(
 ) -> None:
     monkeypatch.setenv("PRIVACY_PLUGINS_WORKDIR", str(tmp_path / "work"))
     data = _spec_data(tmp_path, algorithm)
-    data["algorithm"] = {"name": algorithm, **PARTIAL[algorithm]}
+    data["algorithm"] = {"name": algorithm, **_needed_options(algorithm)}
     with pytest.raises(ConfigurationError, match=f"algorithm.name {algorithm!r} cannot promise"):
         ReleaseSpec.from_dict(data, base_dir=REPO / "specs")  # refused on load: it never protects the whole table
     assert not (tmp_path / f"{algorithm}.duckdb").exists()

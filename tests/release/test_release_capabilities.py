@@ -1,6 +1,6 @@
 """Every registered anonymizer × every model kind: what an algorithm declares it can promise is what it delivers.
 
-An anonymizer's ``capabilities`` (registry.Capabilities) says which model kinds it can
+An anonymizer's tags (``supported_models``, a registry.ModelSupport) say which model kinds it can
 promise on the whole published table. The release spec reads it on load: a declared
 pair must run through the release steps and pass every re-measured check; an
 undeclared pair must be refused when the spec is loaded (exit 2 naming ``algorithm``
@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from privacy_plugins.cli import main
-from privacy_plugins.core.anonymize import anonymizer_names, get_anonymizer
+from privacy_plugins.core.anonymize import anonymizer_names, get_anonymizer, tags_of
 from privacy_plugins.core.anonymize.registry import ALL_MODEL_KINDS
 from privacy_plugins.errors import ConfigurationError, PrivacyRiskWarning
 from privacy_plugins.release import ReleaseSpec
@@ -61,9 +61,9 @@ def _table(path: Path) -> Path:
 
 def _spec_data(tmp_path: Path, algorithm: str, kind: str) -> dict[str, Any]:
     requirements = dict(REQUIREMENTS[kind])
-    capabilities = get_anonymizer(algorithm).capabilities
-    needs = capabilities.needs_one_of
-    if kind in capabilities.promises and needs and kind not in needs:  # bucketizing: k with the l it needs
+    supported = tags_of(get_anonymizer(algorithm)).supported_models
+    needs = supported.needs_one_of
+    if kind in supported.promises and needs and kind not in needs:  # bucketizing: k with the l it needs
         requirements |= REQUIREMENTS[sorted(needs)[0]]
     return {
         "name": f"capabilities_{algorithm}_{kind}".replace("-", "_"),
@@ -89,7 +89,7 @@ def test_a_declared_promise_is_kept_and_an_undeclared_one_refused_on_load(
     tmp_path: Path, algorithm: str, kind: str
 ) -> None:
     data = _spec_data(tmp_path, algorithm, kind)
-    if kind not in get_anonymizer(algorithm).capabilities.promises:
+    if kind not in tags_of(get_anonymizer(algorithm)).supported_models.promises:
         with pytest.raises(ConfigurationError, match=rf"^algorithm.name {algorithm!r} cannot promise {kind} "):
             ReleaseSpec.from_dict(data)
         return
@@ -106,9 +106,9 @@ def test_a_declared_promise_is_kept_and_an_undeclared_one_refused_on_load(
 
 def test_every_algorithm_promises_something_or_says_why() -> None:
     for name in anonymizer_names():
-        capabilities = get_anonymizer(name).capabilities
-        assert capabilities.promises <= ALL_MODEL_KINDS
-        assert capabilities.promises == ALL_MODEL_KINDS or capabilities.why, name
+        supported = tags_of(get_anonymizer(name)).supported_models
+        assert supported.promises <= ALL_MODEL_KINDS
+        assert supported.promises == ALL_MODEL_KINDS or supported.why, name
 
 
 def test_the_cli_refuses_a_sensitive_values_release_before_reading_anything(

@@ -2,7 +2,8 @@
 
 Every algorithm returns an :class:`AnonymizationResult` re-checked by the core
 (:func:`~privacy_plugins.core.anonymize.base.verify`). Adding one is one file
-and one :func:`register_anonymizer` line below.
+and one :func:`register_anonymizer` line below; what it can do it declares in its
+``tags`` (:class:`AnonymizerTags`), which every caller reads instead of its name.
 """
 
 from privacy_plugins.core.anonymize.anatomy import AnatomyAnonymizer, AnatomyDetails
@@ -25,27 +26,28 @@ from privacy_plugins.core.anonymize.clustering import (
     anonymize_clustering,
 )
 from privacy_plugins.core.anonymize.dpp2ga import Dpp2gaAnonymizer, Dpp2gaDetails
-from privacy_plugins.core.anonymize.full_domain import (
-    FULL_DOMAIN_ALGORITHMS,
-    FullDomainAnonymizer,
-    anonymize_full_domain,
-)
+from privacy_plugins.core.anonymize.full_domain import FullDomainAnonymizer, anonymize_full_domain
 from privacy_plugins.core.anonymize.generalization_lattice import LOSS_METRICS
 from privacy_plugins.core.anonymize.mondrian import MondrianAnonymizer, PartitionDetails, anonymize_mondrian
 from privacy_plugins.core.anonymize.optimistic import OptimisticClusteringAnonymizer
 from privacy_plugins.core.anonymize.personalized import PersonalizedAnonymizer, PersonalizedDetails
 from privacy_plugins.core.anonymize.registry import (
+    DEFAULT_ALGORITHM,
     Anonymizer,
     AnonymizerOption,
+    AnonymizerTags,
+    ModelSupport,
     anonymize,
     anonymizer_names,
     get_anonymizer,
     register_anonymizer,
+    snapshot_anonymizer,
+    tags_of,
 )
 from privacy_plugins.core.anonymize.sensitive_values import SensitiveValuesAnonymizer, SensitiveValuesDetails
 
 __all__ = [
-    "FULL_DOMAIN_ALGORITHMS",
+    "DEFAULT_ALGORITHM",
     "LOSS_METRICS",
     "AnatomyAnonymizer",
     "AnatomyDetails",
@@ -55,6 +57,7 @@ __all__ = [
     "AnonymizedTable",
     "Anonymizer",
     "AnonymizerOption",
+    "AnonymizerTags",
     "BucketClusteringAnonymizer",
     "BucketDetails",
     "ClusterDetails",
@@ -64,6 +67,7 @@ __all__ = [
     "KMemberAnonymizer",
     "LatticeDetails",
     "LinkedTable",
+    "ModelSupport",
     "MondrianAnonymizer",
     "OptimisticClusteringAnonymizer",
     "PartitionDetails",
@@ -81,6 +85,8 @@ __all__ = [
     "get_anonymizer",
     "linked_classes",
     "register_anonymizer",
+    "snapshot_anonymizer",
+    "tags_of",
     "verify",
 ]
 

@@ -67,7 +67,7 @@ from privacy_plugins.core.anonymize.base import (
 )
 from privacy_plugins.core.anonymize.bucket_clustering import SHOW_VALUES_OPTION
 from privacy_plugins.core.anonymize.feasibility import BUCKETIZING, Feasibility, diversity_target, eligible_rows
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.errors import ConfigurationError
@@ -135,12 +135,11 @@ def anatomy_groups(values: np.ndarray, distinct: int, per_group: int, rng: np.ra
 class AnatomyAnonymizer:
     """Anatomy (Xiao & Tao 2006), registered as ``"anatomy"``: publishes a QIT and an ST."""
 
-    #: Bucketizes one sensitive attribute (feasibility.BUCKETIZING; the release spec reads this).
-    capabilities: ClassVar[Capabilities] = BUCKETIZING
+    #: Bucketizes one sensitive attribute (feasibility.BUCKETIZING; the release spec reads this) and
+    #: publishes two linked tables (QIT + ST), which the release flow publishes both atomically.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(supported_models=BUCKETIZING, linked_tables=True)
     name: str = "anatomy"
     options: tuple[AnonymizerOption, ...] = (SHOW_VALUES_OPTION,)
-    #: Publishes two linked tables (QIT + ST); the release flow publishes both atomically.
-    linked_tables: bool = True
 
     def run(self, request: AnonymizationRequest, *, show_values: str = "no") -> AnonymizedTable:
         """Feasibility first, then groups of ⌈l⌉ distinct values; publish exact QIs and the group's values."""

@@ -102,6 +102,20 @@ class AnonymizationDetails:
         """
         return ""
 
+    def summary_rows(self, seconds: float) -> list[tuple[str, str]]:
+        """Label / value rows of a text summary (the CLI's): this algorithm's own facts, none by default.
+
+        ``seconds`` is the run's wall time, for a row that says how long the work took.
+        """
+        return []
+
+    def recoding_levels(self) -> dict[str, int]:
+        """The hierarchy level of each QI when the whole table was recoded one level per QI (full-domain).
+
+        Empty for local recoding (partitions, clusters, buckets …); a release's ``Candidate.levels``.
+        """
+        return {}
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON, with the ``kind`` first."""
         return to_jsonable({"kind": self.kind, **to_jsonable(self)})
@@ -133,6 +147,14 @@ class LatticeDetails(AnonymizationDetails):
     def headline(self) -> str:
         """The node and how much of the lattice was checked."""
         return f"node {levels_text(self.levels)}; {self.nodes_checked:,} of {self.lattice_size:,} lattice nodes checked"
+
+    def summary_rows(self, seconds: float) -> list[tuple[str, str]]:
+        """How much of the lattice was searched, and how long it took."""
+        return [("nodes checked", f"{self.nodes_checked:,} of {self.lattice_size:,} in {seconds:.2f} s")]
+
+    def recoding_levels(self) -> dict[str, int]:
+        """The chosen node, QI → level."""
+        return {str(column): int(level) for column, level in self.levels.items()}
 
 
 @dataclass(frozen=True, eq=False)

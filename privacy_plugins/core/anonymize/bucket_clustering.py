@@ -84,7 +84,7 @@ from privacy_plugins.core.anonymize.feasibility import (
 )
 from privacy_plugins.core.anonymize.mondrian import _dimension, publish_groups
 from privacy_plugins.core.anonymize.partition_split import Dimension
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.parameters import TOLERANCE
 
 __all__ = ["SHOW_VALUES_OPTION", "BucketClusteringAnonymizer", "BucketDetails", "Prepared", "prepare", "publish"]
@@ -323,7 +323,7 @@ class BucketClusteringAnonymizer:
     """Bucket clustering frequency l-diversification (thesis §3.3), registered as ``"bucket"``."""
 
     #: Bucketizes one sensitive attribute (feasibility.BUCKETIZING; the release spec reads this).
-    capabilities: ClassVar[Capabilities] = BUCKETIZING
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(supported_models=BUCKETIZING)
     name: str = "bucket"
     options: tuple[AnonymizerOption, ...] = (SHOW_VALUES_OPTION,)
 

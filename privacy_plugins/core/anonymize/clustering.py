@@ -106,7 +106,7 @@ from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension, publish_groups
 from privacy_plugins.core.anonymize.partition_split import Dimension, partition_rows
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities, anonymize
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, anonymize
 from privacy_plugins.core.frame import EncodedColumn
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel
@@ -329,8 +329,9 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
 class KMemberAnonymizer:
     """Greedy k-member clustering (Byun et al.), registered as ``"k-member"``; no options."""
 
-    #: Checks every model on each candidate, so it can promise any of them (the release spec reads this).
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    #: Checks every model on each candidate, so it can promise any of them (the release spec reads this);
+    #: every record ends in a cluster: nothing is suppressed.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(suppresses=False)
     name: str = "k-member"
     options: tuple[AnonymizerOption, ...] = ()
 
@@ -343,8 +344,9 @@ class KMemberAnonymizer:
 class TwoPhaseAnonymizer:
     """Two-phase clustering (thesis §3.2), registered as ``"two-phase"``; option ``split`` a|b."""
 
-    #: Checks every model on each candidate, so it can promise any of them (the release spec reads this).
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    #: Checks every model on each candidate, so it can promise any of them (the release spec reads this);
+    #: every record ends in a cluster: nothing is suppressed.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(suppresses=False)
     name: str = "two-phase"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption(

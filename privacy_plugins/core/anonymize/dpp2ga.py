@@ -41,7 +41,7 @@ import numpy as np
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable, levels_text
 from privacy_plugins.core.anonymize.full_domain import _publish, _utility
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, ModelSupport
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.errors import ConfigurationError
 
@@ -124,6 +124,10 @@ class Dpp2gaDetails(AnonymizationDetails):
         """The joint node and the rounds the two parties needed."""
         return f"node {levels_text(self.levels)}; {self.rounds:,} rounds ({self.cipher} cipher)"
 
+    def recoding_levels(self) -> dict[str, int]:
+        """The node the two parties agreed on, QI → level."""
+        return {str(column): int(level) for column, level in self.levels.items()}
+
 
 def _plain_rounds(a: LocalParty, b: LocalParty, k: int) -> int:
     """The rounds on the plain partitions (what a trusted third party would compute)."""
@@ -163,11 +167,15 @@ def _encrypted_rounds(a: LocalParty, b: LocalParty) -> int:
 class Dpp2gaAnonymizer:
     """Two-party DPP2GA with both parties in this process, registered as ``"dpp2ga"``."""
 
-    #: Every quasi-identifier is generalized along its hierarchy (the release spec checks it on load).
-    needs_hierarchies: ClassVar[bool] = True
-    #: k-anonymity only: the protocol's condition is on class sizes (the release spec reads this).
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        promises=frozenset({"k_anonymity"}), why="dpp2ga enforces k-anonymity only (the protocol compares class sizes)"
+    #: Every quasi-identifier is generalized along its hierarchy (the release spec checks it on load);
+    #: k-anonymity only: the protocol's condition is on class sizes; nothing is suppressed.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(
+        needs_hierarchies=True,
+        supported_models=ModelSupport(
+            promises=frozenset({"k_anonymity"}),
+            why="dpp2ga enforces k-anonymity only (the protocol compares class sizes)",
+        ),
+        suppresses=False,
     )
     name: str = "dpp2ga"
     options: tuple[AnonymizerOption, ...] = (
@@ -194,7 +202,7 @@ class Dpp2gaAnonymizer:
         """Split the QIs, run both parties' rounds, publish the agreed node in input order."""
         from privacy_plugins.core.distributed import LocalParty
 
-        refusal = self.capabilities.refusal(request.models)
+        refusal = self.tags.supported_models.refusal(request.models)
         if refusal is not None:
             raise ConfigurationError(f"dpp2ga {refusal}; remove it or choose another algorithm")
         k = request.minimum_class_size

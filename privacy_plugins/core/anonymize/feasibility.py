@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationRequest
-from privacy_plugins.core.anonymize.registry import Capabilities
+from privacy_plugins.core.anonymize.registry import ModelSupport
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
@@ -49,7 +49,7 @@ SHOW_VALUES = ("no", "yes")
 
 #: What the bucketizing algorithms (bucket, optimistic, anatomy) promise: frequency l-diversity on one
 #: sensitive attribute, which implies distinct and entropy l, in classes of at least k records.
-BUCKETIZING = Capabilities(
+BUCKETIZING = ModelSupport(
     promises=frozenset({"k_anonymity", "distinct_l_diversity", "frequency_l_diversity", "entropy_l_diversity"}),
     needs_one_of=frozenset({"distinct_l_diversity", "frequency_l_diversity", "entropy_l_diversity"}),
     one_sensitive_attribute=True,

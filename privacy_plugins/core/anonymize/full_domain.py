@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -42,8 +42,9 @@ from privacy_plugins.core.anonymize.generalization_lattice import (
     optimal_search,
     samarati_search,
 )
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities, anonymize
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, anonymize
 from privacy_plugins.core.anonymize.snapshot import Snapshot
+from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import (
     UtilityMetrics,
@@ -55,14 +56,16 @@ from privacy_plugins.core.metrics.information_loss import (
     precision,
 )
 from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.parameters import check_fraction, suppression_budget
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.progress import announce_phase
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
-__all__ = ["FULL_DOMAIN_ALGORITHMS", "SUPPRESSED_MARK", "FullDomainAnonymizer", "anonymize_full_domain"]
+__all__ = ["SUPPRESSED_MARK", "FullDomainAnonymizer", "anonymize_full_domain"]
 
-FULL_DOMAIN_ALGORITHMS: dict[str, Callable[[LatticeSearch], SearchResult]] = {
+#: The lattice searches, by the name each is registered under (one :class:`FullDomainAnonymizer` each).
+_SEARCHES: dict[str, Callable[[LatticeSearch], SearchResult]] = {
     "optimal": optimal_search,
     "samarati": samarati_search,
     "exhaustive": exhaustive_search,
@@ -106,7 +109,7 @@ def search_lattice(
     """
     search = LatticeSearch(snapshot, models, budget, metric, progress=progress)  # type: ignore[arg-type]
     _check_feasible(search, models)
-    found = FULL_DOMAIN_ALGORITHMS[algorithm](search)
+    found = _SEARCHES[algorithm](search)
     if found.best is None:
         raise InfeasibleAnonymizationError(
             f"no full-domain generalization satisfies {', '.join(map(str, models))} "
@@ -254,8 +257,11 @@ class FullDomainAnonymizer:
     or missing (numeric)).
     """
 
-    #: Checks every model on each candidate, so it can promise any of them (the release spec reads this).
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    #: Checks every model on each candidate, so it can promise any of them (the release spec reads this);
+    #: the search needs only the weighted snapshot, so a release can run it inside the database.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(
+        works_on_snapshot=True, searches_lattice=True, needs_hierarchies=True
+    )
     search: str = "optimal"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption("metric", str, "ncp", choices=LOSS_METRICS, help="loss to minimise"),
@@ -265,13 +271,61 @@ class FullDomainAnonymizer:
     )
 
     def __post_init__(self) -> None:
-        if self.search not in FULL_DOMAIN_ALGORITHMS:
-            raise ConfigurationError(f"search must be one of {sorted(FULL_DOMAIN_ALGORITHMS)}, got {self.search!r}")
+        if self.search not in _SEARCHES:
+            raise ConfigurationError(f"search must be one of {sorted(_SEARCHES)}, got {self.search!r}")
 
     @property
     def name(self) -> str:
         """The search's name: ``"optimal"``, ``"samarati"`` or ``"exhaustive"``."""
         return self.search
+
+    def snapshot_refusal(self, options: Mapping[str, Any]) -> str | None:
+        """Marked suppressed rows are published with the others: that needs the rows."""
+        if options.get("suppressed_rows", "remove") != "remove":
+            return "suppressed_rows: mark needs the rows"
+        return None
+
+    def solve_snapshot(
+        self,
+        snapshot: Snapshot,
+        models: Sequence[PrivacyModel],
+        *,
+        suppression_limit: float,
+        n_sensitive: int = 0,
+        progress: Callable[[int, int], None] | None = None,
+        metric: str = "ncp",
+        suppressed_rows: str = "remove",
+    ) -> SnapshotSolution:
+        """Search the snapshot's lattice and suppress the violating classes of the best node.
+
+        The same node, suppression and utility as :meth:`run` with ``suppressed_rows="remove"``
+        on the records the snapshot counts (both search the same snapshot).
+
+        Raises:
+            ConfigurationError: ``suppressed_rows="mark"`` (it needs the rows), or a bad suppression limit.
+            InfeasibleAnonymizationError: no node satisfies the models within the limit.
+        """
+        refusal = self.snapshot_refusal({"suppressed_rows": suppressed_rows})
+        if refusal is not None:
+            raise ConfigurationError(f"{self.search} cannot solve a snapshot with {refusal}")
+        check_fraction(suppression_limit, name="suppression_limit")
+        budget = suppression_budget(suppression_limit, snapshot.n_rows)
+        node, found = search_lattice(snapshot, models, budget, metric, self.search, progress)
+        suppressed = _suppressed_units(snapshot, node, models)
+        k = max(model.minimum_class_size for model in models)
+        qis = list(snapshot.quasi_identifiers)
+        return SnapshotSolution(
+            node=node,
+            suppressed_units=suppressed,
+            suppressed=int(snapshot.weights[suppressed].sum()),
+            utility=_utility(snapshot, node, suppressed, k=k, n_sensitive=n_sensitive),
+            details=LatticeDetails(
+                levels=dict(zip(qis, node, strict=True)),
+                heights=dict(zip(qis, snapshot.heights, strict=True)),
+                nodes_checked=found.nodes_checked,
+                lattice_size=found.lattice_size,
+            ),
+        )
 
     def run(
         self, request: AnonymizationRequest, *, metric: str = "ncp", suppressed_rows: str = "remove"
@@ -291,7 +345,7 @@ class FullDomainAnonymizer:
         published, qi_codes = _publish(table, snapshot, node, suppressed, roles=roles, suppressed_rows=suppressed_rows)
         if suppressed_rows == "mark" and suppressed.any() and not _holds(published, roles, models):
             # The marked rows are published as one class; when that class breaks a model, suppress nothing.
-            found = FULL_DOMAIN_ALGORITHMS[self.search](
+            found = _SEARCHES[self.search](
                 LatticeSearch(snapshot, models, 0, metric, progress=request.progress)  # type: ignore[arg-type]
             )
             if found.best is None:
@@ -380,8 +434,8 @@ def anonymize_full_domain(
         >>> result.details.levels, result.table["zip"].tolist()
         ({'zip': 1}, ['4790*', '4790*', '4761*', '4761*'])
     """
-    if algorithm not in FULL_DOMAIN_ALGORITHMS:
-        raise ConfigurationError(f"algorithm must be one of {sorted(FULL_DOMAIN_ALGORITHMS)}, got {algorithm!r}")
+    if algorithm not in _SEARCHES:
+        raise ConfigurationError(f"algorithm must be one of {sorted(_SEARCHES)}, got {algorithm!r}")
     return anonymize(
         frame,
         algorithm=algorithm,

@@ -57,7 +57,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizedTable,
 )
 from privacy_plugins.core.anonymize.partition_split import Dimension, partition_rows
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities, anonymize
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, anonymize
 from privacy_plugins.core.frame import EncodedColumn
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ncp
@@ -102,6 +102,15 @@ class PartitionDetails(AnonymizationDetails):
             f"{self.n_partitions:,} partitions ({self.n_classes:,} published classes), {self.mode} cuts "
             f"in {self.rounds:,} rounds"
         )
+
+    def summary_rows(self, seconds: float) -> list[tuple[str, str]]:
+        """Partitions and classes, the mode and seed, and the cuts made on each QI."""
+        rows = [
+            ("partitions / classes", f"{self.n_partitions:,} / {self.n_classes:,} in {seconds:.2f} s"),
+            ("mode / seed", f"{self.mode} / {self.seed}"),
+        ]
+        splits = ", ".join(f"{name}={count}" for name, count in self.splits.items())
+        return rows + ([("cuts per quasi-identifier", splits)] if splits else [])
 
 
 def _dimension(series: pd.Series, hierarchy: Hierarchy | None) -> tuple[Dimension, np.ndarray]:
@@ -201,8 +210,9 @@ def publish_groups(
 class MondrianAnonymizer:
     """Mondrian multidimensional partitioning, registered as ``"mondrian"``; option ``mode`` strict|relaxed."""
 
-    #: Checks every model on each candidate, so it can promise any of them (the release spec reads this).
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    #: Checks every model on each candidate, so it can promise any of them (the release spec reads this);
+    #: infeasible models raise instead of suppressing.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(suppresses=False)
     name: str = "mondrian"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption(

@@ -49,7 +49,7 @@ from privacy_plugins.core.anonymize.base import AnonymizationRequest, Anonymized
 from privacy_plugins.core.anonymize.bucket_clustering import SHOW_VALUES_OPTION, Prepared, _pick, prepare, publish
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes
 from privacy_plugins.core.anonymize.feasibility import BUCKETIZING, check_feasibility
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.core.progress import announce_phase
 from privacy_plugins.errors import InfeasibleAnonymizationError
@@ -228,7 +228,7 @@ class OptimisticClusteringAnonymizer:
     """Optimistic clustering (thesis Algorithm 3.9), registered as ``"optimistic"``; option ``max_iterations``."""
 
     #: Bucketizes one sensitive attribute (feasibility.BUCKETIZING; the release spec reads this).
-    capabilities: ClassVar[Capabilities] = BUCKETIZING
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(supported_models=BUCKETIZING)
     name: str = "optimistic"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption(

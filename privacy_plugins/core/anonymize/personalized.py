@@ -67,7 +67,7 @@ import pandas as pd
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
 from privacy_plugins.core.anonymize.mondrian import _dimension, _labels
 from privacy_plugins.core.anonymize.partition_split import Dimension
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ileft
 from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_given_originals, leakage_per_record
@@ -124,6 +124,18 @@ class PersonalizedDetails(AnonymizationDetails):
             f"generalized; max leakage {self.max_leakage:.4g} (worst case, as re-checked), "
             f"mean {self.mean_leakage:.4g} (actual)"
         )
+
+    def summary_rows(self, seconds: float) -> list[tuple[str, str]]:
+        """Groups, Theorem 1's regrouped and unsatisfiable records, generalized values and the leakage."""
+        return [
+            ("groups / merges", f"{self.groups:,} / {self.merges:,}"),
+            ("Theorem 1: regrouped / unsatisfiable",
+             f"{self.theorem1_regrouped:,} / {self.unsatisfiable:,} records "
+             "(bound below 1/|group| / below 1/n: suppressed within the limit)"),
+            ("sensitive values generalized", f"{self.sensitive_generalized:,} ({self.generalization_steps:,} steps)"),
+            ("max leakage (worst case, re-checked) / mean (actual)",
+             f"{self.max_leakage:.4g} / {self.mean_leakage:.4g}"),
+        ]  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON without the per-record arrays."""
@@ -297,7 +309,7 @@ class PersonalizedAnonymizer:
     """Personalized k-anonymization (Song et al.), registered as ``"personalized"``; see the module docstring."""
 
     #: Checks every model on each candidate, so it can promise any of them (the release spec reads this).
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags()
     name: str = "personalized"
     options: tuple[AnonymizerOption, ...] = ()
 

@@ -8,6 +8,18 @@ validates the problem once, runs the algorithm and hands its output to
 :func:`~privacy_plugins.core.anonymize.base.verify`, which re-measures every
 model on the published rows — no algorithm can skip that.
 
+An algorithm declares what it can do in its ``tags``, an :class:`AnonymizerTags`
+(a frozen dataclass with defaults, like scikit-learn's estimator tags):
+``works_on_snapshot`` (it solves a weighted snapshot, so a release can run inside
+the database; it then offers ``solve_snapshot``), ``searches_lattice`` (the lattice
+size is capped before any work), ``needs_hierarchies`` (every QI, not only the
+non-numeric ones), ``linked_tables`` (a QIT and an ST), ``supported_models`` (a
+:class:`ModelSupport`: the model kinds it can promise; a release spec asking others
+is refused at load), ``partial_scope`` (it anonymizes part of the table and offers
+``protected_models``) and ``suppresses`` (it may suppress records). Every caller
+reads them through :func:`tags_of` — an algorithm without ``tags`` gets the
+defaults — and nothing outside an algorithm's own file asks its name.
+
 Example:
     >>> import pandas as pd
     >>> from privacy_plugins.core.hierarchies import Hierarchy
@@ -28,7 +40,7 @@ import numbers
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import pandas as pd
 
@@ -40,16 +52,29 @@ from privacy_plugins.core.parameters import check_integer, check_real, suppressi
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from privacy_plugins.core.anonymize.snapshot import Snapshot
+    from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution
+
 __all__ = [
     "ALL_MODEL_KINDS",
+    "DEFAULT_ALGORITHM",
     "Anonymizer",
     "AnonymizerOption",
-    "Capabilities",
+    "AnonymizerTags",
+    "ModelSupport",
+    "PartialScopeAnonymizer",
+    "SnapshotAnonymizer",
     "anonymize",
     "anonymizer_names",
     "get_anonymizer",
     "register_anonymizer",
+    "snapshot_anonymizer",
+    "tags_of",
 ]
+
+#: The algorithm a release, the CLI and :func:`anonymize` use when none is named.
+DEFAULT_ALGORITHM = "optimal"
 
 
 @dataclass(frozen=True)
@@ -99,8 +124,8 @@ ALL_MODEL_KINDS: frozenset[str] = frozenset(MODEL_REGISTRY)
 
 
 @dataclass(frozen=True)
-class Capabilities:
-    """What an anonymizer can promise about the whole table it publishes, declared on the anonymizer.
+class ModelSupport:
+    """What an anonymizer can promise about the whole table it publishes (its tags' ``supported_models``).
 
     The release spec reads it when it is loaded, so a requirement the algorithm can never
     meet is refused before any data is read (no code asks an algorithm's name for that).
@@ -115,7 +140,7 @@ class Capabilities:
 
     Example:
         >>> from privacy_plugins.core.models import KAnonymity, TCloseness
-        >>> Capabilities(promises=frozenset({"k_anonymity"}), why="it compares class sizes").refusal(
+        >>> ModelSupport(promises=frozenset({"k_anonymity"}), why="it compares class sizes").refusal(
         ...     [KAnonymity(5), TCloseness("disease", 0.2)]
         ... )
         "cannot promise t_closeness (0.2-closeness (auto distance) for 'disease'): it compares class sizes"
@@ -141,8 +166,60 @@ class Capabilities:
         return None
 
 
+@dataclass(frozen=True)
+class AnonymizerTags:
+    """What an anonymizer declares about itself; every caller reads these instead of asking its name.
+
+    In the manner of scikit-learn's estimator tags: a frozen dataclass with defaults, set
+    on the anonymizer as ``tags`` (an anonymizer without one gets ``AnonymizerTags()``,
+    through :func:`tags_of`, the only place that looks).
+
+    Attributes:
+        works_on_snapshot: it can solve a weighted snapshot (counts per distinct QI and model
+            values) without the rows, so a release runs inside the database; the anonymizer
+            is then a :class:`SnapshotAnonymizer` (``solve_snapshot``, ``snapshot_refusal``).
+        searches_lattice: it enumerates the generalization lattice of the QIs' hierarchies
+            (Π (height + 1) nodes), which is refused above the cap before any work.
+        needs_hierarchies: every quasi-identifier needs a hierarchy (otherwise only the
+            non-numeric ones do: numeric ones may be published as ranges).
+        linked_tables: it publishes two tables joined by a group id (a QIT and an ST).
+        supported_models: the model kinds it can promise on the whole published table
+            (:class:`ModelSupport`); a release spec asking others is refused at load.
+        partial_scope: it anonymizes part of the table by design (sensitive-values) and
+            says which models its output meets: the anonymizer is then a
+            :class:`PartialScopeAnonymizer` (``protected_models``), and the re-check measures those.
+        suppresses: it may suppress records (within ``suppression_limit``); ``False``: never.
+
+    Raises:
+        ValueError: ``works_on_snapshot`` or ``searches_lattice`` without ``needs_hierarchies``
+            (a snapshot and a lattice are built from every quasi-identifier's hierarchy).
+
+    Example:
+        >>> AnonymizerTags().works_on_snapshot, AnonymizerTags().supported_models.promises == ALL_MODEL_KINDS
+        (False, True)
+    """
+
+    works_on_snapshot: bool = False
+    searches_lattice: bool = False
+    needs_hierarchies: bool = False
+    linked_tables: bool = False
+    supported_models: ModelSupport = ModelSupport()
+    partial_scope: bool = False
+    suppresses: bool = True
+
+    def __post_init__(self) -> None:
+        if (self.works_on_snapshot or self.searches_lattice) and not self.needs_hierarchies:
+            raise ValueError(
+                "works_on_snapshot and searches_lattice need needs_hierarchies=True: a snapshot and a "
+                "lattice are built from every quasi-identifier's hierarchy"
+            )
+
+
 class Anonymizer(Protocol):
-    """An anonymization algorithm: a name, an options schema and ``run``."""
+    """An anonymization algorithm: a name, an options schema and ``run``.
+
+    It may also carry ``tags`` (:class:`AnonymizerTags`); without them it gets the defaults.
+    """
 
     @property
     def name(self) -> str:
@@ -155,11 +232,6 @@ class Anonymizer(Protocol):
         ...
 
     @property
-    def capabilities(self) -> Capabilities:
-        """The models it can promise (:class:`Capabilities`); read by the release spec on load."""
-        ...
-
-    @property
     def run(self) -> Callable[..., AnonymizedTable]:
         """``run(request, **options) -> AnonymizedTable`` with the schema's options as keywords.
 
@@ -167,6 +239,52 @@ class Anonymizer(Protocol):
         models cannot be met.
         """
         ...
+
+
+@runtime_checkable
+class SnapshotAnonymizer(Anonymizer, Protocol):
+    """An anonymizer tagged ``works_on_snapshot``: it solves a weighted snapshot without the rows."""
+
+    def snapshot_refusal(self, options: Mapping[str, Any]) -> str | None:
+        """Why these options need the rows (``None``: the snapshot suffices)."""
+        ...
+
+    def solve_snapshot(
+        self,
+        snapshot: Snapshot,
+        models: Sequence[PrivacyModel],
+        *,
+        suppression_limit: float,
+        n_sensitive: int,
+        progress: Callable[[int, int], None] | None,
+        **options: Any,
+    ) -> SnapshotSolution:
+        """The solution over the snapshot's units, equal to what ``run`` publishes from the records."""
+        ...
+
+
+@runtime_checkable
+class PartialScopeAnonymizer(Anonymizer, Protocol):
+    """An anonymizer tagged ``partial_scope``: it says which models its output must meet."""
+
+    def protected_models(self, request: AnonymizationRequest, **options: Any) -> Sequence[PrivacyModel]:
+        """The models the re-check measures instead of the request's."""
+        ...
+
+
+_DEFAULT_TAGS = AnonymizerTags()
+
+
+def tags_of(anonymizer: object) -> AnonymizerTags:
+    """The anonymizer's declared tags, or the defaults when it declares none (the one place that looks).
+
+    Raises:
+        TypeError: ``tags`` is not an :class:`AnonymizerTags`.
+    """
+    tags = getattr(anonymizer, "tags", _DEFAULT_TAGS)
+    if not isinstance(tags, AnonymizerTags):
+        raise TypeError(f"an anonymizer's tags must be an AnonymizerTags, got {type(tags).__name__} {tags!r}")
+    return tags
 
 
 _REGISTRY: dict[str, Callable[[], Anonymizer]] = {}
@@ -191,13 +309,29 @@ def get_anonymizer(name: str) -> Anonymizer:
 
     Raises:
         ConfigurationError: unknown name (the message lists the known names and the closest one).
+        TypeError: its tags promise a method it does not have (``solve_snapshot``, ``protected_models``).
     """
     factory = _REGISTRY.get(name) if isinstance(name, str) else None
     if factory is None:
         close = difflib.get_close_matches(str(name), _REGISTRY, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigurationError(f"algorithm must be one of {list(anonymizer_names())}, got {name!r}{hint}")
-    return factory()
+    anonymizer = factory()
+    tags = tags_of(anonymizer)
+    missing = ""
+    if tags.works_on_snapshot and not isinstance(anonymizer, SnapshotAnonymizer):
+        missing = "SnapshotAnonymizer (works_on_snapshot)"
+    elif tags.partial_scope and not isinstance(anonymizer, PartialScopeAnonymizer):
+        missing = "PartialScopeAnonymizer (partial_scope)"
+    if missing:
+        raise TypeError(f"anonymizer {name!r} is tagged as a {missing} but does not implement it")
+    return anonymizer
+
+
+def snapshot_anonymizer(name: str) -> SnapshotAnonymizer | None:
+    """The anonymizer registered under ``name`` when its tags say ``works_on_snapshot``, else ``None``."""
+    anonymizer = get_anonymizer(name)
+    return cast(SnapshotAnonymizer, anonymizer) if tags_of(anonymizer).works_on_snapshot else None
 
 
 def _options(anonymizer: Anonymizer, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -259,7 +393,7 @@ def _request(
 def anonymize(
     table: pd.DataFrame,
     *,
-    algorithm: str = "optimal",
+    algorithm: str = DEFAULT_ALGORITHM,
     quasi_identifiers: Sequence[Hashable],
     models: Sequence[PrivacyModel],
     suppression_limit: float = 0.0,
@@ -313,6 +447,7 @@ def anonymize(
     output = anonymizer.run(request, **chosen)
     # An algorithm that protects only part of the table by design (sensitive-values) says
     # which models its output must meet instead; the re-check measures those.
-    protected = getattr(anonymizer, "protected_models", None)
-    checked = request if protected is None else replace(request, models=tuple(protected(request, **chosen)))
-    return verify(checked, output, algorithm=anonymizer.name, seconds=time.perf_counter() - started)
+    if tags_of(anonymizer).partial_scope:
+        protected = cast(PartialScopeAnonymizer, anonymizer).protected_models(request, **chosen)
+        request = replace(request, models=tuple(protected))
+    return verify(request, output, algorithm=anonymizer.name, seconds=time.perf_counter() - started)

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable, verify
-from privacy_plugins.core.anonymize.registry import AnonymizerOption, Capabilities, get_anonymizer
+from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, ModelSupport, get_anonymizer
 from privacy_plugins.core.disclosure import examples
 from privacy_plugins.core.hierarchies.hierarchy import as_labels
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility
@@ -119,10 +119,15 @@ class SensitiveValuesAnonymizer:
 
     #: Nothing about the whole table: the records outside A are published unchanged, so a table-wide
     #: model (what a release checks) never holds by design; ``protected_models`` says what it promises.
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        promises=frozenset(),
-        why="it anonymizes only the records with the chosen sensitive values and publishes the others "
-        "unchanged, so no requirement on the whole published table can hold",
+    #: The records in A are anonymized without suppression.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(
+        supported_models=ModelSupport(
+            promises=frozenset(),
+            why="it anonymizes only the records with the chosen sensitive values and publishes the others "
+            "unchanged, so no requirement on the whole published table can hold",
+        ),
+        partial_scope=True,
+        suppresses=False,
     )
     name: str = "sensitive-values"
     options: tuple[AnonymizerOption, ...] = (

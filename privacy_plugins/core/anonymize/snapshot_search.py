@@ -1,33 +1,29 @@
-"""Full-domain generalization on a snapshot alone: the part of a release that needs no records.
+"""Anonymization on a snapshot alone: the part of a release that needs no records.
 
 An engine (DuckDB, a SQL database, Spark) sends the weighted snapshot — counts
 per distinct (QI values, model columns) — and gets back the chosen node, which
 units are suppressed and the utility of the result. It then applies the node and
-the suppression where the table lives. The numbers equal those of
-:class:`~privacy_plugins.core.anonymize.full_domain.FullDomainAnonymizer` on the
-records (``suppressed_rows="remove"``), because both search the same snapshot.
+the suppression where the table lives. Any anonymizer tagged ``works_on_snapshot``
+solves it (:class:`~privacy_plugins.core.anonymize.registry.SnapshotAnonymizer`);
+the full-domain searches give the numbers they give on the records
+(``suppressed_rows="remove"``), because both search the same snapshot.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.anonymize.base import LatticeDetails
-from privacy_plugins.core.anonymize.full_domain import (
-    FULL_DOMAIN_ALGORITHMS,
-    _suppressed_units,
-    _utility,
-    search_lattice,
-)
+from privacy_plugins.core.anonymize.base import AnonymizationDetails
 from privacy_plugins.core.anonymize.generalization_lattice import Node
+from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM, _options, snapshot_anonymizer
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics
 from privacy_plugins.core.models import PrivacyModel
-from privacy_plugins.core.parameters import check_fraction, suppression_budget
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["SnapshotSolution", "solve_snapshot"]
@@ -49,7 +45,7 @@ class SnapshotSolution:
     suppressed_units: np.ndarray
     suppressed: int
     utility: UtilityMetrics
-    details: LatticeDetails
+    details: AnonymizationDetails
 
     def suppressed_classes(self, snapshot: Snapshot) -> pd.DataFrame:
         """The generalized QI labels of every suppressed class (one row each), to filter them in an engine."""
@@ -72,36 +68,29 @@ def solve_snapshot(
     models: Sequence[PrivacyModel],
     *,
     suppression_limit: float = 0.0,
-    algorithm: str = "optimal",
-    metric: str = "ncp",
+    algorithm: str = DEFAULT_ALGORITHM,
     n_sensitive: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    **options: Any,
 ) -> SnapshotSolution:
-    """Search the lattice of ``snapshot`` and suppress the violating classes of the best node.
+    """Solve ``snapshot`` with the registered ``algorithm`` when it works on a snapshot (its tags say so).
+
+    ``options`` are the algorithm's own (e.g. ``metric="lm"``), checked against its schema.
 
     Raises:
-        ConfigurationError: unknown algorithm, no model, or a bad suppression limit.
-        InfeasibleAnonymizationError: no node satisfies the models within the limit.
+        ConfigurationError: unknown algorithm or option, one that needs the rows, no model, or a bad
+            suppression limit.
+        InfeasibleAnonymizationError: the models cannot be met within the limit.
     """
-    if algorithm not in FULL_DOMAIN_ALGORITHMS:
-        raise ConfigurationError(f"algorithm must be one of {sorted(FULL_DOMAIN_ALGORITHMS)}, got {algorithm!r}")
+    solver = snapshot_anonymizer(algorithm)
+    if solver is None:
+        raise ConfigurationError(f"algorithm {algorithm!r} does not work on a snapshot: it needs the rows")
     if not models:
         raise ConfigurationError("at least one privacy model is needed")
-    check_fraction(suppression_limit, name="suppression_limit")
-    budget = suppression_budget(suppression_limit, snapshot.n_rows)
-    node, found = search_lattice(snapshot, models, budget, metric, algorithm, progress)
-    suppressed = _suppressed_units(snapshot, node, models)
-    k = max(model.minimum_class_size for model in models)
-    qis = list(snapshot.quasi_identifiers)
-    return SnapshotSolution(
-        node=node,
-        suppressed_units=suppressed,
-        suppressed=int(snapshot.weights[suppressed].sum()),
-        utility=_utility(snapshot, node, suppressed, k=k, n_sensitive=n_sensitive),
-        details=LatticeDetails(
-            levels=dict(zip(qis, node, strict=True)),
-            heights=dict(zip(qis, snapshot.heights, strict=True)),
-            nodes_checked=found.nodes_checked,
-            lattice_size=found.lattice_size,
-        ),
+    chosen = _options(solver, options)
+    refusal = solver.snapshot_refusal(chosen)
+    if refusal is not None:
+        raise ConfigurationError(f"algorithm {algorithm!r} cannot solve a snapshot: {refusal}")
+    return solver.solve_snapshot(
+        snapshot, models, suppression_limit=suppression_limit, n_sensitive=n_sensitive, progress=progress, **chosen
     )

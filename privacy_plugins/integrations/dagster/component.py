@@ -20,6 +20,7 @@ from typing import Any
 
 import dagster as dg
 
+from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM
 from privacy_plugins.integrations.dagster.assets import build_release_assets
 from privacy_plugins.integrations.dagster.component_model import (
     AlgorithmModel,
@@ -48,7 +49,7 @@ TEMPLATE: dict[str, Any] = {
         "zip": {"masking": {}},
     },
     "requirements": {"k": 5, "l": 2, "suppression_limit": 0.05},
-    "algorithm": {"name": "optimal"},
+    "algorithm": {"name": DEFAULT_ALGORITHM},
     "destination": {"duckdb": "release_output/my_release.duckdb", "table": "my_release"},
 }
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import dagster as dg
 from pydantic import BaseModel, create_model
 
-from privacy_plugins.core.anonymize.registry import anonymizer_names, get_anonymizer
+from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM, anonymizer_names, get_anonymizer
 from privacy_plugins.core.hierarchies.config import HIERARCHY_BUILDERS
 
 __all__ = [
@@ -110,7 +110,7 @@ AlgorithmModel: Any = create_model(
     "AlgorithmModel",
     __base__=dg.Model,
     __doc__="``algorithm:`` — a registered name, a seed and that algorithm's options (checked when loading).",
-    name=(Literal[tuple(anonymizer_names())], "optimal"),
+    name=(Literal[tuple(anonymizer_names())], DEFAULT_ALGORITHM),
     seed=(int | None, None),
     **{option: (Any, None) for option in _OPTIONS if option not in ("name", "seed")},  # type: ignore[call-overload]
 )

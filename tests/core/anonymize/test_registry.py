@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import (
     AnonymizedTable,
-    LatticeDetails,
     anonymize,
     anonymizer_names,
     get_anonymizer,
     register_anonymizer,
+    tags_of,
     verify,
 )
 from privacy_plugins.core.anonymize.registry import _REGISTRY, _request
@@ -45,7 +45,8 @@ from privacy_plugins.errors import (
 )
 from tests.core.anonymize.lattice_problems import Problem, grouping_rows, problems
 
-FULL_DOMAIN = ("optimal", "samarati", "exhaustive")
+#: The algorithms that solve a weighted snapshot: the full-domain lattice searches (their tags say so).
+FULL_DOMAIN = tuple(name for name in anonymizer_names() if tags_of(get_anonymizer(name)).works_on_snapshot)
 PACKAGE = Path(__file__).resolve().parents[3] / "privacy_plugins"
 
 
@@ -76,20 +77,19 @@ def check_output(problem: Problem, result, models) -> None:  # type: ignore[no-u
     assert result.passed and len(result.models) == len(models)
 
 
-#: Algorithms that protect the whole table (an algorithm with ``protected_models``, such as
-#: sensitive-values, protects only part of it by design and has its own tests; one that
-#: publishes linked tables, Anatomy, is re-measured on its QIT + ST pair in test_bucketization).
+#: Algorithms that protect the whole table (one tagged ``partial_scope``, such as sensitive-values,
+#: protects only part of it by design and has its own tests; one that publishes linked tables,
+#: Anatomy, is re-measured on its QIT + ST pair in test_bucketization).
 TABLE_WIDE = [
     name
     for name in anonymizer_names()
-    if not hasattr(get_anonymizer(name), "protected_models")
-    and not getattr(get_anonymizer(name), "linked_tables", False)
+    if not tags_of(get_anonymizer(name)).partial_scope and not tags_of(get_anonymizer(name)).linked_tables
 ]
 
 
 def _k_only(name: str) -> bool:
     """An algorithm that declares it enforces k-anonymity alone (dpp2ga)."""
-    return get_anonymizer(name).capabilities.promises == {"k_anonymity"}
+    return tags_of(get_anonymizer(name)).supported_models.promises == {"k_anonymity"}
 
 
 @pytest.mark.parametrize("name", TABLE_WIDE)
@@ -110,11 +110,12 @@ def test_every_registered_anonymizer_runs_through_anonymize(name: str) -> None:
     assert result.algorithm == name and result.seed == 7
     report = result.to_dict()
     assert report["details"]["kind"] and "levels" not in report
+    assert tags_of(get_anonymizer(name)).suppresses or result.suppressed == 0  # a declared non-suppressor
     assert report["k"] >= 3 and (_k_only(name) or report["l"] >= 2)
 
 
 def test_the_full_domain_searches_are_registered_with_their_option_schema() -> None:
-    assert set(FULL_DOMAIN) <= set(anonymizer_names())
+    assert {"optimal", "samarati", "exhaustive"} == set(FULL_DOMAIN)
     options = {option.name: option for option in get_anonymizer("optimal").options}
     assert options["metric"].choices == ("ncp", "lm", "discernibility", "height")
     assert options["suppressed_rows"].default == "remove"
@@ -201,7 +202,7 @@ def test_full_domain_output_satisfies_its_models_or_raises(
         return
     check_output(problem, result, models)
     assert result.suppressed <= int(limit * len(problem.frame) + 1e-9)
-    assert isinstance(result.details, LatticeDetails)
+    assert list(result.details.recoding_levels()) == problem.quasi_identifiers  # one level per QI
 
 
 # A model defined here, and nowhere else: it must work everywhere models are used.

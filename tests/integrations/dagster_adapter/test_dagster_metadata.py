@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("dagster")
 
 from privacy_plugins import generate_census
-from privacy_plugins.core.anonymize import anonymizer_names, get_anonymizer
+from privacy_plugins.core.anonymize import anonymizer_names, get_anonymizer, tags_of
 from privacy_plugins.integrations.dagster import build_release_assets, class_size_table
 from privacy_plugins.integrations.dagster.metadata import class_size_buckets, requirements_table
 from privacy_plugins.release import ReleaseSpec
@@ -31,8 +31,8 @@ PLANTED = {
     "disease": "kuru-planted",
 }
 TOKENS = ("PLANTED-PERSON-0001", "90909", "Astronaut-Planted", "987654", "kuru-planted")
-#: Options an algorithm needs to run at all (sensitive-values protects only the listed values).
-OPTIONS: dict[str, dict[str, Any]] = {"sensitive-values": {"sensitive_values": "HIV,cancer"}}
+#: Values of the options an algorithm needs to run at all, by option name (sensitive-values' set A).
+NEEDED_OPTIONS: dict[str, Any] = {"sensitive_values": "HIV,cancer"}
 
 
 def _value(value: Any) -> Any:
@@ -84,7 +84,7 @@ def _with_planted_record(tmp_path: Path) -> dict[str, Any]:
 
 # sensitive-values promises nothing about the whole table, so its release spec is refused on load
 # (tests/release/test_release_capabilities.py); every algorithm whose spec loads is run here.
-RELEASABLE = [name for name in anonymizer_names() if get_anonymizer(name).capabilities.promises]
+RELEASABLE = [name for name in anonymizer_names() if tags_of(get_anonymizer(name)).supported_models.promises]
 
 
 @pytest.mark.parametrize("algorithm", RELEASABLE)
@@ -92,9 +92,10 @@ def test_no_algorithm_puts_a_raw_value_in_any_metadata(
     census_spec: Callable[..., dict[str, Any]], tmp_path: Path, run_graph: Any, algorithm: str
 ) -> None:
     """Every registered algorithm (Anatomy publishes two linked tables) — tables, checks, failures searched."""
-    k_only = get_anonymizer(algorithm).capabilities.promises == {"k_anonymity"}
+    k_only = tags_of(get_anonymizer(algorithm)).supported_models.promises == {"k_anonymity"}
+    own = {option.name for option in get_anonymizer(algorithm).options}
     data = census_spec(source=_with_planted_record(tmp_path), **({"l": None} if k_only else {}))
-    data["algorithm"] = {"name": algorithm, **OPTIONS.get(algorithm, {})}
+    data["algorithm"] = {"name": algorithm, **{k: v for k, v in NEEDED_OPTIONS.items() if k in own}}
     result = run_graph(build_release_assets(ReleaseSpec.from_dict(data, base_dir=tmp_path)))
     text = _all_metadata(result)
     assert '"requirement": "k_anonymity"' in text and '"class size"' in text  # the tables were searched
