@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from privacy_plugins.core.models import check_name
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.release.spec import ReleaseSpec
 
@@ -37,8 +38,6 @@ def measure_published(spec: ReleaseSpec, frame: pd.DataFrame) -> dict[str, Any]:
 
 def measure_classes(spec: ReleaseSpec, classes: EquivalenceClasses, *, rows: int, columns: list[str]) -> dict[str, Any]:
     """:func:`measure_published` from the classes (records or a GROUP BY inside the database) and the columns."""
-    from privacy_plugins.release.steps import check_name  # steps imports this module's users, not the reverse
-
     measured: dict[str, float | None] = {}
     targets: dict[str, float | None] = {}
     met: dict[str, bool] = {}
