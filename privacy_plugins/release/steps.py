@@ -56,7 +56,7 @@ from privacy_plugins.core.anonymize.generalization_lattice import check_lattice_
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
-from privacy_plugins.core.models import PrivacyModel, check_name
+from privacy_plugins.core.models import PrivacyModel, bind_hierarchies, check_name
 from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
@@ -406,6 +406,11 @@ def diagnose_step(
         l=requirements.l if sensitive else None,
         l_variant=requirements.l_variant,  # type: ignore[arg-type]
         c=requirements.c if requirements.l_variant == "recursive" else None,
+        models=[  # the listed models that have borders (monotone over quasi-identifier subsets)
+            m
+            for m in bind_hierarchies(requirements.listed, spec.sensitive_hierarchies())
+            if m.is_monotonic(with_suppression=False)
+        ],
         suppression_limit=requirements.suppression_limit,
         progress=StepProgress("diagnose", "subsets measured", on_progress),
     )
