@@ -298,11 +298,13 @@ class Requirements:
             raise ConfigurationError(f"requirements.suppression_limit must be in [0, 1), got {limit!r}")
         shorthands = (self.k, self.l, self.t, self.bound, self.bound_column)
         if all(value is None for value in shorthands) and not self.listed:
-            raise ConfigurationError("requirements must list a model or set at least one of k, l, t, bound or bound_column")
+            raise ConfigurationError(
+                "requirements must list a model or set at least one of k, l, t, bound or bound_column"
+            )
 
     @classmethod
     def from_value(cls, value: object) -> Requirements:
-        """Build from the YAML section: a list of models, or a mapping (shorthands, ``models:``, ``suppression_limit``)."""
+        """From the YAML section: a list of models, or a mapping (shorthands, ``models:``, ``suppression_limit``)."""
         if isinstance(value, list):
             return cls(listed=tuple(models_from_entries(value, setting="requirements")))
         values = dict(_mapping("requirements", value))
@@ -312,8 +314,7 @@ class Requirements:
         return cls(**values)
 
     def models(self, sensitive_attributes: tuple[str, ...]) -> list[PrivacyModel]:
-        """The privacy models these requirements stand for: the shorthands expanded (l, t and bounds apply to
-        every sensitive attribute), then the listed models."""
+        """The privacy models: the shorthands expanded (l, t, bounds: each sensitive attribute), then the listed."""
         return requirement_models(
             sensitive_attributes=sensitive_attributes,
             k=self.k,

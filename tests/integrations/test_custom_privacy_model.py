@@ -124,7 +124,10 @@ def test_the_list_form_equals_the_sugar(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("requirements", "message"),
     [
-        ([{"k_anonimity": {"k": 5}}], "requirements[0]: unknown privacy model 'k_anonimity'; did you mean 'k_anonymity'?"),
+        (
+            [{"k_anonimity": {"k": 5}}],
+            "requirements[0]: unknown privacy model 'k_anonimity'; did you mean 'k_anonymity'?",
+        ),
         ({"models": [{"k_anonymity": {"kk": 5}}]}, "requirements.models[0]: k_anonymity: unknown parameter 'kk'"),
         ([{NAME: {"size": 8, "share": 2}}], "requirements[0]: " + NAME + ": share must be in [0, 1]"),
         ({"k": 5, "models": [{"k_anonymity": {"k": 7}}]}, "share the check name 'k_anonymity'"),
@@ -156,9 +159,10 @@ def test_a_release_of_a_custom_model_in_memory(tmp_path: Path) -> None:
     assert checks["small_class_share"].passed and checks["small_class_share"].target == 0.2
     published = read_published(spec.destination)
     assert published is not None
-    assert checks["small_class_share"].observed == pytest.approx(_small_share(published, 8)) and _small_share(
-        published, 8
-    ) <= 0.2
+    assert (
+        checks["small_class_share"].observed == pytest.approx(_small_share(published, 8))
+        and _small_share(published, 8) <= 0.2
+    )
     assert published.groupby(QIS).size().min() >= 5
     numbers = result.published.numbers
     assert numbers["met"]["small_class_share"] is True
@@ -258,7 +262,9 @@ def test_cli_anonymize_and_diagnose_with_a_requirements_file(
     diagnosis = json.loads(capsys.readouterr().out)
     assert [b["target"] for b in diagnosis["model_borders"]] == ["at most 0.05 of records in classes smaller than 4"]
 
-    assert main(["anonymize", str(data), *roles, "--out", str(out), "--requirements-file", str(tmp_path / "no.yaml")]) == 2
+    assert (
+        main(["anonymize", str(data), *roles, "--out", str(out), "--requirements-file", str(tmp_path / "no.yaml")]) == 2
+    )
     assert "no.yaml" in capsys.readouterr().err
 
 
@@ -272,9 +278,11 @@ def test_python_measure_anonymize_diagnose_with_the_model(tmp_path: Path) -> Non
     result = anonymize(
         frame, algorithm="optimal", quasi_identifiers=["age", "sex", "zip"], hierarchies=hierarchies, models=[model]
     )
-    assert measure(result.table, quasi_identifiers=["age", "sex", "zip"], models=[model]).results[
-        "small_class_share"
-    ].passed
+    assert (
+        measure(result.table, quasi_identifiers=["age", "sex", "zip"], models=[model])
+        .results["small_class_share"]
+        .passed
+    )
     found = diagnose(frame, quasi_identifiers=["age", "sex", "zip"], models=[model], k=2)
     assert [b.target for b in found.model_borders] == [str(model)]
 

@@ -58,7 +58,10 @@ def test_a_list_entry_is_name_to_parameters() -> None:
 @pytest.mark.parametrize(
     ("entries", "message"),
     [
-        ([{"k_anonimity": {"k": 5}}], r"^requirements\[0\]: unknown privacy model 'k_anonimity'; did you mean 'k_anonymity'\?"),
+        (
+            [{"k_anonimity": {"k": 5}}],
+            r"^requirements\[0\]: unknown privacy model 'k_anonimity'; did you mean 'k_anonymity'\?",
+        ),
         ([{"k_anonymity": {"kk": 5}}], r"^requirements\[0\]: k_anonymity: unknown parameter 'kk'; did you mean 'k'\?"),
         ([{"k_anonymity": {}}], r"^requirements\[0\]: k_anonymity: missing parameter\(s\) \['k'\]"),
         ([{"k_anonymity": {"k": 0}}], r"^requirements\[0\]: k_anonymity: k must be"),
@@ -115,9 +118,7 @@ def test_register_model_and_every_kind() -> None:
 
 def test_measure_models_keys_results_by_check_name() -> None:
     frame = pd.DataFrame({"zip": ["1", "1", "2", "2", "2"], "disease": ["a", "b", "a", "a", "a"]})
-    report = measure(
-        frame, quasi_identifiers=["zip"], sensitive_attributes=["disease"], k=2, models=[_ClassCount(3)]
-    )
+    report = measure(frame, quasi_identifiers=["zip"], sensitive_attributes=["disease"], k=2, models=[_ClassCount(3)])
     assert list(report.results) == ["k_anonymity", "toy_class_count"]
     assert report.results["k_anonymity"].passed and not report.results["toy_class_count"].passed
     assert report.to_dict()["models"]["toy_class_count"]["observed"] == 2.0
