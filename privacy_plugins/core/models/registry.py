@@ -23,7 +23,7 @@ import difflib
 import importlib
 import inspect
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from privacy_plugins.core.models.base import PrivacyModel
@@ -67,24 +67,19 @@ MODEL_REGISTRY: dict[str, type[PrivacyModel]] = {
 class _EveryKind(frozenset[str]):
     """Every model kind, registered now or later: what an anonymizer promising all of them promises.
 
-    Iterating gives the kinds registered when it is iterated; membership is true for any name.
+    It holds (and iterates, and compares as) the built-in kinds; membership is true for any name,
+    so a model registered later is promised too.
     """
 
     def __contains__(self, kind: object) -> bool:
         return isinstance(kind, str)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(sorted(MODEL_REGISTRY))
-
-    def __len__(self) -> int:
-        return len(MODEL_REGISTRY)
 
     def __repr__(self) -> str:
         return "EVERY_MODEL_KIND"
 
 
 #: The kinds an anonymizer promises by default: every model, custom ones included.
-EVERY_MODEL_KIND: frozenset[str] = _EveryKind()
+EVERY_MODEL_KIND: frozenset[str] = _EveryKind(MODEL_REGISTRY)
 
 
 def register_model(model: type[PrivacyModel], *, replace: bool = False) -> type[PrivacyModel]:
@@ -116,11 +111,15 @@ def _imported(path: str) -> type[PrivacyModel]:
     """The class at ``module:Class``, registered under its ``config_name``."""
     module_name, _, attribute = path.partition(":")
     try:
-        found = getattr(importlib.import_module(module_name), attribute)
-    except ImportError as exc:
-        raise ConfigurationError(f"privacy model {path!r}: cannot import module {module_name!r} ({exc})") from None
-    except AttributeError:
-        raise ConfigurationError(f"privacy model {path!r}: module {module_name!r} has no {attribute!r}") from None
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # any failure of the user's module is one line naming it
+        reason = str(exc).splitlines()[0] if str(exc) else ""
+        raise ConfigurationError(
+            f"privacy model {path!r}: cannot import module {module_name!r} ({type(exc).__name__}: {reason})"
+        ) from None
+    found = getattr(module, attribute, None)
+    if found is None:
+        raise ConfigurationError(f"privacy model {path!r}: module {module_name!r} has no {attribute!r}")
     return register_model(found)
 
 
