@@ -207,7 +207,7 @@ def _diagnosis(spec: ReleaseSpec, snapshot: Snapshot, models: list[Any]) -> Diag
     """Headline risk numbers at the leaf level, from the snapshot; written as the diagnosis reports."""
     classes = snapshot.classes((0,) * len(snapshot.heights))
     sizes = classes.sizes
-    k = spec.requirements.k or 1
+    k = max((m.minimum_class_size for m in models if m.judged_by_size), default=1)  # k: or a listed k_anonymity
     violating = np.zeros(classes.n_classes, dtype=bool)
     for model in models:
         violating |= model.violating_classes(classes)

@@ -195,6 +195,10 @@ def test_a_release_of_a_custom_model_inside_duckdb(tmp_path: Path) -> None:
     by_name = {c.name: (c.passed, c.observed) for c in inside_result.check.checks}
     assert by_name == {c.name: (c.passed, c.observed) for c in memory_result.check.checks}
     assert by_name["small_class_share"][0]
+    # the database's diagnosis counts records at risk against the listed k_anonymity's k (not k = 1)
+    sizes = pp.generate_census(1_500, seed=0).groupby(QIS, dropna=False).size()
+    expected = sizes[sizes < 5].sum() / 1_500
+    assert expected > 0 and inside_result.diagnosis.share_at_risk == pytest.approx(expected)
 
 
 def _census_csv(tmp_path: Path) -> Path:
