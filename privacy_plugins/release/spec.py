@@ -43,7 +43,7 @@ from privacy_plugins.core.models import (
     models_from_entries,
     requirement_models,
 )
-from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
+from privacy_plugins.core.parameters import check_fraction, check_integer, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
 from privacy_plugins.errors import ConfigurationError, HierarchyError
@@ -270,29 +270,23 @@ class Requirements:
     KEYS = ("k", "l", "l_variant", "c", "t", "t_distance", "bound", "bound_column", "suppression_limit", "models")
 
     def __post_init__(self) -> None:
-        if self.k is not None:
-            check_integer(self.k, name="requirements.k")
-        if self.l is not None:
-            check_positive(self.l, name="requirements.l", minimum=1.0, inclusive=True)
         if self.l_variant not in L_VARIANTS:
             raise ConfigurationError(
                 f"requirements.l_variant must be one of {list(L_VARIANTS)}, got {self.l_variant!r}"
             )
-        if self.l_variant == "recursive" and self.l is not None:
-            if self.c is None:
-                raise ConfigurationError("requirements.l_variant 'recursive' needs requirements.c")
-            if not float(self.l).is_integer():
-                raise ConfigurationError(f"recursive (c,l)-diversity needs an integer l, got {self.l!r}")
-        if self.c is not None:
-            check_positive(self.c, name="requirements.c")
-        if self.t is not None:
-            check_fraction(self.t, name="requirements.t")
         if self.t_distance not in T_DISTANCES:
             raise ConfigurationError(
                 f"requirements.t_distance must be one of {list(T_DISTANCES)}, got {self.t_distance!r}"
             )
-        if self.bound is not None:
-            check_fraction(self.bound, name="requirements.bound", open_low=True)
+        if self.l_variant == "recursive" and self.l is not None and self.c is None:
+            raise ConfigurationError("requirements.l_variant 'recursive' needs requirements.c")
+        try:  # the models' own constructors validate the shorthands' values: one set of rules
+            self.models(("a sensitive attribute",))
+        except (ConfigurationError, TypeError) as exc:
+            message = str(exc).splitlines()[0]
+            key = message.split(" ", 1)[0]
+            where = f"requirements.{message}" if key in self.KEYS else f"requirements: {message}"
+            raise ConfigurationError(where) from None
         limit = check_fraction(self.suppression_limit, name="requirements.suppression_limit")
         if limit >= 1.0:
             raise ConfigurationError(f"requirements.suppression_limit must be in [0, 1), got {limit!r}")
