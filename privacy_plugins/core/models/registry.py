@@ -150,6 +150,8 @@ def _parameters(model: type[PrivacyModel]) -> tuple[list[str], list[str]]:
 def from_config(name: str, **params: Any) -> PrivacyModel:
     """Build a model from its registry name (or ``module:Class``) and primitive parameters.
 
+    A list parameter (YAML, JSON) is passed as a tuple: a model is a frozen, hashable value.
+
     Raises:
         ConfigurationError: unknown name (with a close match), an unknown or missing
             parameter, or a value the model refuses — each naming the model.
@@ -171,7 +173,7 @@ def from_config(name: str, **params: Any) -> PrivacyModel:
     if missing:
         raise ConfigurationError(f"{name}: missing parameter(s) {missing} Parameters: {known}")
     try:
-        return model(**params)
+        return model(**{key: tuple(value) if isinstance(value, list) else value for key, value in params.items()})
     except (ConfigurationError, TypeError, ValueError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigurationError(f"{name}: {message}") from None

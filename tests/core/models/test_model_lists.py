@@ -169,3 +169,20 @@ def test_keyword_form_equals_its_expanded_models(columns, k, l, c, t, bound, t_d
     as_models = measure(frame, **roles, models=expanded)
     assert keywords.results == as_models.results
     assert list(keywords.results) == [check_name(m) for m in expanded]
+
+
+@dataclass(frozen=True)
+class _AnyOf(_ClassCount):
+    """A toy model with a list parameter."""
+
+    names: tuple[str, ...] = ()
+    config_name: ClassVar[str] = "toy_any_of"
+
+
+def test_a_list_parameter_arrives_as_a_tuple_so_the_model_hashes() -> None:
+    register_model(_AnyOf)
+    try:
+        (model,) = models_from_entries([{"toy_any_of": {"classes": 2, "names": ["a", "b"]}}])
+        assert model == _AnyOf(2, ("a", "b")) and hash(model) == hash(_AnyOf(2, ("a", "b")))
+    finally:
+        MODEL_REGISTRY.pop("toy_any_of", None)
