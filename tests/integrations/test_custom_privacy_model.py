@@ -291,7 +291,7 @@ def test_python_measure_anonymize_diagnose_with_the_model(tmp_path: Path) -> Non
     assert [b.target for b in found.model_borders] == [str(model)]
 
 
-def test_gx_suite_with_the_custom_model() -> None:
+def test_gx_suite_with_the_custom_model(tmp_path: Path) -> None:
     pytest.importorskip("great_expectations")
     gx = pytest.importorskip("privacy_plugins.integrations.gx")
     frame = pd.DataFrame({"zip": ["1"] * 6 + ["2"] * 3 + ["3"], "disease": ["a", "b"] * 5})
@@ -319,5 +319,16 @@ def test_gx_suite_with_the_custom_model() -> None:
         verdicts = gx.outcomes(gx.validate_dataframe(frame, suite))
     assert [(v.status, v.observed) for v in verdicts] == [("passed", 0.1), ("failed", 0.1), ("failed", 1.0)]
     assert verdicts[1].details["violations"]["classes"] == 1 and verdicts[1].details["violations"]["records"] == 1
+    # On SQL the metric groups where the table lives; the custom model judges those classes the same way.
+    import sqlalchemy as sa
+
+    url = f"sqlite:///{tmp_path / 'people.sqlite'}"
+    engine = sa.create_engine(url)
+    frame.to_sql("people", engine, index=False)
+    engine.dispose()
+    source = gx.ephemeral_context().data_sources.add_sqlite("sqlite", connection_string=url)
+    batch = source.add_table_asset("people", table_name="people").add_batch_definition_whole_table("all").get_batch()
+    sql_verdicts = gx.outcomes(batch.validate(suite))
+    assert [(v.status, v.observed) for v in sql_verdicts] == [(v.status, v.observed) for v in verdicts]
     with pytest.raises(Exception, match="did you mean 'k_anonymity'"):
         gx.ExpectTableToSatisfyPrivacyModel(quasi_identifiers=["zip"], privacy_model="k_anonimity", parameters={"k": 2})
