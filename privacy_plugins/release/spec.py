@@ -285,8 +285,9 @@ class Requirements:
         except (ConfigurationError, TypeError) as exc:
             message = str(exc).splitlines()[0]
             key = message.split(" ", 1)[0]
-            where = f"requirements.{message}" if key in self.KEYS else f"requirements: {message}"
-            raise ConfigurationError(where) from None
+            if not message.startswith("requirements"):
+                message = f"requirements.{message}" if key in self.KEYS else f"requirements: {message}"
+            raise ConfigurationError(message) from None
         limit = check_fraction(self.suppression_limit, name="requirements.suppression_limit")
         if limit >= 1.0:
             raise ConfigurationError(f"requirements.suppression_limit must be in [0, 1), got {limit!r}")
