@@ -332,3 +332,13 @@ def test_gx_suite_with_the_custom_model(tmp_path: Path) -> None:
     assert [(v.status, v.observed) for v in sql_verdicts] == [(v.status, v.observed) for v in verdicts]
     with pytest.raises(Exception, match="did you mean 'k_anonymity'"):
         gx.ExpectTableToSatisfyPrivacyModel(quasi_identifiers=["zip"], privacy_model="k_anonimity", parameters={"k": 2})
+
+
+def test_a_dagster_policy_floor_on_a_listed_model_says_it_tightens_the_shorthands(tmp_path: Path) -> None:
+    pytest.importorskip("dagster")
+    from privacy_plugins.errors import ConfigurationError
+    from privacy_plugins.integrations.dagster.policy import Policy
+
+    spec = ReleaseSpec.from_dict(_spec(tmp_path, [{"k_anonymity": {"k": 5}}]))
+    with pytest.raises(ConfigurationError, match="not a model in requirements' list"):
+        Policy.for_spec(spec, {"min_k": 10})
