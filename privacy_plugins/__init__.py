@@ -1,10 +1,11 @@
 """privacy_plugins: diagnose, anonymize and gate tables about people.
 
 The top level re-exports the framework-free core — :func:`anonymize`, :func:`diagnose`,
-:func:`measure` and the privacy models — and the release flow's :class:`ReleaseSpec`
-and :func:`run_release` (imported on first use, so ``import privacy_plugins`` stays
-light). The GX, Airflow and Dagster adapters live in ``privacy_plugins.integrations``
-and are imported explicitly (each needs its extra).
+:func:`measure`, the privacy models and :func:`register_model` (for a model of your
+own) — and the release flow's :class:`ReleaseSpec` and :func:`run_release` (imported
+on first use, so ``import privacy_plugins`` stays light). The GX, Airflow and Dagster
+adapters live in ``privacy_plugins.integrations`` and are imported explicitly (each
+needs its extra).
 
 Example:
     >>> import privacy_plugins as pp
@@ -46,6 +47,7 @@ from privacy_plugins.core.models import (
     PrivacyModel,
     RecursiveCLDiversity,
     TCloseness,
+    register_model,
 )
 
 if TYPE_CHECKING:
@@ -75,6 +77,7 @@ __all__ = [
     "l_diversity",
     "measure",
     "read_table",
+    "register_model",
     "run_release",
     "t_closeness",
 ]

@@ -5,17 +5,27 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Hashable, Iterable, Sequence
+from pathlib import Path
 
-from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES
-from privacy_plugins.errors import UnknownColumnError
+from privacy_plugins.core.models import (
+    L_VARIANTS,
+    T_DISTANCES,
+    PrivacyModel,
+    models_from_entries,
+    requirement_models,
+)
+from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
 __all__ = [
     "Subcommands",
     "add_l_arguments",
+    "add_requirements_file_argument",
     "add_role_arguments",
     "add_t_arguments",
     "check_columns",
     "columns_arg",
+    "listed_models",
+    "models_from_args",
 ]
 
 Subcommands = argparse._SubParsersAction  # the object add_subparsers() returns
@@ -89,3 +99,59 @@ def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
         help="one personalized leakage bound in (0,1] for every record (with --bound-column: for empty cells)",
     )
     parser.add_argument("--bound-column", help="column holding each record's leakage bound")
+
+
+def add_requirements_file_argument(parser: argparse.ArgumentParser) -> None:
+    """``--requirements-file``: a YAML/JSON list of models, the form of a release spec's ``requirements:``."""
+    parser.add_argument(
+        "--requirements-file",
+        type=Path,
+        help="YAML or JSON list of privacy models, e.g. [{k_anonymity: {k: 5}}, {mypkg.models:MyModel: {...}}] "
+        "(a registered name or module:Class); judged together with the requirement flags (the union; "
+        "one model twice is an error)",
+    )
+
+
+def listed_models(args: argparse.Namespace) -> list[PrivacyModel]:
+    """The models of ``--requirements-file`` (none without it); a bad entry is one line naming it."""
+    path: Path | None = getattr(args, "requirements_file", None)
+    if path is None:
+        return []
+    import yaml
+
+    setting = f"--requirements-file {str(path)!r}"
+    try:
+        entries = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        problem = " ".join(str(exc).split())
+        raise ConfigurationError(f"{setting} is not valid YAML or JSON: {problem}") from None
+    if isinstance(entries, dict) and set(entries) == {"requirements"}:  # a spec's section pasted as it is
+        entries = entries["requirements"]
+    return models_from_entries(entries, setting=setting)
+
+
+def models_from_args(args: argparse.Namespace) -> list[PrivacyModel]:
+    """The flags expanded to models (each l/t/bound applies to every sensitive attribute), then the file's.
+
+    The one expansion of the CLI's requirement flags; ``measure`` and ``diagnose`` pass the
+    same flags to the core, which expands them with the same
+    :func:`~privacy_plugins.core.models.requirement_models`.
+    """
+    listed = listed_models(args)
+    flags = ("k", "l", "t", "bound", "bound_column")
+    if not listed and all(getattr(args, flag, None) is None for flag in flags):
+        raise ConfigurationError(
+            "give at least one requirement: --k, --l, --t, --bound, --bound-column or --requirements-file"
+        )
+    return requirement_models(
+        sensitive_attributes=args.sensitive_attributes,
+        k=getattr(args, "k", None),
+        l=getattr(args, "l", None),
+        l_variant=getattr(args, "l_variant", "distinct"),
+        c=getattr(args, "c", None),
+        t=getattr(args, "t", None),
+        t_distance=getattr(args, "t_distance", "auto"),
+        bound=getattr(args, "bound", None),
+        bound_column=getattr(args, "bound_column", None),
+        models=listed,
+    )

@@ -30,9 +30,11 @@ from privacy_plugins.cli._args import (
     Subcommands,
     add_bound_arguments,
     add_l_arguments,
+    add_requirements_file_argument,
     add_role_arguments,
     add_t_arguments,
     check_columns,
+    models_from_args,
 )
 from privacy_plugins.cli._format import aligned, number
 from privacy_plugins.core.anonymize import (
@@ -46,7 +48,6 @@ from privacy_plugins.core.anonymize import (
 )
 from privacy_plugins.core.hierarchies import Hierarchy, hierarchy_files, load_hierarchies
 from privacy_plugins.core.io import read_table
-from privacy_plugins.core.models import PrivacyModel, requirement_models
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 from privacy_plugins.release.destinations import atomic_file
 from privacy_plugins.release.progress import ProgressLines
@@ -119,6 +120,7 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
     add_l_arguments(parser, l_help="l-diversity of every sensitive attribute")
     add_t_arguments(parser, t_help="t-closeness of every sensitive attribute")
     add_bound_arguments(parser)
+    add_requirements_file_argument(parser)
     parser.add_argument(
         "--suppression-limit", type=float, default=0.0, help="fraction of records that may be suppressed (default 0)"
     )
@@ -155,23 +157,6 @@ def algorithm_options(args: argparse.Namespace) -> dict[str, Any]:
             )
         given[own[flag].name] = value
     return given
-
-
-def models_from_args(args: argparse.Namespace) -> list[PrivacyModel]:
-    """The privacy models the flags ask for (each l/t/bound applies to every sensitive attribute)."""
-    if all(getattr(args, flag) is None for flag in ("k", "l", "t", "bound", "bound_column")):
-        raise ConfigurationError("give at least one requirement: --k, --l, --t, --bound or --bound-column")
-    return requirement_models(
-        sensitive_attributes=args.sensitive_attributes,
-        k=args.k,
-        l=args.l,
-        l_variant=args.l_variant,
-        c=args.c,
-        t=args.t,
-        t_distance=args.t_distance,
-        bound=args.bound,
-        bound_column=args.bound_column,
-    )
 
 
 def _roles(args: argparse.Namespace) -> list[tuple[str, list[str]]]:

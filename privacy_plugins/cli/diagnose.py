@@ -7,7 +7,14 @@ import json
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
-from privacy_plugins.cli._args import Subcommands, add_l_arguments, add_role_arguments, check_columns
+from privacy_plugins.cli._args import (
+    Subcommands,
+    add_l_arguments,
+    add_requirements_file_argument,
+    add_role_arguments,
+    check_columns,
+    listed_models,
+)
 from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.diagnosis import (
     DEFAULT_K,
@@ -39,6 +46,7 @@ def add_diagnose_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
     add_l_arguments(
         parser, l_help="target l: borders of l-diversity of each sensitive attribute (needs --sensitive-attributes)"
     )
+    add_requirements_file_argument(parser)
     parser.add_argument(
         "--suppression-limit",
         type=float,
@@ -126,6 +134,7 @@ def _run_diagnose(args: argparse.Namespace) -> int:
         frame,
         quasi_identifiers=args.quasi_identifiers,
         sensitive_attributes=args.sensitive_attributes,
+        models=listed_models(args),
         k=args.k,
         l=args.l,
         l_variant=args.l_variant,

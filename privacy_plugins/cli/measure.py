@@ -14,9 +14,11 @@ from typing import Any
 from privacy_plugins.cli._args import (
     Subcommands,
     add_bound_arguments,
+    add_requirements_file_argument,
     add_role_arguments,
     add_t_arguments,
     check_columns,
+    listed_models,
 )
 from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
@@ -50,6 +52,7 @@ def add_measure_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
         "--suppression-limit", type=float, help="fraction of records that may be suppressed: report k after suppression"
     )
     add_bound_arguments(parser)
+    add_requirements_file_argument(parser)
     parser.add_argument(
         "--hierarchies",
         type=Path,
@@ -159,6 +162,13 @@ def format_table(report: MeasureReport, *, source: str) -> str:
             )
             rows += _example_lines(leak["classes"])
         lines += [f"sensitive attribute {name!r}", *aligned(rows)]
+    if report.results:
+        verdicts: list[tuple[str, str] | str] = []
+        for check, result in report.results.items():
+            counts = f"{_fmt(result.violations.classes)} classes, {_fmt(result.violations.records)} records"
+            verdict = "holds" if result.passed else f"fails ({counts} in violation)"
+            verdicts.append((check, f"{verdict}; {result.model}, observed {_fmt(result.observed)}"))
+        lines += ["requirements", *aligned(verdicts)]
     return "\n".join(lines)
 
 
@@ -224,6 +234,7 @@ def _run_measure(args: argparse.Namespace) -> int:
         ],
     )
     hierarchies = _sensitive_hierarchies(args)
+    models = listed_models(args)
     with warnings.catch_warnings():
         # The core warns through ``warnings`` (a file:line, for programmers); the
         # command says it once, in its own words, below.
@@ -244,6 +255,7 @@ def _run_measure(args: argparse.Namespace) -> int:
             risk_threshold=args.risk_threshold,
             include_values=args.include_values,
             hierarchies=hierarchies,
+            models=models,
         )
     if args.include_values:
         print(INCLUDE_VALUES_WARNING, file=sys.stderr)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -22,6 +22,14 @@ from privacy_plugins.core import metrics
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
+from privacy_plugins.core.models import (
+    ModelResult,
+    PrivacyModel,
+    bind_hierarchies,
+    check_model_roles,
+    check_name,
+    requirement_models,
+)
 from privacy_plugins.core.models.personalized import resolve_bounds
 from privacy_plugins.core.models.t_closeness import TDistance, resolve_t_distance
 from privacy_plugins.core.parameters import TOLERANCE, check_fraction, check_integer, check_positive
@@ -92,7 +100,10 @@ class MeasureReport:
     ``recursive_c``, ``suppression_needed``, ``max_leakage``,
     ``leakage_violations``) at top level — with several sensitive attributes
     the worst value over them — and the full detail under
-    ``sensitive_attributes``.
+    ``sensitive_attributes``. ``results`` (JSON ``models``) holds the verdict of
+    every requested model — the keyword targets expanded to models, then
+    ``models=`` — keyed by its check name (``k_anonymity``,
+    ``distinct_l_diversity_disease``…), the names a release's checks use.
     """
 
     quasi_identifiers: tuple[Hashable, ...]
@@ -107,6 +118,7 @@ class MeasureReport:
     suppression_needed: metrics.SuppressionNeeded | None = None
     k_after_suppression: metrics.KAfterSuppression | None = None
     sensitive_attributes: tuple[SensitiveReport, ...] = ()
+    results: Mapping[str, ModelResult] = field(default_factory=dict)
 
     def for_attribute(self, attribute: Hashable) -> SensitiveReport:
         """The report of one sensitive attribute."""
@@ -148,6 +160,8 @@ class MeasureReport:
                 out["leakage_violations"] = max(x.violations for x in leakages)
                 out["leakage_infeasible"] = max(x.infeasible for x in leakages)
             out["sensitive_attributes"] = {str(r.sensitive_attribute): r for r in self.sensitive_attributes}
+        if self.results:
+            out["models"] = dict(self.results)
         return to_jsonable(out)
 
 
@@ -268,6 +282,8 @@ def measure(
     risk_threshold: float = DEFAULT_RISK_THRESHOLD,
     include_values: bool = False,
     hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+    models: Sequence[PrivacyModel] = (),
+    l_variant: str | None = None,
 ) -> MeasureReport:
     """Measure every privacy property of ``frame`` in one grouping pass.
 
@@ -293,6 +309,16 @@ def measure(
         hierarchies: a sensitive attribute's hierarchy, when its published values may be
             generalized: leakage then counts a generalized value as each leaf below it
             (DCorrelate, as :class:`~privacy_plugins.core.models.PersonalizedLeakage` does).
+        models: privacy models to judge besides the keyword targets (any
+            :class:`~privacy_plugins.core.models.PrivacyModel`, a custom one too); a model's
+            sensitive attribute must be among ``sensitive_attributes``.
+        l_variant: the variant of the l-diversity model ``l`` stands for in ``results``
+            (default: ``"recursive"`` with ``c`` and an integer ``l``, else ``"distinct"``);
+            the per-variant violations are reported for every variant regardless.
+
+    The keyword targets (``k``, ``l``, ``c``, ``t``, ``bound``, ``bound_column``) expand to
+    models with :func:`~privacy_plugins.core.models.requirement_models`, the expansion the
+    CLI flags and a release spec's keys use; every model's verdict is in ``results``.
 
     Returns:
         A :class:`MeasureReport` (``.to_dict()`` for JSON).
@@ -342,6 +368,10 @@ def measure(
             stacklevel=2,
         )
 
+    requested = _requested_models(
+        roles, table, k=k, l=l, c=c, t=t, t_distance=t_distance, bound=bound, bound_column=bound_column,
+        l_variant=l_variant, models=models, hierarchies=hierarchies,
+    )  # fmt: skip
     classes = EquivalenceClasses.from_frame(table, roles.quasi_identifiers)
     per_attribute = tuple(
         _measure_sensitive(
@@ -372,7 +402,45 @@ def measure(
             metrics.k_after_suppression(classes, suppression_limit) if suppression_limit is not None else None
         ),
         sensitive_attributes=per_attribute,
+        results={check_name(m): m.evaluate(classes, include_values=include_values) for m in requested},
     )
+
+
+def _requested_models(
+    roles: AttributeRoles,
+    table: pd.DataFrame,
+    *,
+    k: int | None,
+    l: float | None,
+    c: float | None,
+    t: float | None,
+    t_distance: TDistance,
+    bound: float | None,
+    bound_column: Hashable | None,
+    l_variant: str | None,
+    models: Sequence[PrivacyModel],
+    hierarchies: Mapping[Hashable, Hierarchy] | None,
+) -> list[PrivacyModel]:
+    """The keyword targets expanded to models, then ``models``: checked against the roles and the table."""
+    if l_variant is None:
+        l_variant = "recursive" if c is not None and l is not None and float(l).is_integer() else "distinct"
+    expanded = requirement_models(
+        sensitive_attributes=roles.sensitive_attributes,
+        k=k,
+        l=l,
+        l_variant=l_variant,
+        c=c if l_variant == "recursive" else None,
+        t=t,
+        t_distance=t_distance,
+        bound=bound,
+        bound_column=bound_column,
+        models=models,
+    )
+    check_model_roles(expanded, roles)
+    bound_models = bind_hierarchies(expanded, hierarchies)
+    for model in bound_models:
+        model.validate_against(table)
+    return bound_models
 
 
 def k_anonymity(frame: pd.DataFrame, *, quasi_identifiers: Sequence[Hashable]) -> int:

@@ -9,14 +9,16 @@ see the release's summary.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
+from privacy_plugins.core.models import ModelResult, check_name
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.release.spec import ReleaseSpec
 
-__all__ = ["drift", "measure_classes", "measure_published"]
+__all__ = ["drift", "measure_classes", "measure_published", "numbers_from_results"]
 
 
 def _finite(value: float | None) -> float | None:
@@ -37,22 +39,21 @@ def measure_published(spec: ReleaseSpec, frame: pd.DataFrame) -> dict[str, Any]:
 
 def measure_classes(spec: ReleaseSpec, classes: EquivalenceClasses, *, rows: int, columns: list[str]) -> dict[str, Any]:
     """:func:`measure_published` from the classes (records or a GROUP BY inside the database) and the columns."""
-    from privacy_plugins.release.steps import check_name  # steps imports this module's users, not the reverse
+    results = {check_name(model): model.evaluate(classes) for model in spec.models()}
+    return numbers_from_results(spec, results, rows=rows, classes=int(classes.n_classes), columns=columns)
 
-    measured: dict[str, float | None] = {}
-    targets: dict[str, float | None] = {}
-    met: dict[str, bool] = {}
-    holds = not any(column in columns for column in spec.identifiers)
-    for model in spec.models():
-        result = model.evaluate(classes)
-        name = check_name(model)
-        measured[name] = _finite(result.observed)
-        targets[name] = _finite(result.threshold)
-        met[name] = bool(result.passed)
-        holds = holds and met[name]
+
+def numbers_from_results(
+    spec: ReleaseSpec, results: Mapping[str, ModelResult], *, rows: int, classes: int, columns: list[str]
+) -> dict[str, Any]:
+    """The numbers from model results keyed by check name (:attr:`MeasureReport.results` or the check step's)."""
+    measured = {name: _finite(result.observed) for name, result in results.items()}
+    targets = {name: _finite(result.threshold) for name, result in results.items()}
+    met = {name: bool(result.passed) for name, result in results.items()}
+    holds = not any(column in columns for column in spec.identifiers) and all(met.values())
     return {
         "rows": rows,
-        "classes": int(classes.n_classes),
+        "classes": classes,
         "measured": measured,
         "targets": targets,
         "met": met,

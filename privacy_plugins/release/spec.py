@@ -34,8 +34,16 @@ from privacy_plugins.core.hierarchies import (
     read_hierarchy,
 )
 from privacy_plugins.core.io import check_encoding
-from privacy_plugins.core.models import L_VARIANTS, T_DISTANCES, PrivacyModel, bind_hierarchies, requirement_models
-from privacy_plugins.core.parameters import check_fraction, check_integer, check_positive, suppression_budget
+from privacy_plugins.core.models import (
+    L_VARIANTS,
+    T_DISTANCES,
+    PrivacyModel,
+    bind_hierarchies,
+    check_model_roles,
+    models_from_entries,
+    requirement_models,
+)
+from privacy_plugins.core.parameters import check_fraction, check_integer, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
 from privacy_plugins.errors import ConfigurationError, HierarchyError
@@ -238,7 +246,15 @@ class SourceSpec:
 
 @dataclass(frozen=True)
 class Requirements:
-    """The privacy requirements every release must meet before anything is published."""
+    """The privacy requirements every release must meet before anything is published.
+
+    In YAML, ``requirements:`` is a list of models (each ``{name: {parameters}}``, a
+    registered name or ``module:Class``), or a mapping with the keyword shorthands
+    (``k``, ``l``, ``l_variant``, ``c``, ``t``, ``t_distance``, ``bound``, ``bound_column``),
+    ``models:`` (that list) and ``suppression_limit``. The shorthands expand to models with
+    :func:`~privacy_plugins.core.models.requirement_models` and the listed models follow
+    them (two models with one check name are refused).
+    """
 
     k: int | None = None
     l: float | None = None
@@ -249,41 +265,51 @@ class Requirements:
     bound: float | None = None
     bound_column: str | None = None
     suppression_limit: float = 0.0
+    listed: tuple[PrivacyModel, ...] = ()  # the YAML ``models:`` list (or the whole list form)
 
-    KEYS = ("k", "l", "l_variant", "c", "t", "t_distance", "bound", "bound_column", "suppression_limit")
+    KEYS = ("k", "l", "l_variant", "c", "t", "t_distance", "bound", "bound_column", "suppression_limit", "models")
 
     def __post_init__(self) -> None:
-        if self.k is not None:
-            check_integer(self.k, name="requirements.k")
-        if self.l is not None:
-            check_positive(self.l, name="requirements.l", minimum=1.0, inclusive=True)
         if self.l_variant not in L_VARIANTS:
             raise ConfigurationError(
                 f"requirements.l_variant must be one of {list(L_VARIANTS)}, got {self.l_variant!r}"
             )
-        if self.l_variant == "recursive" and self.l is not None:
-            if self.c is None:
-                raise ConfigurationError("requirements.l_variant 'recursive' needs requirements.c")
-            if not float(self.l).is_integer():
-                raise ConfigurationError(f"recursive (c,l)-diversity needs an integer l, got {self.l!r}")
-        if self.c is not None:
-            check_positive(self.c, name="requirements.c")
-        if self.t is not None:
-            check_fraction(self.t, name="requirements.t")
         if self.t_distance not in T_DISTANCES:
             raise ConfigurationError(
                 f"requirements.t_distance must be one of {list(T_DISTANCES)}, got {self.t_distance!r}"
             )
-        if self.bound is not None:
-            check_fraction(self.bound, name="requirements.bound", open_low=True)
+        if self.l_variant == "recursive" and self.l is not None and self.c is None:
+            raise ConfigurationError("requirements.l_variant 'recursive' needs requirements.c")
+        try:  # the models' own constructors validate the shorthands' values: one set of rules
+            self.models(("a sensitive attribute",))
+        except (ConfigurationError, TypeError) as exc:
+            message = str(exc).splitlines()[0]
+            key = message.split(" ", 1)[0]
+            if not message.startswith("requirements"):
+                message = f"requirements.{message}" if key in self.KEYS else f"requirements: {message}"
+            raise ConfigurationError(message) from None
         limit = check_fraction(self.suppression_limit, name="requirements.suppression_limit")
         if limit >= 1.0:
             raise ConfigurationError(f"requirements.suppression_limit must be in [0, 1), got {limit!r}")
-        if self.k is None and self.l is None and self.t is None and self.bound is None and self.bound_column is None:
-            raise ConfigurationError("requirements must set at least one of k, l, t, bound or bound_column")
+        shorthands = (self.k, self.l, self.t, self.bound, self.bound_column)
+        if all(value is None for value in shorthands) and not self.listed:
+            raise ConfigurationError(
+                "requirements must list a model or set at least one of k, l, t, bound or bound_column"
+            )
+
+    @classmethod
+    def from_value(cls, value: object) -> Requirements:
+        """From the YAML section: a list of models, or a mapping (shorthands, ``models:``, ``suppression_limit``)."""
+        if isinstance(value, list):
+            return cls(listed=tuple(models_from_entries(value, setting="requirements")))
+        values = dict(_mapping("requirements", value))
+        _check_keys("requirements", values, cls.KEYS)
+        if "models" in values:
+            values["listed"] = tuple(models_from_entries(values.pop("models"), setting="requirements.models"))
+        return cls(**values)
 
     def models(self, sensitive_attributes: tuple[str, ...]) -> list[PrivacyModel]:
-        """The privacy models these requirements stand for (l, t and bounds apply to every sensitive attribute)."""
+        """The privacy models: the shorthands expanded (l, t, bounds: each sensitive attribute), then the listed."""
         return requirement_models(
             sensitive_attributes=sensitive_attributes,
             k=self.k,
@@ -294,6 +320,7 @@ class Requirements:
             t_distance=self.t_distance,  # type: ignore[arg-type]  # validated in __post_init__
             bound=self.bound,
             bound_column=self.bound_column,
+            models=self.listed,
         )
 
 
@@ -597,6 +624,10 @@ class ReleaseSpec:
             raise ConfigurationError(f"bound_column {self.requirements.bound_column!r} already has another role")
         if (self.requirements.l is not None or self.requirements.t is not None) and not self.sensitive_attributes:
             raise ConfigurationError("requirements l and t need at least one sensitive attribute")
+        try:
+            check_model_roles(self.requirements.models(self.sensitive_attributes), self.roles)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"requirements: {exc}") from None
         # A release checks every requirement on the whole published table: refuse now what the algorithm
         # declares it can never promise, instead of failing the check after the whole pipeline ran.
         refusal = tags_of(get_anonymizer(self.algorithm.name)).supported_models.refusal(
@@ -664,6 +695,9 @@ class ReleaseSpec:
             "sensitive_attributes": list(self.sensitive_attributes),
             "bound_column": self.requirements.bound_column,
         }
+        listed_columns = sorted({str(c) for m in self.requirements.listed for c in m.columns})
+        if listed_columns:  # a listed model's own columns (a bound column …) are read from the source too
+            described["model_columns"] = listed_columns
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode("utf-8")).hexdigest()
 
     def models(self) -> list[PrivacyModel]:
@@ -734,9 +768,12 @@ class ReleaseSpec:
             if required not in data:
                 raise ConfigurationError(f"the release spec needs {required!r}")
         sections = {}
+        try:
+            requirements = Requirements.from_value(data.get("requirements"))
+        except TypeError as exc:
+            raise ConfigurationError(f"bad value in the release spec: {exc}") from exc
         for name, kind in (
             ("source", SourceSpec),
-            ("requirements", Requirements),
             ("destination", DestinationSpec),
             ("report", ReportSpec),
         ):
@@ -750,7 +787,7 @@ class ReleaseSpec:
                 values["spark"] = str(_unresolved_path(base, spark))
             sections[name] = values
         sections["report"].setdefault("directory", base / "release_output" / _folder_name(str(data["name"])))
-        for name, kind in (("source", SourceSpec), ("requirements", Requirements), ("destination", DestinationSpec)):
+        for name, kind in (("source", SourceSpec), ("destination", DestinationSpec)):
             _check_required(name, sections[name], kind)
         algorithm = AlgorithmSpec.from_mapping(_mapping("algorithm", data.get("algorithm")))
         hierarchies: Path | dict[str, Any]
@@ -770,7 +807,7 @@ class ReleaseSpec:
                 quasi_identifiers=_columns("quasi_identifiers", data.get("quasi_identifiers")),
                 sensitive_attributes=_columns("sensitive_attributes", data.get("sensitive_attributes")),
                 hierarchies=hierarchies,
-                requirements=Requirements(**sections["requirements"]),
+                requirements=requirements,
                 algorithm=algorithm,
                 destination=DestinationSpec(**sections["destination"]),
                 report=ReportSpec(**sections["report"]),

@@ -43,7 +43,6 @@ import dataclasses
 import hashlib
 import io
 import json
-import re
 from collections.abc import Collection, Container, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +56,7 @@ from privacy_plugins.core.anonymize.generalization_lattice import check_lattice_
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
-from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.models import PrivacyModel, bind_hierarchies, check_name
 from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
@@ -420,6 +419,11 @@ def write_diagnosis(
         l=requirements.l if sensitive else None,
         l_variant=requirements.l_variant,  # type: ignore[arg-type]
         c=requirements.c if requirements.l_variant == "recursive" else None,
+        models=[  # the listed models that have borders (monotone over quasi-identifier subsets)
+            m
+            for m in bind_hierarchies(requirements.listed, spec.sensitive_hierarchies())
+            if m.is_monotonic(with_suppression=False)
+        ],
         suppression_limit=requirements.suppression_limit,
         progress=StepProgress("diagnose", "subsets measured", on_progress),
         weights=weights,
@@ -529,13 +533,6 @@ def _anonymize(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None, on_pr
         **linked,
         columns=columns,
     )
-
-
-def check_name(model: PrivacyModel) -> str:
-    """The stable name of a model's check: registry name, plus the sensitive attribute if any."""
-    name = model.config_name or type(model).__name__.lower()
-    attribute = model.sensitive_attribute
-    return name if attribute is None else f"{name}_{re.sub(r'[^A-Za-z0-9_]', '_', str(attribute))}"
 
 
 def _measure(

@@ -47,7 +47,7 @@ import pandas as pd
 from privacy_plugins.core.anonymize.base import AnonymizationRequest, AnonymizationResult, AnonymizedTable, verify
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
-from privacy_plugins.core.models import MODEL_REGISTRY, PrivacyModel, bind_hierarchies
+from privacy_plugins.core.models import EVERY_MODEL_KIND, PrivacyModel, bind_hierarchies
 from privacy_plugins.core.parameters import check_integer, check_real, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError
@@ -120,7 +120,7 @@ class AnonymizerOption:
 
 
 #: Every model kind (the registry names of :data:`~privacy_plugins.core.models.MODEL_REGISTRY`).
-ALL_MODEL_KINDS: frozenset[str] = frozenset(MODEL_REGISTRY)
+ALL_MODEL_KINDS: frozenset[str] = EVERY_MODEL_KIND  # custom models registered later included
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,13 @@ from privacy_plugins.core.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from privacy_plugins.core.models.personalized import PersonalizedLeakage
+from privacy_plugins.core.models.registry import check_unique_names
 from privacy_plugins.core.models.t_closeness import TCloseness, TDistance
 from privacy_plugins.core.parameters import check_positive
+from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["L_VARIANTS", "LVariant", "l_diversity_model", "requirement_models"]
+__all__ = ["L_VARIANTS", "LVariant", "check_model_roles", "l_diversity_model", "requirement_models"]
 
 LVariant = Literal["distinct", "frequency", "entropy", "recursive"]
 #: The l-diversity variants a requirement's ``l_variant`` may name.
@@ -74,8 +76,12 @@ def requirement_models(
     t_distance: TDistance = "auto",
     bound: float | None = None,
     bound_column: Hashable | None = None,
+    models: Sequence[PrivacyModel] = (),
 ) -> list[PrivacyModel]:
-    """The privacy models that keyword requirements stand for.
+    """The privacy models that keyword requirements stand for, then ``models`` (the list form).
+
+    The one expansion of the keyword shorthands: :func:`~privacy_plugins.core.measure.measure`'s
+    keywords, the CLI flags and a release spec's ``k:``/``l:``/``t:`` keys all come here.
 
     Args:
         sensitive_attributes: ``l``, ``t`` and the bound apply to each of them.
@@ -89,10 +95,12 @@ def requirement_models(
             ``"auto"`` (default: ordered for numeric columns, equal otherwise).
         bound: one personalized leakage bound in (0, 1] for every record (the default with bound_column).
         bound_column: a column holding each record's own bound.
+        models: models stated as such (any :class:`PrivacyModel`, e.g. from
+            :func:`~privacy_plugins.core.models.models_from_entries`), after the keyword ones.
 
     Raises:
-        ConfigurationError: a parameter is outside its domain, or ``l``/``t``/a
-            bound is given without a sensitive attribute.
+        ConfigurationError: a parameter is outside its domain, ``l``/``t``/a
+            bound is given without a sensitive attribute, or two models share a check name.
 
     Example:
         >>> [str(m) for m in requirement_models(sensitive_attributes=["disease"], k=5, l=2, t=0.3)]
@@ -109,12 +117,32 @@ def requirement_models(
     wants_sensitive = l is not None or t is not None or bound is not None or bound_column is not None
     if wants_sensitive and not sensitive_attributes:
         raise ConfigurationError("l, t, bound and bound_column need at least one sensitive attribute")
-    models: list[PrivacyModel] = [KAnonymity(k)] if k is not None else []
+    expanded: list[PrivacyModel] = [KAnonymity(k)] if k is not None else []
     for attribute in sensitive_attributes:
         if l is not None:
-            models.append(l_diversity_model(l_variant, l, attribute, c=c))
+            expanded.append(l_diversity_model(l_variant, l, attribute, c=c))
         if t is not None:
-            models.append(TCloseness(attribute, t, t_distance))
+            expanded.append(TCloseness(attribute, t, t_distance))
         if bound is not None or bound_column is not None:
-            models.append(PersonalizedLeakage(attribute, bound=bound, bound_column=bound_column))
-    return models
+            expanded.append(PersonalizedLeakage(attribute, bound=bound, bound_column=bound_column))
+    expanded += models
+    check_unique_names(expanded)
+    return expanded
+
+
+def check_model_roles(models: Sequence[PrivacyModel], roles: AttributeRoles) -> None:
+    """Each model's sensitive attribute is a declared one; any other column it reads has no role.
+
+    A bound column (or a custom model's column) that is also a quasi-identifier or a
+    sensitive attribute would be measured as something it is not.
+    """
+    for model in models:
+        attribute = model.sensitive_attribute
+        if attribute is not None and attribute not in roles.sensitive_attributes:
+            raise ConfigurationError(
+                f"{model} protects {attribute!r}, which is not among the sensitive attributes "
+                f"{list(roles.sensitive_attributes)}: add it there"
+            )
+        for column in model.columns:
+            if column != attribute and column in roles.named_columns:
+                raise ConfigurationError(f"{model} reads column {column!r}, which already has another role")

@@ -59,7 +59,10 @@ class SourceModel(dg.Model):
 
 
 class RequirementsModel(dg.Model):
-    """``requirements:`` — k, l (and its variant, c), t (and its distance), a leakage bound, the suppression limit."""
+    """``requirements:`` — k, l (and its variant, c), t (and its distance), a leakage bound, the suppression limit.
+
+    ``models`` lists privacy models, ``{name: {parameters}}`` each (checked when loading).
+    """
 
     k: int | None = None
     l: float | None = None
@@ -70,6 +73,7 @@ class RequirementsModel(dg.Model):
     bound: float | None = None
     bound_column: str | None = None
     suppression_limit: float | None = None
+    models: list[dict[str, dict[str, Any] | None]] | None = None
 
 
 class DestinationModel(dg.Model):

@@ -26,7 +26,7 @@ from privacy_plugins.release import (
     RequirementCheck,
 )
 from privacy_plugins.release.linked import joined_view
-from privacy_plugins.release.published_numbers import measure_published
+from privacy_plugins.release.published_numbers import numbers_from_results
 
 __all__ = [
     "candidate_metadata",
@@ -84,7 +84,7 @@ def class_size_table(histogram: Mapping[int, int]) -> dg.TableMetadataValue:
 
 
 def requirements_table(numbers: Mapping[str, Any]) -> dg.TableMetadataValue:
-    """Measured against target per requirement, from :func:`.published_numbers.measure_published`."""
+    """Measured against target per requirement, from :func:`.published_numbers.numbers_from_results`."""
     measured, targets, met = numbers.get("measured", {}), numbers.get("targets", {}), numbers.get("met", {})
     records = []
     for name in sorted(measured):
@@ -158,10 +158,13 @@ def _staged_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
 
 
 def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
-    """Row accounting, utility loss, measured k/l/t and class sizes of the candidate as it would be published."""
+    """Row accounting, utility loss, each model measured, l/t and class sizes of the candidate as it would be published.
+
+    One ``measure`` call with the spec's models: the requirements table and the ``measured <check>``
+    entries are its results, keyed by the check names the asset checks use.
+    """
     if candidate.kind == "pushdown":
         return _staged_metadata(spec, candidate)
-    requirements = spec.requirements
     frame = pd.read_parquet(candidate.path)
     if candidate.linked_path:  # a two-table release: measure its groups
         frame = joined_view(pd.read_parquet(candidate.linked_path), candidate.group_column, spec.quasi_identifiers)
@@ -169,24 +172,26 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
         frame,
         quasi_identifiers=list(spec.quasi_identifiers),
         sensitive_attributes=list(spec.sensitive_attributes),
-        t_distance=requirements.t_distance,  # type: ignore[arg-type]
-        bound=requirements.bound,
-        bound_column=requirements.bound_column,
-        hierarchies=spec.sensitive_hierarchies(),
+        t_distance=spec.requirements.t_distance,  # type: ignore[arg-type]  # the distance the l/t rows use
+        models=spec.models(),
     )
-    variant = requirements.l_variant if requirements.l_variant != "recursive" else "distinct"
+    variant = spec.requirements.l_variant if spec.requirements.l_variant != "recursive" else "distinct"
+    numbers = numbers_from_results(
+        spec, report.results, rows=len(frame), classes=report.classes, columns=[str(c) for c in frame.columns]
+    )
     metadata: dict[str, Any] = _accounting(spec, candidate, len(frame)) | {
         "measured k": report.k,
         "equivalence classes": report.classes,
         "class sizes": class_size_table(report.class_size_histogram),
-        "requirements": requirements_table(measure_published(spec, frame)),
+        "requirements": requirements_table(numbers),
     }
+    for name, value in numbers["measured"].items():
+        if value is not None:
+            metadata[f"measured {name}"] = value
     for sensitive in report.sensitive_attributes:
         name = str(sensitive.sensitive_attribute)
         metadata[f"measured {variant} l ({name})"] = getattr(sensitive, f"{variant}_l")
         metadata[f"measured t ({name}, {sensitive.t_distance})"] = sensitive.t_closeness
-        if sensitive.leakage is not None:
-            metadata[f"max leakage ({name})"] = sensitive.leakage.max_leakage
     return metadata
 
 

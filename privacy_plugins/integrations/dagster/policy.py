@@ -69,9 +69,11 @@ def tighten(spec: ReleaseSpec, policy: Policy) -> ReleaseSpec:
     requirements = spec.requirements
     for field, bound in (("k", policy.min_k), ("l", policy.min_l), ("t", policy.max_t)):
         if bound is not None and getattr(requirements, field) is None:
+            listed = " (a floor tightens the shorthand keys, not a model in requirements' list)"
             raise ConfigurationError(
                 f"policy sets a bound on {field} ({bound!r}) but release {spec.name!r} does not require "
                 f"{field}; add requirements.{field} to the spec so the anonymizer targets it"
+                + (listed if requirements.listed else "")
             )
     tightened = dataclasses.replace(
         requirements,

@@ -1,8 +1,9 @@
 """Great Expectations 1.x expectations for k-anonymity, l-diversity, t-closeness and personalized leakage.
 
-Importing this package registers the metrics (first) and then the four
-expectations with GX. Import it in every process that builds, loads or runs a
-suite. The metrics work with GX's pandas, SQLAlchemy and Spark execution engines.
+Importing this package registers the metrics (first) and then the expectations
+with GX: one per model family, and ``ExpectTableToSatisfyPrivacyModel`` for any
+registered model (a custom one too). Import it in every process that builds,
+loads or runs a suite. The metrics work with GX's pandas, SQLAlchemy and Spark execution engines.
 SQL and Spark group the table where it lives and send back only aggregates.
 
 Example:
@@ -30,6 +31,7 @@ from privacy_plugins.integrations.gx.expectations import (  # noqa: E402
     ExpectTableToBeLDiverse,
     ExpectTableToBeTClose,
     ExpectTableToSatisfyPersonalizedLeakageBound,
+    ExpectTableToSatisfyPrivacyModel,
 )
 from privacy_plugins.integrations.gx.outcomes import CheckOutcome, FailureLevel, outcome, outcomes  # noqa: E402
 from privacy_plugins.integrations.gx.suites import (  # noqa: E402
@@ -45,6 +47,7 @@ __all__ = [
     "ExpectTableToBeLDiverse",
     "ExpectTableToBeTClose",
     "ExpectTableToSatisfyPersonalizedLeakageBound",
+    "ExpectTableToSatisfyPrivacyModel",
     "FailureLevel",
     "ephemeral_context",
     "load_suite",

@@ -99,7 +99,7 @@ def test_registry() -> None:
     assert from_config("recursive_cl_diversity", sensitive_attribute="d", c=2, l=3) == RecursiveCLDiversity("d", 2, 3)
     with pytest.raises(ConfigurationError, match="did you mean 'k_anonymity'"):
         from_config("k_anonimity", k=5)
-    with pytest.raises(ConfigurationError, match="bad parameters"):
+    with pytest.raises(ConfigurationError, match="k_anonymity: unknown parameter 'kk'; did you mean 'k'"):
         from_config("k_anonymity", kk=5)
 
 

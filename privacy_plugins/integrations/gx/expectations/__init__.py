@@ -1,4 +1,7 @@
-"""The four privacy expectations, one per file (the file name is the GX snake_case type)."""
+"""The privacy expectations, one per file (the file name is the GX snake_case type).
+
+The four model families have their own; ``ExpectTableToSatisfyPrivacyModel`` takes any model by name.
+"""
 
 from privacy_plugins.integrations.gx.expectations.expect_table_to_be_k_anonymous import ExpectTableToBeKAnonymous
 from privacy_plugins.integrations.gx.expectations.expect_table_to_be_l_diverse import ExpectTableToBeLDiverse
@@ -6,10 +9,14 @@ from privacy_plugins.integrations.gx.expectations.expect_table_to_be_t_close imp
 from privacy_plugins.integrations.gx.expectations.expect_table_to_satisfy_personalized_leakage_bound import (
     ExpectTableToSatisfyPersonalizedLeakageBound,
 )
+from privacy_plugins.integrations.gx.expectations.expect_table_to_satisfy_privacy_model import (
+    ExpectTableToSatisfyPrivacyModel,
+)
 
 __all__ = [
     "ExpectTableToBeKAnonymous",
     "ExpectTableToBeLDiverse",
     "ExpectTableToBeTClose",
     "ExpectTableToSatisfyPersonalizedLeakageBound",
+    "ExpectTableToSatisfyPrivacyModel",
 ]
