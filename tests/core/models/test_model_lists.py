@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privacy_plugins.core.anonymize import get_anonymizer
+from privacy_plugins.core.anonymize import get_anonymizer, tags_of
 from privacy_plugins.core.measure import measure
 from privacy_plugins.core.models import (
     MODEL_REGISTRY,
@@ -103,8 +103,10 @@ def test_register_model_and_every_kind() -> None:
         assert from_config("toy_class_count", classes=3) == _ClassCount(3)
         assert register_model(_ClassCount) is _ClassCount  # the same class again is fine
         # An anonymizer that promises every kind accepts a custom one; one that promises some refuses it.
-        assert get_anonymizer("optimal").capabilities.refusal([_ClassCount(3)]) is None
-        assert "cannot promise toy_class_count" in str(get_anonymizer("dpp2ga").capabilities.refusal([_ClassCount(3)]))
+        assert tags_of(get_anonymizer("optimal")).supported_models.refusal([_ClassCount(3)]) is None
+        assert "cannot promise toy_class_count" in str(
+            tags_of(get_anonymizer("dpp2ga")).supported_models.refusal([_ClassCount(3)])
+        )
 
         @dataclass(frozen=True)
         class Impostor(_ClassCount):
