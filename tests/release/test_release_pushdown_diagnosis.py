@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.release import sources, steps
 from privacy_plugins.release.flow import run_release
 from privacy_plugins.release.spec import ReleaseSpec
+from tests.json_trees import assert_same_json
 
 ROWS = 2_000
 REQUIREMENTS = {
@@ -31,22 +31,6 @@ REQUIREMENTS = {
     "k_only": {"k": 5, "suppression_limit": 0.05},  # no model reads the sensitive columns: the snapshot must
     "recursive": {"k": 3, "l": 2, "l_variant": "recursive", "c": 3, "suppression_limit": 0.1},
 }
-
-
-def same_json(left: Any, right: Any, where: str = "") -> None:
-    """Equal JSON trees; floats to 1e-12 relative (sums over the units in another order)."""
-    if isinstance(left, dict):
-        assert isinstance(right, dict) and list(left) == list(right), where
-        for key in left:
-            same_json(left[key], right[key], f"{where}.{key}")
-    elif isinstance(left, list):
-        assert isinstance(right, list) and len(left) == len(right), where
-        for i, (a, b) in enumerate(zip(left, right, strict=True)):
-            same_json(a, b, f"{where}[{i}]")
-    elif isinstance(left, float) and isinstance(right, float):
-        assert math.isclose(left, right, rel_tol=1e-12), (where, left, right)
-    else:
-        assert left == right, (where, left, right)
 
 
 def html_structure(html: str) -> list[str]:
@@ -106,7 +90,7 @@ def test_inside_the_database_the_diagnosis_is_the_in_memory_one(
     assert inside_json["rows"] == ROWS and inside_json["mode"] == "exhaustive"
     assert inside_json["sensitive_attributes"] == ["disease", "income"]
     assert inside_json["all_quasi_identifiers"]["distinct_l"] >= 1  # the sensitive columns were in the snapshot
-    same_json(memory_json, inside_json)
+    assert_same_json(memory_json, inside_json)
     memory_html = Path(memory.diagnosis.html_path).read_text(encoding="utf-8")
     inside_html = Path(inside.diagnosis.html_path).read_text(encoding="utf-8")
     assert html_structure(inside_html) == html_structure(memory_html)
@@ -129,7 +113,7 @@ def test_level_wise_inside_the_database_as_in_memory(tmp_path: Path, monkeypatch
     inside_json = json.loads(Path(inside.diagnosis.json_path).read_text(encoding="utf-8"))
     assert inside_json["mode"] == "levelwise"
     assert inside_json["mode_reason"] == "5 candidate quasi-identifiers exceed max_exhaustive=2 (2^5 subsets)"
-    same_json(memory_json, inside_json)
+    assert_same_json(memory_json, inside_json)
     assert inside_progress == memory_progress and all(total is None for _, _, total in inside_progress)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from privacy_plugins.core.diagnosis import diagnose, find_borders
 from privacy_plugins.core.io import read_table
 from privacy_plugins.core.models import KAnonymity, PersonalizedLeakage, TCloseness, l_diversity_model
 from privacy_plugins.errors import ConfigurationError, RoleConflictError, UnknownColumnError
+from tests.json_trees import assert_same_json
 
 COUNT = "n"
 ADULT = Path(__file__).resolve().parents[4] / "shared" / "data" / "adult" / "adult.csv"
@@ -39,26 +39,6 @@ def expanded(snapshot: pd.DataFrame) -> pd.DataFrame:
     """The records a snapshot stands for (pandas repeat)."""
     rows = snapshot.index.repeat(snapshot[COUNT].to_numpy())
     return snapshot.drop(columns=[COUNT]).loc[rows].reset_index(drop=True)
-
-
-def assert_same(left: Any, right: Any, where: str = "") -> None:
-    """Equal JSON trees; floats to 1e-12 relative (sums over the units in another order)."""
-    if isinstance(left, dict):
-        assert isinstance(right, dict) and list(left) == list(right), where
-        for key in left:
-            assert_same(left[key], right[key], f"{where}.{key}")
-    elif isinstance(left, list):
-        assert isinstance(right, list) and len(left) == len(right), where
-        for i, (a, b) in enumerate(zip(left, right, strict=True)):
-            assert_same(a, b, f"{where}[{i}]")
-    elif isinstance(left, float) and isinstance(right, float):
-        assert left == right or math.isclose(left, right, rel_tol=1e-12) or (math.isnan(left) and math.isnan(right)), (
-            where,
-            left,
-            right,
-        )
-    else:
-        assert left == right and type(left) is type(right), (where, left, right)
 
 
 @settings(max_examples=150, deadline=None)
@@ -107,8 +87,8 @@ def test_weighted_diagnosis_equals_the_diagnosis_of_the_records(
     }
     snapshot = snapshot_of(frame, seed)
     weighted = diagnose(snapshot, weights=COUNT, **options)
-    assert_same(diagnose(frame, **options).to_dict(), weighted.to_dict())
-    assert_same(diagnose(expanded(snapshot), **options).to_dict(), weighted.to_dict())
+    assert_same_json(diagnose(frame, **options).to_dict(), weighted.to_dict())
+    assert_same_json(diagnose(expanded(snapshot), **options).to_dict(), weighted.to_dict())
     # And the borders alone.
     target = KAnonymity(options["k"])
     assert find_borders(snapshot, quasi_identifiers=qis, target=target, weights=COUNT) == find_borders(
@@ -159,7 +139,7 @@ def test_thesis_table_1_2_with_every_record_twice() -> None:
         "l": 2,
     }
     weighted = diagnose(table, weights=COUNT, **options)
-    assert_same(weighted.to_dict(), diagnose(expanded(table), **options).to_dict())
+    assert_same_json(weighted.to_dict(), diagnose(expanded(table), **options).to_dict())
     assert (weighted.rows, weighted.whole_table.k, weighted.all_quasi_identifiers.k) == (8, 8, 2)
     assert weighted.singling_out.negative == ()  # 2 records per combination: nobody alone
     assert weighted.k_borders.negative == (("Age",), ("Gender",), ("Zip",))
@@ -236,4 +216,4 @@ def test_adult_snapshot_diagnosis_equals_the_records() -> None:
     assert len(snapshot) < len(adult)
     weighted = diagnose(snapshot, weights=COUNT, **options)
     assert weighted.exhaustive and weighted.rows == len(adult)
-    assert_same(diagnose(adult, **options).to_dict(), weighted.to_dict())
+    assert_same_json(diagnose(adult, **options).to_dict(), weighted.to_dict())
