@@ -13,7 +13,7 @@ import pandas as pd
 
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.tables import check_unique_columns, read_table
-from privacy_plugins.engines.sql import database_message
+from privacy_plugins.engines.sql import database_message, frame_from_rows
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.spec import SourceSpec
@@ -154,4 +154,4 @@ def _read_sql(engine: Any, source: SourceSpec, because: str) -> pd.DataFrame:
             raise ConfigurationError("source query returned no rows (it must be a SELECT)")
         columns = [str(name) for name in result.keys()]  # the cursor's names, before pandas sees them
         check_unique_columns(columns, where="the result of source.query")
-        return pd.DataFrame.from_records(result.fetchall(), columns=columns, coerce_float=True)
+        return frame_from_rows(result.fetchall(), columns, coerce_float=True)
