@@ -13,7 +13,7 @@ import pandas as pd
 
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.tables import check_unique_columns, read_table
-from privacy_plugins.engines.sql import database_message, frame_from_rows
+from privacy_plugins.engines.sql import database_message
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.spec import SourceSpec
@@ -136,6 +136,8 @@ def read_source(source: SourceSpec, *, needs_rows_because: str | None = None) ->
 def _read_sql(engine: Any, source: SourceSpec, because: str) -> pd.DataFrame:
     """The rows of a ``table:`` or ``query:`` source (the query first run as one subquery, nothing fetched)."""
     import sqlalchemy
+
+    from privacy_plugins.engines.sql import frame_from_rows
 
     with engine.connect() as connection:
         if source.table is not None:
