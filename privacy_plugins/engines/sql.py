@@ -36,7 +36,7 @@ from privacy_plugins.errors import ConfigurationError
 if TYPE_CHECKING:
     import sqlalchemy as sa
 
-__all__ = ["SqlTable", "classes_from_sql", "database_message", "group_counts_sql"]
+__all__ = ["SqlTable", "classes_from_sql", "database_message", "frame_from_rows", "group_counts_sql"]
 
 _FLAG = "__privacy_plugins_suppressed__"
 
@@ -65,6 +65,17 @@ def database_message(exc: BaseException) -> str:
     if showing_values():
         return first
     return re.sub(r'(:\s*)"(?:[^"]|"")*"', '\\1"…"', re.sub(r"'(?:[^']|'')*'", "'…'", first))
+
+
+def frame_from_rows(rows: Sequence[Any], columns: Sequence[str], *, coerce_float: bool = False) -> pd.DataFrame:
+    """A frame of fetched SQLAlchemy rows, handed to pandas as plain tuples.
+
+    pandas 3.1 asks every non-tuple row for a ``dtype`` attribute and, when they all have one,
+    builds the columns with it: a SQLAlchemy ``Row`` answers with its column named ``dtype``, so a
+    column of that name holding one value broke the frame ("invalid literal for int()" for
+    ``'int64'``), and the per-row lookup made ``from_records`` ~3.5x slower than on tuples.
+    """
+    return pd.DataFrame.from_records([tuple(row) for row in rows], columns=list(columns), coerce_float=coerce_float)
 
 
 def _subquery(selectable: Any) -> Any:
@@ -107,7 +118,7 @@ def group_counts_sql(connection: sa.Connection, selectable: Any, columns: Sequen
     keys: list[Any] = [sa.column(column) for column in columns]
     query = sa.select(*keys, sa.func.count().label(COUNT_COLUMN)).select_from(selectable).group_by(*keys)
     rows = connection.execute(query).fetchall()
-    return pd.DataFrame.from_records(rows, columns=[*columns, COUNT_COLUMN])
+    return frame_from_rows(rows, [*columns, COUNT_COLUMN])
 
 
 def classes_from_sql(
@@ -300,7 +311,7 @@ class SqlTable(EngineTable):
                 execution_options={"stream_results": True, "yield_per": size},
             )
             for rows in result.partitions(size):
-                yield pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
+                yield frame_from_rows(rows, names, coerce_float=True)
 
     def to_pandas(self) -> pd.DataFrame:
         """All rows."""

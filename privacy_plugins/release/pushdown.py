@@ -72,7 +72,7 @@ from privacy_plugins.engines.full_domain_in_engine import (
     validate_models,
 )
 from privacy_plugins.engines.spark import SparkTable, open_spark_table
-from privacy_plugins.engines.sql import SqlTable
+from privacy_plugins.engines.sql import SqlTable, frame_from_rows
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
 from privacy_plugins.release import destinations, receipts, spark_destination, staging
 from privacy_plugins.release.connections import mask_password
@@ -775,4 +775,4 @@ def measured_frame(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
         _too_many_to_read(spec, int(connection.execute(sa.select(sa.func.count()).select_from(subquery)).scalar_one()))
         result = connection.execute(sa.select(*subquery.c))
         names = [str(n) for n in result.keys()]
-        return pd.DataFrame.from_records(result.fetchall(), columns=names, coerce_float=True)
+        return frame_from_rows(result.fetchall(), names, coerce_float=True)

@@ -137,6 +137,8 @@ def _read_sql(engine: Any, source: SourceSpec, because: str) -> pd.DataFrame:
     """The rows of a ``table:`` or ``query:`` source (the query first run as one subquery, nothing fetched)."""
     import sqlalchemy
 
+    from privacy_plugins.engines.sql import frame_from_rows
+
     with engine.connect() as connection:
         if source.table is not None:
             if not sqlalchemy.inspect(connection).has_table(source.table):
@@ -154,4 +156,4 @@ def _read_sql(engine: Any, source: SourceSpec, because: str) -> pd.DataFrame:
             raise ConfigurationError("source query returned no rows (it must be a SELECT)")
         columns = [str(name) for name in result.keys()]  # the cursor's names, before pandas sees them
         check_unique_columns(columns, where="the result of source.query")
-        return pd.DataFrame.from_records(result.fetchall(), columns=columns, coerce_float=True)
+        return frame_from_rows(result.fetchall(), columns, coerce_float=True)
