@@ -36,7 +36,7 @@ from privacy_plugins.errors import ConfigurationError
 if TYPE_CHECKING:
     import sqlalchemy as sa
 
-__all__ = ["SqlTable", "classes_from_sql", "database_message", "group_counts_sql"]
+__all__ = ["SqlTable", "classes_from_sql", "database_message", "group_counts_sql", "lightweight_table", "subquery_of"]
 
 _FLAG = "__privacy_plugins_suppressed__"
 
@@ -82,6 +82,16 @@ def _lightweight_table(connection: sa.Connection, name: str) -> Any:
     quoted = connection.dialect.identifier_preparer.quote(name)
     names = [str(n) for n in connection.execute(sa.text(f"SELECT * FROM {quoted} LIMIT 0")).keys()]
     return sa.table(name, *[sa.column(n) for n in names])
+
+
+def subquery_of(selectable: Any) -> Any:
+    """A SELECT as a subquery (a table or subquery as it is), to select from."""
+    return _subquery(selectable)
+
+
+def lightweight_table(connection: sa.Connection, name: str) -> Any:
+    """A stored table by name, its columns read by ``LIMIT 0`` (reflection fails on ``duckdb_engine``)."""
+    return _lightweight_table(connection, name)
 
 
 def _result_names(connection: sa.Connection, query: str) -> list[str]:

@@ -21,12 +21,12 @@ from privacy_plugins.release import (
     ReleaseSpec,
     anonymize_step,
     check_step,
-    destinations,
     load_step,
     publish_step,
     publish_table,
     read_published,
 )
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.workarea import WORKDIR_ENV
 
 
@@ -56,7 +56,7 @@ def test_a_publish_retry_after_a_failed_write_publishes_instead_of_trusting_its_
     def full_disk() -> None:
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(destinations, "_swap_hook", full_disk)
+    monkeypatch.setattr(destination_base, "before_swap", full_disk)
     with pytest.raises(PublishError):
         publish_step(spec, candidate, check, run_id="b")  # the receipt says "publishing"; nothing was committed
     monkeypatch.undo()
@@ -356,7 +356,7 @@ def test_a_publish_retry_inside_the_database_swaps_its_staging_table_in_instead_
     def full_disk() -> None:
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(destinations, "_swap_hook", full_disk)
+    monkeypatch.setattr(destination_base, "before_swap", full_disk)
     with pytest.raises((PublishError, OSError)):
         publish_step(spec, candidate, check, run_id="b")  # rolled back: the staging table is still there
     monkeypatch.undo()

@@ -46,6 +46,7 @@ CHILD = """
 import json, pathlib, sys, time
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.release import destinations
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.flow import run_release
 from privacy_plugins.release.spec import ReleaseSpec
 
@@ -65,7 +66,7 @@ def paused_after_generalize(self, *args, **kwargs):
 if at == "helpers":
     SqlTable._generalize = paused_after_generalize
 else:
-    destinations._swap_hook = pause
+    destination_base.before_swap = pause
 run_release(ReleaseSpec.from_dict(json.loads(pathlib.Path(spec_path).read_text())))
 """
 
@@ -73,6 +74,7 @@ LINKED_CHILD = """
 import pathlib, sys, time
 import pandas as pd
 from privacy_plugins.release import destinations
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.linked import publish_linked
 from privacy_plugins.release.spec import DestinationSpec
 
@@ -82,7 +84,7 @@ def pause():
     pathlib.Path(marker).write_text("at the swap")
     time.sleep(600)
 
-destinations._swap_hook = pause
+destination_base.before_swap = pause
 frames = {"qit": pd.DataFrame({"age": [1, 2], "gid": [0, 0]}), "st": pd.DataFrame({"gid": [0], "count": [2]})}
 publish_linked(frames, DestinationSpec(table="census", parquet=pathlib.Path(folder)))
 """
