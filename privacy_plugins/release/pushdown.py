@@ -18,8 +18,12 @@ run in its own process. No source row is read into Python:
   database, ``CASE`` per QI otherwise) and removes the violating classes. Same
   database: ``CREATE TABLE <table>__staging_<created>_<run tag> AS SELECT …``
   (``release/staging.py``; the name is recorded in the ``Candidate`` and bound to
-  the run). Elsewhere: the published rows are streamed in batches to the run's
-  Parquet working file (its SHA-256 in the ``Candidate``).
+  the run). A DuckDB source to another DuckDB file: the same statement across the
+  two files, the destination ``ATTACH``-ed (the staging table lives there). A DuckDB
+  source to Parquet: ``COPY (SELECT …) TO`` the run's Parquet working file.
+  Elsewhere: the published rows are streamed in batches to that working file (its
+  SHA-256 in the ``Candidate``). The destination class decides
+  (:mod:`privacy_plugins.release.destination`).
 - :func:`check`: identifiers, row accounting, suppression limit and every model,
   re-measured with ``GROUP BY`` on exactly the staged rows; the ``CheckResult``
   carries a digest of what it measured. A failed check drops the staging table.
@@ -30,8 +34,8 @@ run in its own process. No source row is read into Python:
   ``COMMIT`` leaves the previous release. Other databases (MySQL…) commit DDL
   one statement at a time: there a crash between the two statements leaves no
   table. Parquet destination: the staged file is copied beside the target and
-  renamed (atomic on POSIX). DuckDB destination elsewhere: loaded from the staged
-  Parquet inside one transaction. Another SQL database: the staged rows are read
+  renamed (atomic on POSIX). DuckDB destination from a working file: loaded by
+  ``read_parquet`` inside the swap transaction. Another SQL database: the staged rows are read
   into pandas and published as the in-memory flow does (the only case where
   published rows enter Python).
   Spark source and Spark destination: the anonymize step stages the rows by the
@@ -91,13 +95,13 @@ from privacy_plugins.release.steps import (
     ForeignArtifactError,
     LoadedTable,
     Publication,
-    _accept,
-    _own_file,
-    _write_parquet,
+    accept_artifact,
     accepted_check,
     accounting,
     check_lattice,
     check_mode,
+    own_file,
+    write_parquet,
 )
 from privacy_plugins.release.workarea import destination_lock, run_dir
 from privacy_plugins.release.written_columns import record_columns, refuse_foreign_columns
@@ -305,7 +309,7 @@ def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
     check_lattice(spec, hierarchies)
     validate_models(aggregates, snapshot.n_rows, models)
     path = run_dir(spec, run_id, create=True) / SNAPSHOT_FILE
-    digest = _write_parquet(aggregates, path)
+    digest = write_parquet(aggregates, path)
     LOGGER.info(
         "load: %d rows, %d distinct combinations, in %s (pushdown; snapshot stored; %.1fs)",
         snapshot.n_rows,
@@ -330,8 +334,8 @@ def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
 def _snapshot_of(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> tuple[str, Path, pd.DataFrame]:
     """The run, its folder and the snapshot read from its exact, unchanged bytes; refuse anything else."""
     check_mode(spec, loaded.kind, "snapshot", "loaded table")
-    run, folder = _accept(spec, loaded, run_id, "snapshot")
-    frame, _ = _own_file(loaded.path, folder / SNAPSHOT_FILE, loaded.sha256, "snapshot")
+    run, folder = accept_artifact(spec, loaded, run_id, "snapshot")
+    frame, _ = own_file(loaded.path, folder / SNAPSHOT_FILE, loaded.sha256, "snapshot")
     return run, folder, frame
 
 
@@ -449,7 +453,7 @@ def _candidate_of(
     Refuses a foreign or changed candidate (the destination checks its staged record).
     """
     check_mode(spec, candidate.kind, "pushdown", "candidate")
-    run, folder = _accept(spec, candidate, run_id, "candidate")
+    run, folder = accept_artifact(spec, candidate, run_id, "candidate")
     snapshot = folder / SNAPSHOT_FILE
     loaded_rows = -1
     if snapshot.is_file() and not snapshot.is_symlink():

@@ -3,14 +3,16 @@
 A release that runs inside the database (``release/pushdown.py``) stages its
 anonymized rows in one of two places, recorded in the ``Candidate``:
 
-- **a staging table** ``<table>__staging_<created>_<run tag>`` in the source
-  database when the destination is that database (``CREATE TABLE … AS SELECT``
-  by the anonymize step). ``<created>`` is the creation time (Unix seconds, 8
-  hex digits); ``<run tag>`` is 8 hex digits of SHA-256 over the spec name,
+- **a staging table** ``<table>__staging_<created>_<run tag>`` in the destination
+  database when the source is that database, or a DuckDB source publishes to
+  another DuckDB file (``CREATE TABLE … AS SELECT`` by the anonymize step; the
+  file ``ATTACH``-ed in the source's connection, ``release/destination/duckdb.py``).
+  ``<created>`` is the creation time (Unix seconds, 8 hex digits); ``<run tag>``
+  is 8 hex digits of SHA-256 over the spec name,
   source fingerprint and run id. A step accepts a staging table only when its
   name carries this run's tag, so a candidate naming another run's (or any
   other) table is refused.
-- **the run's Parquet working file** ``candidate.parquet`` otherwise (streamed in
+- **the run's Parquet working file** ``candidate.parquet`` otherwise (``COPY … TO`` by DuckDB, or streamed in
   batches), with its SHA-256 in the ``Candidate``, as the in-memory flow.
 
 Leftover staging tables. A staging table is committed by the anonymize step and

@@ -141,30 +141,18 @@ def test_a_stop_signal_while_the_previous_version_is_removed_leaves_the_new_link
 def test_a_stop_signal_during_a_duckdb_commit_is_not_turned_into_a_false_nothing_was_published(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import duckdb
+    import duckdb_engine
 
     from privacy_plugins.cli._signals import Stopped, stopped_by_signals
     from privacy_plugins.release.spec import DestinationSpec
 
-    connect = duckdb.connect
-
-    class Terminated:
-        """A DuckDB connection whose COMMIT is interrupted by SIGTERM (handled right after it returns)."""
-
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            self.connection = connect(*args, **kwargs)  # type: ignore[arg-type]
-
-        def __getattr__(self, name: str) -> object:
-            return getattr(self.connection, name)
-
-        def execute(self, query: str, *args: object) -> object:
-            result = self.connection.execute(query, *args)  # type: ignore[arg-type]
-            if query == "COMMIT":
-                os.kill(os.getpid(), signal.SIGTERM)
-            return result
+    def commit_then_terminated(self: duckdb_engine.ConnectionWrapper) -> None:
+        """DuckDB's COMMIT, interrupted by SIGTERM (handled right after it returns)."""
+        duckdb_engine.ConnectionWrapper.__getattr__(self, "commit")()  # the DuckDB connection's own commit
+        os.kill(os.getpid(), signal.SIGTERM)
 
     destination = DestinationSpec(table="people", duckdb=tmp_path / "out.duckdb")
-    monkeypatch.setattr(duckdb, "connect", Terminated)
+    monkeypatch.setattr(duckdb_engine.ConnectionWrapper, "commit", commit_then_terminated, raising=False)
     try:
         with pytest.raises(Stopped), stopped_by_signals():
             publish_table(pd.DataFrame({"a": [1, 2, 3]}), destination)

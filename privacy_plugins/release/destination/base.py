@@ -24,11 +24,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TABLE",
-    "StagedKind",
     "Accept",
     "Destination",
     "StageRun",
     "Staged",
+    "StagedKind",
     "before_swap",
     "io_errors",
     "one_line",

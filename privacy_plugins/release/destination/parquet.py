@@ -118,8 +118,7 @@ class ParquetDestination:
         """The run's working file (``COPY … TO`` by DuckDB when it runs the table)."""
         if set(parts) != {TABLE}:
             raise ValueError(f"a staged release has one part {TABLE!r}, got {sorted(parts)}")
-        with publishing(self.spec, what="the staged rows"):
-            return working_file.stage_file(parts[TABLE], run)
+        return working_file.stage_file(parts[TABLE], run)
 
     def accept_staged(self, staged: Staged, run: StageRun) -> None:
         """Only the run's unchanged working file."""

@@ -67,8 +67,7 @@ class SparkDestination:
         if isinstance(table, SparkTable):  # no row leaves Spark
             stage = spark_destination.stage(table, self.spec)
             return Staged("spark", {TABLE: stage.staging})
-        with publishing(self.spec, what="the staged rows"):
-            return working_file.stage_file(table, run)
+        return working_file.stage_file(table, run)
 
     def accept_staged(self, staged: Staged, run: StageRun) -> None:
         """A staging location of this destination, or the run's unchanged working file."""

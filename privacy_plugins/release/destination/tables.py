@@ -148,10 +148,10 @@ class TableDestination:
         if set(parts) != {TABLE}:
             raise ValueError(f"a staged release has one part {TABLE!r}, got {sorted(parts)}")
         table = parts[TABLE]
-        with publishing(self.spec, what="the staged rows"):
-            if self.reaches(table):
-                return self._stage_here(table, run)
-            return self._stage_elsewhere(table, run)
+        # A source's error (a value it failed to convert …) surfaces as the source's, as in every step.
+        if self.reaches(table):
+            return self._stage_here(table, run)
+        return self._stage_elsewhere(table, run)
 
     def _stage_here(self, table: Any, run: StageRun) -> Staged:
         import sqlalchemy as sa
