@@ -5,12 +5,11 @@ See the package docstring for the design.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 import pandas as pd
 
@@ -47,7 +46,7 @@ StagedKind = Literal["table", "file", "spark"]
 
 @dataclass(frozen=True)
 class Staged:
-    """Where a release's rows wait between the anonymize step and the swap (JSON-able: it travels between tasks).
+    """Where a release's rows wait between the anonymize step and the swap (it travels in the ``Candidate``).
 
     ``kind``: ``"table"`` — staging tables in the destination database, bound to the run
     (``release/staging.py``); ``"file"`` — the run's Parquet working file, ``sha256`` its digest;
@@ -64,20 +63,6 @@ class Staged:
     def name(self) -> str:
         """The one part's location (a one-table release)."""
         return self.parts[TABLE]
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-able dict."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Staged:
-        """The record :meth:`to_dict` wrote."""
-        return cls(
-            kind=data["kind"],
-            parts={str(k): str(v) for k, v in data["parts"].items()},
-            rows={str(k): int(v) for k, v in data.get("rows", {}).items()},
-            sha256=str(data.get("sha256", "")),
-        )
 
 
 @dataclass(frozen=True)
@@ -194,10 +179,3 @@ def reading(destination: DestinationSpec, read: Callable[[], _T]) -> _T:
         raise
     except io_errors() as exc:
         raise DestinationError(f"cannot read {destination.describe()}: {one_line(exc)}") from exc
-
-
-@contextmanager
-def suppressed_errors() -> Iterator[None]:
-    """Best-effort cleanup: any database or I/O error is ignored (the stale cleanup comes later)."""
-    with contextlib.suppress(*io_errors()):
-        yield

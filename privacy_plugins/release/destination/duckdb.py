@@ -56,10 +56,14 @@ class DuckDBDestination(TableDestination):
 
     def reaches(self, table: EngineTable) -> bool:
         """A DuckDB table of this very file."""
-        if not working_file.in_duckdb(table):
+        from privacy_plugins.engines.sql import SqlTable
+
+        if not isinstance(table, SqlTable) or table.engine_name != "duckdb":
             return False
-        database = getattr(table, "engine").url.database  # noqa: B009 (a SqlTable: in_duckdb checked it)
-        return bool(database) and database != ":memory:" and Path(database).resolve() == self.path.resolve()
+        database = table.engine.url.database
+        if not database or database == ":memory:":
+            return False
+        return Path(database).resolve() == self.path.resolve()
 
     def _stage_elsewhere(self, table: EngineTable, run: StageRun) -> Staged:
         if working_file.in_duckdb(table):

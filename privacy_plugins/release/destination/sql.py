@@ -12,10 +12,7 @@ crash left it behind).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
-
-import pandas as pd
 
 from privacy_plugins.errors import DestinationError
 from privacy_plugins.release import locations
@@ -64,11 +61,12 @@ class SqlDestination(TableDestination):
         """A table of a SQLAlchemy engine on this very URL."""
         import sqlalchemy as sa
 
-        engine = getattr(table, "engine", None)
-        if not isinstance(engine, sa.Engine) or not hasattr(table, "select_sql"):
+        from privacy_plugins.engines.sql import SqlTable
+
+        if not isinstance(table, SqlTable):
             return False
-        ours = sa.make_url(self.spec.sql_url())
-        return bool(engine.url.render_as_string(hide_password=False) == ours.render_as_string(hide_password=False))
+        ours = sa.make_url(self.spec.sql_url()).render_as_string(hide_password=False)
+        return bool(table.engine.url.render_as_string(hide_password=False) == ours)
 
     def _exists(self) -> bool:
         url = self.spec.sql_url()
@@ -78,6 +76,3 @@ class SqlDestination(TableDestination):
             raise DestinationError(str(exc)) from None
         database = locations.sqlite_file(url)
         return database is None or database.exists()  # connecting would create an empty database file
-
-    def _read(self, parts: Sequence[str]) -> dict[str, pd.DataFrame] | None:
-        return super()._read(parts)

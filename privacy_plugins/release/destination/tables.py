@@ -33,9 +33,9 @@ from privacy_plugins.release.destination.base import (
     StageRun,
     publishing,
     reading,
-    suppressed_errors,
     verify,
 )
+from privacy_plugins.release.progress import LOGGER
 from privacy_plugins.release.spec import DestinationSpec
 
 if TYPE_CHECKING:
@@ -251,15 +251,16 @@ class TableDestination:
 
         if staged.kind != "table" or not staging.belongs_to_run(run.spec, run.run_id, staged.name):
             return
-        with suppressed_errors():
+        try:
             engine = self.engine()
             try:
-                if staging.drop_table(engine, staged.name):
-                    from privacy_plugins.release.progress import LOGGER
-
-                    LOGGER.info("dropped the staging table %s of run %s", staged.name, run.run_id)
+                dropped = staging.drop_table(engine, staged.name)
             finally:
                 engine.dispose()
+            if dropped:
+                LOGGER.info("dropped the staging table %s of run %s", staged.name, run.run_id)
+        except Exception as exc:  # any database error: the stale cleanup removes the table later
+            LOGGER.warning("could not drop the staging table %s: %s", staged.name, type(exc).__name__)
 
     def read_staged(self, staged: Staged, run: StageRun, refuse: Callable[[int], None]) -> pd.DataFrame:
         """The staged rows, counted and refused first."""
