@@ -6,8 +6,8 @@ cleaned up by age or run tag), or — when no engine reaches the destination fro
 source — the run's Parquet working file (:mod:`.working_file`).
 
 The swap, written once (:meth:`TableDestination._swap_in`) and used by every path: in
-one transaction on the destination, each incoming table is counted and verified, the
-staged rows are re-measured and accepted (what was checked is what is swapped), the
+one transaction on the destination, the staged rows are re-measured and accepted (what
+was checked is what is swapped), each incoming table is counted and verified, the
 swap hook runs, then ``DROP`` + ``ALTER … RENAME`` per part, and ``COMMIT``. Two parts
 (Anatomy's QIT and ST) swap in the same transaction: both or neither. On DuckDB, SQLite
 and PostgreSQL (transactional DDL) a crash before ``COMMIT`` leaves the previous
@@ -118,13 +118,13 @@ class TableDestination:
         rows: Mapping[str, int],
         measure: Callable[[], None] = lambda: None,
     ) -> None:
-        """Verify each incoming table's count, ``measure`` (re-measure and accept), the hook, drop + rename each."""
+        """``measure`` (re-measure and accept), verify each incoming table's count, the hook, drop + rename each."""
         import sqlalchemy as sa
 
+        measure()  # first: rows changed since the check are refused as such (ReleaseBlocked)
         for part, name in incoming.items():
             count = connection.execute(sa.text(f"SELECT COUNT(*) FROM {quote(connection, name)}")).scalar_one()
             verify(rows[part], int(count), f"{self.spec.describe()} ({name})")  # never the URL: it may hold a password
-        measure()
         base.before_swap()
         for part, name in incoming.items():
             target = quote(connection, self.target(part))
