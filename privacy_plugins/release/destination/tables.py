@@ -18,6 +18,7 @@ lose the table between ``DROP`` and ``RENAME`` and keep an incoming table.
 from __future__ import annotations
 
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -56,7 +57,7 @@ def quote(connection: Any, name: str) -> str:
     return str(connection.dialect.identifier_preparer.quote(name))
 
 
-class TableDestination:
+class TableDestination(ABC):
     """Staging tables, measure, swap, discard and read for a database destination (subclasses: how to connect)."""
 
     spec: DestinationSpec
@@ -66,13 +67,13 @@ class TableDestination:
 
     # -- what a kind says ---------------------------------------------------------------------------------------
 
+    @abstractmethod
     def engine(self, *, read_only: bool = False) -> sa.Engine:
         """A new SQLAlchemy engine on the destination (dispose it)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def reaches(self, table: EngineTable) -> bool:
         """Whether ``table`` lives in this very database (then ``CREATE TABLE … AS`` stages it)."""
-        raise NotImplementedError
 
     def _stage_elsewhere(self, table: EngineTable, run: StageRun) -> Staged:
         """Stage a table of another database (default: the run's working file)."""
