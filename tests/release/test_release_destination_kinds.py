@@ -11,11 +11,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +18,7 @@ import duckdb
 import pandas as pd
 import pytest
 import sqlalchemy as sa
-from release_fixtures import REPO, age_files, demo_spec_dict
+from release_fixtures import age_files, demo_spec_dict, kill_when_reached
 
 import privacy_plugins as pp
 from privacy_plugins.engines.sql import SqlTable
@@ -70,26 +65,6 @@ frames = {"qit": pd.DataFrame({"age": [7] * 30, "gid": [1] * 30}), "st": pd.Data
 spec = {k: v if k in ("url", "table") else pathlib.Path(v) for k, v in json.loads(where).items()}
 publish_linked(frames, DestinationSpec(**spec))
 """
-
-
-def kill_at_swap(args: list[str], marker: Path) -> None:
-    """Run ``python -c args…`` and SIGKILL it once it reached the swap."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", *args], env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 180
-        while not marker.exists():
-            assert child.poll() is None, child.stderr.read() if child.stderr else b""
-            assert time.monotonic() < deadline, "the child never reached the swap"
-            time.sleep(0.05)
-    finally:
-        if child.poll() is None:
-            os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=60)
-        if child.stderr:
-            child.stderr.close()
-    assert child.returncode == -signal.SIGKILL
 
 
 def census_duckdb(path: Path) -> Path:
@@ -170,7 +145,7 @@ def test_killed_between_stage_and_swap_keeps_the_old_release_and_leaves_nothing(
     stricter = {**data, "requirements": {**data["requirements"], "k": 8}}
     spec_path, marker = tmp_path / "strict.json", tmp_path / "at_swap"
     spec_path.write_text(json.dumps(stricter))
-    kill_at_swap([CHILD, str(spec_path), str(marker)], marker)
+    kill_when_reached([CHILD, str(spec_path), str(marker)], marker)
 
     now = published(spec)
     assert now is not None
@@ -288,7 +263,7 @@ def test_two_tables_killed_at_the_swap_keep_the_old_pair(kind: str, tmp_path: Pa
     publish_linked(old_pair(), destination)
     where = {key: str(getattr(destination, key)) for key in ("duckdb", "parquet", "url") if getattr(destination, key)}
     marker = tmp_path / "at_swap"
-    kill_at_swap([LINKED_CHILD, json.dumps({"table": "census", **where}), str(marker)], marker)
+    kill_when_reached([LINKED_CHILD, json.dumps({"table": "census", **where}), str(marker)], marker)
     assert_old_pair(destination)  # both old: neither part was swapped alone
 
 
