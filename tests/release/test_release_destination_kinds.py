@@ -270,3 +270,16 @@ def test_two_tables_killed_at_the_swap_keep_the_old_pair(kind: str, tmp_path: Pa
 def test_spark_destination_takes_no_pair(tmp_path: Path) -> None:
     with pytest.raises(PublishError, match="does not take the linked pair"):
         open_destination(DestinationSpec(spark=str(tmp_path / "out" / "census"))).replace(old_pair())
+
+
+def test_staging_into_another_duckdb_file_waits_for_no_publisher(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The ATTACH stage writes into the destination file: not while another release holds its publish lock."""
+    from privacy_plugins.errors import DestinationBusy
+    from privacy_plugins.release.workarea import destination_lock
+
+    spec = ReleaseSpec.from_dict(release_data("duckdb_other", tmp_path, request))
+    with destination_lock(spec.destination), pytest.raises(DestinationBusy, match="another release is publishing"):
+        run_release(spec)
+    assert not (tmp_path / "other.duckdb").exists()  # nothing staged, nothing written

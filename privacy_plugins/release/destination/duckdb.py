@@ -24,6 +24,7 @@ from privacy_plugins.release import locations
 from privacy_plugins.release.destination import working_file
 from privacy_plugins.release.destination.base import TABLE, Staged, StageRun
 from privacy_plugins.release.destination.tables import TableDestination, quote
+from privacy_plugins.release.workarea import destination_lock
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -72,6 +73,10 @@ class DuckDBDestination(TableDestination):
 
     def _stage_attached(self, table: Any, run: StageRun) -> Staged:
         """``ATTACH`` this file in the source's DuckDB and ``CREATE TABLE … AS SELECT`` the staging table there."""
+        with destination_lock(self.spec):  # it writes into the file: never while another release publishes there
+            return self._stage_attached_locked(table, run)
+
+    def _stage_attached_locked(self, table: Any, run: StageRun) -> Staged:
         import sqlalchemy as sa
 
         from privacy_plugins.release import staging
