@@ -13,10 +13,18 @@ Run:
     .venv/bin/python benchmarks/bench_engines.py run --db /tmp/adult10m.duckdb --mode spark
     .venv/bin/python benchmarks/bench_engines.py release --db /tmp/adult10m.duckdb --mode duckdb|pandas
     .venv/bin/python benchmarks/bench_engines.py spark-release --db /tmp/adult10m.duckdb --destination spark|duckdb
+    .venv/bin/python benchmarks/bench_engines.py release --db /tmp/adult10m.duckdb --mode duckdb \
+        --destination same|duckdb-other|parquet
+    .venv/bin/python benchmarks/bench_engines.py copy --db /tmp/adult10m.duckdb --destination duckdb-other|parquet
+    .venv/bin/python benchmarks/bench_engines.py goal --db /tmp/adult10m.duckdb
 ``run`` times the engine layer alone; ``release`` a whole ``run_release`` (diagnosis and
 publishing included) — the comparison a user sees. ``spark-release`` runs ``run_release``
 from a Spark source (the table exported to Parquet) to a Spark folder destination (no row
 leaves Spark) or to a DuckDB file (the published rows streamed out with ``toLocalIterator``).
+``copy`` times DuckDB itself copying the table to the same kind of destination (``ATTACH`` +
+``CREATE TABLE … AS`` into another file; ``COPY … TO`` a Parquet file); ``goal`` runs the
+release and the copy for both destinations, each in its own subprocess, and prints the
+ratio release / copy and the release's peak RSS (issue 25's goal: ratio ≤ 4, RSS < 1 GB).
 Each ``run`` prints one JSON line: mode, rows, snapshot units, node, suppressed,
 published class-count digest, seconds per phase and peak RSS (MB).
 """
@@ -28,6 +36,8 @@ import hashlib
 import json
 import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -157,11 +167,80 @@ def run(db: Path, mode: str, method: str, memory_limit: str = "1GB") -> dict[str
     }  # fmt: skip
 
 
-def release(db: Path, mode: str) -> dict[str, object]:
+def _target(db: Path, destination: str, name: str) -> tuple[dict[str, object], Path]:
+    """The release's destination section and the path it writes (removed first: every run starts alike)."""
+    if destination == "duckdb-other":
+        path = db.with_name(db.stem + "_published.duckdb")
+        path.unlink(missing_ok=True)
+        return {"duckdb": str(path), "table": name}, path
+    if destination == "parquet":
+        path = db.with_name(db.stem + "_published")
+        shutil.rmtree(path, ignore_errors=True)
+        return {"parquet": str(path), "table": name}, path
+    return {"duckdb": str(db), "table": name}, db
+
+
+def copy(db: Path, destination: str) -> dict[str, object]:
+    """DuckDB itself copying ``adult_big`` to another file (``ATTACH`` + ``CREATE TABLE … AS``) or to Parquet."""
+    import duckdb
+
+    _, path = _target(db, destination, "adult_copy")
+    start = time.perf_counter()
+    connection = duckdb.connect(str(db))
+    if destination == "duckdb-other":
+        connection.execute(f"ATTACH '{path}' AS target")
+        connection.execute("CREATE TABLE target.adult_copy AS SELECT * FROM adult_big")
+        connection.execute("DETACH target")
+    else:
+        path.mkdir(parents=True)
+        connection.execute(f"COPY adult_big TO '{path / 'adult_copy.parquet'}' (FORMAT parquet)")
+    connection.close()
+    seconds = time.perf_counter() - start
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+    return {
+        "copy": destination,
+        "seconds": round(seconds, 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def goal(db: Path) -> list[dict[str, object]]:
+    """Release and DuckDB's own copy, per destination, each in a fresh subprocess: the ratio and the RSS."""
+
+    def measured(*args: str) -> dict[str, object]:
+        out = subprocess.run(
+            [sys.executable, __file__, *args, "--db", str(db)], check=True, capture_output=True, text=True
+        ).stdout
+        return dict(json.loads(out.strip().splitlines()[-1]))
+
+    lines = []
+    for destination in ("duckdb-other", "parquet"):
+        copied = measured("copy", "--destination", destination)
+        released = measured("release", "--mode", "duckdb", "--destination", destination)
+        total = float(released["seconds"]["total"])  # type: ignore[index]
+        lines.append(
+            {
+                "destination": destination,
+                "release_seconds": total,
+                "copy_seconds": copied["seconds"],
+                "ratio": round(total / float(copied["seconds"]), 2),  # type: ignore[arg-type]
+                "release_peak_rss_mb": released["peak_rss_mb"],
+                "copy_peak_rss_mb": copied["peak_rss_mb"],
+                "steps": released["seconds"],
+            }
+        )
+    return lines
+
+
+def release(db: Path, mode: str, destination: str = "same") -> dict[str, object]:
     """One full release through ``run_release`` (load, diagnose, anonymize, check, publish into ``db``).
 
     ``duckdb``: the source is the table in ``db``, so the release runs inside DuckDB
-    (pushdown). ``pandas``: the same rows from a Parquet copy below
+    (pushdown); ``destination`` ``same`` publishes into ``db``, ``duckdb-other`` into another
+    DuckDB file, ``parquet`` into a Parquet folder beside it. ``pandas``: the same rows from a Parquet copy below
     ``source.out_of_core_bytes``, so the in-memory flow reads them, diagnoses the
     records and publishes through pandas into the same DuckDB file.
     """
@@ -177,6 +256,7 @@ def release(db: Path, mode: str) -> dict[str, object]:
             duckdb.connect(str(db), read_only=True).execute(f"COPY adult_big TO '{parquet}' (FORMAT parquet)")
         source = {"path": str(parquet), "out_of_core_bytes": 10 * parquet.stat().st_size}
     report = Path(tempfile.mkdtemp(prefix="bench_engines_"))
+    target, written = _target(db, destination, f"adult_released_{mode}")
     spec = ReleaseSpec.from_dict(
         {
             "name": f"bench_{mode}",
@@ -186,7 +266,7 @@ def release(db: Path, mode: str) -> dict[str, object]:
             "hierarchies": str(ADULT),
             "requirements": {"k": 5, "l": 2, "l_variant": "distinct", "suppression_limit": 0.05},
             "algorithm": {"name": "optimal"},
-            "destination": {"duckdb": str(db), "table": f"adult_released_{mode}"},
+            "destination": target,
             "report": {"directory": str(report)},
         }
     )
@@ -203,10 +283,13 @@ def release(db: Path, mode: str) -> dict[str, object]:
     result = run_release(spec, on_step=on_step)
     on_step("")
     shutil.rmtree(report, ignore_errors=True)
+    if written != db:
+        shutil.rmtree(written, ignore_errors=True) if written.is_dir() else written.unlink(missing_ok=True)
     assert result.passed, result.failure
     assert result.candidate is not None
     return {
         "release": mode,
+        "destination": destination,
         "rows": result.loaded.rows,
         "levels": result.candidate.levels,
         "suppressed": result.candidate.suppressed,
@@ -268,6 +351,12 @@ def main() -> None:
     releasing = sub.add_parser("release", help="a full release through run_release (what a user runs)")
     releasing.add_argument("--db", type=Path, required=True)
     releasing.add_argument("--mode", choices=["duckdb", "pandas"], required=True)
+    releasing.add_argument("--destination", choices=["same", "duckdb-other", "parquet"], default="same")
+    copying = sub.add_parser("copy", help="DuckDB itself copying the table to another file or to Parquet")
+    copying.add_argument("--db", type=Path, required=True)
+    copying.add_argument("--destination", choices=["duckdb-other", "parquet"], required=True)
+    goal_parser = sub.add_parser("goal", help="release vs DuckDB's own copy, both destinations: ratio and RSS")
+    goal_parser.add_argument("--db", type=Path, required=True)
     spark_releasing = sub.add_parser("spark-release", help="run_release from a Spark source to Spark or DuckDB")
     spark_releasing.add_argument("--db", type=Path, required=True)
     spark_releasing.add_argument("--destination", choices=["spark", "duckdb"], required=True)
@@ -275,7 +364,12 @@ def main() -> None:
     if args.command == "make":
         make(args.rows, args.db)
     elif args.command == "release":
-        print(json.dumps(release(args.db, args.mode)))
+        print(json.dumps(release(args.db, args.mode, args.destination)))
+    elif args.command == "copy":
+        print(json.dumps(copy(args.db, args.destination)))
+    elif args.command == "goal":
+        for line in goal(args.db):
+            print(json.dumps(line))
     elif args.command == "spark-release":
         print(json.dumps(spark_release(args.db, args.destination)))
     else:

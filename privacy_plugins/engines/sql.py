@@ -36,7 +36,15 @@ from privacy_plugins.errors import ConfigurationError
 if TYPE_CHECKING:
     import sqlalchemy as sa
 
-__all__ = ["SqlTable", "classes_from_sql", "database_message", "frame_from_rows", "group_counts_sql"]
+__all__ = [
+    "SqlTable",
+    "classes_from_sql",
+    "database_message",
+    "frame_from_rows",
+    "group_counts_sql",
+    "lightweight_table",
+    "subquery_of",
+]
 
 _FLAG = "__privacy_plugins_suppressed__"
 
@@ -78,7 +86,8 @@ def frame_from_rows(rows: Sequence[Any], columns: Sequence[str], *, coerce_float
     return pd.DataFrame.from_records([tuple(row) for row in rows], columns=list(columns), coerce_float=coerce_float)
 
 
-def _subquery(selectable: Any) -> Any:
+def subquery_of(selectable: Any) -> Any:
+    """A SELECT as a subquery (a table or subquery as it is), to select from."""
     import sqlalchemy as sa
 
     if isinstance(selectable, (sa.Select, sa.TextualSelect)):
@@ -86,8 +95,8 @@ def _subquery(selectable: Any) -> Any:
     return selectable
 
 
-def _lightweight_table(connection: sa.Connection, name: str) -> Any:
-    """A table by name with its columns read by ``LIMIT 0`` (reflection fails on ``duckdb_engine``)."""
+def lightweight_table(connection: sa.Connection, name: str) -> Any:
+    """A stored table by name, its columns read by ``LIMIT 0`` (reflection fails on ``duckdb_engine``)."""
     import sqlalchemy as sa
 
     quoted = connection.dialect.identifier_preparer.quote(name)
@@ -112,7 +121,7 @@ def group_counts_sql(connection: sa.Connection, selectable: Any, columns: Sequen
     """``SELECT columns, COUNT(*) … GROUP BY columns``; only the aggregates come back."""
     import sqlalchemy as sa
 
-    selectable = _subquery(selectable)
+    selectable = subquery_of(selectable)
     available = list(connection.execute(sa.select(sa.text("*")).select_from(selectable).limit(0)).keys())
     check_columns(columns, available)
     keys: list[Any] = [sa.column(column) for column in columns]
@@ -177,7 +186,7 @@ class SqlTable(EngineTable):
         with engine.connect() as connection:
             if not sa.inspect(connection).has_table(table):
                 raise ConfigurationError(f"source table {table!r} not found at {engine.url!r}")
-            return cls(engine, _lightweight_table(connection, table))
+            return cls(engine, lightweight_table(connection, table))
 
     @classmethod
     def from_query(cls, engine: sa.Engine, query: str) -> SqlTable:
@@ -209,7 +218,7 @@ class SqlTable(EngineTable):
 
     def columns(self) -> list[str]:
         """Column names."""
-        return [str(c.name) for c in _subquery(self.selectable).c]
+        return [str(c.name) for c in subquery_of(self.selectable).c]
 
     def count(self) -> int:
         """``SELECT COUNT(*)``."""
@@ -256,7 +265,7 @@ class SqlTable(EngineTable):
         name = f"pp_helper_{uuid.uuid4().hex[:12]}"
         with self.transaction() as connection:
             _create_temporary(connection, name, frame)
-            table = _lightweight_table(connection, name)
+            table = lightweight_table(connection, name)
         self.session.helpers.append(name)
         return table
 
@@ -266,7 +275,7 @@ class SqlTable(EngineTable):
         """A SELECT that maps each QI (CASE or a join with its mapping table) and anti-joins suppressed classes."""
         import sqlalchemy as sa
 
-        source = _subquery(self.selectable)
+        source = subquery_of(self.selectable)
         joined: Any = source
         selected: list[Any] = []
         for column in keep:
@@ -297,7 +306,7 @@ class SqlTable(EngineTable):
         """The table's SELECT as plain SQL of this dialect (values inlined), for ``CREATE TABLE … AS``."""
         import sqlalchemy as sa
 
-        statement = sa.select(*_subquery(self.selectable).c)
+        statement = sa.select(*subquery_of(self.selectable).c)
         return str(statement.compile(self.engine, compile_kwargs={"literal_binds": True}))
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:
@@ -307,7 +316,7 @@ class SqlTable(EngineTable):
         names = self.columns()
         with self.transaction() as connection:
             result = connection.execute(  # per statement: the pinned connection keeps its own options
-                sa.select(*_subquery(self.selectable).c),
+                sa.select(*subquery_of(self.selectable).c),
                 execution_options={"stream_results": True, "yield_per": size},
             )
             for rows in result.partitions(size):

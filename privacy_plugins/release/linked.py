@@ -19,19 +19,16 @@ Table names: ``<table>_qit`` and ``<table>_st`` (``destination.table`` is the st
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Hashable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from privacy_plugins.core.anonymize import linked_classes
 from privacy_plugins.core.anonymize.anatomy import GROUP_COLUMN
-from privacy_plugins.errors import PublishError, VerificationError
-from privacy_plugins.release import destinations
+from privacy_plugins.errors import VerificationError
+from privacy_plugins.release.destination import open_destination
+from privacy_plugins.release.destinations import read_published
 from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
-from privacy_plugins.release.versions import new_version, remove_dead, swap_link, writing
 
 __all__ = ["LINKED_PARTS", "joined_view", "publish_linked", "read_linked", "read_release"]
 
@@ -50,68 +47,9 @@ def joined_view(st: pd.DataFrame, group_column: str, quasi_identifiers: Sequence
     return view
 
 
-def _names(table: str) -> dict[str, str]:
-    return {part: f"{table}_{part}" for part in LINKED_PARTS}
-
-
 def _check(frames: Mapping[str, pd.DataFrame]) -> None:
     if set(frames) != set(LINKED_PARTS):
         raise ValueError(f"a linked release has exactly the parts {list(LINKED_PARTS)}, got {sorted(frames)}")
-
-
-def _publish_duckdb(frames: Mapping[str, pd.DataFrame], path: Path, table: str) -> None:
-    with destinations._duckdb_transaction(path) as connection:
-        incoming = {}
-        for part, name in _names(table).items():
-            incoming[part] = f"{name}__incoming_{uuid.uuid4().hex[:8]}"
-            connection.register("release_frame", frames[part])
-            connection.execute(f'CREATE TABLE "{incoming[part]}" AS SELECT * FROM release_frame')
-            connection.unregister("release_frame")
-            rows = connection.execute(f'SELECT COUNT(*) FROM "{incoming[part]}"').fetchall()  # all: frees the result
-            destinations._verify(len(frames[part]), int(rows[0][0]) if rows else -1, f"{path}#{incoming[part]}")
-        destinations._swap_hook()
-        for part, name in _names(table).items():
-            connection.execute(f'DROP TABLE IF EXISTS "{name}"')
-            connection.execute(f'ALTER TABLE "{incoming[part]}" RENAME TO "{name}"')
-
-
-def _publish_sql(frames: Mapping[str, pd.DataFrame], url: str, table: str) -> None:
-    import sqlalchemy
-
-    engine = sqlalchemy.create_engine(url)
-    if engine.dialect.name == "sqlite" and engine.dialect.driver == "pysqlite":
-        destinations._transactional_sqlite_ddl(engine)
-    try:
-        with engine.begin() as connection:
-            incoming = {}
-            for part, name in _names(table).items():
-                incoming[part] = f"{name}__incoming_{uuid.uuid4().hex[:8]}"
-                frames[part].to_sql(incoming[part], connection, index=False)
-                count = connection.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{incoming[part]}"')).scalar_one()
-                destinations._verify(len(frames[part]), int(count), f"{url}#{incoming[part]}")
-            destinations._swap_hook()
-            for part, name in _names(table).items():
-                connection.execute(sqlalchemy.text(f'DROP TABLE IF EXISTS "{name}"'))
-                connection.execute(sqlalchemy.text(f'ALTER TABLE "{incoming[part]}" RENAME TO "{name}"'))
-    finally:
-        engine.dispose()
-
-
-def _publish_parquet(frames: Mapping[str, pd.DataFrame], folder: Path, table: str) -> None:
-    import pyarrow.parquet as pq
-
-    folder.mkdir(parents=True, exist_ok=True)
-    link = folder / table
-    if link.exists() and not link.is_symlink():
-        raise PublishError(f"{link} exists and is not the link of a linked release; nothing was published")
-    remove_dead(link, [f"{name}.parquet" for name in _names(table).values()])
-    with writing(new_version(link)) as version:
-        for part, name in _names(table).items():
-            path = version / f"{name}.parquet"
-            frames[part].to_parquet(path, index=False)
-            destinations._verify(len(frames[part]), pq.ParquetFile(path).metadata.num_rows, str(path))
-        destinations._swap_hook()
-        swap_link(link, version)
 
 
 def publish_linked(frames: Mapping[str, pd.DataFrame], destination: DestinationSpec) -> dict[str, int]:
@@ -121,38 +59,12 @@ def publish_linked(frames: Mapping[str, pd.DataFrame], destination: DestinationS
         PublishError: the destination could not be written; it was left as it was (both parts).
     """
     _check(frames)
-    destinations._publish_to(
-        destination,
-        duckdb=lambda path: _publish_duckdb(frames, path, destination.table),
-        parquet=lambda folder: _publish_parquet(frames, folder, destination.table),
-        sql=lambda: _publish_sql(frames, destination.sql_url(), destination.table),
-        what="the linked pair",
-    )
-    return {part: len(frames[part]) for part in LINKED_PARTS}
+    return open_destination(destination).replace(frames)
 
 
 def read_linked(destination: DestinationSpec) -> dict[str, pd.DataFrame] | None:
-    """The published QIT and ST (``None`` when no pair is published yet)."""
-    return destinations._read_from(destination, _read)
-
-
-def _read(destination: DestinationSpec) -> dict[str, pd.DataFrame] | None:
-    names = _names(destination.table)
-    if destination.parquet is not None:
-        link = destination.parquet / destination.table
-        if not link.is_symlink():
-            return None
-        version = link.resolve()  # once: both parts from the same version
-        return {part: pd.read_parquet(version / f"{name}.parquet") for part, name in names.items()}
-    out: dict[str, Any] = {}
-    for part, name in names.items():
-        single = DestinationSpec(
-            table=name, duckdb=destination.duckdb, url=destination.url, conn_id=destination.conn_id
-        )
-        out[part] = destinations.read_published(single)
-    if any(frame is None for frame in out.values()):
-        return None
-    return out
+    """The published QIT and ST (``None`` when no pair is published yet), both from one version."""
+    return open_destination(destination).read(LINKED_PARTS)
 
 
 def read_release(spec: ReleaseSpec) -> pd.DataFrame | None:
@@ -166,7 +78,7 @@ def read_release(spec: ReleaseSpec) -> pd.DataFrame | None:
     Raises:
         VerificationError: the published pair does not join, or a part holds an identifier column.
     """
-    table = destinations.read_published(spec.destination)
+    table = read_published(spec.destination)
     if table is not None:
         return table
     pair = read_linked(spec.destination)

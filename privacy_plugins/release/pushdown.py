@@ -18,8 +18,12 @@ run in its own process. No source row is read into Python:
   database, ``CASE`` per QI otherwise) and removes the violating classes. Same
   database: ``CREATE TABLE <table>__staging_<created>_<run tag> AS SELECT …``
   (``release/staging.py``; the name is recorded in the ``Candidate`` and bound to
-  the run). Elsewhere: the published rows are streamed in batches to the run's
-  Parquet working file (its SHA-256 in the ``Candidate``).
+  the run). A DuckDB source to another DuckDB file: the same statement across the
+  two files, the destination ``ATTACH``-ed (the staging table lives there). A DuckDB
+  source to Parquet: ``COPY (SELECT …) TO`` the run's Parquet working file.
+  Elsewhere: the published rows are streamed in batches to that working file (its
+  SHA-256 in the ``Candidate``). The destination class decides
+  (:mod:`privacy_plugins.release.destination`).
 - :func:`check`: identifiers, row accounting, suppression limit and every model,
   re-measured with ``GROUP BY`` on exactly the staged rows; the ``CheckResult``
   carries a digest of what it measured. A failed check drops the staging table.
@@ -30,8 +34,8 @@ run in its own process. No source row is read into Python:
   ``COMMIT`` leaves the previous release. Other databases (MySQL…) commit DDL
   one statement at a time: there a crash between the two statements leaves no
   table. Parquet destination: the staged file is copied beside the target and
-  renamed (atomic on POSIX). DuckDB destination elsewhere: loaded from the staged
-  Parquet inside one transaction. Another SQL database: the staged rows are read
+  renamed (atomic on POSIX). DuckDB destination from a working file: loaded by
+  ``read_parquet`` inside the swap transaction. Another SQL database: the staged rows are read
   into pandas and published as the in-memory flow does (the only case where
   published rows enter Python).
   Spark source and Spark destination: the anonymize step stages the rows by the
@@ -50,8 +54,6 @@ table into pandas and refuse a source larger than ``source.max_rows_in_memory``.
 from __future__ import annotations
 
 import json
-import re
-import shutil
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
@@ -72,10 +74,15 @@ from privacy_plugins.engines.full_domain_in_engine import (
     validate_models,
 )
 from privacy_plugins.engines.spark import SparkTable, open_spark_table
-from privacy_plugins.engines.sql import SqlTable, frame_from_rows
+from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
-from privacy_plugins.release import destinations, receipts, spark_destination, staging
+from privacy_plugins.release import receipts, staging
 from privacy_plugins.release.connections import mask_password
+from privacy_plugins.release.destination import TABLE, Destination, Staged, StageRun, open_destination
+from privacy_plugins.release.destination.base import StagedKind
+from privacy_plugins.release.destination.files import atomic_file
+from privacy_plugins.release.destination.sql import transactional_engine
+from privacy_plugins.release.destination.working_file import CANDIDATE_FILE
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.published_numbers import measure_classes
 from privacy_plugins.release.sources import source_url
@@ -87,14 +94,14 @@ from privacy_plugins.release.steps import (
     ForeignArtifactError,
     LoadedTable,
     Publication,
-    _accept,
-    _own_file,
-    _write_parquet,
+    accept_artifact,
     accepted_check,
     accounting,
     check_lattice,
     check_mode,
+    own_file,
     write_diagnosis,
+    write_parquet,
 )
 from privacy_plugins.release.workarea import destination_lock, run_dir
 from privacy_plugins.release.written_columns import record_columns, refuse_foreign_columns
@@ -112,10 +119,7 @@ __all__ = [
 ]
 
 SNAPSHOT_FILE = "snapshot.parquet"
-CANDIDATE_FILE = "candidate.parquet"
 REPORT_FILE = "anonymization.json"
-
-BATCH_ROWS = 200_000
 
 
 def _is_parquet(path: Path) -> bool:
@@ -160,12 +164,9 @@ def _source_engine(spec: ReleaseSpec) -> Any:
 
     url = source_url(spec.source)
     try:
-        engine = sa.create_engine(url)
+        return transactional_engine(url)
     except (sa.exc.ArgumentError, ImportError) as exc:
         raise ConfigurationError(f"cannot open source {mask_password(url)!r}: {mask_password(str(exc))}") from exc
-    if engine.dialect.name == "sqlite" and engine.dialect.driver == "pysqlite":
-        destinations._transactional_sqlite_ddl(engine)
-    return engine
 
 
 def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
@@ -205,50 +206,6 @@ def _quote(connection: Any, name: str) -> str:
 def _diagnosis(spec: ReleaseSpec, aggregates: pd.DataFrame, on_progress: OnProgress | None) -> DiagnosisSummary:
     """The in-memory diagnosis and reports, computed from the weighted snapshot (its counts are the weights)."""
     return write_diagnosis(spec, aggregates, weights=COUNT_COLUMN, on_progress=on_progress)
-
-
-def _stream_to_parquet(published: Any, path: Path) -> int:
-    """Write the published rows batch by batch (bounded memory); the rows written."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    writer: pq.ParquetWriter | None = None
-    rows = 0
-    try:
-        for batch in published.batches(BATCH_ROWS):
-            table = pa.Table.from_pandas(batch, preserve_index=False)
-            if writer is None:
-                writer = pq.ParquetWriter(str(path), table.schema)
-            writer.write_table(table.cast(writer.schema))
-            rows += len(batch)
-    finally:
-        if writer is not None:
-            writer.close()
-    if writer is None:
-        pd.DataFrame(columns=published.columns()).to_parquet(path, index=False)
-    return rows
-
-
-def _publish_staged_file(spec: ReleaseSpec, path: Path, rows: int, digest: str) -> None:
-    """Publish the staged Parquet file; for a Parquet destination the copy's bytes are checked against ``digest``."""
-    import pyarrow.parquet as pq
-
-    target = spec.destination
-    if target.parquet is not None:
-        target.parquet.mkdir(parents=True, exist_ok=True)
-        destinations.remove_stale_temporaries(target.parquet / f"{target.table}.parquet")
-        with destinations.atomic_file(target.parquet / f"{target.table}.parquet") as temporary:
-            shutil.copyfile(path, temporary)
-            if staging.file_sha256(temporary) != digest:
-                raise ReleaseBlocked("the candidate changed after it was checked; nothing was published")
-            destinations._verify(rows, pq.ParquetFile(temporary).metadata.num_rows, str(temporary))
-            destinations._swap_hook()
-    elif target.duckdb is not None:
-        destinations.publish_parquet_to_duckdb(path, target.duckdb, target.table, rows)
-    elif target.spark is not None:
-        spark_destination.publish_parquet(path, target, rows)
-    else:
-        destinations.publish_table(pd.read_parquet(path), target)  # another database: through pandas
 
 
 @contextmanager
@@ -326,7 +283,7 @@ def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
     check_lattice(spec, hierarchies)
     validate_models(aggregates, snapshot.n_rows, models)
     path = run_dir(spec, run_id, create=True) / SNAPSHOT_FILE
-    digest = _write_parquet(aggregates, path)
+    digest = write_parquet(aggregates, path)
     LOGGER.info(
         "load: %d rows, %d distinct combinations, in %s (pushdown; snapshot stored; %.1fs)",
         snapshot.n_rows,
@@ -351,8 +308,8 @@ def load(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
 def _snapshot_of(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> tuple[str, Path, pd.DataFrame]:
     """The run, its folder and the snapshot read from its exact, unchanged bytes; refuse anything else."""
     check_mode(spec, loaded.kind, "snapshot", "loaded table")
-    run, folder = _accept(spec, loaded, run_id, "snapshot")
-    frame, _ = _own_file(loaded.path, folder / SNAPSHOT_FILE, loaded.sha256, "snapshot")
+    run, folder = accept_artifact(spec, loaded, run_id, "snapshot")
+    frame, _ = own_file(loaded.path, folder / SNAPSHOT_FILE, loaded.sha256, "snapshot")
     return run, folder, frame
 
 
@@ -365,7 +322,7 @@ def diagnose(
 
 
 def _write_report(path: Path, report: dict[str, Any]) -> None:
-    with destinations.atomic_file(path) as temporary:
+    with atomic_file(path) as temporary:
         temporary.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
@@ -378,8 +335,6 @@ def anonymize(
         InfeasibleAnonymizationError: no node meets the requirements (nothing is staged).
         ConfigurationError: the source's row count changed since the load step.
     """
-    import sqlalchemy as sa
-
     started = time.monotonic()
     run, folder, stored = _snapshot_of(spec, loaded, run_id)
     for stale in (folder / CANDIDATE_FILE, folder / REPORT_FILE):  # never leave an earlier candidate behind
@@ -421,25 +376,10 @@ def anonymize(
                 "ncp": done.solution.utility.ncp,
             },
         )
-        if same and isinstance(source, SparkTable):  # no row leaves Spark
-            stage = spark_destination.stage(done.published, spec.destination)
-            table, where, digest = stage.staging, stage.where, ""
-        elif same:
-            assert isinstance(source, SqlTable)
-            table = staging.staging_name(spec, run)
-            with source.transaction() as connection:  # short: it holds the registry (see staging.py)
-                staging.clean_staging(connection, spec, run)
-            with source.transaction() as connection:  # the connection holding the temporary helper tables
-                select = done.published.select_sql()  # type: ignore[attr-defined]
-                connection.execute(sa.text(f"CREATE TABLE {_quote(connection, table)} AS {select}"))
-                staging.register(connection, table)  # committed with the table: only ours is ever dropped
-            where, digest = f"{source.engine_name}:{table}", ""
-        else:
-            table = ""
-            path = folder / CANDIDATE_FILE
-            with destinations.atomic_file(path) as temporary:
-                _stream_to_parquet(done.published, temporary)
-            where, digest = str(path), staging.file_sha256(path)
+        # Where the rows wait for the swap: the destination picks the fastest path (release/destination).
+        staged = open_destination(spec.destination).stage({TABLE: done.published}, StageRun(spec, run, folder))
+        table = "" if staged.kind == "file" else staged.name
+        where = staged.name if staged.kind == "file" else f"{source.engine_name}:{table}"
     columns = {"table": [str(c) for c in done.published.columns()]}
     record_columns(folder, columns)
     LOGGER.info(
@@ -464,113 +404,44 @@ def anonymize(
         run_id=run,
         spec_name=spec.name,
         source_fingerprint=spec.source_fingerprint,
-        sha256=digest,
+        sha256=staged.sha256,
         kind="pushdown",
         staging_table=table,
         columns=columns,
     )
 
 
-def _spark_staged(spec: ReleaseSpec) -> bool:
-    """Spark source and Spark destination: the rows are staged by Spark (``release/spark_destination.py``)."""
-    return spec.source.spark is not None and spec.destination.spark is not None
+def _staged(spec: ReleaseSpec, candidate: Candidate) -> Staged:
+    """The :class:`Staged` record the candidate carries: its staging table or location, else its working file."""
+    rows = {TABLE: candidate.rows_out}
+    if candidate.staging_table:
+        kind: StagedKind = "spark" if spec.destination.spark is not None else "table"
+        return Staged(kind, {TABLE: candidate.staging_table}, rows)
+    return Staged("file", {TABLE: candidate.path}, rows, candidate.sha256)
 
 
-def _spark_stage(spec: ReleaseSpec, name: str) -> spark_destination.SparkStage:
-    """The Spark staging folder/table ``name`` of this destination, in the source's session.
+def _candidate_of(
+    spec: ReleaseSpec, candidate: Candidate, run_id: str | None
+) -> tuple[str, Path, int, Destination, Staged, StageRun]:
+    """The run, its folder, the rows it loaded (from its snapshot), the destination and the staged rows.
 
-    Its name is ``spark_destination``'s (``<target>[.]__incoming_<8 hex>``), checked here, but not
-    bound to the run: Spark staging keeps that module's rules (a killed run's stage is removed by hand).
+    Refuses a foreign or changed candidate (the destination checks its staged record).
     """
-    from privacy_plugins.engines.spark_session import spark_session
-
-    target = str(spec.destination.spark)
-    folder = name.startswith(target + ".")
-    if not re.fullmatch(re.escape(target + ("." if folder else "")) + r"__incoming_[0-9a-f]{8}", name):
-        raise ForeignArtifactError(
-            f"the candidate names Spark staging location {name!r}, which is not a staging location of "
-            f"{spec.destination.describe()}; refusing it"
-        )
-    session = spark_session(spec.source.spark_settings, setting="source.spark_settings")
-    return spark_destination.SparkStage(spec.destination, session, name)
-
-
-def _candidate_of(spec: ReleaseSpec, candidate: Candidate, run_id: str | None) -> tuple[str, Path, int]:
-    """The run, its folder and the rows it loaded (from its snapshot); refuse a foreign or changed candidate."""
     check_mode(spec, candidate.kind, "pushdown", "candidate")
-    run, folder = _accept(spec, candidate, run_id, "candidate")
+    run, folder = accept_artifact(spec, candidate, run_id, "candidate")
     snapshot = folder / SNAPSHOT_FILE
     loaded_rows = -1
     if snapshot.is_file() and not snapshot.is_symlink():
         import pyarrow.parquet as pq
 
         loaded_rows = int(pq.read_table(snapshot, columns=[COUNT_COLUMN]).column(0).to_numpy().sum())
-    if candidate.staging_table and _spark_staged(spec):
-        _spark_stage(spec, candidate.staging_table)  # refuses a foreign name
-        return run, folder, loaded_rows
-    if candidate.staging_table:
-        if not _same_database(spec) or not staging.belongs_to_run(spec, run, candidate.staging_table):
-            raise ForeignArtifactError(
-                f"the candidate names staging table {candidate.staging_table!r}, which is not this run's staging "
-                f"table for {spec.destination.describe()}; refusing it"
-            )
-        return run, folder, loaded_rows
-    expected = folder / CANDIDATE_FILE
-    if Path(candidate.path) != expected:
-        raise ForeignArtifactError(
-            f"the candidate points to {candidate.path!r}, not to its run's working file {str(expected)!r}; refusing it"
-        )
-    if expected.is_symlink() or not expected.is_file():
-        raise ForeignArtifactError(f"the candidate's working file {str(expected)!r} is missing (or a symlink)")
-    if staging.file_sha256(expected) != candidate.sha256:
-        raise ForeignArtifactError(
-            f"the candidate's working file {str(expected)!r} changed after it was written; refusing it — "
-            "re-run the step"
-        )
-    return run, folder, loaded_rows
-
-
-@contextmanager
-def _staged(spec: ReleaseSpec, candidate: Candidate, folder: Path, *, begin: bool = False) -> Iterator[tuple[Any, Any]]:
-    """A connection and the staged rows as a selectable: the staging table, or the Parquet file through DuckDB.
-
-    ``begin``: the connection is in a transaction, committed when the block succeeds (the swap).
-    """
-    import sqlalchemy as sa
-
-    from privacy_plugins.engines.sql import _lightweight_table
-
-    if candidate.staging_table:
-        engine = _source_engine(spec)
-        connect = engine.begin if begin else engine.connect
-    else:
-        engine = sa.create_engine("duckdb:///:memory:")
-        connect = engine.connect
-    try:
-        with connect() as connection:
-            if not candidate.staging_table:
-                literal = str(folder / CANDIDATE_FILE).replace("'", "''")
-                query = f"SELECT * FROM read_parquet('{literal}')"
-                names = [str(n) for n in connection.execute(sa.text(f"{query} LIMIT 0")).keys()]
-                yield connection, sa.text(query).columns(*[sa.column(n) for n in names]).subquery("staged")
-            elif not sa.inspect(connection).has_table(candidate.staging_table):
-                hours = staging.STALE_STAGING_SECONDS / 3600
-                raise ConfigurationError(
-                    f"this run's staging table {candidate.staging_table!r} is gone (dropped after a failed check, or "
-                    f"cleaned up as older than {hours:.0f} h); re-run the release from the anonymize step"
-                )
-            else:
-                yield connection, _lightweight_table(connection, candidate.staging_table)
-    finally:
-        engine.dispose()
-
-
-def _measure_candidate(spec: ReleaseSpec, candidate: Candidate, folder: Path) -> staging.StagedMeasure:
-    """The staged rows measured where they are: Spark, the staging table, or the Parquet file through DuckDB."""
-    if candidate.staging_table and _spark_staged(spec):
-        return staging.measure_table(spec, _spark_stage(spec, candidate.staging_table).table())
-    with _staged(spec, candidate, folder) as (connection, selectable):
-        return staging.measure_staged(spec, connection, selectable)
+    destination, staged, stage_run = (
+        open_destination(spec.destination),
+        _staged(spec, candidate),
+        StageRun(spec, run, folder),
+    )
+    destination.accept_staged(staged, stage_run)
+    return run, folder, loaded_rows, destination, staged, stage_run
 
 
 def check(
@@ -582,8 +453,8 @@ def check(
     its staging table is dropped.
     """
     started = time.monotonic()
-    run, folder, loaded_rows = _candidate_of(spec, candidate, run_id)
-    measured = _measure_candidate(spec, candidate, folder)
+    run, _, loaded_rows, destination, staged, stage_run = _candidate_of(spec, candidate, run_id)
+    measured = destination.measure(staged, stage_run)
     checks = staging.staged_checks(spec, measured, candidate, loaded_rows)
     LOGGER.info(
         "check: %d of %d checks passed on %d staged rows (%.1fs)",
@@ -637,32 +508,6 @@ def _numbers(spec: ReleaseSpec, measured: staging.StagedMeasure, candidate: Cand
     return measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns) | accounting(candidate)
 
 
-def _swap_staged(
-    spec: ReleaseSpec,
-    candidate: Candidate,
-    result: CheckResult,
-    accepted: tuple[str, Path, int],
-    allowed_failures: Collection[str],
-) -> staging.StagedMeasure:
-    """Re-measure a staging table or file and publish it (a table: in the swap transaction itself)."""
-    import sqlalchemy as sa
-
-    run, folder, _ = accepted
-    with _staged(spec, candidate, folder, begin=bool(candidate.staging_table)) as (connection, selectable):
-        measured = staging.measure_staged(spec, connection, selectable)
-        _remeasure(spec, measured, candidate, result, accepted, allowed_failures)
-        if candidate.staging_table:  # the same transaction: what was measured is what is swapped in
-            staging.clean_staging(connection, spec, run, keep=candidate.staging_table)
-            destinations._swap_hook()
-            target = _quote(connection, spec.destination.table)
-            connection.execute(sa.text(f"DROP TABLE IF EXISTS {target}"))
-            connection.execute(sa.text(f"ALTER TABLE {_quote(connection, candidate.staging_table)} RENAME TO {target}"))
-            staging.forget(connection, [candidate.staging_table])
-    if not candidate.staging_table:
-        _publish_staged_file(spec, folder / CANDIDATE_FILE, candidate.rows_out, candidate.sha256)
-    return measured
-
-
 def publish(
     spec: ReleaseSpec,
     candidate: Candidate,
@@ -675,18 +520,17 @@ def publish(
     started = time.monotonic()
     run = accepted_check(spec, candidate, result, run_id)
     try:
-        run, folder, loaded_rows = _candidate_of(spec, candidate, run)
+        run, folder, loaded_rows, destination, staged, stage_run = _candidate_of(spec, candidate, run)
     except ForeignArtifactError as exc:
         raise ReleaseBlocked(f"nothing was published: {exc}") from exc
+    accepted = (run, folder, loaded_rows)
+
+    def accept(measured: staging.StagedMeasure) -> None:
+        _remeasure(spec, measured, candidate, result, accepted, allowed_failures)
+
     try:
         with destination_lock(spec.destination):
-            if candidate.staging_table and _spark_staged(spec):  # counted again and swapped by Spark
-                stage = _spark_stage(spec, candidate.staging_table)
-                measured = staging.measure_table(spec, stage.table())
-                _remeasure(spec, measured, candidate, result, (run, folder, loaded_rows), allowed_failures)
-                stage.publish(candidate.rows_out)
-            else:
-                measured = _swap_staged(spec, candidate, result, (run, folder, loaded_rows), allowed_failures)
+            measured = destination.swap(staged, stage_run, accept)
     except ReleaseBlocked:
         discard(spec, candidate)
         raise
@@ -711,33 +555,16 @@ def discard(spec: ReleaseSpec, candidate: Candidate) -> None:
 
     Best effort: a failure is logged, and the table is then cleaned up as stale later.
     """
-    name = candidate.staging_table
-    if candidate.kind != "pushdown" or not name:
+    if candidate.kind != "pushdown" or not candidate.staging_table:
         return
-    if _spark_staged(spec):
-        try:
-            _spark_stage(spec, name).discard()
-        except ForeignArtifactError:
-            return  # never remove a location that is not a staging location of this destination
-        return
-    if not staging.belongs_to_run(spec, candidate.run_id, name):
-        return
-    try:
-        engine = _source_engine(spec)
-        try:
-            dropped = staging.drop_table(engine, name)
-        finally:
-            engine.dispose()
-        if dropped:
-            LOGGER.info("dropped the staging table %s of run %s", name, candidate.run_id)
-    except Exception as exc:  # any database error: the stale cleanup removes the table later
-        LOGGER.warning("could not drop the staging table %s: %s", name, type(exc).__name__)
+    stage_run = StageRun(spec, candidate.run_id, run_dir(spec, candidate.run_id))
+    open_destination(spec.destination).discard(_staged(spec, candidate), stage_run)
 
 
 def staged_measure(spec: ReleaseSpec, candidate: Candidate) -> staging.StagedMeasure:
     """The staged candidate's columns, rows and classes (for metadata), measured where it is staged."""
-    _, folder, _ = _candidate_of(spec, candidate, None)
-    return _measure_candidate(spec, candidate, folder)
+    _, _, _, destination, staged, stage_run = _candidate_of(spec, candidate, None)
+    return destination.measure(staged, stage_run)
 
 
 def staged_numbers(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
@@ -761,18 +588,5 @@ def measured_frame(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
     Raises:
         ConfigurationError: more rows than ``source.max_rows_in_memory``.
     """
-    import sqlalchemy as sa
-
-    from privacy_plugins.engines.sql import _subquery
-
-    _, folder, _ = _candidate_of(spec, candidate, None)
-    if candidate.staging_table and _spark_staged(spec):
-        table = _spark_stage(spec, candidate.staging_table).table()
-        _too_many_to_read(spec, table.count())
-        return table.to_pandas()
-    with _staged(spec, candidate, folder) as (connection, selectable):
-        subquery = _subquery(selectable)
-        _too_many_to_read(spec, int(connection.execute(sa.select(sa.func.count()).select_from(subquery)).scalar_one()))
-        result = connection.execute(sa.select(*subquery.c))
-        names = [str(n) for n in result.keys()]
-        return frame_from_rows(result.fetchall(), names, coerce_float=True)
+    _, _, _, destination, staged, stage_run = _candidate_of(spec, candidate, None)
+    return destination.read_staged(staged, stage_run, lambda rows: _too_many_to_read(spec, rows))

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privacy_plugins.errors import PrivacyPluginsError
-from privacy_plugins.release.destinations import atomic_file
+from privacy_plugins.release.destination.files import atomic_file
 from privacy_plugins.release.progress import LOGGER
 from privacy_plugins.release.published_numbers import drift, measure_published
 from privacy_plugins.release.spec import ReleaseSpec
@@ -138,45 +138,11 @@ def _measured_in_database(spec: ReleaseSpec, staging_table: str) -> tuple[list[s
     ``None`` also while the run's ``staging_table`` exists: the swap renames it in the commit, so it
     was not published (whatever the destination measures now).
     """
-    import sqlalchemy as sa
-
-    from privacy_plugins.engines.sql import SqlTable
-    from privacy_plugins.release import locations, staging
+    from privacy_plugins.release.destination import open_destination
     from privacy_plugins.release.published_numbers import measure_classes
 
-    target = spec.destination
-    if target.duckdb is not None:
-        if not target.duckdb.is_file():
-            return None
-        engine = sa.create_engine(f"duckdb:///{target.duckdb}", connect_args={"read_only": True})
-    elif target.parquet is not None:
-        path = target.parquet / f"{target.table}.parquet"
-        if not path.is_file() or path.is_symlink():
-            return None
-        engine = sa.create_engine("duckdb:///:memory:")
-    else:
-        url = target.sql_url()
-        database = locations.sqlite_file(url)
-        if database is not None and not database.exists():
-            return None  # connecting would create an empty database file
-        engine = sa.create_engine(url)
-    try:
-        with engine.connect() as connection:
-            inspector = sa.inspect(connection)
-            if target.parquet is None and not inspector.has_table(target.table):
-                return None
-            if staging_table and target.parquet is None and inspector.has_table(staging_table):
-                return None  # not swapped in: publish it (pushdown re-measures it)
-        if target.parquet is not None:
-            literal = str(target.parquet / f"{target.table}.parquet").replace("'", "''")
-            table = SqlTable.from_query(engine, f"SELECT * FROM read_parquet('{literal}')")
-        else:
-            table = SqlTable.from_table(engine, target.table)
-        try:
-            measured = staging.measure_table(spec, table)
-        finally:
-            table.close()
-    finally:
-        engine.dispose()
+    measured = open_destination(spec.destination).measure_published(spec, staging_table)
+    if measured is None:
+        return None
     numbers = measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
     return [str(c) for c in measured.columns], numbers

@@ -62,7 +62,8 @@ from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.spark import SparkTable
 from privacy_plugins.engines.spark_session import check_master, is_spark_path, require_spark, spark_session
 from privacy_plugins.errors import ConfigurationError, DestinationError
-from privacy_plugins.release import destinations, locations
+from privacy_plugins.release import locations
+from privacy_plugins.release.destination import base
 from privacy_plugins.release.spec import DestinationSpec
 from privacy_plugins.release.versions import is_current, new_version, swap_link
 
@@ -153,9 +154,9 @@ class SparkStage:
         Raises:
             PublishError: another count, or the swap failed; the previous release is left as it was.
         """
-        with destinations.publishing(self.destination):
-            destinations._verify(rows, self.table().count(), self.where)
-            destinations._swap_hook()
+        with base.publishing(self.destination):
+            base.verify(rows, self.table().count(), self.where)
+            base.before_swap()
             if _is_folder(self.destination):
                 self._swap_folder()
             else:
@@ -213,7 +214,7 @@ def stage(published: EngineTable | Any, destination: DestinationSpec) -> SparkSt
     staging = _sibling(_target(destination) + ("." if folder else ""), INCOMING)  # <folder>.__incoming_…
     staged = SparkStage(destination, frame.sparkSession, staging)
     try:
-        with destinations.publishing(destination, what="the staged rows"):
+        with base.publishing(destination, what="the staged rows"):
             _write_stage(frame, staged.staging, folder=folder)
     except BaseException:
         staged.discard()
@@ -239,7 +240,7 @@ def publish_frame(frame: pd.DataFrame, destination: DestinationSpec) -> None:
 
 def publish_parquet(path: Path, destination: DestinationSpec, rows: int) -> None:
     """Publish a Parquet working file of ``rows`` rows (a pushdown from another engine), read by Spark."""
-    with destinations.publishing(destination):
+    with base.publishing(destination):
         frame = _session(destination).read.parquet(str(path))
     _publish_all(frame, destination, rows)
 

@@ -3,14 +3,16 @@
 A release that runs inside the database (``release/pushdown.py``) stages its
 anonymized rows in one of two places, recorded in the ``Candidate``:
 
-- **a staging table** ``<table>__staging_<created>_<run tag>`` in the source
-  database when the destination is that database (``CREATE TABLE … AS SELECT``
-  by the anonymize step). ``<created>`` is the creation time (Unix seconds, 8
-  hex digits); ``<run tag>`` is 8 hex digits of SHA-256 over the spec name,
+- **a staging table** ``<table>__staging_<created>_<run tag>`` in the destination
+  database when the source is that database, or a DuckDB source publishes to
+  another DuckDB file (``CREATE TABLE … AS SELECT`` by the anonymize step; the
+  file ``ATTACH``-ed in the source's connection, ``release/destination/duckdb.py``).
+  ``<created>`` is the creation time (Unix seconds, 8 hex digits); ``<run tag>``
+  is 8 hex digits of SHA-256 over the spec name,
   source fingerprint and run id. A step accepts a staging table only when its
   name carries this run's tag, so a candidate naming another run's (or any
   other) table is refused.
-- **the run's Parquet working file** ``candidate.parquet`` otherwise (streamed in
+- **the run's Parquet working file** ``candidate.parquet`` otherwise (``COPY … TO`` by DuckDB, or streamed in
   batches), with its SHA-256 in the ``Candidate``, as the in-memory flow.
 
 Leftover staging tables. A staging table is committed by the anonymize step and
@@ -49,7 +51,6 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -60,6 +61,7 @@ from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.full_domain_in_engine import model_columns
 from privacy_plugins.engines.sql import group_counts_sql
 from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.release.destination.working_file import file_sha256
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import Candidate, RequirementCheck, accounting_checks, model_checks
 
@@ -91,8 +93,6 @@ REGISTRY = "pp_working_tables"
 
 _REGISTRY_COLUMN = "privacy_plugins_working_table"
 _REGISTRY_LOCK = 0x70705F776F726B  # PostgreSQL advisory lock key of the registry ("pp_work")
-
-_CHUNK = 1 << 20
 
 
 def run_tag(spec: ReleaseSpec, run_id: str) -> str:
@@ -178,13 +178,20 @@ def registered(connection: Any) -> set[str]:
     return {str(row[0]) for row in connection.execute(sa.text(query))}
 
 
-def register(connection: Any, name: str) -> None:
-    """Record ``name`` as a table this product created; call it in the transaction that creates the table."""
+def register(connection: Any, name: str, *, catalog: str | None = None) -> None:
+    """Record ``name`` as a table this product created; call it in the transaction that creates the table.
+
+    ``catalog``: a DuckDB file ``ATTACH``-ed under that name (its registry was checked by
+    :func:`clean_staging` on the file itself just before).
+    """
     import sqlalchemy as sa
 
     _serialized(connection)
     registry, column = _quote(connection, REGISTRY), _quote(connection, _REGISTRY_COLUMN)
-    if not check_registry(connection):
+    if catalog is not None:
+        registry = f"{_quote(connection, catalog)}.main.{registry}"
+        connection.execute(sa.text(f"CREATE TABLE IF NOT EXISTS {registry} ({column} VARCHAR(255) PRIMARY KEY)"))
+    elif not check_registry(connection):
         connection.execute(sa.text(f"CREATE TABLE {registry} ({column} VARCHAR(255) PRIMARY KEY)"))
     connection.execute(sa.text(f"INSERT INTO {registry} ({column}) VALUES (:name)"), {"name": name})
 
@@ -232,15 +239,6 @@ def drop_table(engine: Any, name: str) -> bool:
     return True
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file read in chunks (a staged Parquet file may be larger than memory)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _aggregates_digest(columns: list[str], rows: int, aggregates: pd.DataFrame) -> str:
     """SHA-256 of the staged table's columns, row count and class counts (order-independent)."""
     text = aggregates.astype(str)
@@ -264,9 +262,9 @@ def measure_staged(spec: ReleaseSpec, connection: Any, selectable: Any) -> Stage
     """One ``COUNT(*)`` and one ``GROUP BY`` over the QIs and the models' columns, run in ``connection``."""
     import sqlalchemy as sa
 
-    from privacy_plugins.engines.sql import _subquery
+    from privacy_plugins.engines.sql import subquery_of
 
-    subquery = _subquery(selectable)
+    subquery = subquery_of(selectable)
     columns = [str(c.name) for c in subquery.c]
     rows = int(connection.execute(sa.select(sa.func.count()).select_from(subquery)).scalar_one())
     qis = list(spec.quasi_identifiers)

@@ -242,7 +242,7 @@ def _read_with_digest(path: Path) -> tuple[pd.DataFrame, str]:
     return pd.read_parquet(io.BytesIO(content)), hashlib.sha256(content).hexdigest()
 
 
-def _write_parquet(frame: pd.DataFrame, path: Path) -> str:
+def write_parquet(frame: pd.DataFrame, path: Path) -> str:
     """Write atomically (never through a symlink planted at ``path``); the SHA-256 of the bytes written."""
     with atomic_file(path) as temporary:
         frame.to_parquet(temporary, index=False)
@@ -250,7 +250,7 @@ def _write_parquet(frame: pd.DataFrame, path: Path) -> str:
     return digest
 
 
-def _accept(
+def accept_artifact(
     spec: ReleaseSpec, artifact: LoadedTable | Candidate | CheckResult, run_id: str | None, what: str
 ) -> tuple[str, Path]:
     """The run the artifact belongs to and that run's working folder; refuse a foreign artifact."""
@@ -268,7 +268,7 @@ def _accept(
     return artifact.run_id, run_dir(spec, artifact.run_id)
 
 
-def _own_file(artifact_path: str, expected: Path, digest: str, what: str) -> tuple[pd.DataFrame, str]:
+def own_file(artifact_path: str, expected: Path, digest: str, what: str) -> tuple[pd.DataFrame, str]:
     """Read the run's own working file, checking that the artifact names it and that it is unchanged."""
     if Path(artifact_path) != expected:
         raise ForeignArtifactError(
@@ -363,7 +363,7 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
     table = frame.drop(columns=list(spec.identifiers))
     run = run_id or new_run_id()
     path = run_dir(spec, run, create=True) / "raw.parquet"
-    digest = _write_parquet(table, path)
+    digest = write_parquet(table, path)
     return LoadedTable(
         path=str(path),
         rows=len(table),
@@ -378,8 +378,8 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
 
 def _loaded_frame(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> tuple[str, Path, pd.DataFrame]:
     check_mode(spec, loaded.kind, "rows", "loaded table")
-    run, folder = _accept(spec, loaded, run_id, "loaded table")
-    frame, _ = _own_file(loaded.path, folder / "raw.parquet", loaded.sha256, "loaded table")
+    run, folder = accept_artifact(spec, loaded, run_id, "loaded table")
+    frame, _ = own_file(loaded.path, folder / "raw.parquet", loaded.sha256, "loaded table")
     return run, folder, frame
 
 
@@ -503,12 +503,12 @@ def _anonymize(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None, on_pr
         **spec.algorithm.options,
         progress=StepProgress("anonymize", "nodes checked", on_progress),
     )
-    digest = _write_parquet(result.table, path)
+    digest = write_parquet(result.table, path)
     linked: dict[str, str] = {}
     if result.linked is not None:  # Anatomy: the sensitive table beside the QIT
         linked = {
             "linked_path": str(linked_path),
-            "linked_sha256": _write_parquet(result.linked.table, linked_path),
+            "linked_sha256": write_parquet(result.linked.table, linked_path),
             "group_column": result.linked.group_column,
         }
     with atomic_file(report_path) as temporary:
@@ -656,7 +656,7 @@ def _candidate_linked(candidate: Candidate, folder: Path, digest: str) -> tuple[
     """A two-table candidate's sensitive table (its exact bytes checked) and one digest over both files."""
     if not candidate.linked_path:
         return None, digest
-    st, st_digest = _own_file(
+    st, st_digest = own_file(
         candidate.linked_path, folder / "candidate_st.parquet", candidate.linked_sha256, "sensitive table"
     )
     return st, hashlib.sha256(f"{digest}:{st_digest}".encode()).hexdigest()
@@ -665,8 +665,8 @@ def _candidate_linked(candidate: Candidate, folder: Path, digest: str) -> tuple[
 def _candidate_frame(spec: ReleaseSpec, candidate: Candidate, run_id: str | None) -> tuple[str, pd.DataFrame, str, int]:
     """The run, the candidate as read from its exact bytes, their SHA-256, and the rows the run loaded."""
     check_mode(spec, candidate.kind, "rows", "candidate")
-    run, folder = _accept(spec, candidate, run_id, "candidate")
-    frame, digest = _own_file(candidate.path, folder / "candidate.parquet", candidate.sha256, "candidate")
+    run, folder = accept_artifact(spec, candidate, run_id, "candidate")
+    frame, digest = own_file(candidate.path, folder / "candidate.parquet", candidate.sha256, "candidate")
     raw = folder / "raw.parquet"
     loaded_rows = pq.ParquetFile(raw).metadata.num_rows if raw.is_file() and not raw.is_symlink() else -1
     return run, frame, digest, loaded_rows
@@ -745,7 +745,7 @@ def accepted_check(spec: ReleaseSpec, candidate: Candidate, check: CheckResult, 
     """The run of a passed check result of exactly this candidate; publishing refuses anything else (both modes)."""
     if not check.passed:
         raise ReleaseBlocked(f"release {spec.name!r} not published; failed checks:\n{check.summary()}")
-    run, _ = _accept(spec, check, run_id, "check result")
+    run, _ = accept_artifact(spec, check, run_id, "check result")
     if check.candidate_path != candidate.path or check.run_id != candidate.run_id:
         raise ReleaseBlocked("the check result belongs to another candidate; re-run the check")
     return run

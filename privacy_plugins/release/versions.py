@@ -15,7 +15,7 @@ in or removed it; the kernel releases it when the process dies. :func:`remove_de
 removes, before the next release to the same link, only what is provably a dead
 writer's: a version folder named like ours, not the one the link names, holding
 nothing but the files a version of that release holds, whose lock can be taken and
-which is older than :data:`~.destinations.STALE_TEMPORARY_SECONDS`; and a staged
+which is older than :data:`~.destination.files.STALE_TEMPORARY_SECONDS`; and a staged
 link named like ours that points at a version name of that link and is as old.
 """
 
@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from privacy_plugins.release import destinations
+from privacy_plugins.release.destination import files as atomic_files
 
 __all__ = ["is_current", "new_version", "remove_dead", "swap_link", "writing"]
 
@@ -102,7 +102,7 @@ def _current(link: Path) -> Path | None:
 
 def _old(path: Path, *, locked: bool) -> bool:
     age = time.time() - path.lstat().st_mtime
-    limit = destinations.STALE_TEMPORARY_SECONDS if locked else destinations.STALE_TEMPORARY_UNLOCKED_SECONDS
+    limit = atomic_files.STALE_TEMPORARY_SECONDS if locked else atomic_files.STALE_TEMPORARY_UNLOCKED_SECONDS
     return age > limit
 
 
@@ -115,7 +115,7 @@ def _remove_dead_version(link: Path, folder: Path, files: Collection[str]) -> bo
     handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         try:
-            locked = destinations._lock(handle)
+            locked = atomic_files.lock(handle)
             if not locked:
                 return False  # a live writer holds it
         except OSError:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import copy
 import os
+import signal
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +53,24 @@ def age_files(folder: Path, hours: float) -> None:
     then = time.time() - hours * 3600
     for path in [*folder.rglob("*"), folder]:
         os.utime(path, (then, then), follow_symlinks=False)
+
+
+def kill_when_reached(args: list[str], marker: Path, while_paused: Callable[[], None] = lambda: None) -> None:
+    """Run ``python -c args…`` and SIGKILL it once it wrote ``marker`` (after ``while_paused()``)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", *args], env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not marker.exists():
+            assert child.poll() is None, child.stderr.read() if child.stderr else b""
+            assert time.monotonic() < deadline, "the child never reached the pause"
+            time.sleep(0.05)
+        while_paused()
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=60)
+        if child.stderr:
+            child.stderr.close()
+    assert child.returncode == -signal.SIGKILL

@@ -21,12 +21,12 @@ from privacy_plugins.release import (
     ReleaseSpec,
     anonymize_step,
     check_step,
-    destinations,
     load_step,
     publish_step,
     publish_table,
     read_published,
 )
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.workarea import WORKDIR_ENV
 
 
@@ -56,7 +56,7 @@ def test_a_publish_retry_after_a_failed_write_publishes_instead_of_trusting_its_
     def full_disk() -> None:
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(destinations, "_swap_hook", full_disk)
+    monkeypatch.setattr(destination_base, "before_swap", full_disk)
     with pytest.raises(PublishError):
         publish_step(spec, candidate, check, run_id="b")  # the receipt says "publishing"; nothing was committed
     monkeypatch.undo()
@@ -141,30 +141,18 @@ def test_a_stop_signal_while_the_previous_version_is_removed_leaves_the_new_link
 def test_a_stop_signal_during_a_duckdb_commit_is_not_turned_into_a_false_nothing_was_published(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import duckdb
+    import duckdb_engine
 
     from privacy_plugins.cli._signals import Stopped, stopped_by_signals
     from privacy_plugins.release.spec import DestinationSpec
 
-    connect = duckdb.connect
-
-    class Terminated:
-        """A DuckDB connection whose COMMIT is interrupted by SIGTERM (handled right after it returns)."""
-
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            self.connection = connect(*args, **kwargs)  # type: ignore[arg-type]
-
-        def __getattr__(self, name: str) -> object:
-            return getattr(self.connection, name)
-
-        def execute(self, query: str, *args: object) -> object:
-            result = self.connection.execute(query, *args)  # type: ignore[arg-type]
-            if query == "COMMIT":
-                os.kill(os.getpid(), signal.SIGTERM)
-            return result
+    def commit_then_terminated(self: duckdb_engine.ConnectionWrapper) -> None:
+        """DuckDB's COMMIT, interrupted by SIGTERM (handled right after it returns)."""
+        duckdb_engine.ConnectionWrapper.__getattr__(self, "commit")()  # the DuckDB connection's own commit
+        os.kill(os.getpid(), signal.SIGTERM)
 
     destination = DestinationSpec(table="people", duckdb=tmp_path / "out.duckdb")
-    monkeypatch.setattr(duckdb, "connect", Terminated)
+    monkeypatch.setattr(duckdb_engine.ConnectionWrapper, "commit", commit_then_terminated, raising=False)
     try:
         with pytest.raises(Stopped), stopped_by_signals():
             publish_table(pd.DataFrame({"a": [1, 2, 3]}), destination)
@@ -356,7 +344,7 @@ def test_a_publish_retry_inside_the_database_swaps_its_staging_table_in_instead_
     def full_disk() -> None:
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(destinations, "_swap_hook", full_disk)
+    monkeypatch.setattr(destination_base, "before_swap", full_disk)
     with pytest.raises((PublishError, OSError)):
         publish_step(spec, candidate, check, run_id="b")  # rolled back: the staging table is still there
     monkeypatch.undo()

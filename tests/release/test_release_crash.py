@@ -17,12 +17,14 @@ import pytest
 from release_fixtures import REPO, destination_spec
 
 from privacy_plugins.release import destinations, publish_table, read_published
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.spec import DestinationSpec
 
 CHILD = """
 import pathlib, sys, time
 import pandas as pd
 from privacy_plugins.release import destinations
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.spec import DestinationSpec
 
 kind, where, marker = sys.argv[1:4]
@@ -31,7 +33,7 @@ def hook():
     pathlib.Path(marker).write_text("at the swap")
     time.sleep(600)
 
-destinations._swap_hook = hook
+destination_base.before_swap = hook
 spec = DestinationSpec(table="census", **{kind: where if kind == "url" else pathlib.Path(where)})
 destinations.publish_table(pd.DataFrame({"a": range(1000), "b": ["x"] * 1000}), spec)
 """
@@ -106,7 +108,7 @@ def test_sqlite_incoming_table_is_created_inside_the_transaction(
     def fail() -> None:
         raise OSError("disk gone")
 
-    monkeypatch.setattr(destinations, "_swap_hook", fail)
+    monkeypatch.setattr(destination_base, "before_swap", fail)
     with pytest.raises(destinations.PublishError):
         publish_table(frame(500), spec)
     assert leftovers(spec) == []  # rolled back with the transaction, not committed on its own

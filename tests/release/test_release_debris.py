@@ -15,10 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +28,7 @@ import sqlalchemy as sa
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from release_fixtures import REPO, demo_spec_dict
+from release_fixtures import demo_spec_dict, kill_when_reached
 
 import privacy_plugins as pp
 from privacy_plugins.errors import ConfigurationError
@@ -45,7 +42,7 @@ ROWS = 1_500
 CHILD = """
 import json, pathlib, sys, time
 from privacy_plugins.engines.sql import SqlTable
-from privacy_plugins.release import destinations
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.flow import run_release
 from privacy_plugins.release.spec import ReleaseSpec
 
@@ -65,14 +62,14 @@ def paused_after_generalize(self, *args, **kwargs):
 if at == "helpers":
     SqlTable._generalize = paused_after_generalize
 else:
-    destinations._swap_hook = pause
+    destination_base.before_swap = pause
 run_release(ReleaseSpec.from_dict(json.loads(pathlib.Path(spec_path).read_text())))
 """
 
 LINKED_CHILD = """
 import pathlib, sys, time
 import pandas as pd
-from privacy_plugins.release import destinations
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.linked import publish_linked
 from privacy_plugins.release.spec import DestinationSpec
 
@@ -82,31 +79,10 @@ def pause():
     pathlib.Path(marker).write_text("at the swap")
     time.sleep(600)
 
-destinations._swap_hook = pause
+destination_base.before_swap = pause
 frames = {"qit": pd.DataFrame({"age": [1, 2], "gid": [0, 0]}), "st": pd.DataFrame({"gid": [0], "count": [2]})}
 publish_linked(frames, DestinationSpec(table="census", parquet=pathlib.Path(folder)))
 """
-
-
-def kill_when_reached(args: list[str], marker: Path, while_paused: Callable[[], None] = lambda: None) -> None:
-    """Run ``python -c args…`` and SIGKILL it once it wrote ``marker`` (after ``while_paused()``)."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", *args], env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 180
-        while not marker.exists():
-            assert child.poll() is None, child.stderr.read() if child.stderr else b""
-            assert time.monotonic() < deadline, "the child never reached the pause"
-            time.sleep(0.05)
-        while_paused()
-    finally:
-        if child.poll() is None:
-            os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=60)
-        if child.stderr:
-            child.stderr.close()
-    assert child.returncode == -signal.SIGKILL
 
 
 def kill_release(

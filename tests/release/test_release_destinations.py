@@ -16,7 +16,8 @@ import yaml
 from release_fixtures import REPO, demo_spec_dict
 
 from privacy_plugins.cli import main
-from privacy_plugins.release import destinations, publish_table, read_published
+from privacy_plugins.release import publish_table, read_published
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.destinations import DestinationError, PublishError
 from privacy_plugins.release.spec import DestinationSpec, ReportSpec
 
@@ -184,7 +185,7 @@ def test_io_error_at_publish_is_a_one_line_publish_error(
     def disk_full() -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(destinations, "_swap_hook", disk_full)
+    monkeypatch.setattr(destination_base, "before_swap", disk_full)
     for index, destination in enumerate(
         [
             {"duckdb": str(tmp_path / "release.duckdb"), "table": "census"},
@@ -204,7 +205,7 @@ def test_duckdb_error_at_publish_is_a_publish_error(tmp_path: Path, monkeypatch:
     def broken() -> None:
         raise duckdb.IOException("IO Error: could not write file")
 
-    monkeypatch.setattr(destinations, "_swap_hook", broken)
+    monkeypatch.setattr(destination_base, "before_swap", broken)
     with pytest.raises(PublishError, match="could not write file") as info:
         publish_table(pd.DataFrame({"a": [1]}), DestinationSpec(table="t", duckdb=tmp_path / "x.duckdb"))
     assert isinstance(info.value.__cause__, duckdb.Error)

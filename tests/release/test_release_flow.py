@@ -20,13 +20,13 @@ from privacy_plugins.release import (
     ReleaseSpec,
     anonymize_step,
     check_step,
-    destinations,
     diagnose_step,
     load_step,
     publish_step,
     read_published,
     run_release,
 )
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.steps import Candidate, LoadedTable
 
 
@@ -147,7 +147,7 @@ def test_crash_between_write_and_swap_leaves_the_old_table(
     assert run_release(spec).passed
     before = read_published(spec.destination)
     bigger = ReleaseSpec.from_dict({**data, "source": {**data["source"], "rows": 2_000}})
-    monkeypatch.setattr(destinations, "_swap_hook", _crash)
+    monkeypatch.setattr(destination_base, "before_swap", _crash)
     with pytest.raises(RuntimeError, match="injected crash"):
         run_release(bigger)
     pd.testing.assert_frame_equal(before, read_published(spec.destination))
@@ -163,8 +163,9 @@ def test_hard_crash_of_the_process_leaves_the_old_duckdb_table(tmp_path: Path) -
     (tmp_path / "spec.json").write_text(json.dumps({**data, "source": {**data["source"], "rows": 2_000}}))
     script = (
         "import json, os, sys\n"
-        "from privacy_plugins.release import ReleaseSpec, run_release, destinations\n"
-        "destinations._swap_hook = lambda: os._exit(9)\n"
+        "from privacy_plugins.release import ReleaseSpec, run_release\n"
+        "from privacy_plugins.release.destination import base as destination_base\n"
+        "destination_base.before_swap = lambda: os._exit(9)\n"
         f"run_release(ReleaseSpec.from_dict(json.load(open({str(tmp_path / 'spec.json')!r}))))\n"
     )
     completed = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True)

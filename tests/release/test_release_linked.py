@@ -13,7 +13,7 @@ from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.measure import measure
 from privacy_plugins.core.models import FrequencyLDiversity, KAnonymity
 from privacy_plugins.errors import PublishError
-from privacy_plugins.release import destinations
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.linked import publish_linked, read_linked
 from privacy_plugins.release.spec import DestinationSpec
 
@@ -78,7 +78,7 @@ def test_a_failure_before_the_swap_keeps_the_old_pair(
     def disk_full() -> None:
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(destinations, "_swap_hook", disk_full)
+    monkeypatch.setattr(destination_base, "before_swap", disk_full)
     with pytest.raises(PublishError, match="left as it was"):
         publish_linked(_pair(2), destination)
     read = read_linked(destination)

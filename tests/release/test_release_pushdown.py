@@ -21,7 +21,8 @@ import privacy_plugins as pp
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError
-from privacy_plugins.release import destinations, sources
+from privacy_plugins.release import sources
+from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.flow import run_release
 from privacy_plugins.release.spec import ReleaseSpec
 
@@ -106,7 +107,7 @@ def release_killed_at_the_swap(data: dict, monkeypatch: pytest.MonkeyPatch) -> N
     def crash() -> None:
         raise RuntimeError("killed between staging and swap")
 
-    monkeypatch.setattr(destinations, "_swap_hook", crash)
+    monkeypatch.setattr(destination_base, "before_swap", crash)
     strict = ReleaseSpec.from_dict({**data, "requirements": {**data["requirements"], "k": 6}})
     with pytest.raises(RuntimeError, match="killed"):
         run_release(strict)

@@ -31,6 +31,7 @@ from privacy_plugins.release import (
     read_published,
     run_release,
 )
+from privacy_plugins.release.destination import base as destination_base
 
 WORKDIR_ENV = "PRIVACY_PLUGINS_WORKDIR"
 
@@ -220,12 +221,11 @@ def test_working_files_are_outside_the_report_folder_and_removed(
 def test_a_crashed_release_removes_its_working_files(
     tmp_path: Path, work_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from privacy_plugins.release import destinations
 
     def crash() -> None:
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(destinations, "_swap_hook", crash)
+    monkeypatch.setattr(destination_base, "before_swap", crash)
     spec = ReleaseSpec.from_dict(plain_spec(tmp_path, "r", rows=600), base_dir=tmp_path)
     with pytest.raises(RuntimeError, match="injected"):
         run_release(spec)

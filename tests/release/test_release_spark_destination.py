@@ -30,7 +30,9 @@ import privacy_plugins as pp
 from privacy_plugins.cli import main
 from privacy_plugins.engines.spark import SparkTable
 from privacy_plugins.errors import PublishError
-from privacy_plugins.release import destinations, pushdown, sources, spark_destination
+from privacy_plugins.release import destinations, sources, spark_destination
+from privacy_plugins.release.destination import base as destination_base
+from privacy_plugins.release.destination import working_file
 from privacy_plugins.release.flow import run_release
 from privacy_plugins.release.linked import read_release
 from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec
@@ -91,7 +93,7 @@ def rows_stay_in_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sources, "read_source", refuse)
     monkeypatch.setattr(SparkTable, "batches", refuse)
     monkeypatch.setattr(SparkTable, "to_pandas", refuse)
-    monkeypatch.setattr(pushdown, "_stream_to_parquet", refuse)
+    monkeypatch.setattr(working_file, "stream_to_parquet", refuse)
 
 
 def leftovers(spark: Any, tmp_path: Path) -> list[str]:
@@ -185,7 +187,7 @@ def test_a_crash_between_staging_and_swap_keeps_the_previous_release(
     def crash() -> None:
         raise RuntimeError("killed between staging and swap")
 
-    monkeypatch.setattr(destinations, "_swap_hook", crash)
+    monkeypatch.setattr(destination_base, "before_swap", crash)
     with pytest.raises(RuntimeError, match="killed"):
         run_release(spec)
     monkeypatch.undo()
@@ -226,7 +228,7 @@ def test_a_failed_table_rename_puts_the_previous_table_back(spark: Any, memory, 
     destinations.publish_table(previous.head(50), destination)
     staged = spark_destination.stage(spark.createDataFrame(previous.head(20)), destination)
     # Counted, then the staged table vanishes: the first rename (previous aside) works, the second fails.
-    monkeypatch.setattr(destinations, "_swap_hook", lambda: spark.sql(f"DROP TABLE {staged.staging}"))
+    monkeypatch.setattr(destination_base, "before_swap", lambda: spark.sql(f"DROP TABLE {staged.staging}"))
     with pytest.raises(PublishError, match="the destination was left as it was"):
         staged.publish(20)
     monkeypatch.undo()

@@ -1,0 +1,181 @@
+"""What every destination shares: the staged record, the protocol, the swap hook, the count check, errors.
+
+See the package docstring for the design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
+
+import pandas as pd
+
+from privacy_plugins.errors import DestinationError, PublishError
+from privacy_plugins.release.spec import DestinationSpec
+
+if TYPE_CHECKING:
+    from privacy_plugins.engines.base import EngineTable
+    from privacy_plugins.release.spec import ReleaseSpec
+    from privacy_plugins.release.staging import StagedMeasure
+
+__all__ = [
+    "TABLE",
+    "Accept",
+    "Destination",
+    "StageRun",
+    "Staged",
+    "StagedKind",
+    "before_swap",
+    "io_errors",
+    "one_line",
+    "publishing",
+    "reading",
+    "verify",
+]
+
+TABLE = "table"
+"""The part name of a one-table release (Anatomy's two parts are ``qit`` and ``st``)."""
+
+_T = TypeVar("_T")
+
+StagedKind = Literal["table", "file", "spark"]
+
+
+@dataclass(frozen=True)
+class Staged:
+    """Where a release's rows wait between the anonymize step and the swap (it travels in the ``Candidate``).
+
+    ``kind``: ``"table"`` — staging tables in the destination database, bound to the run
+    (``release/staging.py``); ``"file"`` — the run's Parquet working file, ``sha256`` its digest;
+    ``"spark"`` — a Spark staging folder or table (``release/spark_destination.py``).
+    ``parts``: part name → the staging table, file path or Spark location; ``rows``: part → rows.
+    """
+
+    kind: StagedKind
+    parts: dict[str, str]
+    rows: dict[str, int] = field(default_factory=dict)
+    sha256: str = ""
+
+    @property
+    def name(self) -> str:
+        """The one part's location (a one-table release)."""
+        return self.parts[TABLE]
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """The run a stage belongs to: its spec (names, QIs, models), its id and its private working folder."""
+
+    spec: ReleaseSpec
+    run_id: str
+    folder: Path
+
+
+Accept = Callable[["StagedMeasure"], None]
+"""Called with the staged rows measured inside the swap (before anything is replaced); raises to refuse them."""
+
+
+class Destination(Protocol):
+    """A place a release is published to, one class per kind (``open_destination`` builds it)."""
+
+    spec: DestinationSpec
+
+    def stage(self, parts: Mapping[str, EngineTable], run: StageRun) -> Staged:
+        """Write the rows where they wait for the swap, by the fastest path the engines allow."""
+        ...
+
+    def accept_staged(self, staged: Staged, run: StageRun) -> None:
+        """Refuse (``ForeignArtifactError``) a record that is not this run's stage for this destination."""
+        ...
+
+    def measure(self, staged: Staged, run: StageRun) -> StagedMeasure:
+        """Columns, rows, classes and digest of the staged rows: one ``GROUP BY`` where they are."""
+        ...
+
+    def swap(self, staged: Staged, run: StageRun, accept: Accept) -> StagedMeasure:
+        """Re-measure (inside the swap transaction where the engine allows), ``accept``, verify, swap atomically."""
+        ...
+
+    def discard(self, staged: Staged, run: StageRun) -> None:
+        """Remove the staged rows (best effort; a no-op for rows already swapped in)."""
+        ...
+
+    def read_staged(self, staged: Staged, run: StageRun, refuse: Callable[[int], None]) -> pd.DataFrame:
+        """The staged rows as a DataFrame after ``refuse(rows)`` (which raises when there are too many)."""
+        ...
+
+    def replace(self, frames: Mapping[str, pd.DataFrame]) -> dict[str, int]:
+        """Stage in-memory frames (one or two parts) and swap them in together; the rows per part."""
+        ...
+
+    def read(self, parts: Sequence[str] = (TABLE,)) -> dict[str, pd.DataFrame] | None:
+        """The published part(s) (``{"table": …}`` or ``{"qit": …, "st": …}``); ``None`` when none."""
+        ...
+
+    def measure_published(self, spec: ReleaseSpec, staging_table: str) -> StagedMeasure | None:
+        """The published table measured where it is (``None``: none, or ``staging_table`` not swapped in yet)."""
+        ...
+
+
+def before_swap() -> None:
+    """Called by every destination after the staged rows were verified and before the swap (tests crash here)."""
+
+
+def verify(expected: int, written: int, where: str) -> None:
+    """Refuse a stage whose row count is not the release's."""
+    if written != expected:
+        raise PublishError(f"wrote {written} rows to {where} but the release has {expected}; nothing was published")
+
+
+def io_errors() -> tuple[type[BaseException], ...]:
+    """The errors a destination's I/O raises: OS, DuckDB, SQLAlchemy and Arrow errors (and Spark's, when installed)."""
+    import duckdb
+    import pyarrow
+    import sqlalchemy.exc
+
+    errors: tuple[type[BaseException], ...] = (
+        OSError,
+        duckdb.Error,
+        sqlalchemy.exc.SQLAlchemyError,
+        pyarrow.ArrowException,
+    )
+    try:
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
+    except ImportError:
+        return errors
+    return (*errors, PySparkException, Py4JError)
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's message on one line of at most 300 characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+@contextmanager
+def publishing(destination: DestinationSpec, *, what: str = "") -> Iterator[None]:
+    """An I/O error in the block becomes one :class:`PublishError` naming ``what`` and the destination."""
+    try:
+        yield
+    except PublishError:
+        raise
+    except io_errors() as exc:
+        subject = f" {what}" if what else ""
+        raise PublishError(
+            f"could not publish{subject} to {destination.describe()}: {one_line(exc)}; "
+            "the destination was left as it was"
+        ) from exc
+
+
+def reading(destination: DestinationSpec, read: Callable[[], _T]) -> _T:
+    """``read()``; an I/O error becomes one :class:`DestinationError`."""
+    try:
+        return read()
+    except DestinationError:
+        raise
+    except io_errors() as exc:
+        raise DestinationError(f"cannot read {destination.describe()}: {one_line(exc)}") from exc

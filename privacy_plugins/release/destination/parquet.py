@@ -1,0 +1,199 @@
+"""A Parquet folder destination: ``<folder>/<table>.parquet``, or a linked pair behind a version link.
+
+* One table: written to a temporary file beside the target (:func:`~.files.atomic_file`),
+  its row count read back from the file's metadata, re-measured, then renamed over the
+  old file (one atomic rename on POSIX).
+* Two tables (Anatomy's QIT and ST): a version folder ``.<table>.<8 hex>/`` holding
+  ``<table>_qit.parquet`` and ``<table>_st.parquet``; ``<folder>/<table>`` is a symbolic
+  link to the current version (:mod:`..versions`); the new pair is written and verified
+  in a fresh version folder, then the link is replaced by one rename.
+* Staged rows: the run's Parquet working file (:mod:`.working_file`) — written by
+  ``COPY (SELECT …) TO`` when DuckDB runs the source, else in batches. The swap copies it
+  beside the target, checks the copy's SHA-256 against the staged one, re-measures the
+  copy and renames it in.
+
+Leftovers of killed writers (temporary files, version folders, staged links) are removed
+by the next publish to the same target when provably dead (:mod:`.files`, :mod:`..versions`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from privacy_plugins.errors import DestinationError, ForeignArtifactError, PublishError, ReleaseBlocked
+from privacy_plugins.release import locations
+from privacy_plugins.release.destination import base, working_file
+from privacy_plugins.release.destination.base import (
+    TABLE,
+    Accept,
+    Staged,
+    StageRun,
+    publishing,
+    reading,
+    verify,
+)
+from privacy_plugins.release.destination.files import atomic_file, remove_stale_temporaries
+from privacy_plugins.release.spec import DestinationSpec
+from privacy_plugins.release.versions import new_version, remove_dead, swap_link, writing
+
+if TYPE_CHECKING:
+    from privacy_plugins.engines.base import EngineTable
+    from privacy_plugins.release.spec import ReleaseSpec
+    from privacy_plugins.release.staging import StagedMeasure
+
+__all__ = ["ParquetDestination"]
+
+Write = Callable[[Path], None]
+
+
+class ParquetDestination:
+    """``destination: {parquet: FOLDER, table: NAME}``."""
+
+    def __init__(self, spec: DestinationSpec) -> None:
+        self.spec = spec
+
+    @property
+    def folder(self) -> Path:
+        """The destination folder."""
+        assert self.spec.parquet is not None
+        return self.spec.parquet
+
+    def _file(self, part: str) -> str:
+        return f"{self.spec.table}.parquet" if part == TABLE else f"{self.spec.table}_{part}.parquet"
+
+    # -- the one swap -------------------------------------------------------------------------------------------
+
+    @contextmanager
+    def _target(self, parts: Sequence[str]) -> Iterator[tuple[Path, Callable[[], None]]]:
+        """Where the new part files are written and the swap that makes them current (one table or a pair)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if list(parts) == [TABLE]:
+            target = self.folder / self._file(TABLE)
+            remove_stale_temporaries(target)
+            with atomic_file(target) as temporary:  # renamed over the target when the block succeeds
+                yield temporary, lambda: None
+            return
+        link = self.folder / self.spec.table
+        if link.exists() and not link.is_symlink():
+            raise PublishError(f"{link} exists and is not the link of a linked release; nothing was published")
+        remove_dead(link, [self._file(part) for part in parts])
+        with writing(new_version(link)) as version:
+            yield version, lambda: swap_link(link, version)
+
+    def _publish(
+        self,
+        writers: Mapping[str, Write],
+        rows: Mapping[str, int],
+        measure: Callable[[Mapping[str, Path]], None] = lambda _: None,
+    ) -> None:
+        """Write each part, verify its count, ``measure`` the written files, the hook, then swap them in together."""
+        import pyarrow.parquet as pq
+
+        with self._target(list(writers)) as (where, swap):
+            paths = {part: where if part == TABLE else where / self._file(part) for part in writers}
+            for part, write in writers.items():
+                write(paths[part])
+                verify(rows[part], pq.ParquetFile(paths[part]).metadata.num_rows, str(paths[part]))
+            measure(paths)
+            base.before_swap()
+            swap()
+
+    def replace(self, frames: Mapping[str, pd.DataFrame]) -> dict[str, int]:
+        """Write the frames and swap them in (one file, or a pair behind the version link)."""
+        rows = {part: len(frame) for part, frame in frames.items()}
+        writers = {part: _writer(frame) for part, frame in frames.items()}
+        with publishing(self.spec, what="" if set(frames) == {TABLE} else "the linked pair"):
+            self._publish(writers, rows)
+        return rows
+
+    # -- staged rows --------------------------------------------------------------------------------------------
+
+    def stage(self, parts: Mapping[str, EngineTable], run: StageRun) -> Staged:
+        """The run's working file (``COPY … TO`` by DuckDB when it runs the table)."""
+        if set(parts) != {TABLE}:
+            raise ValueError(f"a staged release has one part {TABLE!r}, got {sorted(parts)}")
+        return working_file.stage_file(parts[TABLE], run)
+
+    def accept_staged(self, staged: Staged, run: StageRun) -> None:
+        """Only the run's unchanged working file."""
+        if staged.kind != "file":
+            raise ForeignArtifactError(
+                f"the candidate names staging table {staged.name!r}, but {self.spec.describe()} stages no table; "
+                "refusing it"
+            )
+        working_file.accept_file(staged, run)
+
+    def measure(self, staged: Staged, run: StageRun) -> StagedMeasure:
+        """The working file measured by DuckDB."""
+        return working_file.measure_file(run.spec, working_file.accept_file(staged, run))
+
+    def swap(self, staged: Staged, run: StageRun, accept: Accept) -> StagedMeasure:
+        """Copy the working file beside the target, check its bytes, re-measure the copy, rename it in."""
+        source = working_file.accept_file(staged, run)
+        measured: list[StagedMeasure] = []
+
+        def copy(temporary: Path) -> None:
+            shutil.copyfile(source, temporary)
+            if working_file.file_sha256(temporary) != staged.sha256:
+                raise ReleaseBlocked("the candidate changed after it was checked; nothing was published")
+
+        def remeasure(paths: Mapping[str, Path]) -> None:
+            measured.append(working_file.measure_file(run.spec, paths[TABLE]))
+            accept(measured[-1])
+
+        with publishing(self.spec):
+            self._publish({TABLE: copy}, staged.rows, remeasure)
+        return measured[-1]
+
+    def discard(self, staged: Staged, run: StageRun) -> None:
+        """Nothing: the working file goes with the run's folder."""
+
+    def read_staged(self, staged: Staged, run: StageRun, refuse: Callable[[int], None]) -> pd.DataFrame:
+        """The working file's rows, counted and refused first."""
+        return working_file.read_file(working_file.accept_file(staged, run), refuse)
+
+    # -- what is published --------------------------------------------------------------------------------------
+
+    def read(self, parts: Sequence[str] = (TABLE,)) -> dict[str, pd.DataFrame] | None:
+        """The published file, or the pair read from one version (``None`` when none)."""
+        return reading(self.spec, lambda: self._read(parts))
+
+    def _read(self, parts: Sequence[str]) -> dict[str, pd.DataFrame] | None:
+        if self.folder.exists() and not self.folder.is_dir():
+            raise DestinationError(f"destination.parquet: {self.folder} is a file, not a folder")
+        if list(parts) != [TABLE]:
+            link = self.folder / self.spec.table
+            if not link.is_symlink():
+                return None
+            version = link.resolve()  # once: every part from the same version
+            return {part: pd.read_parquet(version / self._file(part)) for part in parts}
+        path = self._published_file()
+        return None if path is None else {TABLE: pd.read_parquet(path)}
+
+    def _published_file(self) -> Path | None:
+        path = self.folder / self._file(TABLE)
+        if not path.exists():
+            return None
+        if not path.is_file() or not locations.has_magic(path, locations.PARQUET_MAGIC):
+            raise DestinationError(f"destination.parquet: {path} exists but is not a Parquet file")
+        return path
+
+    def measure_published(self, spec: ReleaseSpec, staging_table: str) -> StagedMeasure | None:
+        """The published file measured by DuckDB (``None`` when there is none)."""
+        path = self.folder / self._file(TABLE)
+        if not path.is_file() or path.is_symlink():
+            return None
+        return working_file.measure_file(spec, path)
+
+
+def _writer(frame: pd.DataFrame) -> Write:
+    def write(path: Path) -> None:
+        frame.to_parquet(path, index=False)
+
+    return write
