@@ -46,6 +46,7 @@ __all__ = [
     "k_anonymity",
     "l_diversity",
     "measure",
+    "measure_sensitive",
     "t_closeness",
 ]
 
@@ -174,6 +175,19 @@ def _bounds_per_row(
     ):
         raise ConfigurationError(f"bound_column {bound_column!r} is also a quasi-identifier or sensitive attribute")
     return resolve_bounds(frame, bound=bound, bound_column=bound_column)
+
+
+def measure_sensitive(
+    classes: EquivalenceClasses, attribute: Hashable, t_distance: TDistance = "auto"
+) -> SensitiveReport:
+    """The l (every variant) and t of one sensitive attribute over classes already built (weighted or not).
+
+    What :func:`measure` reports per attribute without targets, for callers that grouped the
+    records elsewhere (a release measured by ``GROUP BY`` where its rows are).
+    """
+    return _measure_sensitive(
+        classes, attribute, l=None, c=None, t=None, t_distance=t_distance, bounds=None, include_values=False
+    )
 
 
 def _resolve_distance(frame: pd.DataFrame, attribute: Hashable, t_distance: str) -> str:

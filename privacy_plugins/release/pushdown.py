@@ -1,9 +1,9 @@
-"""The release steps inside the database: a database/Spark source or a large file, with a full-domain algorithm.
+"""The release steps on the weighted snapshot: any source, with an algorithm that ``works_on_snapshot``.
 
 ``steps.load_step`` … ``steps.publish_step`` call the functions here when
 :func:`pushdown_reason` is ``None``, so ``run_release``, the CLI, the Airflow
 operators and the Dagster assets all run the same five steps, each of which may
-run in its own process. No source row is read into Python:
+run in its own process. No row of a database, Spark or large-file source is read into Python:
 
 - :func:`load`: one ``GROUP BY`` over the QIs and the columns the models read
   gives the weighted snapshot (one row per distinct combination and its count);
@@ -46,9 +46,13 @@ run in its own process. No source row is read into Python:
   destination: Spark reads the staged Parquet file (that module says what
   atomicity a Spark folder and a Spark table give).
 
-Which releases go here: :func:`pushdown_reason` returns ``None``. Algorithms
-that need the rows (Mondrian, clustering, ``suppressed_rows: mark``) read the
-table into pandas and refuse a source larger than ``source.max_rows_in_memory``.
+Which releases go here: :func:`pushdown_reason` returns ``None`` — the algorithm's
+tags, not the source, decide. A generated table or a file below ``source.out_of_core_bytes``
+is read into a :class:`~privacy_plugins.engines.pandas_engine.PandasTable` and released the
+same way (its rows were in memory anyway; the anonymize step reads the source again and
+checks its row count, as for a database). Algorithms that need the rows (Mondrian,
+clustering, ``suppressed_rows: mark``) read the table into pandas and refuse a source
+larger than ``source.max_rows_in_memory``.
 """
 
 from __future__ import annotations
@@ -64,8 +68,10 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize import snapshot_anonymizer
 from privacy_plugins.core.anonymize.snapshot import Snapshot
+from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.io import check_unique_columns
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, numeric_columns_as_numbers
+from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.duckdb_csv import open_csv_in_duckdb
 from privacy_plugins.engines.full_domain_in_engine import (
     anonymize_in_engine,
@@ -73,7 +79,8 @@ from privacy_plugins.engines.full_domain_in_engine import (
     models_snapshot,
     validate_models,
 )
-from privacy_plugins.engines.spark import SparkTable, open_spark_table
+from privacy_plugins.engines.pandas_engine import PandasTable
+from privacy_plugins.engines.spark import open_spark_table
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, ReleaseBlocked, UnknownColumnError
 from privacy_plugins.release import receipts, staging
@@ -85,7 +92,7 @@ from privacy_plugins.release.destination.sql import transactional_engine
 from privacy_plugins.release.destination.working_file import CANDIDATE_FILE
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.published_numbers import measure_classes
-from privacy_plugins.release.sources import source_url
+from privacy_plugins.release.sources import read_source, source_url
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.steps import (
     Candidate,
@@ -138,20 +145,14 @@ def _large_file(spec: ReleaseSpec) -> Path | None:
     return path if sum(f.stat().st_size for f in files) > spec.source.out_of_core_bytes else None
 
 
-def _is_database(spec: ReleaseSpec) -> bool:
-    source = spec.source
-    return any(getattr(source, kind) is not None for kind in ("url", "conn_id", "duckdb", "spark"))
-
-
 def pushdown_reason(spec: ReleaseSpec) -> str | None:
-    """``None`` when the release runs inside the database; otherwise why it reads the rows into pandas.
+    """``None`` when the release works on the weighted snapshot; otherwise why it reads the rows into pandas.
 
-    A Parquet or CSV source larger than ``source.out_of_core_bytes`` is released through
-    an in-process DuckDB (out of core) like a database source; a CSV is typed there
-    as ``read_table`` types it (``engines/duckdb_csv.py``).
+    The algorithm's tags decide, whatever the source: a database, Spark, a file (a Parquet or
+    CSV file larger than ``source.out_of_core_bytes`` through an in-process DuckDB, out of core;
+    a CSV typed as ``read_table`` types it, ``engines/duckdb_csv.py``) or a generated table /
+    small file read into a :class:`~privacy_plugins.engines.pandas_engine.PandasTable`.
     """
-    if not _is_database(spec) and _large_file(spec) is None:
-        return "the source is a generated table or a CSV/Parquet file below source.out_of_core_bytes"
     solver = snapshot_anonymizer(spec.algorithm.name)
     if solver is None:  # its tags say it does not work on a snapshot
         return f"algorithm {spec.algorithm.name!r} recodes locally and needs the rows"
@@ -169,7 +170,7 @@ def _source_engine(spec: ReleaseSpec) -> Any:
         raise ConfigurationError(f"cannot open source {mask_password(url)!r}: {mask_password(str(exc))}") from exc
 
 
-def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
+def _open(spec: ReleaseSpec) -> EngineTable:
     import sqlalchemy as sa
 
     if spec.source.spark is not None:
@@ -182,6 +183,8 @@ def _open(spec: ReleaseSpec) -> SqlTable | SparkTable:
         pattern = str(parquet / "**" / "*.parquet") if parquet.is_dir() else str(parquet)
         literal = pattern.replace("'", "''")
         return SqlTable.from_query(sa.create_engine("duckdb:///:memory:"), f"SELECT * FROM read_parquet('{literal}')")
+    if spec.source.generate is not None or spec.source.path is not None:  # small enough for memory
+        return PandasTable(validate_frame(read_source(spec.source)))
     engine = _source_engine(spec)
     if spec.source.table is not None:
         return SqlTable.from_table(engine, spec.source.table)
@@ -209,7 +212,7 @@ def _diagnosis(spec: ReleaseSpec, aggregates: pd.DataFrame, on_progress: OnProgr
 
 
 @contextmanager
-def _opened(spec: ReleaseSpec) -> Iterator[SqlTable | SparkTable]:
+def _opened(spec: ReleaseSpec) -> Iterator[EngineTable]:
     """The source table where it lives; its helper tables dropped and its engine closed afterwards."""
     source = _open(spec)
     try:
@@ -232,13 +235,14 @@ def _prepared(spec: ReleaseSpec, aggregates: pd.DataFrame) -> tuple[pd.DataFrame
     return aggregates, hierarchies, snapshot
 
 
-def _source_name(spec: ReleaseSpec, source: SqlTable | SparkTable) -> str:
+def _source_name(spec: ReleaseSpec, source: EngineTable) -> str:
     """Where the rows stay, for the ``LoadedTable`` and the logs (never a URL: it may hold a password)."""
-    where = spec.source.spark or spec.source.table or (str(spec.source.path) if spec.source.path else "query")
+    generated = "generated" if spec.source.generate is not None else "query"
+    where = spec.source.spark or spec.source.table or (str(spec.source.path) if spec.source.path else generated)
     return f"{source.engine_name}:{where}"
 
 
-def _check_staging_name(spec: ReleaseSpec, source: SqlTable | SparkTable, run_id: str) -> None:
+def _check_staging_name(spec: ReleaseSpec, source: EngineTable, run_id: str) -> None:
     """Refuse a destination table whose staging table name the database would truncate (losing the run tag).
 
     And a table named like the registry of staging tables that is not the registry (``staging.check_registry``).

@@ -259,7 +259,7 @@ class StagedMeasure:
 
 
 def measure_staged(spec: ReleaseSpec, connection: Any, selectable: Any) -> StagedMeasure:
-    """One ``COUNT(*)`` and one ``GROUP BY`` over the QIs and the models' columns, run in ``connection``."""
+    """One ``COUNT(*)`` and one ``GROUP BY`` (QIs, models' columns, sensitive attributes) in ``connection``."""
     import sqlalchemy as sa
 
     from privacy_plugins.engines.sql import subquery_of
@@ -267,15 +267,19 @@ def measure_staged(spec: ReleaseSpec, connection: Any, selectable: Any) -> Stage
     subquery = subquery_of(selectable)
     columns = [str(c.name) for c in subquery.c]
     rows = int(connection.execute(sa.select(sa.func.count()).select_from(subquery)).scalar_one())
-    qis = list(spec.quasi_identifiers)
-    aggregates = group_counts_sql(connection, subquery, [*qis, *model_columns(spec.models(), qis)])
+    aggregates = group_counts_sql(connection, subquery, _grouped(spec))
     return _measured(spec, columns, rows, aggregates)
+
+
+def _grouped(spec: ReleaseSpec) -> list[str]:
+    """The QIs, the models' columns and every sensitive attribute (the metadata reports the l and t of each)."""
+    qis = list(spec.quasi_identifiers)
+    return list(dict.fromkeys([*qis, *model_columns(spec.models(), qis), *map(str, spec.sensitive_attributes)]))
 
 
 def measure_table(spec: ReleaseSpec, table: EngineTable) -> StagedMeasure:
     """:func:`measure_staged` on an engine table (a Spark staging folder or table)."""
-    qis = list(spec.quasi_identifiers)
-    aggregates = table.group_counts([*qis, *model_columns(spec.models(), qis)])
+    aggregates = table.group_counts(_grouped(spec))
     return _measured(spec, table.columns(), table.count(), aggregates)
 
 

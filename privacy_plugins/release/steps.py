@@ -5,13 +5,15 @@ small artifacts below between them — paths and numbers, never DataFrames.
 Identifiers are dropped when the table is loaded, so no working file ever holds them.
 
 Two modes, one set of steps. Each step dispatches on
-``pushdown_reason(spec) is None`` (:mod:`~privacy_plugins.release.pushdown`): a
-database or Spark source, or a file larger than ``source.out_of_core_bytes``,
-with a full-domain algorithm runs *inside the database* — load stores the
-weighted snapshot (``LoadedTable.kind == "snapshot"``), anonymize stages the
-generalized rows in a run-bound staging table or a Parquet working file
-(``Candidate.kind == "pushdown"``), check and publish measure them by
-``GROUP BY``. Everything else runs *in memory* on the rows (``kind == "rows"``).
+``pushdown_reason(spec) is None`` (:mod:`~privacy_plugins.release.pushdown`): the
+algorithm's tags decide, whatever the source. An algorithm that ``works_on_snapshot``
+(full-domain, ``suppressed_rows: remove``) runs *on the snapshot* — load stores the
+weighted snapshot (``LoadedTable.kind == "snapshot"``) of a database, Spark, a large
+file through DuckDB, or a generated table / small file through pandas; anonymize
+re-opens the source, re-counts it and stages the generalized rows through the
+destination in a run-bound staging table or a Parquet working file
+(``Candidate.kind == "pushdown"``), check and publish measure them by ``GROUP BY``.
+Every other algorithm runs *in memory* on the rows (``kind == "rows"``).
 A step refuses an artifact of the other mode (the spec's source or algorithm
 changed between tasks).
 

@@ -40,7 +40,9 @@ def html_structure(html: str) -> list[str]:
 
 
 def spec_data(folder: Path, requirements: str, source: dict[str, Any] | None = None) -> dict[str, Any]:
-    data = demo_spec_dict(folder, rows=ROWS, **({} if source is None else {"source": source}))
+    """The source given (a snapshot release), or the generated table with marked suppressed rows (a rows release)."""
+    rows = {"algorithm": {"suppressed_rows": "mark"}} if source is None else {"source": source}
+    data = demo_spec_dict(folder, rows=ROWS, **rows)
     if REQUIREMENTS[requirements] is not None:
         data["requirements"] = REQUIREMENTS[requirements]
     return data
@@ -106,6 +108,7 @@ def test_level_wise_inside_the_database_as_in_memory(tmp_path: Path, monkeypatch
     """When the diagnosis goes level-wise (here: max_exhaustive=2), both modes say so the same way."""
     monkeypatch.setattr(steps, "diagnose", functools.partial(steps.diagnose, max_exhaustive=2))
     memory, memory_progress = release(spec_data(tmp_path / "memory", "k_and_l"))
+    assert memory.loaded.kind == "rows"
     source = {"duckdb": str(census_db(tmp_path / "source.duckdb")), "table": "census"}
     inside, inside_progress = release(spec_data(tmp_path / "inside", "k_and_l", source))
     assert inside.loaded.kind == "snapshot"

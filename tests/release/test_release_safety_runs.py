@@ -32,6 +32,7 @@ from privacy_plugins.release import (
     run_release,
 )
 from privacy_plugins.release.destination import base as destination_base
+from privacy_plugins.release.pushdown import staged_measure
 
 WORKDIR_ENV = "PRIVACY_PLUGINS_WORKDIR"
 
@@ -237,9 +238,10 @@ def test_kept_working_files_are_private_and_per_run(tmp_path: Path, work_root: P
     first = run_release(spec, keep_workdir=True)
     second = run_release(spec, keep_workdir=True)
     assert first.workdir and second.workdir and first.workdir != second.workdir
-    for kept in (Path(first.workdir), Path(second.workdir)):
+    for kept, result in ((Path(first.workdir), first), (Path(second.workdir), second)):
         assert stat.S_IMODE(kept.stat().st_mode) == 0o700
-        assert (kept / "raw.parquet").is_file() and kept.is_relative_to(work_root)
+        assert Path(result.loaded.path).parent == kept and Path(result.loaded.path).is_file()
+        assert kept.is_relative_to(work_root)
     in_spec = ReleaseSpec.from_dict({**plain_spec(tmp_path, "r", rows=600), "workdir": "mine"}, base_dir=tmp_path)
     kept = run_release(in_spec).workdir
     assert kept is not None and Path(kept).is_relative_to(tmp_path / "mine")
@@ -265,14 +267,17 @@ def test_a_shared_work_root_owned_by_someone_else_or_a_symlink_is_refused(
 # ---------------------------------------------------------------- item 9: publishing re-measures
 
 
-def test_a_hand_made_check_result_cannot_publish_a_k1_table(tmp_path: Path) -> None:
-    spec = ReleaseSpec.from_dict(demo_spec_dict(tmp_path, rows=600))
+@pytest.mark.parametrize("algorithm", [{}, {"suppressed_rows": "mark"}], ids=["snapshot", "rows"])
+def test_a_hand_made_check_result_cannot_publish_a_k1_table(tmp_path: Path, algorithm: dict[str, str]) -> None:
+    spec = ReleaseSpec.from_dict(demo_spec_dict(tmp_path, rows=600, algorithm=algorithm))
     candidate = anonymize_step(spec, load_step(spec))
     frame = pd.read_parquet(candidate.path)
     frame.loc[0, "age"] = "[0-1)"  # a unique record: k = 1
     frame.to_parquet(candidate.path, index=False)
     digest = hashlib.sha256(Path(candidate.path).read_bytes()).hexdigest()
     forged_candidate = Candidate.from_dict({**candidate.to_dict(), "sha256": digest})
+    if algorithm == {}:  # a snapshot release's check carries the digest of what it measured: forge that too
+        digest = staged_measure(spec, forged_candidate).digest
     forged = CheckResult.from_dict(
         {
             "passed": True,

@@ -243,7 +243,7 @@ def read_release_of(destination: DestinationSpec) -> pd.DataFrame:
 
 
 def test_other_sources_publish_to_spark(spark: Any, memory, tmp_path: Path) -> None:
-    """A DuckDB pushdown goes through its staged Parquet file; an in-memory release through Arrow."""
+    """A DuckDB or generated source's snapshot release goes through its staged Parquet file; rows through Arrow."""
     import duckdb
 
     _, reference_rows = memory
@@ -256,11 +256,21 @@ def test_other_sources_publish_to_spark(spark: Any, memory, tmp_path: Path) -> N
     assert result.passed, result.failure
     assert result.loaded.kind == "snapshot" and result.loaded.source.startswith("duckdb:")
     assert multiset(read_release(pushed)).equals(multiset(reference_rows))
-    in_memory = spark_spec(tmp_path / "b", {"generate": "census", "rows": ROWS}, {"spark": "from_memory"})
+    generated = spark_spec(tmp_path / "b", {"generate": "census", "rows": ROWS}, {"spark": "from_memory"})
+    result = run_release(generated)
+    assert result.passed, result.failure
+    assert result.loaded.kind == "snapshot" and result.loaded.source == "pandas:generated"
+    assert multiset(read_release(generated)).equals(multiset(reference_rows))
+    # A release that needs the rows (marked suppressed rows) goes through Arrow; the same rows as to DuckDB.
+    marked = {"algorithm": {"suppressed_rows": "mark"}}
+    source = {"generate": "census", "rows": ROWS}
+    in_memory = spark_spec(tmp_path / "c", source, {"spark": "from_rows"}, **marked)
     result = run_release(in_memory)
     assert result.passed, result.failure
     assert result.loaded.kind == "rows"
-    assert multiset(read_release(in_memory)).equals(multiset(reference_rows))
+    duck = spark_spec(tmp_path / "d", source, {"duckdb": str(tmp_path / "d.duckdb"), "table": "t"}, **marked)
+    assert run_release(duck).passed
+    assert multiset(read_release(in_memory)).equals(multiset(read_release(duck)))
     assert leftovers(spark, tmp_path) == []
 
 

@@ -113,8 +113,17 @@ def test_a_custom_algorithm_with_restricted_supported_models_is_refused_at_load(
     assert [model.config_name for model in spec.models()] == ["k_anonymity"]
 
 
-def test_the_database_path_is_chosen_by_the_works_on_snapshot_tag(tmp_path: Path) -> None:
-    source = {"source": {"duckdb": str(tmp_path / "source.duckdb"), "table": "census"}}
+@pytest.mark.parametrize(
+    "where", ["duckdb", "generated", "small_csv"]
+)  # the tags decide, not the source: a small file or generated table takes the snapshot path too
+def test_the_snapshot_path_is_chosen_by_the_works_on_snapshot_tag(tmp_path: Path, where: str) -> None:
+    small = tmp_path / "small.csv"
+    small.write_text("age\n1\n")
+    source = {
+        "duckdb": {"source": {"duckdb": str(tmp_path / "source.duckdb"), "table": "census"}},
+        "generated": {"source": {"generate": "census", "rows": 100}},
+        "small_csv": {"source": {"path": str(small)}},
+    }[where]
     assert pushdown_reason(_spec(tmp_path, {"name": "own-lattice"}, **source)) is None
     assert pushdown_reason(_spec(tmp_path, {"name": "own-lattice", "suppressed_rows": "mark"}, **source)) == (
         "suppressed_rows: mark needs the rows"

@@ -76,10 +76,10 @@ def test_remove_run_workdir_removes_the_local_folder_and_the_shared_copy(tmp_pat
 
 def test_remove_run_workdir_keeps_what_the_user_kept(tmp_path: Path, work_root: Path) -> None:
     spec = plain_spec(tmp_path)
-    load_step(spec, run_id="r")
+    loaded = load_step(spec, run_id="r")
     shared = Shared()
     assert remove_run_workdir(spec, "r", shared=shared, keep=True) is False
-    assert (run_dir(spec, "r") / "raw.parquet").is_file() and shared.removed == []
+    assert Path(loaded.path).is_file() and Path(loaded.path).parent == run_dir(spec, "r") and shared.removed == []
     mine = ReleaseSpec.from_dict(demo_spec_dict(tmp_path, rows=600), base_dir=tmp_path)  # workdir: work
     kept = Path(load_step(mine, run_id="r").path)
     assert remove_run_workdir(mine, "r", shared=shared) is False
@@ -208,11 +208,16 @@ def test_a_release_inside_the_database_stopped_by_sigterm_drops_its_staging_tabl
 # ---------------------------------------------------------------- item 9: publish refuses columns not written
 
 
-def _forged(candidate: Candidate, check: CheckResult, **changes: object) -> tuple[Candidate, CheckResult]:
-    """The artifacts as an edited XCom value would carry them: digests and columns made to match."""
-    digest = changes.pop("sha256", candidate.sha256)
-    forged = Candidate.from_dict({**candidate.to_dict(), "sha256": digest, **changes})
-    return forged, CheckResult.from_dict({**check.to_dict(), "candidate_sha256": digest})
+def _forged(spec: ReleaseSpec, candidate: Candidate, **changes: object) -> tuple[Candidate, CheckResult]:
+    """The artifacts as an edited XCom value would carry them: digests and columns made to match.
+
+    The check is the check task re-run on the edited candidate: a genuine, passed check of exactly
+    those bytes, so only the publish step's own checks stand between them and the destination.
+    """
+    forged = Candidate.from_dict({**candidate.to_dict(), **changes})
+    check = check_step(spec, forged, run_id=candidate.run_id)
+    assert check.passed  # the row re-measure alone does not see the edit
+    return forged, check
 
 
 @pytest.mark.parametrize("forge_columns", [False, True], ids=["artifact-as-written", "artifact-columns-forged"])
@@ -229,9 +234,8 @@ def test_publish_refuses_a_candidate_file_with_an_extra_column(
     frame.insert(0, "row_number", range(len(frame)))  # links every published row back to the source order
     frame.to_parquet(path, index=False)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    columns = {"table": [f"{f.name}: {f.type}" for f in pq.read_schema(path)]} if forge_columns else None
-    forged, forged_check = _forged(candidate, check, sha256=digest, **({"columns": columns} if columns else {}))
-    assert check_step(spec, forged, run_id="r").passed  # the row re-measure alone does not see it
+    columns = {"table": [f.name for f in pq.read_schema(path)]} if forge_columns else None  # a snapshot release
+    forged, forged_check = _forged(spec, candidate, sha256=digest, **({"columns": columns} if columns else {}))
     with pytest.raises(
         ReleaseBlocked, match=r"columns are not the ones the anonymize step wrote \(extra: \['row_number'\]"
     ):
@@ -273,11 +277,12 @@ def test_a_failed_check_in_a_step_wise_run_leaves_nothing(tmp_path: Path, work_r
 
 def test_a_warn_only_failure_or_a_kept_workdir_keeps_the_run(tmp_path: Path, work_root: Path) -> None:
     spec = plain_spec(tmp_path, requirements={"k": 2})
-    candidate = anonymize_step(spec, load_step(spec, run_id="r"), run_id="r")
+    loaded = load_step(spec, run_id="r")
+    candidate = anonymize_step(spec, loaded, run_id="r")
     stricter = plain_spec(tmp_path, requirements={"k": 50})
     assert not check_step(stricter, candidate, run_id="r", allowed_failures=["k_anonymity"]).passed
     assert not check_step(stricter, candidate, run_id="r", keep_workdir=True).passed
-    assert (run_dir(spec, "r") / "raw.parquet").is_file()
+    assert Path(loaded.path).is_file() and Path(loaded.path).parent == run_dir(spec, "r")
 
 
 def test_an_infeasible_step_wise_run_leaves_nothing(tmp_path: Path, work_root: Path) -> None:
@@ -476,11 +481,11 @@ def test_a_publish_rerun_after_another_run_replaced_the_release_fails(tmp_path: 
 def test_publish_refuses_reordered_candidate_columns(tmp_path: Path, work_root: Path) -> None:
     spec = plain_spec(tmp_path)
     candidate = anonymize_step(spec, load_step(spec, run_id="r"), run_id="r")
-    check = check_step(spec, candidate, run_id="r")
+    assert check_step(spec, candidate, run_id="r").passed
     path = Path(candidate.path)
     table = pq.read_table(path)
     pq.write_table(table.select(list(reversed(table.column_names))), path)  # same names and values, new order
-    forged, forged_check = _forged(candidate, check, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+    forged, forged_check = _forged(spec, candidate, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
     with pytest.raises(ReleaseBlocked, match=r"columns are not the ones the anonymize step wrote \(now \["):
         publish_step(spec, forged, forged_check, run_id="r")
     assert not spec.destination.duckdb.exists()  # type: ignore[union-attr]

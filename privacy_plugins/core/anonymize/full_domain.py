@@ -310,6 +310,7 @@ class FullDomainAnonymizer:
             raise ConfigurationError(f"{self.search} cannot solve a snapshot with {refusal}")
         check_fraction(suppression_limit, name="suppression_limit")
         budget = suppression_budget(suppression_limit, snapshot.n_rows)
+        announce_phase(progress, f"{self.search}: checking lattice nodes")  # as run() does: the same progress lines
         node, found = search_lattice(snapshot, models, budget, metric, self.search, progress)
         suppressed = _suppressed_units(snapshot, node, models)
         k = max(model.minimum_class_size for model in models)

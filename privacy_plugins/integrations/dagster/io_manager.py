@@ -32,8 +32,10 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
+from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.dagster.binding import ReleaseBinding, load_artifact
 from privacy_plugins.release import Candidate, read_published
+from privacy_plugins.release.pushdown import measured_frame
 from privacy_plugins.release.workarea import run_dir
 
 __all__ = ["ReleaseReader", "release_reader"]
@@ -104,12 +106,8 @@ class ReleaseReader(dg.IOManager):
             )
         run = self._binding.run_id(SimpleNamespace(run=context.step_context.dagster_run))
         candidate = load_artifact(spec, "anonymized_candidate", Candidate, run_id=run)
-        if candidate.kind == "pushdown":
-            raise dg.Failure(
-                f"the candidate of run {run} is staged inside the database (a release that never reads the rows "
-                "into Python); read published instead",
-                allow_retries=False,
-            )
+        if candidate.kind == "pushdown":  # staged by the destination: read there, counted and limited first
+            return _staged_frame(spec, candidate, run)
         expected = run_dir(spec, run) / "candidate.parquet"
         if Path(candidate.path) != expected or expected.is_symlink() or not expected.is_file():
             raise dg.Failure(
@@ -120,6 +118,14 @@ class ReleaseReader(dg.IOManager):
         if hashlib.sha256(content).hexdigest() != candidate.sha256:
             raise dg.Failure(f"the candidate of run {run} changed after it was written; refusing it")
         return pd.read_parquet(io.BytesIO(content))
+
+
+def _staged_frame(spec: Any, candidate: Candidate, run: str) -> pd.DataFrame:
+    """The staged candidate's rows through its destination; a refusal (foreign, changed, too many rows) fails."""
+    try:
+        return measured_frame(spec, candidate)
+    except ConfigurationError as exc:  # ForeignArtifactError too
+        raise dg.Failure(f"the candidate of run {run} cannot be read: {exc}", allow_retries=False) from exc
 
 
 def release_reader(binding: ReleaseBinding, candidate_readers: Iterable[dg.AssetKey] = ()) -> dg.IOManagerDefinition:

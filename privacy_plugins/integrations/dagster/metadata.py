@@ -16,7 +16,7 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
-from privacy_plugins.core.measure import measure
+from privacy_plugins.core.measure import SensitiveReport, measure, measure_sensitive
 from privacy_plugins.release import (
     Candidate,
     DiagnosisSummary,
@@ -148,13 +148,32 @@ def _staged_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
     sizes, counts = np.unique(measured.classes.sizes, return_counts=True)
     histogram = {int(size): int(count) for size, count in zip(sizes, counts, strict=True)}
     numbers = measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
-    return _accounting(spec, candidate, measured.rows) | {
-        "measured k": int(sizes.min()) if len(sizes) else 0,
-        "equivalence classes": int(measured.classes.n_classes),
-        "class sizes": class_size_table(histogram),
-        "requirements": requirements_table(numbers),
-        "staged": candidate.staging_table or "Parquet working file",
-    }
+    sensitive = [
+        measure_sensitive(measured.classes, attribute, spec.requirements.t_distance)  # type: ignore[arg-type]
+        for attribute in spec.sensitive_attributes
+    ]
+    return (
+        _accounting(spec, candidate, measured.rows)
+        | {
+            "measured k": int(sizes.min()) if len(sizes) else 0,
+            "equivalence classes": int(measured.classes.n_classes),
+            "class sizes": class_size_table(histogram),
+            "requirements": requirements_table(numbers),
+            "staged": candidate.staging_table or "Parquet working file",
+        }
+        | _measured(spec, numbers, sensitive)
+    )
+
+
+def _measured(spec: ReleaseSpec, numbers: dict[str, Any], sensitive: list[SensitiveReport]) -> dict[str, Any]:
+    """``measured <check>`` per model, and each sensitive attribute's l (the spec's variant) and t."""
+    variant = spec.requirements.l_variant if spec.requirements.l_variant != "recursive" else "distinct"
+    metadata = {f"measured {name}": value for name, value in numbers["measured"].items() if value is not None}
+    for report in sensitive:
+        name = str(report.sensitive_attribute)
+        metadata[f"measured {variant} l ({name})"] = getattr(report, f"{variant}_l")
+        metadata[f"measured t ({name}, {report.t_distance})"] = report.t_closeness
+    return metadata
 
 
 def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
@@ -175,24 +194,19 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
         t_distance=spec.requirements.t_distance,  # type: ignore[arg-type]  # the distance the l/t rows use
         models=spec.models(),
     )
-    variant = spec.requirements.l_variant if spec.requirements.l_variant != "recursive" else "distinct"
     numbers = numbers_from_results(
         spec, report.results, rows=len(frame), classes=report.classes, columns=[str(c) for c in frame.columns]
     )
-    metadata: dict[str, Any] = _accounting(spec, candidate, len(frame)) | {
-        "measured k": report.k,
-        "equivalence classes": report.classes,
-        "class sizes": class_size_table(report.class_size_histogram),
-        "requirements": requirements_table(numbers),
-    }
-    for name, value in numbers["measured"].items():
-        if value is not None:
-            metadata[f"measured {name}"] = value
-    for sensitive in report.sensitive_attributes:
-        name = str(sensitive.sensitive_attribute)
-        metadata[f"measured {variant} l ({name})"] = getattr(sensitive, f"{variant}_l")
-        metadata[f"measured t ({name}, {sensitive.t_distance})"] = sensitive.t_closeness
-    return metadata
+    return (
+        _accounting(spec, candidate, len(frame))
+        | {
+            "measured k": report.k,
+            "equivalence classes": report.classes,
+            "class sizes": class_size_table(report.class_size_histogram),
+            "requirements": requirements_table(numbers),
+        }
+        | _measured(spec, numbers, list(report.sensitive_attributes))
+    )
 
 
 def check_metadata(check: RequirementCheck, *, severity: str) -> dict[str, Any]:

@@ -96,7 +96,7 @@ def test_an_infeasible_release_leaves_no_working_files(dagbag: Any, specs: dict[
     states = _states(run)
     assert str(run.state) == "failed"  # the teardown's success does not hide the failed release
     assert states["demo_impossible.anonymize"] == "failed" and states["demo_impossible.cleanup"] == "success"
-    assert local_root.is_dir() and _files(local_root) == []  # raw.parquet was written, then removed
+    assert local_root.is_dir() and _files(local_root) == []  # snapshot.parquet was written, then removed
 
 
 @pytest.mark.parametrize(
@@ -159,7 +159,7 @@ def test_the_cleanup_task_removes_the_files_other_tasks_pushed_to_s3(
         PrivacyCheckOperator(task_id="check", candidate=candidate, **strict).execute(context=context)
     assert _files(local_root) == []  # a failed task removes its machine's copy too
     names = {key.rsplit("/", 1)[1] for key in _keys(s3, prefix)}
-    assert {"raw.parquet", "candidate.parquet"} <= names  # pushed by load and anonymize, left by the failed check
+    assert {"snapshot.parquet", "candidate.parquet"} <= names  # pushed by load and anonymize, left by the failed check
 
     done = ReleaseCleanupOperator(task_id="cleanup", **common).execute(context=context)
     assert done == {"run_id": "steps__manual__cleanup", "removed": True}

@@ -56,7 +56,7 @@ def test_a_release_whose_tasks_run_on_different_machines_publishes(setup: dict[s
     common = {"spec_path": spec_path, "working_storage": f"file://{shared}"}
     loaded = run(LoadOperator(task_id="load", **common))
     remote = next(shared.glob(f"*/{RUN}*"))
-    assert sorted(p.name for p in remote.iterdir()) == ["raw.parquet"]
+    assert sorted(p.name for p in remote.iterdir()) == ["snapshot.parquet"]
     assert stat.S_IMODE(remote.stat().st_mode) == 0o700 == stat.S_IMODE(remote.parent.stat().st_mode)
     other_machine(spec_path)
     candidate = run(AnonymizeOperator(task_id="anonymize", loaded=loaded, **common))
@@ -86,6 +86,8 @@ def test_a_file_changed_on_the_shared_storage_is_refused(setup: dict[str, Any]) 
     candidate = run(AnonymizeOperator(task_id="anonymize", loaded=loaded, **common))
     other_machine(spec_path)
     remote_candidate = next(shared.glob(f"*/{RUN}*/candidate.parquet"))
-    remote_candidate.write_bytes(next(shared.glob(f"*/{RUN}*/raw.parquet")).read_bytes())  # raw data, not anonymized
+    remote_candidate.write_bytes(
+        next(shared.glob(f"*/{RUN}*/snapshot.parquet")).read_bytes()
+    )  # the snapshot, not the anonymized rows
     with pytest.raises(AirflowFailException, match="changed after it was written"):
         run(PrivacyCheckOperator(task_id="check", candidate=candidate, **common))

@@ -106,10 +106,10 @@ def test_release_tasks_share_a_private_run_folder_on_s3(
     after_load = _keys(s3)
     folders = {key.rsplit("/", 1)[0] for key in after_load}
     assert len(folders) == 1 and RUN in next(iter(folders))  # one folder, of this run only
-    assert [key.rsplit("/", 1)[1] for key in after_load] == ["raw.parquet"]
+    assert [key.rsplit("/", 1)[1] for key in after_load] == ["snapshot.parquet"]
     _other_machine(spec_path)
-    candidate = _run(AnonymizeOperator(task_id="anonymize", loaded=loaded, **common))  # read raw.parquet from S3
-    assert {key.rsplit("/", 1)[1] for key in _keys(s3)} >= {"raw.parquet", "candidate.parquet"}
+    candidate = _run(AnonymizeOperator(task_id="anonymize", loaded=loaded, **common))  # read snapshot.parquet from S3
+    assert {key.rsplit("/", 1)[1] for key in _keys(s3)} >= {"snapshot.parquet", "candidate.parquet"}
     _other_machine(spec_path)
     check = _run(PrivacyCheckOperator(task_id="check", candidate=candidate, **common))
     _other_machine(spec_path)

@@ -66,7 +66,7 @@ def test_a_candidate_reader_after_published_reads_the_candidate_then_the_run_fol
     assert result.success, failures
     published = read_published(spec.destination)
     assert published is not None and seen["rows"] == len(published) > 0
-    assert _files(root) == []  # raw.parquet and candidate.parquet are gone with the run
+    assert _files(root) == []  # snapshot.parquet and candidate.parquet are gone with the run
 
 
 def test_the_definitions_reader_of_the_default_spec_works_in_one_process(
@@ -118,7 +118,7 @@ def test_a_spec_workdir_keeps_its_folder(
     """``workdir:`` asks to keep the working files: the run end leaves them (as the CLI does)."""
     spec = ReleaseSpec.from_dict(census_spec(), base_dir=tmp_path)
     assert run_graph(build_release_assets(spec)).success
-    assert {p.name for p in (tmp_path / "work").rglob("*.parquet")} >= {"raw.parquet", "candidate.parquet"}
+    assert {p.name for p in (tmp_path / "work").rglob("*.parquet")} >= {"snapshot.parquet", "candidate.parquet"}
 
 
 @pytest.mark.parametrize(
