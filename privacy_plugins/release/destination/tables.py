@@ -228,13 +228,18 @@ class TableDestination(ABC):
 
             return run_it
 
-        if staged.kind == "file":  # measured as the check did (refused before the destination is touched),
-            path = working_file.accept_file(staged, run)  # loaded, measured again as loaded, counted, swapped
-            accept(working_file.measure_file(run.spec, path))
+        if staged.kind == "file":  # measured as the check did, loaded, measured again, counted, swapped
+            path = working_file.accept_file(staged, run)
+
+            def measure_file() -> None:
+                measured.append(working_file.measure_file(run.spec, path))
+                accept(measured[-1])
+
+            measure_file()  # a refused file never touches the destination (no database file created)
             with publishing(self.spec), self._transaction() as connection:
                 incoming = self._incoming(self.spec.table)
                 self._load_file(connection, incoming, str(path))
-                self._swap_in(connection, {TABLE: incoming}, staged.rows, remeasure(connection, incoming))
+                self._swap_in(connection, {TABLE: incoming}, staged.rows, measure_file)
             return measured[-1]
         with self._staged_table(staged, begin=True) as (connection, _):  # what was measured is what is swapped
             staging.clean_staging(connection, run.spec, run.run_id, keep=staged.name)
