@@ -14,9 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
+import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.measure import SensitiveReport, measure, measure_sensitive
+from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.measure import SensitiveReport, measure_sensitive
+from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.release import (
     Candidate,
     DiagnosisSummary,
@@ -26,7 +29,8 @@ from privacy_plugins.release import (
     RequirementCheck,
 )
 from privacy_plugins.release.linked import joined_view
-from privacy_plugins.release.published_numbers import numbers_from_results
+from privacy_plugins.release.published_numbers import measure_classes
+from privacy_plugins.release.pushdown import staged_measure
 
 __all__ = [
     "candidate_metadata",
@@ -137,32 +141,20 @@ def _accounting(spec: ReleaseSpec, candidate: Candidate, rows: int) -> dict[str,
     }
 
 
-def _staged_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
-    """A candidate staged inside the database: measured there by ``GROUP BY`` (no row comes to Python)."""
-    import numpy as np
+def _candidate_classes(spec: ReleaseSpec, candidate: Candidate) -> tuple[int, list[str], EquivalenceClasses]:
+    """The candidate's rows, columns and classes as it would be published.
 
-    from privacy_plugins.release import pushdown
-    from privacy_plugins.release.published_numbers import measure_classes
-
-    measured = pushdown.staged_measure(spec, candidate)
-    sizes, counts = np.unique(measured.classes.sizes, return_counts=True)
-    histogram = {int(size): int(count) for size, count in zip(sizes, counts, strict=True)}
-    numbers = measure_classes(spec, measured.classes, rows=measured.rows, columns=measured.columns)
-    sensitive = [
-        measure_sensitive(measured.classes, attribute, spec.requirements.t_distance)  # type: ignore[arg-type]
-        for attribute in spec.sensitive_attributes
-    ]
-    return (
-        _accounting(spec, candidate, measured.rows)
-        | {
-            "measured k": int(sizes.min()) if len(sizes) else 0,
-            "equivalence classes": int(measured.classes.n_classes),
-            "class sizes": class_size_table(histogram),
-            "requirements": requirements_table(numbers),
-            "staged": candidate.staging_table or "Parquet working file",
-        }
-        | _measured(spec, numbers, sensitive)
-    )
+    A staged candidate is measured where it is staged (one ``GROUP BY``: no row comes to Python);
+    an in-memory one (or a two-table release's groups) from its working file.
+    """
+    if candidate.kind == "pushdown":
+        measured = staged_measure(spec, candidate)
+        return measured.rows, measured.columns, measured.classes
+    frame = pd.read_parquet(candidate.path)
+    if candidate.linked_path:  # a two-table release: measure its groups
+        frame = joined_view(pd.read_parquet(candidate.linked_path), candidate.group_column, spec.quasi_identifiers)
+    classes = EquivalenceClasses.from_frame(validate_frame(frame), list(spec.quasi_identifiers))
+    return len(frame), [str(c) for c in frame.columns], classes
 
 
 def _measured(spec: ReleaseSpec, numbers: dict[str, Any], sensitive: list[SensitiveReport]) -> dict[str, Any]:
@@ -179,33 +171,29 @@ def _measured(spec: ReleaseSpec, numbers: dict[str, Any], sensitive: list[Sensit
 def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any]:
     """Row accounting, utility loss, each model measured, l/t and class sizes of the candidate as it would be published.
 
-    One ``measure`` call with the spec's models: the requirements table and the ``measured <check>``
-    entries are its results, keyed by the check names the asset checks use.
+    One body for every candidate: the spec's models and each sensitive attribute measured on the
+    candidate's classes (:func:`_candidate_classes`); the requirements table and the ``measured <check>``
+    entries are keyed by the check names the asset checks use.
     """
-    if candidate.kind == "pushdown":
-        return _staged_metadata(spec, candidate)
-    frame = pd.read_parquet(candidate.path)
-    if candidate.linked_path:  # a two-table release: measure its groups
-        frame = joined_view(pd.read_parquet(candidate.linked_path), candidate.group_column, spec.quasi_identifiers)
-    report = measure(
-        frame,
-        quasi_identifiers=list(spec.quasi_identifiers),
-        sensitive_attributes=list(spec.sensitive_attributes),
-        t_distance=spec.requirements.t_distance,  # type: ignore[arg-type]  # the distance the l/t rows use
-        models=spec.models(),
-    )
-    numbers = numbers_from_results(
-        spec, report.results, rows=len(frame), classes=report.classes, columns=[str(c) for c in frame.columns]
-    )
+    rows, columns, classes = _candidate_classes(spec, candidate)
+    sizes, counts = np.unique(classes.sizes, return_counts=True)
+    histogram = {int(size): int(count) for size, count in zip(sizes, counts, strict=True)}
+    numbers = measure_classes(spec, classes, rows=rows, columns=columns)
+    sensitive = [
+        measure_sensitive(classes, attribute, spec.requirements.t_distance)  # type: ignore[arg-type]
+        for attribute in spec.sensitive_attributes
+    ]
+    staged = {"staged": candidate.staging_table or "Parquet working file"} if candidate.kind == "pushdown" else {}
     return (
-        _accounting(spec, candidate, len(frame))
+        _accounting(spec, candidate, rows)
         | {
-            "measured k": report.k,
-            "equivalence classes": report.classes,
-            "class sizes": class_size_table(report.class_size_histogram),
+            "measured k": int(sizes.min()) if len(sizes) else 0,
+            "equivalence classes": int(classes.n_classes),
+            "class sizes": class_size_table(histogram),
             "requirements": requirements_table(numbers),
         }
-        | _measured(spec, numbers, list(report.sensitive_attributes))
+        | staged
+        | _measured(spec, numbers, sensitive)
     )
 
 
