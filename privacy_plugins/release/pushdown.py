@@ -586,11 +586,14 @@ def _too_many_to_read(spec: ReleaseSpec, rows: int) -> None:
         )
 
 
-def measured_frame(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
-    """The staged rows as a DataFrame, for GX suites (which validate DataFrames); counted and limited first.
+def measured_frame(spec: ReleaseSpec, candidate: Candidate, run_id: str | None = None) -> pd.DataFrame:
+    """The staged rows as a DataFrame, for GX suites and candidate readers; counted and limited first.
+
+    ``run_id``: the reader's run; a candidate of another run is refused (``None`` accepts the one it names).
 
     Raises:
         ConfigurationError: more rows than ``source.max_rows_in_memory``.
+        ForeignArtifactError: a candidate of another run or release, or staged rows that changed.
     """
-    _, _, _, destination, staged, stage_run = _candidate_of(spec, candidate, None)
+    _, _, _, destination, staged, stage_run = _candidate_of(spec, candidate, run_id)
     return destination.read_staged(staged, stage_run, lambda rows: _too_many_to_read(spec, rows))

@@ -222,3 +222,14 @@ def test_local_recoding_counts_a_large_file_first_and_refuses_it(kind: str, tmp_
     with pytest.raises(ConfigurationError, match=f"{ROWS} rows, more than source.max_rows_in_memory = 1000"):
         load_step(ReleaseSpec.from_dict(data))
     assert not (tmp_path / "m" / "release.duckdb").exists()
+
+
+def test_a_reader_of_another_run_cannot_read_a_staged_candidate(tmp_path: Path) -> None:
+    """The staged rows go to a candidate reader of the run that staged them only (Dagster's reader passes its run)."""
+    from privacy_plugins.release.pushdown import measured_frame
+
+    spec = ReleaseSpec.from_dict(demo_spec_dict(tmp_path, rows=300))  # generated: the snapshot path too
+    candidate = anonymize_step(spec, load_step(spec, run_id="r"), run_id="r")
+    assert len(measured_frame(spec, candidate, "r")) == candidate.rows_out
+    with pytest.raises(ForeignArtifactError, match="belongs to run 'r', not to this run 'other'"):
+        measured_frame(spec, candidate, "other")

@@ -123,7 +123,7 @@ class ReleaseReader(dg.IOManager):
 def _staged_frame(spec: Any, candidate: Candidate, run: str) -> pd.DataFrame:
     """The staged candidate's rows through its destination; a refusal (foreign, changed, too many rows) fails."""
     try:
-        return measured_frame(spec, candidate)
+        return measured_frame(spec, candidate, run)  # bound to this run, as the working file below
     except ConfigurationError as exc:  # ForeignArtifactError too
         raise dg.Failure(f"the candidate of run {run} cannot be read: {exc}", allow_retries=False) from exc
 
