@@ -13,12 +13,12 @@ import duckdb
 import pandas as pd
 import pytest
 import sqlalchemy as sa
-import yaml
 from engine_checks import engine_table, multiset
 
 from privacy_plugins.cli import main
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.engines import COUNT_COLUMN
+from tests.release.release_fixtures import people_query_spec
 
 KINDS = ["sqlite", "duckdb", "postgresql"]
 
@@ -47,21 +47,7 @@ def test_a_release_from_a_sql_table_with_a_column_named_dtype(
     engine = sa.create_engine(f"duckdb:///{source}")
     _people().to_sql("people", engine, index=False)
     engine.dispose()
-    spec = {
-        "name": "dtype_release",
-        "source": {"duckdb": str(source), "query": "SELECT * FROM people"},
-        "identifiers": ["person_id"],
-        "quasi_identifiers": ["age", "sex"],
-        "sensitive_attributes": ["disease"],
-        "hierarchies": {"age": {"interval": {"widths": [10, 20, 40]}}, "sex": {"taxonomy": {"*": ["Female", "Male"]}}},
-        "requirements": {"k": 5},
-        "algorithm": {"name": algorithm},
-        "destination": {"duckdb": str(tmp_path / "out.duckdb"), "table": "people_release"},
-        "report": {"directory": str(tmp_path / "reports")},
-        "workdir": str(tmp_path / "work"),
-    }
-    path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump(spec))
+    path = people_query_spec(tmp_path, {"duckdb": str(source), "query": "SELECT * FROM people"}, algorithm)
     assert main(["release", str(path), "--quiet"]) == 0, capsys.readouterr().err
     with duckdb.connect(str(tmp_path / "out.duckdb"), read_only=True) as connection:
         assert connection.execute("SELECT DISTINCT dtype FROM people_release").fetchall() == [("int64",)]

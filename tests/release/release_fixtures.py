@@ -74,3 +74,23 @@ def kill_when_reached(args: list[str], marker: Path, while_paused: Callable[[], 
         if child.stderr:
             child.stderr.close()
     assert child.returncode == -signal.SIGKILL
+
+
+def people_query_spec(tmp_path: Path, source: dict[str, Any], algorithm: str) -> Path:
+    """A spec file releasing the people table of ``source`` (k=5 over age and sex) to ``out.duckdb``."""
+    data = {
+        "name": "query_release",
+        "source": source,
+        "identifiers": ["person_id"],
+        "quasi_identifiers": ["age", "sex"],
+        "sensitive_attributes": ["disease"],
+        "hierarchies": {"age": {"interval": {"widths": [10, 20, 40]}}, "sex": {"taxonomy": {"*": ["Female", "Male"]}}},
+        "requirements": {"k": 5},
+        "algorithm": {"name": algorithm},
+        "destination": {"duckdb": str(tmp_path / "out.duckdb"), "table": "people_release"},
+        "report": {"directory": str(tmp_path / "reports")},
+        "workdir": str(tmp_path / "work"),
+    }
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path

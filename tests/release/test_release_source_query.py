@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-import yaml
+from release_fixtures import people_query_spec
 
 from privacy_plugins.cli import main
 from privacy_plugins.core.demo import generate_census
@@ -42,30 +42,11 @@ def _rows(url: str) -> int:
         engine.dispose()
 
 
-def _spec(tmp_path: Path, source: dict[str, Any], algorithm: str) -> Path:
-    data = {
-        "name": "query_release",
-        "source": source,
-        "identifiers": ["person_id"],
-        "quasi_identifiers": ["age", "sex"],
-        "sensitive_attributes": ["disease"],
-        "hierarchies": {"age": {"interval": {"widths": [10, 20, 40]}}, "sex": {"taxonomy": {"*": ["Female", "Male"]}}},
-        "requirements": {"k": 5},
-        "algorithm": {"name": algorithm},
-        "destination": {"duckdb": str(tmp_path / "out.duckdb"), "table": "people_release"},
-        "report": {"directory": str(tmp_path / "reports")},
-        "workdir": str(tmp_path / "work"),
-    }
-    path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
-
-
 def _check_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str, source: dict[str, Any], mode: str, case: str
 ) -> None:
     query, expected = QUERIES[case]
-    code = main(["release", str(_spec(tmp_path, {**source, "query": query}, ALGORITHMS[mode])), "--quiet"])
+    code = main(["release", str(people_query_spec(tmp_path, {**source, "query": query}, ALGORITHMS[mode])), "--quiet"])
     out, err = capsys.readouterr()
     assert code == 2, err
     assert out == "" and len(err.strip().splitlines()) == 1, err
@@ -106,7 +87,7 @@ def test_a_trailing_semicolon_and_a_semicolon_in_a_literal_are_one_statement(
     url = f"sqlite:///{tmp_path / 'source.db'}"
     _people(url)
     query = "SELECT * FROM people WHERE disease <> 'a;b' -- every row\n;"
-    assert main(["release", str(_spec(tmp_path, {"url": url, "query": query}, "optimal")), "--quiet"]) == 0
+    assert main(["release", str(people_query_spec(tmp_path, {"url": url, "query": query}, "optimal")), "--quiet"]) == 0
     capsys.readouterr()
 
 
@@ -138,7 +119,11 @@ def test_a_value_the_database_quotes_in_its_message_is_hidden(
     code = main(
         [
             "release",
-            str(_spec(tmp_path, {"duckdb": str(tmp_path / "source.duckdb"), "query": query}, ALGORITHMS[mode])),
+            str(
+                people_query_spec(
+                    tmp_path, {"duckdb": str(tmp_path / "source.duckdb"), "query": query}, ALGORITHMS[mode]
+                )
+            ),
             "--quiet",
         ]
     )
