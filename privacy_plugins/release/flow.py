@@ -26,8 +26,8 @@ from typing import Any
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import InfeasibleAnonymizationError
 from privacy_plugins.release.progress import OnProgress
-from privacy_plugins.release.pushdown import discard
 from privacy_plugins.release.spec import ReleaseSpec
+from privacy_plugins.release.staged_candidate import discard
 from privacy_plugins.release.steps import (
     Candidate,
     CheckResult,
@@ -126,7 +126,7 @@ def run_release(
         kept = str(run_dir(spec, run)) if keep else None
     finally:
         if candidate is not None and published is None:
-            discard(spec, candidate)  # a staging table inside the database (a no-op otherwise)
+            discard(spec, candidate)  # a staging table or location (working files go with the run's folder)
         if not keep:
             remove_run_dir(spec, run)
         elif keep_workdir:

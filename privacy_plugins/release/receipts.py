@@ -37,7 +37,7 @@ from privacy_plugins.release.published_numbers import drift, measure_published
 from privacy_plugins.release.spec import ReleaseSpec
 
 if TYPE_CHECKING:
-    from privacy_plugins.release.steps import Candidate, CheckResult, Publication
+    from privacy_plugins.release.artifacts import Candidate, CheckResult, Publication
 
 __all__ = ["RECEIPT_FILE", "already_published", "write_receipt"]
 
@@ -95,11 +95,11 @@ def already_published(
         or receipt.get("destination") != spec.destination.describe()
     ):
         return None
-    from privacy_plugins.release.steps import Publication
+    from privacy_plugins.release.artifacts import Publication
 
     numbers = receipt.get("numbers")
     try:
-        now = _measured_now(spec, candidate.staging_table)
+        now = _measured_now(spec, candidate)
     except (PrivacyPluginsError, OSError):
         return None
     if now is None or not isinstance(numbers, dict) or now[0] != receipt.get("columns") or drift(numbers, now[1]):
@@ -118,13 +118,11 @@ def already_published(
     )
 
 
-def _measured_now(spec: ReleaseSpec, staging_table: str) -> tuple[list[str], dict[str, Any]] | None:
+def _measured_now(spec: ReleaseSpec, candidate: Candidate) -> tuple[list[str], dict[str, Any]] | None:
     """The columns and numbers of what the destination holds now (``None``: nothing), measured as at publishing."""
-    from privacy_plugins.release.pushdown import pushdown_reason
-
-    if pushdown_reason(spec) is None and spec.destination.spark is None:
-        return _measured_in_database(spec, staging_table)  # a release inside the database: measured there, by GROUP BY
-    from privacy_plugins.release.linked import read_release
+    if not candidate.linked_path:
+        return _measured_in_database(spec, candidate.staging_table)  # measured where it is, as publishing did
+    from privacy_plugins.release.linked import read_release  # a two-table release: by its groups
 
     table = read_release(spec)
     if table is None:

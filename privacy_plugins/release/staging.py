@@ -50,7 +50,7 @@ import hashlib
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -63,7 +63,6 @@ from privacy_plugins.engines.sql import group_counts_sql
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.destination.working_file import file_sha256
 from privacy_plugins.release.spec import ReleaseSpec
-from privacy_plugins.release.steps import Candidate, RequirementCheck, accounting_checks, model_checks
 
 __all__ = [
     "REGISTRY",
@@ -76,12 +75,12 @@ __all__ = [
     "file_sha256",
     "forget",
     "leftovers",
+    "measure_pair",
     "measure_staged",
     "measure_table",
     "register",
     "registered",
     "run_tag",
-    "staged_checks",
     "staging_name",
 ]
 
@@ -250,12 +249,22 @@ def _aggregates_digest(columns: list[str], rows: int, aggregates: pd.DataFrame) 
 
 @dataclass(frozen=True)
 class StagedMeasure:
-    """The staged rows as the checks see them: columns, row count, classes, and a digest of all three."""
+    """The staged rows as the checks see them: columns, row count, classes, and a digest of all three.
+
+    ``parts``: each staged part's columns as written (``{"table": columns}``, or a two-table
+    release's ``{"qit": …, "st": …}``, whose ``columns`` are those of its joined groups).
+    """
 
     columns: list[str]
     rows: int
     classes: EquivalenceClasses
     digest: str
+    parts: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def written(self) -> dict[str, list[str]]:
+        """The columns per part (one table: ``{"table": columns}``)."""
+        return self.parts or {"table": self.columns}
 
 
 def measure_staged(spec: ReleaseSpec, connection: Any, selectable: Any) -> StagedMeasure:
@@ -290,25 +299,17 @@ def _measured(spec: ReleaseSpec, columns: list[str], rows: int, aggregates: pd.D
     return StagedMeasure(columns, rows, classes, digest)
 
 
-def staged_checks(
-    spec: ReleaseSpec, measured: StagedMeasure, candidate: Candidate, loaded_rows: int
-) -> list[RequirementCheck]:
-    """Identifiers, row accounting, suppression limit and every model, on the staged rows' classes."""
-    accounted = (
-        loaded_rows
-        == candidate.rows_in
-        == candidate.rows_out + candidate.suppressed
-        == measured.rows + candidate.suppressed
-    )
-    checks = accounting_checks(
-        spec,
-        candidate,
-        columns=measured.columns,
-        loaded_rows=loaded_rows,
-        accounted=accounted,
-        observed_rows=measured.rows,
-        expected_rows=candidate.rows_out,
-        where=f"{measured.rows} rows staged",
-    )
-    models = spec.models()
-    return checks + model_checks(models, [model.evaluate(measured.classes) for model in models])
+def measure_pair(spec: ReleaseSpec, qit: pd.DataFrame, st: pd.DataFrame, digest: str) -> StagedMeasure:
+    """A two-table release measured by its groups, as an attacker links the pair (``digest``: of its bytes).
+
+    Raises:
+        VerificationError: a QIT row does not join exactly one ST group.
+    """
+    from privacy_plugins.core.anonymize import linked_classes
+    from privacy_plugins.core.anonymize.anatomy import GROUP_COLUMN
+    from privacy_plugins.release.linked import joined_view
+
+    classes = linked_classes(qit, st, GROUP_COLUMN, spec.quasi_identifiers, spec.sensitive_attributes)
+    columns = [str(c) for c in joined_view(st.iloc[:0], GROUP_COLUMN, spec.quasi_identifiers).columns]
+    parts = {"qit": [str(c) for c in qit.columns], "st": [str(c) for c in st.columns]}
+    return StagedMeasure(columns, len(qit), classes, digest, parts)

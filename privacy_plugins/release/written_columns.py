@@ -3,11 +3,12 @@
 Publishing re-measures the candidate's rows, but a column the requirements do
 not read — a row number added to the candidate file or to a staging table after
 the anonymize step — would pass every measure and be published: a key back to
-the source's order. So the anonymize step records the columns it wrote (in
-memory ``name: type`` from the Parquet footer; inside the database the staged
-names) in the ``Candidate`` and in ``columns.json`` in the run's private folder,
-and the publish step refuses, with nothing published, a candidate whose columns
-are not exactly those of both records (names, order and, in memory, types).
+the source's order. So the anonymize step records the columns it staged, per part
+(``{"table": names}`` or a two-table release's ``{"qit": …, "st": …}``), in the
+``Candidate`` and in ``columns.json`` in the run's private folder, and the publish step
+refuses, with nothing published, a candidate whose staged columns, measured inside the
+swap, are not exactly those of both records (names and order; a retyped column changes
+the measured digest, which publishing compares with the check's).
 """
 
 from __future__ import annotations
@@ -17,22 +18,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow.parquet as pq
-
 from privacy_plugins.errors import ReleaseBlocked
-from privacy_plugins.release.destinations import atomic_file
+from privacy_plugins.release.destination.files import atomic_file
 
 if TYPE_CHECKING:
-    from privacy_plugins.release.steps import Candidate
+    from privacy_plugins.release.artifacts import Candidate
 
-__all__ = ["COLUMNS_FILE", "file_columns", "record_columns", "refuse_foreign_columns"]
+__all__ = ["COLUMNS_FILE", "record_columns", "refuse_foreign_columns"]
 
 COLUMNS_FILE = "columns.json"
-
-
-def file_columns(path: Path) -> list[str]:
-    """A Parquet file's columns as ``name: type`` (read from its footer)."""
-    return [f"{field.name}: {field.type}" for field in pq.read_schema(path)]
 
 
 def record_columns(folder: Path, columns: Mapping[str, list[str]]) -> None:
@@ -42,7 +36,7 @@ def record_columns(folder: Path, columns: Mapping[str, list[str]]) -> None:
 
 
 def refuse_foreign_columns(candidate: Candidate, folder: Path, found: Mapping[str, list[str]]) -> None:
-    """Refuse a candidate whose columns are not exactly the ones its anonymize step wrote (names, order, types).
+    """Refuse a candidate whose columns are not exactly the ones its anonymize step wrote (names and order).
 
     Both the run's own record and the ``Candidate`` must name exactly ``found``.
 
@@ -62,9 +56,8 @@ def refuse_foreign_columns(candidate: Candidate, folder: Path, found: Mapping[st
     for table, columns in found.items():
         expected = recorded.get(table)
         if columns != expected or candidate.columns.get(table) != expected:
-            names = [c.split(": ")[0] for c in columns]
-            wrote = [c.split(": ")[0] for c in expected or []]
-            extra, missing = [c for c in names if c not in wrote], [c for c in wrote if c not in names]
+            wrote = list(expected or [])
+            extra, missing = [c for c in columns if c not in wrote], [c for c in wrote if c not in columns]
             how = f"extra: {extra}, missing: {missing}" if extra or missing else f"now {columns}, written {expected}"
             raise ReleaseBlocked(
                 f"nothing was published: the candidate's columns are not the ones the anonymize step wrote "

@@ -190,7 +190,7 @@ def test_a_release_of_a_custom_model_inside_duckdb(tmp_path: Path) -> None:
     )
     memory = ReleaseSpec.from_dict(_spec(tmp_path / "memory", requirements))
     inside_result, memory_result = run_release(inside), run_release(memory)
-    assert inside_result.candidate is not None and inside_result.candidate.kind == "pushdown"
+    assert inside_result.loaded.kind == "snapshot"
     assert inside_result.passed and memory_result.passed
     by_name = {c.name: (c.passed, c.observed) for c in inside_result.check.checks}
     assert by_name == {c.name: (c.passed, c.observed) for c in memory_result.check.checks}

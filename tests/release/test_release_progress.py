@@ -16,10 +16,9 @@ from release_fixtures import demo_spec_dict
 
 from privacy_plugins.cli import main
 from privacy_plugins.errors import ConfigurationError
-from privacy_plugins.release import ReleaseSpec, run_release
+from privacy_plugins.release import ReleaseSpec, diagnosis_reports, run_release
 from privacy_plugins.release import flow as release_flow
 from privacy_plugins.release import progress as release_progress
-from privacy_plugins.release import steps as release_steps
 from privacy_plugins.release.progress import StepProgress
 
 TWELVE = [f"q{i}" for i in range(12)]
@@ -51,7 +50,7 @@ def no_diagnosis(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         raise AssertionError("the diagnosis must not run for a lattice the anonymizer refuses")
 
     monkeypatch.setattr(release_flow, "diagnose_step", spy)
-    monkeypatch.setattr(release_steps, "diagnose", spy)
+    monkeypatch.setattr(diagnosis_reports, "diagnose", spy)
     return called
 
 

@@ -20,7 +20,7 @@ from release_fixtures import demo_spec_dict
 
 import privacy_plugins as pp
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
-from privacy_plugins.release import sources, steps
+from privacy_plugins.release import diagnosis_reports, sources, steps
 from privacy_plugins.release.flow import run_release
 from privacy_plugins.release.spec import ReleaseSpec
 from tests.json_trees import assert_same_json
@@ -106,7 +106,7 @@ def test_inside_the_database_the_diagnosis_is_the_in_memory_one(
 
 def test_level_wise_inside_the_database_as_in_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """When the diagnosis goes level-wise (here: max_exhaustive=2), both modes say so the same way."""
-    monkeypatch.setattr(steps, "diagnose", functools.partial(steps.diagnose, max_exhaustive=2))
+    monkeypatch.setattr(diagnosis_reports, "diagnose", functools.partial(diagnosis_reports.diagnose, max_exhaustive=2))
     memory, memory_progress = release(spec_data(tmp_path / "memory", "k_and_l"))
     assert memory.loaded.kind == "rows"
     source = {"duckdb": str(census_db(tmp_path / "source.duckdb")), "table": "census"}
@@ -126,13 +126,13 @@ def test_the_diagnose_step_reads_only_the_snapshot(tmp_path: Path, monkeypatch: 
     spec = ReleaseSpec.from_dict(spec_data(tmp_path / "inside", "k_and_l", source))
     loaded = steps.load_step(spec, run_id="r1")
     seen: list[tuple[pd.DataFrame, str | None]] = []
-    real = steps.diagnose
+    real = diagnosis_reports.diagnose
 
     def spy(frame: pd.DataFrame, **options: Any) -> Any:
         seen.append((frame, options["weights"]))
         return real(frame, **options)
 
-    monkeypatch.setattr(steps, "diagnose", spy)
+    monkeypatch.setattr(diagnosis_reports, "diagnose", spy)
     refuse_rows(monkeypatch)
     summary = steps.diagnose_step(spec, loaded, run_id="r1")
     [(frame, weights)] = seen

@@ -32,7 +32,7 @@ from privacy_plugins.release import (
     run_release,
 )
 from privacy_plugins.release.destination import base as destination_base
-from privacy_plugins.release.pushdown import staged_measure
+from privacy_plugins.release.staged_candidate import staged_measure
 
 WORKDIR_ENV = "PRIVACY_PLUGINS_WORKDIR"
 

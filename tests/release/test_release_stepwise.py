@@ -48,7 +48,7 @@ def test_step_by_step_equals_run_release_and_reads_no_row(tmp_path: Path, monkey
     diagnosis = diagnose_step(spec, loaded, run_id="r1")
     assert diagnosis.k >= 1
     candidate = anonymize_step(spec, loaded, run_id="r1")
-    assert candidate.kind == "pushdown" and staging.belongs_to_run(spec, "r1", candidate.staging_table)
+    assert staging.belongs_to_run(spec, "r1", candidate.staging_table)
     assert candidate.staging_table in tables(db)
     check = check_step(spec, candidate, run_id="r1")
     assert check.passed, check.summary()
@@ -68,7 +68,7 @@ def test_a_tampered_or_foreign_snapshot_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ForeignArtifactError, match="not to its run's working file"):
         diagnose_step(spec, elsewhere, run_id="r1")
     as_rows = dataclasses.replace(loaded, kind="rows")
-    with pytest.raises(ForeignArtifactError, match="runs inside the database, but the loaded table was made in memory"):
+    with pytest.raises(ForeignArtifactError, match="reads the weighted snapshot, but the loaded table holds the rows"):
         anonymize_step(spec, as_rows, run_id="r1")
     snapshot = pd.read_parquet(loaded.path)
     snapshot.loc[0, "__privacy_plugins_records__"] += 1000  # a bigger class: k would look met
@@ -86,7 +86,7 @@ def test_an_in_memory_step_refuses_a_snapshot(tmp_path: Path) -> None:
     data["destination"] = {"duckdb": str(db), "table": "census_release"}
     mondrian = ReleaseSpec.from_dict(data)
     assert mondrian.source_fingerprint == spec.source_fingerprint
-    with pytest.raises(ForeignArtifactError, match="runs in memory, but the loaded table was made inside the database"):
+    with pytest.raises(ForeignArtifactError, match="reads the rows, but the loaded table holds the snapshot"):
         anonymize_step(mondrian, loaded, run_id="r1")
 
 
@@ -174,7 +174,7 @@ def test_a_parquet_candidate_is_checked_by_its_bytes(tmp_path: Path) -> None:
     spec = ReleaseSpec.from_dict(data)
     loaded = load_step(spec, run_id="r1")
     candidate = anonymize_step(spec, loaded, run_id="r1")
-    assert candidate.kind == "pushdown" and not candidate.staging_table and Path(candidate.path).is_file()
+    assert not candidate.staging_table and Path(candidate.path).is_file()
     check = check_step(spec, candidate, run_id="r1")
     assert check.passed
     frame = pd.read_parquet(candidate.path)
@@ -226,7 +226,7 @@ def test_local_recoding_counts_a_large_file_first_and_refuses_it(kind: str, tmp_
 
 def test_a_reader_of_another_run_cannot_read_a_staged_candidate(tmp_path: Path) -> None:
     """The staged rows go to a candidate reader of the run that staged them only (Dagster's reader passes its run)."""
-    from privacy_plugins.release.pushdown import measured_frame
+    from privacy_plugins.release.staged_candidate import measured_frame
 
     spec = ReleaseSpec.from_dict(demo_spec_dict(tmp_path, rows=300))  # generated: the snapshot path too
     candidate = anonymize_step(spec, load_step(spec, run_id="r"), run_id="r")

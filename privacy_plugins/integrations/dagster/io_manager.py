@@ -22,10 +22,7 @@ Any other asset gets a ``dagster.Failure`` naming it.
 
 # No ``from __future__ import annotations``: Dagster resolves annotations of definitions at run time.
 
-import hashlib
-import io
 from collections.abc import Iterable
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -35,8 +32,7 @@ import pandas as pd
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.dagster.binding import ReleaseBinding, load_artifact
 from privacy_plugins.release import Candidate, read_published
-from privacy_plugins.release.pushdown import measured_frame
-from privacy_plugins.release.workarea import run_dir
+from privacy_plugins.release.staged_candidate import measured_frame
 
 __all__ = ["ReleaseReader", "release_reader"]
 
@@ -106,18 +102,7 @@ class ReleaseReader(dg.IOManager):
             )
         run = self._binding.run_id(SimpleNamespace(run=context.step_context.dagster_run))
         candidate = load_artifact(spec, "anonymized_candidate", Candidate, run_id=run)
-        if candidate.kind == "pushdown":  # staged by the destination: read there, counted and limited first
-            return _staged_frame(spec, candidate, run)
-        expected = run_dir(spec, run) / "candidate.parquet"
-        if Path(candidate.path) != expected or expected.is_symlink() or not expected.is_file():
-            raise dg.Failure(
-                f"the candidate of run {run} is gone (published removed it: with one process per step a reader "
-                "must run before published; use the in-process executor) — or read published instead"
-            )
-        content = expected.read_bytes()
-        if hashlib.sha256(content).hexdigest() != candidate.sha256:
-            raise dg.Failure(f"the candidate of run {run} changed after it was written; refusing it")
-        return pd.read_parquet(io.BytesIO(content))
+        return _staged_frame(spec, candidate, run)  # staged by the destination: read there, counted and limited
 
 
 def _staged_frame(spec: Any, candidate: Candidate, run: str) -> pd.DataFrame:

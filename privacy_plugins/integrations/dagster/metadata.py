@@ -15,11 +15,8 @@ from typing import Any
 
 import dagster as dg
 import numpy as np
-import pandas as pd
 
-from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.measure import SensitiveReport, measure_sensitive
-from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.release import (
     Candidate,
     DiagnosisSummary,
@@ -28,9 +25,8 @@ from privacy_plugins.release import (
     ReleaseSpec,
     RequirementCheck,
 )
-from privacy_plugins.release.linked import joined_view
 from privacy_plugins.release.published_numbers import measure_classes
-from privacy_plugins.release.pushdown import staged_measure
+from privacy_plugins.release.staged_candidate import staged_measure
 
 __all__ = [
     "candidate_metadata",
@@ -141,22 +137,6 @@ def _accounting(spec: ReleaseSpec, candidate: Candidate, rows: int) -> dict[str,
     }
 
 
-def _candidate_classes(spec: ReleaseSpec, candidate: Candidate) -> tuple[int, list[str], EquivalenceClasses]:
-    """The candidate's rows, columns and classes as it would be published.
-
-    A staged candidate is measured where it is staged (one ``GROUP BY``: no row comes to Python);
-    an in-memory one (or a two-table release's groups) from its working file.
-    """
-    if candidate.kind == "pushdown":
-        measured = staged_measure(spec, candidate)
-        return measured.rows, measured.columns, measured.classes
-    frame = pd.read_parquet(candidate.path)
-    if candidate.linked_path:  # a two-table release: measure its groups
-        frame = joined_view(pd.read_parquet(candidate.linked_path), candidate.group_column, spec.quasi_identifiers)
-    classes = EquivalenceClasses.from_frame(validate_frame(frame), list(spec.quasi_identifiers))
-    return len(frame), [str(c) for c in frame.columns], classes
-
-
 def _measured(spec: ReleaseSpec, numbers: dict[str, Any], sensitive: list[SensitiveReport]) -> dict[str, Any]:
     """``measured <check>`` per model, and each sensitive attribute's l (the spec's variant) and t."""
     variant = spec.requirements.l_variant if spec.requirements.l_variant != "recursive" else "distinct"
@@ -175,7 +155,8 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
     candidate's classes (:func:`_candidate_classes`); the requirements table and the ``measured <check>``
     entries are keyed by the check names the asset checks use.
     """
-    rows, columns, classes = _candidate_classes(spec, candidate)
+    measured = staged_measure(spec, candidate)  # where it is staged: one GROUP BY (a pair: its groups)
+    rows, columns, classes = measured.rows, measured.columns, measured.classes
     sizes, counts = np.unique(classes.sizes, return_counts=True)
     histogram = {int(size): int(count) for size, count in zip(sizes, counts, strict=True)}
     numbers = measure_classes(spec, classes, rows=rows, columns=columns)
@@ -183,7 +164,7 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
         measure_sensitive(classes, attribute, spec.requirements.t_distance)  # type: ignore[arg-type]
         for attribute in spec.sensitive_attributes
     ]
-    staged = {"staged": candidate.staging_table or "Parquet working file"} if candidate.kind == "pushdown" else {}
+    staged = {"staged": candidate.staging_table or "Parquet working file"}
     return (
         _accounting(spec, candidate, rows)
         | {

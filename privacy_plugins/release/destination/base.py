@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from privacy_plugins.release.staging import StagedMeasure
 
 __all__ = [
+    "LINKED_PARTS",
     "TABLE",
     "Accept",
     "Destination",
@@ -39,6 +40,9 @@ __all__ = [
 TABLE = "table"
 """The part name of a one-table release (Anatomy's two parts are ``qit`` and ``st``)."""
 
+LINKED_PARTS = ("qit", "st")
+"""The parts of a two-table release (Anatomy's quasi-identifier table and sensitive table)."""
+
 _T = TypeVar("_T")
 
 StagedKind = Literal["table", "file", "spark"]
@@ -49,20 +53,26 @@ class Staged:
     """Where a release's rows wait between the anonymize step and the swap (it travels in the ``Candidate``).
 
     ``kind``: ``"table"`` — staging tables in the destination database, bound to the run
-    (``release/staging.py``); ``"file"`` — the run's Parquet working file, ``sha256`` its digest;
-    ``"spark"`` — a Spark staging folder or table (``release/spark_destination.py``).
-    ``parts``: part name → the staging table, file path or Spark location; ``rows``: part → rows.
+    (``release/staging.py``); ``"file"`` — the run's Parquet working files, ``digests`` their
+    SHA-256 per part; ``"spark"`` — a Spark staging folder or table (``release/spark_destination.py``).
+    ``parts``: part name → the staging table, file path or Spark location (``{"table": …}``, or a
+    two-table release's ``{"qit": …, "st": …}``, always staged as working files); ``rows``: part → rows.
     """
 
     kind: StagedKind
     parts: dict[str, str]
     rows: dict[str, int] = field(default_factory=dict)
-    sha256: str = ""
+    digests: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
-        """The one part's location (a one-table release)."""
-        return self.parts[TABLE]
+        """The main part's location (the table, or a two-table release's QIT)."""
+        return self.parts[TABLE] if TABLE in self.parts else self.parts[LINKED_PARTS[0]]
+
+    @property
+    def linked(self) -> bool:
+        """Whether this is a two-table release's pair."""
+        return set(self.parts) == set(LINKED_PARTS)
 
 
 @dataclass(frozen=True)
@@ -84,7 +94,10 @@ class Destination(Protocol):
     spec: DestinationSpec
 
     def stage(self, parts: Mapping[str, EngineTable], run: StageRun) -> Staged:
-        """Write the rows where they wait for the swap, by the fastest path the engines allow."""
+        """Write the rows where they wait for the swap, by the fastest path the engines allow.
+
+        ``parts``: ``{"table": t}``, or a two-table release's ``{"qit": …, "st": …}`` (working files).
+        """
         ...
 
     def accept_staged(self, staged: Staged, run: StageRun) -> None:

@@ -69,7 +69,7 @@ class DuckDBDestination(TableDestination):
     def _stage_elsewhere(self, table: EngineTable, run: StageRun) -> Staged:
         if working_file.in_duckdb(table):
             return self._stage_attached(table, run)
-        return working_file.stage_file(table, run)
+        return working_file.stage_files({TABLE: table}, run)
 
     def _stage_attached(self, table: Any, run: StageRun) -> Staged:
         """``ATTACH`` this file in the source's DuckDB and ``CREATE TABLE … AS SELECT`` the staging table there."""

@@ -115,10 +115,8 @@ class ParquetDestination:
     # -- staged rows --------------------------------------------------------------------------------------------
 
     def stage(self, parts: Mapping[str, EngineTable], run: StageRun) -> Staged:
-        """The run's working file (``COPY … TO`` by DuckDB when it runs the table)."""
-        if set(parts) != {TABLE}:
-            raise ValueError(f"a staged release has one part {TABLE!r}, got {sorted(parts)}")
-        return working_file.stage_file(parts[TABLE], run)
+        """The run's working file(s) (``COPY … TO`` by DuckDB when it runs the table)."""
+        return working_file.stage_files(parts, run)
 
     def accept_staged(self, staged: Staged, run: StageRun) -> None:
         """Only the run's unchanged working file."""
@@ -127,28 +125,31 @@ class ParquetDestination:
                 f"the candidate names staging table {staged.name!r}, but {self.spec.describe()} stages no table; "
                 "refusing it"
             )
-        working_file.accept_file(staged, run)
+        working_file.accept_files(staged, run)
 
     def measure(self, staged: Staged, run: StageRun) -> StagedMeasure:
-        """The working file measured by DuckDB."""
-        return working_file.measure_file(run.spec, working_file.accept_file(staged, run))
+        """The working file(s) measured (one table by DuckDB)."""
+        return working_file.measure_staged(staged, run)
 
     def swap(self, staged: Staged, run: StageRun, accept: Accept) -> StagedMeasure:
-        """Copy the working file beside the target, check its bytes, re-measure the copy, rename it in."""
-        source = working_file.accept_file(staged, run)
+        """Copy the working file(s) beside the target, check their bytes, re-measure the copies, swap them in."""
+        sources = working_file.accept_files(staged, run)
         measured: list[StagedMeasure] = []
 
-        def copy(temporary: Path) -> None:
-            shutil.copyfile(source, temporary)
-            if working_file.file_sha256(temporary) != staged.sha256:
-                raise ReleaseBlocked("the candidate changed after it was checked; nothing was published")
+        def copier(part: str) -> Write:
+            def copy(temporary: Path) -> None:
+                shutil.copyfile(sources[part], temporary)
+                if working_file.file_sha256(temporary) != staged.digests[part]:
+                    raise ReleaseBlocked("the candidate changed after it was checked; nothing was published")
+
+            return copy
 
         def remeasure(paths: Mapping[str, Path]) -> None:
-            measured.append(working_file.measure_file(run.spec, paths[TABLE]))
+            measured.append(working_file.measure_files(run.spec, paths))
             accept(measured[-1])
 
-        with publishing(self.spec):
-            self._publish({TABLE: copy}, staged.rows, remeasure)
+        with publishing(self.spec, what="the linked pair" if staged.linked else ""):
+            self._publish({part: copier(part) for part in sources}, staged.rows, remeasure)
         return measured[-1]
 
     def discard(self, staged: Staged, run: StageRun) -> None:
@@ -156,7 +157,7 @@ class ParquetDestination:
 
     def read_staged(self, staged: Staged, run: StageRun, refuse: Callable[[int], None]) -> pd.DataFrame:
         """The working file's rows, counted and refused first."""
-        return working_file.read_file(working_file.accept_file(staged, run), refuse)
+        return working_file.read_staged(staged, run, refuse)
 
     # -- what is published --------------------------------------------------------------------------------------
 

@@ -62,17 +62,17 @@ class SparkDestination:
         from privacy_plugins.engines.spark import SparkTable
 
         if set(parts) != {TABLE}:
-            raise ValueError(f"a staged release has one part {TABLE!r}, got {sorted(parts)}")
+            raise PublishError(f"{self.spec.describe()} does not take the linked pair")
         table = parts[TABLE]
         if isinstance(table, SparkTable):  # no row leaves Spark
             stage = spark_destination.stage(table, self.spec)
             return Staged("spark", {TABLE: stage.staging})
-        return working_file.stage_file(table, run)
+        return working_file.stage_files(parts, run)
 
     def accept_staged(self, staged: Staged, run: StageRun) -> None:
         """A staging location of this destination, or the run's unchanged working file."""
         if staged.kind == "file":
-            working_file.accept_file(staged, run)
+            working_file.accept_files(staged, run)
         else:
             self._stage_of(staged, run)
 
@@ -81,7 +81,7 @@ class SparkDestination:
         from privacy_plugins.release.staging import measure_table
 
         if staged.kind == "file":
-            return working_file.measure_file(run.spec, working_file.accept_file(staged, run))
+            return working_file.measure_staged(staged, run)
         return measure_table(run.spec, self._stage_of(staged, run).table())
 
     def swap(self, staged: Staged, run: StageRun, accept: Accept) -> StagedMeasure:
@@ -89,7 +89,8 @@ class SparkDestination:
         measured = self.measure(staged, run)
         accept(measured)
         if staged.kind == "file":
-            spark_destination.publish_parquet(working_file.accept_file(staged, run), self.spec, staged.rows[TABLE])
+            path = working_file.accept_files(staged, run)[TABLE]
+            spark_destination.publish_parquet(path, self.spec, staged.rows[TABLE])
         else:
             self._stage_of(staged, run).publish(staged.rows[TABLE])
         return measured
@@ -107,7 +108,7 @@ class SparkDestination:
     def read_staged(self, staged: Staged, run: StageRun, refuse: Callable[[int], None]) -> pd.DataFrame:
         """The staged rows, counted by Spark and refused first."""
         if staged.kind == "file":
-            return working_file.read_file(working_file.accept_file(staged, run), refuse)
+            return working_file.read_staged(staged, run, refuse)
         table = self._stage_of(staged, run).table()
         refuse(table.count())
         return table.to_pandas()

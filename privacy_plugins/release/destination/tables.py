@@ -77,7 +77,7 @@ class TableDestination(ABC):
 
     def _stage_elsewhere(self, table: EngineTable, run: StageRun) -> Staged:
         """Stage a table of another database (default: the run's working file)."""
-        return working_file.stage_file(table, run)
+        return working_file.stage_files({TABLE: table}, run)
 
     def _load_file(self, connection: Any, name: str, path: str) -> None:
         """Create table ``name`` from the staged Parquet file, in the transaction."""
@@ -145,9 +145,12 @@ class TableDestination(ABC):
     # -- staged rows --------------------------------------------------------------------------------------------
 
     def stage(self, parts: Mapping[str, EngineTable], run: StageRun) -> Staged:
-        """Same database: ``CREATE TABLE <staging> AS SELECT …`` there; otherwise :meth:`_stage_elsewhere`."""
+        """Same database: ``CREATE TABLE <staging> AS SELECT …`` there; otherwise :meth:`_stage_elsewhere`.
+
+        A two-table release's pair is staged as the run's working files (loaded at the swap).
+        """
         if set(parts) != {TABLE}:
-            raise ValueError(f"a staged release has one part {TABLE!r}, got {sorted(parts)}")
+            return working_file.stage_files(parts, run)
         table = parts[TABLE]
         # A source's error (a value it failed to convert …) surfaces as the source's, as in every step.
         if self.reaches(table):
@@ -173,7 +176,7 @@ class TableDestination(ABC):
         from privacy_plugins.release import staging
 
         if staged.kind == "file":
-            working_file.accept_file(staged, run)
+            working_file.accept_files(staged, run)
         elif staged.kind != "table" or not staging.belongs_to_run(run.spec, run.run_id, staged.name):
             raise ForeignArtifactError(
                 f"the candidate names staging table {staged.name!r}, which is not this run's staging "
@@ -210,7 +213,7 @@ class TableDestination(ABC):
         from privacy_plugins.release.staging import measure_staged
 
         if staged.kind == "file":
-            return working_file.measure_file(run.spec, working_file.accept_file(staged, run))
+            return working_file.measure_staged(staged, run)
         with self._staged_table(staged, begin=False) as (connection, selectable):
             return measure_staged(run.spec, connection, selectable)
 
@@ -229,17 +232,18 @@ class TableDestination(ABC):
             return run_it
 
         if staged.kind == "file":  # measured as the check did, loaded, measured again, counted, swapped
-            path = working_file.accept_file(staged, run)
+            paths = working_file.accept_files(staged, run)
 
-            def measure_file() -> None:
-                measured.append(working_file.measure_file(run.spec, path))
+            def measure_files() -> None:
+                measured.append(working_file.measure_files(run.spec, paths))
                 accept(measured[-1])
 
-            measure_file()  # a refused file never touches the destination (no database file created)
-            with publishing(self.spec), self._transaction() as connection:
-                incoming = self._incoming(self.spec.table)
-                self._load_file(connection, incoming, str(path))
-                self._swap_in(connection, {TABLE: incoming}, staged.rows, measure_file)
+            measure_files()  # a refused file never touches the destination (no database file created)
+            with publishing(self.spec, what="the linked pair" if staged.linked else ""), self._transaction() as c:
+                incoming = {part: self._incoming(self.target(part)) for part in paths}
+                for part, path in paths.items():
+                    self._load_file(c, incoming[part], str(path))
+                self._swap_in(c, incoming, staged.rows, measure_files)
             return measured[-1]
         with self._staged_table(staged, begin=True) as (connection, _):  # what was measured is what is swapped
             staging.clean_staging(connection, run.spec, run.run_id, keep=staged.name)
@@ -267,7 +271,7 @@ class TableDestination(ABC):
     def read_staged(self, staged: Staged, run: StageRun, refuse: Callable[[int], None]) -> pd.DataFrame:
         """The staged rows, counted and refused first."""
         if staged.kind == "file":
-            return working_file.read_file(working_file.accept_file(staged, run), refuse)
+            return working_file.read_staged(staged, run, refuse)
         with self._staged_table(staged, begin=False) as (connection, selectable):
             return working_file.read_selectable(connection, selectable, refuse)
 

@@ -1,0 +1,111 @@
+"""The checks of a staged candidate: no identifier, row accounting, suppression limit, then every model.
+
+One body for every candidate, whatever algorithm made it and wherever it is staged: the
+checks read the :class:`~privacy_plugins.release.staging.StagedMeasure` (columns, rows,
+classes by one ``GROUP BY`` where the rows are, or a two-table pair's groups) and the
+candidate's accounting. Marked rows (``suppressed_rows: mark``) are published, so they
+are counted among the staged rows and measured as the class they form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Hashable
+
+from privacy_plugins.core.models import PrivacyModel, check_name
+from privacy_plugins.core.models.base import ModelResult
+from privacy_plugins.release.artifacts import Candidate, RequirementCheck
+from privacy_plugins.release.spec import ReleaseSpec
+from privacy_plugins.release.staging import StagedMeasure
+
+__all__ = ["accounting_checks", "candidate_checks", "model_checks"]
+
+
+def candidate_checks(
+    spec: ReleaseSpec, measured: StagedMeasure, candidate: Candidate, loaded_rows: int
+) -> list[RequirementCheck]:
+    """Identifiers, row accounting, suppression limit and every model, on the staged rows' classes."""
+    marked = spec.algorithm.option("suppressed_rows") == "mark"
+    expected_rows = candidate.rows_out + (candidate.suppressed if marked else 0)
+    accounted = (
+        loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed and measured.rows == expected_rows
+    )
+    published = f"{candidate.rows_out} published" + (f" + {candidate.suppressed} marked" if marked else "")
+    joined = "; each QIT row joins exactly one ST group" if len(measured.written) > 1 else ""
+    columns = [c for part in measured.written.values() for c in part]
+    checks = accounting_checks(
+        spec,
+        candidate,
+        columns=columns,
+        loaded_rows=loaded_rows,
+        accounted=accounted,
+        observed_rows=measured.rows,
+        expected_rows=expected_rows,
+        where=f"{measured.rows} rows staged ({published} expected){joined}",
+    )
+    models = spec.models()
+    return checks + model_checks(models, [model.evaluate(measured.classes) for model in models])
+
+
+def accounting_checks(
+    spec: ReleaseSpec,
+    candidate: Candidate,
+    *,
+    columns: Container[Hashable],
+    loaded_rows: int,
+    accounted: bool,
+    observed_rows: int,
+    expected_rows: int,
+    where: str,
+) -> list[RequirementCheck]:
+    """The checks before the models: no identifier in ``columns``, row accounting, suppression limit.
+
+    ``accounted`` is the caller's row accounting verdict, ``where`` its account of
+    the rows it found (after the loaded/in/kept/suppressed counts in the detail).
+    """
+    leaked = [c for c in spec.identifiers if c in columns]
+    budget = spec.suppression_budget(candidate.rows_in)
+    return [
+        RequirementCheck(
+            "no identifiers",
+            not leaked,
+            None,
+            None,
+            f"identifier columns present: {leaked}" if leaked else "no identifier column in the candidate",
+            name="no_identifiers",
+        ),
+        RequirementCheck(
+            "row accounting",
+            accounted,
+            float(observed_rows),
+            float(expected_rows),
+            f"{loaded_rows} loaded, {candidate.rows_in} in = {candidate.rows_out} kept + "
+            f"{candidate.suppressed} suppressed; {where}",
+            name="row_accounting",
+        ),
+        RequirementCheck(
+            "suppression limit",
+            candidate.suppressed <= budget,
+            float(candidate.suppressed),
+            float(budget),
+            f"{candidate.suppressed} suppressed, at most {budget} allowed",
+            name="suppression_limit",
+        ),
+    ]
+
+
+def model_checks(models: list[PrivacyModel], results: list[ModelResult]) -> list[RequirementCheck]:
+    """One check per model from its measured result (however it was measured: records or GROUP BY)."""
+    checks = []
+    for model, result in zip(models, results, strict=True):
+        detail = "holds" if result.passed else model.describe_gap(result.observed)
+        checks.append(
+            RequirementCheck(
+                str(model),
+                result.passed,
+                result.observed,
+                result.threshold,
+                f"{detail}; {result.violations.classes} classes ({result.violations.records} records) in violation",
+                name=check_name(model),
+            )
+        )
+    return checks
