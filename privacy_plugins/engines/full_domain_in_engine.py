@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.anonymize.base import verify_classes
 from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution, solve_snapshot
@@ -25,6 +26,7 @@ from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel, validate_on_units
 from privacy_plugins.core.models.base import ModelResult
+from privacy_plugins.core.parameters import suppression_budget
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates, numeric_columns_as_numbers
 from privacy_plugins.engines.base import APPLY_METHODS, ApplyMethod, EngineTable
 from privacy_plugins.errors import ConfigurationError
@@ -176,6 +178,7 @@ def anonymize_in_engine(
         progress=progress,
         **(options or {}),
     )
+    _verify_on_snapshot(aggregates, hierarchies, snapshot, solution, models, suppression_limit, algorithm)
     keep = [c for c in columns if c not in set(identifiers)]
     published = table.generalized(
         keep=keep,
@@ -189,6 +192,45 @@ def anonymize_in_engine(
         rows_in=snapshot.n_rows,
         published=published,
         dropped_identifiers=tuple(c for c in columns if c in set(identifiers)),
+    )
+
+
+def _verify_on_snapshot(
+    aggregates: pd.DataFrame,
+    hierarchies: Mapping[Hashable, Hierarchy],
+    snapshot: Snapshot,
+    solution: SnapshotSolution,
+    models: Sequence[PrivacyModel],
+    suppression_limit: float,
+    algorithm: str,
+) -> None:
+    """End as the in-memory path does, in the core's ``verify_classes``.
+
+    The node is applied to the snapshot by the pandas engine (the same mappings and suppressed
+    classes the engine applies to the rows) and the published classes are re-measured.
+
+    Raises:
+        VerificationError: the accounting or a model fails on the published classes (nothing is staged).
+    """
+    from privacy_plugins.engines.pandas_engine import PandasTable
+
+    qis = [str(q) for q in snapshot.quasi_identifiers]
+    published = PandasTable(aggregates).generalized(
+        keep=list(aggregates.columns),
+        mappings=label_mappings(aggregates, hierarchies, dict(zip(qis, solution.node, strict=True))),
+        suppressed=solution.suppressed_classes(snapshot),
+        method="case",
+    )
+    frame = published.to_pandas().copy()
+    rows_out = int(frame[COUNT_COLUMN].sum())
+    verify_classes(
+        classes_from_aggregates(frame, qis) if rows_out else None,
+        models,
+        rows_in=snapshot.n_rows,
+        rows_out=rows_out,
+        suppressed=solution.suppressed,
+        max_suppressed=suppression_budget(suppression_limit, snapshot.n_rows),
+        algorithm=algorithm,
     )
 
 

@@ -8,8 +8,11 @@ server or psycopg is missing); Spark in ``test_pushdown_spark.py``.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from engine_checks import ENGINES, assert_same_release, engine_table
@@ -24,7 +27,14 @@ from privacy_plugins.engines import (
     anonymize_in_engine,
     engine_snapshot,
 )
-from privacy_plugins.errors import ConfigurationError, HierarchyError, InfeasibleAnonymizationError, UnknownColumnError
+from privacy_plugins.engines.base import EngineTable
+from privacy_plugins.errors import (
+    ConfigurationError,
+    HierarchyError,
+    InfeasibleAnonymizationError,
+    UnknownColumnError,
+    VerificationError,
+)
 
 
 @pytest.mark.parametrize("method", ["case", "join"])
@@ -94,3 +104,30 @@ def test_unknown_column_and_non_leaf_values_are_clear_errors(census, tmp_path: P
     hierarchies["sex"] = Hierarchy.from_rows("sex", [["Female", "*"]])
     with pytest.raises(HierarchyError, match="sex"):
         anonymize_in_engine(table, **{**problem, "hierarchies": hierarchies})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("wrong", ["raw node", "too many suppressed"])
+def test_the_snapshot_path_ends_in_the_cores_verify(wrong: str, census, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solver that returns a wrong solution is caught by the core's re-check before anything is generalized."""
+    from privacy_plugins.engines import full_domain_in_engine
+
+    frame, problem = census
+    real = full_domain_in_engine.solve_snapshot
+    applied: list[object] = []
+
+    def faulty(snapshot, models, **options):  # type: ignore[no-untyped-def]
+        solution = real(snapshot, models, **options)
+        if wrong == "raw node":  # the untouched table: unique records, k = 1
+            return dataclasses.replace(solution, node=tuple(0 for _ in solution.node), suppressed=0,
+                                       suppressed_units=np.zeros_like(solution.suppressed_units))  # fmt: skip
+        return dataclasses.replace(solution, suppressed=solution.suppressed + 1)  # the accounting is off
+
+    def counted(table: PandasTable, **options: Any) -> Any:
+        applied.append(table)
+        return EngineTable.generalized(table, **options)
+
+    monkeypatch.setattr(full_domain_in_engine, "solve_snapshot", faulty)
+    monkeypatch.setattr(PandasTable, "generalized", counted)
+    with pytest.raises(VerificationError, match="re-check of" if wrong == "raw node" else "rows in but"):
+        anonymize_in_engine(PandasTable(frame), **problem)  # type: ignore[arg-type]
+    assert len(applied) == 1  # only the re-check's own application to the snapshot: the rows were never generalized

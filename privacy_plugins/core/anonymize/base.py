@@ -330,6 +330,43 @@ def _as_labels(table: pd.DataFrame, columns: Sequence[Hashable]) -> pd.DataFrame
     return labelled
 
 
+def verify_classes(
+    classes: EquivalenceClasses | None,
+    models: Sequence[PrivacyModel],
+    *,
+    rows_in: int,
+    rows_out: int,
+    suppressed: int,
+    max_suppressed: int,
+    algorithm: str,
+) -> tuple[ModelResult, ...]:
+    """The core's re-check of an anonymizer's output, over the classes measured on it as published.
+
+    One form for every path: :func:`verify` measures the classes of a table in memory; a
+    release on the weighted snapshot measures them from the snapshot generalized to the chosen
+    node (``engines.full_domain_in_engine``). ``classes`` is ``None`` only when the accounting
+    already fails (nothing is measured then).
+
+    Raises:
+        VerificationError: rows in ≠ rows out + suppressed, more suppressed than allowed, or a
+            model fails on the published classes (a bug in the anonymizer; nothing may be published).
+    """
+    if rows_in != rows_out + suppressed or suppressed < 0 or classes is None:
+        raise VerificationError(
+            f"{algorithm}: {rows_in} rows in but {rows_out} published + {suppressed} suppressed; "
+            "nothing may be published"
+        )
+    if suppressed > max_suppressed:
+        raise VerificationError(
+            f"{algorithm}: suppressed {suppressed} records, more than the limit allows ({max_suppressed})"
+        )
+    checked = tuple(model.evaluate(classes) for model in models)
+    failed = [result.model for result in checked if not result.passed]
+    if failed:
+        raise VerificationError(f"the anonymized table failed the re-check of {failed}; nothing may be published")
+    return checked
+
+
 def verify(
     request: AnonymizationRequest, output: AnonymizedTable, *, algorithm: str, seconds: float
 ) -> AnonymizationResult:
@@ -345,39 +382,37 @@ def verify(
     if released_mask.shape != (len(output.table),):
         raise VerificationError(f"{algorithm}: the released mask does not cover the {len(output.table)} output rows")
     rows_out = int(released_mask.sum())
-    if rows_in != rows_out + output.suppressed or output.suppressed < 0:
-        raise VerificationError(
-            f"{algorithm}: {rows_in} rows in but {rows_out} published + {output.suppressed} suppressed; "
-            "nothing may be published"
-        )
-    if output.suppressed > request.max_suppressed:
-        raise VerificationError(
-            f"{algorithm}: suppressed {output.suppressed} records, "
-            f"more than the limit allows ({request.max_suppressed})"
-        )
     leaked = [column for column in request.roles.identifiers if column in output.table.columns]
     missing = [column for column in request.quasi_identifiers if column not in output.table.columns]
     if leaked or missing:
         raise VerificationError(f"{algorithm}: identifier columns {leaked} in the output, QIs {missing} missing")
     # Measure the table exactly as published: rows kept but marked as suppressed (all QIs ``*``)
     # are published too, so they form one more class that must satisfy every model.
-    if output.linked is not None:
-        try:
-            recheck = linked_classes(
-                output.table,
-                output.linked.table,
-                output.linked.group_column,
-                request.quasi_identifiers,
-                request.roles.sensitive_attributes,
-            )
-        except VerificationError as exc:
-            raise VerificationError(f"{algorithm}: {exc}") from None
-    else:
-        recheck = _published_classes(output, request.quasi_identifiers, algorithm=algorithm)
-    checked = tuple(model.evaluate(recheck) for model in request.models)
-    failed = [result.model for result in checked if not result.passed]
-    if failed:
-        raise VerificationError(f"the anonymized table failed the re-check of {failed}; nothing may be published")
+    recheck: EquivalenceClasses | None = None
+    if rows_in == rows_out + output.suppressed:  # (else verify_classes says so before anything is measured)
+        if output.linked is not None:
+            try:
+                recheck = linked_classes(
+                    output.table,
+                    output.linked.table,
+                    output.linked.group_column,
+                    request.quasi_identifiers,
+                    request.roles.sensitive_attributes,
+                )
+            except VerificationError as exc:
+                raise VerificationError(f"{algorithm}: {exc}") from None
+        else:
+            recheck = _published_classes(output, request.quasi_identifiers, algorithm=algorithm)
+    checked = verify_classes(
+        recheck,
+        request.models,
+        rows_in=rows_in,
+        rows_out=rows_out,
+        suppressed=output.suppressed,
+        max_suppressed=request.max_suppressed,
+        algorithm=algorithm,
+    )
+    assert recheck is not None
     return AnonymizationResult(
         algorithm=algorithm,
         table=output.table if output.qi_codes is None else _as_labels(output.table, list(output.qi_codes)),
