@@ -81,7 +81,6 @@ from privacy_plugins.release.staged_candidate import (
     SNAPSHOT_FILE,
     candidate_fields,
     discard,
-    measured_frame,
     open_candidate,
 )
 from privacy_plugins.release.staging import StagedMeasure
@@ -103,7 +102,6 @@ __all__ = [
     "check_step",
     "diagnose_step",
     "load_step",
-    "measured_candidate",
     "publish_step",
     "write_diagnosis",
 ]
@@ -265,15 +263,6 @@ def _anonymize_rows(
         columns=columns,
         **candidate_fields(staged),
     )
-
-
-def measured_candidate(spec: ReleaseSpec, candidate: Candidate) -> pd.DataFrame:
-    """The candidate as expectations should see it: the staged table, or a two-table release's groups.
-
-    Read where it is staged (:func:`~privacy_plugins.release.staged_candidate.measured_frame`),
-    refused above ``source.max_rows_in_memory``.
-    """
-    return measured_frame(spec, candidate)
 
 
 def check_step(

@@ -42,7 +42,7 @@ the pair per group (and the join, in its row accounting), and the publish step w
 both atomically as ``<table>_qit`` and ``<table>_st``
 (:func:`privacy_plugins.release.linked.publish_linked`: DuckDB / SQL in one transaction,
 Parquet as a versioned folder behind one atomically renamed link). GX suites run by
-Airflow and Dagster see the groups (:func:`privacy_plugins.release.steps.measured_candidate`).
+Airflow and Dagster see the groups (:func:`privacy_plugins.release.staged_candidate.measured_frame`).
 
 References:
     Xiao X., Tao Y. Anatomy: simple and effective privacy preservation. VLDB 2006.

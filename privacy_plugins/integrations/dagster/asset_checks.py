@@ -19,7 +19,6 @@ from privacy_plugins.integrations.dagster.gx_suites import SuiteRef, run_suite
 from privacy_plugins.integrations.dagster.metadata import check_metadata
 from privacy_plugins.integrations.dagster.naming import SEVERITIES, requirement_check_names
 from privacy_plugins.release import Candidate
-from privacy_plugins.release.steps import measured_candidate
 
 __all__ = ["build_release_checks"]
 
@@ -75,7 +74,7 @@ def _suite_check(binding: ReleaseBinding, ref: SuiteRef) -> dg.AssetChecksDefini
     def suite_check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
         spec = binding.release_spec(context)
         candidate = load_artifact(spec, CANDIDATE, Candidate, run_id=binding.run_id(context))
-        verdict = run_suite(ref, measured_candidate(spec, candidate))
+        verdict = run_suite(ref, spec, candidate)
         warn_only = verdict.failed and not verdict.blocks
         return dg.AssetCheckResult(
             passed=not verdict.failed,

@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from privacy_plugins.integrations.dagster.gx_suites import SuiteRef, run_suite
 from privacy_plugins.integrations.dagster.naming import requirement_check_names
 from privacy_plugins.release import Candidate, CheckResult, ReleaseBlocked, ReleaseSpec, RequirementCheck, check_step
-from privacy_plugins.release.steps import measured_candidate
 
 __all__ = ["gate", "named_checks"]
 
@@ -67,8 +66,7 @@ def gate(
     # Suites first: a blocking core failure drops a release's staging table inside the database.
     verdicts = []
     if suites:
-        frame = measured_candidate(spec, candidate)
-        verdicts = [(ref, run_suite(ref, frame)) for ref in suites]
+        verdicts = [(ref, run_suite(ref, spec, candidate)) for ref in suites]
     result = check_step(
         spec, candidate, run_id=run_id, allowed_failures=_warn_only(severities), keep_workdir=keep_workdir
     )

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import pandas as pd
 
 from privacy_plugins.integrations.dagster.naming import identifier
+from privacy_plugins.release import Candidate, ReleaseSpec
 
 __all__ = ["SuiteRef", "SuiteVerdict", "read_suite_refs", "run_suite"]
 
@@ -77,11 +77,11 @@ def read_suite_refs(suites: str | PathLike[str] | Sequence[str | PathLike[str]] 
     return refs
 
 
-def run_suite(ref: SuiteRef, frame: pd.DataFrame) -> SuiteVerdict:
-    """Validate ``frame`` with the suite (imports GX now; MissingDependencyError names the extra)."""
+def run_suite(ref: SuiteRef, spec: ReleaseSpec, candidate: Candidate) -> SuiteVerdict:
+    """Validate the candidate where it is staged (imports GX now; MissingDependencyError names the extra)."""
     from privacy_plugins.integrations import gx as privacy_gx
 
-    outcomes = privacy_gx.outcomes(privacy_gx.validate_dataframe(frame, privacy_gx.load_suite(ref.path)))
+    outcomes = privacy_gx.outcomes(privacy_gx.validate_candidate(spec, candidate, privacy_gx.load_suite(ref.path)))
     keys = ("expectation_type", "status", "level", "observed", "message")
     summaries = [{key: o.to_dict()[key] for key in keys} for o in outcomes]  # counts, never the values GX saw
     failing = [o for o in outcomes if o.status != "passed"]

@@ -37,6 +37,7 @@ from privacy_plugins.integrations.gx.outcomes import CheckOutcome, FailureLevel,
 from privacy_plugins.integrations.gx.suites import (  # noqa: E402
     ephemeral_context,
     load_suite,
+    validate_candidate,
     validate_dataframe,
     validate_sql,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "metrics",
     "outcome",
     "outcomes",
+    "validate_candidate",
     "validate_dataframe",
     "validate_sql",
 ]

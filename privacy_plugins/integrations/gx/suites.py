@@ -111,6 +111,31 @@ def _duckdb_keeps_its_connection() -> Iterator[None]:
             engine_module._PERSISTED_CONNECTION_DIALECTS = kept
 
 
+def validate_candidate(spec: Any, candidate: Any, suite: gx.ExpectationSuite, *, result_format: str = "SUMMARY") -> Any:
+    """Validate a release's staged candidate where it is staged, as the release's checks see it.
+
+    A staging table is validated in its database and a working file by an in-process DuckDB
+    (GX's SQL datasource: no row is read into pandas, whatever its size); a two-table release's
+    groups and a Spark staging location are read as a DataFrame (counted and refused above
+    ``source.max_rows_in_memory``).
+
+    Args:
+        spec: the :class:`~privacy_plugins.release.spec.ReleaseSpec`.
+        candidate: its anonymize step's :class:`~privacy_plugins.release.artifacts.Candidate`.
+        suite: the suite (:func:`load_suite`).
+        result_format: GX's result format (:func:`outcomes` reads only its counts, never values).
+    """
+    from privacy_plugins.release.staged_candidate import measured_frame, open_candidate
+
+    opened = open_candidate(spec, candidate, None)
+    where = opened.destination.sql_location(opened.staged, opened.stage_run)
+    if where is None:
+        return validate_dataframe(measured_frame(spec, candidate), suite, result_format=result_format)
+    return validate_sql(
+        suite, connection_string=where.url, table=where.table, query=where.query, result_format=result_format
+    )
+
+
 def validate_sql(
     suite: gx.ExpectationSuite,
     *,

@@ -26,6 +26,7 @@ __all__ = [
     "TABLE",
     "Accept",
     "Destination",
+    "SqlLocation",
     "StageRun",
     "Staged",
     "StagedKind",
@@ -84,6 +85,18 @@ class StageRun:
     folder: Path
 
 
+@dataclass(frozen=True)
+class SqlLocation:
+    """Where SQL reaches staged rows: a SQLAlchemy URL and a table in it, or a query (never logged: passwords).
+
+    GX suites validate a staged candidate there (GX's SQL datasource), not on a pandas copy.
+    """
+
+    url: str
+    table: str | None = None
+    query: str | None = None
+
+
 Accept = Callable[["StagedMeasure"], None]
 """Called with the staged rows measured inside the swap (before anything is replaced); raises to refuse them."""
 
@@ -118,6 +131,10 @@ class Destination(Protocol):
 
     def read_staged(self, staged: Staged, run: StageRun, refuse: Callable[[int], None]) -> pd.DataFrame:
         """The staged rows as a DataFrame after ``refuse(rows)`` (which raises when there are too many)."""
+        ...
+
+    def sql_location(self, staged: Staged, run: StageRun) -> SqlLocation | None:
+        """Where SQL reaches the staged rows as the checks see them (``None``: only through a DataFrame)."""
         ...
 
     def replace(self, frames: Mapping[str, pd.DataFrame]) -> dict[str, int]:

@@ -47,13 +47,17 @@ class DuckDBDestination(TableDestination):
         assert self.spec.duckdb is not None
         return self.spec.duckdb
 
+    def url(self) -> str:
+        """``duckdb:///<file>``."""
+        return f"duckdb:///{self.path}"
+
     def engine(self, *, read_only: bool = False) -> sa.Engine:
         """``duckdb:///<file>`` (its folder created when writing)."""
         import sqlalchemy as sa
 
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        return sa.create_engine(f"duckdb:///{self.path}", connect_args={"read_only": True} if read_only else {})
+        return sa.create_engine(self.url(), connect_args={"read_only": True} if read_only else {})
 
     def reaches(self, table: EngineTable) -> bool:
         """A DuckDB table of this very file."""

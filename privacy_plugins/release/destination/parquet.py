@@ -32,6 +32,7 @@ from privacy_plugins.release.destination import base, working_file
 from privacy_plugins.release.destination.base import (
     TABLE,
     Accept,
+    SqlLocation,
     Staged,
     StageRun,
     publishing,
@@ -158,6 +159,10 @@ class ParquetDestination:
     def read_staged(self, staged: Staged, run: StageRun, refuse: Callable[[int], None]) -> pd.DataFrame:
         """The working file's rows, counted and refused first."""
         return working_file.read_staged(staged, run, refuse)
+
+    def sql_location(self, staged: Staged, run: StageRun) -> SqlLocation | None:
+        """The working file, read by an in-process DuckDB."""
+        return working_file.sql_location(staged, run)
 
     # -- what is published --------------------------------------------------------------------------------------
 

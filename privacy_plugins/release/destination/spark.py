@@ -21,7 +21,15 @@ import pandas as pd
 from privacy_plugins.errors import ForeignArtifactError, PublishError
 from privacy_plugins.release import spark_destination
 from privacy_plugins.release.destination import working_file
-from privacy_plugins.release.destination.base import TABLE, Accept, Staged, StageRun, publishing, reading
+from privacy_plugins.release.destination.base import (
+    TABLE,
+    Accept,
+    SqlLocation,
+    Staged,
+    StageRun,
+    publishing,
+    reading,
+)
 from privacy_plugins.release.spec import DestinationSpec
 
 if TYPE_CHECKING:
@@ -112,6 +120,10 @@ class SparkDestination:
         table = self._stage_of(staged, run).table()
         refuse(table.count())
         return table.to_pandas()
+
+    def sql_location(self, staged: Staged, run: StageRun) -> SqlLocation | None:
+        """A working file, read by an in-process DuckDB; Spark's staging: ``None`` (GX reads it as a DataFrame)."""
+        return working_file.sql_location(staged, run) if staged.kind == "file" else None
 
     def replace(self, frames: Mapping[str, pd.DataFrame]) -> dict[str, int]:
         """One frame, to Spark as an Arrow table (a Spark destination takes no linked pair)."""

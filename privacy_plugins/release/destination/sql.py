@@ -53,9 +53,13 @@ def transactional_engine(url: str) -> sa.Engine:
 class SqlDestination(TableDestination):
     """``destination: {url: URL, table: NAME}`` or ``{conn_id: ID, table: NAME}``."""
 
+    def url(self) -> str:
+        """The URL (a connection id resolved now; never log it)."""
+        return self.spec.sql_url()
+
     def engine(self, *, read_only: bool = False) -> sa.Engine:
         """An engine on the URL (a connection id resolved now; never log the URL)."""
-        return transactional_engine(self.spec.sql_url())
+        return transactional_engine(self.url())
 
     def reaches(self, table: EngineTable) -> bool:
         """A table of a SQLAlchemy engine on this very URL."""

@@ -30,6 +30,7 @@ from privacy_plugins.release.destination import base, working_file
 from privacy_plugins.release.destination.base import (
     TABLE,
     Accept,
+    SqlLocation,
     Staged,
     StageRun,
     publishing,
@@ -70,6 +71,10 @@ class TableDestination(ABC):
     @abstractmethod
     def engine(self, *, read_only: bool = False) -> sa.Engine:
         """A new SQLAlchemy engine on the destination (dispose it)."""
+
+    @abstractmethod
+    def url(self) -> str:
+        """The destination's SQLAlchemy URL (a connection id resolved; never log it: it may hold a password)."""
 
     @abstractmethod
     def reaches(self, table: EngineTable) -> bool:
@@ -274,6 +279,13 @@ class TableDestination(ABC):
             return working_file.read_staged(staged, run, refuse)
         with self._staged_table(staged, begin=False) as (connection, selectable):
             return working_file.read_selectable(connection, selectable, refuse)
+
+    def sql_location(self, staged: Staged, run: StageRun) -> SqlLocation | None:
+        """The staging table in this database, or the working file read by an in-process DuckDB."""
+        if staged.kind == "file":
+            return working_file.sql_location(staged, run)
+        self.accept_staged(staged, run)
+        return SqlLocation(self.url(), table=staged.name)
 
     # -- what is published --------------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from privacy_plugins.errors import ForeignArtifactError
-from privacy_plugins.release.destination.base import LINKED_PARTS, TABLE, Staged, StageRun
+from privacy_plugins.release.destination.base import LINKED_PARTS, TABLE, SqlLocation, Staged, StageRun
 from privacy_plugins.release.destination.files import atomic_file
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ __all__ = [
     "part_file",
     "read_files",
     "read_staged",
+    "sql_location",
     "stage_files",
     "staged_file",
     "stream_to_parquet",
@@ -222,6 +223,14 @@ def measure_staged(staged: Staged, run: StageRun) -> StagedMeasure:
 def read_staged(staged: Staged, run: StageRun, refuse: Callable[[int], None]) -> pd.DataFrame:
     """The run's unchanged working files (:func:`accept_files`) read (:func:`read_files`)."""
     return read_files(run.spec, accept_files(staged, run), refuse)
+
+
+def sql_location(staged: Staged, run: StageRun) -> SqlLocation | None:
+    """The one-table working file as a query of an in-process DuckDB (a pair: ``None``, read as its groups)."""
+    paths = accept_files(staged, run)
+    if set(paths) != {TABLE}:
+        return None
+    return SqlLocation("duckdb:///:memory:", query=f"SELECT * FROM read_parquet({_literal(paths[TABLE])})")
 
 
 def read_files(spec: ReleaseSpec, paths: Mapping[str, Path], refuse: Callable[[int], None]) -> pd.DataFrame:

@@ -19,7 +19,6 @@ from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.airflow.exceptions import PrivacyCheckError, PrivacyCheckFailed
 from privacy_plugins.integrations.airflow.operators._base import ReleaseStepOperator
 from privacy_plugins.release import Candidate, CheckResult, ReleaseSpec, RequirementCheck, check_step
-from privacy_plugins.release.steps import measured_candidate
 
 if TYPE_CHECKING:
     from airflow.sdk import Context, XComArg
@@ -101,7 +100,7 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         from privacy_plugins.integrations import gx as privacy_gx  # costs seconds: only when a suite is used
 
         suite = privacy_gx.load_suite(self._suite_path())
-        outcomes = privacy_gx.outcomes(privacy_gx.validate_dataframe(measured_candidate(spec, candidate), suite))
+        outcomes = privacy_gx.outcomes(privacy_gx.validate_candidate(spec, candidate, suite))  # where it is staged
         errors = [o.message for o in outcomes if o.status == "error"]
         if errors:
             raise PrivacyCheckError(f"GX suite {suite.name!r} could not be evaluated:\n" + "\n".join(errors))
