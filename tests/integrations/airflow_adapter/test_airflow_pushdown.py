@@ -82,3 +82,40 @@ def test_a_failed_check_task_drops_the_staging_table(tmp_path: Path) -> None:
     with pytest.raises(PrivacyCheckFailed, match="500-anonymity"):
         run(PrivacyCheckOperator(task_id="check", spec_path=spec_path, candidate=candidate, overrides=strict))
     assert table_names(db) == {"census"}
+
+
+@pytest.mark.parametrize("staged", ["staging table", "working file"])
+def test_a_gx_suite_validates_the_candidate_where_it_is_staged(
+    staged: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The suite runs in the staging table's database, or on the working file through DuckDB: no row reaches
+    pandas, so a candidate larger than ``source.max_rows_in_memory`` is validated all the same."""
+    pytest.importorskip("great_expectations")
+    from privacy_plugins.release.destination import tables, working_file
+
+    db = census_duckdb(tmp_path / "warehouse.duckdb")
+    data = same_duckdb_spec(tmp_path, db)
+    data["source"]["max_rows_in_memory"] = 10  # far fewer than the candidate's rows
+    if staged == "working file":
+        data["destination"] = {"parquet": str(tmp_path / "out"), "table": "census_release"}  # COPY … TO the file
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    loaded = run(LoadOperator(task_id="load", spec_path=str(spec_path)))
+    candidate = run(AnonymizeOperator(task_id="anonymize", spec_path=str(spec_path), loaded=loaded))
+    assert bool(candidate["staging_table"]) == (staged == "staging table")
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the staged candidate was read into pandas for GX")
+
+    monkeypatch.setattr(tables.TableDestination, "read_staged", refuse)
+    monkeypatch.setattr(working_file, "read_files", refuse)
+    suite = str(Path(__file__).resolve().parents[3] / "expectations" / "demo_release.json")
+    check = run(
+        PrivacyCheckOperator(task_id="check", spec_path=str(spec_path), candidate=candidate, expectation_suite=suite)
+    )
+    gx_checks = [c for c in check["checks"] if c["name"].startswith("gx_")]
+    assert check["passed"] and [c["name"] for c in gx_checks] == [
+        "gx_expect_table_to_be_k_anonymous",
+        "gx_expect_table_to_be_l_diverse",
+    ]
+    assert gx_checks[0]["observed"] == min(c["observed"] for c in check["checks"] if c["name"] == "k_anonymity")
