@@ -14,6 +14,7 @@ from privacy_plugins.cli._args import (
     add_role_arguments,
     check_columns,
     listed_models,
+    sensitive_hierarchies,
 )
 from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.diagnosis import (
@@ -47,6 +48,12 @@ def add_diagnose_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
         parser, l_help="target l: borders of l-diversity of each sensitive attribute (needs --sensitive-attributes)"
     )
     add_requirements_file_argument(parser)
+    parser.add_argument(
+        "--hierarchies",
+        type=Path,
+        help="folder of ARX CSV hierarchies of the sensitive attributes (<column>.csv), for models that "
+        "measure along one (t_closeness with t_distance: hierarchical)",
+    )
     parser.add_argument(
         "--suppression-limit",
         type=float,
@@ -143,6 +150,7 @@ def _run_diagnose(args: argparse.Namespace) -> int:
         risk_threshold=args.risk_threshold,
         max_exhaustive=args.max_exhaustive,
         max_evaluations=args.max_evaluations,
+        hierarchies=sensitive_hierarchies(args),
     )
     data = json.dumps(diagnosis.to_dict(), indent=2)
     html = None

@@ -21,7 +21,7 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -33,8 +33,16 @@ from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis, rank_quasi_i
 from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS, levelwise_borders
 from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice, lattice_order
 from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
-from privacy_plugins.core.models import KAnonymity, LVariant, PrivacyModel, requirement_models, validate_on_units
+from privacy_plugins.core.models import (
+    KAnonymity,
+    LVariant,
+    PrivacyModel,
+    bind_hierarchies,
+    requirement_models,
+    validate_on_units,
+)
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.core.results import size_histogram
@@ -126,6 +134,7 @@ def diagnose(
     time_budget: float | None = DEFAULT_TIME_BUDGET,
     progress: ProgressCallback | None = None,
     weights: Hashable | None = None,
+    hierarchies: Mapping[Hashable, Hierarchy] | None = None,
 ) -> PrivacyDiagnosis:
     """Diagnose the privacy risk of every subset of the candidate quasi-identifiers.
 
@@ -171,6 +180,8 @@ def diagnose(
             database). Every measure counts records, so the diagnosis equals the
             one of the table with each row repeated that often; the column is
             not an attribute. ``rows`` and ``max_cost`` count records too.
+        hierarchies: the sensitive attributes' hierarchies the models measure along
+            (e.g. a hierarchical-distance t-closeness), bound to every model.
 
     Returns:
         A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON; ``privacy_plugins.report.render`` for HTML).
@@ -202,7 +213,7 @@ def diagnose(
     records = len(table) if counts is None else int(counts.sum())
     k_model, targets = _requirements(
         sensitive_attributes=roles.sensitive_attributes,
-        models=models,
+        models=bind_hierarchies(models, hierarchies),
         k=k,
         l=l,
         l_variant=l_variant,
