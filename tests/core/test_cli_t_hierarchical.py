@@ -65,7 +65,8 @@ def test_diagnose_borders_of_a_listed_hierarchical_t(
     listed = tmp_path / "requirements.yaml"
     listed.write_text("- t_closeness: {sensitive_attribute: disease, t: 0.3, t_distance: hierarchical}\n")
     argv = ["diagnose", str(data), "--quasi-identifiers", "zip,age", "--sensitive-attributes", "disease",
-            "--requirements-file", str(listed), "--hierarchies", str(folder), "--k", "1", "--format", "json"]  # fmt: skip
+            "--requirements-file", str(listed), "--hierarchies", str(folder), "--k", "1",
+            "--format", "json"]  # fmt: skip
     assert main(argv) == 0
     (borders,) = json.loads(capsys.readouterr().out)["model_borders"]
     # zip alone is 8/27-close (passes 0.3); age singles everybody out (a class of 1 is far from the table)

@@ -31,6 +31,12 @@ from privacy_plugins.core.diagnosis.criteria import check_border_model
 from privacy_plugins.core.diagnosis.findings import Borders
 from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis, rank_quasi_identifiers
 from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS, levelwise_borders
+from privacy_plugins.core.diagnosis.special_uniques import (
+    DEFAULT_DIS_FRACTION,
+    DEFAULT_MSU_MAX_SIZE,
+    DEFAULT_MSU_MAX_SUBSETS,
+    find_msus,
+)
 from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice, lattice_order
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
@@ -135,6 +141,9 @@ def diagnose(
     progress: ProgressCallback | None = None,
     weights: Hashable | None = None,
     hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+    msu_max_size: int | None = DEFAULT_MSU_MAX_SIZE,
+    msu_max_subsets: int = DEFAULT_MSU_MAX_SUBSETS,
+    dis_fraction: float = DEFAULT_DIS_FRACTION,
 ) -> PrivacyDiagnosis:
     """Diagnose the privacy risk of every subset of the candidate quasi-identifiers.
 
@@ -182,6 +191,11 @@ def diagnose(
             not an attribute. ``rows`` and ``max_cost`` count records too.
         hierarchies: the sensitive attributes' hierarchies the models measure along
             (e.g. a hierarchical-distance t-closeness), bound to every model.
+        msu_max_size: special uniques (SUDA2): search the minimal sample uniques of up to
+            this many attributes (integer ≥ 0; ``None``: every size; 0: no search). The
+            report says when this bound, or ``msu_max_subsets``, cut the search.
+        msu_max_subsets: the most attribute sets the MSU search groups (integer ≥ 1).
+        dis_fraction: the sampling fraction of the DIS-SUDA score, in (0, 1] (sdcMicro's 0.01).
 
     Returns:
         A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON; ``privacy_plugins.report.render`` for HTML).
@@ -234,6 +248,10 @@ def diagnose(
     if max_exhaustive > _EXHAUSTIVE_LIMIT:
         raise ConfigurationError(f"max_exhaustive must be at most {_EXHAUSTIVE_LIMIT}, got {max_exhaustive}")
     max_evaluations = check_integer(max_evaluations, name="max_evaluations")
+    if msu_max_size is not None:
+        msu_max_size = check_integer(msu_max_size, name="msu_max_size", minimum=0)
+    msu_max_subsets = check_integer(msu_max_subsets, name="msu_max_subsets")
+    dis_fraction = check_fraction(dis_fraction, name="dis_fraction", open_low=True)
     budget = DiagnosisBudget(max_exhaustive=max_exhaustive, max_cost=max_cost, time_budget=time_budget)
 
     target_k = k_model.minimum_class_size
@@ -260,6 +278,11 @@ def diagnose(
         zip(unique, levelwise_borders(lattice, unique, max_evaluations=max_evaluations, progress=progress), strict=True)
     )
     singling_out = found[_SINGLING_OUT]
+    special = (
+        None
+        if msu_max_size == 0
+        else find_msus(lattice, max_size=msu_max_size, max_subsets=msu_max_subsets, dis_fraction=dis_fraction)
+    )
     full = lattice.full_mask
     return PrivacyDiagnosis(
         quasi_identifiers=lattice.attributes,
@@ -281,6 +304,7 @@ def diagnose(
         subsets=tuple(lattice.findings[mask] for mask in sorted(lattice.findings, key=lattice_order) if mask),
         subsets_measured=len(lattice.findings),
         mode_reason=mode_reason,
+        special_uniques=special,
     )
 
 

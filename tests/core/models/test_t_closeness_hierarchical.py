@@ -115,9 +115,11 @@ def test_paper_worked_example_table5() -> None:
     model = TCloseness("disease", 0.3, "hierarchical", sensitive_hierarchy=hierarchy)
     result = model.evaluate(EquivalenceClasses.from_frame(TABLE3, ["zip"]))
     assert result.passed and result.observed == pytest.approx(8 / 27)
-    assert not TCloseness("disease", 0.29, "hierarchical", sensitive_hierarchy=hierarchy).evaluate(
-        EquivalenceClasses.from_frame(TABLE3, ["zip"])
-    ).passed
+    assert (
+        not TCloseness("disease", 0.29, "hierarchical", sensitive_hierarchy=hierarchy)
+        .evaluate(EquivalenceClasses.from_frame(TABLE3, ["zip"]))
+        .passed
+    )
 
 
 def test_semantic_closeness_is_what_the_hierarchy_adds() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("great_expectations")
 
-from privacy_plugins.integrations.gx import ExpectTableToBeTClose  # noqa: E402
+from privacy_plugins.integrations.gx import ExpectTableToBeTClose
 
 TABLE = pd.DataFrame(
     {
