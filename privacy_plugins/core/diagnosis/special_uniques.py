@@ -40,7 +40,6 @@ References:
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
@@ -48,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice
+from privacy_plugins.core.diagnosis.search import candidates_above
+from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice, bits_of
 from privacy_plugins.core.results import to_jsonable
 
 __all__ = ["DEFAULT_DIS_FRACTION", "DEFAULT_MSU_MAX_SIZE", "DEFAULT_MSU_MAX_SUBSETS", "SpecialUniques", "find_msus"]
@@ -154,15 +154,15 @@ def find_msus(
         level: dict[int, np.ndarray] = {}
         done: set[int] = set()
         weight = float(math.factorial(d - size))
-        for bits in itertools.combinations(range(d), size):
-            candidates = _candidates(bits, alive)
+        for mask in candidates_above(alive, d):  # apriori-gen: every subset one smaller still has candidates
+            bits = bits_of(mask)
+            candidates = _candidates(mask, alive)
             if candidates is None:
                 continue
             if grouped >= max_subsets:
-                bound_hit = _cut(f"max_subsets={max_subsets}", alive, done, size, d, n_unique)
+                bound_hit = _cut(f"max_subsets={max_subsets}", alive, done, d, n_unique)
                 break
             grouped += 1
-            mask = sum(1 << b for b in bits)
             done.add(mask)
             unique_all, partition = lattice.unique_units(mask)
             unique = unique_all[unique_units]
@@ -183,16 +183,15 @@ def find_msus(
         if bound_hit is not None or not alive:
             break
     if bound_hit is None and max_size < d and alive:
-        bound_hit = _cut(f"max_size={max_size}", alive, set(), max_size + 1, d, n_unique)
+        bound_hit = _cut(f"max_size={max_size}", alive, set(), d, n_unique)
     lattice.keep_partitions(())
     return _report(lattice, unique_units, score, share, by_size, per_set, max_size, bound_hit, grouped, dis_fraction)
 
 
-def _candidates(bits: tuple[int, ...], alive: Mapping[int, np.ndarray]) -> np.ndarray | None:
-    """The unique records non-unique on every subset of ``bits`` one smaller (``None``: none)."""
-    mask = sum(1 << b for b in bits)
+def _candidates(mask: int, alive: Mapping[int, np.ndarray]) -> np.ndarray | None:
+    """The unique records non-unique on every subset of ``mask`` one smaller (``None``: none)."""
     out = None
-    for b in bits:
+    for b in bits_of(mask):
         below = alive.get(mask ^ (1 << b))
         if below is None:
             return None
@@ -202,15 +201,13 @@ def _candidates(bits: tuple[int, ...], alive: Mapping[int, np.ndarray]) -> np.nd
     return out
 
 
-def _cut(bound: str, alive: Mapping[int, np.ndarray], done: set[int], size: int, d: int,
-         n_unique: int) -> str | None:  # fmt: skip
-    """Which records a bound left unsearched: candidates of a set of ``size`` not grouped (``None``: none)."""
+def _cut(bound: str, alive: Mapping[int, np.ndarray], done: set[int], d: int, n_unique: int) -> str | None:
+    """Which records a bound left unsearched: candidates of the next level's sets not grouped (``None``: none)."""
     left = np.zeros(n_unique, dtype=bool)
-    for bits in itertools.combinations(range(d), size):
-        mask = sum(1 << b for b in bits)
-        if mask in done:
-            continue
-        candidates = _candidates(bits, alive)
+    size = 0
+    for mask in candidates_above(alive, d):
+        size = mask.bit_count()
+        candidates = None if mask in done else _candidates(mask, alive)
         if candidates is not None:
             left |= candidates
     if not left.any():
