@@ -177,7 +177,8 @@ def diagnose(
             otherwise only the subsets the level-wise border search visits.
         max_evaluations: refuse to measure more subsets than this (integer ≥ 1).
         max_cost: measure all 2^d subsets only when rows × 2^d is at most this
-            (``None``: no limit); see :mod:`privacy_plugins.core.diagnosis.budget`.
+            (``None``: no limit); see :mod:`privacy_plugins.core.diagnosis.budget`. The
+            special-uniques search stops at the same cost (distinct rows × sets grouped).
         time_budget: seconds after which the walk over all subsets stops and the
             diagnosis continues level-wise (``None``: no limit). The borders are
             the same either way; ``mode_reason`` says why a diagnosis went level-wise.
@@ -281,7 +282,13 @@ def diagnose(
     special = (
         None
         if msu_max_size == 0
-        else find_msus(lattice, max_size=msu_max_size, max_subsets=msu_max_subsets, dis_fraction=dis_fraction)
+        else find_msus(
+            lattice,
+            max_size=msu_max_size,
+            max_subsets=msu_max_subsets,
+            max_cost=budget.max_cost,
+            dis_fraction=dis_fraction,
+        )
     )
     full = lattice.full_mask
     return PrivacyDiagnosis(

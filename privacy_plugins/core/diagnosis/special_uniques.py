@@ -125,6 +125,7 @@ def find_msus(
     *,
     max_size: int | None = DEFAULT_MSU_MAX_SIZE,
     max_subsets: int = DEFAULT_MSU_MAX_SUBSETS,
+    max_cost: int | None = None,
     dis_fraction: float = DEFAULT_DIS_FRACTION,
 ) -> SpecialUniques:
     """Every MSU of at most ``max_size`` attributes, level by level, with SUDA/DIS scores per record.
@@ -134,6 +135,8 @@ def find_msus(
         max_size: the size bound, integer ≥ 1 (larger MSUs are reported as cut off, not searched);
             ``None``: every size.
         max_subsets: the most attribute sets grouped (integer ≥ 1); the search stops there and says so.
+        max_cost: the most units × sets grouped (each set is one pass over the lattice's units), as
+            the diagnosis's ``max_cost`` bounds its walk (``None``: no limit); stops and says so too.
         dis_fraction: the sampling fraction f of the DIS score, in (0, 1].
     """
     d = lattice.d
@@ -159,8 +162,9 @@ def find_msus(
             candidates = _candidates(mask, alive)
             if candidates is None:
                 continue
-            if grouped >= max_subsets:
-                bound_hit = _cut(f"max_subsets={max_subsets}", alive, done, d, n_unique)
+            over = _over_budget(grouped, lattice.n_units, max_subsets, max_cost)
+            if over is not None:
+                bound_hit = _cut(over, alive, done, d, n_unique)
                 break
             grouped += 1
             done.add(mask)
@@ -186,6 +190,15 @@ def find_msus(
         bound_hit = _cut(f"max_size={max_size}", alive, set(), d, n_unique)
     lattice.keep_partitions(())
     return _report(lattice, unique_units, score, share, by_size, per_set, max_size, bound_hit, grouped, dis_fraction)
+
+
+def _over_budget(grouped: int, units: int, max_subsets: int, max_cost: int | None) -> str | None:
+    """The budget one more grouped set would exceed, named as its setting (``None``: within both)."""
+    if grouped >= max_subsets:
+        return f"max_subsets={max_subsets}"
+    if max_cost is not None and (grouped + 1) * units > max_cost:
+        return f"max_cost={max_cost:.3g} (units × attribute sets grouped)"
+    return None
 
 
 def _candidates(mask: int, alive: Mapping[int, np.ndarray]) -> np.ndarray | None:

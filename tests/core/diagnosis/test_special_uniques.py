@@ -142,6 +142,13 @@ def test_the_subset_budget_stops_the_search_and_says_so() -> None:
     assert found.bound_hit is not None and "max_subsets=3" in found.bound_hit
 
 
+def test_the_diagnosis_cost_budget_stops_the_search_too() -> None:
+    """Each grouped set is one pass over the distinct rows (7 here): max_cost=20 allows two sets."""
+    found = diagnose(GUIDELINE, quasi_identifiers=list(GUIDELINE.columns), k=2, max_cost=20).special_uniques
+    assert found is not None and found.subsets_grouped == 2
+    assert not found.complete and found.bound_hit is not None and found.bound_hit.startswith("max_cost=20 ")
+
+
 def test_a_weighted_snapshot_has_the_records_msus() -> None:
     snapshot = GUIDELINE.value_counts().rename("n").reset_index()
     weighted = diagnose(snapshot, quasi_identifiers=list(GUIDELINE.columns), weights="n", k=2).special_uniques
