@@ -27,11 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
+from os import PathLike
 from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.hierarchies.config import build_hierarchy
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.closeness import emd_equal, emd_hierarchical, emd_ordered
 from privacy_plugins.core.models.base import PrivacyModel
@@ -101,11 +103,12 @@ class TCloseness(PrivacyModel):
 
     ``"auto"`` (the default) is resolved from the sensitive column's type by
     :func:`resolve_t_distance` when the model is evaluated: ordered for numbers,
-    equal otherwise. ``"hierarchical"`` measures along ``sensitive_hierarchy``
-    (bound from the request's hierarchies when not given).
+    equal otherwise. ``"hierarchical"`` measures along ``sensitive_hierarchy``: a
+    :class:`Hierarchy`, or in the list form an ARX CSV path or a builder mapping
+    (``{"taxonomy": {...}}``, ``{"grouping": {...}}``, ``{"file": {...}}``); when not
+    given, the request's hierarchies bind it.
 
     Example:
-        >>> from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
         >>> h = Hierarchy.from_rows("d", [["flu", "resp", "*"], ["cold", "resp", "*"], ["ulcer", "stomach", "*"]])
         >>> df = pd.DataFrame({"zip": ["1", "1", "2", "2"], "d": ["flu", "cold", "ulcer", "ulcer"]})
         >>> model = TCloseness("d", 0.5, "hierarchical", sensitive_hierarchy=h)
@@ -131,8 +134,14 @@ class TCloseness(PrivacyModel):
         check_fraction(self.t, name="t")
         if self.t_distance not in T_DISTANCES:
             raise ConfigurationError(f"t_distance must be one of {list(T_DISTANCES)}, got {self.t_distance!r}")
-        if self.sensitive_hierarchy is not None and not isinstance(self.sensitive_hierarchy, Hierarchy):
-            raise TypeError(f"sensitive_hierarchy must be a Hierarchy, got {type(self.sensitive_hierarchy).__name__}")
+        given: object = self.sensitive_hierarchy
+        if isinstance(given, (str, PathLike, Mapping)):  # the list form's primitives: a path or a builder
+            object.__setattr__(self, "sensitive_hierarchy", build_hierarchy(self.sensitive_attribute, given))  # type: ignore[arg-type]
+        elif given is not None and not isinstance(given, Hierarchy):
+            raise TypeError(
+                "sensitive_hierarchy must be a Hierarchy, an ARX CSV path or a builder mapping, "
+                f"got {type(given).__name__}"
+            )
 
     def __str__(self) -> str:
         return f"{self.t:g}-closeness ({self.t_distance} distance) for {self.sensitive_attribute!r}"

@@ -240,5 +240,21 @@ def test_bad_input_is_one_clear_error() -> None:
     other = Hierarchy.from_rows("disease", [["flu", "*"], ["gastritis", "*"]])
     with pytest.raises(HierarchyError, match="not leaves of its hierarchy"):
         TCloseness("disease", 0.2, "hierarchical", sensitive_hierarchy=other).validate_against(TABLE3)
-    with pytest.raises(TypeError, match="must be a Hierarchy"):
-        TCloseness("disease", 0.2, "hierarchical", sensitive_hierarchy="disease.csv")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="must be a Hierarchy, an ARX CSV path or a builder mapping"):
+        TCloseness("disease", 0.2, "hierarchical", sensitive_hierarchy=3)  # type: ignore[arg-type]
+    with pytest.raises(HierarchyError, match="hierarchy file not found"):
+        TCloseness("disease", 0.2, "hierarchical", sensitive_hierarchy="absent.csv")  # type: ignore[arg-type]
+
+
+def test_the_list_form_may_carry_its_hierarchy(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A path or a builder mapping (what YAML, JSON and GX kwargs can hold) is built into the hierarchy."""
+    path = tmp_path / "disease.csv"
+    path.write_text("\n".join(";".join(row) for row in DISEASE_ROWS) + "\n")
+    classes = EquivalenceClasses.from_frame(TABLE3, ["zip"])
+    tree = {"*": {"respiratory": {"infection": ["flu", "pneumonia", "bronchitis"]},
+                  "digestive": {"stomach": ["gastric ulcer", "gastritis", "stomach cancer"]}}}  # fmt: skip
+    for config in (str(path), {"file": {"path": str(path)}}, {"taxonomy": tree}):
+        model = from_config(
+            "t_closeness", sensitive_attribute="disease", t=0.3, t_distance="hierarchical", sensitive_hierarchy=config
+        )
+        assert model.observed(classes) == pytest.approx(8 / 27)

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("great_expectations")
 
-from privacy_plugins.integrations.gx import ExpectTableToBeTClose
+from privacy_plugins.integrations.gx import ExpectTableToBeTClose, ExpectTableToSatisfyPrivacyModel
 
 TABLE = pd.DataFrame(
     {
@@ -40,3 +40,12 @@ def test_hierarchical_t_without_a_hierarchy_fails_with_the_reason(pandas_batch) 
     result = pandas_batch(TABLE).validate(expectation(0.3))
     assert not result.success
     assert "needs a hierarchy of the sensitive attribute 'disease'" in str(result.exception_info)
+
+
+def test_the_generic_model_expectation_takes_the_hierarchy_as_a_parameter(pandas_batch) -> None:  # type: ignore[no-untyped-def]
+    parameters = {"sensitive_attribute": "disease", "t": 0.3, "t_distance": "hierarchical",
+                  "sensitive_hierarchy": {"taxonomy": TREE}}  # fmt: skip
+    result = pandas_batch(TABLE).validate(
+        ExpectTableToSatisfyPrivacyModel(quasi_identifiers=["zip"], privacy_model="t_closeness", parameters=parameters)
+    )
+    assert result.success and result.result["observed_value"] == pytest.approx(8 / 27)
