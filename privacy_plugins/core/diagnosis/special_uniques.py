@@ -49,6 +49,7 @@ import numpy as np
 
 from privacy_plugins.core.diagnosis.search import candidates_above
 from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice, bits_of
+from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.results import to_jsonable
 
 __all__ = ["DEFAULT_DIS_FRACTION", "DEFAULT_MSU_MAX_SIZE", "DEFAULT_MSU_MAX_SUBSETS", "SpecialUniques", "find_msus"]
@@ -140,7 +141,9 @@ def find_msus(
         dis_fraction: the sampling fraction f of the DIS score, in (0, 1].
     """
     d = lattice.d
-    max_size = d if max_size is None else max_size
+    max_size = d if max_size is None else min(check_integer(max_size, name="msu_max_size"), d)
+    max_subsets = check_integer(max_subsets, name="msu_max_subsets")
+    dis_fraction = check_fraction(dis_fraction, name="dis_fraction", open_low=True)
     weights = lattice.unit_weights
     unique_units = np.flatnonzero(lattice.unique_units(lattice.full_mask)[0] & (weights == 1))
     n_unique = unique_units.shape[0]
