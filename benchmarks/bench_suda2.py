@@ -85,7 +85,7 @@ def sdcmicro_uniques(codes: np.ndarray) -> int:
 
 
 def compare(binary: Path, name: str, frame: pd.DataFrame, fraction: float = 0.01) -> str:
-    """``"equal"``; ``"DIS: hash quirk"`` when only sdcMicro's U differs (and explains its DIS); else ``"DIFFERENT"``."""
+    """``"equal"``, ``"DIS: hash quirk …"`` (only sdcMicro's U differs and explains its DIS) or ``"DIFFERENT"``."""
     start = time.perf_counter()
     ours = find_msus(SubsetLattice(frame, list(frame.columns), k=2), dis_fraction=fraction)
     our_seconds = time.perf_counter() - start

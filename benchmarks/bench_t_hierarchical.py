@@ -98,7 +98,10 @@ def main() -> int:
     for levels in sorted(nodes):
         start = time.perf_counter()
         generalized = pd.DataFrame(
-            {q: hierarchies[q].codes[level][hierarchies[q].leaf_codes(adult[q])] for q, level in zip(QIS, levels)}
+            {
+                q: hierarchies[q].codes[level][hierarchies[q].leaf_codes(adult[q])]
+                for q, level in zip(QIS, levels, strict=True)
+            }
         )
         generalized[SA] = adult[SA].to_numpy()
         classes = EquivalenceClasses.from_frame(generalized, QIS)
