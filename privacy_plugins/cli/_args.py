@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
 
+from privacy_plugins.core.hierarchies import Hierarchy, hierarchy_files, read_hierarchy
 from privacy_plugins.core.models import (
     L_VARIANTS,
     T_DISTANCES,
@@ -26,6 +27,7 @@ __all__ = [
     "columns_arg",
     "listed_models",
     "models_from_args",
+    "sensitive_hierarchies",
 ]
 
 Subcommands = argparse._SubParsersAction  # the object add_subparsers() returns
@@ -155,3 +157,15 @@ def models_from_args(args: argparse.Namespace) -> list[PrivacyModel]:
         bound_column=getattr(args, "bound_column", None),
         models=listed,
     )
+
+
+def sensitive_hierarchies(args: argparse.Namespace) -> dict[Hashable, Hierarchy]:
+    """The sensitive attributes' hierarchies that have a file in ``--hierarchies`` (none without the flag)."""
+    if args.hierarchies is None:
+        return {}
+    files = hierarchy_files(args.hierarchies, columns=args.sensitive_attributes)
+    return {
+        column: read_hierarchy(files[column], attribute=column)
+        for column in args.sensitive_attributes
+        if column in files
+    }

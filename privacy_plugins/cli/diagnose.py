@@ -14,12 +14,15 @@ from privacy_plugins.cli._args import (
     add_role_arguments,
     check_columns,
     listed_models,
+    sensitive_hierarchies,
 )
 from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.diagnosis import (
+    DEFAULT_DIS_FRACTION,
     DEFAULT_K,
     DEFAULT_MAX_EVALUATIONS,
     DEFAULT_MAX_EXHAUSTIVE,
+    DEFAULT_MSU_MAX_SIZE,
     Borders,
     PrivacyDiagnosis,
     diagnose,
@@ -48,6 +51,12 @@ def add_diagnose_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
     )
     add_requirements_file_argument(parser)
     parser.add_argument(
+        "--hierarchies",
+        type=Path,
+        help="folder of ARX CSV hierarchies of the sensitive attributes (<column>.csv), for models that "
+        "measure along one (t_closeness with t_distance: hierarchical)",
+    )
+    parser.add_argument(
         "--suppression-limit",
         type=float,
         help="fraction of records that may be suppressed: k after suppression per subset",
@@ -60,6 +69,19 @@ def add_diagnose_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
         help=f"measure every subset up to this many candidates (default {DEFAULT_MAX_EXHAUSTIVE})",
     )
     parser.add_argument("--max-evaluations", type=int, default=DEFAULT_MAX_EVALUATIONS)
+    parser.add_argument(
+        "--msu-max-size",
+        type=int,
+        default=DEFAULT_MSU_MAX_SIZE,
+        help="special uniques (SUDA2): minimal sample uniques of up to this many attributes "
+        "(default: every size, within the subset budget; 0: no search)",
+    )
+    parser.add_argument(
+        "--dis-fraction",
+        type=float,
+        default=DEFAULT_DIS_FRACTION,
+        help=f"sampling fraction of the DIS-SUDA score (default {DEFAULT_DIS_FRACTION:g})",
+    )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the diagnosis as JSON to this file")
     parser.add_argument("--html", type=Path, dest="html_path", help="write the HTML report to this file")
     parser.add_argument("--sep", help="CSV delimiter (default: detected)")
@@ -121,7 +143,26 @@ def format_diagnosis(diagnosis: PrivacyDiagnosis, *, source: str) -> str:
         if score.minimal_sets
     ]
     lines.append(f"quasi-identifiers, most identifying first: {', '.join(ranking) or 'none'}")
+    lines += _special_unique_lines(diagnosis)
     return "\n".join(lines)
+
+
+def _special_unique_lines(diagnosis: PrivacyDiagnosis) -> list[str]:
+    """SUDA2 in a few lines: counts, the commonest MSUs, the contributions and whether a bound cut the search."""
+    found = diagnosis.special_uniques
+    if found is None:
+        return []
+    lines = [
+        f"special uniques (SUDA2, MSUs of ≤ {found.max_size} attributes): {found.special_uniques:,} records with "
+        f"{found.msus:,} MSUs; largest SUDA score {number(found.max_score)}; "
+        f"DIS-SUDA > 0.7: {found.dis_histogram['> 0.7']:,} records"
+    ]
+    if found.msu_sets:
+        lines.append(f"  commonest MSUs  {_subsets([names for names, _ in found.msu_sets])}")
+        ranked = sorted(found.attribute_contributions.items(), key=lambda item: -item[1])
+        lines.append("  contributions   " + ", ".join(f"{name} {value:.1f}%" for name, value in ranked if value))
+    lines.append(f"  search          {'complete' if found.bound_hit is None else 'cut short: ' + found.bound_hit}")
+    return lines
 
 
 def _run_diagnose(args: argparse.Namespace) -> int:
@@ -143,6 +184,9 @@ def _run_diagnose(args: argparse.Namespace) -> int:
         risk_threshold=args.risk_threshold,
         max_exhaustive=args.max_exhaustive,
         max_evaluations=args.max_evaluations,
+        hierarchies=sensitive_hierarchies(args),
+        msu_max_size=args.msu_max_size,
+        dis_fraction=args.dis_fraction,
     )
     data = json.dumps(diagnosis.to_dict(), indent=2)
     html = None

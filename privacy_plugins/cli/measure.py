@@ -19,10 +19,11 @@ from privacy_plugins.cli._args import (
     add_t_arguments,
     check_columns,
     listed_models,
+    sensitive_hierarchies,
 )
 from privacy_plugins.cli._format import aligned, number, share
 from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIERS, generate_census
-from privacy_plugins.core.hierarchies import Hierarchy, hierarchy_files, read_hierarchy
+from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.io import read_table
 from privacy_plugins.core.measure import MeasureReport, measure
 from privacy_plugins.errors import PrivacyRiskWarning
@@ -179,18 +180,6 @@ def _emit(report: MeasureReport, *, output_format: str, source: str) -> None:
         print(format_table(report, source=source))
 
 
-def _sensitive_hierarchies(args: argparse.Namespace) -> dict[Hashable, Hierarchy]:
-    """The sensitive attributes' hierarchies that have a file in ``--hierarchies`` (none without the flag)."""
-    if args.hierarchies is None:
-        return {}
-    files = hierarchy_files(args.hierarchies, columns=args.sensitive_attributes)
-    return {
-        column: read_hierarchy(files[column], attribute=column)
-        for column in args.sensitive_attributes
-        if column in files
-    }
-
-
 #: Published labels that generalize a value: masked (``"*"``, ``"123**"``), an interval
 #: (``"[20-30)"``, ``"(1, 5]"``) or a set (``"{flu, cold}"``). Named groups (``"respiratory
 #: infection"``) cannot be told from leaves without the hierarchy.
@@ -233,7 +222,7 @@ def _run_measure(args: argparse.Namespace) -> int:
             ("bound_column", [args.bound_column] if args.bound_column else []),
         ],
     )
-    hierarchies = _sensitive_hierarchies(args)
+    hierarchies = sensitive_hierarchies(args)
     models = listed_models(args)
     with warnings.catch_warnings():
         # The core warns through ``warnings`` (a file:line, for programmers); the

@@ -31,7 +31,7 @@ from privacy_plugins.core.models import (
     requirement_models,
 )
 from privacy_plugins.core.models.personalized import resolve_bounds
-from privacy_plugins.core.models.t_closeness import TDistance, resolve_t_distance
+from privacy_plugins.core.models.t_closeness import TDistance, emd_per_class, resolve_t_distance
 from privacy_plugins.core.parameters import TOLERANCE, check_fraction, check_integer, check_positive
 from privacy_plugins.core.partition import EquivalenceClasses, SensitiveCounts
 from privacy_plugins.core.results import ClassViolations, to_jsonable, violations_from_mask
@@ -64,7 +64,7 @@ class SensitiveReport:
         frequency_l: min over classes of |E| / max_v count(E, v) (real-valued).
         entropy_l: min over classes of exp(H(E)) (real-valued).
         t_closeness: max over classes of the EMD to the table's distribution.
-        t_distance: the ground distance used, ``"equal"`` or ``"ordered"``.
+        t_distance: the ground distance used, ``"equal"``, ``"ordered"`` or ``"hierarchical"``.
         recursive_l: the l for which ``recursive_c`` was computed, if any.
         recursive_c: c* = max over classes of r1 / (r_l + … + r_m); the table is
             recursive (c,l)-diverse iff c > c*. ``inf`` (``null`` in JSON) when a
@@ -178,15 +178,28 @@ def _bounds_per_row(
 
 
 def measure_sensitive(
-    classes: EquivalenceClasses, attribute: Hashable, t_distance: TDistance = "auto"
+    classes: EquivalenceClasses,
+    attribute: Hashable,
+    t_distance: TDistance = "auto",
+    *,
+    hierarchy: Hierarchy | None = None,
 ) -> SensitiveReport:
     """The l (every variant) and t of one sensitive attribute over classes already built (weighted or not).
 
     What :func:`measure` reports per attribute without targets, for callers that grouped the
-    records elsewhere (a release measured by ``GROUP BY`` where its rows are).
+    records elsewhere (a release measured by ``GROUP BY`` where its rows are). ``hierarchy``:
+    the attribute's hierarchy (needed by ``t_distance="hierarchical"``).
     """
     return _measure_sensitive(
-        classes, attribute, l=None, c=None, t=None, t_distance=t_distance, bounds=None, include_values=False
+        classes,
+        attribute,
+        l=None,
+        c=None,
+        t=None,
+        t_distance=t_distance,
+        bounds=None,
+        include_values=False,
+        hierarchy=hierarchy,
     )
 
 
@@ -232,7 +245,7 @@ def _measure_sensitive(
         "frequency": metrics.frequency_l_per_class(classes, counts),
         "entropy": metrics.entropy_l_per_class(classes, counts),
     }
-    emd = metrics.emd_ordered(classes, counts) if distance == "ordered" else metrics.emd_equal(classes, counts)
+    emd = emd_per_class(classes, attribute, distance, hierarchy)
     recursive_l = recursive_c = None
     l_violations = None
     if l is not None:
@@ -311,7 +324,8 @@ def measure(
             integer l, recursive (c,l)'s c*.
         c: with ``l``, reports the classes violating recursive (c,l)-diversity.
         t: target t in [0, 1]: adds the classes farther than t.
-        t_distance: ``"equal"`` (categorical), ``"ordered"`` (numeric) or
+        t_distance: ``"equal"`` (categorical), ``"ordered"`` (numeric),
+            ``"hierarchical"`` (along the attribute's hierarchy in ``hierarchies``) or
             ``"auto"``: ordered for numeric columns, equal otherwise.
         suppression_limit: fraction of the records that may be suppressed, in
             [0, 1]: adds k after suppression.
@@ -320,9 +334,10 @@ def measure(
         risk_threshold: record risk above which a record counts as at risk.
         include_values: also return the QI values of a few violating classes.
             This prints the records at risk; it is off by default and warns.
-        hierarchies: a sensitive attribute's hierarchy, when its published values may be
-            generalized: leakage then counts a generalized value as each leaf below it
-            (DCorrelate, as :class:`~privacy_plugins.core.models.PersonalizedLeakage` does).
+        hierarchies: a sensitive attribute's hierarchy: the hierarchical t-distance measures
+            along it, and when its published values may be generalized, leakage counts a
+            generalized value as each leaf below it (DCorrelate, as
+            :class:`~privacy_plugins.core.models.PersonalizedLeakage` does).
         models: privacy models to judge besides the keyword targets (any
             :class:`~privacy_plugins.core.models.PrivacyModel`, a custom one too); a model's
             sensitive attribute must be among ``sensitive_attributes``.
@@ -496,12 +511,14 @@ def t_closeness(
     quasi_identifiers: Sequence[Hashable],
     sensitive_attribute: Hashable,
     t_distance: TDistance = "auto",
+    sensitive_hierarchy: Hierarchy | None = None,
 ) -> float:
-    """T of one sensitive attribute: max over classes of the EMD to the whole table."""
+    """T of one sensitive attribute: max over classes of the EMD to the whole table.
+
+    ``sensitive_hierarchy``: the attribute's hierarchy, which ``t_distance="hierarchical"`` needs.
+    """
     table, classes = _prepare(
         frame, AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=[sensitive_attribute])
     )
     distance = _resolve_distance(table, sensitive_attribute, t_distance)
-    counts = classes.sensitive(sensitive_attribute, ordered=distance == "ordered")
-    emd = metrics.emd_ordered(classes, counts) if distance == "ordered" else metrics.emd_equal(classes, counts)
-    return float(emd.max())
+    return float(emd_per_class(classes, sensitive_attribute, distance, sensitive_hierarchy).max())

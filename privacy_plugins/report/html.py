@@ -191,6 +191,33 @@ def _quasi_identifier_section(diagnosis: PrivacyDiagnosis) -> str:
     return "".join(parts)
 
 
+def _special_uniques_section(diagnosis: PrivacyDiagnosis) -> str:
+    """SUDA2: how many records have minimal sample uniques, through which attribute sets, and the bound."""
+    found = diagnosis.special_uniques
+    if found is None:
+        return ""
+    parts = ["<h2>Special uniques (SUDA2)</h2>"]
+    if found.bound_hit is not None:
+        parts.append(f"<p><b>Search cut short</b>: {escape(found.bound_hit)}; the scores below are lower bounds.</p>")
+    parts.append(
+        "<div class='cards'>"
+        + _card("records unique on all candidates", found.records_unique, bad=found.records_unique > 0)
+        + _card("special uniques (records with an MSU)", found.special_uniques, bad=found.special_uniques > 0)
+        + _card(f"MSUs of ≤ {found.max_size} attributes", found.msus)
+        + _card("largest SUDA score", found.max_score)
+        + "</div>"
+    )
+    if found.msu_sets:
+        rows = [["{" + _names(names) + "}", _fmt(len(names)), _fmt(count)] for names, count in found.msu_sets]
+        parts.append(_table(["minimal sample unique (attribute set)", "size", "records"], rows))
+        contributions = sorted(found.attribute_contributions.items(), key=lambda item: -item[1])
+        shares = ", ".join(f"{escape(str(a))} {v:.1f}%" for a, v in contributions if v)
+        parts.append(f"<p>Share of the SUDA score each attribute takes part in: {shares}.</p>")
+    dis = [[escape(label), _fmt(count)] for label, count in found.dis_histogram.items()]
+    parts.append(_table([f"DIS-SUDA score (sampling fraction {found.dis_fraction:g})", "records"], dis))
+    return "".join(parts)
+
+
 def render_diagnosis_html(diagnosis: PrivacyDiagnosis) -> str:
     """The whole report as one HTML document (a string)."""
     d = len(diagnosis.quasi_identifiers)
@@ -200,6 +227,7 @@ def render_diagnosis_html(diagnosis: PrivacyDiagnosis) -> str:
         "no value of the table appears in this report.</p>",
         _summary(diagnosis),
         _quasi_identifier_section(diagnosis),
+        _special_uniques_section(diagnosis),
         _border_section(diagnosis, diagnosis.k_borders, lattice=True),
         *(_border_section(diagnosis, b, lattice=False) for b in diagnosis.model_borders),
         "<h2>k and l by subset size</h2>",

@@ -21,7 +21,7 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,10 +31,24 @@ from privacy_plugins.core.diagnosis.criteria import check_border_model
 from privacy_plugins.core.diagnosis.findings import Borders
 from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis, rank_quasi_identifiers
 from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS, levelwise_borders
+from privacy_plugins.core.diagnosis.special_uniques import (
+    DEFAULT_DIS_FRACTION,
+    DEFAULT_MSU_MAX_SIZE,
+    DEFAULT_MSU_MAX_SUBSETS,
+    find_msus,
+)
 from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice, lattice_order
 from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
-from privacy_plugins.core.models import KAnonymity, LVariant, PrivacyModel, requirement_models, validate_on_units
+from privacy_plugins.core.models import (
+    KAnonymity,
+    LVariant,
+    PrivacyModel,
+    bind_hierarchies,
+    requirement_models,
+    validate_on_units,
+)
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.core.results import size_histogram
@@ -126,6 +140,10 @@ def diagnose(
     time_budget: float | None = DEFAULT_TIME_BUDGET,
     progress: ProgressCallback | None = None,
     weights: Hashable | None = None,
+    hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+    msu_max_size: int | None = DEFAULT_MSU_MAX_SIZE,
+    msu_max_subsets: int = DEFAULT_MSU_MAX_SUBSETS,
+    dis_fraction: float = DEFAULT_DIS_FRACTION,
 ) -> PrivacyDiagnosis:
     """Diagnose the privacy risk of every subset of the candidate quasi-identifiers.
 
@@ -159,7 +177,8 @@ def diagnose(
             otherwise only the subsets the level-wise border search visits.
         max_evaluations: refuse to measure more subsets than this (integer ≥ 1).
         max_cost: measure all 2^d subsets only when rows × 2^d is at most this
-            (``None``: no limit); see :mod:`privacy_plugins.core.diagnosis.budget`.
+            (``None``: no limit); see :mod:`privacy_plugins.core.diagnosis.budget`. The
+            special-uniques search stops at the same cost (distinct rows × sets grouped).
         time_budget: seconds after which the walk over all subsets stops and the
             diagnosis continues level-wise (``None``: no limit). The borders are
             the same either way; ``mode_reason`` says why a diagnosis went level-wise.
@@ -171,6 +190,13 @@ def diagnose(
             database). Every measure counts records, so the diagnosis equals the
             one of the table with each row repeated that often; the column is
             not an attribute. ``rows`` and ``max_cost`` count records too.
+        hierarchies: the sensitive attributes' hierarchies the models measure along
+            (e.g. a hierarchical-distance t-closeness), bound to every model.
+        msu_max_size: special uniques (SUDA2): search the minimal sample uniques of up to
+            this many attributes (integer ≥ 0; ``None``: every size; 0: no search). The
+            report says when this bound, or ``msu_max_subsets``, cut the search.
+        msu_max_subsets: the most attribute sets the MSU search groups (integer ≥ 1).
+        dis_fraction: the sampling fraction of the DIS-SUDA score, in (0, 1] (sdcMicro's 0.01).
 
     Returns:
         A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON; ``privacy_plugins.report.render`` for HTML).
@@ -202,7 +228,7 @@ def diagnose(
     records = len(table) if counts is None else int(counts.sum())
     k_model, targets = _requirements(
         sensitive_attributes=roles.sensitive_attributes,
-        models=models,
+        models=bind_hierarchies(models, hierarchies),
         k=k,
         l=l,
         l_variant=l_variant,
@@ -223,6 +249,10 @@ def diagnose(
     if max_exhaustive > _EXHAUSTIVE_LIMIT:
         raise ConfigurationError(f"max_exhaustive must be at most {_EXHAUSTIVE_LIMIT}, got {max_exhaustive}")
     max_evaluations = check_integer(max_evaluations, name="max_evaluations")
+    if msu_max_size is not None:
+        msu_max_size = check_integer(msu_max_size, name="msu_max_size", minimum=0)
+    msu_max_subsets = check_integer(msu_max_subsets, name="msu_max_subsets")
+    dis_fraction = check_fraction(dis_fraction, name="dis_fraction", open_low=True)
     budget = DiagnosisBudget(max_exhaustive=max_exhaustive, max_cost=max_cost, time_budget=time_budget)
 
     target_k = k_model.minimum_class_size
@@ -249,6 +279,17 @@ def diagnose(
         zip(unique, levelwise_borders(lattice, unique, max_evaluations=max_evaluations, progress=progress), strict=True)
     )
     singling_out = found[_SINGLING_OUT]
+    special = (
+        None
+        if msu_max_size == 0
+        else find_msus(
+            lattice,
+            max_size=msu_max_size,
+            max_subsets=msu_max_subsets,
+            max_cost=budget.max_cost,
+            dis_fraction=dis_fraction,
+        )
+    )
     full = lattice.full_mask
     return PrivacyDiagnosis(
         quasi_identifiers=lattice.attributes,
@@ -270,6 +311,7 @@ def diagnose(
         subsets=tuple(lattice.findings[mask] for mask in sorted(lattice.findings, key=lattice_order) if mask),
         subsets_measured=len(lattice.findings),
         mode_reason=mode_reason,
+        special_uniques=special,
     )
 
 

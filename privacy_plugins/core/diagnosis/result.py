@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from privacy_plugins.core.diagnosis.findings import Borders, QuasiIdentifierScore, SubsetFinding
+from privacy_plugins.core.diagnosis.special_uniques import SpecialUniques
 from privacy_plugins.core.results import to_jsonable
 
 __all__ = ["PrivacyDiagnosis", "rank_quasi_identifiers"]
@@ -68,6 +69,8 @@ class PrivacyDiagnosis:
         mode_reason: why the diagnosis went level-wise (too many candidates,
             rows × subsets over ``max_cost``, or the ``time_budget`` ran out);
             ``None`` when every subset was measured.
+        special_uniques: the minimal sample uniques and SUDA scores of the records
+            (``None`` when not searched); its ``bound_hit`` says when a bound cut the search.
     """
 
     quasi_identifiers: tuple[Hashable, ...]
@@ -89,6 +92,7 @@ class PrivacyDiagnosis:
     subsets: tuple[SubsetFinding, ...]
     subsets_measured: int
     mode_reason: str | None = None
+    special_uniques: SpecialUniques | None = None
 
     @property
     def subsets_evaluated(self) -> int:
@@ -167,5 +171,6 @@ class PrivacyDiagnosis:
             },
             "border_subsets": [f.to_dict() for f in self.border_findings()],
             "k_by_subset": [f.to_dict() for f in self.subsets] if self.exhaustive else None,
+            "special_uniques": None if self.special_uniques is None else self.special_uniques.to_dict(),
         }
         return to_jsonable(out)

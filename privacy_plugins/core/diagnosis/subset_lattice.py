@@ -117,6 +117,8 @@ class SubsetLattice:
         first_row = np.full(n_units, n_frame, dtype=np.int64)
         np.minimum.at(first_row, unit_of_row, np.arange(n_frame, dtype=np.int64))
         self.n_units = n_units
+        #: The unit of every row of the frame (per-record results are read through it).
+        self.unit_of_row = unit_of_row
         self._weights = np.bincount(unit_of_row, weights=weights, minlength=n_units).astype(np.int64)
         self.n_rows = int(self._weights.sum())
         self._columns: list[Partition] = [(e.codes[first_row], e.cardinality) for e in qi_codes]
@@ -176,6 +178,22 @@ class SubsetLattice:
         parent = self._partitions.get(mask ^ (1 << top))
         columns = [parent, self._columns[top]] if parent is not None else [self._columns[i] for i in bits_of(mask)]
         return combine_codes(columns, self.n_units)
+
+    @property
+    def unit_weights(self) -> np.ndarray:
+        """The records each unit stands for."""
+        return self._weights
+
+    def unique_units(self, mask: int) -> tuple[np.ndarray, Partition]:
+        """Per unit, whether it is one record alone in its class of subset ``mask`` (a sample unique); the partition."""
+        partition = self.partition(mask)
+        class_of_unit, n_classes = partition
+        sizes = np.bincount(class_of_unit, weights=self._weights, minlength=n_classes)
+        return sizes[class_of_unit] == 1, partition
+
+    def keep_partition(self, mask: int, partition: Partition) -> None:
+        """Keep ``partition`` of ``mask`` as the parent of the next level's subsets (see :meth:`keep_partitions`)."""
+        self._partitions[mask] = partition
 
     def class_sizes(self, mask: int) -> np.ndarray:
         """The class sizes of a subset."""

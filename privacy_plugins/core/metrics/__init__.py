@@ -14,7 +14,7 @@ from privacy_plugins.core.metrics.anonymity import (
     sample_uniques,
     suppression_needed,
 )
-from privacy_plugins.core.metrics.closeness import emd_equal, emd_ordered
+from privacy_plugins.core.metrics.closeness import emd_equal, emd_hierarchical, emd_ordered
 from privacy_plugins.core.metrics.diversity import (
     distinct_l_per_class,
     entropy_l_per_class,
@@ -32,6 +32,7 @@ __all__ = [
     "class_size_histogram",
     "distinct_l_per_class",
     "emd_equal",
+    "emd_hierarchical",
     "emd_ordered",
     "entropy_l_per_class",
     "frequency_l_per_class",

@@ -160,8 +160,9 @@ def candidate_metadata(spec: ReleaseSpec, candidate: Candidate) -> dict[str, Any
     sizes, counts = np.unique(classes.sizes, return_counts=True)
     histogram = {int(size): int(count) for size, count in zip(sizes, counts, strict=True)}
     numbers = measure_classes(spec, classes, rows=rows, columns=columns)
+    along = spec.sensitive_hierarchies()  # the hierarchical t-distance measures along them
     sensitive = [
-        measure_sensitive(classes, attribute, spec.requirements.t_distance)  # type: ignore[arg-type]
+        measure_sensitive(classes, attribute, spec.requirements.t_distance, hierarchy=along.get(attribute))  # type: ignore[arg-type]
         for attribute in spec.sensitive_attributes
     ]
     staged = {"staged": candidate.staging_table or "Parquet working file"}
