@@ -34,6 +34,7 @@ __all__ = [
     "Publication",
     "RequirementCheck",
     "RunArtifact",
+    "Solved",
     "accept_artifact",
     "own_file",
     "write_parquet",
@@ -190,6 +191,28 @@ class Publication(_Artifact):
     """rows, classes, measured/targets per requirement, ncp, suppressed (release/published_numbers.py); no values."""
     #: Set when this publish step was a re-run: the run that had already published it (nothing was written).
     already_published_by: str = dataclasses.field(default="", kw_only=True)
+
+
+@dataclass(frozen=True)
+class Solved:
+    """What the anonymize step's algorithm decided, before the destination stages it (not an artifact: in process).
+
+    ``parts``: the published rows as engine tables (``{"table": t}``, or a two-table release's
+    ``{"qit": …, "st": …}``); ``report``: the algorithm's report (``anonymization.json``);
+    ``engine``: the engine the rows are in (to name a staging table in the logs).
+    """
+
+    parts: Mapping[str, Any]
+    algorithm: str
+    levels: dict[str, int]
+    rows_in: int
+    rows_out: int
+    suppressed: int
+    ncp: float
+    headline: str
+    report: Mapping[str, Any]
+    engine: str
+    group_column: str = ""
 
 
 def write_parquet(frame: pd.DataFrame, path: Path) -> str:

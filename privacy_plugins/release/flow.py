@@ -10,10 +10,10 @@ Each call is one run with its own id and private working folder (see
 refused or crashed — unless ``keep_workdir`` or the spec's ``workdir:`` asks to
 keep it. Two releases started side by side never see each other's files.
 
-A database or Spark source (or a file larger than ``source.out_of_core_bytes``)
-with a full-domain algorithm runs inside the database: the same five steps, each
-dispatching to :mod:`~privacy_plugins.release.pushdown`, so no source row is read
-into Python. A run that ends unpublished drops its staging table there.
+An algorithm that works on the weighted snapshot (full-domain) releases a database,
+Spark or large-file source without reading a source row into Python
+(:mod:`~privacy_plugins.release.snapshot_path`); every release stages its candidate
+through the destination, and a run that ends unpublished drops its staging table there.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The staged candidate of a release inside the database: where it lives between steps, how it is measured.
+"""Staging tables: where a staged candidate lives between steps in a database, and how staged rows are measured.
 
-A release that runs inside the database (``release/pushdown.py``) stages its
+A release's destination (``release/destination``) stages its
 anonymized rows in one of two places, recorded in the ``Candidate``:
 
 - **a staging table** ``<table>__staging_<created>_<run tag>`` in the destination
@@ -13,7 +13,7 @@ anonymized rows in one of two places, recorded in the ``Candidate``:
   name carries this run's tag, so a candidate naming another run's (or any
   other) table is refused.
 - **the run's Parquet working file** ``candidate.parquet`` otherwise (``COPY … TO`` by DuckDB, or streamed in
-  batches), with its SHA-256 in the ``Candidate``, as the in-memory flow.
+  batches, or written whole from memory), with its SHA-256 in the ``Candidate``.
 
 Leftover staging tables. A staging table is committed by the anonymize step and
 lives until the publish step, possibly in another process hours later: a visible

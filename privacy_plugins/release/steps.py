@@ -5,10 +5,10 @@ small artifacts of :mod:`.artifacts` between them — paths and numbers, never D
 Identifiers are dropped when the table is loaded, so no working file ever holds them.
 
 One path. The algorithm's tags decide how the load and anonymize steps work, whatever
-the source (:func:`~privacy_plugins.release.pushdown.pushdown_reason`): an algorithm that
+the source (:func:`~privacy_plugins.release.snapshot_path.pushdown_reason`): an algorithm that
 ``works_on_snapshot`` (full-domain, ``suppressed_rows: remove``) runs *on the weighted
 snapshot* — load stores one ``GROUP BY`` of the source (``LoadedTable.kind == "snapshot"``),
-anonymize searches it and the source's engine applies the node (:mod:`.pushdown`); every
+anonymize searches it and the source's engine applies the node (:mod:`.snapshot_path`); every
 other algorithm reads the rows (``kind == "rows"``) and anonymizes them in memory. Either
 way the anonymize step hands its output to the destination, which stages it
 (``Destination.stage``: a run-bound staging table where the rows already are, else the
@@ -42,7 +42,8 @@ without writing (:mod:`.receipts`).
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ from privacy_plugins.core.models import check_name
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.engines.pandas_engine import PandasTable
 from privacy_plugins.errors import ForeignArtifactError, InfeasibleAnonymizationError, ReleaseBlocked
-from privacy_plugins.release import pushdown, receipts
+from privacy_plugins.release import receipts
 from privacy_plugins.release.artifacts import (
     REPORT_FILE,
     Candidate,
@@ -63,6 +64,7 @@ from privacy_plugins.release.artifacts import (
     LoadedTable,
     Publication,
     RequirementCheck,
+    Solved,
     accept_artifact,
     own_file,
     write_parquet,
@@ -74,6 +76,7 @@ from privacy_plugins.release.diagnosis_reports import write_diagnosis
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.published_numbers import measure_classes
 from privacy_plugins.release.requirement_checks import candidate_checks
+from privacy_plugins.release.snapshot_path import load_snapshot, pushdown_reason, solved_on_snapshot
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.staged_candidate import (
@@ -108,8 +111,8 @@ __all__ = [
 
 
 def _on_snapshot(spec: ReleaseSpec) -> bool:
-    """Whether the algorithm works on the weighted snapshot (its tags decide, :func:`pushdown.pushdown_reason`)."""
-    return pushdown.pushdown_reason(spec) is None
+    """Whether the algorithm works on the weighted snapshot (its tags decide: ``pushdown_reason``)."""
+    return pushdown_reason(spec) is None
 
 
 def _loaded(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> tuple[str, Path, pd.DataFrame]:
@@ -135,7 +138,7 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
 
     An algorithm that needs the rows gets the table itself (identifiers dropped) as ``raw.parquet``;
     one that works on the snapshot gets only the weighted snapshot (``kind="snapshot"``, one ``GROUP BY``
-    where the rows are; see :mod:`~privacy_plugins.release.pushdown`).
+    where the rows are; see :mod:`~privacy_plugins.release.snapshot_path`).
 
     Args:
         spec: the release spec.
@@ -145,7 +148,7 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
         ConfigurationError (and subclasses): bad spec or data — raised before anything is written.
     """
     if _on_snapshot(spec):
-        return pushdown.load(spec, run_id=run_id or new_run_id())
+        return load_snapshot(spec, run_id=run_id or new_run_id())
     spec.destination.check_writable()  # an unwritable destination or report folder fails before any work
     spec.report.check_writable()
     frame = validate_frame(read_source(spec.source))
@@ -190,21 +193,53 @@ def anonymize_step(
 ) -> Candidate:
     """Anonymize and stage the candidate through the destination (raises InfeasibleAnonymizationError when impossible).
 
-    ``on_progress("anonymize", done, total)`` reports the algorithm's progress. When no
-    generalization meets the requirements nothing can ever be published from this run: its
-    working folder is removed (unless ``keep_workdir`` or the spec's ``workdir:``).
+    One body: the algorithm solves the snapshot (the source's engine applies the node,
+    :func:`~privacy_plugins.release.snapshot_path.solved_on_snapshot`) or the rows in memory;
+    the destination stages what it published (a staging table where the rows are, else the
+    run's working file(s)). ``on_progress("anonymize", done, total)`` reports the algorithm's
+    progress. When no generalization meets the requirements nothing can ever be published
+    from this run: its working folder is removed (unless ``keep_workdir`` or the spec's ``workdir:``).
     """
+    started = time.monotonic()
     try:
         run, folder, stored = _loaded(spec, loaded, run_id)
-        for stale in folder.glob("candidate*.parquet"):  # never leave an earlier candidate behind a failed run
+        for stale in [*folder.glob("candidate*.parquet"), folder / REPORT_FILE]:  # never an earlier candidate
             stale.unlink(missing_ok=True)
-        (folder / REPORT_FILE).unlink(missing_ok=True)
-        if loaded.kind == "snapshot":
-            return pushdown.anonymize(spec, loaded, run, folder, stored, on_progress=on_progress)
-        return _anonymize_rows(spec, loaded, run, folder, stored, on_progress)
+        solve = solved_on_snapshot if loaded.kind == "snapshot" else _solved_in_memory
+        with solve(spec, loaded, stored, on_progress) as solved:
+            staged = open_destination(spec.destination).stage(solved.parts, StageRun(spec, run, folder))
+            columns = {part: table.columns() for part, table in solved.parts.items()}
     except InfeasibleAnonymizationError:
         _end_unpublished(spec, loaded.run_id, keep_workdir)
         raise
+    record_columns(folder, columns)
+    report_path = write_report(folder, solved.report)
+    where = staged.name if staged.kind == "file" else f"{solved.engine}:{staged.name}"
+    LOGGER.info(
+        "anonymize: %d rows in, %d published, %d suppressed, staged at %s (%.1fs)",
+        solved.rows_in,
+        solved.rows_out,
+        solved.suppressed,
+        where,
+        time.monotonic() - started,
+    )
+    return Candidate(
+        report_path=str(report_path),
+        algorithm=solved.algorithm,
+        levels=solved.levels,
+        rows_in=solved.rows_in,
+        rows_out=solved.rows_out,
+        suppressed=solved.suppressed,
+        dropped_identifiers=list(loaded.dropped_identifiers),
+        ncp=solved.ncp,
+        run_id=run,
+        spec_name=spec.name,
+        source_fingerprint=spec.source_fingerprint,
+        headline=solved.headline,
+        group_column=solved.group_column,
+        columns=columns,
+        **candidate_fields(staged, where),
+    )
 
 
 def _end_unpublished(spec: ReleaseSpec, run: str, keep: bool) -> None:
@@ -213,11 +248,11 @@ def _end_unpublished(spec: ReleaseSpec, run: str, keep: bool) -> None:
         LOGGER.info("removed the working files of run %s: it cannot publish", run)
 
 
-def _anonymize_rows(
-    spec: ReleaseSpec, loaded: LoadedTable, run: str, folder: Path, frame: pd.DataFrame, on_progress: OnProgress | None
-) -> Candidate:
-    """The rows anonymized in memory, then staged by the destination (the run's working file(s))."""
-    started = time.monotonic()
+@contextmanager
+def _solved_in_memory(
+    spec: ReleaseSpec, loaded: LoadedTable, frame: pd.DataFrame, on_progress: OnProgress | None
+) -> Iterator[Solved]:
+    """The rows anonymized in memory by the core (which re-measures its output: ``verify``)."""
     result = anonymize(
         frame,
         algorithm=spec.algorithm.name,
@@ -230,38 +265,20 @@ def _anonymize_rows(
         **spec.algorithm.options,
         progress=StepProgress("anonymize", "nodes checked", on_progress),
     )
-    if result.linked is None:
-        parts = {TABLE: PandasTable(result.table)}
-    else:  # Anatomy: the sensitive table beside the QIT, staged and swapped together
-        parts = dict(zip(LINKED_PARTS, (PandasTable(result.table), PandasTable(result.linked.table)), strict=True))
-    staged = open_destination(spec.destination).stage(parts, StageRun(spec, run, folder))
-    columns = {part: table.columns() for part, table in parts.items()}
-    record_columns(folder, columns)
-    report_path = write_report(folder, result.to_dict())
-    LOGGER.info(
-        "anonymize: %d rows in, %d published, %d suppressed, staged at %s (%.1fs)",
-        result.rows_in,
-        result.rows_out,
-        result.suppressed,
-        staged.name,
-        time.monotonic() - started,
-    )
-    return Candidate(
-        report_path=str(report_path),
+    tables = [result.table] if result.linked is None else [result.table, result.linked.table]
+    parts = dict(zip(LINKED_PARTS if result.linked is not None else [TABLE], map(PandasTable, tables), strict=True))
+    yield Solved(
+        parts=parts,
         algorithm=result.algorithm,
         levels=result.details.recoding_levels(),
         rows_in=result.rows_in,
         rows_out=result.rows_out,
         suppressed=result.suppressed,
-        dropped_identifiers=list(loaded.dropped_identifiers),
         ncp=result.utility.ncp,
-        run_id=run,
-        spec_name=spec.name,
-        source_fingerprint=spec.source_fingerprint,
         headline=result.details.headline(),
+        report=result.to_dict(),
+        engine="pandas",
         group_column=result.linked.group_column if result.linked is not None else "",
-        columns=columns,
-        **candidate_fields(staged),
     )
 
 

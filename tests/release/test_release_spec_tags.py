@@ -23,7 +23,7 @@ from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 from privacy_plugins.release import ReleaseSpec
-from privacy_plugins.release.pushdown import pushdown_reason
+from privacy_plugins.release.snapshot_path import pushdown_reason
 from privacy_plugins.release.validation import check_lattice
 
 QIS = ("age", "sex", "zip", "education", "marital_status")

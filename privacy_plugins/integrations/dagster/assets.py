@@ -12,7 +12,7 @@ inside the database asset by asset: ``raw`` is the weighted snapshot,
 ``anonymized_candidate`` a run-bound staging table in the source database (or a
 Parquet working file), measured there by the checks (its metadata by
 ``GROUP BY``; a blocking failure drops it) and swapped in by ``published``
-(see :mod:`privacy_plugins.release.pushdown`).
+(see :mod:`privacy_plugins.release.snapshot_path`).
 """
 
 # No ``from __future__ import annotations``: Dagster reads the ``context`` annotation at definition time.

@@ -11,7 +11,7 @@ task stores only the weighted snapshot, the anonymize task stages the rows in a
 run-bound staging table of the source database (or a Parquet working file), the
 check task measures it by ``GROUP BY`` (dropping it when a check fails) and the
 publish task swaps it in — no source row reaches the worker (see
-:mod:`privacy_plugins.release.pushdown`).
+:mod:`privacy_plugins.release.snapshot_path`).
 
 Every task of one DAG run uses the run id ``<dag_id>__<run_id>`` (the same for
 every try: a retried task must find its upstream's working files), so they all

@@ -1,0 +1,200 @@
+"""The load and anonymize steps' work for an algorithm that ``works_on_snapshot``: one ``GROUP BY``, no row read.
+
+- :func:`load_snapshot`: one ``GROUP BY`` over the QIs and the columns the models read gives
+  the weighted snapshot (one row per distinct combination and its count); hierarchies are
+  built from the values present; every column, role, hierarchy leaf and requirement is
+  checked. It is stored as a small Parquet file in the run's private folder (the
+  ``LoadedTable`` has ``kind="snapshot"``, its SHA-256 and where the rows stay); the
+  diagnosis step computes the same reports from it, its counts as weights.
+- :func:`solved_on_snapshot`: the core searches the snapshot, the node is re-checked by the
+  core on the snapshot (``verify_classes``), and the source's engine applies it (value →
+  label mapping tables joined when the destination is the same database, ``CASE`` per QI
+  otherwise) and removes the violating classes — a lazy engine table the anonymize step
+  hands to the destination to stage (:mod:`privacy_plugins.release.destination`).
+
+Which releases: :func:`pushdown_reason` is ``None`` — the algorithm's tags, not the source,
+decide. Algorithms that need the rows (Mondrian, clustering, ``suppressed_rows: mark``)
+read the table into pandas and refuse a source larger than ``source.max_rows_in_memory``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pandas as pd
+
+from privacy_plugins.core.anonymize import snapshot_anonymizer
+from privacy_plugins.core.anonymize.snapshot import Snapshot
+from privacy_plugins.core.io import check_unique_columns
+from privacy_plugins.engines.aggregates import numeric_columns_as_numbers
+from privacy_plugins.engines.base import EngineTable
+from privacy_plugins.engines.full_domain_in_engine import (
+    anonymize_in_engine,
+    model_columns,
+    models_snapshot,
+    validate_models,
+)
+from privacy_plugins.engines.sql import SqlTable
+from privacy_plugins.errors import ConfigurationError, UnknownColumnError
+from privacy_plugins.release import staging
+from privacy_plugins.release.artifacts import LoadedTable, Solved, write_parquet
+from privacy_plugins.release.destination import TABLE
+from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
+from privacy_plugins.release.source_table import opened_source, same_database, source_name
+from privacy_plugins.release.spec import ReleaseSpec
+from privacy_plugins.release.staged_candidate import SNAPSHOT_FILE
+from privacy_plugins.release.validation import check_lattice
+from privacy_plugins.release.workarea import run_dir
+
+__all__ = ["load_snapshot", "pushdown_reason", "solved_on_snapshot"]
+
+
+def pushdown_reason(spec: ReleaseSpec) -> str | None:
+    """``None`` when the release works on the weighted snapshot; otherwise why it reads the rows into pandas.
+
+    The algorithm's tags decide, whatever the source: a database, Spark, a file (a Parquet or
+    CSV file larger than ``source.out_of_core_bytes`` through an in-process DuckDB, out of core;
+    a CSV typed as ``read_table`` types it, ``engines/duckdb_csv.py``) or a generated table /
+    small file read into a :class:`~privacy_plugins.engines.pandas_engine.PandasTable`.
+    """
+    solver = snapshot_anonymizer(spec.algorithm.name)
+    if solver is None:  # its tags say it does not work on a snapshot
+        return f"algorithm {spec.algorithm.name!r} recodes locally and needs the rows"
+    return solver.snapshot_refusal(spec.algorithm.options)
+
+
+def _prepared(spec: ReleaseSpec, aggregates: pd.DataFrame) -> tuple[pd.DataFrame, dict[Any, Any], Snapshot]:
+    """The aggregates as every step sees them (numeric columns numbers), the hierarchies and the snapshot."""
+    aggregates = aggregates.copy()
+    numeric_columns_as_numbers(aggregates)
+    qis = list(spec.quasi_identifiers)
+    hierarchies = dict(spec.build_hierarchies(aggregates[qis]))
+    snapshot, _ = models_snapshot(
+        None, quasi_identifiers=qis, hierarchies=hierarchies, models=spec.models(), aggregates=aggregates
+    )
+    return aggregates, hierarchies, snapshot
+
+
+def _check_staging_name(spec: ReleaseSpec, source: EngineTable, run_id: str) -> None:
+    """Refuse a destination table whose staging table name the database would truncate (losing the run tag).
+
+    And a table named like the registry of staging tables that is not the registry (``staging.check_registry``).
+    """
+    if not isinstance(source, SqlTable) or not same_database(spec):
+        return
+    name = staging.staging_name(spec, run_id)
+    limit = source.engine.dialect.max_identifier_length
+    if limit and len(name) > limit:  # PostgreSQL truncates silently
+        raise ConfigurationError(
+            f"destination.table {spec.destination.table!r} is too long: its staging table name has {len(name)} "
+            f"characters, more than {source.engine_name}'s limit of {limit}; use a shorter name"
+        )
+    with source.transaction() as connection:
+        staging.check_registry(connection)  # refuse someone else's pp_working_tables before anything is written
+
+
+def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
+    """The load step on the snapshot: check the source against the spec and store its weighted snapshot.
+
+    Raises:
+        ConfigurationError, HierarchyError, UnknownColumnError: bad spec or data (before anything is written).
+    """
+    started = time.monotonic()
+    spec.destination.check_writable()
+    spec.report.check_writable()
+    models = spec.models()
+    qis = list(spec.quasi_identifiers)
+    with opened_source(spec) as source:
+        columns = source.columns()
+        check_unique_columns(columns, where="the source")
+        spec.roles.check_columns(columns)
+        bound = spec.requirements.bound_column
+        if bound is not None and bound not in columns:
+            raise UnknownColumnError(f"bound_column not found in table: {bound!r}; available: {columns}")
+        _check_staging_name(spec, source, run_id)
+        # The sensitive attributes too, even when no requirement reads them: the diagnosis measures their l.
+        others = dict.fromkeys([*model_columns(models, qis), *map(str, spec.sensitive_attributes)])
+        raw = source.group_counts([*qis, *others])
+        where = source_name(spec, source)
+    aggregates, hierarchies, snapshot = _prepared(spec, raw)
+    check_lattice(spec, hierarchies)
+    validate_models(aggregates, snapshot.n_rows, models)
+    path = run_dir(spec, run_id, create=True) / SNAPSHOT_FILE
+    digest = write_parquet(aggregates, path)
+    LOGGER.info(
+        "load: %d rows, %d distinct combinations, in %s (pushdown; snapshot stored; %.1fs)",
+        snapshot.n_rows,
+        len(snapshot.units),
+        where,
+        time.monotonic() - started,
+    )
+    return LoadedTable(
+        path=str(path),
+        rows=snapshot.n_rows,
+        columns=[c for c in columns if c not in spec.identifiers],
+        dropped_identifiers=list(spec.identifiers),
+        run_id=run_id,
+        spec_name=spec.name,
+        source_fingerprint=spec.source_fingerprint,
+        sha256=digest,
+        kind="snapshot",
+        source=where,
+    )
+
+
+@contextmanager
+def solved_on_snapshot(
+    spec: ReleaseSpec, loaded: LoadedTable, stored: pd.DataFrame, on_progress: OnProgress | None
+) -> Iterator[Solved]:
+    """Search the stored snapshot; yield the generalized rows as a lazy table of the open source, to be staged.
+
+    Raises:
+        InfeasibleAnonymizationError: no node meets the requirements (nothing is staged).
+        ConfigurationError: the source's row count changed since the load step.
+    """
+    aggregates, hierarchies, _ = _prepared(spec, stored)
+    with opened_source(spec) as source:
+        rows = source.count()
+        if rows != loaded.rows:
+            raise ConfigurationError(
+                f"the source has {rows} rows now but had {loaded.rows} when it was loaded: it changed since the "
+                "load step; re-run the release from the load step"
+            )
+        done = anonymize_in_engine(
+            source,
+            quasi_identifiers=list(spec.quasi_identifiers),
+            hierarchies=hierarchies,
+            models=spec.models(),
+            identifiers=list(spec.identifiers),
+            sensitive_attributes=list(spec.sensitive_attributes),
+            suppression_limit=spec.requirements.suppression_limit,
+            algorithm=spec.algorithm.name,
+            options=spec.algorithm.options,
+            progress=StepProgress("anonymize", "nodes checked", on_progress),
+            aggregates=aggregates,
+            # Mapping tables joined were faster than CASE on DuckDB (bench_engines, 10M rows) but are
+            # written next to the source: only when the release writes into that database anyway.
+            method="join" if same_database(spec) else "case",
+        )
+        details = done.solution.details
+        yield Solved(
+            parts={TABLE: done.published},
+            algorithm=spec.algorithm.name,
+            levels=details.recoding_levels(),
+            rows_in=done.rows_in,
+            rows_out=done.rows_out,
+            suppressed=done.solution.suppressed,
+            ncp=done.solution.utility.ncp,
+            headline=details.headline(),
+            report={
+                "algorithm": spec.algorithm.name,
+                "levels": details.recoding_levels(),
+                "rows_in": done.rows_in,
+                "suppressed": done.solution.suppressed,
+                "ncp": done.solution.utility.ncp,
+            },
+            engine=source.engine_name,
+        )
