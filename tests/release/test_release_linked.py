@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from release_fixtures import destination_spec
+from release_fixtures import demo_spec_dict, destination_spec
 
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.demo import generate_census
@@ -157,3 +157,36 @@ def test_published_re_measures_a_two_table_release_and_fails_when_the_pair_stops
         )
     assert main(["published", str(spec), "--format", "json"]) == 1
     assert json.loads(capsys.readouterr().out)["holds"] is False
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "parquet"])
+def test_a_two_table_release_is_staged_checked_and_swapped_as_one_and_a_rerun_is_recognized(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pair is staged as the run's two working files, measured by its groups, swapped together; a publish
+    re-run after the run's folder is gone finds the receipt and the same pair (nothing written again)."""
+    from privacy_plugins.release import ReleaseSpec, remove_run_dir
+    from privacy_plugins.release.steps import anonymize_step, check_step, load_step, publish_step
+
+    monkeypatch.setenv("PRIVACY_PLUGINS_WORKDIR", str(tmp_path / "work"))
+    data = demo_spec_dict(tmp_path, rows=600, sensitive_attributes=["disease"])
+    data["algorithm"] = {"name": "anatomy"}
+    data["requirements"] = {"k": 4, "l": 2}
+    data["destination"] = {kind: str(tmp_path / ("r.duckdb" if kind == "duckdb" else "out")), "table": "census"}
+    del data["workdir"]  # the run's private folder under PRIVACY_PLUGINS_WORKDIR, removed when the run ends
+    spec = ReleaseSpec.from_dict(data)
+    candidate = anonymize_step(spec, load_step(spec, run_id="r"), run_id="r")
+    assert (Path(candidate.path).name, Path(candidate.linked_path).name) == (
+        "candidate.parquet",
+        "candidate_st.parquet",
+    )
+    assert set(candidate.staged_rows) == {"qit", "st"} and candidate.staged_rows["qit"] == candidate.rows_out
+    check = check_step(spec, candidate, run_id="r")
+    assert check.passed
+    first = publish_step(spec, candidate, check, run_id="r")
+    pair = read_linked(spec.destination)
+    assert pair is not None and len(pair["qit"]) == first.rows == candidate.rows_out
+    _assert_pair_is_diverse(pair)
+    remove_run_dir(spec, "r")  # the publish task ended the run (or another worker retries it)
+    again = publish_step(spec, candidate, check, run_id="r")
+    assert again.already_published_by == "r" and again.numbers == first.numbers

@@ -108,9 +108,13 @@ class ReleaseReader(dg.IOManager):
 def _staged_frame(spec: Any, candidate: Candidate, run: str) -> pd.DataFrame:
     """The staged candidate's rows through its destination; a refusal (foreign, changed, too many rows) fails."""
     try:
-        return measured_frame(spec, candidate, run)  # bound to this run, as the working file below
+        return measured_frame(spec, candidate, run)  # bound to this run
     except ConfigurationError as exc:  # ForeignArtifactError too
-        raise dg.Failure(f"the candidate of run {run} cannot be read: {exc}", allow_retries=False) from exc
+        raise dg.Failure(
+            f"the candidate of run {run} cannot be read: {exc} (published removes it: with one process per step "
+            "a reader must run before published — use the in-process executor — or read published instead)",
+            allow_retries=False,
+        ) from exc
 
 
 def release_reader(binding: ReleaseBinding, candidate_readers: Iterable[dg.AssetKey] = ()) -> dg.IOManagerDefinition:
