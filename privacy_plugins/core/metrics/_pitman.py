@@ -31,36 +31,85 @@ from collections.abc import Callable
 
 import numpy as np
 
-from privacy_plugins.core.metrics._newton import ACCURACY, solve_2d
-from privacy_plugins.core.metrics._special import digamma, trigamma_truncated
+from privacy_plugins.core.metrics._newton import ACCURACY, Equations, solve_2d
+from privacy_plugins.core.metrics._special import digamma1, digamma_series, trigamma_series, trigamma_truncated1
 
 __all__ = ["pitman_uniques"]
 
-Equations = Callable[[float, float], tuple[float, float, np.ndarray]]
-_NAN_RESULT = (math.nan, math.nan, np.full((2, 2), math.nan))
+_NAN_RESULT = (math.nan,) * 6
+Result = tuple[float, float, float, float, float, float]
+
+
+_LOW = 12  # classes of size ≤ 12 are summed term by term; larger ones use the asymptotic series
+
+
+def _low_terms(a: float, sizes: list[int], counts: list[int]) -> tuple[float, float]:
+    """The per-class sums of :func:`_per_class` over classes of size 2…12, term by term.
+
+    ψ(j−α) − ψ(1−α) = Σ_{k<j} 1/(k−α) exactly. The truncated ψ' of ARX's Jacobian sums
+    1/(x+m)² while x+m < 8 (no tail below 12), so ψ'ₜ(1−α) − ψ'ₜ(j−α) is the same
+    suffix sum of 1/(k−α)² cut at k−α < 8, the whole of ψ'ₜ(1−α) when 8 ≤ j−α < 12,
+    and ψ'ₜ(1−α) − ψ'(j−α) above 12.
+    """
+    inv = [1.0 / (k - a) for k in range(1, _LOW)]
+    square = [v * v for v in inv]
+    psi = tri = 0.0
+    tri_1 = trigamma_truncated1(1.0 - a)
+    for j, c in zip(sizes, counts, strict=True):
+        psi += c * sum(inv[: j - 1])
+        x = j - a
+        if x < 8.0:
+            tail = sum(square[k - 1] for k in range(j, _LOW) if k - a < 8.0)
+            tri += c * (tri_1 - tail)
+        elif x < 12.0:
+            tri += c * tri_1
+        else:
+            tri += c * (tri_1 - trigamma_truncated1(x))
+    return psi, tri
+
+
+def _per_class(sizes: np.ndarray, counts: np.ndarray, a: float) -> tuple[float, float]:
+    """Σ_j c_j [ψ(j−α) − ψ(1−α)] and Σ_j c_j [ψ'ₜ(1−α) − ψ'ₜ(j−α)] over the classes of size j > 1.
+
+    ψ'ₜ is ARX's truncated trigamma (the Jacobian only). Sizes up to 12 are summed
+    term by term (:func:`_low_terms`), larger ones go straight to the asymptotic
+    series: an evaluation costs a few vector operations whatever the histogram.
+    """
+    low = sizes <= _LOW
+    if abs(a) < 1.0 - 1e-4 or a < 0:
+        psi, tri = _low_terms(a, sizes[low].tolist(), counts[low].tolist())
+    else:  # α near or above 1 (1 − α at a pole or negative): the general functions
+        psi = tri = 0.0
+        psi_1, tri_1 = digamma1(1.0 - a), trigamma_truncated1(1.0 - a)
+        for j, c in zip(sizes[low].tolist(), counts[low].tolist(), strict=True):
+            psi += c * (digamma1(j - a) - psi_1)
+            tri += c * (tri_1 - trigamma_truncated1(j - a))
+    high, weight = sizes[~low] - a, counts[~low]
+    if high.size:
+        total = float(weight.sum())
+        with np.errstate(all="ignore"):
+            psi += float((weight * digamma_series(high)).sum()) - total * digamma1(1.0 - a)
+            tri += total * trigamma_truncated1(1.0 - a) - float((weight * trigamma_series(high)).sum())
+    return psi, tri
 
 
 def _closed(sizes: np.ndarray, counts: np.ndarray, u: float, n: float) -> Equations:
-    big, big_counts = sizes[sizes > 1].astype(np.float64), counts[sizes > 1].astype(np.float64)
+    big, big_counts = sizes[sizes > 1].astype(np.int64), counts[sizes > 1].astype(np.float64)
 
-    def equations(t: float, a: float) -> tuple[float, float, np.ndarray]:
-        if a == 0:
+    def equations(t: float, a: float) -> Result:
+        if a == 0 or not math.isfinite(t + a):
             return _NAN_RESULT
-        with np.errstate(all="ignore"):
-            z = t / a
-            psi = digamma(np.array([z + u, z + 1.0, n + t, t + 1.0]))
-            tri = trigamma_truncated(np.array([z + u, z + 1.0, n + t, t + 1.0]))
-            per_class = np.concatenate(([1.0 - a], big - a))
-            psi_j, tri_j = digamma(per_class), trigamma_truncated(per_class)
-            s0 = (psi[0] - psi[1]) / a  # Σ_{i<u} 1/(θ+iα)
-            t00 = (tri[1] - tri[0]) / (a * a)  # Σ 1/(θ+iα)²
-            t01 = (s0 - t * t00) / a  # Σ i/(θ+iα)²
-            t11 = ((u - 1.0) - 2.0 * t * s0 + t * t * t00) / (a * a)  # Σ i²/(θ+iα)²
-            f1 = s0 - (psi[2] - psi[3])
-            f2 = ((u - 1.0) - t * s0) / a - float((big_counts * (psi_j[1:] - psi_j[0])).sum())
-            d4 = float((big_counts * (tri_j[0] - tri_j[1:])).sum())
-            jacobian = np.array([[(tri[3] - tri[2]) - t00, -t01], [-t01, -t11 - d4]])
-        return float(f1), float(f2), jacobian
+        z = t / a
+        psi = [digamma1(v) for v in (z + u, z + 1.0, n + t, t + 1.0)]
+        tri = [trigamma_truncated1(v) for v in (z + u, z + 1.0, n + t, t + 1.0)]
+        o4, d4 = _per_class(big, big_counts, a)
+        s0 = (psi[0] - psi[1]) / a  # Σ_{i<u} 1/(θ+iα)
+        t00 = (tri[1] - tri[0]) / (a * a)  # Σ 1/(θ+iα)²
+        t01 = (s0 - t * t00) / a  # Σ i/(θ+iα)²
+        t11 = ((u - 1.0) - 2.0 * t * s0 + t * t * t00) / (a * a)  # Σ i²/(θ+iα)²
+        f1 = s0 - (psi[2] - psi[3])
+        f2 = ((u - 1.0) - t * s0) / a - o4
+        return f1, f2, (tri[3] - tri[2]) - t00, -t01, -t01, -t11 - d4
 
     return equations
 
@@ -74,7 +123,7 @@ def _summed(sizes: np.ndarray, counts: np.ndarray, u: float, n: float) -> Equati
     np.add.at(weight, sizes, counts)
     below = np.cumsum(weight[::-1])[::-1][2:]  # below[k-1] = classes with size > k
 
-    def equations(t: float, a: float) -> tuple[float, float, np.ndarray]:
+    def equations(t: float, a: float) -> Result:
         with np.errstate(all="ignore"):
             inv = 1.0 / (t + i * a)
             inv_m = 1.0 / (t + m)
@@ -82,10 +131,9 @@ def _summed(sizes: np.ndarray, counts: np.ndarray, u: float, n: float) -> Equati
             f1 = inv.sum() - inv_m.sum()
             f2 = (i * inv).sum() - (below * inv_k).sum()
             t01 = (i * inv * inv).sum()
-            jacobian = np.array(
-                [[(inv_m * inv_m).sum() - (inv * inv).sum(), -t01], [-t01, -(i * i * inv * inv).sum() - (below * inv_k * inv_k).sum()]]
-            )
-        return float(f1), float(f2), jacobian
+            j11 = (inv_m * inv_m).sum() - (inv * inv).sum()
+            j22 = -(i * i * inv * inv).sum() - (below * inv_k * inv_k).sum()
+        return float(f1), float(f2), float(j11), -float(t01), -float(t01), float(j22)
 
     return equations
 
@@ -112,7 +160,7 @@ def pitman_uniques(sizes: np.ndarray, counts: np.ndarray, population_size: int) 
     summed = _summed(sizes, counts, u, n)
     root = solve_2d(_closed(sizes, counts, u, n), start, domain=domain)
     if root is not None:
-        f1, f2, _ = summed(*root)
+        f1, f2, *_ = summed(*root)
         if not (abs(f1) <= ACCURACY and abs(f2) <= ACCURACY):
             root = None
     if root is None:

@@ -172,14 +172,18 @@ def _snb_equations(k: float, f: float, c1: float, c2: float) -> object:
             e2 = k * a * b**a * f * f * (1 - b) / 2 * (1 - d) ** (-(a + 2)) * (2 - (1 - a) * d)
         return float(e1 - c1), float(e2 - c2)
 
-    def equations(a: float, b: float) -> tuple[float, float, np.ndarray]:
+    def equations(a: float, b: float) -> tuple[float, float, float, float, float, float]:
         g1, g2 = moments(a, b)
         ha, hb = 1e-7 * max(1.0, abs(a)), 1e-7 * max(1.0, abs(b))
         pa, pb, ma, mb = moments(a + ha, b), moments(a, b + hb), moments(a - ha, b), moments(a, b - hb)
-        jacobian = np.array(
-            [[(pa[0] - ma[0]) / (2 * ha), (pb[0] - mb[0]) / (2 * hb)], [(pa[1] - ma[1]) / (2 * ha), (pb[1] - mb[1]) / (2 * hb)]]
+        return (
+            g1,
+            g2,
+            (pa[0] - ma[0]) / (2 * ha),
+            (pb[0] - mb[0]) / (2 * hb),
+            (pa[1] - ma[1]) / (2 * ha),
+            (pb[1] - mb[1]) / (2 * hb),
         )
-        return g1, g2, jacobian
 
     return equations
 
