@@ -40,7 +40,9 @@ def _grid() -> list[tuple[float, float]]:
 _GRID = _grid()
 
 
-def _step(x: float, y: float, f1: float, f2: float, j11: float, j12: float, j21: float, j22: float) -> tuple[float, float]:
+def _step(
+    x: float, y: float, f1: float, f2: float, j11: float, j12: float, j21: float, j22: float
+) -> tuple[float, float]:
     try:
         scale = 1.0 / (j11 * j22 - j12 * j21)
         return x - (j22 * f1 - j12 * f2) * scale, y - (-j21 * f1 + j11 * f2) * scale

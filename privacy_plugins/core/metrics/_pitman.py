@@ -27,7 +27,6 @@ References:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -43,24 +42,28 @@ Result = tuple[float, float, float, float, float, float]
 _LOW = 12  # classes of size ≤ 12 are summed term by term; larger ones use the asymptotic series
 
 
-def _low_terms(a: float, sizes: list[int], counts: list[int]) -> tuple[float, float]:
+def _low_terms(a: float, sizes: list[int], counts: list[int], above: list[float]) -> tuple[float, float]:
     """The per-class sums of :func:`_per_class` over classes of size 2…12, term by term.
 
-    ψ(j−α) − ψ(1−α) = Σ_{k<j} 1/(k−α) exactly. The truncated ψ' of ARX's Jacobian sums
-    1/(x+m)² while x+m < 8 (no tail below 12), so ψ'ₜ(1−α) − ψ'ₜ(j−α) is the same
-    suffix sum of 1/(k−α)² cut at k−α < 8, the whole of ψ'ₜ(1−α) when 8 ≤ j−α < 12,
-    and ψ'ₜ(1−α) − ψ'(j−α) above 12.
+    ψ(j−α) − ψ(1−α) = Σ_{k<j} 1/(k−α) exactly, so the first sum is Σ_k above_k/(k−α)
+    with above_k = the classes (of size ≤ 12) larger than k. ARX's truncated ψ' (the
+    Jacobian only) sums 1/(x+m)² while x+m < 8 with no tail below 12, so
+    ψ'ₜ(1−α) − ψ'ₜ(j−α) is the sum of 1/(k−α)² over k < j (k−α < 8), all of ψ'ₜ(1−α)
+    when 8 ≤ j−α < 12, and ψ'ₜ(1−α) − ψ'(j−α) from 12 on.
     """
     inv = [1.0 / (k - a) for k in range(1, _LOW)]
-    square = [v * v for v in inv]
-    psi = tri = 0.0
+    psi = 0.0
+    for weight, value in zip(above, inv, strict=True):
+        psi += weight * value
     tri_1 = trigamma_truncated1(1.0 - a)
+    suffix = [0.0] * (_LOW + 1)  # suffix[j] = Σ_{k ≥ j, k−α < 8} 1/(k−α)²
+    for k in range(_LOW - 1, 0, -1):
+        suffix[k] = suffix[k + 1] + (inv[k - 1] * inv[k - 1] if k - a < 8.0 else 0.0)
+    tri = 0.0
     for j, c in zip(sizes, counts, strict=True):
-        psi += c * sum(inv[: j - 1])
         x = j - a
         if x < 8.0:
-            tail = sum(square[k - 1] for k in range(j, _LOW) if k - a < 8.0)
-            tri += c * (tri_1 - tail)
+            tri += c * (tri_1 - suffix[j])
         elif x < 12.0:
             tri += c * tri_1
         else:
@@ -68,7 +71,7 @@ def _low_terms(a: float, sizes: list[int], counts: list[int]) -> tuple[float, fl
     return psi, tri
 
 
-def _per_class(sizes: np.ndarray, counts: np.ndarray, a: float) -> tuple[float, float]:
+def _per_class(sizes: np.ndarray, counts: np.ndarray, a: float, above: list[float]) -> tuple[float, float]:
     """Σ_j c_j [ψ(j−α) − ψ(1−α)] and Σ_j c_j [ψ'ₜ(1−α) − ψ'ₜ(j−α)] over the classes of size j > 1.
 
     ψ'ₜ is ARX's truncated trigamma (the Jacobian only). Sizes up to 12 are summed
@@ -77,7 +80,7 @@ def _per_class(sizes: np.ndarray, counts: np.ndarray, a: float) -> tuple[float, 
     """
     low = sizes <= _LOW
     if abs(a) < 1.0 - 1e-4 or a < 0:
-        psi, tri = _low_terms(a, sizes[low].tolist(), counts[low].tolist())
+        psi, tri = _low_terms(a, sizes[low].tolist(), counts[low].tolist(), above)
     else:  # α near or above 1 (1 − α at a pole or negative): the general functions
         psi = tri = 0.0
         psi_1, tri_1 = digamma1(1.0 - a), trigamma_truncated1(1.0 - a)
@@ -95,6 +98,8 @@ def _per_class(sizes: np.ndarray, counts: np.ndarray, a: float) -> tuple[float, 
 
 def _closed(sizes: np.ndarray, counts: np.ndarray, u: float, n: float) -> Equations:
     big, big_counts = sizes[sizes > 1].astype(np.int64), counts[sizes > 1].astype(np.float64)
+    small = big <= _LOW
+    above = [float(big_counts[small & (big > k)].sum()) for k in range(1, _LOW)]
 
     def equations(t: float, a: float) -> Result:
         if a == 0 or not math.isfinite(t + a):
@@ -102,7 +107,7 @@ def _closed(sizes: np.ndarray, counts: np.ndarray, u: float, n: float) -> Equati
         z = t / a
         psi = [digamma1(v) for v in (z + u, z + 1.0, n + t, t + 1.0)]
         tri = [trigamma_truncated1(v) for v in (z + u, z + 1.0, n + t, t + 1.0)]
-        o4, d4 = _per_class(big, big_counts, a)
+        o4, d4 = _per_class(big, big_counts, a, above)
         s0 = (psi[0] - psi[1]) / a  # Σ_{i<u} 1/(θ+iα)
         t00 = (tri[1] - tri[0]) / (a * a)  # Σ 1/(θ+iα)²
         t01 = (s0 - t * t00) / a  # Σ i/(θ+iα)²

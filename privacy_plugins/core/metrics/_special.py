@@ -21,7 +21,11 @@ __all__ = [
     "digamma",
     "digamma1",
     "digamma_series",
-    "trigamma_series", "trigamma", "trigamma_truncated", "trigamma_truncated1"]
+    "trigamma",
+    "trigamma_series",
+    "trigamma_truncated",
+    "trigamma_truncated1",
+]
 
 _LARGE = 12.0
 _SHIFTS = np.arange(12, dtype=np.float64)

@@ -31,6 +31,7 @@ References:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.frame import encode_column
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.metrics.uniqueness import ClassSizeHistogram, estimate_all
 from privacy_plugins.core.parameters import check_fraction, check_integer
@@ -51,6 +53,7 @@ __all__ = [
     "PopulationRisk",
     "population_class_sizes",
     "population_risk",
+    "population_risk_by_subset",
     "population_risk_from_sizes",
 ]
 
@@ -63,7 +66,7 @@ class PopulationModel:
     """What is known about the population the table was sampled from: give exactly one.
 
     Attributes:
-        sampling_fraction: n/N, in (0, 1]; N = round(n / f) as in ARX.
+        sampling_fraction: n/N, in (0, 1]; N = n / f rounded half up, as in ARX.
         population_size: N, an integer ≥ n.
         population_table: one row per QI combination with its population count in
             ``count_column`` (census counts); N = the sum of the counts.
@@ -98,16 +101,14 @@ class PopulationModel:
     def size_for(self, sample_records: int) -> int:
         """N for a sample of ``sample_records`` records (checked to be at least the sample)."""
         if self.sampling_fraction is not None:
-            size = int(round(sample_records / self.sampling_fraction))
+            size = math.floor(sample_records / self.sampling_fraction + 0.5)  # Java's Math.round, as ARX
         elif self.population_size is not None:
             size = self.population_size
         else:
             assert self.population_table is not None
             size = int(self.population_table[self.count_column].sum())
         if size < sample_records:
-            raise ConfigurationError(
-                f"population_size {size} is smaller than the sample ({sample_records} records)"
-            )
+            raise ConfigurationError(f"population_size {size} is smaller than the sample ({sample_records} records)")
         return size
 
 
@@ -176,9 +177,7 @@ def population_class_sizes(
         )
     short = int((counts < classes.sizes).sum())
     if short:
-        raise ConfigurationError(
-            f"population_table counts are smaller than the sample for {short} combination(s)"
-        )
+        raise ConfigurationError(f"population_table counts are smaller than the sample for {short} combination(s)")
     return counts
 
 
@@ -254,3 +253,45 @@ def population_risk(
     )
 
 
+def _marginal(population: PopulationModel, columns: list[Hashable]) -> PopulationModel:
+    """The population model restricted to ``columns`` (a table's counts summed over the other columns)."""
+    table = population.population_table
+    if table is None:
+        return population
+    missing = [q for q in columns if q not in table.columns]
+    if missing:
+        raise UnknownColumnError(f"population_table lacks quasi-identifier column(s) {missing!r}")
+    summed = table.groupby(columns, dropna=False, sort=False)[population.count_column].sum().reset_index()
+    return PopulationModel(population_table=summed, count_column=population.count_column)
+
+
+def population_risk_by_subset(
+    frame: pd.DataFrame,
+    *,
+    quasi_identifiers: Sequence[Hashable],
+    population: PopulationModel,
+    threshold: float = DEFAULT_RISK_THRESHOLD,
+    max_size: int | None = None,
+) -> dict[tuple[Hashable, ...], PopulationRisk]:
+    """:class:`PopulationRisk` of every non-empty QI subset (up to ``max_size`` attributes).
+
+    Each column is encoded once and a subset's classes are its columns' codes
+    combined (no regrouping of the frame); a population table is summed to the
+    subset's columns, so its marginals stay exact.
+
+    Example:
+        >>> frame = pd.DataFrame({"zip": ["a", "a", "b"], "sex": ["f", "m", "f"]})
+        >>> risks = population_risk_by_subset(frame, quasi_identifiers=["zip", "sex"],
+        ...                                   population=PopulationModel(sampling_fraction=0.5))
+        >>> [(subset, r.sample_uniques) for subset, r in risks.items()]
+        [(('zip',), 0.3333333333333333), (('sex',), 0.3333333333333333), (('zip', 'sex'), 1.0)]
+    """
+    names = list(quasi_identifiers)
+    encoded = {name: encode_column(frame, name) for name in names}
+    out: dict[tuple[Hashable, ...], PopulationRisk] = {}
+    for size in range(1, (max_size or len(names)) + 1):
+        for subset in itertools.combinations(names, size):
+            codes = [(encoded[q].codes, encoded[q].cardinality) for q in subset]
+            classes = EquivalenceClasses.from_codes(frame, subset, codes)
+            out[subset] = population_risk(classes, _marginal(population, list(subset)), threshold=threshold)
+    return out

@@ -151,7 +151,8 @@ def pitman(h: ClassSizeHistogram) -> Estimate:
 def _population_classes(h: ClassSizeHistogram) -> float:
     """K: non-empty population classes, Haas et al.'s Shlosser-type estimator D̂_Sh3 (q = f).
 
-    K = u + c_1 · [Σ_i i q²(1−q²)^{i−1} c_i / Σ_i ((1−q²)^i − (1−q)^i) c_i] · [Σ_i (1−q)^i c_i / Σ_i i q (1−q)^{i−1} c_i]²
+    K = u + c_1 · [Σ_i i q²(1−q²)^{i−1} c_i / Σ_i ((1−q²)^i − (1−q)^i) c_i]
+          · [Σ_i (1−q)^i c_i / Σ_i i q (1−q)^{i−1} c_i]²
     """
     q = h.fraction
     i, c = h.sizes.astype(np.float64), h.counts.astype(np.float64)

@@ -32,7 +32,11 @@ def naive(rows: list[tuple[int, int]], population: dict[tuple[int, int], int] | 
     prosecutor, journalist = [], []
     for row in rows:
         f = sample[row]
-        big = Fraction(population[row]) if population is not None else min(max(Fraction(f) / f_n, Fraction(f)), Fraction(size))
+        big = (
+            Fraction(population[row])
+            if population is not None
+            else min(max(Fraction(f) / f_n, Fraction(f)), Fraction(size))
+        )
         prosecutor.append(Fraction(1, f))
         journalist.append(1 / big)
     return {
@@ -56,7 +60,9 @@ ROWS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=1, max
 
 
 @settings(max_examples=60)
-@given(rows=ROWS, extra=st.lists(st.integers(0, 5), min_size=12, max_size=12), threshold=st.sampled_from([0.1, 0.2, 0.5]))
+@given(
+    rows=ROWS, extra=st.lists(st.integers(0, 5), min_size=12, max_size=12), threshold=st.sampled_from([0.1, 0.2, 0.5])
+)
 def test_population_table_risks_match_the_record_by_record_reference(rows, extra, threshold) -> None:
     sample = Counter(rows)
     population = {(a, b): sample.get((a, b), 0) + extra[a * 3 + b] for a in range(4) for b in range(3)}
@@ -67,7 +73,9 @@ def test_population_table_risks_match_the_record_by_record_reference(rows, extra
     for key, value in want.items():
         assert got[key] == pytest.approx(float(value), abs=1e-12), key
     assert got["exact_population"] is True
-    assert got["population_uniques"] == pytest.approx(sum(1 for c in population.values() if c == 1) / sum(population.values()))
+    assert got["population_uniques"] == pytest.approx(
+        sum(1 for c in population.values() if c == 1) / sum(population.values())
+    )
 
 
 @settings(max_examples=60)
@@ -77,7 +85,18 @@ def test_fraction_risks_match_the_reference_and_keep_their_bounds(rows, fraction
     want = naive(rows, None, Fraction(fraction).limit_denominator(1000), Fraction(1, 5))
     for key, value in want.items():
         assert got[key] == pytest.approx(float(value), abs=1e-12), key
-    for key in ("sample_uniques", "prosecutor", "journalist", "marketer", "highest", "average", "pitman", "zayatz", "snb", "dankar"):
+    for key in (
+        "sample_uniques",
+        "prosecutor",
+        "journalist",
+        "marketer",
+        "highest",
+        "average",
+        "pitman",
+        "zayatz",
+        "snb",
+        "dankar",
+    ):
         assert got[key] is None or 0.0 <= got[key] <= 1.0, key
     assert got["marketer"] <= got["highest"]
     assert got["journalist"] <= got["prosecutor"] == got["highest"]
