@@ -150,7 +150,13 @@ class PopulationRisk:
 def population_class_sizes(
     classes: EquivalenceClasses, table: pd.DataFrame, *, count_column: str = COUNT_COLUMN
 ) -> np.ndarray:
-    """F_j for every sample class: the population count of the class's QI combination (a join, no row loop).
+    """F_j for every class: the population count of the QI combinations its records hold (a join, no row loop).
+
+    A class of published (or raw) records holds one combination, and F_j is its
+    count. A class formed by a search over raw records (its members' combinations
+    generalized together) gets the sum over the distinct combinations among its
+    members — the people known to share the class's published values, a lower
+    bound of its population when the table lists raw combinations only.
 
     Raises:
         UnknownColumnError: the population table lacks a quasi-identifier column.
@@ -161,24 +167,27 @@ def population_class_sizes(
     missing = [q for q in qis if q not in table.columns]
     if missing:
         raise UnknownColumnError(f"population_table lacks quasi-identifier column(s) {missing!r}")
-    first_row = np.full(classes.n_classes, -1, dtype=np.int64)
-    first_row[classes.class_of_row[::-1]] = np.arange(len(classes.class_of_row))[::-1]
-    sample_keys = classes.frame.iloc[first_row][qis].astype(str).reset_index(drop=True)
-    population = table[qis].astype(str)
-    population = population.assign(_count=pd.to_numeric(table[count_column], errors="coerce").to_numpy())
-    if population.duplicated(subset=qis).any():
+    keys = table[qis].astype(str)
+    if keys.duplicated().any():
         raise ConfigurationError("population_table lists a quasi-identifier combination more than once")
-    joined = sample_keys.merge(population, on=qis, how="left", sort=False)
-    counts = joined["_count"].to_numpy(dtype=np.float64)
-    absent = int(np.isnan(counts).sum())
-    if absent:
+    counts = pd.to_numeric(table[count_column], errors="coerce").to_numpy(dtype=np.float64)
+    if np.isnan(counts).any() or (counts < 0).any():
+        raise ConfigurationError(f"population_table column {count_column!r} must hold counts >= 0")
+    positions = keys.assign(_row=np.arange(len(keys)))
+    rows = classes.frame[qis].astype(str).reset_index(drop=True)
+    row_of_unit = rows.merge(positions, on=qis, how="left", sort=False)["_row"].to_numpy(dtype=np.float64)
+    absent = np.isnan(row_of_unit)
+    if absent.any():
+        combinations = int(rows[absent].drop_duplicates().shape[0])
         raise ConfigurationError(
-            f"population_table lacks {absent} quasi-identifier combination(s) present in the sample"
+            f"population_table lacks {combinations} quasi-identifier combination(s) present in the sample"
         )
-    short = int((counts < classes.sizes).sum())
+    pairs = np.unique(classes.class_of_row.astype(np.int64) * len(keys) + row_of_unit.astype(np.int64))
+    sizes = np.bincount(pairs // len(keys), weights=counts[pairs % len(keys)], minlength=classes.n_classes)
+    short = int((sizes < classes.sizes).sum())
     if short:
         raise ConfigurationError(f"population_table counts are smaller than the sample for {short} combination(s)")
-    return counts
+    return sizes
 
 
 def population_risk_from_sizes(
