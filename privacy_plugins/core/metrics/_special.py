@@ -65,7 +65,7 @@ def digamma(x: np.ndarray | float) -> np.ndarray:
     negative = values < 0
     if negative.any():
         out[negative] = [digamma1(v) for v in values[negative]]
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def trigamma(x: np.ndarray | float) -> np.ndarray:
@@ -78,7 +78,7 @@ def trigamma(x: np.ndarray | float) -> np.ndarray:
     values = np.atleast_1d(np.asarray(x, dtype=np.float64))
     with np.errstate(all="ignore"):
         y, terms = _shift(np.where(values > 0, values, np.nan), _LARGE)
-        return trigamma_series(y) + (1.0 / (terms * terms)).sum(axis=1)  # type: ignore[no-any-return]
+        return trigamma_series(y) + (1.0 / (terms * terms)).sum(axis=1)
 
 
 def trigamma_truncated(x: np.ndarray | float) -> np.ndarray:
@@ -101,7 +101,7 @@ def trigamma_truncated(x: np.ndarray | float) -> np.ndarray:
     small = (values > 0) & (values <= 1e-4) | (values < 0)
     if small.any():
         out[small] = [trigamma_truncated1(v) for v in values[small]]
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def digamma1(x: float) -> float:

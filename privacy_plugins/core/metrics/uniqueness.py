@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privacy_plugins.core.metrics._newton import solve_2d
+from privacy_plugins.core.metrics._newton import Equations, solve_2d
 from privacy_plugins.core.metrics._pitman import pitman_uniques
 
 __all__ = ["ESTIMATORS", "ClassSizeHistogram", "Estimate", "dankar", "estimate_all", "pitman", "snb", "zayatz"]
@@ -162,7 +162,7 @@ def _population_classes(h: ClassSizeHistogram) -> float:
     return float(h.classes + h.count_of(1) * first * second * second)
 
 
-def _snb_equations(k: float, f: float, c1: float, c2: float) -> object:
+def _snb_equations(k: float, f: float, c1: float, c2: float) -> Equations:
     """E[c_1] − c_1 and E[c_2] − c_2 under the SNB model (α, β), with a central-difference Jacobian."""
 
     def moments(alpha: float, beta: float) -> tuple[float, float]:
@@ -200,7 +200,7 @@ def snb(h: ClassSizeHistogram) -> Estimate:
     if not math.isfinite(k):
         return _none("SNB: the number of population classes cannot be estimated")
     equations = _snb_equations(k, h.fraction, float(c1), float(h.count_of(2)))
-    root = solve_2d(equations, (1.0, 1.0), domain=lambda a, b: a > 0 and 0 < b <= 1)  # type: ignore[arg-type]
+    root = solve_2d(equations, (1.0, 1.0), domain=lambda a, b: a > 0 and 0 < b <= 1)
     if root is None:
         return _none("SNB: the moment equations have no solution in alpha > 0, 0 < beta <= 1")
     alpha, beta = root
