@@ -137,12 +137,29 @@ class KMap(PrivacyModel):
         """K."""
         return float(self.k)
 
+    def population_table(self) -> pd.DataFrame:
+        """The population table (exact form), read once per path.
+
+        Raises:
+            ConfigurationError: the file cannot be read or has no count column (naming k_map's population).
+        """
+        try:
+            table = self._frame if self._frame is not None else _table(str(self.population))
+        except (OSError, ConfigurationError) as exc:
+            raise ConfigurationError(f"k_map population {self.population}: {exc}") from None
+        if self.count_column not in table.columns:
+            raise ConfigurationError(f"k_map population {self.population} has no count column {self.count_column!r}")
+        return table
+
+    def validate_against(self, table: pd.DataFrame) -> None:
+        """The population table (exact form) must be readable, with its count column."""
+        super().validate_against(table)
+        if self.exact:
+            self.population_table()
+
     def population_sizes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Each class's population count (exact form)."""
-        table = self._frame if self._frame is not None else _table(str(self.population))
-        if self.count_column not in table.columns:
-            raise ConfigurationError(f"population table {self.population} has no count column {self.count_column!r}")
-        return population_class_sizes(classes, table, count_column=self.count_column)
+        return population_class_sizes(classes, self.population_table(), count_column=self.count_column)
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes mapping to fewer than k people."""

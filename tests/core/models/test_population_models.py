@@ -125,3 +125,16 @@ def test_average_risk_marks_the_fewest_smallest_classes() -> None:
     classes = EquivalenceClasses.from_frame(frame, ["q"])
     assert AverageReidentificationRisk(0.35).violating_classes(classes).tolist() == [True, True, False, False]
     assert not AverageReidentificationRisk(0.5).violating_classes(classes).any()
+
+
+def test_k_map_names_an_unreadable_population_table(tmp_path) -> None:
+    frame = pd.DataFrame({"a": [1, 1], "b": [2, 2]})
+    with pytest.raises(ConfigurationError, match=r"^k_map population .*nope\.csv: table file not found"):
+        KMap(3, population=str(tmp_path / "nope.csv")).validate_against(frame)
+    census = tmp_path / "census.csv"
+    pd.DataFrame({"a": [1], "b": [2], "people": [9]}).to_csv(census, index=False)
+    with pytest.raises(ConfigurationError, match="has no count column 'count'"):
+        KMap(3, population=str(census)).validate_against(frame)
+    counted = KMap(3, population=str(census), count_column="people")
+    counted.validate_against(frame)
+    assert counted.observed(EquivalenceClasses.from_frame(frame, ["a", "b"])) == 9.0
