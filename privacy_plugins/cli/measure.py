@@ -28,7 +28,15 @@ from privacy_plugins.core.measure import MeasureReport, measure
 from privacy_plugins.core.metrics.population import PopulationModel
 from privacy_plugins.errors import PrivacyRiskWarning
 
-__all__ = ["INCLUDE_VALUES_WARNING", "add_demo_parser", "add_measure_parser", "format_table"]
+__all__ = [
+    "INCLUDE_VALUES_WARNING",
+    "add_demo_parser",
+    "add_measure_parser",
+    "add_population_arguments",
+    "format_table",
+    "population_model",
+    "population_rows",
+]
 
 #: The one line printed on stderr when ``--include-values`` is given.
 INCLUDE_VALUES_WARNING = (
@@ -97,7 +105,7 @@ def population_model(args: argparse.Namespace) -> PopulationModel | None:
     return None
 
 
-def _population_rows(data: Mapping[str, Any]) -> list[tuple[str, str] | str]:
+def population_rows(data: Mapping[str, Any]) -> list[tuple[str, str] | str]:
     """The population-risk block of the table output (counts and shares, never values)."""
 
     def estimate(name: str) -> str:
@@ -216,7 +224,7 @@ def format_table(report: MeasureReport, *, source: str) -> str:
             verdicts.append((check, f"{verdict}; {result.model}, observed {_fmt(result.observed)}"))
         lines += ["requirements", *aligned(verdicts)]
     if "population_risk" in data:
-        lines += ["population risk", *aligned(_population_rows(data["population_risk"]))]
+        lines += ["population risk", *aligned(population_rows(data["population_risk"]))]
     return "\n".join(lines)
 
 

@@ -100,3 +100,28 @@ def test_the_table_output_shows_the_three_attackers(tmp_path: Path, capsys: pyte
     )
     out = capsys.readouterr().out
     assert "population risk" in out and "journalist highest / average" in out and "via " in out
+
+
+def test_diagnose_shows_population_risk_beside_the_sample_risk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _table(tmp_path)
+    assert (
+        main(
+            [
+                "diagnose",
+                str(path),
+                "--quasi-identifiers",
+                "zip,sex",
+                "--population-fraction",
+                "0.1",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    risk = json.loads(capsys.readouterr().out)["population_risk"]
+    assert all(key in risk for key in CONTRACT) and risk["population_size"] == 110
+    assert main(["diagnose", str(path), "--quasi-identifiers", "zip,sex", "--population-size", "200"]) == 0
+    assert "population risk, all candidates" in capsys.readouterr().out

@@ -9,6 +9,7 @@ References:
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import ClassVar
@@ -27,8 +28,17 @@ __all__ = ["KMap"]
 ESTIMATORS: tuple[str, ...] = ("poisson", "zero_truncated_poisson")
 
 
-@lru_cache(maxsize=4)
 def _table(path: str) -> pd.DataFrame:
+    """The table at ``path``, read again only when the file changed (a lattice search asks per node)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        stat = None
+    return _read(path, None if stat is None else (stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=4)
+def _read(path: str, version: tuple[int, int] | None) -> pd.DataFrame:
     from privacy_plugins.core.io import read_table  # (io reads files; imported only when a table is named)
 
     return read_table(path)
