@@ -147,6 +147,20 @@ class PopulationRisk:
         return to_jsonable(self)
 
 
+def _numeric(values: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values))
+
+
+def _join_keys(population: pd.DataFrame, sample: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """QI values as join keys: numbers as floats where both sides hold numbers (1 meets 1.0), else text."""
+    left, right = {}, {}
+    for column in population.columns:
+        both_numeric = _numeric(population[column]) and _numeric(sample[column])
+        for out, values in ((left, population[column]), (right, sample[column])):
+            out[column] = values.astype(np.float64) if both_numeric else values.astype(str)
+    return pd.DataFrame(left), pd.DataFrame(right)
+
+
 def population_class_sizes(
     classes: EquivalenceClasses, table: pd.DataFrame, *, count_column: str = COUNT_COLUMN
 ) -> np.ndarray:
@@ -167,14 +181,14 @@ def population_class_sizes(
     missing = [q for q in qis if q not in table.columns]
     if missing:
         raise UnknownColumnError(f"population_table lacks quasi-identifier column(s) {missing!r}")
-    keys = table[qis].astype(str)
+    sample = classes.frame[qis].reset_index(drop=True)
+    keys, rows = _join_keys(table[qis].reset_index(drop=True), sample)
     if keys.duplicated().any():
         raise ConfigurationError("population_table lists a quasi-identifier combination more than once")
     counts = pd.to_numeric(table[count_column], errors="coerce").to_numpy(dtype=np.float64)
     if np.isnan(counts).any() or (counts < 0).any():
         raise ConfigurationError(f"population_table column {count_column!r} must hold counts >= 0")
     positions = keys.assign(_row=np.arange(len(keys)))
-    rows = classes.frame[qis].astype(str).reset_index(drop=True)
     row_of_unit = rows.merge(positions, on=qis, how="left", sort=False)["_row"].to_numpy(dtype=np.float64)
     absent = np.isnan(row_of_unit)
     if absent.any():
