@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.population import COUNT_COLUMN, population_class_sizes
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.parameters import check_fraction, check_integer
@@ -105,6 +107,7 @@ class KMap(PrivacyModel):
     significance_level: float = 0.01
     count_column: str = COUNT_COLUMN
     _frame: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    _hierarchies: tuple[tuple[Hashable, Hierarchy], ...] = field(default=(), compare=False, repr=False)
 
     monotonic_with_suppression: ClassVar[bool] = True
     config_name: ClassVar[str] = "k_map"
@@ -168,8 +171,18 @@ class KMap(PrivacyModel):
             self.population_table()
 
     def population_sizes(self, classes: EquivalenceClasses) -> np.ndarray:
-        """Each class's population count (exact form)."""
-        return population_class_sizes(classes, self.population_table(), count_column=self.count_column)
+        """Each class's population count (exact form).
+
+        Raises:
+            ConfigurationError: the classes carry no quasi-identifier values to look up (a
+                lattice search over a snapshot groups level codes, not values).
+        """
+        if any(q not in classes.frame.columns for q in classes.quasi_identifiers):
+            raise ConfigurationError(
+                f"{self} looks classes up by their quasi-identifier values, which this search does not keep: "
+                "check or measure a table with it, or anonymize with k_map's population as a sampling fraction"
+            )
+        return population_class_sizes(classes, self._generalized_table(classes), count_column=self.count_column)
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes mapping to fewer than k people."""
@@ -185,4 +198,31 @@ class KMap(PrivacyModel):
 
     def with_population_frame(self, frame: pd.DataFrame) -> KMap:
         """The same model reading ``frame`` instead of the file (tests, callers holding the table)."""
-        return KMap(self.k, self.population, self.estimator, self.significance_level, self.count_column, frame)
+        return replace(self, _frame=frame)
+
+    def with_hierarchies(self, hierarchies: Mapping[Hashable, Hierarchy]) -> KMap:
+        """The model knowing the QIs' hierarchies (a population table of raw combinations then serves published ones).
+
+        A published table is looked up in the population table generalized to the level
+        every published label of a QI sits at.
+        """
+        return replace(self, _hierarchies=tuple(hierarchies.items())) if hierarchies else self
+
+    def _generalized_table(self, classes: EquivalenceClasses) -> pd.DataFrame:
+        """The population table with each QI generalized to the one level all published labels sit at."""
+        table = self.population_table()
+        changed = False
+        for column, hierarchy in self._hierarchies:
+            if column not in classes.quasi_identifiers or column not in table.columns:
+                continue
+            published = set(classes.frame[column].astype(str).unique().tolist())
+            levels = [
+                level for level in range(hierarchy.height + 1) if published <= set(map(str, hierarchy.labels[level]))
+            ]
+            if levels and levels[0] > 0:
+                table = table.assign(**{str(column): hierarchy.generalize(table[column], levels[0])})
+                changed = True
+        if not changed:
+            return table
+        keys = list(classes.quasi_identifiers)
+        return table.groupby(keys, sort=False, dropna=False)[self.count_column].sum().reset_index()

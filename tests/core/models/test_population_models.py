@@ -138,3 +138,39 @@ def test_k_map_names_an_unreadable_population_table(tmp_path) -> None:
     counted = KMap(3, population=str(census), count_column="people")
     counted.validate_against(frame)
     assert counted.observed(EquivalenceClasses.from_frame(frame, ["a", "b"])) == 9.0
+
+
+def test_exact_k_map_checks_a_published_table_against_raw_population_counts() -> None:
+    from privacy_plugins.core.hierarchies import Hierarchy
+    from privacy_plugins.core.measure import measure
+
+    hierarchies = {
+        "age": Hierarchy.from_rows("age", [[str(v), "2x", "*"] for v in range(20, 30)]),
+        "zip": Hierarchy.from_rows("zip", [["a", "*"], ["b", "*"]]),
+    }
+    census = pd.DataFrame({"age": [str(v) for v in range(20, 30)] * 2, "zip": ["a"] * 10 + ["b"] * 10, "count": 1})
+    published = pd.DataFrame({"age": ["2x"] * 6, "zip": ["a", "a", "b", "b", "a", "b"]})
+    for k, passed in ((10, True), (11, False)):
+        model = KMap(k, population="census.csv").with_population_frame(census)
+        result = measure(published, quasi_identifiers=["age", "zip"], models=[model], hierarchies=hierarchies)
+        assert result.results["k_map"].passed is passed and result.results["k_map"].observed == 10.0
+    with pytest.raises(ConfigurationError, match="lacks 2 quasi-identifier combination"):  # without the hierarchies
+        measure(
+            published, quasi_identifiers=["age", "zip"], models=[KMap(3, population="c").with_population_frame(census)]
+        )
+
+
+def test_exact_k_map_refuses_a_search_that_keeps_no_values(tmp_path) -> None:
+    from privacy_plugins.core.anonymize.full_domain import anonymize_full_domain
+    from privacy_plugins.core.hierarchies import Hierarchy
+
+    frame = pd.DataFrame({"zip": ["a", "b", "a", "b"]})
+    census = tmp_path / "census.csv"
+    pd.DataFrame({"zip": ["a", "b"], "count": [9, 9]}).to_csv(census, index=False)
+    with pytest.raises(ConfigurationError, match="anonymize with k_map's population as a sampling fraction"):
+        anonymize_full_domain(
+            frame,
+            quasi_identifiers=["zip"],
+            hierarchies={"zip": Hierarchy.from_rows("zip", [["a", "*"], ["b", "*"]])},
+            models=[KMap(3, population=str(census))],
+        )
