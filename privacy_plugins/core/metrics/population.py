@@ -153,7 +153,8 @@ def _numeric(values: pd.Series) -> bool:
 
 def _join_keys(population: pd.DataFrame, sample: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """QI values as join keys: numbers as floats where both sides hold numbers (1 meets 1.0), else text."""
-    left, right = {}, {}
+    left: dict[Hashable, pd.Series] = {}
+    right: dict[Hashable, pd.Series] = {}
     for column in population.columns:
         both_numeric = _numeric(population[column]) and _numeric(sample[column])
         for out, values in ((left, population[column]), (right, sample[column])):
