@@ -2,7 +2,7 @@
 
 For every non-empty subset of Adult's 7 QIs (127) and sampling fractions 0.01,
 0.1 and 0.5, ARX's worker answers ``prisk`` (``../shared/arx``) and ours is
-:func:`privacy_plugins.core.metrics.population.population_risk_by_subset`. Asserted to
+:func:`privacy_plugins.core.metrics.population_subsets.population_risk_by_subset`. Asserted to
 1e-6 (absolute, every value is a fraction): sample uniques, highest, average,
 marketer, Pitman, Zayatz, SNB and Dankar (``None`` where ARX has no estimate);
 ``prosecutor`` equals ARX's estimated prosecutor risk. ``journalist`` is printed
@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from privacy_plugins.core.metrics.population import PopulationModel, population_risk_by_subset
+from privacy_plugins.core.metrics.population import PopulationModel
+from privacy_plugins.core.metrics.population_subsets import population_risk_by_subset
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adult import ADULT, QIS, load_adult  # a sibling script, not a package

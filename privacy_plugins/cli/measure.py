@@ -92,6 +92,9 @@ def add_population_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--population-table", type=Path, help="CSV/Parquet of population counts: the QI columns and a 'count' column",
     )  # fmt: skip
+    group.add_argument(
+        "--population-weights", metavar="COLUMN", help="a column of sampling weights (people each record stands for)"
+    )
 
 
 def population_model(args: argparse.Namespace) -> PopulationModel | None:
@@ -102,6 +105,8 @@ def population_model(args: argparse.Namespace) -> PopulationModel | None:
         return PopulationModel(population_size=args.population_size)
     if args.population_table is not None:
         return PopulationModel(population_table=read_table(args.population_table))
+    if args.population_weights is not None:
+        return PopulationModel(weight_column=args.population_weights)
     return None
 
 
@@ -118,6 +123,8 @@ def population_rows(data: Mapping[str, Any]) -> list[tuple[str, str] | str]:
         ("prosecutor highest / average", f"{_fmt(data['prosecutor'])} / {_fmt(data['average'])}"),
         ("journalist highest / average", f"{_fmt(data['journalist'])} / {_fmt(data['journalist_average'])}"),
         ("marketer", _fmt(data["marketer"])),
+        ("individual risk highest / average",
+         f"{_fmt(data['individual_risk'])} / {_fmt(data['individual_risk_average'])} (Benedetti–Franconi)"),
         ("records at risk (prosecutor / journalist)",
          f"{share(data['prosecutor_at_risk'])} / {share(data['journalist_at_risk'])} above {data['threshold']:g}"),
         *((f"population uniques ({name})", estimate(name)) for name in ("pitman", "zayatz", "snb")),

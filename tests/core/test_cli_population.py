@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -125,3 +126,13 @@ def test_diagnose_shows_population_risk_beside_the_sample_risk(
     assert all(key in risk for key in CONTRACT) and risk["population_size"] == 110
     assert main(["diagnose", str(path), "--quasi-identifiers", "zip,sex", "--population-size", "200"]) == 0
     assert "population risk, all candidates" in capsys.readouterr().out
+
+
+def test_population_weights_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "survey.csv"
+    pd.DataFrame({"zip": ["a", "a", "b"], "w": [10, 30, 4]}).to_csv(path, index=False)
+    risk = _json(capsys, str(path), "--quasi-identifiers", "zip", "--population-weights", "w")["population_risk"]
+    assert risk["population_size"] == 44 and risk["journalist"] == pytest.approx(1 / 4)  # b: 1 record, 4 people
+    assert risk["individual_risk"] == pytest.approx(0.25 / 0.75 * math.log(4))  # the unique: f = 1, F = 4
+    assert main(["measure", str(path), "--quasi-identifiers", "zip", "--population-weights", "nope"]) == 2
+    assert "population weight_column 'nope' is not in the table" in capsys.readouterr().err

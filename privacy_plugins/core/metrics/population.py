@@ -31,16 +31,15 @@ References:
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.frame import encode_column
+from privacy_plugins.core.metrics.individual_risk import individual_risk
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.metrics.uniqueness import ClassSizeHistogram, estimate_all
 from privacy_plugins.core.parameters import check_fraction, check_integer
@@ -53,8 +52,8 @@ __all__ = [
     "PopulationRisk",
     "population_class_sizes",
     "population_risk",
-    "population_risk_by_subset",
     "population_risk_from_sizes",
+    "weights_of",
 ]
 
 #: The column of a population table holding each combination's number of people.
@@ -71,6 +70,8 @@ class PopulationModel:
         population_table: one row per QI combination with its population count in
             ``count_column`` (census counts); N = the sum of the counts.
         count_column: the count column of ``population_table``.
+        weight_column: a column of the sample holding each record's sampling weight (the people it
+            stands for, as survey weights do): F_j = the class's weight sum, N = the total weight.
 
     Example:
         >>> PopulationModel(sampling_fraction=0.1).size_for(30)
@@ -81,12 +82,13 @@ class PopulationModel:
     population_size: int | None = None
     population_table: pd.DataFrame | None = field(default=None, compare=False, hash=False)
     count_column: str = COUNT_COLUMN
+    weight_column: Hashable | None = None
 
     def __post_init__(self) -> None:
-        given = [x is not None for x in (self.sampling_fraction, self.population_size, self.population_table)]
-        if sum(given) != 1:
+        options = (self.sampling_fraction, self.population_size, self.population_table, self.weight_column)
+        if sum(x is not None for x in options) != 1:
             raise ConfigurationError(
-                "population: give exactly one of sampling_fraction, population_size or population_table"
+                "population: give exactly one of sampling_fraction, population_size, population_table or weight_column"
             )
         if self.sampling_fraction is not None:
             check_fraction(self.sampling_fraction, name="population sampling_fraction", open_low=True)
@@ -104,9 +106,10 @@ class PopulationModel:
             size = math.floor(sample_records / self.sampling_fraction + 0.5)  # Java's Math.round, as ARX
         elif self.population_size is not None:
             size = self.population_size
-        else:
-            assert self.population_table is not None
+        elif self.population_table is not None:
             size = int(self.population_table[self.count_column].sum())
+        else:
+            raise ConfigurationError("population: the size of a weighted sample is its total weight (see weights_of)")
         if size < sample_records:
             raise ConfigurationError(f"population_size {size} is smaller than the sample ({sample_records} records)")
         return size
@@ -138,6 +141,8 @@ class PopulationRisk:
     snb: float | None
     dankar: float | None
     dankar_model: str | None
+    individual_risk: float = 0.0
+    individual_risk_average: float = 0.0
     population_uniques: float | None = None
     exact_population: bool = False
     unavailable: Mapping[str, str] = field(default_factory=dict)
@@ -212,18 +217,24 @@ def population_risk_from_sizes(
     population_sizes: np.ndarray | None = None,
     threshold: float = DEFAULT_RISK_THRESHOLD,
     population_uniques: int | None = None,
+    exact: bool | None = None,
 ) -> PopulationRisk:
-    """Every measure of :class:`PopulationRisk` from the sample class sizes (and exact F_j if known)."""
+    """Every measure of :class:`PopulationRisk` from the sample class sizes (and F_j if known).
+
+    ``exact`` (default: whether ``population_sizes`` is given) says the F_j are counts, not
+    estimates (sampling weights): the marketer is then measured against them.
+    """
     threshold = check_fraction(threshold, name="risk_threshold")
     f_j = np.asarray(sizes, dtype=np.float64)
     n = float(f_j.sum())
     fraction = n / population_size
-    exact = population_sizes is not None
+    exact = population_sizes is not None if exact is None else exact
     if population_sizes is None:
         big_f = np.minimum(np.maximum(f_j / fraction, f_j), float(population_size))
     else:
         big_f = np.asarray(population_sizes, dtype=np.float64)
     matched = float((f_j / big_f).sum()) / n
+    individual = individual_risk(f_j, big_f)
     estimates = estimate_all(ClassSizeHistogram.from_sizes(sizes, population_size=population_size))
     return PopulationRisk(
         records=int(n),
@@ -244,10 +255,30 @@ def population_risk_from_sizes(
         snb=estimates["snb"].fraction,
         dankar=estimates["dankar"].fraction,
         dankar_model=estimates["dankar"].model,
+        individual_risk=float(individual.max()),
+        individual_risk_average=float((f_j * individual).sum()) / n,
         population_uniques=None if population_uniques is None else population_uniques / population_size,
         exact_population=exact,
         unavailable={k: v.reason for k, v in estimates.items() if v.fraction is None and v.reason},
     )
+
+
+def weights_of(classes: EquivalenceClasses, column: Hashable) -> np.ndarray:
+    """The sampling weight of every record (finite, > 0), in the rows' order.
+
+    Raises:
+        UnknownColumnError: the weight column is not in the table.
+        ConfigurationError: a weight is missing, not a number, or not positive.
+    """
+    if column not in classes.frame.columns:
+        raise UnknownColumnError(f"population weight_column {column!r} is not in the table")
+    if classes.weights is not None:
+        raise ConfigurationError("population weight_column needs the records, not a weighted snapshot of them")
+    weights = pd.to_numeric(classes.frame[column], errors="coerce").to_numpy(dtype=np.float64)
+    bad = int((~np.isfinite(weights) | (weights <= 0)).sum())
+    if bad:
+        raise ConfigurationError(f"population weight_column {column!r} has {bad} weight(s) that are not numbers > 0")
+    return weights
 
 
 def population_risk(
@@ -262,6 +293,16 @@ def population_risk(
         >>> risk.sample_uniques, risk.highest, risk.journalist, risk.average
         (0.5, 1.0, 0.5, 0.75)
     """
+    if population.weight_column is not None:
+        weights = weights_of(classes, population.weight_column)
+        sizes = np.bincount(classes.class_of_row, weights=weights, minlength=classes.n_classes)
+        return population_risk_from_sizes(
+            classes.sizes,
+            population_size=max(classes.n_rows, math.floor(float(weights.sum()) + 0.5)),
+            population_sizes=sizes,
+            threshold=threshold,
+            exact=False,
+        )
     size = population.size_for(classes.n_rows)
     population_sizes = uniques = None
     if population.population_table is not None:
@@ -275,47 +316,3 @@ def population_risk(
         threshold=threshold,
         population_uniques=uniques,
     )
-
-
-def _marginal(population: PopulationModel, columns: list[Hashable]) -> PopulationModel:
-    """The population model restricted to ``columns`` (a table's counts summed over the other columns)."""
-    table = population.population_table
-    if table is None:
-        return population
-    missing = [q for q in columns if q not in table.columns]
-    if missing:
-        raise UnknownColumnError(f"population_table lacks quasi-identifier column(s) {missing!r}")
-    summed = table.groupby(columns, dropna=False, sort=False)[population.count_column].sum().reset_index()
-    return PopulationModel(population_table=summed, count_column=population.count_column)
-
-
-def population_risk_by_subset(
-    frame: pd.DataFrame,
-    *,
-    quasi_identifiers: Sequence[Hashable],
-    population: PopulationModel,
-    threshold: float = DEFAULT_RISK_THRESHOLD,
-    max_size: int | None = None,
-) -> dict[tuple[Hashable, ...], PopulationRisk]:
-    """:class:`PopulationRisk` of every non-empty QI subset (up to ``max_size`` attributes).
-
-    Each column is encoded once and a subset's classes are its columns' codes
-    combined (no regrouping of the frame); a population table is summed to the
-    subset's columns, so its marginals stay exact.
-
-    Example:
-        >>> frame = pd.DataFrame({"zip": ["a", "a", "b"], "sex": ["f", "m", "f"]})
-        >>> risks = population_risk_by_subset(frame, quasi_identifiers=["zip", "sex"],
-        ...                                   population=PopulationModel(sampling_fraction=0.5))
-        >>> [(subset, r.sample_uniques) for subset, r in risks.items()]
-        [(('zip',), 0.3333333333333333), (('sex',), 0.3333333333333333), (('zip', 'sex'), 1.0)]
-    """
-    names = list(quasi_identifiers)
-    encoded = {name: encode_column(frame, name) for name in names}
-    out: dict[tuple[Hashable, ...], PopulationRisk] = {}
-    for size in range(1, (max_size or len(names)) + 1):
-        for subset in itertools.combinations(names, size):
-            codes = [(encoded[q].codes, encoded[q].cardinality) for q in subset]
-            classes = EquivalenceClasses.from_codes(frame, subset, codes)
-            out[subset] = population_risk(classes, _marginal(population, list(subset)), threshold=threshold)
-    return out

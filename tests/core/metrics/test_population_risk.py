@@ -7,6 +7,7 @@ docs/population-risk.md.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from fractions import Fraction
 
@@ -135,3 +136,44 @@ def test_population_table_errors_name_the_setting() -> None:
         ours(rows, PopulationModel(population_size=2), 0.2)
     with pytest.raises(ConfigurationError, match="exactly one of"):
         PopulationModel(sampling_fraction=0.1, population_size=10)
+
+
+def benedetti_franconi(f: int, big_f: float) -> float:
+    """sdcMicro's individual risk of a record in a class of f sample records and F people (p = f/F)."""
+    p = f / big_f
+    if p >= 1:
+        return 1 / f
+    if f == 1:
+        return p / (1 - p) * math.log(1 / p)
+    if f == 2:
+        return p / (1 - p) - (p / (1 - p)) ** 2 * math.log(1 / p)
+    return p / (f - (1 - p))
+
+
+@settings(max_examples=40)
+@given(rows=ROWS, data=st.data())
+def test_sampling_weights_give_the_weighted_population_and_benedetti_franconi_risk(rows, data) -> None:
+    weights = data.draw(st.lists(st.sampled_from([1.0, 2.5, 10.0, 40.0]), min_size=len(rows), max_size=len(rows)))
+    frame = pd.DataFrame(rows, columns=QIS).assign(w=weights)
+    got = population_risk(EquivalenceClasses.from_frame(frame, QIS), PopulationModel(weight_column="w")).to_dict()
+    sample = Counter(rows)
+    population: dict[tuple[int, int], float] = {}
+    for row, weight in zip(rows, weights, strict=True):
+        population[row] = population.get(row, 0.0) + weight
+    risks = [benedetti_franconi(sample[row], max(population[row], sample[row])) for row in rows]
+    assert got["individual_risk"] == pytest.approx(max(risks), rel=1e-12)
+    assert got["individual_risk_average"] == pytest.approx(sum(risks) / len(rows), rel=1e-12)
+    assert got["journalist"] == pytest.approx(max(1 / max(population[r], sample[r]) for r in rows), rel=1e-12)
+    assert got["population_size"] == max(len(rows), math.floor(sum(weights) + 0.5))
+    assert 0 <= got["individual_risk_average"] <= got["individual_risk"] <= 1
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan")])
+def test_bad_sampling_weights_are_refused_by_name(bad) -> None:
+    frame = pd.DataFrame({"a": [1, 1, 2], "b": [0, 0, 1], "w": [5.0, bad, 3.0]})
+    with pytest.raises(
+        ConfigurationError, match=r"^population weight_column 'w' has 1 weight\(s\) that are not numbers > 0"
+    ):
+        population_risk(EquivalenceClasses.from_frame(frame, QIS), PopulationModel(weight_column="w"))
+    with pytest.raises(UnknownColumnError, match="population weight_column 'v' is not in the table"):
+        population_risk(EquivalenceClasses.from_frame(frame, QIS), PopulationModel(weight_column="v"))
