@@ -31,7 +31,14 @@ import math
 import numpy as np
 
 from privacy_plugins.core.metrics._newton import ACCURACY, Equations, solve_2d
-from privacy_plugins.core.metrics._special import digamma1, digamma_series, trigamma_series, trigamma_truncated1
+from privacy_plugins.core.metrics._special import (
+    digamma,
+    digamma1,
+    digamma_series,
+    trigamma,
+    trigamma_series,
+    trigamma_truncated1,
+)
 
 __all__ = ["pitman_uniques"]
 
@@ -120,9 +127,13 @@ def _closed(sizes: np.ndarray, counts: np.ndarray, u: float, n: float) -> Equati
 
 
 def _summed(sizes: np.ndarray, counts: np.ndarray, u: float, n: float) -> Equations:
-    """The same equations and their exact Jacobian, summed term by term (O(n + largest class))."""
+    """The same equations and their exact Jacobian, summed term by term (O(classes + largest class)).
+
+    The sums over the n − 1 records, Σ 1/(θ+i) and Σ 1/(θ+i)², are ψ(θ+n) − ψ(θ+1) and
+    ψ'(θ+1) − ψ'(θ+n) (exact for θ > −1, where every term is positive), so a large
+    table costs no array of its size; the sums over classes are taken term by term.
+    """
     i = np.arange(1, int(u), dtype=np.float64)
-    m = np.arange(1, int(n), dtype=np.float64)
     k = np.arange(1, int(sizes.max()), dtype=np.float64)
     weight = np.zeros(int(sizes.max()) + 1)
     np.add.at(weight, sizes, counts)
@@ -130,13 +141,18 @@ def _summed(sizes: np.ndarray, counts: np.ndarray, u: float, n: float) -> Equati
 
     def equations(t: float, a: float) -> Result:
         with np.errstate(all="ignore"):
+            if t > -1.0:
+                psi, tri = digamma(np.array([t + n, t + 1.0])), trigamma(np.array([t + 1.0, t + n]))
+                records, records_squared = psi[0] - psi[1], tri[0] - tri[1]
+            else:  # (a start value below −1: the terms change sign, sum them)
+                inv_m = 1.0 / (t + np.arange(1, int(n), dtype=np.float64))
+                records, records_squared = inv_m.sum(), (inv_m * inv_m).sum()
             inv = 1.0 / (t + i * a)
-            inv_m = 1.0 / (t + m)
             inv_k = 1.0 / (k - a)
-            f1 = inv.sum() - inv_m.sum()
+            f1 = inv.sum() - records
             f2 = (i * inv).sum() - (below * inv_k).sum()
             t01 = (i * inv * inv).sum()
-            j11 = (inv_m * inv_m).sum() - (inv * inv).sum()
+            j11 = records_squared - (inv * inv).sum()
             j22 = -(i * i * inv * inv).sum() - (below * inv_k * inv_k).sum()
         return float(f1), float(f2), float(j11), -float(t01), -float(t01), float(j22)
 
