@@ -101,7 +101,10 @@ def snb_expected(alpha: float, beta: float, population_classes: float, f: float,
         )
         k = g + 1
         if k >= size:
-            total += math.exp(log_nb) * math.comb(k, size) * f**size * (1 - f) ** (k - size)
+            term = math.exp(log_nb) * math.comb(k, size) * f**size * (1 - f) ** (k - size)
+            total += term
+            if g > 50 and term < 1e-18 * total:  # the tail no longer counts
+                break
     return population_classes * total
 
 
