@@ -231,8 +231,8 @@ def population_risk_from_sizes(
     exact = population_sizes is not None if exact is None else exact
     if population_sizes is None:
         big_f = np.minimum(np.maximum(f_j / fraction, f_j), float(population_size))
-    else:
-        big_f = np.asarray(population_sizes, dtype=np.float64)
+    else:  # (weights below 1 can sum below the sample: a class holds at least its own records)
+        big_f = np.maximum(np.asarray(population_sizes, dtype=np.float64), f_j)
     matched = float((f_j / big_f).sum()) / n
     individual = individual_risk(f_j, big_f)
     estimates = estimate_all(ClassSizeHistogram.from_sizes(sizes, population_size=population_size))

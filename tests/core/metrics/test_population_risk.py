@@ -153,7 +153,7 @@ def benedetti_franconi(f: int, big_f: float) -> float:
 @settings(max_examples=40)
 @given(rows=ROWS, data=st.data())
 def test_sampling_weights_give_the_weighted_population_and_benedetti_franconi_risk(rows, data) -> None:
-    weights = data.draw(st.lists(st.sampled_from([1.0, 2.5, 10.0, 40.0]), min_size=len(rows), max_size=len(rows)))
+    weights = data.draw(st.lists(st.sampled_from([0.5, 1.0, 2.5, 10.0, 40.0]), min_size=len(rows), max_size=len(rows)))
     frame = pd.DataFrame(rows, columns=QIS).assign(w=weights)
     got = population_risk(EquivalenceClasses.from_frame(frame, QIS), PopulationModel(weight_column="w")).to_dict()
     sample = Counter(rows)
@@ -166,6 +166,7 @@ def test_sampling_weights_give_the_weighted_population_and_benedetti_franconi_ri
     assert got["journalist"] == pytest.approx(max(1 / max(population[r], sample[r]) for r in rows), rel=1e-12)
     assert got["population_size"] == max(len(rows), math.floor(sum(weights) + 0.5))
     assert 0 <= got["individual_risk_average"] <= got["individual_risk"] <= 1
+    assert 0 < got["journalist"] <= got["prosecutor"] <= 1 and got["journalist_average"] <= got["average"]
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan")])
