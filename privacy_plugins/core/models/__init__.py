@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from privacy_plugins.core.models.average_risk import AverageReidentificationRisk
 from privacy_plugins.core.models.base import ModelResult, PrivacyModel, bind_hierarchies, validate_on_units
+from privacy_plugins.core.models.delta_presence import DeltaPresence
 from privacy_plugins.core.models.k_anonymity import KAnonymity
 from privacy_plugins.core.models.k_map import KMap
 from privacy_plugins.core.models.l_diversity import (
@@ -47,6 +48,7 @@ __all__ = [
     "MODEL_REGISTRY",
     "T_DISTANCES",
     "AverageReidentificationRisk",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EntropyLDiversity",
     "FrequencyLDiversity",

@@ -28,6 +28,7 @@ from typing import Any
 
 from privacy_plugins.core.models.average_risk import AverageReidentificationRisk
 from privacy_plugins.core.models.base import PrivacyModel
+from privacy_plugins.core.models.delta_presence import DeltaPresence
 from privacy_plugins.core.models.k_anonymity import KAnonymity
 from privacy_plugins.core.models.k_map import KMap
 from privacy_plugins.core.models.l_diversity import (
@@ -66,6 +67,7 @@ MODEL_REGISTRY: dict[str, type[PrivacyModel]] = {
         AverageReidentificationRisk,  # issue 30: population risk
         PopulationUniqueness,
         KMap,
+        DeltaPresence,
     )
 }
 

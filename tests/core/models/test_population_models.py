@@ -86,13 +86,20 @@ def test_population_uniqueness_is_not_monotone_and_says_so() -> None:
 
 
 @settings(max_examples=12)
-@given(problem=problems(max_rows=30), choice=st.integers(0, 2), limit=st.sampled_from([0, 3]))
+@given(problem=problems(max_rows=30), choice=st.integers(0, 4), limit=st.sampled_from([0, 3]))
 def test_the_optimal_search_finds_the_exhaustive_optimum_with_each_model(problem, choice, limit) -> None:
-    model = [AverageReidentificationRisk(0.5), KMap(6, population=0.5), PopulationUniqueness(0.2, population=0.5)][
-        choice
-    ]
+    from privacy_plugins.core.models import DeltaPresence
+
+    model = [
+        AverageReidentificationRisk(0.5),
+        KMap(6, population=0.5),
+        PopulationUniqueness(0.2, population=0.5),
+        DeltaPresence(0.0, 0.6, "study"),
+        DeltaPresence(0.2, 0.8, "study"),
+    ][choice]
+    frame = problem.frame.assign(study=problem.frame["x"] % 2)
     snapshot = Snapshot.build(
-        problem.frame, quasi_identifiers=problem.quasi_identifiers, hierarchies=problem.hierarchies
+        frame, quasi_identifiers=problem.quasi_identifiers, hierarchies=problem.hierarchies, model_columns=model.columns
     )
     reference = exhaustive_search(LatticeSearch(snapshot, [model], limit))
     found = optimal_search(LatticeSearch(snapshot, [model], limit))
@@ -174,3 +181,41 @@ def test_exact_k_map_refuses_a_search_that_keeps_no_values(tmp_path) -> None:
             hierarchies={"zip": Hierarchy.from_rows("zip", [["a", "*"], ["b", "*"]])},
             models=[KMap(3, population=str(census))],
         )
+
+
+@settings(max_examples=40)
+@given(rows=ROWS, merge=st.integers(2, 5), data=st.data(), dmax=st.sampled_from([0.4, 0.6, 1.0]))
+def test_delta_presence_against_a_reference_and_monotone_without_a_lower_bound(rows, merge, data, dmax) -> None:
+    from privacy_plugins.core.models import DeltaPresence
+
+    flags = data.draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
+    frame = pd.DataFrame(rows, columns=["a", "b"]).assign(study=flags)
+    fine = EquivalenceClasses.from_frame(frame, ["a", "b"])
+    codes = [((frame["a"] // merge).to_numpy(), 5), (frame["b"].to_numpy(), 4)]
+    coarse = EquivalenceClasses.from_codes(frame, ("a", "b"), codes)
+    upper = DeltaPresence(0.0, dmax, "study")
+    for classes in (fine, coarse):  # reference: δ per class, record by record
+        members: dict[int, list[bool]] = {}
+        for flag, cls in zip(flags, classes.class_of_row.tolist(), strict=True):
+            members.setdefault(cls, []).append(flag)
+        want = [sum(members[c]) / len(members[c]) for c in range(classes.n_classes)]
+        assert upper.deltas(classes).tolist() == pytest.approx(want)
+        assert upper.violating_classes(classes).tolist() == [d > dmax for d in want]
+    assert upper.is_monotonic(with_suppression=False)
+    if upper.holds(fine):
+        assert upper.holds(coarse)
+
+
+def test_delta_presence_with_a_lower_bound_is_not_monotone_and_says_so() -> None:
+    from privacy_plugins.core.models import DeltaPresence
+
+    frame = pd.DataFrame({"zip": ["a", "a"] + ["b"] * 8, "study": [1, 0] + [0] * 8})
+    fine = EquivalenceClasses.from_frame(frame, ["zip"])
+    merged = EquivalenceClasses.from_frame(frame.assign(zip="*"), ["zip"])
+    model = DeltaPresence(0.3, 1.0, "study")
+    assert model.holds(fine) and not model.holds(merged)  # δ 0.5 (b has no subset record) → 0.1
+    assert not model.is_monotonic(with_suppression=False) and model.monotone_relaxation(with_suppression=False) is None
+    with pytest.raises(ConfigurationError, match="subset_column 'study' has 1 value"):
+        model.validate_against(frame.assign(study=[1, 0, 2] + [0] * 7))
+    with pytest.raises(ConfigurationError, match="delta_presence: dmin must be at most dmax"):
+        from_config("delta_presence", dmin=0.5, dmax=0.2, subset_column="study")
