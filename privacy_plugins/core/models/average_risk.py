@@ -7,6 +7,7 @@ References:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -25,15 +26,15 @@ class AverageReidentificationRisk(PrivacyModel):
 
     Monotone under generalization: generalizing merges classes, so the number of
     classes J can only fall while the records n stay, and J/n never rises. When the
-    bound is missed the violating classes are the fewest smallest classes whose
-    suppression brings the rest within it (ARX suppresses smallest classes first);
-    whether suppressing more helps depends on the whole table, so the lattice does
-    not prune with it under suppression.
+    bound is missed the violating classes are those smaller than 1/max: without them
+    every class has at least 1/max records and the rest meets the bound. Under a
+    suppression limit the lattice does not prune with it (whether the table meets
+    the bound depends on all of it).
 
     Example:
         >>> import pandas as pd
         >>> classes = EquivalenceClasses.from_frame(pd.DataFrame({"q": [1, 1, 1, 2]}), ["q"])
-        >>> model = AverageReidentificationRisk(0.4)
+        >>> model = AverageReidentificationRisk(0.4)  # J/n = 2/4 > 0.4: the class of 1 (< 1/0.4 = 2.5) violates
         >>> model.observed(classes), model.violating_classes(classes).tolist(), str(model)
         (0.5, [False, True], 'average re-identification risk <= 0.4')
     """
@@ -54,6 +55,11 @@ class AverageReidentificationRisk(PrivacyModel):
         return f"average re-identification risk <= {self.max:g}"
 
     @property
+    def minimum_class_size(self) -> int:
+        """⌈1/max⌉: a table of classes this large meets the bound whatever else it holds."""
+        return max(1, math.ceil(1.0 / self.max - TOLERANCE))
+
+    @property
     def threshold(self) -> float:
         """The bound on J/n."""
         return float(self.max)
@@ -63,18 +69,17 @@ class AverageReidentificationRisk(PrivacyModel):
         return classes.n_classes / classes.n_rows
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
-        """None when J/n ≤ max; else the fewest smallest classes whose removal meets the bound (all if none does)."""
-        mask = np.zeros(classes.n_classes, dtype=bool)
+        """None when J/n ≤ max; else the classes smaller than 1/max.
+
+        When J/n > max some class is smaller than 1/max (if every class had at least
+        1/max records, J ≤ max·n), and once those go every class left has at least 1/max
+        records, so the rest meets the bound by itself: the verdict of a class depends
+        on its size alone, which lets partitioning and clustering algorithms keep the
+        model split by split.
+        """
         if self.observed(classes) <= self.max + TOLERANCE:
-            return mask
-        order = np.argsort(classes.sizes, kind="stable")
-        removed = np.arange(1, classes.n_classes + 1)
-        rows_left = classes.n_rows - np.cumsum(classes.sizes[order])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            meets = (rows_left > 0) & ((classes.n_classes - removed) / rows_left <= self.max + TOLERANCE)
-        count = int(np.argmax(meets)) + 1 if meets.any() else classes.n_classes
-        mask[order[:count]] = True
-        return mask
+            return np.zeros(classes.n_classes, dtype=bool)
+        return np.asarray(classes.sizes * self.max < 1.0 - TOLERANCE)
 
     def is_monotonic(self, *, with_suppression: bool) -> bool:
         """Monotone under generalization alone."""

@@ -71,6 +71,11 @@ class PopulationUniqueness(PrivacyModel):
         return f"population uniqueness ({self.estimator}) <= {self.max:g}"
 
     @property
+    def minimum_class_size(self) -> int:
+        """2: a table without sample uniques has every estimate 0, whatever the bound."""
+        return 2
+
+    @property
     def threshold(self) -> float:
         """The bound on the unique share."""
         return float(self.max)

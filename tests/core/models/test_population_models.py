@@ -126,12 +126,26 @@ def test_the_registry_builds_them_and_refuses_bad_parameters() -> None:
         from_config("average_reidentification_risk", max=0)
 
 
-def test_average_risk_marks_the_fewest_smallest_classes() -> None:
-    # sizes 1, 1, 2, 4 (n = 8, J = 4, J/n = 0.5): dropping both singletons leaves 2/6 ≤ 0.35
+def test_average_risk_marks_the_classes_below_one_over_max() -> None:
+    # sizes 1, 1, 2, 4 (n = 8, J = 4, J/n = 0.5): classes under 1/0.35 ≈ 2.9 go, leaving 1/4 ≤ 0.35
     frame = pd.DataFrame({"q": [1, 2, 3, 3, 4, 4, 4, 4]})
     classes = EquivalenceClasses.from_frame(frame, ["q"])
-    assert AverageReidentificationRisk(0.35).violating_classes(classes).tolist() == [True, True, False, False]
+    assert AverageReidentificationRisk(0.35).violating_classes(classes).tolist() == [True, True, True, False]
     assert not AverageReidentificationRisk(0.5).violating_classes(classes).any()
+    assert AverageReidentificationRisk(0.35).minimum_class_size == 3
+
+
+@settings(max_examples=50)
+@given(sizes=st.lists(st.integers(1, 9), min_size=1, max_size=30), bound=st.sampled_from([0.1, 0.25, 0.34, 0.5]))
+def test_average_risk_holds_once_its_violating_classes_are_gone(sizes, bound) -> None:
+    frame = pd.DataFrame({"q": [i for i, size in enumerate(sizes) for _ in range(size)]})
+    classes = EquivalenceClasses.from_frame(frame, ["q"])
+    model = AverageReidentificationRisk(bound)
+    mask = model.violating_classes(classes)
+    assert mask.any() == (model.observed(classes) > bound)
+    if mask.any() and not mask.all():
+        kept = classes.sizes[~mask]
+        assert len(kept) / kept.sum() <= bound + 1e-9
 
 
 def test_k_map_names_an_unreadable_population_table(tmp_path) -> None:
