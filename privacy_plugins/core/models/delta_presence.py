@@ -37,7 +37,7 @@ class DeltaPresence(PrivacyModel):
     ``subset_column`` flags the research subset (true/false, 1/0, yes/no). Classes
     without subset records are not judged (nobody of them is published).
 
-    Monotone under generalization only when ``dmin`` is 0: a merged class's δ is
+    Monotone under generalization (without suppression) only when ``dmin`` is 0: a merged class's δ is
     the record-weighted mean of its parts', so it stays below δmax; but merging
     with a class holding no subset record lowers δ, which can fall below a positive
     δmin (a class of 2 with 1 subset record, δ = 0.5, merged with 8 people outside
@@ -83,8 +83,12 @@ class DeltaPresence(PrivacyModel):
         return float(self.dmax)
 
     def is_monotonic(self, *, with_suppression: bool) -> bool:
-        """Monotone (under generalization, and suppression of whole classes) only without a lower bound."""
-        return self.dmin == 0
+        """Monotone under generalization only without a lower bound, and never under suppression.
+
+        With suppression a class over δmax that was suppressed can merge with a good one
+        into a class over δmax that is too large to suppress (ARX: not monotone either).
+        """
+        return self.dmin == 0 and not with_suppression
 
     def flags(self, frame: pd.DataFrame) -> np.ndarray:
         """The subset flag of every record (1 in the subset, 0 outside).
