@@ -180,20 +180,22 @@ def population_class_sizes(
 
     Raises:
         UnknownColumnError: the population table lacks a quasi-identifier column.
-        ConfigurationError: a sample combination is missing from the table, a combination is
-            listed twice, or its count is smaller than the sample class.
+        ConfigurationError: a sample combination is missing from the table, a count is not a
+            number >= 0, or a class's count is smaller than the sample class. The counts of a
+            combination listed more than once (say, per region) are summed.
     """
     qis = list(classes.quasi_identifiers)
     missing = [q for q in qis if q not in table.columns]
     if missing:
         raise UnknownColumnError(f"population_table lacks quasi-identifier column(s) {missing!r}")
-    sample = classes.frame[qis].reset_index(drop=True)
-    keys, rows = _join_keys(table[qis].reset_index(drop=True), sample)
-    if keys.duplicated().any():
-        raise ConfigurationError("population_table lists a quasi-identifier combination more than once")
     counts = pd.to_numeric(table[count_column], errors="coerce").to_numpy(dtype=np.float64)
     if np.isnan(counts).any() or (counts < 0).any():
         raise ConfigurationError(f"population_table column {count_column!r} must hold counts >= 0")
+    sample = classes.frame[qis].reset_index(drop=True)
+    keys, rows = _join_keys(table[qis].reset_index(drop=True), sample)
+    if keys.duplicated().any():  # a combination listed per region, say: its counts add up
+        summed = keys.assign(_count=counts).groupby(qis, sort=False, dropna=False)["_count"].sum().reset_index()
+        keys, counts = summed[qis], summed["_count"].to_numpy(dtype=np.float64)
     positions = keys.assign(_row=np.arange(len(keys)))
     row_of_unit = rows.merge(positions, on=qis, how="left", sort=False)["_row"].to_numpy(dtype=np.float64)
     absent = np.isnan(row_of_unit)
@@ -308,7 +310,10 @@ def population_risk(
     if population.population_table is not None:
         table = population.population_table
         population_sizes = population_class_sizes(classes, table, count_column=population.count_column)
-        uniques = int((pd.to_numeric(table[population.count_column]) == 1).sum())
+        per_combination = table.groupby(list(classes.quasi_identifiers), sort=False, dropna=False)[
+            population.count_column
+        ].sum()
+        uniques = int((pd.to_numeric(per_combination) == 1).sum())
     return population_risk_from_sizes(
         classes.sizes,
         population_size=size,

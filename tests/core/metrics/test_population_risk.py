@@ -178,3 +178,12 @@ def test_bad_sampling_weights_are_refused_by_name(bad) -> None:
         population_risk(EquivalenceClasses.from_frame(frame, QIS), PopulationModel(weight_column="w"))
     with pytest.raises(UnknownColumnError, match="population weight_column 'v' is not in the table"):
         population_risk(EquivalenceClasses.from_frame(frame, QIS), PopulationModel(weight_column="v"))
+
+
+def test_a_combination_listed_per_region_is_summed() -> None:
+    table = pd.DataFrame(
+        {"a": [0, 0, 1, 2, 2], "b": [0, 0, 1, 2, 2], "region": ["n", "s", "n", "n", "s"], "count": [3, 4, 2, 1, 1]}
+    )
+    got = ours([(0, 0), (0, 0), (1, 1)], PopulationModel(population_table=table), 0.2)
+    assert got["population_size"] == 11 and got["journalist"] == 0.5 and got["marketer"] == (2 / 7 + 1 / 2) / 3
+    assert got["population_uniques"] == 0.0  # (2, 2): one person per region, two in all
