@@ -17,6 +17,7 @@ from privacy_plugins.cli._args import (
     sensitive_hierarchies,
 )
 from privacy_plugins.cli._format import aligned, number, share
+from privacy_plugins.cli.measure import add_population_arguments, population_model, population_rows
 from privacy_plugins.core.diagnosis import (
     DEFAULT_DIS_FRACTION,
     DEFAULT_K,
@@ -28,7 +29,9 @@ from privacy_plugins.core.diagnosis import (
     diagnose,
 )
 from privacy_plugins.core.io import read_table
+from privacy_plugins.core.metrics.population import population_risk
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
+from privacy_plugins.core.partition import EquivalenceClasses
 
 __all__ = ["add_diagnose_parser", "format_diagnosis"]
 
@@ -62,6 +65,7 @@ def add_diagnose_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
         help="fraction of records that may be suppressed: k after suppression per subset",
     )
     parser.add_argument("--risk-threshold", type=float, default=DEFAULT_RISK_THRESHOLD)
+    add_population_arguments(parser)  # issue 30: population risk of all candidates beside the sample risk
     parser.add_argument(
         "--max-exhaustive",
         type=int,
@@ -188,7 +192,12 @@ def _run_diagnose(args: argparse.Namespace) -> int:
         msu_max_size=args.msu_max_size,
         dis_fraction=args.dis_fraction,
     )
-    data = json.dumps(diagnosis.to_dict(), indent=2)
+    out = diagnosis.to_dict()
+    population = population_model(args)
+    if population is not None:
+        classes = EquivalenceClasses.from_frame(frame, args.quasi_identifiers)
+        out["population_risk"] = population_risk(classes, population, threshold=args.risk_threshold).to_dict()
+    data = json.dumps(out, indent=2)
     html = None
     if args.html_path is not None:
         from privacy_plugins.report import render  # matplotlib: loaded only when HTML is asked for
@@ -198,5 +207,8 @@ def _run_diagnose(args: argparse.Namespace) -> int:
         args.json_path.write_text(data + "\n", encoding="utf-8")
     if html is not None:
         args.html_path.write_text(html, encoding="utf-8")
-    print(data if args.format == "json" else format_diagnosis(diagnosis, source=str(args.data)))
+    text = format_diagnosis(diagnosis, source=str(args.data))
+    if "population_risk" in out:
+        text += "\n" + "\n".join(["population risk, all candidates", *aligned(population_rows(out["population_risk"]))])
+    print(data if args.format == "json" else text)
     return 0

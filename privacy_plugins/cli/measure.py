@@ -26,9 +26,18 @@ from privacy_plugins.core.demo import CENSUS_IDENTIFIERS, CENSUS_QUASI_IDENTIFIE
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.io import read_table
 from privacy_plugins.core.measure import MeasureReport, measure
+from privacy_plugins.core.metrics.population import PopulationModel
 from privacy_plugins.errors import PrivacyRiskWarning
 
-__all__ = ["INCLUDE_VALUES_WARNING", "add_demo_parser", "add_measure_parser", "format_table"]
+__all__ = [
+    "INCLUDE_VALUES_WARNING",
+    "add_demo_parser",
+    "add_measure_parser",
+    "add_population_arguments",
+    "format_table",
+    "population_model",
+    "population_rows",
+]
 
 #: The one line printed on stderr when ``--include-values`` is given.
 INCLUDE_VALUES_WARNING = (
@@ -61,6 +70,7 @@ def add_measure_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
         "sensitive value then counts as each leaf below it in the leakage (DCorrelate)",
     )
     parser.add_argument("--risk-threshold", type=float, default=0.2, help="record risk counted as 'at risk'")
+    add_population_arguments(parser)
     parser.add_argument(
         "--include-values",
         action="store_true",
@@ -70,6 +80,57 @@ def add_measure_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
     parser.add_argument("--encoding", default="utf-8", help="text encoding of a CSV (default: utf-8)")
     parser.add_argument("--format", choices=["json", "table"], default="table")
     parser.set_defaults(run=_run_measure)
+
+
+def add_population_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--population-fraction`` / ``--population-size`` / ``--population-table`` (one of them): population risk."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--population-fraction", type=float, help="the table is this fraction of the population, in (0, 1]: "
+        "adds journalist/marketer risk and population uniqueness (docs/population-risk.md)",
+    )  # fmt: skip
+    group.add_argument("--population-size", type=int, help="the population's size (at least the table's rows)")
+    group.add_argument(
+        "--population-table", type=Path, help="CSV/Parquet of population counts: the QI columns and a 'count' column",
+    )  # fmt: skip
+    group.add_argument(
+        "--population-weights", metavar="COLUMN", help="a column of sampling weights (people each record stands for)"
+    )
+
+
+def population_model(args: argparse.Namespace) -> PopulationModel | None:
+    """The population model the flags give, if any (the table is read here)."""
+    if args.population_fraction is not None:
+        return PopulationModel(sampling_fraction=args.population_fraction)
+    if args.population_size is not None:
+        return PopulationModel(population_size=args.population_size)
+    if args.population_table is not None:
+        return PopulationModel(population_table=read_table(args.population_table))
+    if args.population_weights is not None:
+        return PopulationModel(weight_column=args.population_weights)
+    return None
+
+
+def population_rows(data: Mapping[str, Any]) -> list[tuple[str, str] | str]:
+    """The population-risk block of the table output (counts and shares, never values)."""
+
+    def estimate(name: str) -> str:
+        value = data[name]
+        return share(value) if value is not None else f"not available ({data['unavailable'].get(name, '')})"
+
+    return [
+        ("population size", f"{_fmt(data['population_size'])} (sampling fraction {data['sampling_fraction']:.4g})"),
+        ("sample uniques", share(data["sample_uniques"])),
+        ("prosecutor highest / average", f"{_fmt(data['prosecutor'])} / {_fmt(data['average'])}"),
+        ("journalist highest / average", f"{_fmt(data['journalist'])} / {_fmt(data['journalist_average'])}"),
+        ("marketer", _fmt(data["marketer"])),
+        ("individual risk highest / average",
+         f"{_fmt(data['individual_risk'])} / {_fmt(data['individual_risk_average'])} (Benedetti–Franconi)"),
+        ("records at risk (prosecutor / journalist)",
+         f"{share(data['prosecutor_at_risk'])} / {share(data['journalist_at_risk'])} above {data['threshold']:g}"),
+        *((f"population uniques ({name})", estimate(name)) for name in ("pitman", "zayatz", "snb")),
+        ("population uniques (Dankar)", f"{estimate('dankar')} via {data['dankar_model']}"),
+    ]  # fmt: skip
 
 
 def add_demo_parser(commands: Subcommands[argparse.ArgumentParser]) -> None:
@@ -170,6 +231,8 @@ def format_table(report: MeasureReport, *, source: str) -> str:
             verdict = "holds" if result.passed else f"fails ({counts} in violation)"
             verdicts.append((check, f"{verdict}; {result.model}, observed {_fmt(result.observed)}"))
         lines += ["requirements", *aligned(verdicts)]
+    if "population_risk" in data:
+        lines += ["population risk", *aligned(population_rows(data["population_risk"]))]
     return "\n".join(lines)
 
 
@@ -245,6 +308,7 @@ def _run_measure(args: argparse.Namespace) -> int:
             include_values=args.include_values,
             hierarchies=hierarchies,
             models=models,
+            population=population_model(args),
         )
     if args.include_values:
         print(INCLUDE_VALUES_WARNING, file=sys.stderr)

@@ -21,6 +21,7 @@ import pandas as pd
 from privacy_plugins.core import metrics
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.core.metrics.population import PopulationModel, PopulationRisk, population_risk
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models import (
     ModelResult,
@@ -120,6 +121,8 @@ class MeasureReport:
     k_after_suppression: metrics.KAfterSuppression | None = None
     sensitive_attributes: tuple[SensitiveReport, ...] = ()
     results: Mapping[str, ModelResult] = field(default_factory=dict)
+    #: Risk beyond the sample under ``population=`` (docs/population-risk.md); JSON ``population_risk``.
+    population_risk: PopulationRisk | None = None
 
     def for_attribute(self, attribute: Hashable) -> SensitiveReport:
         """The report of one sensitive attribute."""
@@ -163,6 +166,8 @@ class MeasureReport:
             out["sensitive_attributes"] = {str(r.sensitive_attribute): r for r in self.sensitive_attributes}
         if self.results:
             out["models"] = dict(self.results)
+        if self.population_risk is not None:
+            out["population_risk"] = self.population_risk
         return to_jsonable(out)
 
 
@@ -311,6 +316,7 @@ def measure(
     hierarchies: Mapping[Hashable, Hierarchy] | None = None,
     models: Sequence[PrivacyModel] = (),
     l_variant: str | None = None,
+    population: PopulationModel | None = None,
 ) -> MeasureReport:
     """Measure every privacy property of ``frame`` in one grouping pass.
 
@@ -344,6 +350,9 @@ def measure(
         l_variant: the variant of the l-diversity model ``l`` stands for in ``results``
             (default: ``"recursive"`` with ``c`` and an integer ``l``, else ``"distinct"``);
             the per-variant violations are reported for every variant regardless.
+        population: what is known of the population the table samples (a sampling fraction,
+            a population size or a population table): adds ``population_risk`` — journalist
+            and marketer risk and the population-uniqueness estimates (docs/population-risk.md).
 
     The keyword targets (``k``, ``l``, ``c``, ``t``, ``bound``, ``bound_column``) expand to
     models with :func:`~privacy_plugins.core.models.requirement_models`, the expansion the
@@ -432,6 +441,9 @@ def measure(
         ),
         sensitive_attributes=per_attribute,
         results={check_name(m): m.evaluate(classes, include_values=include_values) for m in requested},
+        population_risk=(
+            population_risk(classes, population, threshold=risk_threshold) if population is not None else None
+        ),
     )
 
 

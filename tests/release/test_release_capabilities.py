@@ -34,6 +34,13 @@ REQUIREMENTS: dict[str, dict[str, Any]] = {
     "recursive_cl_diversity": {"l": 2, "l_variant": "recursive", "c": 3},
     "t_closeness": {"t": 0.4},
     "personalized_leakage": {"bound": 0.6},
+    # issue 30 (docs/population-risk.md)
+    "average_reidentification_risk": {"models": [{"average_reidentification_risk": {"max": 0.34}}]},
+    "population_uniqueness": {
+        "models": [{"population_uniqueness": {"max": 0.01, "population": 0.5, "estimator": "zayatz"}}]
+    },
+    "k_map": {"models": [{"k_map": {"k": 12, "population": 0.5}}]},
+    "delta_presence": {"models": [{"delta_presence": {"dmin": 0.0, "dmax": 0.5, "subset_column": "study"}}]},
 }
 PAIRS = [(name, kind) for name in anonymizer_names() for kind in sorted(ALL_MODEL_KINDS)]
 
@@ -43,7 +50,7 @@ def test_every_model_kind_has_a_requirement() -> None:
 
 
 def _table(path: Path) -> Path:
-    """240 people, every one unique on (age, sex, zip); four diseases, evenly spread."""
+    """240 people, every one unique on (age, sex, zip); four diseases, evenly spread; a third in a study."""
     rng = np.random.default_rng(5)
     rows = 240
     frame = pd.DataFrame(
@@ -53,6 +60,7 @@ def _table(path: Path) -> Path:
             "sex": rng.choice(["Female", "Male"], rows),
             "zip": [f"{47900 + i % 40:05d}" for i in range(rows)],
             "disease": rng.permutation(np.array(["flu", "cold", "asthma", "ulcer"] * (rows // 4))),
+            "study": [i % 3 == 0 for i in range(rows)],  # a research subset, for delta_presence
         }
     )
     frame.to_csv(path, index=False)

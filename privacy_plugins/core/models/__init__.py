@@ -9,8 +9,11 @@ elsewhere joins with :func:`register_model` or is named ``module:Class``.
 
 from __future__ import annotations
 
+from privacy_plugins.core.models.average_risk import AverageReidentificationRisk
 from privacy_plugins.core.models.base import ModelResult, PrivacyModel, bind_hierarchies, validate_on_units
+from privacy_plugins.core.models.delta_presence import DeltaPresence
 from privacy_plugins.core.models.k_anonymity import KAnonymity
+from privacy_plugins.core.models.k_map import KMap
 from privacy_plugins.core.models.l_diversity import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -18,6 +21,7 @@ from privacy_plugins.core.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from privacy_plugins.core.models.personalized import PersonalizedLeakage, resolve_bounds
+from privacy_plugins.core.models.population_uniqueness import PopulationUniqueness
 from privacy_plugins.core.models.registry import (
     EVERY_MODEL_KIND,
     MODEL_REGISTRY,
@@ -43,13 +47,17 @@ __all__ = [
     "L_VARIANTS",
     "MODEL_REGISTRY",
     "T_DISTANCES",
+    "AverageReidentificationRisk",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EntropyLDiversity",
     "FrequencyLDiversity",
     "KAnonymity",
+    "KMap",
     "LVariant",
     "ModelResult",
     "PersonalizedLeakage",
+    "PopulationUniqueness",
     "PrivacyModel",
     "RecursiveCLDiversity",
     "SensitiveValueScope",

@@ -26,8 +26,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from privacy_plugins.core.models.average_risk import AverageReidentificationRisk
 from privacy_plugins.core.models.base import PrivacyModel
+from privacy_plugins.core.models.delta_presence import DeltaPresence
 from privacy_plugins.core.models.k_anonymity import KAnonymity
+from privacy_plugins.core.models.k_map import KMap
 from privacy_plugins.core.models.l_diversity import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -35,6 +38,7 @@ from privacy_plugins.core.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from privacy_plugins.core.models.personalized import PersonalizedLeakage
+from privacy_plugins.core.models.population_uniqueness import PopulationUniqueness
 from privacy_plugins.core.models.t_closeness import TCloseness
 from privacy_plugins.errors import ConfigurationError
 
@@ -60,6 +64,10 @@ MODEL_REGISTRY: dict[str, type[PrivacyModel]] = {
         RecursiveCLDiversity,
         TCloseness,
         PersonalizedLeakage,
+        AverageReidentificationRisk,  # issue 30: population risk
+        PopulationUniqueness,
+        KMap,
+        DeltaPresence,
     )
 }
 

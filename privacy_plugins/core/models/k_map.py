@@ -1,0 +1,228 @@
+"""k-map: every class matches at least k people of the population, not just k records of the sample.
+
+References:
+    Sweeney L. Computational disclosure control: a primer on data privacy protection. MIT, 2001.
+    El Emam K., Dankar F. K. Protecting privacy using k-anonymity. JAMIA 15(5), 2008.
+    ARX: ``criteria/KMap`` (exact with a population subset; estimated with a Poisson model).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.core.metrics.population import COUNT_COLUMN, population_class_sizes
+from privacy_plugins.core.models.base import PrivacyModel
+from privacy_plugins.core.parameters import check_fraction, check_integer
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = ["KMap"]
+
+ESTIMATORS: tuple[str, ...] = ("poisson", "zero_truncated_poisson")
+
+
+def _table(path: str) -> pd.DataFrame:
+    """The table at ``path``, read again only when the file changed (a lattice search asks per node)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        stat = None
+    return _read(path, None if stat is None else (stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=4)
+def _read(path: str, version: tuple[int, int] | None) -> pd.DataFrame:
+    from privacy_plugins.core.io import read_table  # (io reads files; imported only when a table is named)
+
+    return read_table(path)
+
+
+def derived_k(k: int, fraction: float, estimator: str, significance_level: float) -> int:
+    """ARX's k': the sample class size at which a class maps to ≥ k people with 1 − significance confidence.
+
+    With λ = f·k, the smallest c with P(X ≤ c) ≥ 1 − α for X ~ Poisson(λ) (plus one), or the
+    zero-truncated Poisson; never above k.
+
+    Example:
+        >>> derived_k(10, 0.1, "poisson", 0.01), derived_k(10, 1.0, "poisson", 0.01)
+        (6, 10)
+    """
+    lam = fraction * k
+    target = 1.0 - significance_level
+
+    def pmf(c: int) -> float:
+        return math.exp(c * math.log(lam) - lam - math.lgamma(c + 1)) if lam > 0 else float(c == 0)
+
+    if estimator == "poisson":
+        counter, value = 0, 0.0
+        while value < target:
+            value = sum(pmf(i) for i in range(counter + 1))
+            counter += 1
+            if counter >= k:
+                break
+        return min(k, counter + 1)
+    counter, value, norm = 1, 0.0, 1.0 - pmf(0)
+    while value < target:
+        value += pmf(counter) / norm
+        counter += 1
+        if counter >= k:
+            break
+    return min(k, counter)
+
+
+@dataclass(frozen=True)
+class KMap(PrivacyModel):
+    """Every class's population count ≥ ``k``; ``k``: integer ≥ 1.
+
+    ``population``: a path to a population table (one row per QI combination, its
+    count in ``count_column``) — exact: a class's count is the table's count of its
+    combination (the sum over its members' combinations when a search groups raw
+    records); or a sampling fraction in (0, 1] — estimated as ARX does: the class
+    needs ``derived_k`` records (Poisson or zero-truncated Poisson, ``significance_level``).
+
+    Monotone under generalization and suppression in both forms: merging classes adds
+    their population counts (and the estimated form is a class-size threshold, like
+    k-anonymity), and suppression removes whole violating classes.
+
+    Example:
+        >>> import pandas as pd
+        >>> classes = EquivalenceClasses.from_frame(pd.DataFrame({"q": [1] * 6 + [2] * 3}), ["q"])
+        >>> model = KMap(10, population=0.1)
+        >>> model.minimum_class_size, model.violating_classes(classes).tolist(), str(model)
+        (6, [False, True], '10-map (estimated as 6-anonymity, poisson)')
+    """
+
+    k: int
+    population: float | str
+    estimator: str = "poisson"
+    significance_level: float = 0.01
+    count_column: str = COUNT_COLUMN
+    _frame: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    _hierarchies: tuple[tuple[Hashable, Hierarchy], ...] = field(default=(), compare=False, repr=False)
+
+    monotonic_with_suppression: ClassVar[bool] = True
+    config_name: ClassVar[str] = "k_map"
+    family: ClassVar[str] = "k-map"
+    report_key: ClassVar[str] = "k_map"
+
+    def __post_init__(self) -> None:
+        check_integer(self.k, name="k")
+        check_fraction(self.significance_level, name="significance_level")
+        if self.estimator not in ESTIMATORS:
+            raise ConfigurationError(f"estimator must be one of {list(ESTIMATORS)}, got {self.estimator!r}")
+        if isinstance(self.population, str):
+            return
+        check_fraction(self.population, name="population", open_low=True)
+
+    @property
+    def exact(self) -> bool:
+        """True with a population table."""
+        return isinstance(self.population, str)
+
+    @property
+    def judged_by_size(self) -> bool:  # type: ignore[override]
+        """The estimated form is a class-size threshold."""
+        return not self.exact
+
+    @property
+    def minimum_class_size(self) -> int:
+        """K' (estimated form); 1 with a table (any class may map to k people)."""
+        if self.exact:
+            return 1
+        return derived_k(self.k, float(self.population), self.estimator, self.significance_level)
+
+    def __str__(self) -> str:
+        if self.exact:
+            return f"{self.k}-map (population table {self.population})"
+        return f"{self.k}-map (estimated as {self.minimum_class_size}-anonymity, {self.estimator})"
+
+    @property
+    def threshold(self) -> float:
+        """K."""
+        return float(self.k)
+
+    def population_table(self) -> pd.DataFrame:
+        """The population table (exact form), read once per path.
+
+        Raises:
+            ConfigurationError: the file cannot be read or has no count column (naming k_map's population).
+        """
+        try:
+            table = self._frame if self._frame is not None else _table(str(self.population))
+        except (OSError, ConfigurationError) as exc:
+            raise ConfigurationError(f"k_map population {self.population}: {exc}") from None
+        if self.count_column not in table.columns:
+            raise ConfigurationError(f"k_map population {self.population} has no count column {self.count_column!r}")
+        return table
+
+    def validate_against(self, table: pd.DataFrame) -> None:
+        """The population table (exact form) must be readable, with its count column."""
+        super().validate_against(table)
+        if self.exact:
+            self.population_table()
+
+    def population_sizes(self, classes: EquivalenceClasses) -> np.ndarray:
+        """Each class's population count (exact form).
+
+        Raises:
+            ConfigurationError: the classes carry no quasi-identifier values to look up (a
+                lattice search over a snapshot groups level codes, not values).
+        """
+        if any(q not in classes.frame.columns for q in classes.quasi_identifiers):
+            raise ConfigurationError(
+                f"{self} looks classes up by their quasi-identifier values, which this search does not keep: "
+                "check or measure a table with it, or anonymize with k_map's population as a sampling fraction"
+            )
+        return population_class_sizes(classes, self._generalized_table(classes), count_column=self.count_column)
+
+    def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
+        """Classes mapping to fewer than k people."""
+        if self.exact:
+            return self.population_sizes(classes) < self.k
+        return classes.sizes < self.minimum_class_size
+
+    def observed(self, classes: EquivalenceClasses) -> float:
+        """The smallest population count: exact, or estimated as (smallest class) / f."""
+        if self.exact:
+            return float(self.population_sizes(classes).min())
+        return float(classes.sizes.min()) / float(self.population)
+
+    def with_population_frame(self, frame: pd.DataFrame) -> KMap:
+        """The same model reading ``frame`` instead of the file (tests, callers holding the table)."""
+        return replace(self, _frame=frame)
+
+    def with_hierarchies(self, hierarchies: Mapping[Hashable, Hierarchy]) -> KMap:
+        """The model knowing the QIs' hierarchies (a population table of raw combinations then serves published ones).
+
+        A published table is looked up in the population table generalized to the level
+        every published label of a QI sits at.
+        """
+        return replace(self, _hierarchies=tuple(hierarchies.items())) if hierarchies else self
+
+    def _generalized_table(self, classes: EquivalenceClasses) -> pd.DataFrame:
+        """The population table with each QI generalized to the one level all published labels sit at."""
+        table = self.population_table()
+        changed = False
+        for column, hierarchy in self._hierarchies:
+            if column not in classes.quasi_identifiers or column not in table.columns:
+                continue
+            published = set(classes.frame[column].astype(str).unique().tolist())
+            levels = [
+                level for level in range(hierarchy.height + 1) if published <= set(map(str, hierarchy.labels[level]))
+            ]
+            if levels and levels[0] > 0:
+                table = table.assign(**{str(column): hierarchy.generalize(table[column], levels[0])})
+                changed = True
+        if not changed:
+            return table
+        keys = list(classes.quasi_identifiers)
+        return table.groupby(keys, sort=False, dropna=False)[self.count_column].sum().reset_index()
