@@ -9,7 +9,8 @@ One *round* prices every removable record at once: ``D(A ∖ r)`` needs, per QI 
 the lowest and highest code, how many records hold them and the next codes inside
 (``np.minimum.at`` / ``np.maximum.at`` over the records), so the removal side is one vector
 over all records. The ``limit`` records of largest removal saving are then priced against
-every cluster (blocks of records × clusters, one gather per QI). Moves of positive gain are
+every cluster: per QI a ``codes × clusters`` table of joined span costs is built once per
+round, and a block of records is priced by one row gather and one add per QI. Moves of positive gain are
 taken best first, each cluster touching at most one move per round so that every gain is
 exact; the moved-to and moved-from clusters are checked with the models (``failing``) in
 one call and a move whose cluster misses a model is undone.
@@ -34,7 +35,7 @@ __all__ = ["RefineStats", "refine_clusters"]
 
 _EPS = 1e-9
 _BLOCK = 256
-_BUDGET = 4_000_000
+_BUDGET = 1_000_000
 _DISSOLVE_BUDGET = 10_000_000
 
 
@@ -67,16 +68,40 @@ def _without(codes: np.ndarray, group: np.ndarray, low: np.ndarray, high: np.nda
     return new_low, new_high
 
 
-def _joined(space: CostSpace, codes: np.ndarray, low: np.ndarray, high: np.ndarray, block: np.ndarray) -> np.ndarray:
-    """``D(c ∪ r)`` for the records ``block`` (rows) and every cluster box ``c`` (columns)."""
-    union = np.zeros((block.shape[0], low.shape[1]))
+def _span_rows(space: CostSpace, low: np.ndarray, high: np.ndarray) -> list[np.ndarray | None]:
+    """Per QI with a span table, ``rows[q][v, c]`` = cost of cluster ``c``'s span of QI ``q`` joined with code ``v``.
+
+    Built once per round (``size_q × clusters``), so pricing records against every cluster is
+    one row gather and one add per QI (:func:`_joined`).
+    """
+    rows: list[np.ndarray | None] = []
     for q, table in enumerate(space.tables):
+        if table is None:
+            rows.append(None)
+            continue
+        every = np.arange(table.shape[0], dtype=np.int64)[:, None]
+        rows.append(table[np.minimum(low[q][None, :], every), np.maximum(high[q][None, :], every)])
+    return rows
+
+
+def _joined(
+    space: CostSpace,
+    codes: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    block: np.ndarray,
+    span_rows: list[np.ndarray | None] | None = None,
+) -> np.ndarray:
+    """``D(c ∪ r)`` for the records ``block`` (rows) and every cluster box ``c`` (columns)."""
+    span_rows = span_rows if span_rows is not None else _span_rows(space, low, high)
+    union = np.zeros((block.shape[0], low.shape[1]))
+    for q, rows in enumerate(span_rows):
+        if rows is not None:
+            union += rows[codes[q, block]]
+            continue
         lo = np.minimum(low[q][None, :], codes[q, block][:, None])
         hi = np.maximum(high[q][None, :], codes[q, block][:, None])
-        if table is not None:
-            union += np.take(table.ravel(), lo * table.shape[0] + hi)
-        else:
-            union += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
+        union += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
     return union
 
 
@@ -111,9 +136,10 @@ def _move_round(
     movable = movable[rank < per_cluster][:limit]
     target = np.empty(movable.shape[0], dtype=np.int64)
     gain = np.empty(movable.shape[0])
+    span_rows = _span_rows(space, low, high)
     for start in range(0, movable.shape[0], _BLOCK):
         block = movable[start : start + _BLOCK]
-        added = (size + 1) * _joined(space, codes, low, high, block) - size * cost
+        added = (size + 1) * _joined(space, codes, low, high, block, span_rows) - size * cost
         at = np.arange(block.shape[0])
         added[at, group[block]] = np.inf
         best = np.argmin(added, axis=1)
@@ -164,6 +190,7 @@ def _dissolve_round(
     space, codes = records.space, records.codes
     low, high, size, cost = records.priced_boxes(group, n_groups)
     loss = size * cost
+    span_rows = _span_rows(space, low, high)
     touched = np.zeros(n_groups, dtype=bool)
     plans: list[tuple[int, np.ndarray, np.ndarray]] = []
     for a in np.argsort(-loss, kind="stable")[:candidates].tolist():
@@ -172,7 +199,7 @@ def _dissolve_round(
         members = np.flatnonzero(group == a)
         closed = touched.copy()
         closed[a] = True
-        added = (size + 1) * _joined(space, codes, low, high, members) - size * cost
+        added = (size + 1) * _joined(space, codes, low, high, members, span_rows) - size * cost
         added[:, closed] = np.inf
         # Records go one by one (cheapest first) to their cheapest cluster, whose box, size
         # and cost are updated at once, so later records see the exact price.
@@ -195,13 +222,19 @@ def _dissolve_round(
             cost[to] = float(space.box_costs(low[:, to : to + 1], high[:, to : to + 1])[0])
             column = _joined(space, codes, low[:, to : to + 1], high[:, to : to + 1], members)[:, 0]
             added[:, to] = (size[to] + 1) * column - size[to] * cost[to]
+        changed = list(saved)
         if not left.any() and total < loss[a] - _EPS:
             plans.append((a, members, targets))
             touched[a] = True
-            touched[list(saved)] = True
+            touched[changed] = True
         else:
             for back, (lo, hi, n_to, c_to) in saved.items():
                 low[:, back], high[:, back], size[back], cost[back] = lo, hi, n_to, c_to
+        if changed:  # the span rows follow the boxes kept (or restored)
+            fresh = _span_rows(space, low[:, changed], high[:, changed])
+            for rows, columns in zip(span_rows, fresh, strict=True):
+                if rows is not None and columns is not None:
+                    rows[:, changed] = columns
     if not plans:
         return group, n_groups, 0
     for _, members, targets in plans:
@@ -239,7 +272,7 @@ def refine_clusters(
 
     Every cluster of ``group`` must satisfy the models; so does every cluster returned.
     ``progress(round)`` is called after each round. ``limit`` (candidates priced per round)
-    defaults to about four million prices per round over the clusters; when no move gains,
+    defaults to about a million prices per round over the clusters; when no move gains,
     up to ``dissolve`` of the costliest clusters are tried for dissolution (0: never; default:
     about forty million record × cluster prices per dissolution round).
     """
