@@ -147,9 +147,45 @@ def greedy_clusters(
     """
     stats = stats if stats is not None else GreedyStats()
     n = rows.shape[0]
-    group = np.full(n, -1, dtype=np.int64)
     codes = space.codes[:, rows]
     div = [column[rows] for column in diversity]
+    if div:
+        group, n_groups = _greedy_records(space, failing, rows, codes, div, rng, min_size=min_size, relax=relax,
+                                          stats=stats, progress=progress)  # fmt: skip
+    else:
+        group, n_groups = _greedy_units(space, failing, rows, codes, rng, min_size=min_size, relax=relax,
+                                        stats=stats, progress=progress)  # fmt: skip
+    stats.clusters += n_groups
+    if n_groups == 0:
+        group[:] = 0
+        if progress is not None:
+            progress(n)
+        return group
+    left = np.flatnonzero(group < 0)
+    stats.leftovers += int(left.shape[0])
+    _assign_leftovers(space, codes, group, n_groups, rng.permutation(left))
+    group = _repair(Clustering(space, failing, rows, codes), group, n_groups, stats)
+    if progress is not None:
+        progress(n)
+    return group
+
+
+def _greedy_records(
+    space: CostSpace,
+    failing: Failing,
+    rows: np.ndarray,
+    codes: np.ndarray,
+    div: Sequence[np.ndarray],
+    rng: np.random.Generator,
+    *,
+    min_size: int,
+    relax: bool,
+    stats: GreedyStats,
+    progress: Callable[[int], None] | None,
+) -> tuple[np.ndarray, int]:
+    """The greedy pass one record at a time (models read columns besides the QIs); groups (-1: left over)."""
+    n = rows.shape[0]
+    group = np.full(n, -1, dtype=np.int64)
     n_groups = 0
     remaining = np.arange(n, dtype=np.int64)
     last = int(rng.integers(n))
@@ -206,19 +242,92 @@ def greedy_clusters(
         if progress is not None and n - remaining.shape[0] - reported >= step:
             reported = n - remaining.shape[0]
             progress(reported)
-    stats.clusters += n_groups
-    if n_groups == 0:
-        group[:] = 0
-        if progress is not None:
-            progress(n)
-        return group
-    left = np.flatnonzero(group < 0)
-    stats.leftovers += int(left.shape[0])
-    _assign_leftovers(space, codes, group, n_groups, rng.permutation(left))
-    group = _repair(Clustering(space, failing, rows, codes), group, n_groups, stats)
-    if progress is not None:
-        progress(n)
-    return group
+    return group, n_groups
+
+
+def _greedy_units(
+    space: CostSpace,
+    failing: Failing,
+    rows: np.ndarray,
+    codes: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    min_size: int,
+    relax: bool,
+    stats: GreedyStats,
+    progress: Callable[[int], None] | None,
+) -> tuple[np.ndarray, int]:
+    """The greedy pass over *units* (distinct QI tuples with counts); groups per record (-1: left over).
+
+    Records of one unit cost the same anywhere, and once one of them is in a cluster the
+    others join it at no cost (the least any record can add), so they are taken in bulk:
+    as many as the cluster still needs (all of them when relaxing). Prices are computed
+    over the units left, not the records: one gather per QI over at most that many units.
+    """
+    n = rows.shape[0]
+    group = np.full(n, -1, dtype=np.int64)
+    tuples, inverse, counts = np.unique(codes.T, axis=0, return_inverse=True, return_counts=True)
+    unit_codes = np.ascontiguousarray(tuples.T)
+    inverse = np.asarray(inverse).ravel()
+    # Each unit's records in a seeded random order; a unit gives its first ``used`` records.
+    shuffled = rng.permutation(n)
+    by_unit = shuffled[np.argsort(inverse[shuffled], kind="stable")]
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    used = np.zeros(counts.shape[0], dtype=np.int64)
+    left_units = np.arange(counts.shape[0], dtype=np.int64)  # units with records left
+    left_records = n
+    n_groups = 0
+    last = unit_codes[:, int(inverse[int(rng.integers(n))])]
+    step, reported = max(1, n // 100), 0
+
+    def take(unit: int, count: int, cluster: list[int]) -> None:
+        start = int(first[unit] + used[unit])
+        cluster.extend(by_unit[start : start + count].tolist())
+        used[unit] += count
+
+    while left_records >= min_size:
+        sub = unit_codes[:, left_units]
+        seed = int(left_units[_pick(space.join_costs(last, last, sub), rng, largest=True)])
+        members: list[int] = []
+        take(seed, min(int(counts[seed] - used[seed]), min_size), members)
+        low, high = unit_codes[:, seed].copy(), unit_codes[:, seed].copy()
+        last = unit_codes[:, seed]
+        valid = False
+        while True:
+            if len(members) >= min_size:
+                stats.model_checks += 1
+                if not failing(rows[members], np.zeros(len(members), dtype=np.int64), 1)[0]:
+                    valid = True
+                    break
+            exhausted = used[left_units] >= counts[left_units]
+            if exhausted.all():
+                break
+            cost = space.join_costs(low, high, sub)
+            cost[exhausted] = np.inf
+            at = int(left_units[_pick(cost, rng, largest=False)])
+            take(at, min(int(counts[at] - used[at]), max(1, min_size - len(members))), members)
+            last = unit_codes[:, at]
+            np.minimum(low, last, out=low)
+            np.maximum(high, last, out=high)
+            stats.steps += 1
+        if not valid:  # the rest cannot form a valid cluster: its records are leftovers
+            break
+        left_units = left_units[used[left_units] < counts[left_units]]
+        if relax and left_units.shape[0]:
+            box = float(space.box_costs(low[:, None], high[:, None])[0])
+            inside = left_units[space.join_costs(low, high, unit_codes[:, left_units]) <= box + _EPS]
+            before = len(members)
+            for unit in inside.tolist():
+                take(unit, int(counts[unit] - used[unit]), members)
+            stats.absorbed += len(members) - before
+            left_units = left_units[used[left_units] < counts[left_units]]
+        group[members] = n_groups
+        n_groups += 1
+        left_records -= len(members)
+        if progress is not None and n - left_records - reported >= step:
+            reported = n - left_records
+            progress(reported)
+    return group, n_groups
 
 
 def size_summary(cluster: np.ndarray) -> dict[str, float]:
