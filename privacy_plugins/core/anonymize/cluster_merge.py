@@ -14,12 +14,9 @@ the table's information loss ``Σ |c| · D(c)``:
 
 So clusters grow past ``min_size`` exactly when taking a whole neighbour is cheaper than
 any other completion — the information loss *per record* of the table is what decides,
-not a fixed size. Each small cluster keeps its eight cheapest partners and a floor below
-which no other partner lies (:class:`_Candidates`); after a step only the changed clusters
-are priced — each against every small cluster, in one numpy expression over
-integer-coded boxes, the same row of joined costs re-pricing the changed cluster itself
-when it is still small — and a small cluster is re-priced against every cluster only when
-its list can no longer tell its best partner (all listed ones above the floor or gone).
+not a fixed size. Every pair's price is kept as the small cluster's best partner; after a
+merge only the clusters that pointed at the merged ones are re-priced, and the new
+cluster is offered to every small one in one numpy expression over integer-coded boxes.
 A lend whose donor then misses a model (possible beyond k) is undone and ``a`` merges
 whole with the donor instead. Models are checked with ``failing`` only on clusters of at
 least ``min_size`` records.
@@ -37,8 +34,6 @@ __all__ = ["merge_clusters"]
 
 _EPS = 1e-12
 _BLOCK = 32
-#: Partners kept per small cluster (:class:`_Candidates`).
-_LIST = 8
 
 
 class _Boxes:
@@ -127,82 +122,6 @@ class _Boxes:
         self.best = np.where(self.best[keep] >= 0, new_id[np.maximum(self.best[keep], 0)], -1)
 
 
-class _Candidates:
-    """Per small cluster its ``M`` cheapest partners at their current prices, and a floor for all others.
-
-    Invariant: every live cluster not in ``x``'s list costs ``x`` at least ``floor[x]``. A
-    price changes only when one of the two clusters changes, and every changed cluster is
-    offered to every small one (:meth:`offer`: updated where listed, inserted where below
-    the floor, the evicted entry lowering the floor), so the cheapest listed entry is ``x``'s
-    best partner whenever it is at most ``floor[x]``; otherwise ``x`` is rescanned.
-    """
-
-    def __init__(self, n: int) -> None:
-        self.ids = np.full((n, _LIST), -1, dtype=np.int64)
-        self.price = np.full((n, _LIST), np.inf)
-        self.lend = np.zeros((n, _LIST), dtype=bool)
-        self.floor = np.full(n, np.inf)
-
-    def fill(self, block: np.ndarray, priced: np.ndarray, lends: np.ndarray) -> None:
-        """Lists of ``block`` from full rows of prices (dead and self already infinite)."""
-        width = priced.shape[1]
-        if width > _LIST:
-            part = np.argpartition(priced, _LIST, axis=1)
-            ids, rest = part[:, :_LIST], part[:, _LIST]
-            self.floor[block] = priced[np.arange(block.shape[0]), rest]
-        else:
-            ids = np.tile(np.arange(width, dtype=np.int64), (block.shape[0], 1))
-            self.floor[block] = np.inf
-        at = np.arange(block.shape[0])[:, None]
-        self.ids[block] = -1
-        self.price[block] = np.inf
-        self.lend[block] = False
-        self.ids[block, : ids.shape[1]] = ids
-        self.price[block, : ids.shape[1]] = priced[at, ids]
-        self.lend[block, : ids.shape[1]] = lends[at, ids]
-
-    def best(
-        self, targets: np.ndarray, alive: np.ndarray, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per target: best listed live partner (random among ties), its price, lending, and whether to rescan."""
-        ids = self.ids[targets]
-        price = np.where(alive[np.maximum(ids, 0)] & (ids >= 0), self.price[targets], np.inf)
-        low = price.min(axis=1)
-        ties = price <= (low + _EPS)[:, None]
-        pick = np.argmax(np.where(ties, rng.random(price.shape), -1.0), axis=1)
-        at = np.arange(targets.shape[0])
-        exhausted = ~np.isfinite(low) | (low > self.floor[targets] + _EPS)
-        return self.ids[targets, pick], price[at, pick], self.lend[targets, pick], exhausted
-
-    def offer(
-        self, others: np.ndarray, y: int, priced: np.ndarray, lends: np.ndarray, alive: np.ndarray
-    ) -> np.ndarray:
-        """New prices of cluster ``y`` for ``others``; the ones whose list changed (dead entries go first)."""
-        listed = self.ids[others] == y
-        has = listed.any(axis=1)
-        r, c = np.nonzero(listed)
-        self.price[others[r], c], self.lend[others[r], c] = priced[r], lends[r]
-        insert = ~has & (priced < self.floor[others])
-        if insert.any():
-            x = others[insert]
-            ids = self.ids[x]
-            live = np.where(alive[np.maximum(ids, 0)] & (ids >= 0), self.price[x], np.inf)
-            worst = np.argmax(live, axis=1)
-            self.floor[x] = np.minimum(self.floor[x], live[np.arange(x.shape[0]), worst])
-            self.ids[x, worst], self.price[x, worst], self.lend[x, worst] = y, priced[insert], lends[insert]
-        return others[has | insert]
-
-    def compact(self, alive: np.ndarray) -> None:
-        """Follow :meth:`_Boxes.compact`: ids renumbered, entries of dead clusters emptied."""
-        keep = np.flatnonzero(alive)
-        new_id = np.cumsum(alive) - 1
-        ids = self.ids[keep]
-        live = (ids >= 0) & alive[np.maximum(ids, 0)]
-        self.ids = np.where(live, new_id[np.maximum(ids, 0)], -1)
-        self.price = np.where(live, self.price[keep], np.inf)
-        self.lend, self.floor = self.lend[keep], self.floor[keep]
-
-
 def _argmin(values: np.ndarray, rng: np.random.Generator) -> int:
     """Index of the smallest value, a seeded random one among ties."""
     low = values.min()
@@ -230,7 +149,6 @@ def merge_clusters(
     stats = stats if stats is not None else GreedyStats()
     n = int(rows.shape[0])
     box = _Boxes(space, space.codes[:, rows])
-    lists = _Candidates(box.size.shape[0])
 
     def misses(g: int) -> bool:
         if box.size[g] < min_size:
@@ -249,44 +167,31 @@ def merge_clusters(
         taken = np.where(lends, need, p_size)
         return (size + taken) * union - size * cost - taken * p_cost, lends
 
-    def rescan(targets: np.ndarray, union: np.ndarray | None = None) -> None:
-        """Price small clusters against every cluster (``union``: their rows, when known): lists and best."""
+    def reprice(targets: np.ndarray) -> None:
         every = np.arange(box.size.shape[0])
         for start in range(0, targets.shape[0], _BLOCK):
             block = targets[start : start + _BLOCK]
-            joined = box.union(block) if union is None else union
-            priced, lends = prices(box.size[block, None], box.cost[block, None], joined, every[None, :])
+            priced, lends = prices(box.size[block, None], box.cost[block, None], box.union(block), every[None, :])
             priced[:, ~box.alive] = np.inf
             priced[np.arange(block.shape[0]), block] = np.inf
-            lists.fill(block, priced, lends)
-        choose(targets)
+            for i, a in enumerate(block.tolist()):
+                b = _argmin(priced[i], rng)
+                box.best[a], box.price[a], box.lend_from[a] = b, priced[i, b], lends[i, b]
 
-    def choose(targets: np.ndarray) -> None:
-        """Best partner of each target from its list (random among ties); a rescan when the list cannot tell."""
-        if targets.shape[0] == 0:
-            return
-        best, price, lend, exhausted = lists.best(targets, box.alive, rng)
-        box.best[targets], box.price[targets], box.lend_from[targets] = best, price, lend
-        if exhausted.any():
-            rescan(targets[exhausted])
-
-    def offer(y: int) -> np.ndarray:
-        """Price the changed cluster ``y`` for every other small cluster; the clusters whose list changed.
-
-        When ``y`` is small itself, its own row of joined costs (symmetric) also rescans ``y``.
-        """
+    def offer(a: int) -> None:
+        """Offer cluster ``a`` to every other small cluster (kept where it is cheaper)."""
         others = np.flatnonzero(box.small & box.alive)
-        others = others[others != y]
-        union = box.union(np.array([y]))
-        if box.small[y]:
-            rescan(np.array([y]), union)
+        others = others[others != a]
         if others.shape[0] == 0:
-            return others
-        priced, lends = prices(box.size[others], box.cost[others], union[0, others], np.full(others.shape[0], y))
-        return lists.offer(others, y, priced, lends, box.alive)
+            return
+        union = box.union(np.array([a]))[0, others]
+        priced, lends = prices(box.size[others], box.cost[others], union, np.full(others.shape[0], a))
+        better = priced < box.price[others] - _EPS
+        chosen = others[better]
+        box.best[chosen], box.price[chosen], box.lend_from[chosen] = a, priced[better], lends[better]
 
     box.small[:] = [misses(g) for g in range(box.size.shape[0])]
-    rescan(np.flatnonzero(box.small))
+    reprice(np.flatnonzero(box.small))
     step, reported = max(1, n // 100), 0
     while True:
         open_price = np.where(box.small & box.alive, box.price, np.inf)
@@ -307,13 +212,13 @@ def merge_clusters(
             if done - reported >= step:
                 progress(done)
                 reported = done
-        orphans = np.flatnonzero(box.small & box.alive & (box.best == b))
-        affected = [orphans] if not box.alive[b] else [orphans, offer(b)]
-        affected.append(offer(a))
-        touched = np.unique(np.concatenate(affected))
-        choose(touched[box.small[touched] & box.alive[touched] & (touched != a)])
+        stale = np.flatnonzero(box.small & box.alive & ((box.best == a) | (box.best == b)))
+        if box.small[a]:
+            stale = np.union1d(stale, [a])
+        offer(a)
+        if stale.shape[0]:
+            reprice(stale.astype(np.int64))
         if 2 * int(box.alive.sum()) < box.alive.shape[0] and box.alive.shape[0] > 256:
-            lists.compact(box.alive)
             box.compact()
     live = np.flatnonzero(box.alive)
     stats.clusters += int(live.shape[0])
