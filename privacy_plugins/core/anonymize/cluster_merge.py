@@ -167,25 +167,26 @@ def merge_clusters(
         taken = np.where(lends, need, p_size)
         return (size + taken) * union - size * cost - taken * p_cost, lends
 
-    def reprice(targets: np.ndarray) -> None:
+    def reprice(targets: np.ndarray, union: np.ndarray | None = None) -> None:
+        """Best partner of small clusters over every cluster (``union``: their joined costs, when known)."""
         every = np.arange(box.size.shape[0])
         for start in range(0, targets.shape[0], _BLOCK):
             block = targets[start : start + _BLOCK]
-            priced, lends = prices(box.size[block, None], box.cost[block, None], box.union(block), every[None, :])
+            joined = box.union(block) if union is None else union
+            priced, lends = prices(box.size[block, None], box.cost[block, None], joined, every[None, :])
             priced[:, ~box.alive] = np.inf
             priced[np.arange(block.shape[0]), block] = np.inf
             for i, a in enumerate(block.tolist()):
                 b = _argmin(priced[i], rng)
                 box.best[a], box.price[a], box.lend_from[a] = b, priced[i, b], lends[i, b]
 
-    def offer(a: int) -> None:
-        """Offer cluster ``a`` to every other small cluster (kept where it is cheaper)."""
+    def offer(a: int, union: np.ndarray) -> None:
+        """Offer cluster ``a`` (``union``: its joined costs) to every other small cluster (kept where cheaper)."""
         others = np.flatnonzero(box.small & box.alive)
         others = others[others != a]
         if others.shape[0] == 0:
             return
-        union = box.union(np.array([a]))[0, others]
-        priced, lends = prices(box.size[others], box.cost[others], union, np.full(others.shape[0], a))
+        priced, lends = prices(box.size[others], box.cost[others], union[0, others], np.full(others.shape[0], a))
         better = priced < box.price[others] - _EPS
         chosen = others[better]
         box.best[chosen], box.price[chosen], box.lend_from[chosen] = a, priced[better], lends[better]
@@ -213,12 +214,15 @@ def merge_clusters(
                 progress(done)
                 reported = done
         stale = np.flatnonzero(box.small & box.alive & ((box.best == a) | (box.best == b)))
+        stale = stale[stale != a]
+        # One row of joined costs serves both ways (D is symmetric): a offered, a re-priced.
+        union = box.union(np.array([a]))
+        offer(a, union)
         if box.small[a]:
-            stale = np.union1d(stale, [a])
-        offer(a)
+            reprice(np.array([a]), union)
         if stale.shape[0]:
             reprice(stale.astype(np.int64))
-        if 2 * int(box.alive.sum()) < box.alive.shape[0] and box.alive.shape[0] > 256:
+        if 5 * int(box.alive.sum()) < 4 * box.alive.shape[0] and box.alive.shape[0] > 256:
             box.compact()
     live = np.flatnonzero(box.alive)
     stats.clusters += int(live.shape[0])
