@@ -75,6 +75,12 @@ class CostSpace:
             total += self.widths(q, low[q], high[q])
         return total
 
+    def join_term(self, q: int, low: np.ndarray, high: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """QI ``q``'s share of :meth:`join_costs`: the cost of the box's span of ``q`` joined with each record's code."""
+        every = self._all_codes[q]
+        per_code = self.widths(q, np.minimum(low[q], every), np.maximum(high[q], every))
+        return np.asarray(per_code[codes[q]], dtype=float)
+
     def join_costs(self, low: np.ndarray, high: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """``D(box ∪ r)`` for one box (``low``, ``high``: per QI) and records given by their ``(n_qis, m)`` codes."""
         total = np.zeros(codes.shape[1])
@@ -292,6 +298,9 @@ def _greedy_units(
         take(seed, min(int(counts[seed] - used[seed]), min_size), members)
         low, high = unit_codes[:, seed].copy(), unit_codes[:, seed].copy()
         last = unit_codes[:, seed]
+        # D(c ∪ u) = Σ_q term_q(u); only the QIs whose span grows are recomputed.
+        terms = [space.join_term(q, low, high, sub) for q in range(space.n_qis)]
+        total = np.sum(terms, axis=0) if terms else np.zeros(sub.shape[1])
         valid = False
         while True:
             if len(members) >= min_size:
@@ -302,13 +311,18 @@ def _greedy_units(
             exhausted = used[left_units] >= counts[left_units]
             if exhausted.all():
                 break
-            cost = space.join_costs(low, high, sub)
+            cost = total.copy()
             cost[exhausted] = np.inf
             at = int(left_units[_pick(cost, rng, largest=False)])
             take(at, min(int(counts[at] - used[at]), max(1, min_size - len(members))), members)
             last = unit_codes[:, at]
+            changed = np.flatnonzero((last < low) | (last > high)).tolist()
             np.minimum(low, last, out=low)
             np.maximum(high, last, out=high)
+            for q in changed:
+                fresh = space.join_term(q, low, high, sub)
+                total += fresh - terms[q]
+                terms[q] = fresh
             stats.steps += 1
         if not valid:  # the rest cannot form a valid cluster: its records are leftovers
             break

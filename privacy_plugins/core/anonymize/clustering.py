@@ -186,8 +186,13 @@ class _Checker:
         self.frame = frame[list(request.model_columns)]
         self.n = len(frame)
         self.encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
+        #: Every model is judged by class size alone (declared by the model): count, build nothing.
+        self.by_size = bool(self.models) and all(model.judged_by_size for model in self.models)
+        self.min_size = request.minimum_class_size
 
     def __call__(self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
+        if self.by_size:
+            return np.asarray(np.bincount(group_of_row, minlength=n_groups)[:n_groups] < self.min_size, dtype=bool)
         class_of_row = np.full(self.n, n_groups, dtype=np.int64)
         class_of_row[rows] = group_of_row
         n_classes = n_groups + int(rows.shape[0] < self.n)
