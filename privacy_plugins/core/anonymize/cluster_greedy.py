@@ -76,7 +76,7 @@ class CostSpace:
         return total
 
     def join_term(self, q: int, low: np.ndarray, high: np.ndarray, codes: np.ndarray) -> np.ndarray:
-        """QI ``q``'s share of :meth:`join_costs`: the cost of the box's span of ``q`` joined with each record's code."""
+        """QI ``q``'s share of :meth:`join_costs`: the box's span of ``q`` joined with each record's code."""
         every = self._all_codes[q]
         per_code = self.widths(q, np.minimum(low[q], every), np.maximum(high[q], every))
         return np.asarray(per_code[codes[q]], dtype=float)

@@ -263,3 +263,49 @@ def test_shorthand_matches_anonymize() -> None:
     short = anonymize_clustering(df, quasi_identifiers=["age"], models=[KAnonymity(2)], method="k-member", seed=3)
     long = anonymize(df, algorithm="k-member", quasi_identifiers=["age"], models=[KAnonymity(2)], seed=3)
     assert short.table.equals(long.table)
+
+
+def test_k_member_takes_records_with_equal_quasi_identifiers_in_bulk() -> None:
+    # Six equal records, k = 3: each cluster's seed brings the two others of its unit at
+    # once (no growth step); record by record it took two steps per cluster.
+    space, checker, _ = _space_and_checker([5] * 6, 3)
+    stats = GreedyStats()
+    groups = greedy_clusters(space, checker, np.arange(6), np.random.default_rng(0), min_size=3, relax=False,
+                             stats=stats)  # fmt: skip
+    assert sorted(np.bincount(groups).tolist()) == [3, 3] and stats.steps == 0 and stats.leftovers == 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=4, max_size=40), st.integers(1, 5), st.integers(0, 3))
+def test_the_size_only_check_agrees_with_the_models(ages: list[int], k: int, seed: int) -> None:
+    # k-anonymity declares it is judged by class size: the checker counts; it must say what the model says.
+    _, checker, _ = _space_and_checker(ages, k)
+    assert checker.by_size
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(len(ages), size=rng.integers(1, len(ages) + 1), replace=False))
+    n_groups = int(rng.integers(1, rows.shape[0] + 1))
+    group = rng.integers(0, n_groups, rows.shape[0])
+    counted = checker(rows, group, n_groups)
+    checker.by_size = False
+    assert counted.tolist() == checker(rows, group, n_groups).tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.sampled_from(COLOR.leaves.tolist())), min_size=2, max_size=30),
+    st.integers(1, 4),
+)
+def test_refine_prices_records_against_boxes_exactly(records: list[tuple[int, str]], n_groups: int) -> None:
+    from privacy_plugins.core.anonymize.cluster_refine import _joined
+
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    group = np.arange(len(df)) % min(n_groups, len(df))
+    low, high = boxes(space.codes, group, int(group.max()) + 1)
+    block = np.arange(len(df))
+    priced = _joined(space, space.codes, low, high, block)
+    for r in block.tolist():
+        expected = space.box_costs(
+            np.minimum(low, space.codes[:, r : r + 1]), np.maximum(high, space.codes[:, r : r + 1])
+        )
+        assert priced[r] == pytest.approx(expected)
