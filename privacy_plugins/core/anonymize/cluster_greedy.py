@@ -14,7 +14,9 @@ to the growing cluster) is one numpy expression per QI: the cost of the span
 of a precomputed ``size × size`` table of span costs when the domain has at most
 :data:`TABLE_LIMIT` codes, else the widths of ``size`` spans), then gathered by the
 records' codes. A step thus costs one gather and one add per QI over the
-unassigned records, whatever the hierarchy's height.
+unassigned records, whatever the hierarchy's height. Without diversity columns the pass
+runs over *units* (distinct QI tuples with counts; Adult: 11,089 for 30,162 rows), takes
+a unit's records in bulk, and re-prices only the QIs whose span the last unit widened.
 
 References:
     Byun J.-W., Kamra A., Bertino E., Li N. Efficient k-anonymization using clustering
