@@ -216,9 +216,9 @@ def _groups_one_record_at_a_time(codes: list[np.ndarray], k: int, quality: objec
     return starts
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 60), st.sampled_from(["a", "b", "c", "d"])), min_size=1, max_size=120),
+    st.lists(st.tuples(st.integers(0, 12), st.sampled_from(["a", "b", "c", "d"])), min_size=1, max_size=150),
     st.integers(1, 6),
 )
 def test_grouping_decides_runs_at_once_as_record_by_record(rows: list[tuple[int, str]], k: int) -> None:
