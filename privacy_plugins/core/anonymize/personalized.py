@@ -154,18 +154,24 @@ class _Quality:
 
     def __init__(self, dimensions: Sequence[Dimension]) -> None:
         self.dimensions = dimensions
+        # Per hierarchical QI: leaves under the node above each leaf code, per level (one gather later).
+        self.leaves_above: list[np.ndarray | None] = []
+        for d in dimensions:
+            if d.hierarchy is None or d.nodes is None:
+                self.leaves_above.append(None)
+                continue
+            counts = d.hierarchy.leaf_counts
+            self.leaves_above.append(
+                np.stack([np.asarray(counts[lv], dtype=float)[d.nodes[lv]] for lv in range(d.nodes.shape[0])])
+            )
 
     def covered(self, d: Dimension, low: np.ndarray, high: np.ndarray) -> np.ndarray:
         """Leaves under each span's published value (distinct values for a range)."""
         if d.hierarchy is None:
             return np.asarray(high - low + 1, dtype=float)
-        assert d.nodes is not None
-        level = d.lowest_common_level(low, high)
-        counts = np.empty(low.shape[0], dtype=float)
-        for lv in np.unique(level):
-            here = level == lv
-            counts[here] = d.hierarchy.leaf_counts[lv][d.nodes[lv, low[here]]]
-        return counts
+        table = self.leaves_above[self.dimensions.index(d)]
+        assert table is not None
+        return np.asarray(table[d.lowest_common_level(low, high), low], dtype=float)
 
     def ileft(self, lows: Sequence[np.ndarray], highs: Sequence[np.ndarray]) -> np.ndarray:
         """Mean over QIs of 1 − (leaves − 1)/|D| for each span."""
