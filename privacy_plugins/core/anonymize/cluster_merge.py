@@ -34,6 +34,8 @@ __all__ = ["merge_clusters"]
 
 _EPS = 1e-12
 _BLOCK = 32
+#: Largest first-pass table of point-to-cluster costs (codes summed over QIs × clusters), ~400 MB.
+_POINT_ROWS_LIMIT = 50_000_000
 
 
 class _Boxes:
@@ -82,6 +84,29 @@ class _Boxes:
             else:
                 offset = np.arange(block.shape[0], dtype=np.int64)[:, None] * (self.sizes[q] ** 2)
                 total += np.take(joined.ravel(), offset + self.key[q][None, :])
+        return total
+
+    def point_rows(self) -> list[np.ndarray] | None:
+        """Per QI, ``rows[q][v, x]``: the cost of code ``v`` joined with cluster ``x``'s span (``None``: too big).
+
+        A cluster that is one unit (a point) is priced against every cluster by one row
+        gather and one add per QI — how the first pass prices every small unit.
+        """
+        n_cells = sum(self.sizes) * self.size.shape[0]
+        if n_cells > _POINT_ROWS_LIMIT or any(table is None for table in self.space.tables):
+            return None
+        rows = []
+        for q, table in enumerate(self.space.tables):
+            assert table is not None
+            every = self.code_range[q][:, None]
+            rows.append(table[np.minimum(every, self.low[q][None, :]), np.maximum(every, self.high[q][None, :])])
+        return rows
+
+    def point_union(self, rows: list[np.ndarray], block: np.ndarray) -> np.ndarray:
+        """:meth:`union` for clusters of ``block`` that are points, from :meth:`point_rows`."""
+        total = np.zeros((block.shape[0], self.size.shape[0]))
+        for q, table_rows in enumerate(rows):
+            total += table_rows[self.low[q, block]]
         return total
 
     def refresh(self, g: int) -> None:
@@ -167,12 +192,21 @@ def merge_clusters(
         taken = np.where(lends, need, p_size)
         return (size + taken) * union - size * cost - taken * p_cost, lends
 
-    def reprice(targets: np.ndarray, union: np.ndarray | None = None) -> None:
-        """Best partner of small clusters over every cluster (``union``: their joined costs, when known)."""
+    def reprice(targets: np.ndarray, union: np.ndarray | None = None, points: list[np.ndarray] | None = None) -> None:
+        """Best partner of small clusters over every cluster.
+
+        ``union``: their joined costs, when known; ``points``: :meth:`_Boxes.point_rows` when
+        every target is a point (the first pass).
+        """
         every = np.arange(box.size.shape[0])
         for start in range(0, targets.shape[0], _BLOCK):
             block = targets[start : start + _BLOCK]
-            joined = box.union(block) if union is None else union
+            if union is not None:
+                joined = union
+            elif points is not None:
+                joined = box.point_union(points, block)
+            else:
+                joined = box.union(block)
             priced, lends = prices(box.size[block, None], box.cost[block, None], joined, every[None, :])
             priced[:, ~box.alive] = np.inf
             priced[np.arange(block.shape[0]), block] = np.inf
@@ -192,7 +226,7 @@ def merge_clusters(
         box.best[chosen], box.price[chosen], box.lend_from[chosen] = a, priced[better], lends[better]
 
     box.small[:] = [misses(g) for g in range(box.size.shape[0])]
-    reprice(np.flatnonzero(box.small))
+    reprice(np.flatnonzero(box.small), points=box.point_rows())  # every cluster is one unit: a point
     step, reported = max(1, n // 100), 0
     while True:
         open_price = np.where(box.small & box.alive, box.price, np.inf)

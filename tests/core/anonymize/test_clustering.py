@@ -309,3 +309,17 @@ def test_refine_prices_records_against_boxes_exactly(records: list[tuple[int, st
             np.minimum(low, space.codes[:, r : r + 1]), np.maximum(high, space.codes[:, r : r + 1])
         )
         assert priced[r] == pytest.approx(expected)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from(COLOR.leaves.tolist())), min_size=1, max_size=40))
+def test_first_pass_prices_units_as_the_general_union_does(records: list[tuple[int, str]]) -> None:
+    from privacy_plugins.core.anonymize.cluster_merge import _Boxes
+
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    box = _Boxes(space, space.codes)
+    rows = box.point_rows()
+    assert rows is not None
+    block = np.arange(box.size.shape[0])
+    assert np.array_equal(box.point_union(rows, block), box.union(block))
