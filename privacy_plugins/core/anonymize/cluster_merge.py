@@ -65,6 +65,9 @@ class _Boxes:
         self.best = np.full(counts.shape[0], -1, dtype=np.int64)
         self.price = np.full(counts.shape[0], np.inf)
         self.lend_from = np.zeros(counts.shape[0], dtype=bool)
+        #: :meth:`point_rows`, kept up to date: clusters that are still one unit are priced from it.
+        self.rows: list[np.ndarray] | None = None
+        self.rows = self.point_rows()
 
     def union(self, block: np.ndarray) -> np.ndarray:
         """``D(c ∪ x)`` for every cluster ``c`` of ``block`` (rows) and every cluster ``x`` (columns)."""
@@ -116,6 +119,12 @@ class _Boxes:
         self.key[:, g] = self.low[:, g] * np.array(self.sizes, dtype=np.int64) + self.high[:, g]
         self.size[g] = sub.shape[1]
         self.cost[g] = float(self.space.box_costs(self.low[:, g : g + 1], self.high[:, g : g + 1])[0])
+        if self.rows is not None:  # the point tables follow the box
+            for q, table_rows in enumerate(self.rows):
+                table = self.space.tables[q]
+                assert table is not None
+                every = self.code_range[q]
+                table_rows[:, g] = table[np.minimum(every, self.low[q, g]), np.maximum(every, self.high[q, g])]
 
     def absorb(self, a: int, b: int) -> None:
         """Cluster ``a`` takes every member of ``b``; ``b`` dies."""
@@ -145,6 +154,8 @@ class _Boxes:
         self.members = [self.members[g] for g in keep.tolist()]
         self.small, self.price, self.lend_from = self.small[keep], self.price[keep], self.lend_from[keep]
         self.best = np.where(self.best[keep] >= 0, new_id[np.maximum(self.best[keep], 0)], -1)
+        if self.rows is not None:
+            self.rows = [np.ascontiguousarray(table_rows[:, keep]) for table_rows in self.rows]
 
 
 def _argmin(values: np.ndarray, rng: np.random.Generator) -> int:
@@ -192,19 +203,25 @@ def merge_clusters(
         taken = np.where(lends, need, p_size)
         return (size + taken) * union - size * cost - taken * p_cost, lends
 
-    def reprice(targets: np.ndarray, union: np.ndarray | None = None, points: list[np.ndarray] | None = None) -> None:
-        """Best partner of small clusters over every cluster.
+    def reprice(targets: np.ndarray, union: np.ndarray | None = None) -> None:
+        """Best partner of small clusters over every cluster (``union``: their joined costs, when known).
 
-        ``union``: their joined costs, when known; ``points``: :meth:`_Boxes.point_rows` when
-        every target is a point (the first pass).
+        Clusters that are still one unit (a point) are priced from the point tables (row
+        gathers), the others by :meth:`_Boxes.union`.
         """
+        if union is None and box.rows is not None:
+            point = (box.low[:, targets] == box.high[:, targets]).all(axis=0)
+            targets = np.concatenate((targets[point], targets[~point]))
+            n_points = int(point.sum())
+        else:
+            n_points = 0
         every = np.arange(box.size.shape[0])
-        for start in range(0, targets.shape[0], _BLOCK):
-            block = targets[start : start + _BLOCK]
+        for start in [*range(0, n_points, _BLOCK), *range(n_points, targets.shape[0], _BLOCK)]:
+            block = targets[start : min(start + _BLOCK, n_points if start < n_points else targets.shape[0])]
             if union is not None:
                 joined = union
-            elif points is not None:
-                joined = box.point_union(points, block)
+            elif start < n_points and box.rows is not None:
+                joined = box.point_union(box.rows, block)
             else:
                 joined = box.union(block)
             priced, lends = prices(box.size[block, None], box.cost[block, None], joined, every[None, :])
@@ -226,7 +243,7 @@ def merge_clusters(
         box.best[chosen], box.price[chosen], box.lend_from[chosen] = a, priced[better], lends[better]
 
     box.small[:] = [misses(g) for g in range(box.size.shape[0])]
-    reprice(np.flatnonzero(box.small), points=box.point_rows())  # every cluster is one unit: a point
+    reprice(np.flatnonzero(box.small))  # every cluster is one unit (a point): priced from the point tables
     step, reported = max(1, n // 100), 0
     while True:
         open_price = np.where(box.small & box.alive, box.price, np.inf)

@@ -323,3 +323,11 @@ def test_first_pass_prices_units_as_the_general_union_does(records: list[tuple[i
     assert rows is not None
     block = np.arange(box.size.shape[0])
     assert np.array_equal(box.point_union(rows, block), box.union(block))
+    # The kept tables follow merges and compaction: equal to tables built afresh.
+    for a in range(0, box.size.shape[0] - 1, 3):
+        box.absorb(a, a + 1)
+    box.compact()
+    assert box.rows is not None
+    assert all(np.array_equal(kept, fresh) for kept, fresh in zip(box.rows, box.point_rows() or [], strict=True))
+    points = np.flatnonzero((box.low == box.high).all(axis=0))
+    assert np.array_equal(box.point_union(box.rows, points), box.union(points))
