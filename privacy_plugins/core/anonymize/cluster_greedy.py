@@ -59,6 +59,14 @@ class CostSpace:
                 self.tables.append(table)
             else:
                 self.tables.append(None)
+        # Every table in one flat array (when every QI has one): a box against a few records,
+        # all QIs at once, is one gather and one sum (:meth:`join_one`).
+        self.flat: np.ndarray | None = None
+        if self.tables and all(table is not None for table in self.tables):
+            self.flat = np.concatenate([table.ravel() for table in self.tables if table is not None])
+            sizes = np.array([d.size for d in dimensions], dtype=np.int64)
+            self.strides = sizes[:, None]
+            self.offsets = np.concatenate(([0], np.cumsum(sizes * sizes)[:-1]))[:, None]
 
     @property
     def n_qis(self) -> int:
@@ -82,6 +90,13 @@ class CostSpace:
         every = self._all_codes[q]
         per_code = self.widths(q, np.minimum(low[q], every), np.maximum(high[q], every))
         return np.asarray(per_code[codes[q]], dtype=float)
+
+    def join_one(self, low: np.ndarray, high: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """:meth:`join_costs` for a few records: the flat tables gathered directly (no per-code row)."""
+        if self.flat is None:
+            return self.join_costs(low, high, codes)
+        at = self.offsets + np.minimum(low[:, None], codes) * self.strides + np.maximum(high[:, None], codes)
+        return np.asarray(self.flat[at].sum(axis=0), dtype=float)
 
     def join_costs(self, low: np.ndarray, high: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """``D(box ∪ r)`` for one box (``low``, ``high``: per QI) and records given by their ``(n_qis, m)`` codes."""

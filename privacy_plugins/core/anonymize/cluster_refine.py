@@ -213,10 +213,14 @@ def _dissolve_round(
         targets = np.empty(members.shape[0], dtype=np.int64)
         left = np.ones(members.shape[0], dtype=bool)
         total = 0.0
+        # Each record's cheapest cluster (first among ties), kept up to date as one column changes.
+        row_min, row_at = added.min(axis=1), np.argmin(added, axis=1)
         while left.any() and total < loss[a] - _EPS:
-            options = np.where(left[:, None], added, np.inf)
-            flat_at = int(np.argmin(options))
-            i, to = divmod(flat_at, options.shape[1])
+            i = int(np.argmin(np.where(left, row_min, np.inf)))
+            if not left[i] or not np.isfinite(row_min[i]):
+                total = np.inf  # a record fits nowhere: no dissolution
+                break
+            to = int(row_at[i])
             total += float(added[i, to])
             targets[i], left[i] = to, False
             if to not in saved:
@@ -225,9 +229,15 @@ def _dissolve_round(
             low[:, to] = np.minimum(low[:, to], codes[:, r[0]])
             high[:, to] = np.maximum(high[:, to], codes[:, r[0]])
             size[to] += 1
-            cost[to] = float(space.box_costs(low[:, to : to + 1], high[:, to : to + 1])[0])
-            column = _joined(space, codes, low[:, to : to + 1], high[:, to : to + 1], members)[:, 0]
-            added[:, to] = (size[to] + 1) * column - size[to] * cost[to]
+            cost[to] = float(space.join_one(low[:, to], high[:, to], low[:, to : to + 1])[0])
+            column = space.join_one(low[:, to], high[:, to], codes[:, members])
+            added[:, to] = fresh = (size[to] + 1) * column - size[to] * cost[to]
+            stale = left & (row_at == to)  # their cheapest cluster changed: look again
+            if stale.any():
+                again = np.flatnonzero(stale)
+                row_min[again], row_at[again] = added[again].min(axis=1), np.argmin(added[again], axis=1)
+            better = left & ~stale & ((fresh < row_min) | ((fresh == row_min) & (to < row_at)))
+            row_min[better], row_at[better] = fresh[better], to
         changed = list(saved)
         if not left.any() and total < loss[a] - _EPS:
             plans.append((a, members, targets))

@@ -58,7 +58,8 @@ loss by splitting big clusters", "pseudo code of splitting big clusters"):
 
 **Models.** A cluster is closed only when it satisfies every requested model, checked
 with the models themselves (``violating_classes``) on equivalence classes over the whole
-table (when every model declares ``judged_by_size``, by counting the records per cluster) — the candidate cluster(s) plus one class of every other row, so a model that
+table (when every model declares ``judged_by_size``, by counting the records per cluster)
+— the candidate cluster(s) plus one class of every other row, so a model that
 compares a class with the table (t-closeness) sees the whole table's distribution. While
 a cluster has the size but misses a model, records bringing a value of a column some
 model reads (e.g. a new sensitive value) are preferred. Leftovers can break a
