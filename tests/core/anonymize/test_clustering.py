@@ -304,6 +304,10 @@ def test_refine_prices_records_against_boxes_exactly(records: list[tuple[int, st
     low, high = boxes(space.codes, group, int(group.max()) + 1)
     block = np.arange(len(df))
     priced = _joined(space, space.codes, low, high, block)
+    for g in range(low.shape[1]):  # the flat-table path for one box agrees with the per-code path
+        assert np.array_equal(
+            space.join_one(low[:, g], high[:, g], space.codes), space.join_costs(low[:, g], high[:, g], space.codes)
+        )
     for r in block.tolist():
         expected = space.box_costs(
             np.minimum(low, space.codes[:, r : r + 1]), np.maximum(high, space.codes[:, r : r + 1])
