@@ -12,13 +12,13 @@ Measured 2026-11-26 (issue 28), seed 0, one run each, on a shared 2-core machine
 NCP / CPU seconds:
 
     k   k-member        two-phase A     two-phase B     Mondrian strict  optimal FD   ARX
-    5   0.0379 /  2.2   0.0266 / 13.3   0.0266 / 11.6   0.0767 / 0.1     0.6333      0.0307
-   10   0.0660 /  1.6   0.0417 / 14.3   0.0416 / 13.4   0.1252 / 0.1     0.6333      0.0455
-   20   0.1046 /  0.9   0.0618 / 13.9   0.0619 / 14.1   0.1742 / 0.1     0.6604      0.0637
+    5   0.0379 /  2.0   0.0266 / 10.2   0.0266 / 10.2   0.0767 / 0.1     0.6333      0.0307
+   10   0.0660 /  1.3   0.0416 / 10.6   0.0417 / 10.7   0.1252 / 0.1     0.6333      0.0455
+   20   0.1046 /  1.1   0.0618 / 12.0   0.0618 / 13.9   0.1742 / 0.1     0.6604      0.0637
 
 (2026-11-23, before issue 28: k-member 0.0377 / 12.3, 0.0653 / 9.4, 0.1049 / 7.7; two-phase B
 0.0262 / 21.9, 0.0418 / 26.3, 0.0616 / 25.8.) Two-phase's CPU is now mostly phase 1 (bottom-up
-merging, ~10–12 s); the local search takes 1–4 s. ``bench_local_recoding.py`` times ARX in the same run.
+merging, ~7–9 s: the steps after the first pass each scan every cluster); the local search 1–4 s. ``bench_local_recoding.py`` times ARX in the same run.
 
 Run:  .venv/bin/python benchmarks/bench_clustering.py [--rows 0] [--ks 5,10,20] [--seed 0]
 """
