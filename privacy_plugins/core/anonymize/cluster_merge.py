@@ -34,8 +34,9 @@ __all__ = ["merge_clusters"]
 
 _EPS = 1e-12
 _BLOCK = 32
-#: Largest first-pass table of point-to-cluster costs (codes summed over QIs × clusters), ~400 MB.
-_POINT_ROWS_LIMIT = 50_000_000
+#: Largest table of point-to-cluster costs (codes summed over QIs × clusters, ~128 MB); beyond it
+#: every cluster is priced by :meth:`_Boxes.union`.
+_POINT_ROWS_LIMIT = 16_000_000
 
 
 class _Boxes:

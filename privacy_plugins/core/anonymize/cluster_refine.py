@@ -37,6 +37,8 @@ _EPS = 1e-9
 _BLOCK = 256
 _BUDGET = 1_000_000
 _DISSOLVE_BUDGET = 10_000_000
+#: Largest span table of one QI (codes × clusters, ~32 MB); a larger QI is priced directly.
+_SPAN_ROWS_LIMIT = 4_000_000
 
 
 class RefineStats:
@@ -76,8 +78,8 @@ def _span_rows(space: CostSpace, low: np.ndarray, high: np.ndarray) -> list[np.n
     """
     rows: list[np.ndarray | None] = []
     for q, table in enumerate(space.tables):
-        if table is None:
-            rows.append(None)
+        if table is None or table.shape[0] * low.shape[1] > _SPAN_ROWS_LIMIT:
+            rows.append(None)  # priced directly instead (bounded memory)
             continue
         every = np.arange(table.shape[0], dtype=np.int64)[:, None]
         rows.append(table[np.minimum(low[q][None, :], every), np.maximum(high[q][None, :], every)])

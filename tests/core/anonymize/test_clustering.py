@@ -335,3 +335,22 @@ def test_first_pass_prices_units_as_the_general_union_does(records: list[tuple[i
     assert all(np.array_equal(kept, fresh) for kept, fresh in zip(box.rows, box.point_rows() or [], strict=True))
     points = np.flatnonzero((box.low == box.high).all(axis=0))
     assert np.array_equal(box.point_union(box.rows, points), box.union(points))
+
+
+def test_pricing_without_the_memory_bounded_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past their memory bounds the span / point tables are not built: the same prices, valid clusters.
+    import privacy_plugins.core.anonymize.cluster_merge as merge_module
+    import privacy_plugins.core.anonymize.cluster_refine as refine_module
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"age": rng.integers(0, 40, 120), "color": rng.choice(COLOR.leaves, 120)})
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    group = np.arange(120) % 17
+    low, high = boxes(space.codes, group, 17)
+    tabled = refine_module._joined(space, space.codes, low, high, np.arange(120))
+    monkeypatch.setattr(refine_module, "_SPAN_ROWS_LIMIT", 0)
+    monkeypatch.setattr(merge_module, "_POINT_ROWS_LIMIT", 0)
+    assert np.array_equal(refine_module._joined(space, space.codes, low, high, np.arange(120)), tabled)
+    assert merge_module._Boxes(space, space.codes).rows is None
+    result = _run(df, [KAnonymity(4)], "two-phase", split="b")
+    assert result.passed and EquivalenceClasses.from_frame(result.table, ["age", "color"]).sizes.min() >= 4
