@@ -16,7 +16,11 @@ So clusters grow past ``min_size`` exactly when taking a whole neighbour is chea
 any other completion — the information loss *per record* of the table is what decides,
 not a fixed size. Every pair's price is kept as the small cluster's best partner; after a
 merge only the clusters that pointed at the merged ones are re-priced, and the new
-cluster is offered to every small one in one numpy expression over integer-coded boxes.
+cluster is offered to every small one in one numpy expression over integer-coded boxes
+(its row of joined costs, symmetric, also re-prices it). A cluster that is still one unit
+(a point: every small cluster at the start) is priced from per-QI tables of the cost of
+each code joined with each cluster's span, kept up to date as boxes change: one row
+gather and one add per QI instead of a gather through a ``size × size`` table per cluster.
 A lend whose donor then misses a model (possible beyond k) is undone and ``a`` merges
 whole with the donor instead. Models are checked with ``failing`` only on clusters of at
 least ``min_size`` records.
