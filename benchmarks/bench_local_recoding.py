@@ -7,6 +7,9 @@ call: encoding, clustering, publishing and the core's re-measurement included), 
 ratio ours/ARX and both NCPs (hierarchy-domain NCP, ARX's 1 − granularity). ARX is warmed
 up twice first (JIT). Without ``../shared/arx`` or ``java`` ARX is skipped with a message.
 
+``--copies C`` runs on Adult ×C (copy c ≥ 1 of row i gets age' = clamp(age + ((i·31 + c·17) mod 7) − 3,
+17, 90), ``bench_lattice.replicate``; ARX reads the same rows from a temporary CSV, deleted after the run).
+
 ``--check`` turns the issue's goals into assertions (run by hand, not in CI): two-phase's
 NCP at most 2 % above the pins below and below ARX's; with ARX, two-phase CPU ≤ ARX's and
 k-member CPU ≤ 2 × ARX's. ``--profile ALGORITHM`` prints a cProfile of one run instead.
@@ -23,10 +26,13 @@ import argparse
 import cProfile
 import pstats
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from _adult import ADULT, QIS, SHARED, load_adult
+from bench_lattice import replicate
 
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.models import KAnonymity
@@ -45,8 +51,8 @@ def ours(adult: Any, hierarchies: Any, algorithm: str, k: int, seed: int) -> dic
     return {"ncp": result.utility.ncp, "cpu": cpu_s, "wall": wall_s}
 
 
-def arx_worker() -> Any:
-    """A started, loaded ARX worker, or ``None`` (said why) when the bundle or java is missing."""
+def arx_worker(csv: Path) -> Any:
+    """A started ARX worker with ``csv`` loaded, or ``None`` (said why) when the bundle or java is missing."""
     sys.path.insert(0, str(SHARED / "arx"))
     try:
         from arxclient import ArxWorker, available  # type: ignore[import-not-found]
@@ -57,7 +63,7 @@ def arx_worker() -> Any:
         print("ARX skipped: java not found")
         return None
     worker = ArxWorker()
-    worker.load(str(ADULT / "adult.csv"), str(ADULT), QIS, SENSITIVE)
+    worker.load(str(csv), str(ADULT), QIS, SENSITIVE)
     return worker
 
 
@@ -68,6 +74,7 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=100)
     parser.add_argument("--rows", type=int, default=0, help="first ROWS rows only (0: all; ARX then skipped)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--copies", type=int, default=1, help="Adult ×COPIES with age jitter")
     parser.add_argument("--no-arx", action="store_true")
     parser.add_argument("--check", action="store_true", help="assert the issue's goals")
     parser.add_argument("--profile", default="", help="cProfile one run of this algorithm at the first k")
@@ -76,6 +83,7 @@ def main() -> int:
     if loaded is None:
         return 0
     adult, hierarchies = loaded
+    adult = replicate(adult, args.copies)
     ks = [int(k) for k in args.ks.split(",")]
     if args.profile:
         profiler = cProfile.Profile()
@@ -85,7 +93,23 @@ def main() -> int:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
         return 0
     algorithms = args.algorithms.split(",")
-    arx = None if args.no_arx or args.rows else arx_worker()
+    with tempfile.TemporaryDirectory() as scratch:
+        csv = ADULT / "adult.csv"
+        if args.copies > 1 and not (args.no_arx or args.rows):
+            csv = Path(scratch) / "adult.csv"
+            adult.to_csv(csv, sep=";", index=False)
+        arx = None if args.no_arx or args.rows else arx_worker(csv)
+        failures = compare(arx, adult, hierarchies, algorithms, ks, args)
+    if args.check and failures:
+        print("FAILED:\n  " + "\n  ".join(failures))
+        return 1
+    if args.check:
+        print("all goals met")
+    return 0
+
+
+def compare(arx: Any, adult: Any, hierarchies: Any, algorithms: list[str], ks: list[int], args: Any) -> list[str]:
+    """Print ARX's and our rows per k; the goals missed."""
     failures: list[str] = []
     try:
         if arx is not None:
@@ -101,7 +125,7 @@ def main() -> int:
                 row = ours(adult, hierarchies, algorithm, k, args.seed)
                 ratio = row["cpu"] / arx_cpu if a else float("nan")
                 cells.append(f"{row['ncp']:14.4f} {row['cpu']:6.2f} {ratio:5.2f}")
-                if algorithm == "two-phase" and k in PINS and row["ncp"] > PINS[k] * 1.02:
+                if algorithm == "two-phase" and k in PINS and args.copies == 1 and row["ncp"] > PINS[k] * 1.02:
                     failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} > 1.02 × {PINS[k]}")
                 if a and algorithm == "two-phase" and row["ncp"] >= a["ncp"]:
                     failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} not below ARX's {a['ncp']:.4f}")
@@ -114,12 +138,7 @@ def main() -> int:
     finally:
         if arx is not None:
             arx.close()
-    if args.check and failures:
-        print("FAILED:\n  " + "\n  ".join(failures))
-        return 1
-    if args.check:
-        print("all goals met")
-    return 0
+    return failures
 
 
 if __name__ == "__main__":
