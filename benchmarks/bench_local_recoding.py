@@ -16,6 +16,17 @@ k-member CPU ≤ 2 × ARX's. ``--profile ALGORITHM`` prints a cProfile of one ru
 
 NCP pins before issue 28 (two-phase split b, seed 0): 0.0262 / 0.0419 / 0.0615 at k = 5 / 10 / 20.
 
+Measured 2026-11-26 on the shared 2-core machine (load 3–4; ARX's CPU varied 0.7–2.5 s between runs),
+NCP / CPU seconds (ratio to ARX in the same run):
+
+    k   ARX local       two-phase before   two-phase after        k-member before   k-member after
+    5   0.0307 / 1.19   0.0262 / 20.4      0.0266 / 10.1 (8.5×)   0.0377 / 8.8      0.0379 / 1.7 (1.4×)
+   10   0.0455 / 1.14   0.0418 / 27.8      0.0417 / 11.0 (9.6×)   0.0653 / 7.7      0.0660 / 1.2 (1.1×)
+   20   0.0637 / 1.20   0.0616 / 19.7      0.0618 / 13.3 (11×)    0.1049 / 6.3      0.1046 / 1.5 (1.3×)
+
+Adult ×2 (60,324 rows), k = 10: ARX 0.0322 / 1.3; two-phase 0.0280 / 43.2 before, 0.0283 / 22.9 after;
+k-member 0.0415 / 26.3 before, 0.0417 / 3.0 after.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check]
 """
