@@ -35,7 +35,7 @@ __all__ = ["RefineStats", "refine_clusters"]
 
 _EPS = 1e-9
 _BLOCK = 256
-_BUDGET = 1_000_000
+_BUDGET = 2_000_000
 _DISSOLVE_BUDGET = 10_000_000
 #: Largest span table of one QI (codes × clusters, ~32 MB); a larger QI is priced directly.
 _SPAN_ROWS_LIMIT = 4_000_000
@@ -290,7 +290,7 @@ def refine_clusters(
 
     Every cluster of ``group`` must satisfy the models; so does every cluster returned.
     ``progress(round)`` is called after each round. ``limit`` (candidates priced per round)
-    defaults to about a million prices per round over the clusters; when no move gains,
+    defaults to about two million prices per round over the clusters; when no move gains,
     up to ``dissolve`` of the costliest clusters are tried for dissolution (0: never; default:
     about forty million record × cluster prices per dissolution round).
     """
