@@ -8,16 +8,17 @@ on the same QIs reaches NCP 0.0307 (k=5, 0.6 s), 0.0455 (k=10, 1.2 s), 0.0637 (k
 (re-run with ``benchmarks/arx_local_recoding/LocalRec.java``: same NCPs, 0 rows suppressed).
 ``--rows N`` runs on the first N rows only (scaling).
 
-Measured 2026-11-23, seed 0, one run each, on a shared 2-core machine (load 6–8, so wall
-seconds were 1–4× the CPU seconds given here):
+Measured 2026-11-26 (issue 28), seed 0, one run each, on a shared 2-core machine (load 4–6),
+NCP / CPU seconds:
 
     k   k-member        two-phase A     two-phase B     Mondrian strict  optimal FD   ARX
-    5   0.0377 / 12.3   0.0262 / 28.2   0.0262 / 21.9   0.0767 / 0.1     0.6333      0.0307
-   10   0.0653 /  9.4   0.0419 / 25.6   0.0418 / 26.3   0.1252 / 0.1     0.6333      0.0455
-   20   0.1049 /  7.7   0.0615 / 26.1   0.0616 / 25.8   0.1742 / 0.1     0.6604      0.0637
+    5   0.0379 /  2.0   0.0265 /  9.9   0.0263 /  9.1   0.0767 / 0.1     0.6333      0.0307
+   10   0.0660 /  1.2   0.0417 / 11.5   0.0417 / 11.2   0.1252 / 0.1     0.6333      0.0455
+   20   0.1046 /  1.2   0.0618 / 16.3   0.0618 / 14.1   0.1742 / 0.1     0.6604      0.0637
 
-Two-phase's CPU: phase 1 (bottom-up merging) ~12–15 s, the local search ~8–20 s. Seeds 1 and 2
-at k=20 (two-phase A): 0.0617 and 0.0614.
+(2026-11-23, before issue 28: k-member 0.0377 / 12.3, 0.0653 / 9.4, 0.1049 / 7.7; two-phase B
+0.0262 / 21.9, 0.0418 / 26.3, 0.0616 / 25.8.) Two-phase's CPU is now mostly phase 1 (bottom-up
+merging, ~7–9 s: the steps after the first pass each scan every cluster); the local search 1–4 s. ``bench_local_recoding.py`` times ARX in the same run.
 
 Run:  .venv/bin/python benchmarks/bench_clustering.py [--rows 0] [--ks 5,10,20] [--seed 0]
 """

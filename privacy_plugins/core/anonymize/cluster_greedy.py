@@ -14,7 +14,9 @@ to the growing cluster) is one numpy expression per QI: the cost of the span
 of a precomputed ``size × size`` table of span costs when the domain has at most
 :data:`TABLE_LIMIT` codes, else the widths of ``size`` spans), then gathered by the
 records' codes. A step thus costs one gather and one add per QI over the
-unassigned records, whatever the hierarchy's height.
+unassigned records, whatever the hierarchy's height. Without diversity columns the pass
+runs over *units* (distinct QI tuples with counts; Adult: 11,089 for 30,162 rows), takes
+a unit's records in bulk, and re-prices only the QIs whose span the last unit widened.
 
 References:
     Byun J.-W., Kamra A., Bertino E., Li N. Efficient k-anonymization using clustering
@@ -57,6 +59,14 @@ class CostSpace:
                 self.tables.append(table)
             else:
                 self.tables.append(None)
+        # Every table in one flat array (when every QI has one): a box against a few records,
+        # all QIs at once, is one gather and one sum (:meth:`join_one`).
+        self.flat: np.ndarray | None = None
+        if self.tables and all(table is not None for table in self.tables):
+            self.flat = np.concatenate([table.ravel() for table in self.tables if table is not None])
+            sizes = np.array([d.size for d in dimensions], dtype=np.int64)
+            self.strides = sizes[:, None]
+            self.offsets = np.concatenate(([0], np.cumsum(sizes * sizes)[:-1]))[:, None]
 
     @property
     def n_qis(self) -> int:
@@ -74,6 +84,19 @@ class CostSpace:
         for q in range(self.n_qis):
             total += self.widths(q, low[q], high[q])
         return total
+
+    def join_term(self, q: int, low: np.ndarray, high: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """QI ``q``'s share of :meth:`join_costs`: the box's span of ``q`` joined with each record's code."""
+        every = self._all_codes[q]
+        per_code = self.widths(q, np.minimum(low[q], every), np.maximum(high[q], every))
+        return np.asarray(per_code[codes[q]], dtype=float)
+
+    def join_one(self, low: np.ndarray, high: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """:meth:`join_costs` for a few records: the flat tables gathered directly (no per-code row)."""
+        if self.flat is None:
+            return self.join_costs(low, high, codes)
+        at = self.offsets + np.minimum(low[:, None], codes) * self.strides + np.maximum(high[:, None], codes)
+        return np.asarray(self.flat[at].sum(axis=0), dtype=float)
 
     def join_costs(self, low: np.ndarray, high: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """``D(box ∪ r)`` for one box (``low``, ``high``: per QI) and records given by their ``(n_qis, m)`` codes."""
@@ -147,9 +170,45 @@ def greedy_clusters(
     """
     stats = stats if stats is not None else GreedyStats()
     n = rows.shape[0]
-    group = np.full(n, -1, dtype=np.int64)
     codes = space.codes[:, rows]
     div = [column[rows] for column in diversity]
+    if div:
+        group, n_groups = _greedy_records(space, failing, rows, codes, div, rng, min_size=min_size, relax=relax,
+                                          stats=stats, progress=progress)  # fmt: skip
+    else:
+        group, n_groups = _greedy_units(space, failing, rows, codes, rng, min_size=min_size, relax=relax,
+                                        stats=stats, progress=progress)  # fmt: skip
+    stats.clusters += n_groups
+    if n_groups == 0:
+        group[:] = 0
+        if progress is not None:
+            progress(n)
+        return group
+    left = np.flatnonzero(group < 0)
+    stats.leftovers += int(left.shape[0])
+    _assign_leftovers(space, codes, group, n_groups, rng.permutation(left))
+    group = _repair(Clustering(space, failing, rows, codes), group, n_groups, stats)
+    if progress is not None:
+        progress(n)
+    return group
+
+
+def _greedy_records(
+    space: CostSpace,
+    failing: Failing,
+    rows: np.ndarray,
+    codes: np.ndarray,
+    div: Sequence[np.ndarray],
+    rng: np.random.Generator,
+    *,
+    min_size: int,
+    relax: bool,
+    stats: GreedyStats,
+    progress: Callable[[int], None] | None,
+) -> tuple[np.ndarray, int]:
+    """The greedy pass one record at a time (models read columns besides the QIs); groups (-1: left over)."""
+    n = rows.shape[0]
+    group = np.full(n, -1, dtype=np.int64)
     n_groups = 0
     remaining = np.arange(n, dtype=np.int64)
     last = int(rng.integers(n))
@@ -206,19 +265,100 @@ def greedy_clusters(
         if progress is not None and n - remaining.shape[0] - reported >= step:
             reported = n - remaining.shape[0]
             progress(reported)
-    stats.clusters += n_groups
-    if n_groups == 0:
-        group[:] = 0
-        if progress is not None:
-            progress(n)
-        return group
-    left = np.flatnonzero(group < 0)
-    stats.leftovers += int(left.shape[0])
-    _assign_leftovers(space, codes, group, n_groups, rng.permutation(left))
-    group = _repair(Clustering(space, failing, rows, codes), group, n_groups, stats)
-    if progress is not None:
-        progress(n)
-    return group
+    return group, n_groups
+
+
+def _greedy_units(
+    space: CostSpace,
+    failing: Failing,
+    rows: np.ndarray,
+    codes: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    min_size: int,
+    relax: bool,
+    stats: GreedyStats,
+    progress: Callable[[int], None] | None,
+) -> tuple[np.ndarray, int]:
+    """The greedy pass over *units* (distinct QI tuples with counts); groups per record (-1: left over).
+
+    Records of one unit cost the same anywhere, and once one of them is in a cluster the
+    others join it at no cost (the least any record can add), so they are taken in bulk:
+    as many as the cluster still needs (all of them when relaxing). Prices are computed
+    over the units left, not the records: one gather per QI over at most that many units.
+    """
+    n = rows.shape[0]
+    group = np.full(n, -1, dtype=np.int64)
+    tuples, inverse, counts = np.unique(codes.T, axis=0, return_inverse=True, return_counts=True)
+    unit_codes = np.ascontiguousarray(tuples.T)
+    inverse = np.asarray(inverse).ravel()
+    # Each unit's records in a seeded random order; a unit gives its first ``used`` records.
+    shuffled = rng.permutation(n)
+    by_unit = shuffled[np.argsort(inverse[shuffled], kind="stable")]
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    used = np.zeros(counts.shape[0], dtype=np.int64)
+    left_units = np.arange(counts.shape[0], dtype=np.int64)  # units with records left
+    left_records = n
+    n_groups = 0
+    last = unit_codes[:, int(inverse[int(rng.integers(n))])]
+    step, reported = max(1, n // 100), 0
+
+    def take(unit: int, count: int, cluster: list[int]) -> None:
+        start = int(first[unit] + used[unit])
+        cluster.extend(by_unit[start : start + count].tolist())
+        used[unit] += count
+
+    while left_records >= min_size:
+        sub = unit_codes[:, left_units]
+        seed = int(left_units[_pick(space.join_costs(last, last, sub), rng, largest=True)])
+        members: list[int] = []
+        take(seed, min(int(counts[seed] - used[seed]), min_size), members)
+        low, high = unit_codes[:, seed].copy(), unit_codes[:, seed].copy()
+        last = unit_codes[:, seed]
+        # D(c ∪ u) = Σ_q term_q(u); only the QIs whose span grows are recomputed.
+        terms = [space.join_term(q, low, high, sub) for q in range(space.n_qis)]
+        total = np.sum(terms, axis=0) if terms else np.zeros(sub.shape[1])
+        valid = False
+        while True:
+            if len(members) >= min_size:
+                stats.model_checks += 1
+                if not failing(rows[members], np.zeros(len(members), dtype=np.int64), 1)[0]:
+                    valid = True
+                    break
+            exhausted = used[left_units] >= counts[left_units]
+            if exhausted.all():
+                break
+            cost = total.copy()
+            cost[exhausted] = np.inf
+            at = int(left_units[_pick(cost, rng, largest=False)])
+            take(at, min(int(counts[at] - used[at]), max(1, min_size - len(members))), members)
+            last = unit_codes[:, at]
+            changed = np.flatnonzero((last < low) | (last > high)).tolist()
+            np.minimum(low, last, out=low)
+            np.maximum(high, last, out=high)
+            for q in changed:
+                fresh = space.join_term(q, low, high, sub)
+                total += fresh - terms[q]
+                terms[q] = fresh
+            stats.steps += 1
+        if not valid:  # the rest cannot form a valid cluster: its records are leftovers
+            break
+        left_units = left_units[used[left_units] < counts[left_units]]
+        if relax and left_units.shape[0]:
+            box = float(space.box_costs(low[:, None], high[:, None])[0])
+            inside = left_units[space.join_costs(low, high, unit_codes[:, left_units]) <= box + _EPS]
+            before = len(members)
+            for unit in inside.tolist():
+                take(unit, int(counts[unit] - used[unit]), members)
+            stats.absorbed += len(members) - before
+            left_units = left_units[used[left_units] < counts[left_units]]
+        group[members] = n_groups
+        n_groups += 1
+        left_records -= len(members)
+        if progress is not None and n - left_records - reported >= step:
+            reported = n - left_records
+            progress(reported)
+    return group, n_groups
 
 
 def size_summary(cluster: np.ndarray) -> dict[str, float]:

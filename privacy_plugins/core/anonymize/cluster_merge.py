@@ -16,7 +16,11 @@ So clusters grow past ``min_size`` exactly when taking a whole neighbour is chea
 any other completion — the information loss *per record* of the table is what decides,
 not a fixed size. Every pair's price is kept as the small cluster's best partner; after a
 merge only the clusters that pointed at the merged ones are re-priced, and the new
-cluster is offered to every small one in one numpy expression over integer-coded boxes.
+cluster is offered to every small one in one numpy expression over integer-coded boxes
+(its row of joined costs, symmetric, also re-prices it). A cluster that is still one unit
+(a point: every small cluster at the start) is priced from per-QI tables of the cost of
+each code joined with each cluster's span, kept up to date as boxes change: one row
+gather and one add per QI instead of a gather through a ``size × size`` table per cluster.
 A lend whose donor then misses a model (possible beyond k) is undone and ``a`` merges
 whole with the donor instead. Models are checked with ``failing`` only on clusters of at
 least ``min_size`` records.
@@ -34,6 +38,9 @@ __all__ = ["merge_clusters"]
 
 _EPS = 1e-12
 _BLOCK = 32
+#: Largest table of point-to-cluster costs (codes summed over QIs × clusters, ~128 MB); beyond it
+#: every cluster is priced by :meth:`_Boxes.union`.
+_POINT_ROWS_LIMIT = 16_000_000
 
 
 class _Boxes:
@@ -63,6 +70,9 @@ class _Boxes:
         self.best = np.full(counts.shape[0], -1, dtype=np.int64)
         self.price = np.full(counts.shape[0], np.inf)
         self.lend_from = np.zeros(counts.shape[0], dtype=bool)
+        #: :meth:`point_rows`, kept up to date: clusters that are still one unit are priced from it.
+        self.rows: list[np.ndarray] | None = None
+        self.rows = self.point_rows()
 
     def union(self, block: np.ndarray) -> np.ndarray:
         """``D(c ∪ x)`` for every cluster ``c`` of ``block`` (rows) and every cluster ``x`` (columns)."""
@@ -84,6 +94,29 @@ class _Boxes:
                 total += np.take(joined.ravel(), offset + self.key[q][None, :])
         return total
 
+    def point_rows(self) -> list[np.ndarray] | None:
+        """Per QI, ``rows[q][v, x]``: the cost of code ``v`` joined with cluster ``x``'s span (``None``: too big).
+
+        A cluster that is one unit (a point) is priced against every cluster by one row
+        gather and one add per QI — how the first pass prices every small unit.
+        """
+        n_cells = sum(self.sizes) * self.size.shape[0]
+        if n_cells > _POINT_ROWS_LIMIT or any(table is None for table in self.space.tables):
+            return None
+        rows = []
+        for q, table in enumerate(self.space.tables):
+            assert table is not None
+            every = self.code_range[q][:, None]
+            rows.append(table[np.minimum(every, self.low[q][None, :]), np.maximum(every, self.high[q][None, :])])
+        return rows
+
+    def point_union(self, rows: list[np.ndarray], block: np.ndarray) -> np.ndarray:
+        """:meth:`union` for clusters of ``block`` that are points, from :meth:`point_rows`."""
+        total = np.zeros((block.shape[0], self.size.shape[0]))
+        for q, table_rows in enumerate(rows):
+            total += table_rows[self.low[q, block]]
+        return total
+
     def refresh(self, g: int) -> None:
         """Recompute cluster ``g``'s box, key, size and cost from its members."""
         sub = self.codes[:, self.members[g]]
@@ -91,6 +124,12 @@ class _Boxes:
         self.key[:, g] = self.low[:, g] * np.array(self.sizes, dtype=np.int64) + self.high[:, g]
         self.size[g] = sub.shape[1]
         self.cost[g] = float(self.space.box_costs(self.low[:, g : g + 1], self.high[:, g : g + 1])[0])
+        if self.rows is not None:  # the point tables follow the box
+            for q, table_rows in enumerate(self.rows):
+                table = self.space.tables[q]
+                assert table is not None
+                every = self.code_range[q]
+                table_rows[:, g] = table[np.minimum(every, self.low[q, g]), np.maximum(every, self.high[q, g])]
 
     def absorb(self, a: int, b: int) -> None:
         """Cluster ``a`` takes every member of ``b``; ``b`` dies."""
@@ -120,6 +159,8 @@ class _Boxes:
         self.members = [self.members[g] for g in keep.tolist()]
         self.small, self.price, self.lend_from = self.small[keep], self.price[keep], self.lend_from[keep]
         self.best = np.where(self.best[keep] >= 0, new_id[np.maximum(self.best[keep], 0)], -1)
+        if self.rows is not None:
+            self.rows = [np.ascontiguousarray(table_rows[:, keep]) for table_rows in self.rows]
 
 
 def _argmin(values: np.ndarray, rng: np.random.Generator) -> int:
@@ -167,31 +208,47 @@ def merge_clusters(
         taken = np.where(lends, need, p_size)
         return (size + taken) * union - size * cost - taken * p_cost, lends
 
-    def reprice(targets: np.ndarray) -> None:
+    def reprice(targets: np.ndarray, union: np.ndarray | None = None) -> None:
+        """Best partner of small clusters over every cluster (``union``: their joined costs, when known).
+
+        Clusters that are still one unit (a point) are priced from the point tables (row
+        gathers), the others by :meth:`_Boxes.union`.
+        """
+        if union is None and box.rows is not None:
+            point = (box.low[:, targets] == box.high[:, targets]).all(axis=0)
+            targets = np.concatenate((targets[point], targets[~point]))
+            n_points = int(point.sum())
+        else:
+            n_points = 0
         every = np.arange(box.size.shape[0])
-        for start in range(0, targets.shape[0], _BLOCK):
-            block = targets[start : start + _BLOCK]
-            priced, lends = prices(box.size[block, None], box.cost[block, None], box.union(block), every[None, :])
+        for start in [*range(0, n_points, _BLOCK), *range(n_points, targets.shape[0], _BLOCK)]:
+            block = targets[start : min(start + _BLOCK, n_points if start < n_points else targets.shape[0])]
+            if union is not None:
+                joined = union
+            elif start < n_points and box.rows is not None:
+                joined = box.point_union(box.rows, block)
+            else:
+                joined = box.union(block)
+            priced, lends = prices(box.size[block, None], box.cost[block, None], joined, every[None, :])
             priced[:, ~box.alive] = np.inf
             priced[np.arange(block.shape[0]), block] = np.inf
             for i, a in enumerate(block.tolist()):
                 b = _argmin(priced[i], rng)
                 box.best[a], box.price[a], box.lend_from[a] = b, priced[i, b], lends[i, b]
 
-    def offer(a: int) -> None:
-        """Offer cluster ``a`` to every other small cluster (kept where it is cheaper)."""
+    def offer(a: int, union: np.ndarray) -> None:
+        """Offer cluster ``a`` (``union``: its joined costs) to every other small cluster (kept where cheaper)."""
         others = np.flatnonzero(box.small & box.alive)
         others = others[others != a]
         if others.shape[0] == 0:
             return
-        union = box.union(np.array([a]))[0, others]
-        priced, lends = prices(box.size[others], box.cost[others], union, np.full(others.shape[0], a))
+        priced, lends = prices(box.size[others], box.cost[others], union[0, others], np.full(others.shape[0], a))
         better = priced < box.price[others] - _EPS
         chosen = others[better]
         box.best[chosen], box.price[chosen], box.lend_from[chosen] = a, priced[better], lends[better]
 
     box.small[:] = [misses(g) for g in range(box.size.shape[0])]
-    reprice(np.flatnonzero(box.small))
+    reprice(np.flatnonzero(box.small))  # every cluster is one unit (a point): priced from the point tables
     step, reported = max(1, n // 100), 0
     while True:
         open_price = np.where(box.small & box.alive, box.price, np.inf)
@@ -213,12 +270,15 @@ def merge_clusters(
                 progress(done)
                 reported = done
         stale = np.flatnonzero(box.small & box.alive & ((box.best == a) | (box.best == b)))
+        stale = stale[stale != a]
+        # One row of joined costs serves both ways (D is symmetric): a offered, a re-priced.
+        union = box.union(np.array([a]))
+        offer(a, union)
         if box.small[a]:
-            stale = np.union1d(stale, [a])
-        offer(a)
+            reprice(np.array([a]), union)
         if stale.shape[0]:
             reprice(stale.astype(np.int64))
-        if 2 * int(box.alive.sum()) < box.alive.shape[0] and box.alive.shape[0] > 256:
+        if 5 * int(box.alive.sum()) < 4 * box.alive.shape[0] and box.alive.shape[0] > 256:
             box.compact()
     live = np.flatnonzero(box.alive)
     stats.clusters += int(live.shape[0])

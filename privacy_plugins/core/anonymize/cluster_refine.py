@@ -9,7 +9,8 @@ One *round* prices every removable record at once: ``D(A ∖ r)`` needs, per QI 
 the lowest and highest code, how many records hold them and the next codes inside
 (``np.minimum.at`` / ``np.maximum.at`` over the records), so the removal side is one vector
 over all records. The ``limit`` records of largest removal saving are then priced against
-every cluster (blocks of records × clusters, one gather per QI). Moves of positive gain are
+every cluster: per QI a ``codes × clusters`` table of joined span costs is built once per
+round, and a block of records is priced by one row gather and one add per QI. Moves of positive gain are
 taken best first, each cluster touching at most one move per round so that every gain is
 exact; the moved-to and moved-from clusters are checked with the models (``failing``) in
 one call and a move whose cluster misses a model is undone.
@@ -34,8 +35,10 @@ __all__ = ["RefineStats", "refine_clusters"]
 
 _EPS = 1e-9
 _BLOCK = 256
-_BUDGET = 4_000_000
+_BUDGET = 2_000_000
 _DISSOLVE_BUDGET = 10_000_000
+#: Largest span table of one QI (codes × clusters, ~32 MB); a larger QI is priced directly.
+_SPAN_ROWS_LIMIT = 4_000_000
 
 
 class RefineStats:
@@ -67,16 +70,40 @@ def _without(codes: np.ndarray, group: np.ndarray, low: np.ndarray, high: np.nda
     return new_low, new_high
 
 
-def _joined(space: CostSpace, codes: np.ndarray, low: np.ndarray, high: np.ndarray, block: np.ndarray) -> np.ndarray:
-    """``D(c ∪ r)`` for the records ``block`` (rows) and every cluster box ``c`` (columns)."""
-    union = np.zeros((block.shape[0], low.shape[1]))
+def _span_rows(space: CostSpace, low: np.ndarray, high: np.ndarray) -> list[np.ndarray | None]:
+    """Per QI with a span table, ``rows[q][v, c]`` = cost of cluster ``c``'s span of QI ``q`` joined with code ``v``.
+
+    Built once per round (``size_q × clusters``), so pricing records against every cluster is
+    one row gather and one add per QI (:func:`_joined`).
+    """
+    rows: list[np.ndarray | None] = []
     for q, table in enumerate(space.tables):
+        if table is None or table.shape[0] * low.shape[1] > _SPAN_ROWS_LIMIT:
+            rows.append(None)  # priced directly instead (bounded memory)
+            continue
+        every = np.arange(table.shape[0], dtype=np.int64)[:, None]
+        rows.append(table[np.minimum(low[q][None, :], every), np.maximum(high[q][None, :], every)])
+    return rows
+
+
+def _joined(
+    space: CostSpace,
+    codes: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    block: np.ndarray,
+    span_rows: list[np.ndarray | None] | None = None,
+) -> np.ndarray:
+    """``D(c ∪ r)`` for the records ``block`` (rows) and every cluster box ``c`` (columns)."""
+    span_rows = span_rows if span_rows is not None else _span_rows(space, low, high)
+    union = np.zeros((block.shape[0], low.shape[1]))
+    for q, rows in enumerate(span_rows):
+        if rows is not None:
+            union += rows[codes[q, block]]
+            continue
         lo = np.minimum(low[q][None, :], codes[q, block][:, None])
         hi = np.maximum(high[q][None, :], codes[q, block][:, None])
-        if table is not None:
-            union += np.take(table.ravel(), lo * table.shape[0] + hi)
-        else:
-            union += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
+        union += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
     return union
 
 
@@ -111,9 +138,10 @@ def _move_round(
     movable = movable[rank < per_cluster][:limit]
     target = np.empty(movable.shape[0], dtype=np.int64)
     gain = np.empty(movable.shape[0])
+    span_rows = _span_rows(space, low, high)
     for start in range(0, movable.shape[0], _BLOCK):
         block = movable[start : start + _BLOCK]
-        added = (size + 1) * _joined(space, codes, low, high, block) - size * cost
+        added = (size + 1) * _joined(space, codes, low, high, block, span_rows) - size * cost
         at = np.arange(block.shape[0])
         added[at, group[block]] = np.inf
         best = np.argmin(added, axis=1)
@@ -164,6 +192,7 @@ def _dissolve_round(
     space, codes = records.space, records.codes
     low, high, size, cost = records.priced_boxes(group, n_groups)
     loss = size * cost
+    span_rows = _span_rows(space, low, high)
     touched = np.zeros(n_groups, dtype=bool)
     plans: list[tuple[int, np.ndarray, np.ndarray]] = []
     for a in np.argsort(-loss, kind="stable")[:candidates].tolist():
@@ -172,7 +201,13 @@ def _dissolve_round(
         members = np.flatnonzero(group == a)
         closed = touched.copy()
         closed[a] = True
-        added = (size + 1) * _joined(space, codes, low, high, members) - size * cost
+        union = _joined(space, codes, low, high, members, span_rows)
+        union[:, closed] = np.inf
+        # Whatever the order, each record ends in a box holding it and its target's: the
+        # dissolution adds at least Σ_r min_t D(t ∪ r). No saving possible: skip the walk.
+        if float(union.min(axis=1).sum()) >= loss[a] - _EPS:
+            continue
+        added = (size + 1) * union - size * cost
         added[:, closed] = np.inf
         # Records go one by one (cheapest first) to their cheapest cluster, whose box, size
         # and cost are updated at once, so later records see the exact price.
@@ -180,10 +215,14 @@ def _dissolve_round(
         targets = np.empty(members.shape[0], dtype=np.int64)
         left = np.ones(members.shape[0], dtype=bool)
         total = 0.0
+        # Each record's cheapest cluster (first among ties), kept up to date as one column changes.
+        row_min, row_at = added.min(axis=1), np.argmin(added, axis=1)
         while left.any() and total < loss[a] - _EPS:
-            options = np.where(left[:, None], added, np.inf)
-            flat_at = int(np.argmin(options))
-            i, to = divmod(flat_at, options.shape[1])
+            i = int(np.argmin(np.where(left, row_min, np.inf)))
+            if not left[i] or not np.isfinite(row_min[i]):
+                total = np.inf  # a record fits nowhere: no dissolution
+                break
+            to = int(row_at[i])
             total += float(added[i, to])
             targets[i], left[i] = to, False
             if to not in saved:
@@ -192,16 +231,28 @@ def _dissolve_round(
             low[:, to] = np.minimum(low[:, to], codes[:, r[0]])
             high[:, to] = np.maximum(high[:, to], codes[:, r[0]])
             size[to] += 1
-            cost[to] = float(space.box_costs(low[:, to : to + 1], high[:, to : to + 1])[0])
-            column = _joined(space, codes, low[:, to : to + 1], high[:, to : to + 1], members)[:, 0]
-            added[:, to] = (size[to] + 1) * column - size[to] * cost[to]
+            cost[to] = float(space.join_one(low[:, to], high[:, to], low[:, to : to + 1])[0])
+            column = space.join_one(low[:, to], high[:, to], codes[:, members])
+            added[:, to] = fresh = (size[to] + 1) * column - size[to] * cost[to]
+            stale = left & (row_at == to)  # their cheapest cluster changed: look again
+            if stale.any():
+                again = np.flatnonzero(stale)
+                row_min[again], row_at[again] = added[again].min(axis=1), np.argmin(added[again], axis=1)
+            better = left & ~stale & ((fresh < row_min) | ((fresh == row_min) & (to < row_at)))
+            row_min[better], row_at[better] = fresh[better], to
+        changed = list(saved)
         if not left.any() and total < loss[a] - _EPS:
             plans.append((a, members, targets))
             touched[a] = True
-            touched[list(saved)] = True
+            touched[changed] = True
         else:
             for back, (lo, hi, n_to, c_to) in saved.items():
                 low[:, back], high[:, back], size[back], cost[back] = lo, hi, n_to, c_to
+        if changed:  # the span rows follow the boxes kept (or restored)
+            fresh = _span_rows(space, low[:, changed], high[:, changed])
+            for rows, columns in zip(span_rows, fresh, strict=True):
+                if rows is not None and columns is not None:
+                    rows[:, changed] = columns
     if not plans:
         return group, n_groups, 0
     for _, members, targets in plans:
@@ -239,7 +290,7 @@ def refine_clusters(
 
     Every cluster of ``group`` must satisfy the models; so does every cluster returned.
     ``progress(round)`` is called after each round. ``limit`` (candidates priced per round)
-    defaults to about four million prices per round over the clusters; when no move gains,
+    defaults to about two million prices per round over the clusters; when no move gains,
     up to ``dissolve`` of the costliest clusters are tried for dissolution (0: never; default:
     about forty million record × cluster prices per dissolution round).
     """

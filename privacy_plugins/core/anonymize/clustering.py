@@ -8,7 +8,10 @@ remain; the leftovers (fewer than a valid cluster) each join the cluster of leas
 increase. Distance and loss are NCP: a cluster's box (per QI the code span of its
 records, :mod:`~privacy_plugins.core.anonymize.cluster_greedy`) costs
 ``D(c) = Σ_q NCP_q(span)`` per record and ``IL(c) = |c| · D(c)``; the increase of adding r
-is ordered like ``D(c ∪ r)``, and the distance of two records is ``D({r1, r2})``.
+is ordered like ``D(c ∪ r)``, and the distance of two records is ``D({r1, r2})``. When the
+models read no column besides the QIs (k-anonymity), the search runs over *units* —
+distinct QI tuples with their counts — and the records of a unit join a cluster in bulk
+(once one is in, the others add nothing: the least any record can add).
 
 **Two-phase clustering** (Mirakabad thesis §3.2, Figures 3.2–3.5 and 4.16–4.19),
 registered as ``"two-phase"``, option ``split`` (``a`` | ``b``; CLI ``--split``). The
@@ -55,7 +58,8 @@ loss by splitting big clusters", "pseudo code of splitting big clusters"):
 
 **Models.** A cluster is closed only when it satisfies every requested model, checked
 with the models themselves (``violating_classes``) on equivalence classes over the whole
-table — the candidate cluster(s) plus one class of every other row, so a model that
+table (when every model declares ``judged_by_size``, by counting the records per cluster)
+— the candidate cluster(s) plus one class of every other row, so a model that
 compares a class with the table (t-closeness) sees the whole table's distribution. While
 a cluster has the size but misses a model, records bringing a value of a column some
 model reads (e.g. a new sensitive value) are preferred. Leftovers can break a
@@ -186,8 +190,13 @@ class _Checker:
         self.frame = frame[list(request.model_columns)]
         self.n = len(frame)
         self.encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
+        #: Every model is judged by class size alone (declared by the model): count, build nothing.
+        self.by_size = bool(self.models) and all(model.judged_by_size for model in self.models)
+        self.min_size = request.minimum_class_size
 
     def __call__(self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
+        if self.by_size:
+            return np.asarray(np.bincount(group_of_row, minlength=n_groups)[:n_groups] < self.min_size, dtype=bool)
         class_of_row = np.full(self.n, n_groups, dtype=np.int64)
         class_of_row[rows] = group_of_row
         n_classes = n_groups + int(rows.shape[0] < self.n)

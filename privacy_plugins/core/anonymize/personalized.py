@@ -154,18 +154,24 @@ class _Quality:
 
     def __init__(self, dimensions: Sequence[Dimension]) -> None:
         self.dimensions = dimensions
+        # Per hierarchical QI: leaves under the node above each leaf code, per level (one gather later).
+        self.leaves_above: list[np.ndarray | None] = []
+        for d in dimensions:
+            if d.hierarchy is None or d.nodes is None:
+                self.leaves_above.append(None)
+                continue
+            counts = d.hierarchy.leaf_counts
+            self.leaves_above.append(
+                np.stack([np.asarray(counts[lv], dtype=float)[d.nodes[lv]] for lv in range(d.nodes.shape[0])])
+            )
 
     def covered(self, d: Dimension, low: np.ndarray, high: np.ndarray) -> np.ndarray:
         """Leaves under each span's published value (distinct values for a range)."""
         if d.hierarchy is None:
             return np.asarray(high - low + 1, dtype=float)
-        assert d.nodes is not None
-        level = d.lowest_common_level(low, high)
-        counts = np.empty(low.shape[0], dtype=float)
-        for lv in np.unique(level):
-            here = level == lv
-            counts[here] = d.hierarchy.leaf_counts[lv][d.nodes[lv, low[here]]]
-        return counts
+        table = self.leaves_above[self.dimensions.index(d)]
+        assert table is not None
+        return np.asarray(table[d.lowest_common_level(low, high), low], dtype=float)
 
     def ileft(self, lows: Sequence[np.ndarray], highs: Sequence[np.ndarray]) -> np.ndarray:
         """Mean over QIs of 1 − (leaves − 1)/|D| for each span."""
@@ -176,33 +182,42 @@ class _Quality:
 
 
 def _adaptive_groups(sorted_codes: list[np.ndarray], k: int, quality: _Quality) -> list[int]:
-    """Group boundaries (start positions) in sort order by the ILeft rule; see the module docstring."""
+    """Group boundaries (start positions) in sort order by the ILeft rule; see the module docstring.
+
+    A group grows one tuple at a time while that loses no more ILeft than starting the next
+    group there would keep; the decisions for a run of candidate tuples are made at once
+    (running minima / maxima of the codes, their ILeft, the rule on every position), so the
+    Python loop turns once per group, not per record.
+    """
     n = sorted_codes[0].shape[0]
     if n < 2 * k:
         return [0]
     # ILeft of the window of k tuples starting at every position (where t would start the next group).
     windows = [np.lib.stride_tricks.sliding_window_view(c, k) for c in sorted_codes]
     window_il = quality.ileft([w.min(axis=1) for w in windows], [w.max(axis=1) for w in windows])
+    codes = np.stack(sorted_codes)
     starts = [0]
-    low = [c[:k].min() for c in sorted_codes]
-    high = [c[:k].max() for c in sorted_codes]
-    size = k
-    current = float(quality.ileft([np.array([x]) for x in low], [np.array([x]) for x in high])[0])
-    pos = k
-    while pos < n:
-        if n - pos < k:
-            break  # the tail joins the last group
-        new_low = [min(lo, int(c[pos])) for lo, c in zip(low, sorted_codes, strict=True)]
-        new_high = [max(hi, int(c[pos])) for hi, c in zip(high, sorted_codes, strict=True)]
-        joined = float(quality.ileft([np.array([x]) for x in new_low], [np.array([x]) for x in new_high])[0])
-        if (size + 1) * joined - size * current >= window_il[pos] - TOLERANCE:
-            low, high, size, current = new_low, new_high, size + 1, joined
-            pos += 1
+    low, high = codes[:, :k].min(axis=1), codes[:, :k].max(axis=1)
+    size, current, pos = k, float(window_il[0]), k
+    chunk = 4 * k
+    last = n - k  # the last position that may start a group (the tail joins the last group)
+    while pos <= last:
+        end = min(last + 1, pos + chunk)
+        run_low = np.minimum(np.minimum.accumulate(codes[:, pos:end], axis=1), low[:, None])
+        run_high = np.maximum(np.maximum.accumulate(codes[:, pos:end], axis=1), high[:, None])
+        joined = quality.ileft(list(run_low), list(run_high))  # ILeft after taking pos … pos + j
+        sizes = size + np.arange(end - pos)
+        before = np.concatenate(([current], joined[:-1]))
+        grows = (sizes + 1) * joined - sizes * before >= window_il[pos:end] - TOLERANCE
+        stop = np.flatnonzero(~grows)
+        if stop.shape[0] == 0:
+            low, high, size, current, pos = run_low[:, -1], run_high[:, -1], size + end - pos, float(joined[-1]), end
+            chunk *= 2
             continue
+        pos += int(stop[0])
         starts.append(pos)
-        low = [int(c[pos : pos + k].min()) for c in sorted_codes]
-        high = [int(c[pos : pos + k].max()) for c in sorted_codes]
-        size, current, pos = k, float(window_il[pos]), pos + k
+        low, high = codes[:, pos : pos + k].min(axis=1), codes[:, pos : pos + k].max(axis=1)
+        size, current, pos, chunk = k, float(window_il[pos]), pos + k, 4 * k
     return starts
 
 

@@ -263,3 +263,94 @@ def test_shorthand_matches_anonymize() -> None:
     short = anonymize_clustering(df, quasi_identifiers=["age"], models=[KAnonymity(2)], method="k-member", seed=3)
     long = anonymize(df, algorithm="k-member", quasi_identifiers=["age"], models=[KAnonymity(2)], seed=3)
     assert short.table.equals(long.table)
+
+
+def test_k_member_takes_records_with_equal_quasi_identifiers_in_bulk() -> None:
+    # Six equal records, k = 3: each cluster's seed brings the two others of its unit at
+    # once (no growth step); record by record it took two steps per cluster.
+    space, checker, _ = _space_and_checker([5] * 6, 3)
+    stats = GreedyStats()
+    groups = greedy_clusters(space, checker, np.arange(6), np.random.default_rng(0), min_size=3, relax=False,
+                             stats=stats)  # fmt: skip
+    assert sorted(np.bincount(groups).tolist()) == [3, 3] and stats.steps == 0 and stats.leftovers == 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=5, max_size=40), st.integers(1, 5), st.integers(0, 3))
+def test_the_size_only_check_agrees_with_the_models(ages: list[int], k: int, seed: int) -> None:
+    # k-anonymity declares it is judged by class size: the checker counts; it must say what the model says.
+    _, checker, _ = _space_and_checker(ages, k)
+    assert checker.by_size
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(len(ages), size=rng.integers(1, len(ages) + 1), replace=False))
+    n_groups = int(rng.integers(1, rows.shape[0] + 1))
+    group = rng.integers(0, n_groups, rows.shape[0])
+    counted = checker(rows, group, n_groups)
+    checker.by_size = False
+    assert counted.tolist() == checker(rows, group, n_groups).tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.sampled_from(COLOR.leaves.tolist())), min_size=2, max_size=30),
+    st.integers(1, 4),
+)
+def test_refine_prices_records_against_boxes_exactly(records: list[tuple[int, str]], n_groups: int) -> None:
+    from privacy_plugins.core.anonymize.cluster_refine import _joined
+
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    group = np.arange(len(df)) % min(n_groups, len(df))
+    low, high = boxes(space.codes, group, int(group.max()) + 1)
+    block = np.arange(len(df))
+    priced = _joined(space, space.codes, low, high, block)
+    for g in range(low.shape[1]):  # the flat-table path for one box agrees with the per-code path
+        assert np.array_equal(
+            space.join_one(low[:, g], high[:, g], space.codes), space.join_costs(low[:, g], high[:, g], space.codes)
+        )
+    for r in block.tolist():
+        expected = space.box_costs(
+            np.minimum(low, space.codes[:, r : r + 1]), np.maximum(high, space.codes[:, r : r + 1])
+        )
+        assert priced[r] == pytest.approx(expected)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from(COLOR.leaves.tolist())), min_size=1, max_size=40))
+def test_first_pass_prices_units_as_the_general_union_does(records: list[tuple[int, str]]) -> None:
+    from privacy_plugins.core.anonymize.cluster_merge import _Boxes
+
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    box = _Boxes(space, space.codes)
+    rows = box.point_rows()
+    assert rows is not None
+    block = np.arange(box.size.shape[0])
+    assert np.array_equal(box.point_union(rows, block), box.union(block))
+    # The kept tables follow merges and compaction: equal to tables built afresh.
+    for a in range(0, box.size.shape[0] - 1, 3):
+        box.absorb(a, a + 1)
+    box.compact()
+    assert box.rows is not None
+    assert all(np.array_equal(kept, fresh) for kept, fresh in zip(box.rows, box.point_rows() or [], strict=True))
+    points = np.flatnonzero((box.low == box.high).all(axis=0))
+    assert np.array_equal(box.point_union(box.rows, points), box.union(points))
+
+
+def test_pricing_without_the_memory_bounded_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past their memory bounds the span / point tables are not built: the same prices, valid clusters.
+    import privacy_plugins.core.anonymize.cluster_merge as merge_module
+    import privacy_plugins.core.anonymize.cluster_refine as refine_module
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"age": rng.integers(0, 40, 120), "color": rng.choice(COLOR.leaves, 120)})
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    group = np.arange(120) % 17
+    low, high = boxes(space.codes, group, 17)
+    tabled = refine_module._joined(space, space.codes, low, high, np.arange(120))
+    monkeypatch.setattr(refine_module, "_SPAN_ROWS_LIMIT", 0)
+    monkeypatch.setattr(merge_module, "_POINT_ROWS_LIMIT", 0)
+    assert np.array_equal(refine_module._joined(space, space.codes, low, high, np.arange(120)), tabled)
+    assert merge_module._Boxes(space, space.codes).rows is None
+    result = _run(df, [KAnonymity(4)], "two-phase", split="b")
+    assert result.passed and EquivalenceClasses.from_frame(result.table, ["age", "color"]).sizes.min() >= 4

@@ -187,3 +187,47 @@ def test_random_per_record_bounds_hold_when_remeasured(n: int, k: int, seed: int
     leak = leakage_per_record(classes, classes.sensitive("disease"), DISEASE)
     assert (leak <= result.table["pleak"].to_numpy() + 1e-9).all()
     assert classes.sizes.min() >= k
+
+
+def _groups_one_record_at_a_time(codes: list[np.ndarray], k: int, quality: object) -> list[int]:
+    """The grouping rule applied record by record (the reference the vectorized grouping must equal)."""
+    from privacy_plugins.core.anonymize.personalized import TOLERANCE
+
+    def ileft(low: list[int], high: list[int]) -> float:
+        return float(quality.ileft([np.array([x]) for x in low], [np.array([x]) for x in high])[0])  # type: ignore[attr-defined]
+
+    n = codes[0].shape[0]
+    if n < 2 * k:
+        return [0]
+    starts, pos = [0], k
+    low, high = [int(c[:k].min()) for c in codes], [int(c[:k].max()) for c in codes]
+    size, current = k, ileft(low, high)
+    while n - pos >= k:
+        new_low = [min(lo, int(c[pos])) for lo, c in zip(low, codes, strict=True)]
+        new_high = [max(hi, int(c[pos])) for hi, c in zip(high, codes, strict=True)]
+        joined = ileft(new_low, new_high)
+        window = ileft([int(c[pos : pos + k].min()) for c in codes], [int(c[pos : pos + k].max()) for c in codes])
+        if (size + 1) * joined - size * current >= window - TOLERANCE:
+            low, high, size, current, pos = new_low, new_high, size + 1, joined, pos + 1
+            continue
+        starts.append(pos)
+        low, high = [int(c[pos : pos + k].min()) for c in codes], [int(c[pos : pos + k].max()) for c in codes]
+        size, current, pos = k, window, pos + k
+    return starts
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 12), st.sampled_from(["a", "b", "c", "d"])), min_size=1, max_size=150),
+    st.integers(1, 6),
+)
+def test_grouping_decides_runs_at_once_as_record_by_record(rows: list[tuple[int, str]], k: int) -> None:
+    from privacy_plugins.core.anonymize.personalized import _adaptive_groups, _Quality
+
+    letters = Hierarchy.from_rows("x", [["a", "ab", "*"], ["b", "ab", "*"], ["c", "cd", "*"], ["d", "cd", "*"]])
+    df = pd.DataFrame(rows, columns=["age", "x"])
+    dims = [_dimension(df["age"], None)[0], _dimension(df["x"], letters)[0]]
+    order = sort_order(dims)
+    codes = [d.codes[order] for d in dims]
+    quality = _Quality(dims)
+    assert _adaptive_groups(codes, k, quality) == _groups_one_record_at_a_time(codes, k, quality)
