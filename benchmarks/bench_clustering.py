@@ -18,7 +18,8 @@ NCP / CPU seconds:
 
 (2026-11-23, before issue 28: k-member 0.0377 / 12.3, 0.0653 / 9.4, 0.1049 / 7.7; two-phase B
 0.0262 / 21.9, 0.0418 / 26.3, 0.0616 / 25.8.) Two-phase's CPU is now mostly phase 1 (bottom-up
-merging, ~7–9 s: the steps after the first pass each scan every cluster); the local search 1–4 s. ``bench_local_recoding.py`` times ARX in the same run.
+merging, ~7–9 s: the steps after the first pass each scan every cluster); the local search 1–4 s.
+``bench_local_recoding.py`` times ARX in the same run.
 
 Run:  .venv/bin/python benchmarks/bench_clustering.py [--rows 0] [--ks 5,10,20] [--seed 0]
 """
