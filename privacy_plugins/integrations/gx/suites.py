@@ -32,7 +32,7 @@ from typing import Any
 import great_expectations as gx
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, DestinationError
 from privacy_plugins.integrations.gx import expectations as _registered  # noqa: F401 (registers the types)
 
 __all__ = ["ephemeral_context", "load_suite", "validate_dataframe", "validate_sql"]
@@ -131,9 +131,26 @@ def validate_candidate(spec: Any, candidate: Any, suite: gx.ExpectationSuite, *,
     where = opened.destination.sql_location(opened.staged, opened.stage_run)
     if where is None:
         return validate_dataframe(measured_frame(spec, candidate), suite, result_format=result_format)
-    return validate_sql(
-        suite, connection_string=where.url, table=where.table, query=where.query, result_format=result_format
-    )
+    try:
+        return validate_sql(
+            suite, connection_string=where.url, table=where.table, query=where.query, result_format=result_format
+        )
+    except Exception as exc:  # GX's or the driver's message may quote the URL: never its password
+        raise DestinationError(
+            f"GX could not validate the staged candidate in {spec.destination.describe()}: {_hidden(exc, where.url)}"
+        ) from None
+
+
+def _hidden(exc: BaseException, url: str) -> str:
+    """The error's message on one line, with the URL's password masked wherever it appears."""
+    import sqlalchemy as sa
+
+    from privacy_plugins.release.connections import mask_password
+    from privacy_plugins.release.destination.base import one_line
+
+    text = mask_password(one_line(exc))
+    password = sa.make_url(url).password
+    return text.replace(str(password), "***") if password else text
 
 
 def validate_sql(
