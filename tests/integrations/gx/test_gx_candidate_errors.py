@@ -9,14 +9,13 @@ import pytest
 
 pytest.importorskip("great_expectations")
 
-from tests.release.release_fixtures import demo_spec_dict
-
 from privacy_plugins.errors import DestinationError
 from privacy_plugins.integrations import gx as privacy_gx
 from privacy_plugins.integrations.gx import suites
 from privacy_plugins.release import ReleaseSpec, anonymize_step, load_step
 from privacy_plugins.release.destination.base import SqlLocation
 from privacy_plugins.release.destination.parquet import ParquetDestination
+from tests.release.release_fixtures import demo_spec_dict
 
 REPO = Path(__file__).resolve().parents[3]
 SECRET = "s3cr3t-Pa55"
