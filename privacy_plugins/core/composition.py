@@ -170,7 +170,9 @@ def intersection_attack(
         >>> source = pd.DataFrame({"age": [21, 22, 23, 24, 25], "disease": ["flu", "hiv", "flu", "cold", "hiv"]})
         >>> first = pd.DataFrame({"age": ["[21-22]"] * 2 + ["[23-24]"] * 2, "disease": ["flu", "hiv", "flu", "cold"]})
         >>> second = source.assign(age=["[21-23]"] * 3 + ["[24-25]"] * 2)
-        >>> report = intersection_attack(source, [first, second], quasi_identifiers=["age"], sensitive_attribute="disease")
+        >>> report = intersection_attack(
+        ...     source, [first, second], quasi_identifiers=["age"], sensitive_attribute="disease"
+        ... )
         >>> report.disclosed, report.per_release[0].disclosed, report.overall.smallest
         (2, 0, 1)
     """
@@ -325,7 +327,9 @@ def _value_sets(
     class_values = pd.DataFrame({"cls": prefix, "value": value}).drop_duplicates()
     frontier = pd.DataFrame({"combo": np.arange(n_combos, dtype=np.int64), "prefix": 0})
     for q in range(len(qis)):
-        step = pd.DataFrame({"combo": frontier["combo"], "prefix": frontier["prefix"], "raw": raw_codes[q][frontier["combo"]]})
+        step = pd.DataFrame(
+            {"combo": frontier["combo"], "prefix": frontier["prefix"], "raw": raw_codes[q][frontier["combo"]]}
+        )
         step = step.merge(pairs[q], on="raw", how="inner")
         key = step["prefix"].to_numpy(dtype=np.int64) * len(label_index[q]) + step["label"].to_numpy(dtype=np.int64)
         step_prefix = prefixes[q].get_indexer(key)
