@@ -69,6 +69,9 @@ class IntersectionCount:
         releases: positions (0-based, in the order given) of the releases intersected.
         records: source records (targets).
         disclosed: records whose intersection holds exactly one distinct sensitive value.
+        disclosed_correctly: of those, the records whose single value is their own (``None``
+            when the source has no sensitive column; it differs from ``disclosed`` only when
+            she wrongly assumed a target to be in a release that covers it).
         below_l: records whose intersection holds fewer than ``l`` distinct values
             (empty intersections included).
         empty: records whose intersection is empty (she learns the target is missing
@@ -81,6 +84,7 @@ class IntersectionCount:
     releases: tuple[int, ...]
     records: int
     disclosed: int
+    disclosed_correctly: int | None
     below_l: int
     empty: int
     uncovered: int
@@ -92,6 +96,7 @@ class IntersectionCount:
             "releases": list(self.releases),
             "records": self.records,
             "disclosed": self.disclosed,
+            "disclosed_correctly": self.disclosed_correctly,
             "below_l": self.below_l,
             "empty": self.empty,
             "uncovered": self.uncovered,
@@ -154,7 +159,8 @@ def intersection_attack(
     """Run the intersection attack of every source record against ``releases``.
 
     Args:
-        source: the raw table; every record is a target (its raw QI values are known).
+        source: the raw table; every record is a target (its raw QI values are known). When it
+            holds the sensitive column, ``disclosed_correctly`` compares with the true values.
         releases: the published tables (QI labels and the sensitive column), oldest first.
         quasi_identifiers: the QI columns, present in the source and in every release.
         sensitive_attribute: the sensitive column of every release.
@@ -178,8 +184,12 @@ def intersection_attack(
     """
     qis = _validate(source, releases, quasi_identifiers, sensitive_attribute, hierarchies, l)
     hierarchies = hierarchies or {}
-    combos = source.groupby(qis, dropna=False, sort=False, observed=True).size().rename("records").reset_index()
-    counts = combos["records"].to_numpy(dtype=np.int64)
+    knows_truth = sensitive_attribute in source.columns
+    keys = [*qis, sensitive_attribute] if knows_truth else qis
+    groups = source.groupby(keys, dropna=False, sort=False, observed=True).size().rename("records").reset_index()
+    counts = groups["records"].to_numpy(dtype=np.int64)
+    combo_of_group = groups.groupby(qis, dropna=False, sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
+    combos = groups.iloc[np.unique(combo_of_group, return_index=True)[1]].reset_index(drop=True)
     sensitive = pd.concat([as_labels(release[sensitive_attribute]) for release in releases], ignore_index=True)
     values = pd.Index(pd.unique(sensitive.to_numpy(dtype=object)))
     raw_codes: list[np.ndarray] = []
@@ -197,6 +207,11 @@ def intersection_attack(
         for release in releases
     ]
     n = len(releases)
+    truth = (
+        values.get_indexer(as_labels(groups[sensitive_attribute]).to_numpy(dtype=object))
+        if knows_truth
+        else np.full(len(groups), -1)
+    )
 
     def count(members: tuple[int, ...]) -> IntersectionCount:
         held = np.ones((len(combos), len(values)), dtype=bool)
@@ -204,14 +219,17 @@ def intersection_attack(
         for member in members:
             held &= sets[member][0]
             uncovered |= ~sets[member][1]
-        size = held.sum(axis=1)
+        size = held.sum(axis=1)[combo_of_group]
+        single = size == 1
+        right = single & (truth >= 0) & held[combo_of_group, np.maximum(truth, 0)]
         return IntersectionCount(
             releases=members,
             records=int(counts.sum()),
-            disclosed=int(counts[size == 1].sum()),
+            disclosed=int(counts[single].sum()),
+            disclosed_correctly=int(counts[right].sum()) if knows_truth else None,
             below_l=int(counts[size < l].sum()),
             empty=int(counts[size == 0].sum()),
-            uncovered=int(counts[uncovered].sum()),
+            uncovered=int(counts[uncovered[combo_of_group]].sum()),
             smallest=int(size.min()) if len(size) else None,
         )
 

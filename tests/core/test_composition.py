@@ -67,8 +67,11 @@ def oracle(
     sensitive: str,
     hierarchies: Mapping[Hashable, Hierarchy],
     l: int,
-) -> dict[tuple[int, ...], tuple[int, int, int, int | None]]:
-    """Per set of releases (singles, pairs, all): (disclosed, below_l, empty, smallest), record by record."""
+) -> dict[tuple[int, ...], tuple[int, int, int, int, int | None]]:
+    """Per set of releases (singles, pairs, all), record by record.
+
+    (disclosed, disclosed to the record's own value, below l, empty, smallest)
+    """
     universe = {_text(v) for release in releases for v in release[sensitive]}
     candidates: list[list[set[str]]] = []
     for _, record in source.iterrows():
@@ -84,9 +87,12 @@ def oracle(
     sets = [(i,) for i in range(n)] + list(itertools.combinations(range(n), 2)) + [tuple(range(n))]
     out = {}
     for members in sets:
-        sizes = [len(set.intersection(*(c[m] for m in members))) for c in candidates]
+        left = [set.intersection(*(c[m] for m in members)) for c in candidates]
+        sizes = [len(values) for values in left]
+        truth = [_text(value) for value in source[sensitive]]
         out[members] = (
             sum(s == 1 for s in sizes),
+            sum(values == {true} for values, true in zip(left, truth, strict=True)),
             sum(s < l for s in sizes),
             sum(s == 0 for s in sizes),
             min(sizes) if sizes else None,
@@ -94,9 +100,12 @@ def oracle(
     return out
 
 
-def _measured(report_dict: dict) -> dict[tuple[int, ...], tuple[int, int, int, int | None]]:
+def _measured(report_dict: dict) -> dict[tuple[int, ...], tuple[int, int, int, int, int | None]]:
     counts = [*report_dict["per_release"], *report_dict["pairs"], report_dict["overall"]]
-    return {tuple(c["releases"]): (c["disclosed"], c["below_l"], c["empty"], c["smallest"]) for c in counts}
+    return {
+        tuple(c["releases"]): (c["disclosed"], c["disclosed_correctly"], c["below_l"], c["empty"], c["smallest"])
+        for c in counts
+    }
 
 
 def _hierarchies(source: pd.DataFrame) -> dict[Hashable, Hierarchy]:
@@ -251,3 +260,15 @@ def test_bad_arguments_are_named(kwargs: dict, error: type[Exception], match: st
     } | kwargs
     with pytest.raises(error, match=match):
         intersection_attack(source, **arguments)
+
+
+def test_a_target_assumed_in_a_release_that_lacks_her_can_be_disclosed_wrongly() -> None:
+    """25 joined after the first release, which still covers her: she is "disclosed" as flu, wrongly."""
+    source = pd.DataFrame({"age": [23, 24, 25, 26], "disease": ["flu", "cold", "hiv", "flu"]})
+    first = pd.DataFrame({"age": ["[23-26]"] * 2, "disease": ["flu", "cold"]})
+    second = pd.DataFrame({"age": ["[23-24]"] * 2 + ["[25-26]"] * 2, "disease": ["flu", "cold", "hiv", "flu"]})
+    arguments = {"quasi_identifiers": ["age"], "sensitive_attribute": "disease"}
+    report = intersection_attack(source, [first, second], **arguments)
+    assert (report.overall.disclosed, report.overall.disclosed_correctly) == (2, 1)
+    blind = intersection_attack(source[["age"]], [first, second], **arguments)
+    assert (blind.overall.disclosed, blind.overall.disclosed_correctly) == (2, None)
