@@ -186,8 +186,9 @@ def intersection_attack(
     hierarchies = hierarchies or {}
     knows_truth = sensitive_attribute in source.columns
     keys = [*qis, sensitive_attribute] if knows_truth else qis
-    groups = source.groupby(keys, dropna=False, sort=False, observed=True).size().rename("records").reset_index()
-    counts = groups["records"].to_numpy(dtype=np.int64)
+    sizes = source.groupby(keys, dropna=False, sort=False, observed=True).size()
+    groups = sizes.index.to_frame(index=False)
+    counts = sizes.to_numpy(dtype=np.int64)
     combo_of_group = groups.groupby(qis, dropna=False, sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
     combos = groups.iloc[np.unique(combo_of_group, return_index=True)[1]].reset_index(drop=True)
     sensitive = pd.concat([as_labels(release[sensitive_attribute]) for release in releases], ignore_index=True)
@@ -260,6 +261,10 @@ def _validate(
     qis = list(quasi_identifiers)
     if not qis or isinstance(quasi_identifiers, str):
         raise ConfigurationError(f"quasi_identifiers must be a non-empty list of columns, got {quasi_identifiers!r}")
+    if sensitive_attribute in qis:
+        raise ConfigurationError(
+            f"{sensitive_attribute!r} cannot be both a quasi-identifier and the sensitive attribute"
+        )
     missing = [qi for qi in qis if qi not in source.columns]
     if missing:
         raise UnknownColumnError(f"quasi_identifiers not found in the source: {missing!r}")

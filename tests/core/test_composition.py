@@ -248,6 +248,7 @@ def test_no_value_in_the_report() -> None:
         ({"quasi_identifiers": ["zipcode"]}, UnknownColumnError, "zipcode"),
         ({"sensitive_attribute": "salary"}, UnknownColumnError, r"releases\[0\] lacks column\(s\) \['salary'\]"),
         ({"releases": []}, ConfigurationError, "releases must be a non-empty"),
+        ({"quasi_identifiers": ["age", "disease"]}, ConfigurationError, "both a quasi-identifier and the sensitive"),
         ({"hierarchies": {"age": {"41": "*"}}}, TypeError, r"hierarchies\['age'\] must be a Hierarchy"),
     ],
 )
