@@ -16,7 +16,7 @@ from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.composition import intersection_attack
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.hierarchies.builders import interval_hierarchy, masking_hierarchy
-from privacy_plugins.core.models import KAnonymity
+from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError, UnknownColumnError
 
 QIS = ["age", "zip"]
@@ -273,3 +273,36 @@ def test_a_target_assumed_in_a_release_that_lacks_her_can_be_disclosed_wrongly()
     assert (report.overall.disclosed, report.overall.disclosed_correctly) == (2, 1)
     blind = intersection_attack(source[["age"]], [first, second], **arguments)
     assert (blind.overall.disclosed, blind.overall.disclosed_correctly) == (2, None)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=sources(), releases=st.integers(2, 3), seed=st.integers(0, 2**16))
+def test_people_in_every_release_keep_their_value_and_one_diverse_release_discloses_none(
+    source: pd.DataFrame, releases: int, seed: int
+) -> None:
+    """Insertions only, nothing suppressed: each 2-diverse release alone discloses nobody, and the
+    intersection of the people present in every release always holds their own value."""
+    grown = pd.concat([source, source.sample(frac=1.0, random_state=seed)], ignore_index=True)
+    tables = []
+    for step in range(releases):
+        rows = len(source) + step * len(source) // max(1, releases - 1)
+        try:
+            result = anonymize(
+                grown.iloc[:rows],
+                algorithm="mondrian",
+                quasi_identifiers=QIS,
+                models=[KAnonymity(2), DistinctLDiversity("disease", 2)],
+                hierarchies={"zip": _hierarchies(source)["zip"]},
+                sensitive_attributes=["disease"],
+                seed=seed,
+            )
+        except InfeasibleAnonymizationError:
+            return
+        tables.append(result.table)
+    report = intersection_attack(
+        source, tables, quasi_identifiers=QIS, sensitive_attribute="disease", hierarchies=_hierarchies(source)
+    )
+    assert [count.disclosed for count in report.per_release] == [0] * releases
+    assert report.overall.empty == 0
+    assert report.overall.disclosed_correctly == report.overall.disclosed
+    assert report.overall.smallest is not None and report.overall.smallest >= 1
