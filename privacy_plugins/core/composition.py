@@ -20,12 +20,14 @@ Coverage of one QI value by one published label (the union of these rules):
 A class covers a target when every QI label covers the target's value.
 
 A release in which no class covers the target tells her nothing: she cannot tell a
-removed (suppressed) record from a record that is not in that release, so that release
-contributes every sensitive value (the conservative choice for the defender's count is
-the other one, but an adversary cannot act on what she cannot see). Conversely she *may
-assume* the target is in every release whose classes cover it, even when it is not
-(it joined later): then the intersection can miss the target's true value, and can be
-empty; an empty intersection is counted below ``l`` (conservatively) and reported.
+record the release removed (suppressed) from a person who is not in it, so that release
+contributes every sensitive value (counting it as a disclosure would be guessing, not
+knowing). Conversely she *may assume* the target is in every release whose classes cover
+it, even when it is not (it joined later, or was suppressed there while another class
+covers its values): then the intersection can miss the target's true value, and can be
+empty. ``disclosed`` counts every single-value intersection (what she believes);
+``disclosed_correctly`` those equal to the record's own value; an empty intersection is
+counted below ``l`` (conservatively) and reported as ``empty``.
 
 The work is done over distinct raw QI combinations with their counts: each combination
 is joined to its covering classes one QI at a time (a label join, pruned by the prefixes
