@@ -1,5 +1,6 @@
 """The algorithm core: pure Python + numpy/pandas, no framework imports."""
 
+from privacy_plugins.core.composition import IntersectionReport, intersection_attack
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.diagnosis import PrivacyDiagnosis, diagnose
 from privacy_plugins.core.io import read_table
@@ -12,12 +13,14 @@ __all__ = [
     "AttributeRoles",
     "ClassViolations",
     "EquivalenceClasses",
+    "IntersectionReport",
     "MeasureReport",
     "PrivacyDiagnosis",
     "SensitiveCounts",
     "SensitiveReport",
     "diagnose",
     "generate_census",
+    "intersection_attack",
     "k_anonymity",
     "l_diversity",
     "measure",

@@ -1,0 +1,369 @@
+"""The intersection attack over a set of published tables (composition of releases).
+
+Threat model (Ganta, Kasiviswanathan & Smith, KDD 2008): the adversary holds every
+published table, knows a target's raw quasi-identifier values and that the target is
+in the source. In each release she finds the classes whose generalized QI labels
+*cover* those values, collects the sensitive values of those classes, and intersects
+the collections across releases. What is left is what she believes the target's
+sensitive value can be.
+
+Coverage of one QI value by one published label (the union of these rules):
+
+* the label is the value itself, written as :func:`~privacy_plugins.core.hierarchies.as_labels`
+  writes it (``39`` and ``39.0`` are both ``"39"``);
+* the label is ``"*"`` (a hierarchy's top, or a row marked suppressed: every QI ``"*"``);
+* a hierarchy is given for the QI and maps the value to that label at some level;
+* the QI is numeric in the source and the label is a range the anonymizers print:
+  ``"[a-b]"`` (closed, Mondrian and clustering), ``"[a-b)"`` (half-open, interval
+  hierarchies) or ``"a-b"`` (closed), with a ≤ value ≤ b (< b when half-open).
+
+A class covers a target when every QI label covers the target's value.
+
+A release in which no class covers the target tells her nothing: she cannot tell a
+record the release removed (suppressed) from a person who is not in it, so that release
+contributes every sensitive value (counting it as a disclosure would be guessing, not
+knowing). Conversely she *may assume* the target is in every release whose classes cover
+it, even when it is not (it joined later, or was suppressed there while another class
+covers its values): then the intersection can miss the target's true value, and can be
+empty. ``disclosed`` counts every single-value intersection (what she believes);
+``disclosed_correctly`` those equal to the record's own value; an empty intersection is
+counted below ``l`` (conservatively) and reported as ``empty``.
+
+The work is done over distinct raw QI combinations with their counts: each combination
+is joined to its covering classes one QI at a time (a label join, pruned by the prefixes
+of label tuples that some class publishes), and value sets are boolean rows over the
+sensitive attribute's integer codes, intersected with ``&``.
+
+References:
+    Ganta S. R., Kasiviswanathan S. P., Smith A. Composition attacks and auxiliary
+    information in data privacy. KDD 2008.
+    Xiao X., Tao Y. m-Invariance: towards privacy preserving re-publication of dynamic
+    datasets. SIGMOD 2007.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core.hierarchies import Hierarchy, as_labels
+from privacy_plugins.errors import ConfigurationError, UnknownColumnError
+
+__all__ = ["IntersectionCount", "IntersectionReport", "intersection_attack"]
+
+#: The label of a generalized-away value and of every QI of a marked suppressed row.
+STAR = "*"
+_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_RANGE = re.compile(rf"^(?:\[(?P<a>{_NUMBER})-(?P<b>{_NUMBER})(?P<end>[\])])|(?P<c>{_NUMBER})-(?P<d>{_NUMBER}))$")
+
+
+@dataclass(frozen=True)
+class IntersectionCount:
+    """What the intersection over one set of releases leaves the adversary, in counts.
+
+    Attributes:
+        releases: positions (0-based, in the order given) of the releases intersected.
+        records: source records (targets).
+        disclosed: records whose intersection holds exactly one distinct sensitive value.
+        disclosed_correctly: of those, the records whose single value is their own (``None``
+            when the source has no sensitive column; it differs from ``disclosed`` only when
+            she wrongly assumed a target to be in a release that covers it).
+        below_l: records whose intersection holds fewer than ``l`` distinct values
+            (empty intersections included).
+        empty: records whose intersection is empty (she learns the target is missing
+            from a release that covers it).
+        uncovered: records that no class covers in at least one of these releases
+            (such a release tells her nothing about them).
+        smallest: the smallest intersection size over all records (``None`` with no records).
+    """
+
+    releases: tuple[int, ...]
+    records: int
+    disclosed: int
+    disclosed_correctly: int | None
+    below_l: int
+    empty: int
+    uncovered: int
+    smallest: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready counts."""
+        return {
+            "releases": list(self.releases),
+            "records": self.records,
+            "disclosed": self.disclosed,
+            "disclosed_correctly": self.disclosed_correctly,
+            "below_l": self.below_l,
+            "empty": self.empty,
+            "uncovered": self.uncovered,
+            "smallest": self.smallest,
+        }
+
+
+@dataclass(frozen=True)
+class IntersectionReport:
+    """The intersection attack on a set of releases: per release, per pair, over all. Counts only.
+
+    Attributes:
+        l: the threshold ``below_l`` counts against.
+        records: source records (the targets).
+        per_release: each release alone.
+        pairs: every pair of releases (i < j).
+        overall: all releases together.
+    """
+
+    l: int
+    records: int
+    per_release: tuple[IntersectionCount, ...]
+    pairs: tuple[IntersectionCount, ...]
+    overall: IntersectionCount
+
+    @property
+    def disclosed(self) -> int:
+        """Records disclosed by intersecting all releases."""
+        return self.overall.disclosed
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready counts; never a value."""
+        return {
+            "l": self.l,
+            "records": self.records,
+            "per_release": [count.to_dict() for count in self.per_release],
+            "pairs": [count.to_dict() for count in self.pairs],
+            "overall": self.overall.to_dict(),
+        }
+
+    def __str__(self) -> str:
+        worst = max(self.pairs, key=lambda count: count.disclosed, default=None)
+        pair = f"; worst pair {worst.releases}: {worst.disclosed} disclosed" if worst is not None else ""
+        o = self.overall
+        return (
+            f"intersection attack on {len(self.per_release)} releases: {o.disclosed} of {o.records} records "
+            f"disclosed, {o.below_l} below l={self.l}, smallest intersection {o.smallest}{pair}"
+        )
+
+
+def intersection_attack(
+    source: pd.DataFrame,
+    releases: Sequence[pd.DataFrame],
+    *,
+    quasi_identifiers: Sequence[Hashable],
+    sensitive_attribute: Hashable,
+    hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+    l: int = 2,
+) -> IntersectionReport:
+    """Run the intersection attack of every source record against ``releases``.
+
+    Args:
+        source: the raw table; every record is a target (its raw QI values are known). When it
+            holds the sensitive column, ``disclosed_correctly`` compares with the true values.
+        releases: the published tables (QI labels and the sensitive column), oldest first.
+        quasi_identifiers: the QI columns, present in the source and in every release.
+        sensitive_attribute: the sensitive column of every release.
+        hierarchies: per QI, the hierarchy the releases generalize along (optional).
+        l: integer ≥ 1; ``below_l`` counts records left with fewer distinct values.
+
+    Raises:
+        ConfigurationError: ``l`` is not an integer ≥ 1, no QIs or no releases.
+        UnknownColumnError: a QI or the sensitive column is missing (the release is named).
+        TypeError: a release is not a DataFrame or a hierarchy not a :class:`Hierarchy`.
+
+    Example:
+        >>> source = pd.DataFrame({"age": [21, 22, 23, 24, 25], "disease": ["flu", "hiv", "flu", "cold", "hiv"]})
+        >>> first = pd.DataFrame({"age": ["[21-22]"] * 2 + ["[23-24]"] * 2, "disease": ["flu", "hiv", "flu", "cold"]})
+        >>> second = source.assign(age=["[21-23]"] * 3 + ["[24-25]"] * 2)
+        >>> report = intersection_attack(
+        ...     source, [first, second], quasi_identifiers=["age"], sensitive_attribute="disease"
+        ... )
+        >>> report.disclosed, report.per_release[0].disclosed, report.overall.smallest
+        (2, 0, 1)
+    """
+    qis = _validate(source, releases, quasi_identifiers, sensitive_attribute, hierarchies, l)
+    hierarchies = hierarchies or {}
+    knows_truth = sensitive_attribute in source.columns
+    keys = [*qis, sensitive_attribute] if knows_truth else qis
+    sizes = source.groupby(keys, dropna=False, sort=False, observed=True).size()
+    groups = sizes.index.to_frame(index=False)
+    counts = sizes.to_numpy(dtype=np.int64)
+    combo_of_group = groups.groupby(qis, dropna=False, sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
+    combos = groups.iloc[np.unique(combo_of_group, return_index=True)[1]].reset_index(drop=True)
+    sensitive = pd.concat([as_labels(release[sensitive_attribute]) for release in releases], ignore_index=True)
+    values = pd.Index(pd.unique(sensitive.to_numpy(dtype=object)))
+    raw_codes: list[np.ndarray] = []
+    label_index: list[pd.Index] = []
+    pairs: list[pd.DataFrame] = []
+    for qi in qis:
+        codes, uniques = pd.factorize(combos[qi], use_na_sentinel=False)
+        published = pd.concat([as_labels(release[qi]) for release in releases], ignore_index=True)
+        labels = pd.Index(pd.unique(published.to_numpy(dtype=object)))
+        raw_codes.append(codes.astype(np.int64))
+        label_index.append(labels)
+        pairs.append(_covering_pairs(pd.Series(uniques, dtype=combos[qi].dtype), labels, hierarchies.get(qi)))
+    sets = [
+        _value_sets(release, qis, sensitive_attribute, values, raw_codes, label_index, pairs, len(combos))
+        for release in releases
+    ]
+    n = len(releases)
+    truth = (
+        values.get_indexer(as_labels(groups[sensitive_attribute]).to_numpy(dtype=object))
+        if knows_truth
+        else np.full(len(groups), -1)
+    )
+
+    def count(members: tuple[int, ...]) -> IntersectionCount:
+        held = np.ones((len(combos), len(values)), dtype=bool)
+        uncovered = np.zeros(len(combos), dtype=bool)
+        for member in members:
+            held &= sets[member][0]
+            uncovered |= ~sets[member][1]
+        size = held.sum(axis=1)[combo_of_group]
+        single = size == 1
+        right = single & (truth >= 0) & held[combo_of_group, np.maximum(truth, 0)]
+        return IntersectionCount(
+            releases=members,
+            records=int(counts.sum()),
+            disclosed=int(counts[single].sum()),
+            disclosed_correctly=int(counts[right].sum()) if knows_truth else None,
+            below_l=int(counts[size < l].sum()),
+            empty=int(counts[size == 0].sum()),
+            uncovered=int(counts[uncovered[combo_of_group]].sum()),
+            smallest=int(size.min()) if len(size) else None,
+        )
+
+    return IntersectionReport(
+        l=l,
+        records=int(counts.sum()),
+        per_release=tuple(count((i,)) for i in range(n)),
+        pairs=tuple(count(pair) for pair in itertools.combinations(range(n), 2)),
+        overall=count(tuple(range(n))),
+    )
+
+
+def _validate(
+    source: pd.DataFrame,
+    releases: Sequence[pd.DataFrame],
+    quasi_identifiers: Sequence[Hashable],
+    sensitive_attribute: Hashable,
+    hierarchies: Mapping[Hashable, Hierarchy] | None,
+    l: int,
+) -> list[Hashable]:
+    """Check the arguments once, naming what is wrong."""
+    if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1:
+        raise ConfigurationError(f"l must be an integer >= 1, got {l!r}")
+    if not isinstance(source, pd.DataFrame):
+        raise TypeError(f"source must be a pandas DataFrame, got {type(source).__name__}")
+    if isinstance(releases, pd.DataFrame) or not isinstance(releases, Sequence) or not releases:
+        raise ConfigurationError("releases must be a non-empty sequence of published tables (DataFrames)")
+    qis = list(quasi_identifiers)
+    if not qis or isinstance(quasi_identifiers, str):
+        raise ConfigurationError(f"quasi_identifiers must be a non-empty list of columns, got {quasi_identifiers!r}")
+    if sensitive_attribute in qis:
+        raise ConfigurationError(
+            f"{sensitive_attribute!r} cannot be both a quasi-identifier and the sensitive attribute"
+        )
+    missing = [qi for qi in qis if qi not in source.columns]
+    if missing:
+        raise UnknownColumnError(f"quasi_identifiers not found in the source: {missing!r}")
+    for position, release in enumerate(releases):
+        if not isinstance(release, pd.DataFrame):
+            raise TypeError(f"releases[{position}] must be a pandas DataFrame, got {type(release).__name__}")
+        absent = [column for column in [*qis, sensitive_attribute] if column not in release.columns]
+        if absent:
+            raise UnknownColumnError(f"releases[{position}] lacks column(s) {absent!r}")
+    for qi, hierarchy in (hierarchies or {}).items():
+        if not isinstance(hierarchy, Hierarchy):
+            raise TypeError(f"hierarchies[{qi!r}] must be a Hierarchy, got {type(hierarchy).__name__}")
+    return qis
+
+
+def _covering_pairs(raw: pd.Series, labels: pd.Index, hierarchy: Hierarchy | None) -> pd.DataFrame:
+    """Every (raw value code, published label code) where the label covers the value."""
+    text = as_labels(raw).to_numpy(dtype=object)
+    found: list[tuple[np.ndarray, np.ndarray]] = []
+    exact = labels.get_indexer(pd.Index(text, dtype=object))
+    found.append((np.flatnonzero(exact >= 0), exact[exact >= 0]))
+    star = labels.get_indexer([STAR])[0]
+    if star >= 0:
+        found.append((np.arange(len(text)), np.full(len(text), star)))
+    if hierarchy is not None:
+        leaf = pd.Index(hierarchy.leaves).get_indexer(pd.Index(text, dtype=object))
+        known = np.flatnonzero(leaf >= 0)
+        for level in range(hierarchy.height + 1):
+            at_level = hierarchy.labels[level][hierarchy.codes[level, leaf[known]]]
+            code = labels.get_indexer(pd.Index(at_level, dtype=object))
+            found.append((known[code >= 0], code[code >= 0]))
+    if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
+        found.append(_range_pairs(raw.to_numpy(dtype=float, na_value=np.nan), labels))
+    rows = np.concatenate([pair[0] for pair in found]).astype(np.int64)
+    cols = np.concatenate([pair[1] for pair in found]).astype(np.int64)
+    return pd.DataFrame({"raw": rows, "label": cols}).drop_duplicates(ignore_index=True)
+
+
+def _range_pairs(numbers: np.ndarray, labels: pd.Index) -> tuple[np.ndarray, np.ndarray]:
+    """(raw code, label code) for numeric values inside range labels, by binary search on sorted values."""
+    parsed = pd.Series(labels.to_numpy(dtype=object), dtype=object).astype(str).str.extract(_RANGE)
+    is_range = parsed["a"].notna() | parsed["c"].notna()
+    if not is_range.any():
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    low = pd.to_numeric(parsed["a"].fillna(parsed["c"])).to_numpy()[is_range.to_numpy()]
+    high = pd.to_numeric(parsed["b"].fillna(parsed["d"])).to_numpy()[is_range.to_numpy()]
+    half_open = (parsed["end"] == ")").to_numpy()[is_range.to_numpy()]
+    label_codes = np.flatnonzero(is_range.to_numpy())
+    valid = ~np.isnan(numbers)
+    order = np.flatnonzero(valid)[np.argsort(numbers[valid], kind="stable")]
+    ordered = numbers[order]
+    start = np.searchsorted(ordered, low, side="left")
+    stop = np.where(half_open, np.searchsorted(ordered, high, side="left"), np.searchsorted(ordered, high, "right"))
+    width = np.maximum(stop - start, 0)
+    label_of = np.repeat(label_codes, width)
+    offsets = np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)
+    return order[np.repeat(start, width) + offsets], label_of
+
+
+def _value_sets(
+    release: pd.DataFrame,
+    qis: Sequence[Hashable],
+    sensitive_attribute: Hashable,
+    values: pd.Index,
+    raw_codes: Sequence[np.ndarray],
+    label_index: Sequence[pd.Index],
+    pairs: Sequence[pd.DataFrame],
+    n_combos: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct raw combination: the union of its covering classes' values, and whether any class covers it.
+
+    Classes are numbered by prefix ids: the id of a class's first ``q + 1`` labels is
+    ``prefix[q]``; a combination keeps a candidate prefix only while some class has it.
+    """
+    prefix = np.zeros(len(release), dtype=np.int64)
+    prefixes: list[pd.Index] = []
+    for q, qi in enumerate(qis):
+        label = label_index[q].get_indexer(as_labels(release[qi]).to_numpy(dtype=object)).astype(np.int64)
+        key = prefix * len(label_index[q]) + label
+        prefix, uniques = pd.factorize(key)
+        prefixes.append(pd.Index(uniques))
+    value = values.get_indexer(as_labels(release[sensitive_attribute]).to_numpy(dtype=object))
+    class_values = pd.DataFrame({"cls": prefix, "value": value}).drop_duplicates()
+    frontier = pd.DataFrame({"combo": np.arange(n_combos, dtype=np.int64), "prefix": 0})
+    for q in range(len(qis)):
+        step = pd.DataFrame(
+            {"combo": frontier["combo"], "prefix": frontier["prefix"], "raw": raw_codes[q][frontier["combo"]]}
+        )
+        step = step.merge(pairs[q], on="raw", how="inner")
+        key = step["prefix"].to_numpy(dtype=np.int64) * len(label_index[q]) + step["label"].to_numpy(dtype=np.int64)
+        step_prefix = prefixes[q].get_indexer(key)
+        keep = step_prefix >= 0
+        frontier = pd.DataFrame({"combo": step["combo"].to_numpy()[keep], "prefix": step_prefix[keep]})
+    matched = frontier.rename(columns={"prefix": "cls"}).merge(class_values, on="cls", how="inner")
+    held = np.zeros((n_combos, len(values)), dtype=bool)
+    held[matched["combo"].to_numpy(), matched["value"].to_numpy()] = True
+    covered = np.zeros(n_combos, dtype=bool)
+    covered[frontier["combo"].to_numpy()] = True
+    held[~covered] = True
+    return held, covered
