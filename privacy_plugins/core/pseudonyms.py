@@ -124,17 +124,48 @@ def _canonical_text(value: Any) -> str:
     return str(value)
 
 
+class _Hmac:
+    """HMAC-SHA256 truncated to 16 bytes, with the padded-key states hashed once (RFC 2104).
+
+    Copying the two precomputed SHA-256 states per value is about 2.5x faster
+    than ``hmac.digest``, which re-pads and re-hashes the key on every call.
+    """
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, mac_key: bytes) -> None:
+        block = mac_key.ljust(64, b"\x00")  # a derived key is 32 bytes: shorter than SHA-256's block
+        self._inner = hashlib.sha256(bytes(b ^ 0x36 for b in block))
+        self._outer = hashlib.sha256(bytes(b ^ 0x5C for b in block))
+
+    def __call__(self, message: bytes) -> bytes:
+        inner = self._inner.copy()
+        inner.update(message)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()[:_DIGEST_BYTES]
+
+
 def _encode(digests: bytes, count: int) -> np.ndarray:
-    """Lowercase unpadded base32 of ``count`` 16-byte digests, vectorized with numpy."""
-    raw = np.frombuffer(digests, dtype=np.uint8).reshape(count, _DIGEST_BYTES)
-    padded = np.zeros((count, 20), dtype=np.uint64)
-    padded[:, :_DIGEST_BYTES] = raw
-    groups = padded.reshape(count, 4, 5)
-    shifts = np.array([32, 24, 16, 8, 0], dtype=np.uint64)
-    words = (groups << shifts).sum(axis=2, dtype=np.uint64)  # four 40-bit words per digest
-    quintets = (words[:, :, None] >> np.arange(35, -1, -5, dtype=np.uint64)) & np.uint64(31)
-    chars = _ALPHABET[quintets.reshape(count, 32)[:, :TOKEN_LENGTH]]
-    return np.ascontiguousarray(chars).view(f"S{TOKEN_LENGTH}").ravel().astype(f"U{TOKEN_LENGTH}")
+    """Lowercase unpadded base32 of ``count`` 16-byte digests, vectorized with numpy (RFC 4648 bit order)."""
+    padded = np.zeros((count, 20), dtype=np.uint8)
+    padded[:, :_DIGEST_BYTES] = np.frombuffer(digests, dtype=np.uint8).reshape(count, _DIGEST_BYTES)
+    b0, b1, b2, b3, b4 = (padded[:, i::5] for i in range(5))  # each (count, 4): one column per 5-byte group
+    quintets = np.stack(
+        [
+            b0 >> 3,
+            ((b0 & 7) << 2) | (b1 >> 6),
+            (b1 >> 1) & 31,
+            ((b1 & 1) << 4) | (b2 >> 4),
+            ((b2 & 15) << 1) | (b3 >> 7),
+            (b3 >> 2) & 31,
+            ((b3 & 3) << 3) | (b4 >> 5),
+            b4 & 31,
+        ],
+        axis=2,
+    ).reshape(count, 32)
+    chars = np.ascontiguousarray(_ALPHABET[quintets[:, :TOKEN_LENGTH]]).view(f"S{TOKEN_LENGTH}").ravel()
+    return np.array([text.decode("ascii") for text in chars.tolist()], dtype=object)
 
 
 def pseudonymize(
@@ -163,12 +194,13 @@ def pseudonymize(
     """
     if not isinstance(key, PseudonymKey):
         raise ConfigurationError("pseudonymize.key must be a PseudonymKey")
-    mac_key = key._derive(_check_scope(scope, salt))
+    mac = _Hmac(key._derive(_check_scope(scope, salt)))
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    digest = hmac.digest
-    texts = [_canonical_text(v).encode("utf-8") for v in np.asarray(uniques, dtype=object)]
-    joined = b"".join(digest(mac_key, text, hashlib.sha256)[:_DIGEST_BYTES] for text in texts)
-    tokens = _encode(joined, len(texts)).astype(object)
+    distinct = np.asarray(uniques, dtype=object)
+    if pd.api.types.infer_dtype(distinct, skipna=False) != "string":
+        distinct = np.array([_canonical_text(v) for v in distinct], dtype=object)
+    joined = b"".join(mac(text.encode("utf-8")) for text in distinct)
+    tokens = _encode(joined, len(distinct))
     out = np.full(len(codes), None, dtype=object)
     present = codes >= 0
     out[present] = tokens[codes[present]]

@@ -149,11 +149,11 @@ class IdentifierFinding:
 def _sample_text(series: pd.Series, sample_size: int, seed: int) -> tuple[pd.Series, int, int]:
     """Distinct non-null values (a seeded sample of at most ``sample_size``) as stripped text."""
     present = series.dropna()
-    distinct = pd.unique(present.to_numpy())
+    distinct = present.unique()  # Arrow-backed text uses Arrow's hash table, not Python objects
     picked = distinct
     if len(distinct) > sample_size:
         picked = distinct[np.random.default_rng(seed).choice(len(distinct), sample_size, replace=False)]
-    text = pd.Series(picked, dtype=object).astype(str).str.strip()
+    text = pd.Series(np.asarray(picked, dtype=object), dtype=object).astype(str).str.strip()
     if pd.api.types.is_integer_dtype(series.dtype):
         text = text.str.zfill(5)  # ZIP codes stored as integers lost their leading zeros
     return text, len(distinct), len(present)
