@@ -303,3 +303,19 @@ def test_nulls_are_not_values_and_sampling_is_deterministic() -> None:
 def test_bad_settings_name_the_setting(kwargs: dict[str, object], error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         detect_identifiers(pd.DataFrame({"a": [1]}), **kwargs)  # type: ignore[arg-type]
+
+
+def test_whole_floats_of_an_id_column_with_nulls_count_as_integers() -> None:
+    r = _rng()
+    table = pd.DataFrame({"zip": r.integers(1000, 99999, ROWS).astype(float), "patient_id": np.arange(ROWS) * 7.0})
+    table.loc[::10, ["zip", "patient_id"]] = np.nan
+    table["weight_kg"] = r.normal(70, 9, ROWS)  # measured, unique per row, not an identifier
+    assert {f.column: f.category for f in detect_identifiers(table)} == {
+        "zip": "zip_code",
+        "patient_id": "unique_per_row",
+    }
+
+
+def test_repeated_column_names_are_refused() -> None:
+    with pytest.raises(ConfigurationError, match="repeated: 'a'"):
+        detect_identifiers(pd.DataFrame([[1, 2]], columns=["a", "a"]))

@@ -146,6 +146,16 @@ class IdentifierFinding:
         return {**to_jsonable(self), "column": str(self.column)}
 
 
+def _integral(series: pd.Series) -> bool:
+    """An integer column, or a float one whose values are all whole (integer ids with nulls turn float)."""
+    if pd.api.types.is_bool_dtype(series.dtype) or not pd.api.types.is_numeric_dtype(series.dtype):
+        return False
+    if pd.api.types.is_integer_dtype(series.dtype):
+        return True
+    values = series.dropna().to_numpy(dtype=float, na_value=np.nan)
+    return bool(np.isfinite(values).all() and (values == np.floor(values)).all())
+
+
 def _sample_text(series: pd.Series, sample_size: int, seed: int) -> tuple[pd.Series, int, int]:
     """Distinct non-null values (a seeded sample of at most ``sample_size``) as stripped text."""
     present = series.dropna()
@@ -153,9 +163,11 @@ def _sample_text(series: pd.Series, sample_size: int, seed: int) -> tuple[pd.Ser
     picked = distinct
     if len(distinct) > sample_size:
         picked = distinct[np.random.default_rng(seed).choice(len(distinct), sample_size, replace=False)]
-    text = pd.Series(np.asarray(picked, dtype=object), dtype=object).astype(str).str.strip()
-    if pd.api.types.is_integer_dtype(series.dtype):
-        text = text.str.zfill(5)  # ZIP codes stored as integers lost their leading zeros
+    if _integral(series):
+        # whole numbers as integers; ZIP codes stored as integers lost their leading zeros
+        text = pd.Series(np.asarray(picked, dtype=np.int64)).astype(str).str.zfill(5)
+    else:
+        text = pd.Series(np.asarray(picked, dtype=object), dtype=object).astype(str).str.strip()
     return text, len(distinct), len(present)
 
 
@@ -179,9 +191,9 @@ def _judge(column: Hashable, series: pd.Series, settings: _Settings) -> Identifi
             best = (share, rule.category, ("name", "values") if named else ("values",))
     if best is not None:
         return IdentifierFinding(column, best[1], best[0], uniqueness, distinct, rows, len(sample), best[2])
-    floating = pd.api.types.is_float_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
+    measured = pd.api.types.is_numeric_dtype(series.dtype) and not _integral(series)  # floats, booleans
     temporal = pd.api.types.is_datetime64_any_dtype(series.dtype) or isinstance(series.dtype, pd.PeriodDtype)
-    if rows >= settings.min_rows_for_uniqueness and uniqueness >= settings.uniqueness and not (floating or temporal):
+    if rows >= settings.min_rows_for_uniqueness and uniqueness >= settings.uniqueness and not (measured or temporal):
         return IdentifierFinding(
             column, "unique_per_row", uniqueness, uniqueness, distinct, rows, len(sample), ("uniqueness",)
         )
@@ -235,6 +247,9 @@ def detect_identifiers(
             raise ConfigurationError(f"{setting} must be a number in (0, 1], got {value!r}")
     if not isinstance(min_rows_for_uniqueness, int) or min_rows_for_uniqueness < 1:
         raise ConfigurationError(f"min_rows_for_uniqueness must be an integer >= 1, got {min_rows_for_uniqueness!r}")
+    if not frame.columns.is_unique:
+        duplicated = frame.columns[frame.columns.duplicated()].unique()
+        raise ConfigurationError(f"column names must be unique; repeated: {', '.join(map(repr, duplicated))}")
     selected = list(frame.columns) if columns is None else list(columns)
     missing = [column for column in selected if column not in frame.columns]
     if missing:
