@@ -153,7 +153,7 @@ def _integral(series: pd.Series) -> bool:
     if pd.api.types.is_integer_dtype(series.dtype):
         return True
     values = series.dropna().to_numpy(dtype=float, na_value=np.nan)
-    return bool(np.isfinite(values).all() and (values == np.floor(values)).all())
+    return bool((np.abs(values) < 2.0**53).all() and (values == np.floor(values)).all())  # also excludes inf, NaN
 
 
 def _sample_text(series: pd.Series, sample_size: int, seed: int) -> tuple[pd.Series, int, int]:
