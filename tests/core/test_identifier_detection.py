@@ -319,3 +319,13 @@ def test_whole_floats_of_an_id_column_with_nulls_count_as_integers() -> None:
 def test_repeated_column_names_are_refused() -> None:
     with pytest.raises(ConfigurationError, match="repeated: 'a'"):
         detect_identifiers(pd.DataFrame([[1, 2]], columns=["a", "a"]))
+
+
+def test_names_in_capitals_or_lower_case_are_names() -> None:
+    names = _names(_rng())
+    table = pd.DataFrame({"who": [n.upper() for n in names], "last_name": [n.split()[1].lower() for n in names]})
+    table["visited"] = table["who"].str.len()  # a count beside them
+    assert {f.column: f.category for f in detect_identifiers(table)} == {
+        "who": "person_name",
+        "last_name": "person_name",
+    }

@@ -35,7 +35,8 @@ _PERSON_QUALIFIERS = frozenset(
 
 
 def _person_name_values(values: pd.Series) -> np.ndarray:
-    """Capitalised words, at least one of them a known given name or surname."""
+    """Words of letters (any case), at least one of them a known given name or surname."""
+    values = values.str.title()  # "JOHN SMITH" and "john smith" are names too
     shaped = VALUE_CHECKS["person_name_shape"](values)
     words = values[shaped].reset_index(drop=True).str.split(r"[ '-]", regex=True).explode()
     known = np.zeros(len(values), dtype=bool)
@@ -83,7 +84,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("ip_address", _words("ip ipaddress ipv4 ipv6"), VALUE_CHECKS["ip_address"]),
     _Rule("url", _words("url uri website homepage link"), VALUE_CHECKS["url"]),
     _Rule("street_address", _words("address street addr"), VALUE_CHECKS["street_address"]),
-    _Rule("person_name", frozenset(), _person_name_values, VALUE_CHECKS["person_name_shape"]),
+    _Rule("person_name", frozenset(), _person_name_values, lambda v: VALUE_CHECKS["person_name_shape"](v.str.title())),
     _Rule(
         "birth_date", _words("birth dob born birthday birthdate dateofbirth"), VALUE_CHECKS["birth_date"], None, True
     ),
