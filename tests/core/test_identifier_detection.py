@@ -260,11 +260,11 @@ def test_luhn_valid_numbers_are_flagged_and_the_same_numbers_off_by_one_are_not(
     assert [(f.column, f.category) for f in detect_identifiers(table)] == [("a", "card_number")]
 
 
-def test_random_order_numbers_of_card_shape_are_not_flagged() -> None:
-    r = np.random.default_rng(5)
-    for length in (13, 16, 19):
-        numbers = _repeat(_digits(r, ROWS, length, "4"), 2)
-        assert detect_identifiers(pd.DataFrame({"order_number": numbers})) == ()
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**32 - 1), length=st.integers(13, 19), prefix=st.sampled_from("23456"))
+def test_random_order_numbers_of_card_shape_are_not_flagged(seed: int, length: int, prefix: str) -> None:
+    numbers = _repeat(_digits(np.random.default_rng(seed), ROWS, length, prefix), 2)  # about 1 in 10 passes Luhn
+    assert detect_identifiers(pd.DataFrame({"order_number": numbers})) == ()
 
 
 @settings(max_examples=15)
