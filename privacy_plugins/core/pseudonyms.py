@@ -215,7 +215,7 @@ def token(value: Any, key: PseudonymKey, *, scope: Scope = "release", salt: byte
         >>> token(7, key, scope="stable") == token(7.0, key, scope="stable") == token("7", key, scope="stable")
         True
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    result = pseudonymize(pd.Series([value], dtype=object), key, scope=scope, salt=salt).iloc[0]
+    if result is None:
         raise ConfigurationError("a null value has no pseudonym")
-    result = pseudonymize(pd.Series([value], dtype=object), key, scope=scope, salt=salt)
-    return str(result.iloc[0])
+    return str(result)

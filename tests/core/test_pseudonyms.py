@@ -131,6 +131,7 @@ def test_the_key_never_shows_in_repr_str_errors_or_pickles() -> None:
     assert not hasattr(KEY, "__dict__")
 
 
-def test_a_null_has_no_single_token() -> None:
+@pytest.mark.parametrize("null", [None, float("nan"), pd.NA, pd.NaT, np.nan])
+def test_a_null_has_no_single_token(null: object) -> None:
     with pytest.raises(ConfigurationError, match="null"):
-        token(None, KEY, scope="stable")
+        token(null, KEY, scope="stable")
