@@ -56,6 +56,8 @@ class _Rule:
 
     ``value_check`` alone is evidence unless ``needs_name``; when the column name
     matches, the looser ``named_values`` check (default: ``value_check``) is used.
+    ``numbers`` says whether a numeric column can hold the category (a ZIP code
+    or a card number stored as an integer can; an e-mail address cannot).
     """
 
     category: str
@@ -63,6 +65,7 @@ class _Rule:
     value_check: Callable[[pd.Series], np.ndarray]
     named_values: Callable[[pd.Series], np.ndarray] | None = None
     needs_name: bool = False
+    numbers: bool = False
 
 
 def _words(text: str) -> frozenset[str]:
@@ -71,14 +74,21 @@ def _words(text: str) -> frozenset[str]:
 
 _RULES: tuple[_Rule, ...] = (
     _Rule("email", _words("email mail emailaddress"), VALUE_CHECKS["email"]),
-    _Rule("ssn", _words("ssn socialsecurity socialsecuritynumber"), VALUE_CHECKS["ssn"], VALUE_CHECKS["ssn_named"]),
+    _Rule(
+        "ssn",
+        _words("ssn socialsecurity socialsecuritynumber"),
+        VALUE_CHECKS["ssn"],
+        VALUE_CHECKS["ssn_named"],
+        numbers=True,
+    ),
     _Rule(
         "phone",
         _words("phone telephone tel fax mobile cell cellphone phonenumber"),
         VALUE_CHECKS["phone"],
         lambda v: VALUE_CHECKS["phone"](v) | VALUE_CHECKS["phone_named"](v),
+        numbers=True,
     ),
-    _Rule("card_number", _words("card cc pan creditcard cardnumber"), VALUE_CHECKS["card_number"]),
+    _Rule("card_number", _words("card cc pan creditcard cardnumber"), VALUE_CHECKS["card_number"], numbers=True),
     _Rule("iban", _words("iban"), VALUE_CHECKS["iban"]),
     _Rule("vehicle_id", _words("vin vehicle"), VALUE_CHECKS["vehicle_id"]),
     _Rule("ip_address", _words("ip ipaddress ipv4 ipv6"), VALUE_CHECKS["ip_address"]),
@@ -86,15 +96,24 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("street_address", _words("address street addr"), VALUE_CHECKS["street_address"]),
     _Rule("person_name", frozenset(), _person_name_values, lambda v: VALUE_CHECKS["person_name_shape"](v.str.title())),
     _Rule(
-        "birth_date", _words("birth dob born birthday birthdate dateofbirth"), VALUE_CHECKS["birth_date"], None, True
+        "birth_date",
+        _words("birth dob born birthday birthdate dateofbirth"),
+        VALUE_CHECKS["birth_date"],
+        needs_name=True,
     ),
-    _Rule("zip_code", _words("zip zipcode zip5 postal postcode postalcode"), VALUE_CHECKS["zip_code"], None, True),
+    _Rule(
+        "zip_code",
+        _words("zip zipcode zip5 postal postcode postalcode"),
+        VALUE_CHECKS["zip_code"],
+        needs_name=True,
+        numbers=True,
+    ),
     _Rule(
         "record_number",
         _words("account acct mrn medicalrecord beneficiary policy license licence passport certificate"),
         VALUE_CHECKS["record_number"],
-        None,
-        True,
+        needs_name=True,
+        numbers=True,
     ),
     _Rule("free_text", _words("comment comments note notes remarks description text narrative"), _free_text_values),
 )
@@ -157,14 +176,14 @@ def _integral(series: pd.Series) -> bool:
     return bool((np.abs(values) < 2.0**53).all() and (values == np.floor(values)).all())  # also excludes inf, NaN
 
 
-def _sample_text(series: pd.Series, sample_size: int, seed: int) -> tuple[pd.Series, int, int]:
+def _sample_text(series: pd.Series, sample_size: int, seed: int, integral: bool) -> tuple[pd.Series, int, int]:
     """Distinct non-null values (a seeded sample of at most ``sample_size``) as stripped text."""
     present = series.dropna()
     distinct = present.unique()  # Arrow-backed text uses Arrow's hash table, not Python objects
     picked = distinct
     if len(distinct) > sample_size:
         picked = distinct[np.random.default_rng(seed).choice(len(distinct), sample_size, replace=False)]
-    if _integral(series):
+    if integral:
         # whole numbers as integers; ZIP codes stored as integers lost their leading zeros
         text = pd.Series(np.asarray(picked, dtype=np.int64)).astype(str).str.zfill(5)
     else:
@@ -173,7 +192,8 @@ def _sample_text(series: pd.Series, sample_size: int, seed: int) -> tuple[pd.Ser
 
 
 def _judge(column: Hashable, series: pd.Series, settings: _Settings) -> IdentifierFinding | None:
-    sample, distinct, rows = _sample_text(series, settings.sample_size, settings.seed)
+    integral = _integral(series)
+    sample, distinct, rows = _sample_text(series, settings.sample_size, settings.seed, integral)
     if rows == 0:
         return None
     uniqueness = distinct / rows
@@ -184,7 +204,7 @@ def _judge(column: Hashable, series: pd.Series, settings: _Settings) -> Identifi
         named = _name_matches(rule, tokens)
         if rule.needs_name and not named:
             continue
-        if numeric and rule.category not in ("zip_code", "phone", "ssn", "card_number", "record_number"):
+        if numeric and not rule.numbers:
             continue
         check = rule.named_values if named and rule.named_values is not None else rule.value_check
         share = float(np.mean(check(sample)))
@@ -192,7 +212,7 @@ def _judge(column: Hashable, series: pd.Series, settings: _Settings) -> Identifi
             best = (share, rule.category, ("name", "values") if named else ("values",))
     if best is not None:
         return IdentifierFinding(column, best[1], best[0], uniqueness, distinct, rows, len(sample), best[2])
-    measured = pd.api.types.is_numeric_dtype(series.dtype) and not _integral(series)  # floats, booleans
+    measured = numeric and not integral  # floats and booleans measure; they do not name anybody
     temporal = pd.api.types.is_datetime64_any_dtype(series.dtype) or isinstance(series.dtype, pd.PeriodDtype)
     if rows >= settings.min_rows_for_uniqueness and uniqueness >= settings.uniqueness and not (measured or temporal):
         return IdentifierFinding(
