@@ -135,3 +135,9 @@ def test_the_key_never_shows_in_repr_str_errors_or_pickles() -> None:
 def test_a_null_has_no_single_token(null: object) -> None:
     with pytest.raises(ConfigurationError, match="null"):
         token(null, KEY, scope="stable")
+
+
+def test_a_raw_key_where_a_pseudonym_key_belongs_is_refused_without_echoing_it() -> None:
+    with pytest.raises(ConfigurationError, match="must be a PseudonymKey") as raised:
+        pseudonymize(pd.Series(["a"]), SECRET, scope="stable")  # type: ignore[arg-type]
+    assert SECRET.decode() not in str(raised.value) and SECRET.decode() not in repr(raised.value)
