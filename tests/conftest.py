@@ -119,3 +119,15 @@ def postgres_url(postgres_server: str) -> str:
         connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
     engine.dispose()
     return postgres_server.replace("/postgres?", f"/{name}?", 1)
+
+
+@pytest.fixture(autouse=True)
+def _own_work_root(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Release working folders under this pytest run's own temporary root, unless the environment names one.
+
+    Otherwise every run shares ``/tmp/privacy-plugins-<uid>``, and two pytest runs side by side
+    (CI runs its jobs in parallel) would meet there: tests name their runs ``r``, ``r1`` … A test
+    of the default root removes the variable itself (``monkeypatch.delenv``).
+    """
+    if not os.environ.get("PRIVACY_PLUGINS_WORKDIR"):
+        monkeypatch.setenv("PRIVACY_PLUGINS_WORKDIR", str(tmp_path_factory.getbasetemp() / "work"))
