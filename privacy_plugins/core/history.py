@@ -1,0 +1,112 @@
+"""A release history: what every earlier release of the same data published, and nothing more.
+
+The adversary of repeated releases (see ``docs/composition.md``) keeps every table the
+destination has exposed. To check a new release against them the product keeps, per
+release, only what that release published about its classes — the *class signature*:
+one row per (class, combination of sensitive values) with the generalized
+quasi-identifier labels, the published sensitive values and the number of rows
+(:data:`COUNT`) — plus the transformation that produced it, so it can be re-applied to a
+grown table. No raw value and no record-level link is kept: everything in a signature was
+in the published table already.
+
+The release layer stores a :class:`ReleaseHistory` beside the published table (a table in
+DuckDB/SQL, a folder beside a Parquet release) and writes it in the same swap as the
+release; the core reads it from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from privacy_plugins.core.hierarchies import as_labels
+from privacy_plugins.errors import UnknownColumnError
+
+__all__ = ["COUNT", "PublishedRelease", "ReleaseHistory", "class_signature"]
+
+#: The rows-per-signature-row column of a class signature.
+COUNT = "__count"
+
+
+@dataclass(frozen=True)
+class PublishedRelease:
+    """One release as the history keeps it.
+
+    Attributes:
+        run_id: the run that published it.
+        published_at: ISO-8601 UTC time of the swap.
+        spec_fingerprint: the fingerprint of the spec that produced it.
+        transformation: JSON-ready facts that re-apply it (e.g. ``{"levels": {"age": 2, …}}``
+            for a full-domain node); empty when the signature itself is the transformation
+            (local recoding: new records are recoded to the labels of a covering class).
+        classes: the class signature (:func:`class_signature`).
+    """
+
+    run_id: str
+    published_at: str
+    spec_fingerprint: str
+    transformation: Mapping[str, Any]
+    classes: pd.DataFrame = field(repr=False)
+
+    @property
+    def rows(self) -> int:
+        """Rows the release published (marked suppressed rows included)."""
+        return int(self.classes[COUNT].sum()) if len(self.classes) else 0
+
+
+@dataclass(frozen=True)
+class ReleaseHistory:
+    """The releases of one history name, oldest first.
+
+    Attributes:
+        name: the history's name (by default the spec's name).
+        quasi_identifiers: the QI columns every signature has.
+        sensitive_attributes: the sensitive columns every signature has.
+        releases: the kept releases, oldest first.
+    """
+
+    name: str
+    quasi_identifiers: tuple[Hashable, ...]
+    sensitive_attributes: tuple[Hashable, ...]
+    releases: tuple[PublishedRelease, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.releases)
+
+    def signatures(self) -> list[pd.DataFrame]:
+        """Every release's class signature, oldest first."""
+        return [release.classes for release in self.releases]
+
+    def appended(self, release: PublishedRelease, *, keep_releases: int | None = None) -> ReleaseHistory:
+        """The history with ``release`` added (and only the newest ``keep_releases`` kept, when given)."""
+        kept = (*self.releases, release)
+        if keep_releases is not None:
+            kept = kept[-keep_releases:]
+        return ReleaseHistory(self.name, self.quasi_identifiers, self.sensitive_attributes, kept)
+
+
+def class_signature(
+    table: pd.DataFrame, quasi_identifiers: Sequence[Hashable], sensitive_attributes: Sequence[Hashable]
+) -> pd.DataFrame:
+    """The class signature of a published table: labels and sensitive values with their row counts.
+
+    Every column is written as text the way :func:`~privacy_plugins.core.hierarchies.as_labels`
+    writes labels (``39`` and ``39.0`` are both ``"39"``), so a signature computed in an engine
+    with ``CAST(... AS VARCHAR)`` and one computed here agree after :func:`as_labels`.
+
+    Example:
+        >>> published = pd.DataFrame({"age": ["[20-29]", "[20-29]", "*"], "disease": ["flu", "hiv", "flu"]})
+        >>> class_signature(published, ["age"], ["disease"]).to_dict("records")
+        [{'age': '*', 'disease': 'flu', '__count': 1}, {'age': '[20-29]', 'disease': 'flu', '__count': 1}, {'age': '[20-29]', 'disease': 'hiv', '__count': 1}]
+    """
+    columns = [*quasi_identifiers, *sensitive_attributes]
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise UnknownColumnError(f"the published table lacks column(s) {missing!r} for its class signature")
+    labels = pd.DataFrame({column: as_labels(table[column]) for column in columns})
+    counted = labels.groupby(columns, dropna=False, sort=True).size().rename(COUNT).reset_index()
+    counted[COUNT] = counted[COUNT].astype("int64")
+    return counted
