@@ -99,8 +99,8 @@ def class_signature(
 
     Example:
         >>> published = pd.DataFrame({"age": ["[20-29]", "[20-29]", "*"], "disease": ["flu", "hiv", "flu"]})
-        >>> class_signature(published, ["age"], ["disease"]).to_dict("records")
-        [{'age': '*', 'disease': 'flu', '__count': 1}, {'age': '[20-29]', 'disease': 'flu', '__count': 1}, {'age': '[20-29]', 'disease': 'hiv', '__count': 1}]
+        >>> class_signature(published, ["age"], ["disease"]).values.tolist()
+        [['*', 'flu', 1], ['[20-29]', 'flu', 1], ['[20-29]', 'hiv', 1]]
     """
     columns = [*quasi_identifiers, *sensitive_attributes]
     missing = [column for column in columns if column not in table.columns]
