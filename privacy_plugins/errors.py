@@ -14,6 +14,7 @@ __all__ = [
     "EmptyTableError",
     "ForeignArtifactError",
     "HierarchyError",
+    "HistoryError",
     "InfeasibleAnonymizationError",
     "MissingDependencyError",
     "PeerError",
@@ -78,6 +79,10 @@ class DestinationBusy(PrivacyPluginsError):
 
 class ForeignArtifactError(ConfigurationError):
     """An artifact of another run or release, or one pointing outside its run's working folder."""
+
+
+class HistoryError(ConfigurationError):
+    """A release history is missing, changed outside privacy-plugins, or does not fit the spec."""
 
 
 class ProtocolError(ConfigurationError):

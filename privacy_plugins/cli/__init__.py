@@ -18,7 +18,9 @@ from collections.abc import Sequence
 from privacy_plugins._version import __version__
 from privacy_plugins.cli.anonymize import add_anonymize_parser
 from privacy_plugins.cli.diagnose import add_diagnose_parser
+from privacy_plugins.cli.diagnose_releases import add_diagnose_releases_parser
 from privacy_plugins.cli.distributed import add_distributed_parser
+from privacy_plugins.cli.history import add_history_parser
 from privacy_plugins.cli.measure import add_demo_parser, add_measure_parser
 from privacy_plugins.cli.published import add_published_parser
 from privacy_plugins.cli.release import add_release_parser
@@ -40,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_diagnose_parser(commands)
     add_release_parser(commands)
     add_published_parser(commands)
+    add_history_parser(commands)
+    add_diagnose_releases_parser(commands)
     add_demo_parser(commands)
     add_distributed_parser(commands)
     return parser

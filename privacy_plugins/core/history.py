@@ -17,7 +17,7 @@ release; the core reads it from here.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -43,6 +43,9 @@ class PublishedRelease:
             for a full-domain node); empty when the signature itself is the transformation
             (local recoding: new records are recoded to the labels of a covering class).
         classes: the class signature (:func:`class_signature`).
+        sequence: its number in the history (1 for the first release ever kept; 0 until appended).
+        release_sha256: the published file's SHA-256 where the store needs it to tell a published
+            release from one killed before its swap (a single Parquet file); empty otherwise.
     """
 
     run_id: str
@@ -50,6 +53,8 @@ class PublishedRelease:
     spec_fingerprint: str
     transformation: Mapping[str, Any]
     classes: pd.DataFrame = field(repr=False)
+    sequence: int = 0
+    release_sha256: str = ""
 
     @property
     def rows(self) -> int:
@@ -82,7 +87,8 @@ class ReleaseHistory:
 
     def appended(self, release: PublishedRelease, *, keep_releases: int | None = None) -> ReleaseHistory:
         """The history with ``release`` added (and only the newest ``keep_releases`` kept, when given)."""
-        kept = (*self.releases, release)
+        number = self.releases[-1].sequence + 1 if self.releases else 1
+        kept = (*self.releases, replace(release, sequence=number))
         if keep_releases is not None:
             kept = kept[-keep_releases:]
         return ReleaseHistory(self.name, self.quasi_identifiers, self.sensitive_attributes, kept)

@@ -99,12 +99,12 @@ def _check_staging_name(spec: ReleaseSpec, source: EngineTable, run_id: str) -> 
 def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
     """The load step on the snapshot: check the source against the spec and store its weighted snapshot.
 
+    Called by ``load_step`` once the destination and the report folder were found writable.
+
     Raises:
         ConfigurationError, HierarchyError, UnknownColumnError: bad spec or data (before anything is written).
     """
-    started = time.monotonic()
-    spec.destination.check_writable()
-    spec.report.check_writable()
+    started = time.monotonic()  # the destination and report folder were checked by the load step
     models = spec.models()
     qis = list(spec.quasi_identifiers)
     with opened_source(spec) as source:

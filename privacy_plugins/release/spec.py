@@ -48,6 +48,7 @@ from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 from privacy_plugins.release.connections import mask_password
+from privacy_plugins.release.history_spec import HistorySpec
 from privacy_plugins.release.working_names import check_destination_table
 
 __all__ = [
@@ -596,6 +597,7 @@ class ReleaseSpec:
     sensitive_attributes: tuple[str, ...] = ()
     hierarchies: Path | Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     algorithm: AlgorithmSpec = field(default_factory=AlgorithmSpec)
+    history: HistorySpec = field(default_factory=HistorySpec)
 
     KEYS = (
         "name",
@@ -609,10 +611,12 @@ class ReleaseSpec:
         "destination",
         "report",
         "workdir",
+        "history",
     )
 
     def __post_init__(self) -> None:
         self.roles  # noqa: B018 - validates the roles
+        self._check_history()
         if self.workdir is not None and Path(self.workdir).resolve().is_relative_to(self.report.directory.resolve()):
             raise ConfigurationError(
                 f"workdir {str(self.workdir)!r} is inside the report folder {str(self.report.directory)!r}, which "
@@ -654,6 +658,21 @@ class ReleaseSpec:
                         f"got {kind!r}: a published table (its sensitive column possibly "
                         "generalized) is re-measured without the raw values a data-built hierarchy needs"
                     )
+
+    def _check_history(self) -> None:
+        """A history is kept for one-table releases to DuckDB, SQL and Parquet (off by default elsewhere)."""
+        if not self.history.enabled:
+            return
+        why = ""
+        if self.destination.spark is not None:
+            why = "a spark: destination does not keep a release history yet"
+        elif tags_of(get_anonymizer(self.algorithm.name)).linked_tables:
+            why = f"algorithm {self.algorithm.name!r} publishes two linked tables, whose composition is not checked yet"
+        if not why:
+            return
+        if self.history.explicit:
+            raise ConfigurationError(f"history: {why}; set history: off")
+        object.__setattr__(self, "history", HistorySpec(enabled=False))
 
     def _check_spark_destination(self) -> None:
         """One SparkSession serves a Spark source and a Spark destination; a Spark release is one table."""
@@ -812,6 +831,7 @@ class ReleaseSpec:
                 destination=DestinationSpec(**sections["destination"]),
                 report=ReportSpec(**sections["report"]),
                 workdir=_path(base, data["workdir"]) if data.get("workdir") is not None else None,
+                history=HistorySpec.from_value(data.get("history")),
             )
         except TypeError as exc:
             raise ConfigurationError(f"bad value in the release spec: {exc}") from exc

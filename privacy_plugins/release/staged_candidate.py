@@ -119,7 +119,11 @@ def discard(spec: ReleaseSpec, candidate: Candidate) -> None:
     """
     if not candidate.staging_table:
         return
-    stage_run = StageRun(spec, candidate.run_id, run_dir(spec, candidate.run_id))
+    try:
+        folder = run_dir(spec, candidate.run_id)
+    except ConfigurationError:  # the run's folder is gone (a failed check ended it): a table needs none
+        folder = Path()
+    stage_run = StageRun(spec, candidate.run_id, folder)
     open_destination(spec.destination).discard(staged_of(spec, candidate), stage_run)
 
 

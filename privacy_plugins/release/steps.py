@@ -51,6 +51,7 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.history import ReleaseHistory
 from privacy_plugins.core.models import check_name
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.engines.pandas_engine import PandasTable
@@ -70,8 +71,14 @@ from privacy_plugins.release.artifacts import (
     write_parquet,
     write_report,
 )
+from privacy_plugins.release.composition_gate import (
+    composition_checks,
+    history_companions,
+    read_history,
+    run_targets,
+)
 from privacy_plugins.release.destination import TABLE, StageRun, open_destination
-from privacy_plugins.release.destination.base import LINKED_PARTS
+from privacy_plugins.release.destination.base import LINKED_PARTS, Companions
 from privacy_plugins.release.diagnosis_reports import write_diagnosis
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.published_numbers import measure_classes
@@ -147,10 +154,12 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
     Raises:
         ConfigurationError (and subclasses): bad spec or data — raised before anything is written.
     """
-    if _on_snapshot(spec):
-        return load_snapshot(spec, run_id=run_id or new_run_id())
     spec.destination.check_writable()  # an unwritable destination or report folder fails before any work
     spec.report.check_writable()
+    if spec.history.enabled:  # so does a missing or changed release history
+        read_history(spec, open_destination(spec.destination))
+    if _on_snapshot(spec):
+        return load_snapshot(spec, run_id=run_id or new_run_id())
     frame = validate_frame(read_source(spec.source))
     validate_against_data(spec, frame)
     table = frame.drop(columns=list(spec.identifiers))
@@ -301,6 +310,9 @@ def check_step(
     opened = open_candidate(spec, candidate, run_id)
     measured = opened.measure()
     checks = candidate_checks(spec, measured, candidate, opened.loaded_rows)
+    if spec.history.enabled:  # the candidate against every earlier release of its history
+        history = read_history(spec, opened.destination)
+        checks += composition_checks(spec, history, measured, run_targets(spec, opened.folder))
     LOGGER.info(
         "check: %d of %d checks passed on %d staged rows (%.1fs)",
         sum(c.passed for c in checks),
@@ -383,15 +395,17 @@ def publish_step(
     except ForeignArtifactError as exc:
         raise ReleaseBlocked(f"nothing was published: {exc}") from exc
 
-    def accept(measured: StagedMeasure) -> None:
-        """Refuse staged rows that changed since the check, fail a requirement or have other columns."""
+    def accept(measured: StagedMeasure) -> Companions | None:
+        """Refuse staged rows that changed since the check, fail a requirement or have other columns.
+
+        Returns the release history with this release appended, swapped in with it.
+        """
         if measured.digest != check.candidate_sha256:
             raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
-        failed = [
-            c
-            for c in candidate_checks(spec, measured, candidate, opened.loaded_rows)
-            if not c.passed and c.name not in allowed_failures
-        ]
+        checks = candidate_checks(spec, measured, candidate, opened.loaded_rows)
+        if history is not None:  # read under the destination's lock: no release can slip in between
+            checks += composition_checks(spec, history, measured, run_targets(spec, opened.folder))
+        failed = [c for c in checks if not c.passed and c.name not in allowed_failures]
         if failed:
             summary = "\n".join(f"{c.requirement}: {c.detail}" for c in failed)
             raise ReleaseBlocked(
@@ -399,9 +413,15 @@ def publish_step(
             )
         refuse_foreign_columns(candidate, opened.folder, measured.written)
         receipts.write_receipt(spec, check, _numbers(spec, measured, candidate), measured.columns, "publishing")
+        if history is None:
+            return None
+        return history_companions(spec, opened.destination, history, run_id=run, measured=measured, candidate=candidate)
 
+    history: ReleaseHistory | None = None
     try:
         with destination_lock(spec.destination):
+            if spec.history.enabled:
+                history = read_history(spec, opened.destination)
             measured = opened.destination.swap(opened.staged, opened.stage_run, accept)
     except ReleaseBlocked:
         discard(spec, candidate)

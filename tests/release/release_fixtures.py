@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,16 @@ def demo_spec_dict(tmp_path: Path, *, rows: int = 1_500, **overrides: Any) -> di
         else:
             data[key] = value
     return data
+
+
+def kept_by_the_history(name: str) -> bool:
+    """A table or file the release history keeps beside a release (``docs/release-history.md``)."""
+    return name.startswith("pp_history_") or ".companions" in name
+
+
+def published_tables(names: Iterable[str]) -> set[str]:
+    """The table names without the release history's (which every published release keeps beside it)."""
+    return {name for name in names if not kept_by_the_history(name)}
 
 
 def destination_spec(kind: str, tmp_path: Path, *, table: str, database: str) -> DestinationSpec:

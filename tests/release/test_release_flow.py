@@ -70,7 +70,8 @@ def test_impossible_requirement_publishes_nothing_and_keeps_the_old_release(tmp_
     good = spec_for(tmp_path)
     run_release(good)
     before = read_published(good.destination)
-    impossible = spec_for(tmp_path, requirements={"l": 9}, sensitive_attributes=["disease"])
+    # Other roles cannot share the release history (refused, exit 2): this spec checks its release alone.
+    impossible = spec_for(tmp_path, requirements={"l": 9}, sensitive_attributes=["disease"], history=False)
     result = run_release(impossible)
     assert not result.passed and result.published is None
     assert "distinct-9-diversity" in (result.failure or "")
@@ -101,6 +102,8 @@ def test_a_failed_check_blocks_publishing(tmp_path: Path) -> None:
         "k_anonymity",
         "distinct_l_diversity_disease",
         "distinct_l_diversity_income",
+        "composition_disease",  # against the release history (empty: the first release passes it)
+        "composition_income",
     ]
     # The tampered record is alone in its class: k and both l-diversities fail.
     assert [c.name for c in check.checks if not c.passed] == [

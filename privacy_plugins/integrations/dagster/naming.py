@@ -3,7 +3,8 @@
 A requirement check is named after the model's registry name
 (``privacy_plugins.core.models.MODEL_REGISTRY``) and its sensitive attribute:
 ``k_anonymity``, ``distinct_l_diversity_disease``, ``t_closeness_income``,
-``personalized_leakage_disease``. Three structural checks of the release layer
+``personalized_leakage_disease``; with a release history, one ``composition_<attribute>``
+per sensitive attribute with an l requirement comes last. Three structural checks of the release layer
 come first and always block: ``no_identifiers``, ``row_accounting``,
 ``suppression_limit``. Severities use GX's words (``critical``, ``warning``,
 ``info``), as suites do.
@@ -17,6 +18,7 @@ from collections.abc import Mapping, Sequence
 import dagster as dg
 
 from privacy_plugins.release import ReleaseSpec
+from privacy_plugins.release.composition_gate import composition_check_names
 from privacy_plugins.release.steps import check_name
 
 __all__ = [
@@ -61,7 +63,7 @@ def release_names(
 
 def requirement_check_names(spec: ReleaseSpec) -> tuple[str, ...]:
     """The check names of ``spec``, in the order ``check_step`` reports them."""
-    names = STRUCTURAL_CHECKS + tuple(check_name(m) for m in spec.models())
+    names = STRUCTURAL_CHECKS + tuple(check_name(m) for m in spec.models()) + composition_check_names(spec)
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise dg.DagsterInvalidDefinitionError(

@@ -25,6 +25,7 @@ __all__ = [
     "LINKED_PARTS",
     "TABLE",
     "Accept",
+    "Companions",
     "Destination",
     "SqlLocation",
     "StageRun",
@@ -97,8 +98,14 @@ class SqlLocation:
     query: str | None = None
 
 
-Accept = Callable[["StagedMeasure"], None]
-"""Called with the staged rows measured inside the swap (before anything is replaced); raises to refuse them."""
+Companions = Mapping[str, pd.DataFrame]
+"""Tables written in the same swap as the release, by name (the release history: ``release/history_store.py``)."""
+
+Accept = Callable[["StagedMeasure"], "Companions | None"]
+"""Called with the staged rows measured inside the swap (before anything is replaced); raises to refuse them.
+
+Returns the companion tables to write atomically with the release (``None``: none).
+"""
 
 
 class Destination(Protocol):
@@ -147,6 +154,18 @@ class Destination(Protocol):
 
     def measure_published(self, spec: ReleaseSpec, staging_table: str) -> StagedMeasure | None:
         """The published table measured where it is (``None``: none, or ``staging_table`` not swapped in yet)."""
+        ...
+
+    def read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """The companion tables of ``names`` that exist (written by earlier swaps), by name."""
+        ...
+
+    def write_companions(self, companions: Companions) -> None:
+        """Replace the companion tables alone, atomically (adopting a release published before histories)."""
+        ...
+
+    def published_sha256(self) -> str | None:
+        """The published file's SHA-256 where companions are swapped apart from it ("" when none); else ``None``."""
         ...
 
 

@@ -141,3 +141,14 @@ class DuckDBDestination(TableDestination):
             if any(self.target(part) not in tables for part in parts):
                 return None
             return {part: connection.execute(f'SELECT * FROM "{self.target(part)}"').df() for part in parts}
+
+    def _read_tables(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+        import duckdb
+
+        if not self._exists():
+            return {}
+        with duckdb.connect(str(self.path), read_only=True) as connection:
+            tables = {
+                row[0] for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()
+            }
+            return {name: connection.execute(f'SELECT * FROM "{name}"').df() for name in names if name in tables}

@@ -32,6 +32,7 @@ from privacy_plugins.release.destination import base, working_file
 from privacy_plugins.release.destination.base import (
     TABLE,
     Accept,
+    Companions,
     SqlLocation,
     Staged,
     StageRun,
@@ -91,9 +92,13 @@ class ParquetDestination:
         self,
         writers: Mapping[str, Write],
         rows: Mapping[str, int],
-        measure: Callable[[Mapping[str, Path]], None] = lambda _: None,
+        measure: Callable[[Mapping[str, Path]], Companions | None] = lambda _: None,
     ) -> None:
-        """Write each part, verify its count, ``measure`` the written files, the hook, then swap them in together."""
+        """Write each part, verify its count, ``measure`` the written files, the hook, then swap them in together.
+
+        The companions ``measure`` returns (one table only) go behind their own link beside the file, swapped just
+        before the file is renamed in (``history_store`` says how a reader reconciles the two).
+        """
         import pyarrow.parquet as pq
 
         with self._target(list(writers)) as (where, swap):
@@ -101,9 +106,53 @@ class ParquetDestination:
             for part, write in writers.items():
                 write(paths[part])
                 verify(rows[part], pq.ParquetFile(paths[part]).metadata.num_rows, str(paths[part]))
-            measure(paths)
+            companions = measure(paths) or {}
+            if companions:
+                if list(writers) != [TABLE]:
+                    raise PublishError("a linked pair keeps no release history; nothing was published")
+                self._swap_companions(companions)
             base.before_swap()
             swap()
+
+    @property
+    def _companion_link(self) -> Path:
+        return self.folder / f"{self.spec.table}.companions"
+
+    def _swap_companions(self, companions: Companions) -> None:
+        """Write the companions into a fresh version folder and swap ``<table>.companions`` to it."""
+        link = self._companion_link
+        if link.exists() and not link.is_symlink():
+            raise PublishError(f"{link} exists and is not a link of privacy-plugins; nothing was published")
+        remove_dead(link, [f"{name}.parquet" for name in companions])
+        with writing(new_version(link)) as version:
+            for name, frame in companions.items():
+                frame.to_parquet(version / f"{name}.parquet", index=False)
+            swap_link(link, version)
+
+    def write_companions(self, companions: Companions) -> None:
+        """Swap the companions' link to a new version holding them."""
+        with publishing(self.spec, what="the release history"):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._swap_companions(companions)
+
+    def read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """The companions beside the published file (their current version)."""
+        return reading(self.spec, lambda: self._read_companions(names))
+
+    def _read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+        link = self._companion_link
+        if not link.is_symlink():
+            return {}
+        version = link.resolve()  # once: every companion from the same version
+        files = {name: version / f"{name}.parquet" for name in names}
+        return {name: pd.read_parquet(path) for name, path in files.items() if path.is_file()}
+
+    def published_sha256(self) -> str | None:
+        """The single published file's SHA-256 ("" when none): its companions are swapped just before it."""
+        path = self.folder / self._file(TABLE)
+        if not path.is_file() or path.is_symlink():
+            return ""
+        return working_file.file_sha256(path)
 
     def replace(self, frames: Mapping[str, pd.DataFrame]) -> dict[str, int]:
         """Write the frames and swap them in (one file, or a pair behind the version link)."""
@@ -145,9 +194,9 @@ class ParquetDestination:
 
             return copy
 
-        def remeasure(paths: Mapping[str, Path]) -> None:
+        def remeasure(paths: Mapping[str, Path]) -> Companions | None:
             measured.append(working_file.measure_files(run.spec, paths))
-            accept(measured[-1])
+            return accept(measured[-1])
 
         with publishing(self.spec, what="the linked pair" if staged.linked else ""):
             self._publish({part: copier(part) for part in sources}, staged.rows, remeasure)

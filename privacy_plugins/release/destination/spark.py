@@ -147,3 +147,15 @@ class SparkDestination:
 
         published = self.read()
         return None if published is None else measure_table(spec, PandasTable(published[TABLE]))
+
+    def read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """None: a Spark destination keeps no companion tables (no release history yet)."""
+        return {}
+
+    def write_companions(self, companions: Mapping[str, pd.DataFrame]) -> None:
+        """Refused: a Spark destination keeps no companion tables."""
+        raise PublishError(f"{self.spec.describe()} keeps no release history")
+
+    def published_sha256(self) -> str | None:
+        """``None``: no companions are swapped here."""
+        return None

@@ -30,6 +30,7 @@ from privacy_plugins.release.destination import base, working_file
 from privacy_plugins.release.destination.base import (
     TABLE,
     Accept,
+    Companions,
     SqlLocation,
     Staged,
     StageRun,
@@ -122,12 +123,15 @@ class TableDestination(ABC):
         connection: Any,
         incoming: Mapping[str, str],
         rows: Mapping[str, int],
-        measure: Callable[[], None] = lambda: None,
+        measure: Callable[[], Companions | None] = lambda: None,
     ) -> None:
-        """``measure`` (re-measure and accept), verify each incoming table's count, the hook, drop + rename each."""
+        """``measure`` (re-measure and accept), verify each incoming table's count, the hook, drop + rename each.
+
+        The companion tables ``measure`` returns (the release history) replace theirs in the same transaction.
+        """
         import sqlalchemy as sa
 
-        measure()  # first: rows changed since the check are refused as such (ReleaseBlocked)
+        companions = measure() or {}  # first: rows changed since the check are refused as such (ReleaseBlocked)
         for part, name in incoming.items():
             count = connection.execute(sa.text(f"SELECT COUNT(*) FROM {quote(connection, name)}")).scalar_one()
             verify(rows[part], int(count), f"{self.spec.describe()} ({name})")  # never the URL: it may hold a password
@@ -136,6 +140,9 @@ class TableDestination(ABC):
             target = quote(connection, self.target(part))
             connection.execute(sa.text(f"DROP TABLE IF EXISTS {target}"))
             connection.execute(sa.text(f"ALTER TABLE {quote(connection, name)} RENAME TO {target}"))
+        for name, frame in companions.items():
+            connection.execute(sa.text(f"DROP TABLE IF EXISTS {quote(connection, name)}"))
+            self._load_frame(connection, name, frame)
 
     def replace(self, frames: Mapping[str, pd.DataFrame]) -> dict[str, int]:
         """Load the frames under incoming names and swap them in, all in one transaction."""
@@ -229,19 +236,19 @@ class TableDestination(ABC):
 
         measured: list[StagedMeasure] = []
 
-        def remeasure(connection: Any, name: str) -> Callable[[], None]:
-            def run_it() -> None:
+        def remeasure(connection: Any, name: str) -> Callable[[], Companions | None]:
+            def run_it() -> Companions | None:
                 measured.append(staging.measure_staged(run.spec, connection, lightweight_table(connection, name)))
-                accept(measured[-1])
+                return accept(measured[-1])
 
             return run_it
 
         if staged.kind == "file":  # measured as the check did, loaded, measured again, counted, swapped
             paths = working_file.accept_files(staged, run)
 
-            def measure_files() -> None:
+            def measure_files() -> Companions | None:
                 measured.append(working_file.measure_files(run.spec, paths))
-                accept(measured[-1])
+                return accept(measured[-1])
 
             measure_files()  # a refused file never touches the destination (no database file created)
             with publishing(self.spec, what="the linked pair" if staged.linked else ""), self._transaction() as c:
@@ -304,6 +311,34 @@ class TableDestination(ABC):
                 return {part: pd.read_sql_table(self.target(part), connection) for part in parts}
         finally:
             engine.dispose()
+
+    def read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """The companion tables of ``names`` that exist in the database."""
+        return reading(self.spec, lambda: self._read_tables(names))
+
+    def _read_tables(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+        if not self._exists():
+            return {}
+        engine = self.engine(read_only=True)
+        try:
+            with engine.connect() as connection:
+                present = [name for name in names if self._has_table(connection, name)]
+                return {name: pd.read_sql_table(name, connection) for name in present}
+        finally:
+            engine.dispose()
+
+    def write_companions(self, companions: Companions) -> None:
+        """Replace the companion tables in one transaction."""
+        import sqlalchemy as sa
+
+        with publishing(self.spec, what="the release history"), self._transaction() as connection:
+            for name, frame in companions.items():
+                connection.execute(sa.text(f"DROP TABLE IF EXISTS {quote(connection, name)}"))
+                self._load_frame(connection, name, frame)
+
+    def published_sha256(self) -> str | None:
+        """``None``: companions are swapped in the release's own transaction."""
+        return None
 
     def measure_published(self, spec: ReleaseSpec, staging_table: str) -> StagedMeasure | None:
         """The published table measured in the database; ``None`` while the run's ``staging_table`` still exists."""

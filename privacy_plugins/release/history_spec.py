@@ -1,0 +1,67 @@
+"""The ``history:`` setting of a release spec: which release history a release is checked against and appended to.
+
+Default: on, named after the spec, every release kept. ``history: off`` turns it off (a
+release is then checked alone — say why in the spec); ``history: {name: N}`` lets several
+specs share one history; ``history: {keep_releases: N}`` keeps only the newest N releases.
+Deleting old releases does not protect anyone who kept a copy of them: the adversary of
+repeated releases (docs/composition.md) holds every table ever exposed, so bound the
+history only when the old releases were never exposed to the people you defend against.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = ["HistorySpec"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_]{1,40}$")
+
+
+@dataclass(frozen=True)
+class HistorySpec:
+    """``history: {name, keep_releases}``, or ``history: off``."""
+
+    enabled: bool = True
+    name: str | None = None
+    keep_releases: int | None = None
+    #: Set in the spec (not the default): a destination that cannot keep one refuses it instead of turning it off.
+    explicit: bool = False
+
+    KEYS = ("name", "keep_releases")
+
+    def __post_init__(self) -> None:
+        if self.name is not None and not _NAME.match(self.name):
+            raise ConfigurationError(
+                f"history.name must be 1-40 letters, digits or '_' (it names tables), got {self.name!r}"
+            )
+        keep = self.keep_releases
+        if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
+            raise ConfigurationError(f"history.keep_releases must be an integer >= 1, got {keep!r}")
+
+    @classmethod
+    def from_value(cls, value: Any) -> HistorySpec:
+        """``None`` (default: on), ``true``/``false`` (``off`` in YAML), or a mapping of :attr:`KEYS`."""
+        if value is None:
+            return cls()
+        if value is True:
+            return cls(explicit=True)
+        if value is False:
+            return cls(enabled=False)
+        if not isinstance(value, Mapping):
+            raise ConfigurationError(f"history must be off, on or a mapping with {list(cls.KEYS)}, got {value!r}")
+        unknown = sorted(str(key) for key in value if key not in cls.KEYS)
+        if unknown:
+            raise ConfigurationError(f"history: unknown setting(s) {unknown}; known: {list(cls.KEYS)}")
+        name = value.get("name")
+        return cls(name=None if name is None else str(name), keep_releases=value.get("keep_releases"), explicit=True)
+
+    def history_name(self, spec_name: str) -> str:
+        """The history's name: the setting, else the spec's name made a table-name fragment."""
+        if self.name is not None:
+            return self.name
+        return re.sub(r"[^A-Za-z0-9_]", "_", spec_name)[:40] or "release"
