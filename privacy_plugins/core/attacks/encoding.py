@@ -17,7 +17,7 @@ else 1. A missing value is at 0 from a missing one and at 1 from anything else.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -79,6 +79,14 @@ class EncodedTable:
     #: Derived arrays kept between calls (e.g. per-label row masks); not part of the value.
     cache: dict[tuple[str, int], np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
+    def take(self, rows: np.ndarray) -> EncodedTable:
+        """The table of ``rows`` only (the per-value arrays are shared)."""
+        return EncodedTable(len(rows), tuple(code[rows] for code in self.codes), self.numbers, self.covered)
+
+    def distinct(self) -> EncodedTable:
+        """One row per distinct combination of codes (Anonymeter drops duplicate records)."""
+        return self.take(_first_of_each(self.codes, self.n_rows))
+
 
 @dataclass(frozen=True)
 class EncodedRelease:
@@ -86,6 +94,15 @@ class EncodedRelease:
 
     columns: tuple[ColumnCode, ...]
     n_rows: int
+
+    def take(self, rows: np.ndarray) -> EncodedRelease:
+        """The release of ``rows`` only (labels and numbers are kept, so codes keep their meaning)."""
+        columns = tuple(replace(column, codes=column.codes[rows]) for column in self.columns)
+        return EncodedRelease(columns, len(rows))
+
+    def distinct(self) -> EncodedRelease:
+        """One row per distinct combination of codes."""
+        return self.take(_first_of_each(tuple(column.codes for column in self.columns), self.n_rows))
 
     def index(self, name: Hashable) -> int:
         """Position of column ``name``."""
@@ -128,6 +145,16 @@ class EncodedRelease:
         out[np.isnan(out)] = 1.0
         out[covered] = 0.0
         return out
+
+
+def _first_of_each(codes: Sequence[np.ndarray], n_rows: int) -> np.ndarray:
+    """Row index of the first occurrence of each distinct code combination, in row order."""
+    if not codes:
+        return np.arange(min(n_rows, 1))
+    key = np.zeros(n_rows, dtype=np.int64)
+    for code in codes:
+        key = pd.factorize(key * (int(code.max(initial=0)) + 1) + code)[0].astype(np.int64)
+    return np.sort(np.unique(key, return_index=True)[1])
 
 
 def encode_release(

@@ -23,8 +23,8 @@ from privacy_plugins.core.attacks.encoding import EncodedRelease, EncodedTable
 
 __all__ = ["Groups", "inference_successes", "linkability_successes", "nearest_masks"]
 
-#: Distances closer than this are ties.
-_TIE = 1e-9
+#: Distances closer than this are ties (they are float32 sums of at most a few dozen terms in [0, 1]).
+_TIE = 2e-6
 #: Entries of a (targets × groups) block computed at once.
 _BLOCK = 4_000_000
 
@@ -46,16 +46,25 @@ class Groups:
 def nearest_masks(
     release: EncodedRelease, groups: Groups, table: EncodedTable, rows: np.ndarray, positions: Sequence[int]
 ) -> Iterator[tuple[slice, np.ndarray]]:
-    """Per chunk of ``rows`` (targets of ``table``): the boolean mask of the groups at the least distance."""
-    tables = [release.distance(table, p) for p in positions]
+    """Per chunk of ``rows`` (targets of ``table``): the boolean mask of the groups at the least distance.
+
+    Per column, a table of distances from the targets' distinct values to each group's entry;
+    a target's distances to all groups are the sum of one row of each (row gathers, no loop
+    over targets).
+    """
+    blocks, which = [], []
+    for p in positions:
+        codes, distinct = np.unique(table.codes[p][rows], return_inverse=True)[0:2]
+        blocks.append(np.ascontiguousarray(release.distance(table, p)[codes][:, groups.codes[p]], dtype=np.float32))
+        which.append(distinct)
     chunk = max(1, _BLOCK // max(groups.n, 1))
     for start in range(0, len(rows), chunk):
-        part = rows[start : start + chunk]
-        total = np.zeros((len(part), groups.n))
-        for p, distance in zip(positions, tables, strict=True):
-            total += distance[table.codes[p][part]][:, groups.codes[p]]
+        stop = min(len(rows), start + chunk)
+        total = blocks[0][which[0][start:stop]]
+        for block, distinct in zip(blocks[1:], which[1:], strict=True):
+            total += block[distinct[start:stop]]
         least = total.min(axis=1, keepdims=True)
-        yield slice(start, start + len(part)), total <= least + _TIE
+        yield slice(start, stop), total <= least + _TIE
 
 
 def linkability_successes(
@@ -64,18 +73,27 @@ def linkability_successes(
     """Expected number of targets whose two halves the attacker links through one release row.
 
     With ``A`` and ``B`` the rows nearest to each half, one pick from each is the same row
-    with probability ``|A ∩ B| / (|A| · |B|)``.
+    with probability ``|A ∩ B| / (|A| · |B|)``. Rows are grouped per half; ``|A ∩ B|``
+    comes from the joint counts of the two halves' groups.
     """
-    groups = Groups(release, [*first, *second])
+    one, two = Groups(release, first), Groups(release, second)
+    if one.n * two.n > _BLOCK:  # too many pairs of groups: group on both halves at once
+        both = Groups(release, [*first, *second])
+        one = two = both
+        joint = None
+    else:
+        joint = np.bincount(one.of_row * two.n + two.of_row, minlength=one.n * two.n)
+        joint = joint.reshape(one.n, two.n).astype(np.float32)
     total = 0.0
     halves = zip(
-        nearest_masks(release, groups, table, rows, first),
-        nearest_masks(release, groups, table, rows, second),
+        nearest_masks(release, one, table, rows, first),
+        nearest_masks(release, two, table, rows, second),
         strict=True,
     )
     for (_, a), (_, b) in halves:
-        both = (a & b) @ groups.size
-        total += float((both / ((a @ groups.size) * (b @ groups.size))).sum())
+        fa, fb = a.astype(np.float32), b.astype(np.float32)
+        shared = ((fa @ joint) * fb).sum(axis=1) if joint is not None else (fa * fb) @ one.size
+        total += float((shared.astype(float) / ((fa @ one.size) * (fb @ two.size))).sum())
     return total
 
 

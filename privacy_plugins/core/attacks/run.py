@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.attacks.encoding import encode_release
+from privacy_plugins.core.attacks.encoding import EncodedRelease, EncodedTable, encode_release
 from privacy_plugins.core.attacks.nearest import inference_successes, linkability_successes
 from privacy_plugins.core.attacks.singling_out import (
     baseline_predicates,
@@ -19,8 +19,7 @@ from privacy_plugins.core.attacks.singling_out import (
     univariate_predicates,
 )
 from privacy_plugins.core.attacks.stats import AttackResult
-from privacy_plugins.core.coverage import covering_matrix
-from privacy_plugins.core.hierarchies import Hierarchy, as_labels
+from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
 __all__ = ["ATTACKS", "AttackReport", "control_surrogate", "run_attacks"]
@@ -109,29 +108,24 @@ def run_attacks(
     if control is None:
         control = control_surrogate(original[columns], int(rng.integers(2**31)))
     first, second = _split(qis, linkability_split, chosen)
+    encoded = encode_release(release[columns], original, columns, hierarchies)
+    targets, controls = encoded.encode(original[columns]), encoded.encode(control[columns])
+    position = {column: i for i, column in enumerate(columns)}
     results: dict[str, AttackResult] = {}
     for name in chosen:
         key = name.replace("-", "_")
         if name.startswith("singling-out"):
-            results[key] = _singling_out(
-                original,
-                release,
-                control,
-                columns,
-                hierarchies,
-                n_attacks,
-                n_cols if name == "singling-out" else 1,
-                rng,
-                confidence,
-                key,
-            )
+            width = n_cols if name == "singling-out" else 1
+            results[key] = _singling_out(encoded, targets, controls, n_attacks, width, rng, confidence, key)
         elif name == "linkability":
-            results[key] = _linkability(
-                original, release, control, first, second, hierarchies, n_attacks, rng, confidence
-            )
+            halves = ([position[c] for c in first], [position[c] for c in second])
+            results[key] = _linkability(encoded, targets, controls, halves, n_attacks, rng, confidence)
         else:
-            assert secret is not None
-            results[key] = _inference(original, release, control, qis, secret, hierarchies, n_attacks, rng, confidence)
+            known = [position[c] for c in qis]
+            numeric = _is_number(original[secret])
+            results[key] = _inference(
+                encoded, targets, controls, known, position[secret], numeric, n_attacks, rng, confidence
+            )
     settings: dict[str, Any] = {"confidence": confidence, "attacks": list(chosen)}
     if "linkability" in chosen:
         settings["linkability_columns"] = [[str(c) for c in first], [str(c) for c in second]]
@@ -207,11 +201,9 @@ def _split(
 
 
 def _singling_out(
-    original: pd.DataFrame,
-    release: pd.DataFrame,
-    control: pd.DataFrame,
-    columns: list[Hashable],
-    hierarchies: Mapping[Hashable, Hierarchy] | None,
+    encoded: EncodedRelease,
+    targets: EncodedTable,
+    controls: EncodedTable,
     n_attacks: int,
     width: int,
     rng: np.random.Generator,
@@ -219,20 +211,17 @@ def _singling_out(
     key: str,
 ) -> AttackResult:
     """Predicates from the deduplicated release, scored on the deduplicated original and control."""
-    ori = original[columns].drop_duplicates(ignore_index=True)
-    ctrl = control[columns].drop_duplicates(ignore_index=True)
-    encoded = encode_release(release[columns].drop_duplicates(ignore_index=True), original, columns, hierarchies)
-    positions = np.arange(len(columns))
-    baseline = baseline_predicates(encoded, positions, n_attacks, width, rng)
+    release, ori, ctrl = encoded.distinct(), targets.distinct(), controls.distinct()
+    positions = np.arange(len(release.columns))
+    baseline = baseline_predicates(release, positions, n_attacks, width, rng)
     if width == 1:
-        predicates = univariate_predicates(encoded, positions, n_attacks, rng)
+        predicates = univariate_predicates(release, positions, n_attacks, rng)
     else:
-        predicates = multivariate_predicates(encoded, positions, n_attacks, width, rng, max_tries=200 * n_attacks)
-    targets, controls = encoded.encode(ori), encoded.encode(ctrl)
-    successes = int((count_matches(encoded, targets, predicates) == 1).sum())
-    base = int((count_matches(encoded, targets, baseline) == 1).sum())
-    in_control = float((count_matches(encoded, controls, predicates) == 1).sum())
-    in_control *= size_correction(encoded, controls, predicates, len(ori), rng)
+        predicates = multivariate_predicates(release, positions, n_attacks, width, rng, max_tries=200 * n_attacks)
+    successes = int((count_matches(release, ori, predicates) == 1).sum())
+    base = int((count_matches(release, ori, baseline) == 1).sum())
+    in_control = float((count_matches(release, ctrl, predicates) == 1).sum())
+    in_control *= size_correction(release, ctrl, predicates, ori.n_rows, rng)
     note = (
         f"only {len(predicates)} of {n_attacks} predicates single out a release record"
         if len(predicates) < n_attacks
@@ -250,95 +239,79 @@ def _singling_out(
 
 
 def _linkability(
-    original: pd.DataFrame,
-    release: pd.DataFrame,
-    control: pd.DataFrame,
-    first: list[Hashable],
-    second: list[Hashable],
-    hierarchies: Mapping[Hashable, Hierarchy] | None,
+    encoded: EncodedRelease,
+    targets: EncodedTable,
+    controls: EncodedTable,
+    halves: tuple[list[int], list[int]],
     n_attacks: int,
     rng: np.random.Generator,
     confidence: float,
 ) -> AttackResult:
     """Nearest rows on each half; the random linker picks the same row once in ``len(release)``."""
-    columns = [*first, *second]
-    encoded = encode_release(release, original, columns, hierarchies)
-    a = list(range(len(first)))
-    b = list(range(len(first), len(columns)))
     counts = []
-    for table in (original, control):
-        rows = rng.choice(len(table), size=n_attacks, replace=False)
-        counts.append(linkability_successes(encoded, encoded.encode(table.iloc[rows]), np.arange(n_attacks), a, b))
+    for table in (targets, controls):
+        rows = rng.choice(table.n_rows, size=n_attacks, replace=False)
+        counts.append(linkability_successes(encoded, table, rows, *halves))
     return AttackResult.from_counts(
         "linkability",
         n_attacks=n_attacks,
         successes=counts[0],
-        baseline=n_attacks / len(release),
+        baseline=n_attacks / encoded.n_rows,
         control=counts[1],
         confidence=confidence,
     )
 
 
 def _inference(
-    original: pd.DataFrame,
-    release: pd.DataFrame,
-    control: pd.DataFrame,
-    qis: list[Hashable],
-    secret: Hashable,
-    hierarchies: Mapping[Hashable, Hierarchy] | None,
+    encoded: EncodedRelease,
+    targets: EncodedTable,
+    controls: EncodedTable,
+    known: list[int],
+    secret: int,
+    numeric: bool,
     n_attacks: int,
     rng: np.random.Generator,
     confidence: float,
 ) -> AttackResult:
     """The most frequent secret among the nearest rows; the random guesser draws a release row's secret."""
-    encoded = encode_release(release, original, qis, hierarchies)
-    secrets = encode_release(release, original, [secret], hierarchies)
-    column = secrets.columns[0]
-    numeric = pd.api.types.is_numeric_dtype(original[secret].dtype) and not pd.api.types.is_bool_dtype(
-        original[secret].dtype
-    )
-    frequency = np.bincount(column.codes, minlength=len(column.labels)) / len(release)
+    column = encoded.columns[secret]
+    frequency = np.bincount(column.codes, minlength=len(column.labels)) / encoded.n_rows
     counts = []
     base = 0.0
-    for table in (original, control):
-        rows = rng.choice(len(table), size=n_attacks, replace=False)
-        truth, distinct = pd.factorize(table[secret].iloc[rows], use_na_sentinel=False)
-        right = _right_guesses(pd.Series(distinct, dtype=table[secret].dtype), column, numeric, hierarchies, secret)
-        counts.append(
-            inference_successes(
-                encoded,
-                encoded.encode(table.iloc[rows]),
-                np.arange(n_attacks),
-                list(range(len(qis))),
-                column.codes,
-                right,
-                truth,
-            )
-        )
-        if table is original:
+    for table in (targets, controls):
+        rows = rng.choice(table.n_rows, size=n_attacks, replace=False)
+        right = _right_guesses(encoded, table, secret, numeric)
+        truth = table.codes[secret][rows]
+        counts.append(inference_successes(encoded, table, rows, known, column.codes, right, truth))
+        if table is targets:
             base = float((right[truth] @ frequency).sum())
     return AttackResult.from_counts(
         "inference", n_attacks=n_attacks, successes=counts[0], baseline=base, control=counts[1], confidence=confidence
     )
 
 
-def _right_guesses(
-    truth: pd.Series, column: Any, numeric: bool, hierarchies: Mapping[Hashable, Hierarchy] | None, secret: Hashable
-) -> np.ndarray:
-    """Boolean (distinct true values × release secret labels): the guess is right.
+def _right_guesses(encoded: EncodedRelease, table: EncodedTable, secret: int, numeric: bool) -> np.ndarray:
+    """Boolean (the table's distinct secrets × release secret labels): guessing the label is right.
 
-    A label is right when it covers the value; a numeric secret also when the guessed
-    number is within :data:`TOLERANCE` of the truth, relative to the guess (Anonymeter's rule).
+    A label is right when it covers the value (a numeric secret compares numbers); a numeric
+    secret also when the guessed number is within :data:`TOLERANCE` of the truth, relative to
+    the guess (Anonymeter's rule). A missing secret is guessed right by a missing one.
     """
-    labels: pd.Index = column.labels
-    right = covering_matrix(truth, labels, (hierarchies or {}).get(secret))
+    column = encoded.columns[secret]
+    value = table.numbers[secret][:, None]
+    if column.numeric:
+        guess = column.numbers[None, :]
+        right = (value == guess) | (np.isnan(value) & np.isnan(guess))
+    else:
+        covered = table.covered[secret]
+        assert covered is not None
+        right = covered.copy()
+        guess = np.where(column.low == column.high, column.low, np.nan)[None, :]
     if numeric:
-        guess = column.numbers
-        if not column.numeric:
-            guess = pd.to_numeric(pd.Series(labels), errors="coerce").to_numpy(dtype=float)
-        value = truth.to_numpy(dtype=float, na_value=np.nan)[:, None]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            close = np.abs(guess[None, :] - value) <= TOLERANCE * np.abs(guess[None, :])
-        right |= close
-    missing = truth.isna().to_numpy()[:, None] & pd.isna(as_labels(pd.Series(labels, dtype=object))).to_numpy()[None, :]
-    return np.asarray(right | missing)
+        with np.errstate(invalid="ignore"):
+            right |= np.abs(guess - value) <= TOLERANCE * np.abs(guess)
+    return np.asarray(right)
+
+
+def _is_number(column: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype))

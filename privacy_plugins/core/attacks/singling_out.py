@@ -21,6 +21,8 @@ boolean arrays, grouped per column; no loop runs over rows.
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,17 +143,27 @@ def _label_rows(table: EncodedTable, column: int, rows: np.ndarray) -> np.ndarra
 def match_matrix(
     release: EncodedRelease, table: EncodedTable, predicates: Predicates, rows: np.ndarray | None = None
 ) -> np.ndarray:
-    """Boolean (predicates × rows of ``table``): the predicate holds for the row."""
+    """Boolean (predicates × rows of ``table``): the predicate holds for the row.
+
+    Predicates are taken in blocks sharing their columns, so each condition is and-ed into
+    a contiguous block of the result in place.
+    """
     rows = np.arange(table.n_rows) if rows is None else rows
+    order = np.lexsort(predicates.columns.T[::-1]) if len(predicates) else np.empty(0, np.int64)
+    ordered = predicates.take(order)
     match = np.ones((len(predicates), len(rows)), dtype=bool)
-    for slot in range(predicates.columns.shape[1]):
-        for column in np.unique(predicates.columns[:, slot]):
-            if column < 0:
-                continue
-            which = np.flatnonzero(predicates.columns[:, slot] == column)
-            ops, operands = predicates.ops[which, slot], predicates.operands[which, slot]
-            match[which] &= _condition(release, table, int(column), ops, operands, rows)
-    return match
+    if len(ordered):
+        change = np.flatnonzero((np.diff(ordered.columns, axis=0) != 0).any(axis=1)) + 1
+        bounds = np.r_[0, change, len(ordered)]
+        for start, stop in itertools.pairwise(bounds):
+            for slot, column in enumerate(ordered.columns[start]):
+                if column < 0:
+                    continue
+                ops, operands = ordered.ops[start:stop, slot], ordered.operands[start:stop, slot]
+                match[start:stop] &= _condition(release, table, int(column), ops, operands, rows)
+    out = np.empty_like(match)
+    out[order] = match
+    return out
 
 
 def count_matches(
@@ -166,11 +178,22 @@ def count_matches(
     chunk = max(1, _BLOCK // len(rows))
     for start in range(0, n, chunk):
         part = predicates.take(np.arange(start, min(n, start + chunk)))
-        counts[start : start + len(part)] = match_matrix(release, table, part, rows).sum(axis=1)
+        counts[start : start + len(part)] = np.count_nonzero(match_matrix(release, table, part, rows), axis=1)
     return counts
 
 
-def _operand_ops(release: EncodedRelease, columns: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _medians(release: EncodedRelease) -> np.ndarray:
+    """Per column, the median of the release's numbers (``NaN`` for label columns or no number)."""
+    out = np.full(len(release.columns), np.nan)
+    for position, column in enumerate(release.columns):
+        if column.numeric and np.isfinite(column.numbers).any():
+            out[position] = np.nanmedian(column.numbers[column.codes])
+    return out
+
+
+def _operand_ops(
+    release: EncodedRelease, columns: np.ndarray, rows: np.ndarray, medians: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The attacker's conditions read off release ``rows`` on ``columns`` (same shape)."""
     ops = np.empty(columns.shape, dtype=np.int64)
     operands = np.empty(columns.shape, dtype=float)
@@ -181,13 +204,76 @@ def _operand_ops(release: EncodedRelease, columns: np.ndarray, rows: np.ndarray)
         code = column.codes[np.broadcast_to(rows[:, None], columns.shape)[where]]
         if column.numeric:
             value = column.numbers[code]
-            median = np.nanmedian(column.numbers[column.codes]) if np.isfinite(column.numbers).any() else np.nan
-            ops[where] = np.where(np.isnan(value), IS_NA, np.where(value > median, GE, LE))
+            ops[where] = np.where(np.isnan(value), IS_NA, np.where(value > medians[position], GE, LE))
             operands[where] = value
         else:
             ops[where] = IN
             operands[where] = code
     return ops, operands
+
+
+#: Bytes the release's bit sets may take; above it the release is checked with boolean blocks.
+_BITS_BUDGET = 256 * 2**20
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+class _ReleaseBits:
+    """Per (column, operator, release code): the release rows meeting the condition, as packed bits.
+
+    A condition read off a release row is ``IN`` its label, or ``<=``/``>=`` its number, or
+    "is missing": a predicate's rows are the AND of its conditions' bit sets, and it singles
+    out a row when their popcount is 1 — eight rows per byte instead of one.
+    """
+
+    def __init__(self, release: EncodedRelease) -> None:
+        self.offsets: dict[tuple[int, int], int] = {}
+        blocks: list[np.ndarray] = []
+        at = 0
+        for position, column in enumerate(release.columns):
+            codes = column.codes
+            every = np.arange(len(column.labels))
+            if column.numeric:
+                x = column.numbers[codes]
+                with np.errstate(invalid="ignore"):
+                    tests = {
+                        LE: x[None, :] <= column.numbers[:, None],
+                        GE: x[None, :] >= column.numbers[:, None],
+                        IS_NA: np.broadcast_to(np.isnan(x), (len(every), len(x))),
+                    }
+            else:
+                tests = {IN: codes[None, :] == every[:, None]}
+            for op, test in tests.items():
+                self.offsets[(position, op)] = at
+                blocks.append(np.packbits(test, axis=1))
+                at += len(every)
+        self.bits = np.concatenate(blocks)
+        #: (columns × release rows): every row's code per column.
+        self.codes = np.stack([column.codes for column in release.columns])
+
+    @staticmethod
+    def size(release: EncodedRelease) -> int:
+        """Bytes the bit sets of ``release`` take."""
+        per_row = (release.n_rows + 7) // 8
+        return sum(len(c.labels) * (3 if c.numeric else 1) * per_row for c in release.columns)
+
+    def singles(self, columns: np.ndarray, ops: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Per predicate (conditions as release codes): it holds for exactly one release row."""
+        index = np.empty(columns.shape, dtype=np.int64)
+        for (position, op), offset in self.offsets.items():
+            where = (columns == position) & (ops == op)
+            index[where] = offset + codes[where]
+        rows = self.bits[index[:, 0]].copy()
+        for slot in range(1, columns.shape[1]):
+            rows &= self.bits[index[:, slot]]
+        count = np.bitwise_count(rows) if hasattr(np, "bitwise_count") else _POPCOUNT[rows]
+        return np.asarray(count.sum(axis=1, dtype=np.int64) == 1)
+
+
+def _column_sets(positions: np.ndarray, width: int) -> np.ndarray | None:
+    """Every set of ``width`` columns (sorted), when there are few; a uniform pick of one is a random set."""
+    if math.comb(len(positions), width) > 100_000:
+        return None
+    return np.array(list(itertools.combinations(positions.tolist(), width)), dtype=np.int64).reshape(-1, width)
 
 
 def multivariate_predicates(
@@ -196,21 +282,33 @@ def multivariate_predicates(
     """Up to ``n_wanted`` distinct predicates on ``n_cols`` columns that single out one release row."""
     width = min(n_cols, len(positions))
     whole = release_as_table(release)
+    bits = _ReleaseBits(release) if _ReleaseBits.size(release) <= _BITS_BUDGET else None
+    medians = _medians(release)
+    combos = _column_sets(positions, width)
     found: list[Predicates] = []
     have = 0
     tried = 0
     batch = max(64, 2 * n_wanted)
     while have < n_wanted and tried < max_tries:
         rows = rng.integers(release.n_rows, size=batch)
-        columns = np.sort(rng.random((batch, len(positions))).argsort(axis=1)[:, :width], axis=1)
-        columns = positions[columns]
-        ops, operands = _operand_ops(release, columns, rows)
+        if combos is not None:
+            columns = combos[rng.integers(len(combos), size=batch)]
+        else:
+            columns = positions[np.sort(rng.random((batch, len(positions))).argsort(axis=1)[:, :width], axis=1)]
+        ops, operands = _operand_ops(release, columns, rows, medians)
         candidates = Predicates(columns, ops, operands)
         tried += batch
-        singles = candidates.take(np.flatnonzero(count_matches(release, whole, candidates) == 1))
+        if bits is not None:
+            single = bits.singles(columns, ops, bits.codes[columns, rows[:, None]])
+        else:
+            single = count_matches(release, whole, candidates) == 1
+        singles = candidates.take(np.flatnonzero(single))
         pool = _concat([*found, singles])
         pool = pool.take(pool.unique_in_order())
         found = [pool]
+        # the next batch aims at what is missing, at the rate seen so far (bounded)
+        rate = max(len(pool), 1) / tried
+        batch = int(min(max(64, 1.2 * (n_wanted - len(pool)) / rate), 20 * n_wanted, 200_000))
         have = len(pool)
     pool = _concat(found) if found else _empty(width)
     return pool.take(np.arange(min(n_wanted, len(pool))))
@@ -292,9 +390,12 @@ def size_correction(
         return 1.0
     sizes = np.repeat(np.linspace(min(1000, size), size, 10).astype(np.int64), 5)
     draws = [rng.choice(size, size=m, replace=False) for m in sizes]
-    if len(predicates) * size <= _BLOCK:  # one matrix, summed over each draw
-        match = match_matrix(release, control, predicates)
-        successes = np.array([float((match[:, draw].sum(axis=1) == 1).sum()) for draw in draws])
+    if len(predicates) * size <= _BLOCK:  # one matrix, counted over every draw by one product
+        picked = np.zeros((size, len(draws)), dtype=np.float32)
+        for i, draw in enumerate(draws):
+            picked[draw, i] = 1.0
+        counts = match_matrix(release, control, predicates).astype(np.float32) @ picked
+        successes = (np.abs(counts - 1.0) < 0.5).sum(axis=0).astype(float)
     else:
         successes = np.array([float((count_matches(release, control, predicates, d) == 1).sum()) for d in draws])
     grid = np.logspace(-9, 0, 400)[:, None]
