@@ -67,7 +67,9 @@ def anonymeter(
 ) -> dict[str, Any] | str:
     """Anonymeter's report in its venv, or the reason it did not run."""
     if not Path(python).exists():
-        return f"anonymeter venv not found at {python} (python3.11 -m venv /tmp/anonymeter-venv && pip install anonymeter)"
+        return (
+            f"anonymeter venv not found at {python} (python3.11 -m venv /tmp/anonymeter-venv && pip install anonymeter)"
+        )
     half = (len(QIS) + 1) // 2
     with tempfile.TemporaryDirectory(prefix="bench-attacks-") as folder:
         paths = {}
@@ -91,7 +93,9 @@ def anonymeter(
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def ours(original: pd.DataFrame, release: pd.DataFrame, control: pd.DataFrame, n_attacks: int, seed: int, hierarchies: Any) -> tuple[dict[str, Any], float]:
+def ours(
+    original: pd.DataFrame, release: pd.DataFrame, control: pd.DataFrame, n_attacks: int, seed: int, hierarchies: Any
+) -> tuple[dict[str, Any], float]:
     started = time.process_time()
     report = run_attacks(
         original,
@@ -109,7 +113,8 @@ def ours(original: pd.DataFrame, release: pd.DataFrame, control: pd.DataFrame, n
 def cell(result: dict[str, Any]) -> str:
     lo, hi = result["ci"]
     control = result["control_rate"]
-    return f"{result['risk']:.3f} [{lo:.3f},{hi:.3f}] a={result['attack_rate']:.3f} b={result['baseline_rate']:.3f} c={control:.3f}"
+    rates = f"a={result['attack_rate']:.3f} b={result['baseline_rate']:.3f} c={control:.3f}"
+    return f"{result['risk']:.3f} [{lo:.3f},{hi:.3f}] {rates}"
 
 
 def overlap(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -65,7 +65,7 @@ def naive_covers(label: str, value: object, hierarchy: Hierarchy | None) -> bool
         return True
     if hierarchy is not None and label in ANCESTORS.get(_label(value), ()):
         return True
-    if isinstance(value, (int, float)) and label.startswith("[") or re.fullmatch(r"\d+-\d+", label):
+    if (isinstance(value, (int, float)) and label.startswith("[")) or re.fullmatch(r"\d+-\d+", label):
         bounds = _interval(label)
         if bounds is not None and isinstance(value, (int, float)):
             low, high, half_open = bounds
@@ -240,11 +240,7 @@ def test_singling_out_counts_match_the_naive_oracle(seed: int, generalized: bool
                     expected.append(
                         sum(
                             all(
-                                c < 0
-                                or (
-                                    (_label(row[columns[c]]) == labels[columns[c]][int(v)])
-                                    == (op == IN)
-                                )
+                                c < 0 or ((_label(row[columns[c]]) == labels[columns[c]][int(v)]) == (op == IN))
                                 for c, op, v in zip(*p, strict=True)
                             )
                             for row in records
@@ -297,9 +293,13 @@ def test_wilson_and_the_residual_risk_follow_anonymeter() -> None:
     risk = residual(Rate(0.9, 0.02), Rate(0.85, 0.02))
     assert round(risk.value, 3) == 0.333 and round(risk.error, 2) == 0.16
     assert residual(Rate(0.9, 0.0), Rate(1.0, 0.0)) == Rate(0.0, 1.0)
-    result = AttackResult.from_counts("inference", n_attacks=100, successes=90, baseline=10, control=20, confidence=0.95)
+    result = AttackResult.from_counts(
+        "inference", n_attacks=100, successes=90, baseline=10, control=20, confidence=0.95
+    )
     assert result.ci[0] <= result.risk <= result.ci[1] and result.upper == result.ci[1]
-    alone = AttackResult.from_counts("inference", n_attacks=100, successes=90, baseline=10, control=None, confidence=0.95)
+    alone = AttackResult.from_counts(
+        "inference", n_attacks=100, successes=90, baseline=10, control=None, confidence=0.95
+    )
     assert alone.risk == pytest.approx(wilson(100, 90, 0.95).value)
 
 
