@@ -21,7 +21,13 @@ def risks(ori, syn, control, qis, secret, first, second, n_attacks):
     out = {}
     columns = [*qis, secret]
     started = time.process_time()
-    so = SinglingOutEvaluator(ori=ori[columns], syn=syn[columns], control=control[columns], n_attacks=n_attacks)
+    so = SinglingOutEvaluator(
+        ori=ori[columns],
+        syn=syn[columns],
+        control=control[columns],
+        n_attacks=n_attacks,
+        max_attempts=200 * n_attacks,  # as ours: its default 10,000,000 runs for hours on a coarse release
+    )
     so.evaluate(mode="multivariate")
     out["singling_out"] = so.results()
     link = LinkabilityEvaluator(

@@ -189,6 +189,28 @@ def test_nearest_attacks_match_the_naive_oracle(seed: int, generalized: bool) ->
         assert got == pytest.approx(expected)
 
 
+def test_blocks_of_targets_give_the_same_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Halves with different numbers of groups are walked in the same blocks of targets."""
+    from privacy_plugins.core.attacks import nearest
+
+    original, control, release = tables(4)
+    encoded = encode_release(release, original, [*QIS, "disease"], {"zip": HIERARCHY})
+    table, rows = encoded.encode(control), np.arange(len(control))
+    right = _right_guesses(encoded, table, 3, numeric=False)
+    whole = (
+        linkability_successes(encoded, table, rows, [0, 1], [2]),
+        inference_successes(encoded, table, rows, [0, 1, 2], encoded.columns[3].codes, right, table.codes[3]),
+    )
+    one, two = nearest.Groups(encoded, [0, 1]), nearest.Groups(encoded, [2])
+    assert one.n > 2 * two.n
+    monkeypatch.setattr(nearest, "_BLOCK", one.n * two.n)  # joint counts kept; halves' blocks would differ
+    blocked = (
+        linkability_successes(encoded, table, rows, [0, 1], [2]),
+        inference_successes(encoded, table, rows, [0, 1, 2], encoded.columns[3].codes, right, table.codes[3]),
+    )
+    assert blocked == pytest.approx(whole)
+
+
 def naive_matches(predicate: tuple, labels: dict, records: list[dict], columns: list[str], numeric: dict) -> int:
     cols, ops, operands = predicate
     count = 0

@@ -43,8 +43,18 @@ class Groups:
         self.n = len(first)
 
 
+def chunk_size(*groups: Groups) -> int:
+    """Targets per block so that a (targets × groups) block stays under ``_BLOCK`` entries."""
+    return max(1, _BLOCK // max(1, *(g.n for g in groups)))
+
+
 def nearest_masks(
-    release: EncodedRelease, groups: Groups, table: EncodedTable, rows: np.ndarray, positions: Sequence[int]
+    release: EncodedRelease,
+    groups: Groups,
+    table: EncodedTable,
+    rows: np.ndarray,
+    positions: Sequence[int],
+    chunk: int | None = None,
 ) -> Iterator[tuple[slice, np.ndarray]]:
     """Per chunk of ``rows`` (targets of ``table``): the boolean mask of the groups at the least distance.
 
@@ -57,7 +67,7 @@ def nearest_masks(
         codes, distinct = np.unique(table.codes[p][rows], return_inverse=True)[0:2]
         blocks.append(np.ascontiguousarray(release.distance(table, p)[codes][:, groups.codes[p]], dtype=np.float32))
         which.append(distinct)
-    chunk = max(1, _BLOCK // max(groups.n, 1))
+    chunk = chunk or chunk_size(groups)
     for start in range(0, len(rows), chunk):
         stop = min(len(rows), start + chunk)
         total = blocks[0][which[0][start:stop]]
@@ -85,9 +95,10 @@ def linkability_successes(
         joint = np.bincount(one.of_row * two.n + two.of_row, minlength=one.n * two.n)
         joint = joint.reshape(one.n, two.n).astype(np.float32)
     total = 0.0
+    chunk = chunk_size(one, two)  # both halves in the same blocks of targets
     halves = zip(
-        nearest_masks(release, one, table, rows, first),
-        nearest_masks(release, two, table, rows, second),
+        nearest_masks(release, one, table, rows, first, chunk),
+        nearest_masks(release, two, table, rows, second, chunk),
         strict=True,
     )
     for (_, a), (_, b) in halves:
