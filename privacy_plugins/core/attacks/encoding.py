@@ -126,10 +126,13 @@ class EncodedRelease:
             covered.append(None if column.numeric else covering_matrix(distinct, column.labels, column.hierarchy))
         return EncodedTable(len(table), tuple(codes), tuple(numbers), tuple(covered))
 
-    def distance(self, table: EncodedTable, position: int) -> np.ndarray:
-        """Distances (distinct values of ``table`` × release codes) on column ``position``, in [0, 1]."""
+    def distance(self, table: EncodedTable, position: int, values: np.ndarray) -> np.ndarray:
+        """Distances (``values``, codes of ``table``'s distinct values × release codes) on column ``position``.
+
+        In [0, 1]; only the rows asked for are computed (a large table has many distinct values).
+        """
         column = self.columns[position]
-        x = table.numbers[position][:, None]
+        x = table.numbers[position][values][:, None]
         if column.numeric:
             y = column.numbers[None, :]
             with np.errstate(invalid="ignore"):
@@ -139,6 +142,7 @@ class EncodedRelease:
             return out
         covered = table.covered[position]
         assert covered is not None
+        covered = covered[values]
         with np.errstate(invalid="ignore"):
             gap = (np.maximum(column.low[None, :] - x, 0.0) + np.maximum(x - column.high[None, :], 0.0)) / column.span
             out = np.minimum(np.maximum(gap, _NEAR), 1.0)

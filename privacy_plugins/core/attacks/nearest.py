@@ -65,7 +65,7 @@ def nearest_masks(
     blocks, which = [], []
     for p in positions:
         codes, distinct = np.unique(table.codes[p][rows], return_inverse=True)[0:2]
-        blocks.append(np.ascontiguousarray(release.distance(table, p)[codes][:, groups.codes[p]], dtype=np.float32))
+        blocks.append(np.ascontiguousarray(release.distance(table, p, codes)[:, groups.codes[p]], dtype=np.float32))
         which.append(distinct)
     chunk = chunk or chunk_size(groups)
     for start in range(0, len(rows), chunk):
