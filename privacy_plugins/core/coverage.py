@@ -34,6 +34,12 @@ _RANGE = re.compile(rf"^(?:\[(?P<a>{_NUMBER})-(?P<b>{_NUMBER})(?P<end>[\])])|(?P
 
 def covering_pairs(raw: pd.Series, labels: pd.Index, hierarchy: Hierarchy | None) -> pd.DataFrame:
     """Every (raw value code, published label code) where the label covers the value."""
+    rows, cols = _covering(raw, labels, hierarchy)
+    return pd.DataFrame({"raw": rows, "label": cols}).drop_duplicates(ignore_index=True)
+
+
+def _covering(raw: pd.Series, labels: pd.Index, hierarchy: Hierarchy | None) -> tuple[np.ndarray, np.ndarray]:
+    """(raw value codes, label codes) of every covering pair, possibly repeated."""
     text = as_labels(raw).to_numpy(dtype=object)
     found: list[tuple[np.ndarray, np.ndarray]] = []
     exact = labels.get_indexer(pd.Index(text, dtype=object))
@@ -52,7 +58,7 @@ def covering_pairs(raw: pd.Series, labels: pd.Index, hierarchy: Hierarchy | None
         found.append(range_pairs(raw.to_numpy(dtype=float, na_value=np.nan), labels))
     rows = np.concatenate([pair[0] for pair in found]).astype(np.int64)
     cols = np.concatenate([pair[1] for pair in found]).astype(np.int64)
-    return pd.DataFrame({"raw": rows, "label": cols}).drop_duplicates(ignore_index=True)
+    return rows, cols
 
 
 def range_pairs(numbers: np.ndarray, labels: pd.Index) -> tuple[np.ndarray, np.ndarray]:
@@ -78,9 +84,9 @@ def range_pairs(numbers: np.ndarray, labels: pd.Index) -> tuple[np.ndarray, np.n
 
 def covering_matrix(raw: pd.Series, labels: pd.Index, hierarchy: Hierarchy | None) -> np.ndarray:
     """Boolean (distinct raw values of ``raw``, in order) × ``labels``: true where the label covers the value."""
-    pairs = covering_pairs(raw, labels, hierarchy)
+    rows, cols = _covering(raw, labels, hierarchy)
     covered = np.zeros((len(raw), len(labels)), dtype=bool)
-    covered[pairs["raw"].to_numpy(), pairs["label"].to_numpy()] = True
+    covered[rows, cols] = True
     return covered
 
 

@@ -178,12 +178,14 @@ def encode_release(
             values = pd.Series(uniques, dtype=published.dtype).to_numpy(dtype=float, na_value=np.nan)
             labels = pd.Index(as_labels(pd.Series(uniques, dtype=published.dtype)).to_numpy(dtype=object))
             low = high = values
-        else:
-            text = as_labels(published)
-            code, uniques = pd.factorize(text, use_na_sentinel=False)
-            labels = pd.Index(np.asarray(uniques, dtype=object))
+        else:  # labels of the distinct values (39 and 39.0 are one label)
+            first, uniques = pd.factorize(published, use_na_sentinel=False)
+            merged, distinct = pd.factorize(as_labels(pd.Series(uniques, dtype=published.dtype)), use_na_sentinel=False)
+            code = np.asarray(merged, dtype=np.int64)[first]
+            labels = pd.Index(np.asarray(distinct, dtype=object))
             values = np.full(len(labels), np.nan)
-            low, high = label_intervals(labels)
+            # intervals serve distances to numbers only
+            low, high = label_intervals(labels) if _is_number(raw) else (values, values)
         numbers = raw.to_numpy(dtype=float, na_value=np.nan) if _is_number(raw) else np.empty(0)
         every = np.concatenate([numbers, low[np.isfinite(low)], high[np.isfinite(high)]])
         every = every[np.isfinite(every)]
