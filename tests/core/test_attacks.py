@@ -355,6 +355,7 @@ def test_without_a_control_a_column_permuted_surrogate_is_used() -> None:
         (dict(quasi_identifiers=["age", "nope"]), UnknownColumnError, "nope"),
         (dict(attacks=["guessing"]), ConfigurationError, "attacks"),
         (dict(confidence=1.5), ConfigurationError, "confidence"),
+        (dict(quasi_identifiers=["age", "zip", "age"]), ConfigurationError, "named twice"),
         (dict(quasi_identifiers=["age"], attacks=["linkability"]), ConfigurationError, "linkability"),
     ],
 )

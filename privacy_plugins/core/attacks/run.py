@@ -149,6 +149,8 @@ def _validate(
         raise ConfigurationError(f"attacks: unknown {unknown!r}; choose among {list(ATTACKS)}")
     if not qis:
         raise ConfigurationError("quasi_identifiers: name at least one column the attacker knows")
+    if len(set(qis)) < len(qis):
+        raise ConfigurationError(f"quasi_identifiers: a column is named twice in {qis!r}")
     if secret is not None and secret in qis:
         raise ConfigurationError(
             f"secret: {secret!r} is a quasi-identifier; the secret must be a column the attacker does not know"
