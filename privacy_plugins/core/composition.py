@@ -57,6 +57,7 @@ from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
 __all__ = ["IntersectionCount", "IntersectionReport", "intersection_attack"]
 
+
 @dataclass(frozen=True)
 class IntersectionCount:
     """What the intersection over one set of releases leaves the adversary, in counts.
