@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from privacy_plugins._version import __version__
 from privacy_plugins.cli.anonymize import add_anonymize_parser
+from privacy_plugins.cli.attack import add_attack_parser
 from privacy_plugins.cli.diagnose import add_diagnose_parser
 from privacy_plugins.cli.diagnose_releases import add_diagnose_releases_parser
 from privacy_plugins.cli.distributed import add_distributed_parser
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_diagnose_releases_parser(commands)
     add_demo_parser(commands)
     add_distributed_parser(commands)
+    add_attack_parser(commands)
     return parser
 
 

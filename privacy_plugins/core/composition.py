@@ -44,7 +44,6 @@ References:
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,15 +51,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.coverage import covering_pairs
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
 __all__ = ["IntersectionCount", "IntersectionReport", "intersection_attack"]
-
-#: The label of a generalized-away value and of every QI of a marked suppressed row.
-STAR = "*"
-_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-_RANGE = re.compile(rf"^(?:\[(?P<a>{_NUMBER})-(?P<b>{_NUMBER})(?P<end>[\])])|(?P<c>{_NUMBER})-(?P<d>{_NUMBER}))$")
 
 
 @dataclass(frozen=True)
@@ -204,7 +199,7 @@ def intersection_attack(
         labels = pd.Index(pd.unique(published.to_numpy(dtype=object)))
         raw_codes.append(codes.astype(np.int64))
         label_index.append(labels)
-        pairs.append(_covering_pairs(pd.Series(uniques, dtype=combos[qi].dtype), labels, hierarchies.get(qi)))
+        pairs.append(covering_pairs(pd.Series(uniques, dtype=combos[qi].dtype), labels, hierarchies.get(qi)))
     sets = [
         _value_sets(release, qis, sensitive_attribute, values, raw_codes, label_index, pairs, len(combos))
         for release in releases
@@ -280,50 +275,6 @@ def _validate(
         if not isinstance(hierarchy, Hierarchy):
             raise TypeError(f"hierarchies[{qi!r}] must be a Hierarchy, got {type(hierarchy).__name__}")
     return qis
-
-
-def _covering_pairs(raw: pd.Series, labels: pd.Index, hierarchy: Hierarchy | None) -> pd.DataFrame:
-    """Every (raw value code, published label code) where the label covers the value."""
-    text = as_labels(raw).to_numpy(dtype=object)
-    found: list[tuple[np.ndarray, np.ndarray]] = []
-    exact = labels.get_indexer(pd.Index(text, dtype=object))
-    found.append((np.flatnonzero(exact >= 0), exact[exact >= 0]))
-    star = labels.get_indexer([STAR])[0]
-    if star >= 0:
-        found.append((np.arange(len(text)), np.full(len(text), star)))
-    if hierarchy is not None:
-        leaf = pd.Index(hierarchy.leaves).get_indexer(pd.Index(text, dtype=object))
-        known = np.flatnonzero(leaf >= 0)
-        for level in range(hierarchy.height + 1):
-            at_level = hierarchy.labels[level][hierarchy.codes[level, leaf[known]]]
-            code = labels.get_indexer(pd.Index(at_level, dtype=object))
-            found.append((known[code >= 0], code[code >= 0]))
-    if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
-        found.append(_range_pairs(raw.to_numpy(dtype=float, na_value=np.nan), labels))
-    rows = np.concatenate([pair[0] for pair in found]).astype(np.int64)
-    cols = np.concatenate([pair[1] for pair in found]).astype(np.int64)
-    return pd.DataFrame({"raw": rows, "label": cols}).drop_duplicates(ignore_index=True)
-
-
-def _range_pairs(numbers: np.ndarray, labels: pd.Index) -> tuple[np.ndarray, np.ndarray]:
-    """(raw code, label code) for numeric values inside range labels, by binary search on sorted values."""
-    parsed = pd.Series(labels.to_numpy(dtype=object), dtype=object).astype(str).str.extract(_RANGE)
-    is_range = parsed["a"].notna() | parsed["c"].notna()
-    if not is_range.any():
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    low = pd.to_numeric(parsed["a"].fillna(parsed["c"])).to_numpy()[is_range.to_numpy()]
-    high = pd.to_numeric(parsed["b"].fillna(parsed["d"])).to_numpy()[is_range.to_numpy()]
-    half_open = (parsed["end"] == ")").to_numpy()[is_range.to_numpy()]
-    label_codes = np.flatnonzero(is_range.to_numpy())
-    valid = ~np.isnan(numbers)
-    order = np.flatnonzero(valid)[np.argsort(numbers[valid], kind="stable")]
-    ordered = numbers[order]
-    start = np.searchsorted(ordered, low, side="left")
-    stop = np.where(half_open, np.searchsorted(ordered, high, side="left"), np.searchsorted(ordered, high, "right"))
-    width = np.maximum(stop - start, 0)
-    label_of = np.repeat(label_codes, width)
-    offsets = np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)
-    return order[np.repeat(start, width) + offsets], label_of
 
 
 def _value_sets(

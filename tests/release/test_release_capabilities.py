@@ -21,6 +21,7 @@ import pytest
 from privacy_plugins.cli import main
 from privacy_plugins.core.anonymize import anonymizer_names, get_anonymizer, tags_of
 from privacy_plugins.core.anonymize.registry import ALL_MODEL_KINDS
+from privacy_plugins.core.models import MODEL_REGISTRY
 from privacy_plugins.errors import ConfigurationError, PrivacyRiskWarning
 from privacy_plugins.release import ReleaseSpec
 from privacy_plugins.release.steps import anonymize_step, check_step, load_step
@@ -42,11 +43,24 @@ REQUIREMENTS: dict[str, dict[str, Any]] = {
     "k_map": {"models": [{"k_map": {"k": 12, "population": 0.5}}]},
     "delta_presence": {"models": [{"delta_presence": {"dmin": 0.0, "dmax": 0.5, "subset_column": "study"}}]},
 }
-PAIRS = [(name, kind) for name in anonymizer_names() for kind in sorted(ALL_MODEL_KINDS)]
+#: Kinds judged on whole tables after anonymization (attack risk): no algorithm promises or refuses them.
+TABLE_KINDS = frozenset(name for name, model in MODEL_REGISTRY.items() if model.judged_on_tables)
+PAIRS = [(name, kind) for name in anonymizer_names() for kind in sorted(ALL_MODEL_KINDS - TABLE_KINDS)]
 
 
 def test_every_model_kind_has_a_requirement() -> None:
-    assert set(REQUIREMENTS) == ALL_MODEL_KINDS
+    assert set(REQUIREMENTS) == ALL_MODEL_KINDS - TABLE_KINDS
+
+
+@pytest.mark.parametrize("algorithm", anonymizer_names())
+def test_a_kind_judged_on_tables_is_never_refused_on_load(tmp_path: Path, algorithm: str) -> None:
+    assert TABLE_KINDS  # attack_risk
+    data = _spec_data(tmp_path, algorithm, "k_anonymity")
+    if "k_anonymity" not in tags_of(get_anonymizer(algorithm)).supported_models.promises:
+        return  # (refused for k, as the pairs below check)
+    data["requirements"]["models"] = [{kind: {}} for kind in sorted(TABLE_KINDS)]
+    loaded = ReleaseSpec.from_dict(data)  # the table-judged kinds add no refusal
+    assert {model.config_name for model in loaded.models()} >= TABLE_KINDS
 
 
 def _table(path: Path) -> Path:

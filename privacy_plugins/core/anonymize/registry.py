@@ -155,6 +155,8 @@ class ModelSupport:
         """Why these models cannot be promised together (``None`` when they can)."""
         because = f": {self.why}" if self.why else ""
         for model in models:
+            if model.judged_on_tables:  # never a promise: the release judges it on the candidate table
+                continue
             if model.config_name not in self.promises:
                 return f"cannot promise {model.config_name or type(model).__name__} ({model}){because}"
         if self.needs_one_of and not any(model.config_name in self.needs_one_of for model in models):

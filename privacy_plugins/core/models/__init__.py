@@ -9,6 +9,7 @@ elsewhere joins with :func:`register_model` or is named ``module:Class``.
 
 from __future__ import annotations
 
+from privacy_plugins.core.models.attack_risk import AttackRisk
 from privacy_plugins.core.models.average_risk import AverageReidentificationRisk
 from privacy_plugins.core.models.base import ModelResult, PrivacyModel, bind_hierarchies, validate_on_units
 from privacy_plugins.core.models.delta_presence import DeltaPresence
@@ -47,6 +48,7 @@ __all__ = [
     "L_VARIANTS",
     "MODEL_REGISTRY",
     "T_DISTANCES",
+    "AttackRisk",
     "AverageReidentificationRisk",
     "DeltaPresence",
     "DistinctLDiversity",

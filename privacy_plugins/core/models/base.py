@@ -19,7 +19,7 @@ one new file.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -78,6 +78,10 @@ class PrivacyModel(ABC):
     #: records" (:meth:`violating_classes` is ``classes.sizes < minimum_class_size``):
     #: a lattice check may count the records per class and build nothing else.
     judged_by_size: ClassVar[bool] = False
+    #: The model is judged on whole tables — the original and the candidate — by
+    #: :meth:`evaluate_tables`, not on classes (attack risks): on classes it flags none, so
+    #: the anonymizers never act on it, and a release must call :meth:`evaluate_tables`.
+    judged_on_tables: ClassVar[bool] = False
     #: The name :func:`~privacy_plugins.core.models.from_config` knows the model by.
     config_name: ClassVar[str] = ""
     #: The family as reports name it, e.g. ``"k-anonymity"``, ``"distinct l-diversity"``.
@@ -184,6 +188,22 @@ class PrivacyModel(ABC):
     @abstractmethod
     def threshold(self) -> float:
         """The model's parameter (k, l, c, t or the bound)."""
+
+    def evaluate_tables(
+        self,
+        original: pd.DataFrame,
+        release: pd.DataFrame,
+        *,
+        quasi_identifiers: Sequence[Hashable],
+        control: pd.DataFrame | None = None,
+        hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+    ) -> ModelResult | None:
+        """The verdict of a model judged on tables (:attr:`judged_on_tables`); ``None`` for the others.
+
+        ``original``: the records the candidate was made from; ``release``: the candidate as
+        it would be published; ``control``: records of the population held out of it, if any.
+        """
+        return None
 
     def is_monotonic(self, *, with_suppression: bool) -> bool:
         """Whether the lattice search may prune with this model."""

@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from privacy_plugins.core.models.attack_risk import AttackRisk
 from privacy_plugins.core.models.average_risk import AverageReidentificationRisk
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.models.delta_presence import DeltaPresence
@@ -68,6 +69,7 @@ MODEL_REGISTRY: dict[str, type[PrivacyModel]] = {
         PopulationUniqueness,
         KMap,
         DeltaPresence,
+        AttackRisk,  # issue 31: judged on tables (evaluate_tables), never pruned with
     )
 }
 
