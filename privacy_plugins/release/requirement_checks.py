@@ -13,7 +13,9 @@ from collections.abc import Container, Hashable
 
 from privacy_plugins.core.models import PrivacyModel, check_name
 from privacy_plugins.core.models.base import ModelResult
+from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
+from privacy_plugins.release.judged_tables import JudgedTables
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.staging import StagedMeasure
 
@@ -21,9 +23,17 @@ __all__ = ["accounting_checks", "candidate_checks", "model_checks"]
 
 
 def candidate_checks(
-    spec: ReleaseSpec, measured: StagedMeasure, candidate: Candidate, loaded_rows: int
+    spec: ReleaseSpec,
+    measured: StagedMeasure,
+    candidate: Candidate,
+    loaded_rows: int,
+    tables: JudgedTables | None = None,
 ) -> list[RequirementCheck]:
-    """Identifiers, row accounting, suppression limit and every model, on the staged rows' classes."""
+    """Identifiers, row accounting, suppression limit and every model, on the staged rows' classes.
+
+    A model judged on tables (``judged_on_tables``: the attacks) gets the original and the candidate
+    as rows from ``tables``; without them it is an error, never a silent pass.
+    """
     marked = spec.algorithm.option("suppressed_rows") == "mark"
     expected_rows = candidate.rows_out + (candidate.suppressed if marked else 0)
     accounted = (
@@ -43,7 +53,22 @@ def candidate_checks(
         where=f"{measured.rows} rows staged ({published} expected){joined}",
     )
     models = spec.models()
-    return checks + model_checks(models, [model.evaluate(measured.classes) for model in models])
+    return checks + model_checks(models, [_evaluate(spec, model, measured, tables) for model in models])
+
+
+def _evaluate(
+    spec: ReleaseSpec, model: PrivacyModel, measured: StagedMeasure, tables: JudgedTables | None
+) -> ModelResult:
+    if not model.judged_on_tables:
+        return model.evaluate(measured.classes)
+    if tables is None:
+        raise ConfigurationError(f"{model} is judged on the original and the candidate, which this check was not given")
+    original, release = tables()
+    result = model.evaluate_tables(
+        original, release, quasi_identifiers=list(spec.quasi_identifiers), hierarchies=spec.build_hierarchies(original)
+    )
+    assert result is not None  # judged_on_tables promises a verdict
+    return result
 
 
 def accounting_checks(

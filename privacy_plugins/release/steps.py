@@ -80,6 +80,7 @@ from privacy_plugins.release.composition_gate import (
 from privacy_plugins.release.destination import TABLE, StageRun, open_destination
 from privacy_plugins.release.destination.base import LINKED_PARTS, Companions
 from privacy_plugins.release.diagnosis_reports import write_diagnosis
+from privacy_plugins.release.judged_tables import judged_tables
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.published_numbers import measure_classes
 from privacy_plugins.release.requirement_checks import candidate_checks
@@ -309,7 +310,9 @@ def check_step(
     started = time.monotonic()
     opened = open_candidate(spec, candidate, run_id)
     measured = opened.measure()
-    checks = candidate_checks(spec, measured, candidate, opened.loaded_rows)
+    checks = candidate_checks(
+        spec, measured, candidate, opened.loaded_rows, judged_tables(spec, opened.folder, measured)
+    )
     if spec.history.enabled:  # the candidate against every earlier release of its history
         history = read_history(spec, opened.destination)
         checks += composition_checks(spec, history, measured, run_targets(spec, opened.folder))
@@ -402,7 +405,8 @@ def publish_step(
         """
         if measured.digest != check.candidate_sha256:
             raise ReleaseBlocked("the candidate changed after it was checked; nothing was published; re-run the check")
-        checks = candidate_checks(spec, measured, candidate, opened.loaded_rows)
+        tables = judged_tables(spec, opened.folder, measured)
+        checks = candidate_checks(spec, measured, candidate, opened.loaded_rows, tables)
         if history is not None:  # read under the destination's lock: no release can slip in between
             checks += composition_checks(spec, history, measured, run_targets(spec, opened.folder))
         failed = [c for c in checks if not c.passed and c.name not in allowed_failures]

@@ -232,3 +232,15 @@ def test_diagnose_releases_attacks_any_published_tables_and_prints_counts_only(t
         text=True,
     )
     assert missing.returncode == 2 and "nope" in missing.stderr and len(missing.stderr.splitlines()) == 1
+
+
+def test_the_gate_attacks_the_candidate_when_the_spec_asks_for_attack_risk(tmp_path: Path) -> None:
+    """An attack_risk requirement is judged on the original and the candidate rows, never passed unjudged."""
+    requirements = [{"k_anonymity": {"k": 1}}, {"attack_risk": {"n_attacks": 100, "sensitive_attribute": "disease"}}]
+    data = _data(tmp_path, history=False)
+    data["requirements"] = requirements  # k = 1: the optimal node publishes the rows as they are
+    result = run_release(_spec(data))
+    assert not result.passed and read_published(_spec(data).destination) is None
+    assert result.check is not None
+    attack = next(c for c in result.check.checks if c.name.startswith("attack_risk"))
+    assert not attack.passed and attack.observed is not None and attack.observed > 0.5
