@@ -24,15 +24,16 @@ import pandas as pd
 from privacy_plugins.core.composition import intersection_attack
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
-from privacy_plugins.errors import HistoryError
+from privacy_plugins.errors import HistoryError, UnknownColumnError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
-from privacy_plugins.release.destination.base import Companions, Destination
+from privacy_plugins.release.destination.base import Companions, Destination, io_errors
 from privacy_plugins.release.history_store import (
     appended_tables,
     history_from_tables,
     history_tables,
     signature_of_measure,
 )
+from privacy_plugins.release.progress import LOGGER
 from privacy_plugins.release.staged_candidate import LOADED_FILE, SNAPSHOT_FILE
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def read_history(spec: ReleaseSpec, destination: Destination) -> ReleaseHistory:
             "it from a backup, or start a new one with history: {name: …}"
         )
     if not found:
-        if destination.measure_published(spec, "") is not None:
+        if _holds_a_release(spec, destination):
             raise HistoryError(
                 f"{where} holds a published release but no release history {names.classes!r}: it was published "
                 "before histories were kept, by another tool, or its history was deleted; record what is published "
@@ -77,6 +78,25 @@ def read_history(spec: ReleaseSpec, destination: Destination) -> ReleaseHistory:
             )
         return history_from_tables(spec, None)
     return history_from_tables(spec, found, published_sha256=destination.published_sha256())
+
+
+def _holds_a_release(spec: ReleaseSpec, destination: Destination) -> bool:
+    """Whether the destination holds a table with the spec's quasi-identifier and sensitive columns.
+
+    A table without them (another table of the same name) published nothing about these people.
+    """
+    database_errors: tuple[type[BaseException], ...] = io_errors()
+    try:
+        return destination.measure_published(spec, "") is not None
+    except UnknownColumnError:
+        return False
+    except database_errors as exc:  # a missing column is the database's error; any other error is raised
+        if "column" not in str(exc).lower() or "connect" in str(exc).lower():
+            raise
+        LOGGER.info(
+            "the table at %s lacks this release's columns: not one of its releases", spec.destination.describe()
+        )
+        return False
 
 
 def run_targets(spec: ReleaseSpec, folder: Path) -> pd.DataFrame:

@@ -26,6 +26,7 @@ from privacy_plugins.integrations.dagster.component_model import (
     AlgorithmModel,
     DestinationModel,
     HierarchyModel,
+    HistoryModel,
     PolicyModel,
     ReportModel,
     RequirementsModel,
@@ -83,6 +84,7 @@ class PrivacyRelease(dg.Component, dg.Model, dg.Resolvable):
     algorithm: AlgorithmModel | None = None
     report: ReportModel | None = None
     workdir: str | None = None
+    history: HistoryModel | bool | None = None
     key_prefix: str | None = None
     expectation_suite: list[str] | None = None
     policy: PolicyModel | None = None

@@ -29,6 +29,7 @@ __all__ = [
     "AlgorithmModel",
     "DestinationModel",
     "HierarchyModel",
+    "HistoryModel",
     "PolicyModel",
     "ReportModel",
     "RequirementsModel",
@@ -94,6 +95,13 @@ class ReportModel(dg.Model):
     directory: str | None = None
 
 
+class HistoryModel(dg.Model):
+    """``history:`` — the release history this release is checked against and appended to (or ``false``)."""
+
+    name: str | None = None
+    keep_releases: int | None = None
+
+
 class PolicyModel(dg.Model):
     """``policy:`` — floors the checks enforce beyond the spec (see ``Policy``)."""
 
@@ -104,6 +112,7 @@ class PolicyModel(dg.Model):
 
 HierarchyModel: Any = create_model(
     "HierarchyModel",
+    "HistoryModel",
     __base__=dg.Model,
     __doc__="One column's hierarchy: one builder (``interval: {...}``, ``taxonomy: {...}`` …) and its settings.",
     **{builder: (dict[str, Any] | None, None) for builder in HIERARCHY_BUILDERS},  # type: ignore[call-overload]

@@ -143,12 +143,26 @@ class DuckDBDestination(TableDestination):
             return {part: connection.execute(f'SELECT * FROM "{self.target(part)}"').df() for part in parts}
 
     def _read_tables(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
-        import duckdb
-
         if not self._exists():
             return {}
-        with duckdb.connect(str(self.path), read_only=True) as connection:
+        with _reading_connection(self.path) as connection:
             tables = {
                 row[0] for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()
             }
             return {name: connection.execute(f'SELECT * FROM "{name}"').df() for name in names if name in tables}
+
+
+def _reading_connection(path: Path) -> Any:
+    """A read-only connection to ``path``, else one to the instance this process already holds open.
+
+    DuckDB refuses a read-only connection to a file this process has open for writing (a DuckDB
+    source in the same file, a validation's engine): then the same instance serves the read.
+    """
+    import duckdb
+
+    try:
+        return duckdb.connect(str(path), read_only=True)
+    except duckdb.ConnectionException as exc:
+        if "different configuration" not in str(exc):
+            raise
+        return duckdb.connect(str(path))

@@ -71,7 +71,10 @@ def test_operators_release_inside_duckdb_as_the_cli_does(tmp_path: Path, monkeyp
     assert candidate["levels"] == levels
     assert publication["rows"] == candidate["rows_out"] and publication["numbers"]["holds"]
     assert multiset(rows_of(db, "census_release")).equals(reference)
-    assert table_names(db) == {"census", "census_release"}  # the staging table became the release
+    assert {n for n in table_names(db) if not n.startswith("pp_history_")} == {
+        "census",
+        "census_release",
+    }  # the staging table became the release
 
 
 def test_a_failed_check_task_drops_the_staging_table(tmp_path: Path) -> None:

@@ -84,6 +84,7 @@ def test_the_sections_have_exactly_the_release_specs_keys() -> None:
     """One list of keys: the release layer's; the component's models must not drift from it."""
     from privacy_plugins.core.anonymize.registry import anonymizer_names, get_anonymizer
     from privacy_plugins.integrations.dagster import component_model as models
+    from privacy_plugins.release.history_spec import HistorySpec
     from privacy_plugins.release.spec import DestinationSpec, ReleaseSpec, ReportSpec, Requirements, SourceSpec
 
     for model, keys in (
@@ -91,6 +92,7 @@ def test_the_sections_have_exactly_the_release_specs_keys() -> None:
         (models.RequirementsModel, Requirements.KEYS),
         (models.DestinationModel, DestinationSpec.KEYS),
         (models.ReportModel, ReportSpec.KEYS),
+        (models.HistoryModel, HistorySpec.KEYS),
     ):
         assert sorted(model.model_fields) == sorted(keys), model.__name__
     options = {option.name for name in anonymizer_names() for option in get_anonymizer(name).options}
