@@ -41,7 +41,8 @@ def test_dag_files_import_cleanly(dagbag: Any) -> None:
     assert RELEASE_DAGS <= set(dagbag.dag_ids)
     release = dagbag.get_dag("privacy_release")
     assert [t.task_id for t in release.topological_sort()] == [f"demo_census.{step}" for step in (*STEPS, "cleanup")]
-    assert [a.name for a in release.get_task("demo_census.publish").outlets] == ["census_release"]
+    outlets = [a.name for a in release.get_task("demo_census.publish").outlets]
+    assert outlets == ["census_release", "privacy-release/privacy_release/demo_census.publish"]  # + the derived one
     consumer = dagbag.get_dag("census_release_consumer")
     assert [a.name for a in consumer.timetable.asset_condition.objects] == ["census_release"]
 
@@ -71,7 +72,14 @@ def test_demo_release_publishes_and_emits_the_asset(dagbag: Any, specs: dict[str
     assert table is not None and len(table) > 0
     with create_session() as session:
         events = session.scalars(select(AssetEvent).where(AssetEvent.source_run_id == run.run_id)).all()
-        assert [(e.source_task_id, e.extra["rows"]) for e in events] == [("demo_census.publish", len(table))]
+        emitted = sorted((e.asset.uri, e.source_task_id, e.extra["rows"]) for e in events)
+    # the DAG's own asset, and the one derived from the destination (through the publish task's asset alias)
+    database = ReleaseSpec.from_yaml(specs["demo_census"]).destination.duckdb
+    assert database is not None
+    assert emitted == [
+        (f"duckdb://{database.resolve()}/main/census_release", "demo_census.publish", len(table)),
+        ("x-privacy-plugins://demo_census/census_release", "demo_census.publish", len(table)),
+    ]
 
 
 def test_impossible_release_publishes_nothing(dagbag: Any, specs: dict[str, Path]) -> None:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from unittest.mock import Mock
 
@@ -17,6 +15,7 @@ pytest.importorskip("airflow")
 
 from airflow.sdk import DAG, Asset
 from airflow.sdk.exceptions import AirflowFailException, DownstreamTasksSkipped
+from airflow.sdk.execution_time.context import OutletEventAccessors
 
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.airflow import (
@@ -159,7 +158,7 @@ def test_publish_retargets_by_override_and_annotates_its_asset(census: dict[str,
     common = {"spec_path": census["spec_path"], "candidate": fresh_candidate(census), "overrides": target}
     check = run(PrivacyCheckOperator(task_id="check", **common))
     asset = Asset(name="census_v2", uri="x-privacy-plugins://test/census_v2")
-    events: defaultdict[Any, SimpleNamespace] = defaultdict(SimpleNamespace)
+    events = OutletEventAccessors()
     publication = run(PublishOperator(task_id="publish", check=check, outlets=[asset], **common), outlet_events=events)
     assert (tmp_path / "out" / "census_v2.parquet").is_file()
     assert events[asset].extra == publication and publication["table"] == "census_v2"
