@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -131,9 +132,41 @@ def test_release_tasks_twice_in_one_dag(dagbag: Any, specs: dict[str, Path], tmp
     expected = {f"{group}.{step}": "success" for group in ("census", "second") for step in (*STEPS, "cleanup")}
     assert states == {**expected, "after_both": "success"}
     assert str(run.state) == "success"
+    tis = {ti.task_id: ti for ti in run.get_task_instances()}
+    anonymize = tis["second.anonymize"]
+    assert (anonymize.queue, anonymize.executor_config) == ("heavy", {"pod_override": {"cpu": "4"}})
+    assert dag.get_task("second.anonymize").execution_timeout == timedelta(minutes=30)
+    assert dag.get_task("second.anonymize").on_failure_callback
+    assert [tis[f"second.{step}"].max_tries for step in ("load", "check", "publish")] == [2, 2, 0]
+    assert dag.get_task("second.publish").priority_weight == 7 and tis["census.load"].max_tries == 0
+    assert tis["census.anonymize"].queue != "heavy"
+    from airflow.models.renderedtifields import RenderedTaskInstanceFields
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        rendered = session.scalars(
+            select(RenderedTaskInstanceFields.rendered_fields).where(
+                RenderedTaskInstanceFields.run_id == run.run_id, RenderedTaskInstanceFields.task_id == "second.load"
+            )
+        ).one()
+    assert rendered["working_storage_conn_id"] == "no_storage_conn"  # a template field
     for spec in (census, second):
         table = published(spec)
         assert table is not None and len(table) > 0
+
+
+def test_release_tasks_refuses_unknown_steps_and_wired_arguments(airflow_db: None) -> None:
+    from airflow.sdk import DAG
+
+    from privacy_plugins.errors import ConfigurationError
+    from privacy_plugins.integrations.airflow import release_tasks
+
+    with DAG(dag_id="bad_task_args", schedule=None):
+        with pytest.raises(ConfigurationError, match=r"unknown step\(s\) \['anonymise'\]"):
+            release_tasks(spec_path="/specs/a.yaml", task_args={"anonymise": {"pool": "heavy"}})
+        with pytest.raises(ConfigurationError, match=r"task_args\['check'\]: \['spec_path'\] are set by"):
+            release_tasks(spec_path="/specs/b.yaml", task_args={"check": {"spec_path": "/other.yaml"}})
 
 
 def test_release_tasks_group_id_defaults_to_the_spec_file_stem(airflow_db: None) -> None:

@@ -86,7 +86,7 @@ class ReleaseStepOperator(BaseOperator):
             ``{"destination": {"duckdb": None, "parquet": "out", "table": "census"}}``.
     """
 
-    template_fields: Sequence[str] = ("spec_path", "overrides", "working_storage")
+    template_fields: Sequence[str] = ("spec_path", "overrides", "working_storage", "working_storage_conn_id")
     ui_color = "#e8f0fe"
 
     def __init__(
