@@ -137,10 +137,8 @@ def release_tasks(
         "working_storage_conn_id": working_storage_conn_id,
     }
     tooltip = "privacy release: load → diagnose → anonymize → check → publish"
-    group = TaskGroup(
-        group_id=group_id or default_group_id(spec_path), tooltip=tooltip, default_args=dict(default_args or {})
-    )
-    with group:
+    group_args: dict[str, Any] = {"default_args": dict(default_args or {})}  # (attrs' typing of TaskGroup is off)
+    with TaskGroup(group_id=group_id or default_group_id(spec_path), tooltip=tooltip, **group_args):
         load = LoadOperator(task_id="load", **common, **per_task["load"])
         diagnose = PrivacyDiagnosisOperator(task_id="diagnose", loaded=load.output, **common, **per_task["diagnose"])
         anonymize = AnonymizeOperator(task_id="anonymize", loaded=load.output, **common, **per_task["anonymize"])
