@@ -22,13 +22,10 @@ import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.integrations._destination import database_uri, destination_uri
 
 if TYPE_CHECKING:
     from urllib.parse import SplitResult
-
-    from privacy_plugins.release import ReleaseSpec
-    from privacy_plugins.release.spec import DestinationSpec
 
 __all__ = [
     "convert_asset_to_openlineage",
@@ -38,62 +35,12 @@ __all__ = [
     "sanitize_uri",
 ]
 
-_DEFAULT_SCHEMA = {"postgres": "public", "duckdb": "main"}
-
 # Airflow rebuilds a normalized asset URI with ``urlunsplit``, which writes ``duckdb:/path`` for a scheme it
 # does not know to carry a (here empty) netloc; file databases' URLs are ``duckdb:///path`` (as SQLAlchemy's).
 # Airflow imports this module (the duckdb scheme's handler) before it normalizes any URI of a provider scheme.
 for _scheme in ("duckdb", "sqlite"):
     if _scheme not in urllib.parse.uses_netloc:
         urllib.parse.uses_netloc.append(_scheme)
-
-
-def _file_uri(path: Path | str) -> str:
-    return "file://" + urllib.parse.quote(str(Path(path).expanduser().resolve()))
-
-
-def database_uri(url: str, table: str) -> str:
-    """The asset URI of ``table`` in the database of SQLAlchemy URL ``url`` (credentials dropped).
-
-    >>> database_uri("postgresql+psycopg://u:secret@db.example:6432/mart", "census")
-    'postgres://db.example:6432/mart/public/census'
-    >>> database_uri("duckdb:////data/release.duckdb", "census")
-    'duckdb:///data/release.duckdb/main/census'
-    """
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    backend = parsed.get_backend_name()
-    if backend in ("duckdb", "sqlite"):
-        database = parsed.database or ""
-        if not database or database == ":memory:":
-            raise ConfigurationError(f"destination: an in-memory {backend} database has no asset URI")
-        location = urllib.parse.quote(str(Path(database).expanduser().resolve()))
-        schema = f"/{_DEFAULT_SCHEMA[backend]}" if backend in _DEFAULT_SCHEMA else ""
-        return f"{backend}://{location}{schema}/{table}"
-    scheme = "postgres" if backend in ("postgresql", "postgres") else backend
-    port = parsed.port or (5432 if scheme == "postgres" else None)
-    netloc = f"{parsed.host or 'localhost'}" + (f":{port}" if port else "")
-    schema = f"/{_DEFAULT_SCHEMA[scheme]}" if scheme in _DEFAULT_SCHEMA else ""
-    return f"{scheme}://{netloc}/{urllib.parse.quote(parsed.database or '')}{schema}/{table}"
-
-
-def destination_uri(spec: ReleaseSpec | DestinationSpec) -> str | None:
-    """The asset URI of what the release publishes; ``None`` for a Spark catalog table (no file or database URI).
-
-    A ``conn_id`` destination is resolved through the active connection resolver (inside a task: Airflow's).
-    """
-    from privacy_plugins.release.spec import DestinationSpec
-
-    destination = spec if isinstance(spec, DestinationSpec) else spec.destination
-    if destination.duckdb is not None:
-        return database_uri(f"duckdb:///{destination.duckdb}", destination.table)
-    if destination.parquet is not None:
-        return _file_uri(Path(destination.parquet) / f"{destination.table}.parquet")
-    if destination.spark is not None:
-        target = str(destination.spark)
-        return _file_uri(target) if "/" in target or target.startswith(".") else None
-    return database_uri(destination.sql_url(), destination.table)
 
 
 def sanitize_uri(uri: SplitResult) -> SplitResult:

@@ -12,91 +12,18 @@ value of the table. Without the OpenLineage provider nothing here is imported.
 from __future__ import annotations
 
 import logging
-import urllib.parse
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from privacy_plugins.errors import ConfigurationError
-from privacy_plugins.integrations.airflow.assets import database_uri, destination_uri
+from privacy_plugins.integrations._destination import dataset_name, destination_uri, published_schema, source_uri
 from privacy_plugins.release import Publication, ReleaseSpec
 
-__all__ = ["dataset_name", "operator_lineage", "published_schema", "release_facet_fields", "source_uri"]
+__all__ = ["operator_lineage", "release_facet_fields"]
 
 log = logging.getLogger(__name__)
 
 _COUNTS = ("rows_in", "rows", "suppressed", "classes", "ncp", "holds", "measured", "targets", "met")
-
-
-def dataset_name(uri: str) -> tuple[str, str]:
-    """OpenLineage ``(namespace, name)`` of an asset URI.
-
-    >>> dataset_name("postgres://db:5432/mart/public/census")
-    ('postgres://db:5432', 'mart.public.census')
-    >>> dataset_name("duckdb:///data/r.duckdb/main/census")
-    ('duckdb:///data/r.duckdb', 'main.census')
-    >>> dataset_name("file:///data/out/census.parquet")
-    ('file', '/data/out/census.parquet')
-    """
-    parts = urllib.parse.urlsplit(uri)
-    path = urllib.parse.unquote(parts.path)
-    if parts.scheme == "file":
-        return "file", path
-    if parts.scheme in ("duckdb", "sqlite"):
-        database, _, table = path.rpartition("/")
-        if parts.scheme == "duckdb":
-            database, _, schema = database.rpartition("/")
-            table = f"{schema}.{table}"
-        return f"{parts.scheme}://{database}", table
-    return f"{parts.scheme}://{parts.netloc}", ".".join(p for p in path.split("/") if p)
-
-
-def source_uri(spec: ReleaseSpec) -> str | None:
-    """The asset URI of the source table or file; ``None`` for a query, the generated demo or Spark."""
-    source = spec.source
-    if source.path is not None:
-        return "file://" + urllib.parse.quote(str(Path(source.path).resolve()))
-    if source.table is None:
-        return None
-    if source.duckdb is not None:
-        return database_uri(f"duckdb:///{source.duckdb}", source.table)
-    if source.url is not None:
-        return database_uri(source.url, source.table)
-    if source.conn_id is not None:
-        from privacy_plugins.release.connections import resolve_url
-
-        return database_uri(resolve_url(source.conn_id, setting="source.conn_id"), source.table)
-    return None
-
-
-def published_schema(spec: ReleaseSpec) -> list[tuple[str, str]]:
-    """``(column, type)`` of the published table, read from the destination's catalog (no row is read)."""
-    destination = spec.destination
-    if destination.parquet is not None:
-        import pyarrow.parquet as pq
-
-        schema = pq.read_schema(Path(destination.parquet) / f"{destination.table}.parquet")
-        return [(field.name, str(field.type)) for field in schema]
-    if destination.duckdb is not None:
-        import duckdb
-
-        with duckdb.connect(str(destination.duckdb), read_only=True) as connection:
-            rows = connection.execute(
-                "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
-                "ORDER BY ordinal_position",
-                [destination.table],
-            ).fetchall()
-        return [(str(name), str(kind)) for name, kind in rows]
-    if destination.spark is not None:
-        return []
-    import sqlalchemy as sa
-
-    engine = sa.create_engine(destination.sql_url())
-    try:
-        columns = sa.inspect(engine).get_columns(destination.table)
-    finally:
-        engine.dispose()
-    return [(str(column["name"]), str(column["type"])) for column in columns]
 
 
 def release_facet_fields(numbers: dict[str, Any]) -> dict[str, Any]:
