@@ -74,7 +74,7 @@ STEPS = ("load", "diagnose", "anonymize", "check", "publish", "cleanup")
 # What release_tasks sets itself: a step's own arguments cannot replace them.
 _WIRED = frozenset(
     {"task_id", "spec_path", "overrides", "working_storage", "working_storage_conn_id", "loaded", "candidate", "check"}
-    | {"expectation_suite", "on_failure", "task_group", "dag"}
+    | {"report_storage", "report_storage_conn_id", "expectation_suite", "on_failure", "task_group", "dag"}
 )
 
 
@@ -106,6 +106,8 @@ def release_tasks(
     outlets: Sequence[Any] = (),
     working_storage: str | None = None,
     working_storage_conn_id: str | None = None,
+    report_storage: str | None = None,
+    report_storage_conn_id: str | None = None,
     default_args: Mapping[str, Any] | None = None,
     task_args: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ReleaseTasks:
@@ -135,6 +137,8 @@ def release_tasks(
         "overrides": overrides,
         "working_storage": working_storage,  # shared working files for multi-machine executors (storage.py)
         "working_storage_conn_id": working_storage_conn_id,
+        "report_storage": report_storage,  # the diagnosis and release summary of every run, kept off the worker
+        "report_storage_conn_id": report_storage_conn_id,
     }
     tooltip = "privacy release: load → diagnose → anonymize → check → publish"
     group_args: dict[str, Any] = {"default_args": dict(default_args or {})}  # (attrs' typing of TaskGroup is off)

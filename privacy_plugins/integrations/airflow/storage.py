@@ -31,12 +31,13 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from privacy_plugins.release import ReleaseSpec, run_dir
 
-__all__ = ["STORAGE_CONN_ENV", "STORAGE_ENV", "WorkingStorage"]
+__all__ = ["STORAGE_CONN_ENV", "STORAGE_ENV", "ReportStorage", "WorkingStorage"]
 
 STORAGE_ENV = "PRIVACY_PLUGINS_WORKING_STORAGE"
 STORAGE_CONN_ENV = "PRIVACY_PLUGINS_WORKING_STORAGE_CONN_ID"
@@ -109,6 +110,47 @@ class WorkingStorage:
         remote = self.root / f"{safe_name(spec.name)}-{spec.source_fingerprint[:12]}" / safe_name(run_id)
         if remote.exists():
             remote.rmdir(recursive=True)
+
+
+class ReportStorage:
+    """Where the reports of every run are kept beyond the worker: ``<storage>/<release>/<run id>/<report>``.
+
+    The diagnosis (``diagnosis.html``, ``diagnosis.json``) and the release summary (``release.json``:
+    the publication — destination, rows, numbers; no value) of each run, on any ``ObjectStoragePath``
+    (``report_storage="s3://bucket/privacy-reports"``), so a Kubernetes pod's disk is never their only
+    copy. Reports hold counts and measures only (values only when a spec opts in); a ``file://``
+    folder is created 0700.
+    """
+
+    def __init__(self, url: str, *, conn_id: str | None = None) -> None:
+        from airflow.sdk import ObjectStoragePath
+
+        self.root: Any = ObjectStoragePath(url, conn_id=conn_id) if conn_id else ObjectStoragePath(url)
+
+    @classmethod
+    def configured(cls, url: str | None, conn_id: str | None = None) -> ReportStorage | None:
+        """``None`` when no report storage is set."""
+        url = (url or "").strip()
+        return cls(url, conn_id=(conn_id or "").strip() or None) if url else None
+
+    def store(self, spec: ReleaseSpec, run_id: str, reports: Mapping[str, Path | bytes]) -> list[str]:
+        """Copy ``reports`` (a file, streamed, or bytes) into the run's folder; returns the stored locations."""
+        from privacy_plugins.release.workarea import safe_name
+
+        folder = self.root / safe_name(spec.name) / safe_name(run_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        if folder.protocol in ("file", "local"):
+            for path in (folder.parent, folder):
+                os.chmod(path.path, stat.S_IRWXU)
+        stored = []
+        for name, content in reports.items():
+            target = folder / name
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.fs.put_file(str(content), target.path)
+            stored.append(str(target))
+        return stored
 
 
 def _sha256(path: Path) -> str:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from unittest.mock import Mock
 
@@ -74,7 +76,10 @@ def leaves(value: Any) -> set[str]:
 def test_init_only_stores_parameters() -> None:
     missing = "/nowhere/spec.yaml"  # nothing is read at DAG-parse time
     check = PrivacyCheckOperator(task_id="check", spec_path=missing, candidate={}, expectation_suite="x.json")
-    assert set(check.template_fields) == {"spec_path", "overrides", "working_storage", "candidate", "expectation_suite"}
+    assert set(check.template_fields) == {
+        *("spec_path", "overrides", "working_storage", "working_storage_conn_id", "report_storage"),
+        *("report_storage_conn_id", "candidate", "expectation_suite"),
+    }
     assert set(PublishOperator(task_id="p", spec_path=missing, candidate={}, check={}).template_fields) >= {"check"}
     assert "loaded" in PrivacyDiagnosisOperator(task_id="d", spec_path=missing, loaded={}).template_fields
     assert "loaded" in AnonymizeOperator(task_id="a", spec_path=missing, loaded={}).template_fields
@@ -84,16 +89,24 @@ def test_init_only_stores_parameters() -> None:
         LoadOperator("load", missing)  # type: ignore[misc]  # keyword-only
 
 
-def test_full_release_passes_summaries_without_raw_values(census: dict[str, Any]) -> None:
+def test_full_release_passes_summaries_without_raw_values(census: dict[str, Any], tmp_path: Path) -> None:
     # A run of its own: publishing ends the run and removes its working files, which other tests still use.
     spec_path = census["spec_path"]
-    loaded = run(LoadOperator(task_id="load", spec_path=spec_path))
+    # the reports are also kept on a report storage (an ObjectStoragePath; file:// here, s3:// in the S3 test)
+    common = {"spec_path": spec_path, "report_storage": f"file://{tmp_path / 'kept'}"}
+    dag_run = {"run_id": "manual__ops", "dag": SimpleNamespace(dag_id="ops")}
+    loaded = run(LoadOperator(task_id="load", **common), **dag_run)
     raw = read_source(ReleaseSpec.from_yaml(spec_path).source)  # the source's rows (the load step stores a snapshot)
-    candidate = run(AnonymizeOperator(task_id="anonymize", spec_path=spec_path, loaded=loaded))
-    diagnosis = run(PrivacyDiagnosisOperator(task_id="diagnose", spec_path=spec_path, loaded=loaded))
-    check = run(PrivacyCheckOperator(task_id="check", spec_path=spec_path, candidate=candidate))
-    publication = run(PublishOperator(task_id="publish", spec_path=spec_path, candidate=candidate, check=check))
+    candidate = run(AnonymizeOperator(task_id="anonymize", loaded=loaded, **common), **dag_run)
+    diagnosis = run(PrivacyDiagnosisOperator(task_id="diagnose", loaded=loaded, **common), **dag_run)
+    check = run(PrivacyCheckOperator(task_id="check", candidate=candidate, **common), **dag_run)
+    publication = run(PublishOperator(task_id="publish", candidate=candidate, check=check, **common), **dag_run)
     assert not Path(loaded["path"]).exists()  # the publish task removed the run's working files
+    (kept,) = (tmp_path / "kept").glob("*/ops__manual__ops*")
+    assert sorted(p.name for p in kept.iterdir()) == ["diagnosis.html", "diagnosis.json", "release.json"]
+    assert (kept / "diagnosis.html").read_bytes() == Path(diagnosis["html_path"]).read_bytes()
+    assert json.loads((kept / "release.json").read_text(encoding="utf-8")) == publication
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o700
 
     assert Path(diagnosis["html_path"]).is_file() and diagnosis["k"] >= 1
     assert check["passed"] and {c["requirement"] for c in check["checks"]} >= {"5-anonymity"}

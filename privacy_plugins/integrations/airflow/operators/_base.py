@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from airflow.sdk import BaseOperator
@@ -38,7 +39,7 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.airflow.connections import airflow_resolver
-from privacy_plugins.integrations.airflow.storage import WorkingStorage
+from privacy_plugins.integrations.airflow.storage import ReportStorage, WorkingStorage
 from privacy_plugins.release import ReleaseSpec, remove_run_dir
 from privacy_plugins.release.connections import connection_resolver
 
@@ -84,9 +85,19 @@ class ReleaseStepOperator(BaseOperator):
         overrides: merged into the spec's YAML before validation, as a JSON Merge Patch (``None`` removes a
             key); numeric strings become numbers. E.g. ``{"requirements": {"k": "{{ params.k }}"}}`` or
             ``{"destination": {"duckdb": None, "parquet": "out", "table": "census"}}``.
+        working_storage, working_storage_conn_id: the run's working files on shared storage (storage.py).
+        report_storage, report_storage_conn_id: an ``ObjectStoragePath`` URL (and connection) where the
+            diagnosis and the release summary of every run are kept (``ReportStorage``).
     """
 
-    template_fields: Sequence[str] = ("spec_path", "overrides", "working_storage", "working_storage_conn_id")
+    template_fields: Sequence[str] = (
+        "spec_path",
+        "overrides",
+        "working_storage",
+        "working_storage_conn_id",
+        "report_storage",
+        "report_storage_conn_id",
+    )
     ui_color = "#e8f0fe"
 
     def __init__(
@@ -96,6 +107,8 @@ class ReleaseStepOperator(BaseOperator):
         overrides: Mapping[str, Any] | None = None,
         working_storage: str | None = None,
         working_storage_conn_id: str | None = None,
+        report_storage: str | None = None,
+        report_storage_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -103,6 +116,8 @@ class ReleaseStepOperator(BaseOperator):
         self.overrides = overrides
         self.working_storage = working_storage  # an ObjectStoragePath URL; see integrations/airflow/storage.py
         self.working_storage_conn_id = working_storage_conn_id
+        self.report_storage = report_storage  # where the reports are kept beyond the worker (storage.py)
+        self.report_storage_conn_id = report_storage_conn_id
         self._storage: WorkingStorage | None = None
         self._ended = False
 
@@ -157,6 +172,15 @@ class ReleaseStepOperator(BaseOperator):
     def run_step(self, spec: ReleaseSpec, context: Context) -> Any:
         """Run one release step and return its artifact (subclasses implement this)."""
         raise NotImplementedError
+
+    def store_reports(self, spec: ReleaseSpec, context: Context, reports: Mapping[str, Path | bytes]) -> None:
+        """Keep ``reports`` on the ``report_storage`` (if set), in this run's folder there."""
+        storage = ReportStorage.configured(self.report_storage, self.report_storage_conn_id)
+        run = self.run_id(context)
+        if storage is None or run is None:
+            return
+        for location in storage.store(spec, run, reports):
+            self.log.info("report kept at %s", location)
 
     def artifact(self, cls: type[A], value: Any, *, name: str) -> A:
         """Rebuild an upstream artifact from its XCom dict (pass ``upstream_task.output``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,8 @@ class PublishOperator(ReleaseStepOperator):
         self.end_run(spec, context, candidate.run_id)
         self.log.info("published %d rows to %s", publication.rows, publication.destination)
         self._published = (spec, publication)
+        summary = json.dumps(publication.to_dict(), indent=2) + "\n"
+        self.store_reports(spec, context, {"release.json": summary.encode("utf-8")})
         outlet_events = context.get("outlet_events")
         if outlet_events is not None:
             extra = publication.to_dict()
