@@ -74,12 +74,13 @@ class PublishOperator(ReleaseStepOperator):
                 outlet_events[outlet].extra = extra
             try:
                 uri = destination_uri(spec)
+                asset = None if uri is None else Asset(uri=uri)  # Airflow's URI rules (and handlers) apply
             except (ConfigurationError, ValueError) as exc:  # published already: name the gap, do not fail
                 self.log.warning("the destination has no asset URI (%s); no derived asset event", exc)
-                uri = None
-            if uri is not None:
-                outlet_events[self.release_alias].add(Asset(uri=uri), extra=extra)
-                self.log.info("asset event: %s", uri)
+                asset = None
+            if asset is not None:
+                outlet_events[self.release_alias].add(asset, extra=extra)
+                self.log.info("asset event: %s", asset.uri)
         return publication
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
