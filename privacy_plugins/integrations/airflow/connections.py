@@ -11,11 +11,11 @@ prints it.
 
 from __future__ import annotations
 
-from privacy_plugins.integrations.airflow.hooks import connection_url
-
 __all__ = ["airflow_resolver"]
 
 
 def airflow_resolver(conn_id: str) -> str:
     """The SQLAlchemy URL of Airflow connection ``conn_id`` (raises ``ConfigurationError`` if Airflow has none)."""
+    from privacy_plugins.integrations.airflow.hooks import connection_url  # common.sql: at run time, not DAG parse
+
     return connection_url(conn_id)

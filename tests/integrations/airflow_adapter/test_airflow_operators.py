@@ -193,6 +193,22 @@ def test_templated_overrides_become_numbers(census: dict[str, Any]) -> None:
     assert spec.requirements.l == 2  # untouched keys keep the spec's value
 
 
+def test_a_dag_rendering_native_objects_keeps_typed_params_typed(census: dict[str, Any]) -> None:
+    """``render_template_as_native_obj=True``: typed ``Param``s arrive typed, a numeric-looking string stays one."""
+    from airflow.sdk import Param
+
+    overrides = {"name": "{{ params.name }}", "requirements": {"k": "{{ params.k }}"}}
+    params = {"k": Param(7, type="integer"), "name": Param("2024", type="string")}
+    specs = {}
+    for native in (True, False):
+        with DAG(f"native_{native}", schedule=None, render_template_as_native_obj=native, params=params):
+            load = LoadOperator(task_id="load", spec_path=census["spec_path"], overrides=overrides)
+        load.render_template_fields({"params": {"k": 7, "name": "2024"}})  # Airflow's (native) Jinja environment
+        specs[native] = load.release_spec()
+    assert (specs[True].requirements.k, specs[True].name) == (7, "2024")
+    assert specs[False].requirements.k == 7  # rendered as "7", a number again by the coercion
+
+
 def test_gx_suite_is_validated_on_the_candidate(census: dict[str, Any]) -> None:
     pytest.importorskip("great_expectations")
     suite = REPO / "expectations" / "demo_release.json"

@@ -70,11 +70,17 @@ def _numbers(value: Any) -> Any:
     return _number(value)
 
 
-def load_spec(spec_path: str, overrides: Mapping[str, Any] | None = None) -> ReleaseSpec:
-    """Read the spec; ``overrides`` (same layout as the YAML) are merged in before it is validated."""
+def load_spec(spec_path: str, overrides: Mapping[str, Any] | None = None, *, native: bool = False) -> ReleaseSpec:
+    """Read the spec; ``overrides`` (same layout as the YAML) are merged in before it is validated.
+
+    ``native``: the overrides were rendered as native objects (the DAG's ``render_template_as_native_obj``,
+    with typed ``Param``s), so they are taken as they are; otherwise numeric strings become numbers.
+    """
     if overrides is not None and not isinstance(overrides, Mapping):
         raise ConfigurationError(f"overrides must be a mapping like the spec's YAML, got {overrides!r}")
-    return ReleaseSpec.from_yaml(spec_path, overrides=_numbers(overrides) if overrides else None)
+    if not overrides:
+        return ReleaseSpec.from_yaml(spec_path)
+    return ReleaseSpec.from_yaml(spec_path, overrides=dict(overrides) if native else _numbers(overrides))
 
 
 class ReleaseStepOperator(BaseOperator):
@@ -83,7 +89,9 @@ class ReleaseStepOperator(BaseOperator):
     Args:
         spec_path: the release spec (YAML); relative paths in it resolve against its folder.
         overrides: merged into the spec's YAML before validation, as a JSON Merge Patch (``None`` removes a
-            key); numeric strings become numbers. E.g. ``{"requirements": {"k": "{{ params.k }}"}}`` or
+            key); numeric strings become numbers, unless the DAG sets ``render_template_as_native_obj=True``
+            (then typed ``Param``s arrive typed, and a string stays a string). E.g.
+            ``{"requirements": {"k": "{{ params.k }}"}}`` or
             ``{"destination": {"duckdb": None, "parquet": "out", "table": "census"}}``.
         working_storage, working_storage_conn_id: the run's working files on shared storage (storage.py).
         report_storage, report_storage_conn_id: an ``ObjectStoragePath`` URL (and connection) where the
@@ -124,7 +132,7 @@ class ReleaseStepOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         """Run the step; a bad spec or input fails the task at once (a retry cannot fix it)."""
         try:
-            spec = load_spec(str(self.spec_path), self.overrides)
+            spec = self.release_spec()
             self._storage = WorkingStorage.configured(self.working_storage, self.working_storage_conn_id)
             run = self.run_id(context)
             try:
@@ -144,6 +152,12 @@ class ReleaseStepOperator(BaseOperator):
             raise AirflowFailException(f"{self.task_id}: bad release spec or input ({self.spec_path}): {exc}") from exc
         result: dict[str, Any] = artifact.to_dict()
         return result
+
+    def release_spec(self) -> ReleaseSpec:
+        """The spec with the (rendered) overrides; typed as rendered when the DAG renders native objects."""
+        dag = getattr(self, "dag", None) if self.has_dag() else None
+        native = bool(getattr(dag, "render_template_as_native_obj", False))
+        return load_spec(str(self.spec_path), self.overrides, native=native)
 
     def run_id(self, context: Context) -> str | None:
         """``<dag_id>[__<task group>]__<run_id>``; ``None`` outside a DAG run (then the artifacts' own run is used).
