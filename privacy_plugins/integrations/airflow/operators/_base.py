@@ -155,7 +155,7 @@ class ReleaseStepOperator(BaseOperator):
 
     def release_spec(self) -> ReleaseSpec:
         """The spec with the (rendered) overrides; typed as rendered when the DAG renders native objects."""
-        dag = getattr(self, "dag", None) if self.has_dag() else None
+        dag = self.dag if self.has_dag() else None  # type: ignore[no-untyped-call]
         native = bool(getattr(dag, "render_template_as_native_obj", False))
         return load_spec(str(self.spec_path), self.overrides, native=native)
 
