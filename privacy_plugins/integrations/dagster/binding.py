@@ -145,21 +145,19 @@ class ReleaseAssets:
         self,
         candidate_readers: Iterable[dg.AssetKey | str | Sequence[str]] = (),
         *,
-        resource: PrivacyReleaseResource | None = None,
         connection_url: Any = None,
     ) -> Any:
         """The reader (a ``ConfigurableIOManager``; see :mod:`.io_manager`).
 
-        ``candidate_readers`` are the asset keys allowed to load the candidate; ``resource`` is the
-        graph's resource (where it publishes); ``connection_url`` (a ``dg.EnvVar``) reaches a ``conn_id``
-        destination.
+        ``candidate_readers`` are the asset keys allowed to load the candidate; ``connection_url``
+        (a ``dg.EnvVar``) reaches a ``conn_id`` destination.
         """
         from privacy_plugins.integrations.dagster.io_manager import release_reader
 
         if self.binding is None:  # pragma: no cover  (build_release_assets always sets it)
             raise ConfigurationError("these release assets were not built by build_release_assets")
         readers = [dg.AssetKey.from_coercible(key) for key in candidate_readers]
-        return release_reader(self.binding, readers, release=resource, connection_url=connection_url)
+        return release_reader(self.binding, readers, connection_url=connection_url)
 
     def monitoring(self, *, cron_schedule: str = "@daily") -> dg.Definitions:
         """A check re-measuring ``published``, its job ``<prefix>_monitor`` and a schedule (see monitoring.py)."""
@@ -176,10 +174,9 @@ class ReleaseAssets:
         candidate_readers: Iterable[dg.AssetKey | str | Sequence[str]] = (),
     ) -> dg.Definitions:
         """``Definitions`` with this graph, its resource (default: the spec's own settings) and its reader."""
-        resource = resource or PrivacyReleaseResource()
         resources: dict[str, Any] = {
-            self.resource_key: resource,
-            self.reader_key: self.reader(candidate_readers, resource=resource),
+            self.resource_key: resource or PrivacyReleaseResource(),
+            self.reader_key: self.reader(candidate_readers),
         }
         return dg.Definitions(assets=self.assets, asset_checks=self.asset_checks, resources=resources)
 

@@ -40,7 +40,6 @@ from pydantic import Field
 
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.dagster.binding import ReleaseBinding, load_artifact
-from privacy_plugins.integrations.dagster.resources import PrivacyReleaseResource
 from privacy_plugins.release import Candidate, read_published
 from privacy_plugins.release.connections import connection_resolver
 from privacy_plugins.release.spec import DestinationSpec
@@ -147,13 +146,13 @@ def type_handlers() -> tuple[ReaderTypeHandler, ...]:
 class ReleaseReader(dg.ConfigurableIOManager):
     """Loads ``published`` (anyone) or ``anonymized_candidate`` (``candidate_readers`` only) of one release graph.
 
-    ``release`` is the graph's :class:`PrivacyReleaseResource` (where it publishes). A destination named by
+    It requires the graph's :class:`PrivacyReleaseResource` by its key, so it reads where the run's
+    (configured) resource says the release is published. A destination named by
     ``conn_id`` is reached through ``connection_url``, set with ``dg.EnvVar("…")`` so its password lives in
     the environment of the code location, never in config, the UI or the event log (outside Dagster's
     resources, ``AIRFLOW_CONN_<ID>`` is still read).
     """
 
-    release: dg.ResourceDependency[PrivacyReleaseResource]
     connection_url: str | None = Field(
         default=None,
         description="SQLAlchemy URL of the destination's conn_id (with its password): set it with dg.EnvVar.",
@@ -162,6 +161,15 @@ class ReleaseReader(dg.ConfigurableIOManager):
     # Code, not config: the graph and who may read its candidate (set by :func:`release_reader`'s subclass).
     binding: ClassVar[ReleaseBinding]
     candidate_readers: ClassVar[frozenset[dg.AssetKey]] = frozenset()
+
+    def get_resource_definition(self) -> Any:
+        """Dagster's definition of this reader, requiring the graph's resource by key (run config included).
+
+        A nested resource field would be a copy configured apart from the run's resource.
+        """
+        definition = super().get_resource_definition()
+        definition._required_resource_keys = {*definition.required_resource_keys, self.binding.resource_key}
+        return definition
 
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         """Refuse: the release writes its destination only through ``published``."""
@@ -172,8 +180,7 @@ class ReleaseReader(dg.ConfigurableIOManager):
     def load_input(self, context: dg.InputContext) -> Any:
         """The table as published (or the candidate, for an authorized reader), in the input's type."""
         upstream = context.asset_key
-        resources = SimpleNamespace(**{self.binding.resource_key: self.release})
-        spec = self.binding.release_spec(SimpleNamespace(resources=resources))
+        spec = self.binding.release_spec(SimpleNamespace(resources=self.get_resource_context().resources))
         handler = next(h for h in type_handlers() if h.handles(context))
         with self._connections():
             if upstream == self.binding.key("published"):
@@ -229,11 +236,7 @@ def _published_frame(spec: Any) -> pd.DataFrame:
 
 
 def release_reader(
-    binding: ReleaseBinding,
-    candidate_readers: Iterable[dg.AssetKey] = (),
-    *,
-    release: PrivacyReleaseResource | None = None,
-    connection_url: Any = None,
+    binding: ReleaseBinding, candidate_readers: Iterable[dg.AssetKey] = (), *, connection_url: Any = None
 ) -> ReleaseReader:
     """The reader of one release graph (a ``ConfigurableIOManager``), bound to the graph in code."""
     bound = type(
@@ -241,4 +244,4 @@ def release_reader(
         (ReleaseReader,),
         {"binding": binding, "candidate_readers": frozenset(candidate_readers), "__module__": __name__},
     )
-    return bound(release=release or PrivacyReleaseResource(), connection_url=connection_url)
+    return bound(connection_url=connection_url)

@@ -123,6 +123,31 @@ def test_the_reader_reaches_a_conn_id_destination_through_an_env_var(
     assert not run(release.reader()).success  # without it: AIRFLOW_CONN_MART is not set
 
 
+def test_the_reader_reads_where_the_runs_configured_resource_says(
+    census_spec: Callable[..., dict[str, Any]], tmp_path: Path
+) -> None:
+    """The reader requires the graph's resource by key: run config given to it reaches the reader too."""
+    from privacy_plugins.release import publish_table
+    from privacy_plugins.release.spec import DestinationSpec
+
+    spec = ReleaseSpec.from_dict(census_spec())
+    release = build_release_assets(spec)
+    other = tmp_path / "other.duckdb"
+    publish_table(pd.DataFrame({"age": ["a", "b", "c"]}), DestinationSpec(table=spec.destination.table, duckdb=other))
+
+    @dg.asset(ins={"people": release.published_in()})
+    def other_rows(people: pd.DataFrame) -> dg.MaterializeResult[None]:
+        return dg.MaterializeResult(metadata={"rows": len(people)})
+
+    result = dg.materialize(
+        [*release.assets, other_rows],
+        selection=[other_rows.key],
+        resources={release.resource_key: PrivacyReleaseResource(), release.reader_key: release.reader()},
+        run_config={"resources": {release.resource_key: {"config": {"destination_duckdb": str(other)}}}},
+    )
+    assert _metadata(result, "other_rows") == {"rows": 3}
+
+
 def test_the_reader_refuses_to_write(census_spec: Callable[..., dict[str, Any]]) -> None:
     release = build_release_assets(ReleaseSpec.from_dict(census_spec()))
 
