@@ -12,6 +12,14 @@ from privacy_plugins._version import __version__
 
 __all__ = ["get_provider_info"]
 
+_ASSETS = "privacy_plugins.integrations.airflow.assets"
+_DUCKDB_URIS = {
+    "schemes": ["duckdb"],
+    "handler": f"{_ASSETS}.sanitize_uri",
+    "factory": f"{_ASSETS}.create_asset",
+    "to_openlineage_converter": f"{_ASSETS}.convert_asset_to_openlineage",
+}
+
 
 def get_provider_info() -> dict[str, Any]:
     """The provider-info dict (``package-name`` must match the distribution name)."""
@@ -43,4 +51,16 @@ def get_provider_info() -> dict[str, Any]:
                 ],
             }
         ],
+        "hooks": [
+            {"integration-name": "Privacy Plugins", "python-modules": ["privacy_plugins.integrations.airflow.hooks"]}
+        ],
+        "connection-types": [
+            {
+                "hook-class-name": "privacy_plugins.integrations.airflow.hooks.PrivacyHook",
+                "connection-type": "privacy_duckdb",
+            }
+        ],
+        # The outlet of a DuckDB destination: duckdb:///path/file.duckdb/schema/table (assets.py).
+        "asset-uris": [_DUCKDB_URIS],
+        "dataset-uris": [_DUCKDB_URIS],
     }

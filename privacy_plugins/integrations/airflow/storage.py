@@ -10,8 +10,10 @@ or ``release_tasks``, or ``$PRIVACY_PLUGINS_WORKING_STORAGE``; any Airflow
 
 1. pulls the run's files from ``<storage>/<release>/<run id>/`` into its local
    private folder (0700) before its step,
-2. pushes the files its step wrote back after the step succeeded, then removes
-   its local copy (succeeded or not: no raw row stays on a worker machine),
+2. pushes the files its step wrote or changed back after the step succeeded (a
+   file whose SHA-256 is the one pulled is not sent again; files stream through
+   the store's fsspec ``get_file``/``put_file``, never whole in memory), then
+   removes its local copy (succeeded or not: no raw row stays on a worker machine),
 3. and the publish task (or, for a run that stopped earlier, the ``cleanup``
    teardown of ``release_tasks``) deletes the run's remote folder with the local one.
 
@@ -26,14 +28,16 @@ use a bucket/prefix only the Airflow workers' identity can read.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from privacy_plugins.release import ReleaseSpec, run_dir
 
-__all__ = ["STORAGE_CONN_ENV", "STORAGE_ENV", "WorkingStorage"]
+__all__ = ["STORAGE_CONN_ENV", "STORAGE_ENV", "ReportStorage", "WorkingStorage"]
 
 STORAGE_ENV = "PRIVACY_PLUGINS_WORKING_STORAGE"
 STORAGE_CONN_ENV = "PRIVACY_PLUGINS_WORKING_STORAGE_CONN_ID"
@@ -46,6 +50,7 @@ class WorkingStorage:
         from airflow.sdk import ObjectStoragePath
 
         self.root: Any = ObjectStoragePath(url, conn_id=conn_id) if conn_id else ObjectStoragePath(url)
+        self._pulled: dict[str, str] = {}  # file name -> SHA-256 of the copy pulled from the store
 
     @classmethod
     def configured(cls, url: str | None = None, conn_id: str | None = None) -> WorkingStorage | None:
@@ -64,7 +69,11 @@ class WorkingStorage:
                 os.chmod(path.path, stat.S_IRWXU)
 
     def pull(self, spec: ReleaseSpec, run_id: str) -> list[str]:
-        """Copy the run's remote files into its local folder (created 0700); returns the names copied."""
+        """Download the run's remote files into its local folder (created 0700); returns the names copied.
+
+        Each file streams through the store's filesystem (fsspec ``get_file``), never whole in memory;
+        its SHA-256 is remembered, so :meth:`push` skips the files this task did not change.
+        """
         remote = self._remote(run_dir(spec, run_id, create=True))
         local = run_dir(spec, run_id)
         if not remote.exists():
@@ -72,12 +81,14 @@ class WorkingStorage:
         names = []
         for item in remote.iterdir():
             if item.is_file():
-                (local / item.name).write_bytes(item.read_bytes())
+                target = local / item.name
+                item.fs.get_file(item.path, str(target))
+                self._pulled[item.name] = _sha256(target)
                 names.append(item.name)
         return sorted(names)
 
     def push(self, spec: ReleaseSpec, run_id: str) -> list[str]:
-        """Copy the run's local files to its remote folder; returns the names copied."""
+        """Upload the run's local files that are new or changed since :meth:`pull`; returns the names uploaded."""
         local = run_dir(spec, run_id)
         remote = self._remote(local)
         remote.mkdir(parents=True, exist_ok=True)
@@ -85,7 +96,10 @@ class WorkingStorage:
         names = []
         for path in sorted(local.iterdir()):
             if path.is_file() and not path.is_symlink() and not path.name.startswith("."):
-                (remote / path.name).write_bytes(path.read_bytes())
+                if self._pulled.get(path.name) == _sha256(path):
+                    continue  # the remote copy is the one this task pulled: nothing to send
+                target = remote / path.name
+                target.fs.put_file(str(path), target.path)  # streamed
                 names.append(path.name)
         return names
 
@@ -96,3 +110,53 @@ class WorkingStorage:
         remote = self.root / f"{safe_name(spec.name)}-{spec.source_fingerprint[:12]}" / safe_name(run_id)
         if remote.exists():
             remote.rmdir(recursive=True)
+
+
+class ReportStorage:
+    """Where the reports of every run are kept beyond the worker: ``<storage>/<release>/<run id>/<report>``.
+
+    The diagnosis (``diagnosis.html``, ``diagnosis.json``) and the release summary (``release.json``:
+    the publication — destination, rows, numbers; no value) of each run, on any ``ObjectStoragePath``
+    (``report_storage="s3://bucket/privacy-reports"``), so a Kubernetes pod's disk is never their only
+    copy. Reports hold counts and measures only (values only when a spec opts in); a ``file://``
+    folder is created 0700.
+    """
+
+    def __init__(self, url: str, *, conn_id: str | None = None) -> None:
+        from airflow.sdk import ObjectStoragePath
+
+        self.root: Any = ObjectStoragePath(url, conn_id=conn_id) if conn_id else ObjectStoragePath(url)
+
+    @classmethod
+    def configured(cls, url: str | None, conn_id: str | None = None) -> ReportStorage | None:
+        """``None`` when no report storage is set."""
+        url = (url or "").strip()
+        return cls(url, conn_id=(conn_id or "").strip() or None) if url else None
+
+    def store(self, spec: ReleaseSpec, run_id: str, reports: Mapping[str, Path | bytes]) -> list[str]:
+        """Copy ``reports`` (a file, streamed, or bytes) into the run's folder; returns the stored locations."""
+        from privacy_plugins.release.workarea import safe_name
+
+        folder = self.root / safe_name(spec.name) / safe_name(run_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        if folder.protocol in ("file", "local"):
+            for path in (folder.parent, folder):
+                os.chmod(path.path, stat.S_IRWXU)
+        stored = []
+        for name, content in reports.items():
+            target = folder / name
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.fs.put_file(str(content), target.path)
+            stored.append(str(target))
+        return stored
+
+
+def _sha256(path: Path) -> str:
+    """The file's SHA-256, read in blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

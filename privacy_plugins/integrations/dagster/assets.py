@@ -64,6 +64,8 @@ def build_release_assets(
     expectation_suite: str | PathLike[str] | Sequence[str | PathLike[str]] | None = None,
     resource_key: str | None = None,
     group_name: str | None = None,
+    owners: Sequence[str] | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> ReleaseAssets:
     """Turn a release spec into four assets and their blocking privacy checks.
 
@@ -77,6 +79,8 @@ def build_release_assets(
         expectation_suite: GX suite JSON file(s) run as extra blocking checks (needs the ``gx`` extra at run time).
         resource_key: the :class:`PrivacyReleaseResource` key, default ``<prefix>_release``.
         group_name: the asset group, default the prefix.
+        owners: the assets' owners (``team:privacy``, e-mail addresses), shown and searchable in the catalog.
+        tags: tags of every asset, over the default ``{"privacy": "release"}``.
 
     Raises:
         DagsterInvalidDefinitionError: a bad prefix, resource key, severity or suite file.
@@ -94,12 +98,21 @@ def build_release_assets(
         Policy.for_spec(spec, policy),
     )
     group = group_name or "_".join(prefix)
+    kinds = md.asset_kinds(spec)
+    asset_tags = {"privacy": "release", **dict(tags or {})}
 
     def release_asset(
         name: str, description: str, deps: Sequence[dg.AssetsDefinition] = ()
     ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
         return dg.asset(
-            key=binding.key(name), deps=deps, description=description, group_name=group, required_resource_keys={key}
+            key=binding.key(name),
+            deps=deps,
+            description=description,
+            group_name=group,
+            required_resource_keys={key},
+            kinds=kinds[name],
+            owners=list(owners or ()),
+            tags=asset_tags,
         )
 
     @release_asset("raw", "The source, validated, identifiers dropped (private).")

@@ -141,13 +141,23 @@ class ReleaseAssets:
         """An ``AssetIn`` loading ``anonymized_candidate``; only assets in ``candidate_readers`` may use it."""
         return dg.AssetIn(key=self.key("anonymized_candidate"), input_manager_key=self.reader_key, **kwargs)
 
-    def reader(self, candidate_readers: Iterable[dg.AssetKey | str | Sequence[str]] = ()) -> dg.IOManagerDefinition:
-        """The reader IO manager; ``candidate_readers`` are the asset keys allowed to load the candidate."""
+    def reader(
+        self,
+        candidate_readers: Iterable[dg.AssetKey | str | Sequence[str]] = (),
+        *,
+        connection_url: Any = None,
+    ) -> Any:
+        """The reader (a ``ConfigurableIOManager``; see :mod:`.io_manager`).
+
+        ``candidate_readers`` are the asset keys allowed to load the candidate; ``connection_url``
+        (a ``dg.EnvVar``) reaches a ``conn_id`` destination.
+        """
         from privacy_plugins.integrations.dagster.io_manager import release_reader
 
         if self.binding is None:  # pragma: no cover  (build_release_assets always sets it)
             raise ConfigurationError("these release assets were not built by build_release_assets")
-        return release_reader(self.binding, [dg.AssetKey.from_coercible(key) for key in candidate_readers])
+        readers = [dg.AssetKey.from_coercible(key) for key in candidate_readers]
+        return release_reader(self.binding, readers, connection_url=connection_url)
 
     def monitoring(self, *, cron_schedule: str = "@daily") -> dg.Definitions:
         """A check re-measuring ``published``, its job ``<prefix>_monitor`` and a schedule (see monitoring.py)."""

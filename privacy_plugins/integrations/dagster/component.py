@@ -88,6 +88,8 @@ class PrivacyRelease(dg.Component, dg.Model, dg.Resolvable):
     key_prefix: str | None = None
     expectation_suite: list[str] | None = None
     policy: PolicyModel | None = None
+    owners: list[str] | None = None
+    tags: dict[str, str] | None = None
 
     @classmethod
     def get_model_cls(cls) -> Any:
@@ -107,5 +109,7 @@ class PrivacyRelease(dg.Component, dg.Model, dg.Resolvable):
             key_prefix=self.key_prefix,
             policy=section(self.policy) if self.policy is not None else None,
             expectation_suite=suites or None,
+            owners=self.owners,
+            tags=self.tags,
         )
         return release.definitions()

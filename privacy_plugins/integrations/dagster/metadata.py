@@ -9,6 +9,7 @@ a small class can reach the Dagster UI, its event log or its alerts. Tables are
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +18,13 @@ import dagster as dg
 import numpy as np
 
 from privacy_plugins.core.measure import SensitiveReport, measure_sensitive
+from privacy_plugins.integrations._destination import (
+    destination_kind,
+    destination_uri,
+    published_schema,
+    qualified_table_name,
+    source_kind,
+)
 from privacy_plugins.release import (
     Candidate,
     DiagnosisSummary,
@@ -26,18 +34,23 @@ from privacy_plugins.release import (
     RequirementCheck,
 )
 from privacy_plugins.release.published_numbers import measure_classes
+from privacy_plugins.release.snapshot_path import pushdown_reason
 from privacy_plugins.release.staged_candidate import staged_measure
 
 __all__ = [
+    "asset_kinds",
     "candidate_metadata",
     "check_metadata",
     "class_size_buckets",
     "class_size_table",
+    "destination_metadata",
     "diagnosis_metadata",
     "loaded_metadata",
     "publication_metadata",
     "requirements_table",
 ]
+
+log = logging.getLogger(__name__)
 
 _EDGES = (2, 3, 5, 10, 20, 50, 100, 200, 500, 1_000, 10_000)
 
@@ -188,6 +201,42 @@ def check_metadata(check: RequirementCheck, *, severity: str) -> dict[str, Any]:
     return metadata
 
 
+def asset_kinds(spec: ReleaseSpec) -> dict[str, set[str]]:
+    """The catalog kinds of each asset: where its data lives (``duckdb``, ``postgres``, ``parquet``, ``spark`` …).
+
+    Declared when the graph is built, so a ``conn_id`` is not resolved: its kind is ``sql``.
+    """
+    source = source_kind(spec)
+    staged = source if pushdown_reason(spec) is None and source not in ("csv", "parquet", "python") else "parquet"
+    destination = "sql" if spec.destination.conn_id is not None else destination_kind(spec)
+    return {
+        "raw": {"python", source},
+        "privacy_diagnosis": {"python", "html"},
+        "anonymized_candidate": {"python", staged},
+        "published": {"python", destination},
+    }
+
+
+def destination_metadata(spec: ReleaseSpec) -> dict[str, Any]:
+    """``dagster/table_name``, ``dagster/column_schema`` and ``dagster/uri`` of the published table (no row read)."""
+    try:
+        uri = destination_uri(spec)
+        columns = published_schema(spec)
+        table_name = qualified_table_name(spec)
+    except Exception as exc:  # published already: say what is missing, do not fail the asset
+        log.warning("the published table's catalog metadata is missing (%s)", type(exc).__name__)
+        return {}
+    schema = dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind in columns])
+    # The keys of Dagster's TableMetadataSet / UriMetadataSet (as dagster-duckdb and dagster-dbt set them).
+    metadata: dict[str, Any] = {
+        "dagster/table_name": dg.MetadataValue.text(table_name),
+        "dagster/column_schema": dg.MetadataValue.table_schema(schema),
+    }
+    if uri is not None:
+        metadata["dagster/uri"] = dg.MetadataValue.text(uri)
+    return metadata
+
+
 def publication_metadata(spec: ReleaseSpec, publication: Publication, warned: list[str]) -> dict[str, Any]:
     """Where the release went (a URL's password hidden), its rows, and the checks that only warned."""
     where = spec.destination.describe()
@@ -196,7 +245,7 @@ def publication_metadata(spec: ReleaseSpec, publication: Publication, warned: li
 
         safe_url = make_url(spec.destination.url).render_as_string(hide_password=True)
         where = f"url:{safe_url}#{spec.destination.table}"
-    return {
+    return destination_metadata(spec) | {
         "dagster/row_count": publication.rows,
         "destination": where,
         "table": publication.table,

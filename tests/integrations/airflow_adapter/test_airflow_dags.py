@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ def test_dag_files_import_cleanly(dagbag: Any) -> None:
     assert RELEASE_DAGS <= set(dagbag.dag_ids)
     release = dagbag.get_dag("privacy_release")
     assert [t.task_id for t in release.topological_sort()] == [f"demo_census.{step}" for step in (*STEPS, "cleanup")]
-    assert [a.name for a in release.get_task("demo_census.publish").outlets] == ["census_release"]
+    outlets = [a.name for a in release.get_task("demo_census.publish").outlets]
+    assert outlets == ["census_release", "privacy-release/privacy_release/demo_census.publish"]  # + the derived one
     consumer = dagbag.get_dag("census_release_consumer")
     assert [a.name for a in consumer.timetable.asset_condition.objects] == ["census_release"]
 
@@ -71,7 +73,14 @@ def test_demo_release_publishes_and_emits_the_asset(dagbag: Any, specs: dict[str
     assert table is not None and len(table) > 0
     with create_session() as session:
         events = session.scalars(select(AssetEvent).where(AssetEvent.source_run_id == run.run_id)).all()
-        assert [(e.source_task_id, e.extra["rows"]) for e in events] == [("demo_census.publish", len(table))]
+        emitted = sorted((e.asset.uri, e.source_task_id, e.extra["rows"]) for e in events)
+    # the DAG's own asset, and the one derived from the destination (through the publish task's asset alias)
+    database = ReleaseSpec.from_yaml(specs["demo_census"]).destination.duckdb
+    assert database is not None
+    assert emitted == [
+        (f"duckdb://{database.resolve()}/main/census_release", "demo_census.publish", len(table)),
+        ("x-privacy-plugins://demo_census/census_release", "demo_census.publish", len(table)),
+    ]
 
 
 def test_impossible_release_publishes_nothing(dagbag: Any, specs: dict[str, Path]) -> None:
@@ -123,9 +132,41 @@ def test_release_tasks_twice_in_one_dag(dagbag: Any, specs: dict[str, Path], tmp
     expected = {f"{group}.{step}": "success" for group in ("census", "second") for step in (*STEPS, "cleanup")}
     assert states == {**expected, "after_both": "success"}
     assert str(run.state) == "success"
+    tis = {ti.task_id: ti for ti in run.get_task_instances()}
+    anonymize = tis["second.anonymize"]
+    assert (anonymize.queue, anonymize.executor_config) == ("heavy", {"pod_override": {"cpu": "4"}})
+    assert dag.get_task("second.anonymize").execution_timeout == timedelta(minutes=30)
+    assert dag.get_task("second.anonymize").on_failure_callback
+    assert [tis[f"second.{step}"].max_tries for step in ("load", "check", "publish")] == [2, 2, 0]
+    assert dag.get_task("second.publish").priority_weight == 7 and tis["census.load"].max_tries == 0
+    assert tis["census.anonymize"].queue != "heavy"
+    from airflow.models.renderedtifields import RenderedTaskInstanceFields
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        rendered = session.scalars(
+            select(RenderedTaskInstanceFields.rendered_fields).where(
+                RenderedTaskInstanceFields.run_id == run.run_id, RenderedTaskInstanceFields.task_id == "second.load"
+            )
+        ).one()
+    assert rendered["working_storage_conn_id"] == "no_storage_conn"  # a template field
     for spec in (census, second):
         table = published(spec)
         assert table is not None and len(table) > 0
+
+
+def test_release_tasks_refuses_unknown_steps_and_wired_arguments(airflow_db: None) -> None:
+    from airflow.sdk import DAG
+
+    from privacy_plugins.errors import ConfigurationError
+    from privacy_plugins.integrations.airflow import release_tasks
+
+    with DAG(dag_id="bad_task_args", schedule=None):
+        with pytest.raises(ConfigurationError, match=r"unknown step\(s\) \['anonymise'\]"):
+            release_tasks(spec_path="/specs/a.yaml", task_args={"anonymise": {"pool": "heavy"}})
+        with pytest.raises(ConfigurationError, match=r"task_args\['check'\]: \['spec_path'\] are set by"):
+            release_tasks(spec_path="/specs/b.yaml", task_args={"check": {"spec_path": "/other.yaml"}})
 
 
 def test_release_tasks_group_id_defaults_to_the_spec_file_stem(airflow_db: None) -> None:

@@ -136,8 +136,13 @@ def test_asset_event_carries_the_release_numbers(release: dict[str, Any]) -> Non
     from sqlalchemy import select
 
     with create_session() as session:
-        (event,) = session.scalars(select(AssetEvent).where(AssetEvent.source_run_id == release["run"].run_id)).all()
-        extra = dict(event.extra)
+        events = session.scalars(select(AssetEvent).where(AssetEvent.source_run_id == release["run"].run_id)).all()
+        extras = {event.asset.uri: dict(event.extra) for event in events}
+    # The DAG's own asset and the one derived from the destination connection (no login or password in it).
+    mart = Path(release["folder"] / "mart.db").resolve()
+    assert sorted(extras) == [f"sqlite://{mart}/census_release", "x-privacy-plugins://demo_census/census_release"]
+    extra = extras[f"sqlite://{mart}/census_release"]
+    assert extra == extras["x-privacy-plugins://demo_census/census_release"]
     numbers = extra["numbers"]
     published = _published(release)
     assert published is not None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,6 +17,7 @@ pytest.importorskip("airflow")
 
 from airflow.sdk import DAG, Asset
 from airflow.sdk.exceptions import AirflowFailException, DownstreamTasksSkipped
+from airflow.sdk.execution_time.context import OutletEventAccessors
 
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.airflow import (
@@ -75,7 +76,10 @@ def leaves(value: Any) -> set[str]:
 def test_init_only_stores_parameters() -> None:
     missing = "/nowhere/spec.yaml"  # nothing is read at DAG-parse time
     check = PrivacyCheckOperator(task_id="check", spec_path=missing, candidate={}, expectation_suite="x.json")
-    assert set(check.template_fields) == {"spec_path", "overrides", "working_storage", "candidate", "expectation_suite"}
+    assert set(check.template_fields) == {
+        *("spec_path", "overrides", "working_storage", "working_storage_conn_id", "report_storage"),
+        *("report_storage_conn_id", "candidate", "expectation_suite"),
+    }
     assert set(PublishOperator(task_id="p", spec_path=missing, candidate={}, check={}).template_fields) >= {"check"}
     assert "loaded" in PrivacyDiagnosisOperator(task_id="d", spec_path=missing, loaded={}).template_fields
     assert "loaded" in AnonymizeOperator(task_id="a", spec_path=missing, loaded={}).template_fields
@@ -85,16 +89,24 @@ def test_init_only_stores_parameters() -> None:
         LoadOperator("load", missing)  # type: ignore[misc]  # keyword-only
 
 
-def test_full_release_passes_summaries_without_raw_values(census: dict[str, Any]) -> None:
+def test_full_release_passes_summaries_without_raw_values(census: dict[str, Any], tmp_path: Path) -> None:
     # A run of its own: publishing ends the run and removes its working files, which other tests still use.
     spec_path = census["spec_path"]
-    loaded = run(LoadOperator(task_id="load", spec_path=spec_path))
+    # the reports are also kept on a report storage (an ObjectStoragePath; file:// here, s3:// in the S3 test)
+    common = {"spec_path": spec_path, "report_storage": f"file://{tmp_path / 'kept'}"}
+    dag_run = {"run_id": "manual__ops", "dag": SimpleNamespace(dag_id="ops")}
+    loaded = run(LoadOperator(task_id="load", **common), **dag_run)
     raw = read_source(ReleaseSpec.from_yaml(spec_path).source)  # the source's rows (the load step stores a snapshot)
-    candidate = run(AnonymizeOperator(task_id="anonymize", spec_path=spec_path, loaded=loaded))
-    diagnosis = run(PrivacyDiagnosisOperator(task_id="diagnose", spec_path=spec_path, loaded=loaded))
-    check = run(PrivacyCheckOperator(task_id="check", spec_path=spec_path, candidate=candidate))
-    publication = run(PublishOperator(task_id="publish", spec_path=spec_path, candidate=candidate, check=check))
+    candidate = run(AnonymizeOperator(task_id="anonymize", loaded=loaded, **common), **dag_run)
+    diagnosis = run(PrivacyDiagnosisOperator(task_id="diagnose", loaded=loaded, **common), **dag_run)
+    check = run(PrivacyCheckOperator(task_id="check", candidate=candidate, **common), **dag_run)
+    publication = run(PublishOperator(task_id="publish", candidate=candidate, check=check, **common), **dag_run)
     assert not Path(loaded["path"]).exists()  # the publish task removed the run's working files
+    (kept,) = (tmp_path / "kept").glob("*/ops__manual__ops*")
+    assert sorted(p.name for p in kept.iterdir()) == ["diagnosis.html", "diagnosis.json", "release.json"]
+    assert (kept / "diagnosis.html").read_bytes() == Path(diagnosis["html_path"]).read_bytes()
+    assert json.loads((kept / "release.json").read_text(encoding="utf-8")) == publication
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o700
 
     assert Path(diagnosis["html_path"]).is_file() and diagnosis["k"] >= 1
     assert check["passed"] and {c["requirement"] for c in check["checks"]} >= {"5-anonymity"}
@@ -159,7 +171,7 @@ def test_publish_retargets_by_override_and_annotates_its_asset(census: dict[str,
     common = {"spec_path": census["spec_path"], "candidate": fresh_candidate(census), "overrides": target}
     check = run(PrivacyCheckOperator(task_id="check", **common))
     asset = Asset(name="census_v2", uri="x-privacy-plugins://test/census_v2")
-    events: defaultdict[Any, SimpleNamespace] = defaultdict(SimpleNamespace)
+    events = OutletEventAccessors()
     publication = run(PublishOperator(task_id="publish", check=check, outlets=[asset], **common), outlet_events=events)
     assert (tmp_path / "out" / "census_v2.parquet").is_file()
     assert events[asset].extra == publication and publication["table"] == "census_v2"
@@ -179,6 +191,22 @@ def test_templated_overrides_become_numbers(census: dict[str, Any]) -> None:
     spec = load_spec(census["spec_path"], overrides)
     assert (spec.requirements.k, spec.requirements.suppression_limit, spec.destination.table) == (7, 0.1, "t_2")
     assert spec.requirements.l == 2  # untouched keys keep the spec's value
+
+
+def test_a_dag_rendering_native_objects_keeps_typed_params_typed(census: dict[str, Any]) -> None:
+    """``render_template_as_native_obj=True``: typed ``Param``s arrive typed, a numeric-looking string stays one."""
+    from airflow.sdk import Param
+
+    overrides = {"name": "{{ params.name }}", "requirements": {"k": "{{ params.k }}"}}
+    params = {"k": Param(7, type="integer"), "name": Param("2024", type="string")}
+    specs = {}
+    for native in (True, False):
+        with DAG(f"native_{native}", schedule=None, render_template_as_native_obj=native, params=params):
+            load = LoadOperator(task_id="load", spec_path=census["spec_path"], overrides=overrides)
+        load.render_template_fields({"params": {"k": 7, "name": "2024"}})  # Airflow's (native) Jinja environment
+        specs[native] = load.release_spec()
+    assert (specs[True].requirements.k, specs[True].name) == (7, "2024")
+    assert specs[False].requirements.k == 7  # rendered as "7", a number again by the coercion
 
 
 def test_gx_suite_is_validated_on_the_candidate(census: dict[str, Any]) -> None:

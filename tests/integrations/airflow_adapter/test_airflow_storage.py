@@ -59,7 +59,12 @@ def test_a_release_whose_tasks_run_on_different_machines_publishes(setup: dict[s
     assert sorted(p.name for p in remote.iterdir()) == ["snapshot.parquet"]
     assert stat.S_IMODE(remote.stat().st_mode) == 0o700 == stat.S_IMODE(remote.parent.stat().st_mode)
     other_machine(spec_path)
+    snapshot = remote / "snapshot.parquet"
+    uploaded = snapshot.stat().st_mtime_ns, snapshot.stat().st_ino
     candidate = run(AnonymizeOperator(task_id="anonymize", loaded=loaded, **common))
+    # the anonymize task pulled the snapshot and did not change it: it is not sent back
+    assert (snapshot.stat().st_mtime_ns, snapshot.stat().st_ino) == uploaded
+    assert "candidate.parquet" in {p.name for p in remote.iterdir()}
     other_machine(spec_path)
     check = run(PrivacyCheckOperator(task_id="check", candidate=candidate, **common))
     other_machine(spec_path)

@@ -101,6 +101,8 @@ def test_release_tasks_share_a_private_run_folder_on_s3(
         "spec_path": spec_path,
         "working_storage": f"s3://{BUCKET}/{PREFIX}",
         "working_storage_conn_id": s3.conn_id,
+        "report_storage": f"s3://{BUCKET}/reports",  # the reports outlive the worker (issue 29 item 4)
+        "report_storage_conn_id": s3.conn_id,
     }
     loaded = _run(LoadOperator(task_id="load", **common))
     after_load = _keys(s3)
@@ -120,6 +122,10 @@ def test_release_tasks_share_a_private_run_folder_on_s3(
     assert candidate["rows_in"] == loaded["rows"] == candidate["rows_out"] + candidate["suppressed"]
     assert k_anonymity(published, quasi_identifiers=list(spec.quasi_identifiers)) >= 5
     assert _keys(s3) == []  # the publish task removed the run's folder from the bucket
+    kept = s3.client.list_objects_v2(Bucket=BUCKET, Prefix="reports/")["Contents"]
+    reports = {item["Key"].rsplit("/", 1)[1]: item["Key"] for item in kept}
+    assert sorted(reports) == ["release.json"] and RUN in reports["release.json"]  # (no diagnose task here)
+    assert json.loads(s3.client.get_object(Bucket=BUCKET, Key=reports["release.json"])["Body"].read()) == publication
 
 
 def test_without_the_shared_folder_the_next_task_fails(
@@ -134,6 +140,8 @@ def test_without_the_shared_folder_the_next_task_fails(
         "spec_path": spec_path,
         "working_storage": f"s3://{BUCKET}/{PREFIX}",
         "working_storage_conn_id": s3.conn_id,
+        "report_storage": f"s3://{BUCKET}/reports",  # the reports outlive the worker (issue 29 item 4)
+        "report_storage_conn_id": s3.conn_id,
     }
     loaded = _run(LoadOperator(task_id="load", **common))
     for key in _keys(s3):

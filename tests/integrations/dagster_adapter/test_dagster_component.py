@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -84,11 +85,26 @@ def test_dg_scaffold_check_and_launch_a_release(tmp_path: Path) -> None:
     document = yaml.safe_load(defs_yaml.read_text(encoding="utf-8"))
     assert document["type"] == "privacy_plugins.integrations.dagster.PrivacyRelease"
     document["attributes"]["source"]["rows"] = 800  # seconds instead of a minute
+    document["attributes"]["owners"] = ["team:privacy"]
+    document["attributes"]["tags"] = {"domain": "census"}
     defs_yaml.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    checked = dg_cli("check", "defs")
-    assert checked.returncode == 0 and "All definitions loaded successfully" in checked.stdout + checked.stderr
+    # `dg list defs` loads every definition as `dg check defs` does (one CLI start-up less) and shows the catalog
+    listed = dg_cli("list", "defs", "--json")
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    catalog = {
+        a["asset_key"]: a for a in json.loads(listed.stdout)["assets"] if a["asset_key"].startswith("census_yaml/")
+    }
+    assert {key: sorted(a["kinds"]) for key, a in catalog.items()} == {
+        "census_yaml/raw": ["python"],
+        "census_yaml/privacy_diagnosis": ["html", "python"],
+        "census_yaml/anonymized_candidate": ["parquet", "python"],
+        "census_yaml/published": ["duckdb", "python"],
+    }
+    owners_and_tags = [(a["owners"], a["tags"]) for a in catalog.values()]
+    assert all(o == [{"team": "privacy"}] and {"key": "domain", "value": "census"} in t for o, t in owners_and_tags)
     launched = dg_cli("launch", "--assets", 'key:"census_yaml/*"')
     assert launched.returncode == 0, launched.stderr[-2000:]
-    spec = ReleaseSpec.from_dict(document["attributes"], base_dir=defs_yaml.parent)
+    attributes = {k: v for k, v in document["attributes"].items() if k not in ("owners", "tags")}
+    spec = ReleaseSpec.from_dict(attributes, base_dir=defs_yaml.parent)
     published = read_published(spec.destination)
     assert published is not None and k_anonymity(published, quasi_identifiers=list(spec.quasi_identifiers)) >= 5

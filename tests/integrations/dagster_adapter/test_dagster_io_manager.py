@@ -28,7 +28,9 @@ def _downstream(release: Any) -> list[Any]:
     @dg.asset(ins={"people": release.published_in()})
     def as_relation(people: duckdb.DuckDBPyRelation) -> dg.MaterializeResult[None]:
         ((count,),) = people.aggregate("count(*)").fetchall()
-        return dg.MaterializeResult(metadata={"rows": int(count), "type": type(people).__name__})
+        # queried in place: the relation is over the destination's file (a read-only connection), not a copy
+        ((access,),) = people.query("people", "SELECT current_setting('access_mode')").fetchall()
+        return dg.MaterializeResult(metadata={"rows": int(count), "type": type(people).__name__, "access": access})
 
     @dg.asset(ins={"candidate": release.candidate_in()})
     def reviewer(candidate: pd.DataFrame) -> dg.MaterializeResult[None]:
@@ -64,7 +66,11 @@ def test_downstream_assets_load_published_and_the_named_reader_loads_the_candida
     )  # what downstream got meets the release's k
     frame = _metadata(result, "as_frame")
     assert frame["rows"] == len(published) and "person_id" not in frame["columns"]
-    assert _metadata(result, "as_relation") == {"rows": len(published), "type": "DuckDBPyRelation"}
+    assert _metadata(result, "as_relation") == {
+        "rows": len(published),
+        "type": "DuckDBPyRelation",
+        "access": "read_only",
+    }
     candidate = pd.read_parquet(next((tmp_path / "work").rglob("candidate.parquet")))
     assert _metadata(result, "reviewer") == {"rows": len(candidate)}
 
@@ -84,6 +90,62 @@ def test_an_asset_not_named_in_candidate_readers_cannot_load_the_candidate(
         "as_relation",
         "census/published",
     }
+
+
+def test_the_reader_reaches_a_conn_id_destination_through_an_env_var(
+    census_spec: Callable[..., dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader's ``connection_url`` resource field, set with ``dg.EnvVar``: no ``AIRFLOW_CONN_*`` needed."""
+    from privacy_plugins.release import publish_table
+    from privacy_plugins.release.connections import connection_resolver
+
+    spec = ReleaseSpec.from_dict({**census_spec(), "destination": {"conn_id": "mart", "table": "census_release"}})
+    release = build_release_assets(spec)
+    mart = f"sqlite:///{tmp_path / 'mart.db'}"
+    with connection_resolver(lambda conn_id: mart):
+        publish_table(pd.DataFrame({"age": ["[20-39]", "[40-59]"], "disease": ["flu", "none"]}), spec.destination)
+    monkeypatch.delenv("AIRFLOW_CONN_MART", raising=False)
+    monkeypatch.setenv("PRIVACY_MART_URL", mart)
+
+    @dg.asset(ins={"people": release.published_in()})
+    def mart_rows(people: pd.DataFrame) -> dg.MaterializeResult[None]:
+        return dg.MaterializeResult(metadata={"rows": len(people)})
+
+    def run(reader: Any) -> Any:
+        resources = {release.resource_key: PrivacyReleaseResource(), release.reader_key: reader}
+        return dg.materialize(
+            [*release.assets, mart_rows], selection=[mart_rows.key], resources=resources, raise_on_error=False
+        )
+
+    result = run(release.reader(connection_url=dg.EnvVar("PRIVACY_MART_URL")))
+    assert result.success and _metadata(result, "mart_rows") == {"rows": 2}
+    assert mart not in repr(result.dagster_run.run_config)  # config holds the variable's name only
+    assert not run(release.reader()).success  # without it: AIRFLOW_CONN_MART is not set
+
+
+def test_the_reader_reads_where_the_runs_configured_resource_says(
+    census_spec: Callable[..., dict[str, Any]], tmp_path: Path
+) -> None:
+    """The reader requires the graph's resource by key: run config given to it reaches the reader too."""
+    from privacy_plugins.release import publish_table
+    from privacy_plugins.release.spec import DestinationSpec
+
+    spec = ReleaseSpec.from_dict(census_spec())
+    release = build_release_assets(spec)
+    other = tmp_path / "other.duckdb"
+    publish_table(pd.DataFrame({"age": ["a", "b", "c"]}), DestinationSpec(table=spec.destination.table, duckdb=other))
+
+    @dg.asset(ins={"people": release.published_in()})
+    def other_rows(people: pd.DataFrame) -> dg.MaterializeResult[None]:
+        return dg.MaterializeResult(metadata={"rows": len(people)})
+
+    result = dg.materialize(
+        [*release.assets, other_rows],
+        selection=[other_rows.key],
+        resources={release.resource_key: PrivacyReleaseResource(), release.reader_key: release.reader()},
+        run_config={"resources": {release.resource_key: {"config": {"destination_duckdb": str(other)}}}},
+    )
+    assert _metadata(result, "other_rows") == {"rows": 3}
 
 
 def test_the_reader_refuses_to_write(census_spec: Callable[..., dict[str, Any]]) -> None:

@@ -39,6 +39,8 @@ def _value(value: Any) -> Any:
     """A metadata value as plain data; a table as its schema and records, so every cell is searched."""
     if hasattr(value, "records") and hasattr(value, "schema"):
         return {"columns": [c.name for c in value.schema.columns], "records": [r.data for r in value.records]}
+    if hasattr(value, "schema"):  # dagster/column_schema: the published columns and their types
+        return [(c.name, c.type) for c in value.schema.columns]
     return value.value
 
 

@@ -37,15 +37,34 @@ def test_passing_graph_publishes_a_table_that_meets_the_targets(
     census_spec: Callable[..., dict[str, Any]], tmp_path: Path, run_graph: Any, inspect_run: SimpleNamespace
 ) -> None:
     spec = _spec(census_spec, tmp_path)
-    release = build_release_assets(spec)
+    release = build_release_assets(spec, owners=["team:privacy"], tags={"domain": "health"})
     result = run_graph(release)
     assert result.success
+    # catalog metadata: kinds, owners, tags on every asset; the published table named as dagster-duckdb does
+    specs = {key.path[-1]: asset.specs_by_key[key] for asset in release.assets for key in asset.keys}
+    assert {name: set(s.kinds) for name, s in specs.items()} == {
+        "raw": {"python"},
+        "privacy_diagnosis": {"python", "html"},
+        "anonymized_candidate": {"python", "parquet"},
+        "published": {"python", "duckdb"},
+    }
+    assert {(tuple(s.owners), s.tags["domain"], s.tags["privacy"]) for s in specs.values()} == {
+        (("team:privacy",), "health", "release")
+    }
+    (event,) = [e for e in result.get_asset_materialization_events() if e.asset_key.path[-1] == "published"]
+    metadata = event.materialization.metadata
+    database = Path(spec.destination.duckdb).resolve()  # type: ignore[arg-type]
+    assert metadata["dagster/uri"].value == f"duckdb://{database}/main/census_release"
+    assert metadata["dagster/table_name"].value == "main.census_release"
+    published_columns = [c.name for c in metadata["dagster/column_schema"].schema.columns]
+    assert metadata["dagster/row_count"].value == metadata["release numbers"].value["rows"]
     assert inspect_run.materialized(result) == {"raw", "privacy_diagnosis", "anonymized_candidate", "published"}
     checks = inspect_run.evaluations(result)
     assert set(checks) == set(release.check_names)
     assert all(c.passed for c in checks.values())
     table = read_published(spec.destination)
     assert table is not None and "person_id" not in table.columns
+    assert published_columns == [str(c) for c in table.columns]
     report = measure(table, quasi_identifiers=QIS, sensitive_attributes=["disease"])
     assert report.k >= 3
     assert report.for_attribute("disease").distinct_l >= 2

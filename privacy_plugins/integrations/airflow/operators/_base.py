@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from airflow.sdk import BaseOperator
@@ -38,7 +39,7 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.airflow.connections import airflow_resolver
-from privacy_plugins.integrations.airflow.storage import WorkingStorage
+from privacy_plugins.integrations.airflow.storage import ReportStorage, WorkingStorage
 from privacy_plugins.release import ReleaseSpec, remove_run_dir
 from privacy_plugins.release.connections import connection_resolver
 
@@ -69,11 +70,17 @@ def _numbers(value: Any) -> Any:
     return _number(value)
 
 
-def load_spec(spec_path: str, overrides: Mapping[str, Any] | None = None) -> ReleaseSpec:
-    """Read the spec; ``overrides`` (same layout as the YAML) are merged in before it is validated."""
+def load_spec(spec_path: str, overrides: Mapping[str, Any] | None = None, *, native: bool = False) -> ReleaseSpec:
+    """Read the spec; ``overrides`` (same layout as the YAML) are merged in before it is validated.
+
+    ``native``: the overrides were rendered as native objects (the DAG's ``render_template_as_native_obj``,
+    with typed ``Param``s), so they are taken as they are; otherwise numeric strings become numbers.
+    """
     if overrides is not None and not isinstance(overrides, Mapping):
         raise ConfigurationError(f"overrides must be a mapping like the spec's YAML, got {overrides!r}")
-    return ReleaseSpec.from_yaml(spec_path, overrides=_numbers(overrides) if overrides else None)
+    if not overrides:
+        return ReleaseSpec.from_yaml(spec_path)
+    return ReleaseSpec.from_yaml(spec_path, overrides=dict(overrides) if native else _numbers(overrides))
 
 
 class ReleaseStepOperator(BaseOperator):
@@ -82,11 +89,23 @@ class ReleaseStepOperator(BaseOperator):
     Args:
         spec_path: the release spec (YAML); relative paths in it resolve against its folder.
         overrides: merged into the spec's YAML before validation, as a JSON Merge Patch (``None`` removes a
-            key); numeric strings become numbers. E.g. ``{"requirements": {"k": "{{ params.k }}"}}`` or
+            key); numeric strings become numbers, unless the DAG sets ``render_template_as_native_obj=True``
+            (then typed ``Param``s arrive typed, and a string stays a string). E.g.
+            ``{"requirements": {"k": "{{ params.k }}"}}`` or
             ``{"destination": {"duckdb": None, "parquet": "out", "table": "census"}}``.
+        working_storage, working_storage_conn_id: the run's working files on shared storage (storage.py).
+        report_storage, report_storage_conn_id: an ``ObjectStoragePath`` URL (and connection) where the
+            diagnosis and the release summary of every run are kept (``ReportStorage``).
     """
 
-    template_fields: Sequence[str] = ("spec_path", "overrides", "working_storage")
+    template_fields: Sequence[str] = (
+        "spec_path",
+        "overrides",
+        "working_storage",
+        "working_storage_conn_id",
+        "report_storage",
+        "report_storage_conn_id",
+    )
     ui_color = "#e8f0fe"
 
     def __init__(
@@ -96,6 +115,8 @@ class ReleaseStepOperator(BaseOperator):
         overrides: Mapping[str, Any] | None = None,
         working_storage: str | None = None,
         working_storage_conn_id: str | None = None,
+        report_storage: str | None = None,
+        report_storage_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -103,13 +124,15 @@ class ReleaseStepOperator(BaseOperator):
         self.overrides = overrides
         self.working_storage = working_storage  # an ObjectStoragePath URL; see integrations/airflow/storage.py
         self.working_storage_conn_id = working_storage_conn_id
+        self.report_storage = report_storage  # where the reports are kept beyond the worker (storage.py)
+        self.report_storage_conn_id = report_storage_conn_id
         self._storage: WorkingStorage | None = None
         self._ended = False
 
     def execute(self, context: Context) -> dict[str, Any]:
         """Run the step; a bad spec or input fails the task at once (a retry cannot fix it)."""
         try:
-            spec = load_spec(str(self.spec_path), self.overrides)
+            spec = self.release_spec()
             self._storage = WorkingStorage.configured(self.working_storage, self.working_storage_conn_id)
             run = self.run_id(context)
             try:
@@ -129,6 +152,12 @@ class ReleaseStepOperator(BaseOperator):
             raise AirflowFailException(f"{self.task_id}: bad release spec or input ({self.spec_path}): {exc}") from exc
         result: dict[str, Any] = artifact.to_dict()
         return result
+
+    def release_spec(self) -> ReleaseSpec:
+        """The spec with the (rendered) overrides; typed as rendered when the DAG renders native objects."""
+        dag = self.dag if self.has_dag() else None  # type: ignore[no-untyped-call]
+        native = bool(getattr(dag, "render_template_as_native_obj", False))
+        return load_spec(str(self.spec_path), self.overrides, native=native)
 
     def run_id(self, context: Context) -> str | None:
         """``<dag_id>[__<task group>]__<run_id>``; ``None`` outside a DAG run (then the artifacts' own run is used).
@@ -157,6 +186,15 @@ class ReleaseStepOperator(BaseOperator):
     def run_step(self, spec: ReleaseSpec, context: Context) -> Any:
         """Run one release step and return its artifact (subclasses implement this)."""
         raise NotImplementedError
+
+    def store_reports(self, spec: ReleaseSpec, context: Context, reports: Mapping[str, Path | bytes]) -> None:
+        """Keep ``reports`` on the ``report_storage`` (if set), in this run's folder there."""
+        storage = ReportStorage.configured(self.report_storage, self.report_storage_conn_id)
+        run = self.run_id(context)
+        if storage is None or run is None:
+            return
+        for location in storage.store(spec, run, reports):
+            self.log.info("report kept at %s", location)
 
     def artifact(self, cls: type[A], value: Any, *, name: str) -> A:
         """Rebuild an upstream artifact from its XCom dict (pass ``upstream_task.output``)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from privacy_plugins.errors import ConfigurationError
-from privacy_plugins.integrations.airflow.operators._base import ReleaseStepOperator, load_spec
+from privacy_plugins.integrations.airflow.operators._base import ReleaseStepOperator
 from privacy_plugins.integrations.airflow.storage import WorkingStorage
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class ReleaseCleanupOperator(ReleaseStepOperator):
             self.log.warning("%s: not in a DAG run; no working files to remove", self.task_id)
             return {"run_id": None, "removed": False}
         try:
-            spec = load_spec(str(self.spec_path), self.overrides)
+            spec = self.release_spec()
         except (ConfigurationError, FileNotFoundError) as exc:
             # No step could have read this spec either, so none wrote working files for it.
             self.log.warning("%s: the spec cannot be read (%s); no working files to locate", self.task_id, exc)

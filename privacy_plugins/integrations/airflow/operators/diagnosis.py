@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from privacy_plugins.integrations.airflow.operators._base import LoadedTableStepOperator
@@ -31,5 +32,8 @@ class PrivacyDiagnosisOperator(LoadedTableStepOperator):
             summary.sample_uniques,
             100 * summary.share_at_risk,
             summary.html_path,
+        )
+        self.store_reports(
+            spec, context, {"diagnosis.html": Path(summary.html_path), "diagnosis.json": Path(summary.json_path)}
         )
         return summary

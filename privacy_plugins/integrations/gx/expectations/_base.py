@@ -1,5 +1,8 @@
 """What the four privacy expectations share: fields, the call into the core, result shape, Data Docs sentence.
 
+A ``row_condition`` (GX's, as on column expectations) checks the model on a
+subpopulation: only the rows it selects form the classes.
+
 A result holds the measured value and the violations as shapes: how many classes,
 how many records, which class sizes. It never holds raw quasi-identifier or
 sensitive values. GX's unexpected-value lists do not exist for a batch expectation,
@@ -17,6 +20,8 @@ from typing import Any, ClassVar
 
 from great_expectations.compatibility import pydantic
 from great_expectations.expectations.expectation import BatchExpectation
+from great_expectations.expectations.model_field_types import ConditionParser
+from great_expectations.expectations.row_conditions import RowConditionType
 from great_expectations.validator.metric_configuration import MetricConfiguration
 from great_expectations.validator.validator import ValidationDependencies
 
@@ -41,9 +46,21 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
     include_values: bool = pydantic.Field(
         False, description="Opt in to adding the QI values of up to 10 violating classes (records at risk)."
     )
+    # A subpopulation (GX's own row condition, as column expectations have it): the model holds on its rows.
+    row_condition: RowConditionType = None
+    condition_parser: ConditionParser | None = None
 
     metric_dependencies: ClassVar[tuple[str, ...]] = (EQUIVALENCE_CLASSES,)
     success_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "include_values")
+    domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
+    library_metadata: ClassVar[dict[str, Any]] = {
+        "maturity": "production",
+        "tags": ["privacy", "anonymization", "table expectation"],
+        "contributors": ["privacy_plugins developers"],
+        "requirements": ["privacy-plugins"],
+        "has_full_test_suite": True,
+        "manually_reviewed_code": True,
+    }
 
     @pydantic.root_validator(skip_on_failure=True)
     def _check_with_core(cls, values: dict[str, Any]) -> dict[str, Any]:
