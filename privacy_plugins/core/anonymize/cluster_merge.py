@@ -32,6 +32,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from privacy_plugins.core.anonymize import cluster_merge_kernel
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, GreedyStats
 
 __all__ = ["merge_clusters"]
@@ -181,14 +182,27 @@ def merge_clusters(
     min_size: int,
     stats: GreedyStats | None = None,
     progress: Callable[[int], None] | None = None,
+    by_size: bool = False,
 ) -> np.ndarray:
     """Cluster ``rows`` bottom-up (see the module docstring); return a group per row (dense ids).
 
     ``rows`` as one group must satisfy the models (the caller checks). ``progress(done)``
     is called with the number of records in valid clusters, about every 1 % of them.
+    ``by_size``: every model holds iff a cluster has ``min_size`` records; then the compiled
+    kernel (:mod:`~privacy_plugins.core.anonymize.cluster_merge_kernel`) runs where numba is
+    installed (progress only at the end).
     """
     stats = stats if stats is not None else GreedyStats()
     n = int(rows.shape[0])
+    if by_size and cluster_merge_kernel.AVAILABLE and space.flat is not None:
+        group, steps, n_clusters = cluster_merge_kernel.merge_units(
+            space.flat, space.offsets, space.strides, space.codes[:, rows], rng, min_size=min_size
+        )
+        stats.steps += steps
+        stats.clusters += n_clusters
+        if progress is not None:
+            progress(n)
+        return group
     box = _Boxes(space, space.codes[:, rows])
 
     def misses(g: int) -> bool:
