@@ -28,11 +28,11 @@ least ``min_size`` records.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 
 import numpy as np
 
-from privacy_plugins.core.anonymize import cluster_merge_kernel
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, GreedyStats
 
 __all__ = ["merge_clusters"]
@@ -164,6 +164,11 @@ class _Boxes:
             self.rows = [np.ascontiguousarray(table_rows[:, keep]) for table_rows in self.rows]
 
 
+def _compiled() -> bool:
+    """Whether numba is installed (the kernel module imports it, ~0.5 s: loaded only when it runs)."""
+    return importlib.util.find_spec("numba") is not None
+
+
 def _argmin(values: np.ndarray, rng: np.random.Generator) -> int:
     """Index of the smallest value, a seeded random one among ties."""
     low = values.min()
@@ -194,7 +199,9 @@ def merge_clusters(
     """
     stats = stats if stats is not None else GreedyStats()
     n = int(rows.shape[0])
-    if by_size and cluster_merge_kernel.AVAILABLE and space.flat is not None:
+    if by_size and space.flat is not None and _compiled():
+        from privacy_plugins.core.anonymize import cluster_merge_kernel  # imports numba: only when it runs
+
         group, steps, n_clusters = cluster_merge_kernel.merge_units(
             space.flat, space.offsets, space.strides, space.codes[:, rows], rng, min_size=min_size
         )

@@ -39,14 +39,19 @@ _EPS = 1e-12
 _WINDOW = 4
 
 
-def _njit(function: Any) -> Any:
-    """``numba.njit(cache=True)`` when numba is installed, else the function itself (never called)."""
-    return numba.njit(cache=True, nogil=True)(function) if numba is not None else function
+def _njit(function: Any, **options: Any) -> Any:
+    """``numba.njit`` (cached on disk when a cache directory is writable), else the function itself (never called)."""
+    if numba is None:
+        return function
+    try:
+        return numba.njit(cache=True, nogil=True, **options)(function)
+    except RuntimeError:  # no writable cache location: compile in every process instead
+        return numba.njit(nogil=True, **options)(function)
 
 
 def _inline(function: Any) -> Any:
     """:func:`_njit`, inlined into its callers (no per-call array reference counting on hot paths)."""
-    return numba.njit(cache=True, nogil=True, inline="always")(function) if numba is not None else function
+    return _njit(function, inline="always")
 
 
 @_njit

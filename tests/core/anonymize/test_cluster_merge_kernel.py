@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privacy_plugins.core.anonymize import cluster_merge_kernel
+from privacy_plugins.core.anonymize import cluster_merge, cluster_merge_kernel
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace
 from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension
@@ -87,5 +87,5 @@ def test_without_numba_or_size_only_models_the_numpy_path_runs(monkeypatch: pyte
     monkeypatch.setattr(cluster_merge_kernel, "merge_units", refuse)
     space = _space([0, 0, 1, 20, 21])
     assert _sets(_merge(space, 2, 0, by_size=False)) == {frozenset({0, 1, 2}), frozenset({3, 4})}
-    monkeypatch.setattr(cluster_merge_kernel, "AVAILABLE", False)
+    monkeypatch.setattr(cluster_merge, "_compiled", lambda: False)
     assert _sets(_merge(space, 2, 0, by_size=True)) == {frozenset({0, 1, 2}), frozenset({3, 4})}
