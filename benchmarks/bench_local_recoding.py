@@ -27,6 +27,19 @@ NCP / CPU seconds (ratio to ARX in the same run):
 Adult ×2 (60,324 rows), k = 10: ARX 0.0322 / 1.3; two-phase 0.0280 / 43.2 before, 0.0283 / 22.9 after;
 k-member 0.0415 / 26.3 before, 0.0417 / 3.0 after.
 
+Optional compiled phase 1 (``cluster_merge_kernel``, numba 0.68.1, size-only models), measured
+2026-11-26 13:20 back to back on the shared machine (load 8–9), two-phase NCP / CPU (ratio to ARX in
+the same run); numpy path: ``/work/main/.venv`` (no numba), kernel: a venv with numba added:
+
+    k   ARX local       two-phase numpy        two-phase + numba kernel
+    5   0.0307 / 1.10   0.0263 / 11.5 (10.5×)   0.0263 / 6.0 (4.4×)    (ARX 1.36 in that run)
+   10   0.0455 / 1.65   0.0417 / 14.6 (8.9×)    0.0418 / 7.2 (4.0×)    (ARX 1.78)
+   20   0.0637 / 2.06   0.0618 / 15.8 (7.7×)    0.0616 / 6.7 (4.4×)    (ARX 1.50)
+
+Kernel phase 1 alone at k = 10: ~0.9 s first pricing + ~2.6 s merging (numpy: ~8–9 s); the rest is
+refining (numpy, ~2.5–3 s). k = 10 with the kernel on Adult ×1/×2/×4: 6.2 / 12.3 / 28.0 s
+(growth exponent 1.09), NCP 0.0418 / 0.0280 / 0.0177.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check]
 """

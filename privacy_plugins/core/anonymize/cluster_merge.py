@@ -28,6 +28,7 @@ least ``min_size`` records.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 
 import numpy as np
@@ -163,6 +164,11 @@ class _Boxes:
             self.rows = [np.ascontiguousarray(table_rows[:, keep]) for table_rows in self.rows]
 
 
+def _compiled() -> bool:
+    """Whether numba is installed (the kernel module imports it, ~0.5 s: loaded only when it runs)."""
+    return importlib.util.find_spec("numba") is not None
+
+
 def _argmin(values: np.ndarray, rng: np.random.Generator) -> int:
     """Index of the smallest value, a seeded random one among ties."""
     low = values.min()
@@ -181,14 +187,29 @@ def merge_clusters(
     min_size: int,
     stats: GreedyStats | None = None,
     progress: Callable[[int], None] | None = None,
+    by_size: bool = False,
 ) -> np.ndarray:
     """Cluster ``rows`` bottom-up (see the module docstring); return a group per row (dense ids).
 
     ``rows`` as one group must satisfy the models (the caller checks). ``progress(done)``
     is called with the number of records in valid clusters, about every 1 % of them.
+    ``by_size``: every model holds iff a cluster has ``min_size`` records; then the compiled
+    kernel (:mod:`~privacy_plugins.core.anonymize.cluster_merge_kernel`) runs where numba is
+    installed (progress only at the end).
     """
     stats = stats if stats is not None else GreedyStats()
     n = int(rows.shape[0])
+    if by_size and space.flat is not None and _compiled():
+        from privacy_plugins.core.anonymize import cluster_merge_kernel  # imports numba: only when it runs
+
+        group, steps, n_clusters = cluster_merge_kernel.merge_units(
+            space.flat, space.offsets, space.strides, space.codes[:, rows], rng, min_size=min_size
+        )
+        stats.steps += steps
+        stats.clusters += n_clusters
+        if progress is not None:
+            progress(n)
+        return group
     box = _Boxes(space, space.codes[:, rows])
 
     def misses(g: int) -> bool:

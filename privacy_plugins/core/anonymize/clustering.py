@@ -260,7 +260,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
         cluster = greedy_clusters(space, checker, every, rng, min_size=min_size, relax=False,
                                   diversity=diversity, stats=stats, progress=phase1_progress)  # fmt: skip
     else:
-        cluster = merge_clusters(space, checker, every, rng, min_size=min_size, stats=stats, progress=phase1_progress)
+        cluster = merge_clusters(space, checker, every, rng, min_size=min_size, stats=stats, progress=phase1_progress,
+                                 by_size=checker.by_size)  # fmt: skip
     after_phase1 = int(cluster.max()) + 1
     phase1_sizes = np.bincount(cluster)
     absorbed = int((phase1_sizes - np.minimum(phase1_sizes, min_size)).sum()) if method == "two-phase" else 0

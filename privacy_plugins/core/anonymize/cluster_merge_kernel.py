@@ -1,0 +1,454 @@
+"""Compiled phase 1 of two-phase clustering (numba, optional): the merge loop of :mod:`cluster_merge` in one kernel.
+
+Used only when ``numba`` is importable, every QI has a span table (``CostSpace.flat``) and
+every model is judged by class size alone (a cluster is valid iff it has ``min_size``
+records, so no model callback is needed inside the loop); otherwise the numpy path of
+:func:`~privacy_plugins.core.anonymize.cluster_merge.merge_clusters` runs. Why a kernel:
+phase 1 takes one cheapest completion per step (~10k sequential steps on Adult), each
+pricing the merged cluster against every cluster; in numpy that is ~30 array calls per
+step, a floor of several seconds whatever the pruning.
+
+Same algorithm as the numpy path (merge or lend, priced as the change of ``Σ |c| · D(c)``;
+after a merge the new cluster is offered to every small cluster and the clusters that
+pointed at the merged ones are re-priced), on *weighted units*: a cluster is a list of
+pieces (distinct QI tuple, count), so equal records are moved in bulk and a lend takes
+whole pieces closest to the borrower's box (the last one split). A full re-pricing of
+one small cluster stops summing a candidate's QI costs as soon as its partial price
+exceeds the best so far (costs are non-negative). Ties go to the lower seeded priority,
+so the output is fixed by the seed (not equal to the numpy path's, whose ties draw
+from the generator).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:  # optional: the numpy path runs without it
+    import numba
+except ImportError:  # pragma: no cover - exercised where numba is absent
+    numba = None
+
+__all__ = ["AVAILABLE", "merge_units"]
+
+#: Whether the compiled kernel can run here.
+AVAILABLE = numba is not None
+_EPS = 1e-12
+#: Neighbouring ids priced first by a full re-pricing (a tight bound early).
+_WINDOW = 4
+
+
+def _njit(function: Any, **options: Any) -> Any:
+    """``numba.njit`` (cached on disk when a cache directory is writable), else the function itself (never called)."""
+    if numba is None:
+        return function
+    try:
+        return numba.njit(cache=True, nogil=True, **options)(function)
+    except RuntimeError:  # no writable cache location: compile in every process instead
+        return numba.njit(nogil=True, **options)(function)
+
+
+def _inline(function: Any) -> Any:
+    """:func:`_njit`, inlined into its callers (no per-call array reference counting on hot paths)."""
+    return _njit(function, inline="always")
+
+
+@_njit
+def _box_cost(low: Any, high: Any, c: int, flat: Any, offsets: Any, strides: Any) -> float:  # pragma: no cover
+    total = 0.0
+    for q in range(low.shape[1]):
+        total += flat[offsets[q] + low[c, q] * strides[q] + high[c, q]]
+    return total
+
+
+@_inline
+def _unlink(c: int, index: Any) -> None:  # pragma: no cover
+    """Take cluster ``c`` out of its bucket."""
+    head, nxt, prv, key = index[0], index[1], index[2], index[3]
+    if prv[c] >= 0:
+        nxt[prv[c]] = nxt[c]
+    elif key[c] >= 0:
+        head[key[c]] = nxt[c]
+    if nxt[c] >= 0:
+        prv[nxt[c]] = prv[c]
+    nxt[c], prv[c], key[c] = -1, -1, -1
+
+
+@_inline
+def _link(c: int, k: int, index: Any) -> None:  # pragma: no cover
+    """Put cluster ``c`` into bucket ``k`` (listed among the buckets to visit if new)."""
+    head, nxt, prv, key, keys, listed, n_keys = index
+    nxt[c], prv[c], key[c] = head[k], -1, k
+    if head[k] >= 0:
+        prv[head[k]] = c
+    head[k] = c
+    if not listed[k]:
+        listed[k] = True
+        keys[n_keys[0]] = k
+        n_keys[0] += 1
+
+
+@_njit
+def _best_of(
+    x: int,
+    cands: Any,
+    m: int,
+    found: int,
+    found_price: float,
+    found_lend: bool,
+    state: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+    min_size: float,
+    prio: Any,
+) -> tuple[int, float, bool]:  # pragma: no cover
+    """The best completion of small ``x`` among ``cands[:m]`` and the best so far.
+
+    A candidate's QIs are summed only while its partial price can still win (costs are
+    non-negative); ties go to the lower priority.
+    """
+    low, high, size, cost, alive, small = state[0], state[1], state[2], state[3], state[4], state[5]
+    n_qis = low.shape[1]
+    need = min_size - size[x]
+    for i in range(m):
+        p = cands[i]
+        if p == x or not alive[p]:
+            continue
+        lends = (not small[p]) and size[p] - need >= min_size
+        taken = need if lends else size[p]
+        base = -size[x] * cost[x] - taken * cost[p]
+        weight = size[x] + taken
+        bound = found_price + _EPS
+        if weight * max(cost[x], cost[p]) + base > bound:  # D(x ∪ p) >= max(D(x), D(p))
+            continue
+        union = 0.0
+        for q in range(n_qis):
+            lo = low[x, q] if low[x, q] < low[p, q] else low[p, q]
+            hi = high[x, q] if high[x, q] > high[p, q] else high[p, q]
+            union += flat[offsets[q] + lo * strides[q] + hi]
+            if weight * union + base > bound:
+                break
+        value = weight * union + base
+        if value > bound:
+            continue
+        if found < 0 or value < found_price - _EPS or (value <= found_price + _EPS and prio[p] < prio[found]):
+            found, found_price, found_lend = p, value, lends
+    return found, found_price, found_lend
+
+
+@_njit
+def _scan(
+    x: int,
+    hint: int,
+    state: Any,
+    index: Any,
+    top: Any,
+    cands: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+    min_size: float,
+    prio: Any,
+) -> None:  # pragma: no cover
+    """Best completion of small cluster ``x`` over the live clusters.
+
+    Likely cheap candidates come first (``hint``, and the clusters of neighbouring ids:
+    units are numbered in lexicographic order of their codes and a cluster keeps the id of
+    one of its units), so the bound is tight early. Then the clusters bucketed by their span
+    of the first QI: a price ``|x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p))`` from a bucket is
+    at least ``|x| · (T0(x ∪ span) − T0(x)) + T0(x ∪ span) − T0(span)`` (the union's other QIs
+    cost at least x's and p's, and ``taken ≥ 1``), so a bucket above the
+    best so far is skipped whole. The result does not depend on the order.
+    """
+    low, high, size, best, price, lend = state[0], state[1], state[2], state[6], state[7], state[8]
+    n = low.shape[0]
+    m = 0
+    for j in range(2 * _WINDOW + 2):  # the hint, then ids x − W … x + W
+        p = hint if j == 0 else x + j - 1 - _WINDOW
+        if 0 <= p < n:
+            cands[m] = p
+            m += 1
+    found, found_price, found_lend = _best_of(
+        x, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio
+    )
+    head, nxt, key, keys, n_keys = index[0], index[1], index[3], index[4], index[6]
+    width = strides[0]
+    own = flat[offsets[0] + low[x, 0] * width + high[x, 0]]
+    m = 0
+    for i in range(n_keys[0]):
+        k = keys[i]
+        p = head[k]
+        if p < 0:
+            continue
+        lo, hi = min(k // width, low[x, 0]), max(k % width, high[x, 0])
+        joined = flat[offsets[0] + lo * width + hi]
+        # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), taken ≥ 1, bounded on the first QI.
+        if size[x] * (joined - own) + (joined - flat[offsets[0] + k]) > found_price + _EPS:
+            continue
+        while p >= 0:
+            cands[m] = p
+            m += 1
+            p = nxt[p]
+    found, found_price, found_lend = _best_of(
+        x, cands, m, found, found_price, found_lend, state, flat, offsets, strides, min_size, prio
+    )
+    best[x], price[x], lend[x] = found, found_price, found_lend
+    top[key[x]] = max(top[key[x]], found_price)  # an upper bound of the prices in x's bucket
+
+
+@_njit
+def _merge_kernel(
+    codes: Any, counts: Any, flat: Any, offsets: Any, strides: Any, min_size: float, prio: Any, unit_key: Any
+) -> Any:  # pragma: no cover - compiled; covered through merge_units where numba is installed
+    n, n_qis = codes.shape
+    low, high = codes.copy(), codes.copy()
+    size = counts.astype(np.float64)
+    cost = np.zeros(n)
+    alive = np.ones(n, dtype=np.bool_)
+    small = size < min_size
+    best = np.full(n, -1, dtype=np.int64)
+    price = np.full(n, np.inf)
+    lend = np.zeros(n, dtype=np.bool_)
+    state = (low, high, size, cost, alive, small, best, price, lend)
+    capacity = 2 * n + 1
+    p_unit = np.empty(capacity, dtype=np.int64)
+    p_count = np.empty(capacity, dtype=np.int64)
+    nxt = np.full(capacity, -1, dtype=np.int64)
+    head = np.arange(n)
+    tail = np.arange(n)
+    for u in range(n):
+        p_unit[u], p_count[u] = u, counts[u]
+    n_pieces = n
+    scratch = np.empty(capacity, dtype=np.int64)
+    live = np.arange(n)
+    n_live, n_alive = n, n
+    # Buckets of clusters by their span of the first QI (doubly linked lists), and the
+    # buckets ever used (:func:`_scan` visits them).
+    n_spans = strides[0] * strides[0]
+    index = (
+        np.full(n_spans, -1, dtype=np.int64),
+        np.full(n, -1, dtype=np.int64),
+        np.full(n, -1, dtype=np.int64),
+        np.full(n, -1, dtype=np.int64),
+        np.empty(n_spans, dtype=np.int64),
+        np.zeros(n_spans, dtype=np.bool_),
+        np.zeros(1, dtype=np.int64),
+    )
+    cands = np.empty(n + 2 * _WINDOW + 2, dtype=np.int64)
+    top = np.full(n_spans, -np.inf)  # per bucket, at least the price of every small cluster in it
+    for c in range(n):
+        _link(c, low[c, 0] * strides[0] + high[c, 0], index)
+    for x in range(n):
+        if small[x]:
+            _scan(x, -1, state, index, top, cands, flat, offsets, strides, min_size, prio)
+    steps = 0
+    while True:
+        if 5 * n_alive < 4 * n_live:  # drop dead clusters from the live list
+            m = 0
+            for i in range(n_live):
+                if alive[live[i]]:
+                    live[m] = live[i]
+                    m += 1
+            n_live = m
+            top[:] = -np.inf  # tighten the buckets' price bounds
+            for i in range(n_live):
+                x = live[i]
+                if small[x]:
+                    top[index[3][x]] = max(top[index[3][x]], price[x])
+        a = -1
+        for i in range(n_live):
+            x = live[i]
+            if alive[x] and small[x] and np.isfinite(price[x]):
+                if a < 0 or price[x] < price[a] - _EPS or (price[x] <= price[a] + _EPS and prio[x] < prio[a]):
+                    a = x
+        if a < 0:
+            break
+        b = best[a]
+        if lend[a]:  # b gives a its ``need`` records closest to a's box (whole pieces, the last one split)
+            need = int(min_size - size[a])
+            k = 0
+            piece = head[b]
+            while piece >= 0:
+                scratch[k] = piece
+                k += 1
+                piece = nxt[piece]
+            pieces = scratch[:k].copy()
+            join = np.empty(k)
+            tie = np.empty(k)
+            for i in range(k):
+                u = p_unit[pieces[i]]
+                total = 0.0
+                for q in range(n_qis):
+                    lo = low[a, q] if low[a, q] < codes[u, q] else codes[u, q]
+                    hi = high[a, q] if high[a, q] > codes[u, q] else codes[u, q]
+                    total += flat[offsets[q] + lo * strides[q] + hi]
+                join[i], tie[i] = total, unit_key[u]
+            order = pieces[np.argsort(tie, kind="mergesort")]
+            join = join[np.argsort(tie, kind="mergesort")]
+            order = order[np.argsort(join, kind="mergesort")]
+            left = need
+            head[b], tail[b] = -1, -1
+            for i in range(k):
+                piece = order[i]
+                nxt[piece] = -1
+                if left > 0 and p_count[piece] > left:  # split: a takes ``left`` of this piece
+                    p_unit[n_pieces], p_count[n_pieces], nxt[n_pieces] = p_unit[piece], left, -1
+                    p_count[piece] -= left
+                    give, keep = n_pieces, piece
+                    n_pieces += 1
+                    left = 0
+                elif left > 0:
+                    give, keep = piece, -1
+                    left -= p_count[piece]
+                else:
+                    give, keep = -1, piece
+                if give >= 0:
+                    nxt[tail[a]] = give
+                    tail[a] = give
+                    u = p_unit[give]
+                    for q in range(n_qis):
+                        low[a, q] = min(low[a, q], codes[u, q])
+                        high[a, q] = max(high[a, q], codes[u, q])
+                if keep >= 0:
+                    if head[b] < 0:
+                        head[b] = keep
+                    else:
+                        nxt[tail[b]] = keep
+                    tail[b] = keep
+            size[a] += need
+            size[b] -= need
+            first = True
+            piece = head[b]
+            while piece >= 0:  # b's box from its remaining pieces
+                u = p_unit[piece]
+                for q in range(n_qis):
+                    if first or codes[u, q] < low[b, q]:
+                        low[b, q] = codes[u, q]
+                    if first or codes[u, q] > high[b, q]:
+                        high[b, q] = codes[u, q]
+                first = False
+                piece = nxt[piece]
+            cost[b] = _box_cost(low, high, b, flat, offsets, strides)
+        else:  # a takes b whole
+            nxt[tail[a]] = head[b]
+            tail[a] = tail[b]
+            head[b], tail[b] = -1, -1
+            for q in range(n_qis):
+                low[a, q] = min(low[a, q], low[b, q])
+                high[a, q] = max(high[a, q], high[b, q])
+            size[a] += size[b]
+            size[b] = 0.0
+            alive[b], small[b] = False, False
+            n_alive -= 1
+        cost[a] = _box_cost(low, high, a, flat, offsets, strides)
+        small[a] = size[a] < min_size
+        for c in (a, b):
+            _unlink(c, index)
+            if alive[c]:
+                _link(c, low[c, 0] * strides[0] + high[c, 0], index)
+        steps += 1
+        # a offered to every small cluster not pointing at a or b (those are re-priced below);
+        # a, if still small, priced against every cluster with the same joined costs.
+        # a offered to the small clusters (those pointing at a or b are re-priced below),
+        # bucket by bucket: a bucket whose smallest possible price with a,
+        # T0(span ∪ a) − T0(span), is above every price in it (``top``) is skipped whole.
+        b_head, b_next, b_keys, b_count = index[0], index[1], index[4], index[6]
+        width = strides[0]
+        for i in range(b_count[0]):
+            k = b_keys[i]
+            x = b_head[k]
+            if x < 0:
+                continue
+            lo, hi = min(k // width, low[a, 0]), max(k % width, high[a, 0])
+            if flat[offsets[0] + lo * width + hi] - flat[offsets[0] + k] > top[k] + _EPS:
+                continue
+            while x >= 0:
+                if small[x] and x != a and best[x] != a and best[x] != b:
+                    need = min_size - size[x]
+                    lends = (not small[a]) and size[a] - need >= min_size
+                    taken = need if lends else size[a]
+                    weight, base = size[x] + taken, -size[x] * cost[x] - taken * cost[a]
+                    bound = price[x] - _EPS
+                    if weight * max(cost[x], cost[a]) + base < bound:
+                        union = 0.0
+                        for q in range(n_qis):
+                            lo = low[x, q] if low[x, q] < low[a, q] else low[a, q]
+                            hi = high[x, q] if high[x, q] > high[a, q] else high[a, q]
+                            union += flat[offsets[q] + lo * strides[q] + hi]
+                            if weight * union + base >= bound:
+                                break
+                        if weight * union + base < bound:
+                            best[x], price[x], lend[x] = a, weight * union + base, lends
+                x = b_next[x]
+        if small[a]:
+            _scan(a, -1, state, index, top, cands, flat, offsets, strides, min_size, prio)
+        for i in range(n_live):
+            x = live[i]
+            if alive[x] and small[x] and x != a and (best[x] == a or best[x] == b):
+                _scan(x, a, state, index, top, cands, flat, offsets, strides, min_size, prio)
+    # Pieces of the live clusters, in list order: (unit, count, dense cluster id).
+    out_unit = np.empty(n_pieces, dtype=np.int64)
+    out_count = np.empty(n_pieces, dtype=np.int64)
+    out_cluster = np.empty(n_pieces, dtype=np.int64)
+    m, dense = 0, 0
+    for c in range(n):
+        if not alive[c]:
+            continue
+        piece = head[c]
+        while piece >= 0:
+            out_unit[m], out_count[m], out_cluster[m] = p_unit[piece], p_count[piece], dense
+            m += 1
+            piece = nxt[piece]
+        dense += 1
+    return out_unit[:m], out_count[:m], out_cluster[:m], steps, dense
+
+
+def merge_units(
+    flat: np.ndarray,
+    offsets: np.ndarray,
+    strides: np.ndarray,
+    codes: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    min_size: int,
+) -> tuple[np.ndarray, int, int]:
+    """Phase 1 over records with QI ``codes`` (``(n_qis, n)``), valid iff ``min_size`` records.
+
+    Returns a group per record (dense ids), the steps taken and the number of clusters.
+
+    ``flat``, ``offsets``, ``strides``: :attr:`CostSpace.flat` and its index arrays. The
+    records of a unit go to its pieces in a seeded random order.
+    """
+    n = codes.shape[1]
+    # QIs that separate records most first (the expected span cost of two random records):
+    # pruned prices stop after fewer QIs.
+    expected = []
+    for q in range(codes.shape[0]):
+        size_q = int(strides.ravel()[q])
+        table = flat[int(offsets.ravel()[q]) : int(offsets.ravel()[q]) + size_q * size_q].reshape(size_q, size_q)
+        freq = np.bincount(codes[q], minlength=size_q).astype(float)
+        expected.append(float(freq @ np.maximum(table, table.T) @ freq))
+    # The first QI buckets the clusters (:func:`_scan`): the one with the most codes in use.
+    used = [int(np.unique(row).shape[0]) for row in codes]
+    bucket_qi = int(np.argmax(used))
+    rest = [q for q in np.argsort(-np.array(expected), kind="stable").tolist() if q != bucket_qi]
+    qi_order = np.array([bucket_qi, *rest], dtype=np.int64)
+    codes, offsets, strides = codes[qi_order], offsets.ravel()[qi_order], strides.ravel()[qi_order]
+    tuples, inverse, counts = np.unique(codes.T, axis=0, return_inverse=True, return_counts=True)
+    inverse = np.asarray(inverse).ravel()
+    n_units = counts.shape[0]
+    unit_codes = np.ascontiguousarray(tuples.astype(np.int64))  # (units, QIs): one cache line per unit
+    prio, unit_key = rng.random(n_units), rng.random(n_units)
+    unit, count, cluster, steps, n_clusters = _merge_kernel(
+        unit_codes, counts.astype(np.int64), flat, offsets.ravel().astype(np.int64),
+        strides.ravel().astype(np.int64), float(min_size), prio, unit_key,
+    )  # fmt: skip
+    # Each unit's records in a seeded random order, dealt to its pieces in piece order.
+    shuffled = rng.permutation(n)
+    by_unit = shuffled[np.argsort(inverse[shuffled], kind="stable")]
+    order = np.argsort(unit, kind="stable")
+    group = np.empty(n, dtype=np.int64)
+    group[by_unit] = np.repeat(cluster[order], count[order])
+    return group, int(steps), int(n_clusters)

@@ -1,0 +1,91 @@
+"""The compiled phase 1 of two-phase (numba, optional): same merges and lends as the numpy path, valid, seeded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privacy_plugins.core.anonymize import cluster_merge, cluster_merge_kernel
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace
+from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
+from privacy_plugins.core.anonymize.mondrian import _dimension
+from privacy_plugins.core.hierarchies import Hierarchy
+
+compiled = pytest.mark.skipif(not cluster_merge_kernel.AVAILABLE, reason="numba is not installed (optional)")
+
+COLOR = Hierarchy.from_rows(
+    "color",
+    [["red", "warm", "*"], ["blue", "cold", "*"], ["orange", "warm", "*"], ["green", "cold", "*"]],
+)
+
+
+def _space(ages: list[int], colors: list[str] | None = None) -> CostSpace:
+    dimensions = [_dimension(pd.Series(ages), None)[0]]
+    if colors is not None:
+        dimensions.append(_dimension(pd.Series(colors), COLOR)[0])
+    return CostSpace(dimensions)
+
+
+def _merge(space: CostSpace, k: int, seed: int, *, by_size: bool) -> np.ndarray:
+    rows = np.arange(space.codes.shape[1])
+
+    def failing(rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        return np.asarray(np.bincount(group, minlength=n_groups) < k, dtype=bool)
+
+    return merge_clusters(space, failing, rows, np.random.default_rng(seed), min_size=k, by_size=by_size)
+
+
+def _sets(groups: np.ndarray) -> set[frozenset[int]]:
+    return {frozenset(np.flatnonzero(groups == g).tolist()) for g in set(groups.tolist())}
+
+
+@compiled
+@pytest.mark.parametrize("by_size", [False, True])
+def test_merging_grows_a_cluster_past_k_when_that_is_cheapest(by_size: bool) -> None:
+    # As test_clustering's: {20}+{21} (2/21) before {1} into {0,0} (3/21); then {0,0,1}.
+    groups = _merge(_space([0, 0, 1, 20, 21]), 2, 0, by_size=by_size)
+    assert _sets(groups) == {frozenset({0, 1, 2}), frozenset({3, 4})}
+
+
+@compiled
+@pytest.mark.parametrize("seed", range(4))
+def test_a_valid_cluster_lends_its_closest_records(seed: int) -> None:
+    # The unit of four 5s spares two: each end borrows one (a piece split) instead of merging whole.
+    groups = _merge(_space([0, 10, 5, 5, 5, 5]), 2, seed, by_size=True)
+    assert sorted(np.bincount(groups).tolist()) == [2, 2, 2]
+    assert groups[0] != groups[1] and len(set(groups[2:].tolist())) == 3
+
+
+@compiled
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.sampled_from(COLOR.leaves.tolist())), min_size=2, max_size=60),
+    st.integers(1, 6),
+    st.integers(0, 3),
+)
+def test_every_cluster_has_k_records_and_the_seed_fixes_the_output(
+    records: list[tuple[int, str]], k: int, seed: int
+) -> None:
+    if len(records) < k:
+        return
+    space = _space([a for a, _ in records], [c for _, c in records])
+    groups = _merge(space, k, seed, by_size=True)
+    assert groups.shape == (len(records),) and groups.min() == 0
+    sizes = np.bincount(groups)
+    assert (sizes >= k).all() and sizes.sum() == len(records)
+    assert set(groups.tolist()) == set(range(int(groups.max()) + 1))  # dense ids
+    assert np.array_equal(groups, _merge(space, k, seed, by_size=True))
+
+
+def test_without_numba_or_size_only_models_the_numpy_path_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the compiled kernel must not run here")
+
+    monkeypatch.setattr(cluster_merge_kernel, "merge_units", refuse)
+    space = _space([0, 0, 1, 20, 21])
+    assert _sets(_merge(space, 2, 0, by_size=False)) == {frozenset({0, 1, 2}), frozenset({3, 4})}
+    monkeypatch.setattr(cluster_merge, "_compiled", lambda: False)
+    assert _sets(_merge(space, 2, 0, by_size=True)) == {frozenset({0, 1, 2}), frozenset({3, 4})}
