@@ -112,7 +112,6 @@ class PolicyModel(dg.Model):
 
 HierarchyModel: Any = create_model(
     "HierarchyModel",
-    "HistoryModel",
     __base__=dg.Model,
     __doc__="One column's hierarchy: one builder (``interval: {...}``, ``taxonomy: {...}`` …) and its settings.",
     **{builder: (dict[str, Any] | None, None) for builder in HIERARCHY_BUILDERS},  # type: ignore[call-overload]
