@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+numba: Any
 try:  # optional: the numpy path runs without it
     import numba
 except ImportError:  # pragma: no cover - exercised where numba is absent

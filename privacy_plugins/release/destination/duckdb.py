@@ -52,9 +52,15 @@ class DuckDBDestination(TableDestination):
         return f"duckdb:///{self.path}"
 
     def engine(self, *, read_only: bool = False) -> sa.Engine:
-        """``duckdb:///<file>`` (its folder created when writing)."""
+        """``duckdb:///<file>`` (its folder created when writing).
+
+        Read-only unless this process already holds the file open for writing (a DuckDB source in the
+        same file, a validation's engine), when DuckDB refuses a read-only connection: then like them.
+        """
         import sqlalchemy as sa
 
+        if read_only and self.path.is_file() and _held_open_here(self.path):
+            read_only = False
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         return sa.create_engine(self.url(), connect_args={"read_only": True} if read_only else {})
@@ -145,24 +151,24 @@ class DuckDBDestination(TableDestination):
     def _read_tables(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
         if not self._exists():
             return {}
-        with _reading_connection(self.path) as connection:
-            tables = {
-                row[0] for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()
-            }
-            return {name: connection.execute(f'SELECT * FROM "{name}"').df() for name in names if name in tables}
+        engine = self.engine(read_only=True)
+        try:
+            with engine.connect() as connection:
+                raw: Any = connection.connection.driver_connection
+                tables = {row[0] for row in raw.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+                return {name: raw.execute(f'SELECT * FROM "{name}"').df() for name in names if name in tables}
+        finally:
+            engine.dispose()
 
 
-def _reading_connection(path: Path) -> Any:
-    """A read-only connection to ``path``, else one to the instance this process already holds open.
-
-    DuckDB refuses a read-only connection to a file this process has open for writing (a DuckDB
-    source in the same file, a validation's engine): then the same instance serves the read.
-    """
+def _held_open_here(path: Path) -> bool:
+    """Whether this process holds ``path`` open for writing (DuckDB then refuses a read-only connection)."""
     import duckdb
 
     try:
-        return duckdb.connect(str(path), read_only=True)
+        duckdb.connect(str(path), read_only=True).close()
     except duckdb.ConnectionException as exc:
-        if "different configuration" not in str(exc):
-            raise
-        return duckdb.connect(str(path))
+        if "different configuration" in str(exc):
+            return True
+        raise
+    return False
