@@ -139,6 +139,28 @@ class PrivacyModel(ABC):
         """One leakage bound per row of ``table`` when the model sets per-record bounds; ``None`` otherwise."""
         return None
 
+    def derived_columns(self, table: pd.DataFrame) -> dict[Hashable, np.ndarray]:
+        """Columns the model computes from the *raw* table before anonymizing; none by default.
+
+        A model whose per-record data depend on the raw quasi-identifiers (the release
+        history's intersection sets) cannot read them from a generalized table, so
+        :func:`~privacy_plugins.core.anonymize.anonymize` adds these columns to the input
+        (every algorithm carries non-QI columns through, so the re-check reads them on the
+        published rows) and drops them from the published table after the re-check.
+        """
+        return {}
+
+    def intersection_at_risk(self, counts: np.ndarray, bounds: np.ndarray | None) -> np.ndarray | None:
+        """Per row of ``counts``, whether the model fails on an intersection of releases; ``None``: not judged.
+
+        ``counts`` holds, per target (row) and sensitive value (column), the rows of the new
+        release's covering classes with that value, zeroed outside the values every release
+        leaves the adversary (``docs/composition.md``); ``bounds`` the targets' leakage bounds
+        (:meth:`leakage_bounds`) when the model sets them. Models that judge class sizes or
+        the whole table (k-anonymity, t-closeness) are not defined on an intersection.
+        """
+        return None
+
     def measuring_hierarchy(self) -> Hierarchy | None:
         """The sensitive attribute's hierarchy the model measures generalized values with, if any."""
         return None

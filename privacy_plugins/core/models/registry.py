@@ -29,6 +29,7 @@ from typing import Any
 from privacy_plugins.core.models.average_risk import AverageReidentificationRisk
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.models.delta_presence import DeltaPresence
+from privacy_plugins.core.models.history_diversity import HistoryDiversity
 from privacy_plugins.core.models.k_anonymity import KAnonymity
 from privacy_plugins.core.models.k_map import KMap
 from privacy_plugins.core.models.l_diversity import (
@@ -68,6 +69,7 @@ MODEL_REGISTRY: dict[str, type[PrivacyModel]] = {
         PopulationUniqueness,
         KMap,
         DeltaPresence,
+        HistoryDiversity,  # issue 26: the release history
     )
 }
 
