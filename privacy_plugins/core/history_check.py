@@ -157,7 +157,9 @@ def composition_check(
         column
         for model in judged_models
         for column in model.columns
-        if column != model.sensitive_attribute and column not in qis
+        if column != model.sensitive_attribute
+        and column not in qis
+        and column not in model.derived_columns(targets.iloc[:0])  # computed from the QIs, not read
     ]
     _require(targets, extra, "the targets")
     keys = list(dict.fromkeys([*qis, *extra]))
@@ -169,7 +171,7 @@ def composition_check(
     group_weight = np.bincount(group_of_row, weights=weights, minlength=n_groups).astype(np.int64)
     combo_of_group = groups.groupby(qis, dropna=False, sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
     combos = groups.iloc[np.unique(combo_of_group, return_index=True)[1]].reset_index(drop=True)
-    signature_cache: dict[Hashable, pd.DataFrame] = {}
+    per_attribute: dict[Hashable, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     at_risk_group = np.zeros(n_groups, dtype=bool)
     judged_group = np.zeros(n_groups, dtype=bool)
     results: list[ModelComposition] = []
@@ -180,24 +182,11 @@ def composition_check(
                 f"{model} reads {attribute!r}, which the release history {history.name!r} does not keep"
             )
         _require(candidate, [attribute], "the candidate")
-        if attribute not in signature_cache:
-            signature_cache[attribute] = _project(candidate, qis, attribute)
-        releases = [_project(signature, qis, attribute) for signature in history.signatures()]
-        sets = covering_sets(
-            combos,
-            [*releases, signature_cache[attribute]],
-            qis,
-            attribute,
-            hierarchies,
-            with_counts=True,
-            count_column=COUNT,
-        )
-        left = np.ones((len(combos), len(sets.values)), dtype=bool)
-        for held in sets.held:
-            left &= held
-        assert sets.counts is not None
-        counts = np.where(left, sets.counts[-1], 0.0)[combo_of_group]
-        covered = sets.covered[-1][combo_of_group]
+        if attribute not in per_attribute:
+            per_attribute[attribute] = _intersections(combos, candidate, history, qis, attribute, hierarchies)
+        left, new_counts, new_covered = per_attribute[attribute]
+        counts = np.where(left, new_counts, 0.0)[combo_of_group]
+        covered = new_covered[combo_of_group]
         bounds = model.leakage_bounds(groups)
         verdict = model.intersection_at_risk(counts, bounds)
         if verdict is None:
@@ -225,6 +214,30 @@ def composition_check(
         releases_compared=len(history),
         at_risk=at_risk,
     )
+
+
+def _intersections(
+    combos: pd.DataFrame,
+    candidate: pd.DataFrame,
+    history: ReleaseHistory,
+    qis: Sequence[Hashable],
+    attribute: Hashable,
+    hierarchies: Mapping[Hashable, Hierarchy] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per combination: the values every release leaves, the candidate's covering counts, whether it covers."""
+    releases = [_project(signature, qis, attribute) for signature in history.signatures()]
+    sets = covering_sets(
+        combos,
+        [*releases, _project(candidate, qis, attribute)],
+        qis,
+        attribute,
+        hierarchies,
+        with_counts=True,
+        count_column=COUNT,
+    )
+    left = np.logical_and.reduce(sets.held)
+    assert sets.counts is not None
+    return left, sets.counts[-1], sets.covered[-1]
 
 
 def _require(frame: pd.DataFrame, columns: Sequence[Hashable], what: str) -> None:

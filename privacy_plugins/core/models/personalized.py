@@ -201,7 +201,8 @@ class PersonalizedLeakage(PrivacyModel):
         if self.sensitive_hierarchy is not None or bounds is None:
             return None
         total = counts.sum(axis=1)
-        share = np.divide(counts.max(axis=1, initial=0.0), total, out=np.ones(len(counts)), where=total > 0)
+        # An empty intersection (she assumed the target where it is not) counts as at risk.
+        share = np.divide(counts.max(axis=1, initial=0.0), total, out=np.full(len(counts), np.inf), where=total > 0)
         return np.asarray(share > bounds + TOLERANCE)
 
     def observed(self, classes: EquivalenceClasses) -> float:
