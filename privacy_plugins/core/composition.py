@@ -242,12 +242,15 @@ class CoveringSets:
         covered: per release, whether some class covers the combination.
         counts: per release when asked, (combinations × values) rows summed over the covering
             classes (the ``__count`` column of a class signature, or one per published row).
+        matches: per release, ``(combination, class, class of each release row)``: every
+            (combination, covering class) pair, classes numbered per release.
     """
 
     values: pd.Index
     held: list[np.ndarray]
     covered: list[np.ndarray]
     counts: list[np.ndarray] | None = None
+    matches: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
 
 def covering_sets(
@@ -298,9 +301,10 @@ def covering_sets(
     ]
     return CoveringSets(
         values=values,
-        held=[held for held, _, _ in found],
-        covered=[covered for _, covered, _ in found],
-        counts=[counts for _, _, counts in found if counts is not None] if with_counts else None,
+        held=[held for held, _, _, _ in found],
+        covered=[covered for _, covered, _, _ in found],
+        counts=[counts for _, _, counts, _ in found if counts is not None] if with_counts else None,
+        matches=[matches for _, _, _, matches in found],
     )
 
 
@@ -397,7 +401,7 @@ def _value_sets(
     *,
     with_counts: bool = False,
     count_column: Hashable | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per distinct raw combination: the union of its covering classes' values, and whether any class covers it.
 
     Classes are numbered by prefix ids: the id of a class's first ``q + 1`` labels is
@@ -440,4 +444,5 @@ def _value_sets(
     if with_counts:
         counts = np.zeros((n_combos, len(values)), dtype=float)
         np.add.at(counts, (matched["combo"].to_numpy(), matched["value"].to_numpy()), matched["n"].to_numpy())
-    return held, covered, counts
+    matches = (frontier["combo"].to_numpy(dtype=np.int64), frontier["prefix"].to_numpy(dtype=np.int64), prefix)
+    return held, covered, counts, matches
