@@ -48,15 +48,24 @@ class ModelComposition:
         model: the model as text.
         records_at_risk: targets covered by the candidate whose intersection misses the model.
         smallest: the fewest distinct values left to any judged target (``None``: none judged).
+        already_at_risk: judged targets the history alone already leaves fewer than the model's
+            minimum of distinct values (:attr:`PrivacyModel.minimum_class_size`); they are at risk
+            only when the candidate narrows their values further.
     """
 
     model: str
     records_at_risk: int
     smallest: int | None
+    already_at_risk: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON."""
-        return {"model": self.model, "records_at_risk": self.records_at_risk, "smallest": self.smallest}
+        return {
+            "model": self.model,
+            "records_at_risk": self.records_at_risk,
+            "smallest": self.smallest,
+            "already_at_risk": self.already_at_risk,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,7 +180,7 @@ def composition_check(
     group_weight = np.bincount(group_of_row, weights=weights, minlength=n_groups).astype(np.int64)
     combo_of_group = groups.groupby(qis, dropna=False, sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
     combos = groups.iloc[np.unique(combo_of_group, return_index=True)[1]].reset_index(drop=True)
-    per_attribute: dict[Hashable, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    per_attribute: dict[Hashable, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     at_risk_group = np.zeros(n_groups, dtype=bool)
     judged_group = np.zeros(n_groups, dtype=bool)
     results: list[ModelComposition] = []
@@ -184,7 +193,7 @@ def composition_check(
         _require(candidate, [attribute], "the candidate")
         if attribute not in per_attribute:
             per_attribute[attribute] = _intersections(combos, candidate, history, qis, attribute, hierarchies)
-        left, new_counts, new_covered = per_attribute[attribute]
+        left, new_counts, new_covered, earlier = per_attribute[attribute]
         counts = np.where(left, new_counts, 0.0)[combo_of_group]
         covered = new_covered[combo_of_group]
         bounds = model.leakage_bounds(groups)
@@ -193,14 +202,20 @@ def composition_check(
             unchecked.append(str(model))
             continue
         judged_group |= covered
-        risky = np.asarray(verdict, dtype=bool) & covered
-        at_risk_group |= risky
         distinct = left.sum(axis=1)[combo_of_group]
+        before = earlier[combo_of_group]
+        # The history alone already leaves fewer values than the model needs (e.g. a newcomer covered
+        # by earlier classes she was never in): no release can repair that; one that narrows it further
+        # is still refused.
+        already = covered & (before < model.minimum_class_size)
+        risky = covered & np.where(already, distinct < before, np.asarray(verdict, dtype=bool))
+        at_risk_group |= risky
         results.append(
             ModelComposition(
                 model=str(model),
                 records_at_risk=int(group_weight[risky].sum()),
                 smallest=int(distinct[covered].min()) if covered.any() else None,
+                already_at_risk=int(group_weight[already].sum()),
             )
         )
     at_risk = at_risk_group[group_of_row] if len(group_of_row) else np.zeros(0, dtype=bool)
@@ -223,8 +238,9 @@ def _intersections(
     qis: Sequence[Hashable],
     attribute: Hashable,
     hierarchies: Mapping[Hashable, Hierarchy] | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per combination: the values every release leaves, the candidate's covering counts, whether it covers."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per combination: the values every release leaves, the candidate's covering counts, whether it
+    covers, and how many values the history alone leaves (every value when no kept release covers it)."""
     releases = [_project(signature, qis, attribute) for signature in history.signatures()]
     sets = covering_sets(
         combos,
@@ -237,7 +253,10 @@ def _intersections(
     )
     left = np.logical_and.reduce(sets.held)
     assert sets.counts is not None
-    return left, sets.counts[-1], sets.covered[-1]
+    earlier = np.logical_and.reduce(sets.held[:-1]) if releases else np.ones_like(left)
+    uncovered = ~np.logical_or.reduce(sets.covered[:-1]) if releases else np.ones(len(left), dtype=bool)
+    before = np.where(uncovered, np.iinfo(np.int64).max, earlier.sum(axis=1))
+    return left, sets.counts[-1], sets.covered[-1], before
 
 
 def _require(frame: pd.DataFrame, columns: Sequence[Hashable], what: str) -> None:

@@ -99,8 +99,13 @@ def reapply(
     row_of_class[class_of_probe] = np.arange(len(class_of_probe))
     chosen_class = row_of_class[cls] if len(cls) else cls
     keep = ~starred[chosen_class]
-    pairs = pd.DataFrame({"combo": combo[keep], "cls": chosen_class[keep], "w": weight[chosen_class[keep]]})
-    best = pairs.sort_values(["combo", "w", "cls"], ascending=[True, False, True]).drop_duplicates("combo")
+    # The most specific covering class: the one covering the fewest of the table's combinations
+    # (a proxy of its generalization), then the largest.
+    reach = np.bincount(chosen_class, minlength=len(classes)).astype(float)
+    pairs = pd.DataFrame(
+        {"combo": combo[keep], "cls": chosen_class[keep], "reach": reach[chosen_class[keep]], "w": -weight[chosen_class[keep]]}
+    )
+    best = pairs.sort_values(["combo", "reach", "w", "cls"]).drop_duplicates("combo")
     class_of_combo = np.full(len(combos), -1, dtype=np.int64)
     class_of_combo[best["combo"].to_numpy()] = best["cls"].to_numpy()
     class_of = class_of_combo[combo_of_row]
@@ -218,6 +223,10 @@ def suppress_at_risk(
         if check.passed and within and _holds(published, rows, targets, qis, bound):
             return published, rows, check, True
         drop = check.at_risk[rows]
+        absent = check.at_risk.copy()
+        absent[rows] = False
+        if absent.any():  # at risk but not published: another class covers them; leave those classes out
+            drop |= _covering_rows(targets.loc[absent], published, qis, hierarchies)
         if not drop.any():
             drop = _violating_rows(published, rows, targets, qis, bound)
         if not drop.any() or len(targets) - len(published) + int(drop.sum()) > max_suppressed:
@@ -225,6 +234,18 @@ def suppress_at_risk(
         published = published.loc[~drop].reset_index(drop=True)
         rows = rows[~drop]
         check = composition_check(targets, published, history, models, hierarchies=hierarchies)
+
+
+def _covering_rows(
+    targets: pd.DataFrame, published: pd.DataFrame, qis: list[Hashable], hierarchies: Mapping[Hashable, Hierarchy] | None
+) -> np.ndarray:
+    """Rows of ``published`` in a class that covers one of ``targets``."""
+    combos = targets[qis].drop_duplicates().reset_index(drop=True)
+    probe = published[qis].assign(__value="")
+    found = covering_sets(combos, [probe], qis, "__value", hierarchies)
+    assert found.matches is not None
+    _, cls, class_of_row = found.matches[0]
+    return np.isin(class_of_row, cls)
 
 
 def _classes(published: pd.DataFrame, rows: np.ndarray, targets: pd.DataFrame, qis: list[Hashable], models: Sequence[PrivacyModel]) -> EquivalenceClasses:

@@ -106,10 +106,11 @@ def oracle(
     history: Sequence[pd.DataFrame],
     models: Sequence[PrivacyModel],
     hierarchies: Mapping,
-) -> tuple[list[bool], dict[str, tuple[int, int | None]]]:
-    """Per target: at risk under any model; per model: (records at risk, smallest intersection)."""
+) -> tuple[list[bool], dict[str, tuple[int, int | None, int]]]:
+    """Per target: at risk under any model; per model: (records at risk, smallest intersection, already at risk)."""
     at_risk = [False] * len(targets)
     risky = {str(model): 0 for model in models}
+    already = {str(model): 0 for model in models}
     smallest: int | None = None
     candidate_rows = [row for _, row in candidate.iterrows()]
     history_rows = [[row for _, row in release.iterrows()] for release in history]
@@ -117,17 +118,23 @@ def oracle(
         new = _release_counts(candidate_rows, record, hierarchies)
         if new is None:
             continue
-        left = set(new)
+        before: set[str] | None = None  # what the history alone leaves (None: no earlier class covers her)
         for rows in history_rows:
             earlier = _release_counts(rows, record, hierarchies)
             if earlier is not None:
-                left &= set(earlier)
+                before = set(earlier) if before is None else before & set(earlier)
+        left = set(new) if before is None else set(new) & before
         smallest = len(left) if smallest is None else min(smallest, len(left))
         for model in models:
-            if _judge(model, {value: new[value] for value in left}, float(record["bound"])):
+            if before is not None and len(before) < model.minimum_class_size:
+                already[str(model)] += 1  # no release can repair her; one that narrows her further fails
+                fails = len(left) < len(before)
+            else:
+                fails = _judge(model, {value: new[value] for value in left}, float(record["bound"]))
+            if fails:
                 risky[str(model)] += 1
                 at_risk[position] = True
-    return at_risk, {name: (count, smallest) for name, count in risky.items()}
+    return at_risk, {name: (count, smallest, already[name]) for name, count in risky.items()}
 
 
 def _history(signatures: Sequence[pd.DataFrame]) -> ReleaseHistory:
@@ -202,8 +209,8 @@ def test_composition_check_matches_the_record_by_record_oracle(source: pd.DataFr
     )
     at_risk, per_model = oracle(source, candidate, earlier, JUDGED, hierarchies)
     assert by_record.at_risk.tolist() == at_risk
-    assert {m.model: (m.records_at_risk, m.smallest) for m in by_record.models} == per_model
-    assert {m.model: (m.records_at_risk, m.smallest) for m in result.models} == per_model
+    assert {m.model: (m.records_at_risk, m.smallest, m.already_at_risk) for m in by_record.models} == per_model
+    assert {m.model: (m.records_at_risk, m.smallest, m.already_at_risk) for m in result.models} == per_model
     assert result.records_at_risk == by_record.records_at_risk == sum(at_risk)
     assert result.passed == (not any(at_risk))
     assert result.unchecked == (str(KAnonymity(2)), str(TCloseness("disease", 0.3)))
@@ -267,7 +274,8 @@ def test_the_history_model_is_monotone_under_generalization(source: pd.DataFrame
     coarse = EquivalenceClasses.from_class_ids(
         frame, tuple(QIS), np.unique(coarse_ids, return_inverse=True)[1], len(np.unique(coarse_ids))
     )
-    assert (model.left_per_unit(coarse) >= model.left_per_unit(fine)).all()
+    (fine_left, fine_need), (coarse_left, coarse_need) = model.left_per_unit(fine), model.left_per_unit(coarse)
+    assert (coarse_left >= fine_left).all() and (coarse_need == fine_need).all()
     if model.holds(fine):
         assert model.holds(coarse)
     assert model.is_monotonic(with_suppression=False) and not model.is_monotonic(with_suppression=True)

@@ -4,7 +4,9 @@ For a record t with raw quasi-identifiers q, the history leaves the adversary
 H(t) = ∩_r C_r(t): the sensitive values of the classes covering q in every kept release r
 (``docs/composition.md``; a release covering nobody with q tells nothing). A class E of the
 new release is acceptable when |H(t) ∩ S(E)| ≥ l for every record t of E, S(E) being E's
-sensitive values. The candidate's own covering classes can only add values to what it tells
+sensitive values — or, for a record the history alone already leaves fewer than l values (a
+newcomer covered by earlier classes she was never in: no release can repair that),
+H(t) ⊆ S(E), so the release narrows nothing further. The candidate's own covering classes can only add values to what it tells
 about t (S(E) is a subset of them), so a table that meets this model passes the gate's
 :func:`~privacy_plugins.core.history_check.composition_check` for distinct l-diversity on
 every record it publishes.
@@ -150,8 +152,12 @@ class HistoryDiversity(PrivacyModel):
         codes = _encode(left, universal)
         return {self.set_column: codes[combo_of_row]}
 
-    def left_per_unit(self, classes: EquivalenceClasses) -> np.ndarray:
-        """|H(t) ∩ S(E)| for every unit (row of ``classes.frame``)."""
+    def left_per_unit(self, classes: EquivalenceClasses) -> tuple[np.ndarray, np.ndarray]:
+        """|H(t) ∩ S(E)| and what it must reach, min(l, |H(t)|), for every unit (row of ``classes.frame``).
+
+        A record the history alone already leaves fewer than l values (a newcomer covered by
+        earlier classes she was never in) cannot be repaired; it must keep every value it has.
+        """
         counts = classes.sensitive(self.sensitive_attribute)
         in_history = self.values.get_indexer(as_labels(pd.Series(counts.column.values, dtype=object)))
         known = in_history[counts.pair_value] >= 0
@@ -164,22 +170,25 @@ class HistoryDiversity(PrivacyModel):
         pairs, pair_of_unit = np.unique(key, return_inverse=True)
         cls, held = pairs // max(len(encoded), 1), pairs % max(len(encoded), 1)
         left = np.where(universal[held], distinct[cls], (sets[held] & class_has[cls]).sum(axis=1))
-        return np.asarray(left[pair_of_unit.reshape(-1)], dtype=np.int64)
+        need = np.where(universal, self.l, np.minimum(sets.sum(axis=1), self.l))
+        return np.asarray(left[pair_of_unit.reshape(-1)], dtype=float), need[set_codes]
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
-        """Classes holding a record left with fewer than l values over the history and the class."""
-        short = self.left_per_unit(classes) < self.l - TOLERANCE
+        """Classes holding a record left with fewer values than it needs over the history and the class."""
+        left, need = self.left_per_unit(classes)
+        short = left < need - TOLERANCE
         mask = np.zeros(classes.n_classes, dtype=bool)
         mask[classes.class_of_row[short]] = True
         return mask
 
     def observed(self, classes: EquivalenceClasses) -> float:
         """The fewest values any record keeps."""
-        left = self.left_per_unit(classes)
+        left, _ = self.left_per_unit(classes)
         return float(left.min()) if len(left) else float("inf")
 
     def intersection_at_risk(self, counts: np.ndarray, bounds: np.ndarray | None) -> np.ndarray | None:
-        """Fewer than l distinct values left (the gate judges it as distinct l-diversity)."""
+        """Fewer than l distinct values left (the gate judges it as distinct l-diversity, with the
+        same allowance for records the history alone already leaves fewer)."""
         return np.asarray((counts > 0).sum(axis=1) < self.l - TOLERANCE)
 
 
