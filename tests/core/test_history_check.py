@@ -166,7 +166,7 @@ JUDGED = [
 ]
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     source=sources(),
     plan=st.lists(st.sampled_from(["optimal", "mondrian", "two-phase"]), min_size=2, max_size=3),
@@ -252,7 +252,7 @@ def test_bad_arguments_are_named() -> None:
         from_config("history_l_diversity", sensitive_attribute="disease", l=2, history={"releases": []})
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=sources(), seed=st.integers(0, 2**16), classes=st.integers(1, 8))
 def test_the_history_model_is_monotone_under_generalization(source: pd.DataFrame, seed: int, classes: int) -> None:
     """Merging classes never lowers any record's |H(t) ∩ S(E)|, so a passing partition's coarsenings pass."""
