@@ -30,6 +30,7 @@ Run:  .venv/bin/python benchmarks/bench_history.py [--algorithms optimal,mondria
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 from collections.abc import Hashable, Mapping
 
@@ -54,9 +55,10 @@ def published_ncp(table: pd.DataFrame, rows_in: int, hierarchies: Mapping[Hashab
     for qi in QIS:
         hierarchy = hierarchies[qi]
         leaves = pd.Series(hierarchy.leaves, dtype=object)
-        if np.issubdtype(np.asarray(pd.to_numeric(leaves, errors="coerce")).dtype, np.number) and not pd.to_numeric(
-            leaves, errors="coerce"
-        ).isna().any():
+        if (
+            np.issubdtype(np.asarray(pd.to_numeric(leaves, errors="coerce")).dtype, np.number)
+            and not pd.to_numeric(leaves, errors="coerce").isna().any()
+        ):
             leaves = pd.to_numeric(leaves)
         labels = pd.Index(pd.unique(table[qi].astype(str)))
         pairs = _covering_pairs(leaves, labels, hierarchy)
@@ -71,7 +73,7 @@ def batches(adult: pd.DataFrame, sizes: list[int], deletions: float, seed: int) 
     """Each release's table: the previous one minus ``deletions`` of its rows, plus the next new rows."""
     rng = np.random.default_rng(seed)
     tables = [adult.iloc[: sizes[0]]]
-    for previous_size, size in zip(sizes, sizes[1:], strict=False):
+    for previous_size, size in itertools.pairwise(sizes):
         kept = tables[-1]
         if deletions:
             keep = rng.random(len(kept)) >= deletions
@@ -106,7 +108,8 @@ def main() -> int:
         f"({args.deletions:.0%} of the previous rows deleted before each); k=5, {second}, 2% suppression"
     )
     print(
-        f"{'algorithm':>10} | {'methods':>16} | {'passed':>6} | {'all: 1 value':>12} | {'correct':>7} | {'worst pair':>10} | "
+        f"{'algorithm':>10} | {'methods':>16} | {'passed':>6} | {'all: 1 value':>12} | {'correct':>7} | "
+        f"{'worst pair':>10} | "
         f"{'< 2 values':>10} | {'NCP hist':>8} | {'NCP indep':>9} | {'ratio':>5} | {'hist s':>6} | {'indep s':>7} | "
         f"{'attack s':>8}"
     )
@@ -174,7 +177,8 @@ def main() -> int:
         worst = max((pair.disclosed for pair in report.pairs), default=0)
         ratio = float(np.mean(ncp_history) / np.mean(ncp_independent))
         print(
-            f"{algorithm:>10} | {' '.join(methods):>16} | {passed:>4}/{len(tables)} | {report.overall.disclosed:>12,} | "
+            f"{algorithm:>10} | {' '.join(methods):>16} | {passed:>4}/{len(tables)} | "
+            f"{report.overall.disclosed:>12,} | "
             f"{report.overall.disclosed_correctly or 0:>7,} | "
             f"{worst:>10,} | {report.overall.below_l:>10,} | {np.mean(ncp_history):>8.4f} | "
             f"{np.mean(ncp_independent):>9.4f} | {ratio:>5.2f} | {history_seconds:>6.1f} | "

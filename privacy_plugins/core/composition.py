@@ -193,7 +193,7 @@ def intersection_attack(
     combo_of_group = groups.groupby(qis, dropna=False, sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
     combos = groups.iloc[np.unique(combo_of_group, return_index=True)[1]].reset_index(drop=True)
     covering = covering_sets(combos, releases, qis, sensitive_attribute, hierarchies)
-    values = covering.values
+    values = covering.values  # noqa: PD011 (a dataclass field, not a DataFrame)
     sets = list(zip(covering.held, covering.covered, strict=True))
     n = len(releases)
     truth = (

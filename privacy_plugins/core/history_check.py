@@ -239,8 +239,10 @@ def _intersections(
     attribute: Hashable,
     hierarchies: Mapping[Hashable, Hierarchy] | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per combination: the values every release leaves, the candidate's covering counts, whether it
-    covers, and how many values the history alone leaves (every value when no kept release covers it)."""
+    """Per combination: what every release leaves, the candidate's counts, coverage, the history's count.
+
+    The last is how many values the history alone leaves (int max when no kept release covers it).
+    """
     releases = [_project(signature, qis, attribute) for signature in history.signatures()]
     sets = covering_sets(
         combos,

@@ -103,7 +103,12 @@ def reapply(
     # (a proxy of its generalization), then the largest.
     reach = np.bincount(chosen_class, minlength=len(classes)).astype(float)
     pairs = pd.DataFrame(
-        {"combo": combo[keep], "cls": chosen_class[keep], "reach": reach[chosen_class[keep]], "w": -weight[chosen_class[keep]]}
+        {
+            "combo": combo[keep],
+            "cls": chosen_class[keep],
+            "reach": reach[chosen_class[keep]],
+            "w": -weight[chosen_class[keep]],
+        }
     )
     best = pairs.sort_values(["combo", "reach", "w", "cls"]).drop_duplicates("combo")
     class_of_combo = np.full(len(combos), -1, dtype=np.int64)
@@ -209,7 +214,10 @@ def suppress_at_risk(
         targets: the raw table (every record is a target).
         published: the candidate, one row per published record; ``rows[i]`` is row i's record in ``targets``.
         rows: see ``published``.
-        history, models, quasi_identifiers, hierarchies: as for :func:`release_with_history`.
+        history: the kept earlier releases.
+        models: the release's models (bound to the hierarchies).
+        quasi_identifiers: the QIs.
+        hierarchies: the QIs' hierarchies (coverage and the history model).
         max_suppressed: the most records that may be left out in all (already left out included).
 
     Returns:
@@ -237,7 +245,10 @@ def suppress_at_risk(
 
 
 def _covering_rows(
-    targets: pd.DataFrame, published: pd.DataFrame, qis: list[Hashable], hierarchies: Mapping[Hashable, Hierarchy] | None
+    targets: pd.DataFrame,
+    published: pd.DataFrame,
+    qis: list[Hashable],
+    hierarchies: Mapping[Hashable, Hierarchy] | None,
 ) -> np.ndarray:
     """Rows of ``published`` in a class that covers one of ``targets``."""
     combos = targets[qis].drop_duplicates().reset_index(drop=True)
@@ -248,7 +259,13 @@ def _covering_rows(
     return np.isin(class_of_row, cls)
 
 
-def _classes(published: pd.DataFrame, rows: np.ndarray, targets: pd.DataFrame, qis: list[Hashable], models: Sequence[PrivacyModel]) -> EquivalenceClasses:
+def _classes(
+    published: pd.DataFrame,
+    rows: np.ndarray,
+    targets: pd.DataFrame,
+    qis: list[Hashable],
+    models: Sequence[PrivacyModel],
+) -> EquivalenceClasses:
     """The published classes with the models' derived columns (computed on the raw records)."""
     derived = with_derived_columns(targets.iloc[rows].reset_index(drop=True), models)
     frame = published.copy(deep=False)
@@ -257,14 +274,26 @@ def _classes(published: pd.DataFrame, rows: np.ndarray, targets: pd.DataFrame, q
     return EquivalenceClasses.from_frame(frame.reset_index(drop=True), qis)
 
 
-def _holds(published: pd.DataFrame, rows: np.ndarray, targets: pd.DataFrame, qis: list[Hashable], models: Sequence[PrivacyModel]) -> bool:
+def _holds(
+    published: pd.DataFrame,
+    rows: np.ndarray,
+    targets: pd.DataFrame,
+    qis: list[Hashable],
+    models: Sequence[PrivacyModel],
+) -> bool:
     if not len(published):
         return True
     classes = _classes(published, rows, targets, qis, models)
     return all(model.holds(classes) for model in models)
 
 
-def _violating_rows(published: pd.DataFrame, rows: np.ndarray, targets: pd.DataFrame, qis: list[Hashable], models: Sequence[PrivacyModel]) -> np.ndarray:
+def _violating_rows(
+    published: pd.DataFrame,
+    rows: np.ndarray,
+    targets: pd.DataFrame,
+    qis: list[Hashable],
+    models: Sequence[PrivacyModel],
+) -> np.ndarray:
     if not len(published):
         return np.zeros(0, dtype=bool)
     classes = _classes(published, rows, targets, qis, models)
@@ -292,9 +321,15 @@ def release_with_history(
 
     Args:
         table: the raw table of this release (QIs, sensitive columns, other columns).
-        quasi_identifiers, models, hierarchies, algorithm, suppression_limit, sensitive_attributes,
-            seed, options: as for :func:`~privacy_plugins.core.anonymize.anonymize` (the spec).
+        quasi_identifiers: the QIs (the history's).
+        models: the release's models; a history model per sensitive attribute is added in (b).
         history: the kept earlier releases (empty: a plain anonymization, then the check).
+        hierarchies: the QIs' hierarchies.
+        algorithm: a registered anonymizer (the spec's).
+        suppression_limit: fraction of records that may be left out in all, in [0, 1).
+        sensitive_attributes: sensitive columns besides those the models name.
+        seed: for randomized algorithms.
+        **options: the algorithm's own options, as for :func:`~privacy_plugins.core.anonymize.anonymize`.
         reuse: try (a), re-applying the last release's transformation, first.
 
     Returns:
@@ -368,5 +403,5 @@ def release_with_history(
         empty = raw.iloc[:0]
         check = composition_check(raw, empty, history, bound, hierarchies=hierarchies)
         return HistoryRelease(empty, "failed", check, len(raw), tuple(tried), {})
-    published, check, suppressed, transformation = last
-    return HistoryRelease(published, "failed", check, suppressed, tuple(tried), transformation)
+    published, check, suppressed, kept = last
+    return HistoryRelease(published, "failed", check, suppressed, tuple(tried), kept)

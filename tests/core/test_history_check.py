@@ -172,7 +172,9 @@ JUDGED = [
     plan=st.lists(st.sampled_from(["optimal", "mondrian", "two-phase"]), min_size=2, max_size=3),
     seed=st.integers(0, 2**16),
 )
-def test_composition_check_matches_the_record_by_record_oracle(source: pd.DataFrame, plan: list[str], seed: int) -> None:
+def test_composition_check_matches_the_record_by_record_oracle(
+    source: pd.DataFrame, plan: list[str], seed: int
+) -> None:
     """Growing shuffled releases by the product's anonymizers; the last is the candidate."""
     hierarchies = _hierarchies()
     shuffled = source.sample(frac=1.0, random_state=seed).reset_index(drop=True)
@@ -186,9 +188,9 @@ def test_composition_check_matches_the_record_by_record_oracle(source: pd.DataFr
                 quasi_identifiers=QIS,
                 models=[KAnonymity(2)],
                 suppression_limit=0.25,
-                hierarchies=hierarchies if step % 2 == 0 else {"zip": hierarchies["zip"]} | (
-                    {"age": hierarchies["age"]} if algorithm == "optimal" else {}
-                ),
+                hierarchies=hierarchies
+                if step % 2 == 0
+                else {"zip": hierarchies["zip"]} | ({"age": hierarchies["age"]} if algorithm == "optimal" else {}),
                 sensitive_attributes=["disease"],
                 seed=seed,
             )
@@ -220,7 +222,9 @@ def test_composition_check_matches_the_record_by_record_oracle(source: pd.DataFr
 
 
 def test_worked_example_and_no_value_in_the_report() -> None:
-    source = pd.DataFrame({"age": [21, 22, 23, 24], "zip": ["SECRET-ZIP"] * 4, "disease": ["A-VAL", "B-VAL", "A-VAL", "C-VAL"]})
+    source = pd.DataFrame(
+        {"age": [21, 22, 23, 24], "zip": ["SECRET-ZIP"] * 4, "disease": ["A-VAL", "B-VAL", "A-VAL", "C-VAL"]}
+    )
     first = source.assign(age=["[21-22]"] * 2 + ["[23-24]"] * 2, zip="*")
     second = source.assign(age=["[21-23]"] * 3 + ["24"], zip="*")
     history = _history([class_signature(first, QIS, ["disease"])])
@@ -325,7 +329,9 @@ def test_every_algorithm_honours_the_history_model_or_refuses_it(algorithm: str)
         suppression_limit=0.1,
     )
     assert result.passed and model.set_column not in result.table.columns
-    check = composition_check(source, result.table, history, [DistinctLDiversity("disease", 2)], hierarchies=_hierarchies())
+    check = composition_check(
+        source, result.table, history, [DistinctLDiversity("disease", 2)], hierarchies=_hierarchies()
+    )
     assert check.passed, str(check)
     assert check.judged > 0
 
@@ -344,6 +350,8 @@ def test_without_the_history_model_the_same_release_discloses() -> None:
             sensitive_attributes=["disease"],
             suppression_limit=0.1,
         )
-        check = composition_check(source, result.table, history, [DistinctLDiversity("disease", 2)], hierarchies=_hierarchies())
+        check = composition_check(
+            source, result.table, history, [DistinctLDiversity("disease", 2)], hierarchies=_hierarchies()
+        )
         failing.append(not check.passed)
     assert any(failing), failing

@@ -21,7 +21,9 @@ HIERARCHIES = {
 
 
 def _release(table: pd.DataFrame, transformation: dict | None = None) -> PublishedRelease:
-    return PublishedRelease("r", "2026-11-26T00:00:00Z", "f", transformation or {}, class_signature(table, QIS, ["disease"]))
+    return PublishedRelease(
+        "r", "2026-11-26T00:00:00Z", "f", transformation or {}, class_signature(table, QIS, ["disease"])
+    )
 
 
 def test_full_domain_reapply_recodes_at_the_stored_levels_and_reports_values_outside_the_hierarchy() -> None:
@@ -44,7 +46,7 @@ def test_local_reapply_takes_the_most_specific_covering_class_and_never_the_supp
     )
     grown = pd.DataFrame({"age": [25, 40, 60], "zip": ["47907", "47610", "47907"], "disease": ["x", "y", "z"]})
     out = reapply(grown, _release(published), QIS, HIERARCHIES)
-    assert out.table[QIS].values.tolist() == [["[20-29]", "4790*"], ["[20-45]", "47***"]]
+    assert out.table[QIS].to_numpy().tolist() == [["[20-29]", "4790*"], ["[20-45]", "47***"]]
     assert out.uncovered == 1 and out.rows.tolist() == [0, 1]  # 60 is covered only by the all-* (suppressed) row
 
 

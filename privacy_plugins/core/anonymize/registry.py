@@ -54,6 +54,8 @@ from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from privacy_plugins.core.anonymize.snapshot import Snapshot
     from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution
 

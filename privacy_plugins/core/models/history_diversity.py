@@ -6,8 +6,8 @@ H(t) = ∩_r C_r(t): the sensitive values of the classes covering q in every kep
 new release is acceptable when |H(t) ∩ S(E)| ≥ l for every record t of E, S(E) being E's
 sensitive values — or, for a record the history alone already leaves fewer than l values (a
 newcomer covered by earlier classes she was never in: no release can repair that),
-H(t) ⊆ S(E), so the release narrows nothing further. The candidate's own covering classes can only add values to what it tells
-about t (S(E) is a subset of them), so a table that meets this model passes the gate's
+H(t) ⊆ S(E), so the release narrows nothing further. The candidate's own covering classes can
+only add values to what it tells about t (S(E) is a subset of them), so a table that meets this model passes the gate's
 :func:`~privacy_plugins.core.history_check.composition_check` for distinct l-diversity on
 every record it publishes.
 
@@ -187,8 +187,11 @@ class HistoryDiversity(PrivacyModel):
         return float(left.min()) if len(left) else float("inf")
 
     def intersection_at_risk(self, counts: np.ndarray, bounds: np.ndarray | None) -> np.ndarray | None:
-        """Fewer than l distinct values left (the gate judges it as distinct l-diversity, with the
-        same allowance for records the history alone already leaves fewer)."""
+        """Fewer than l distinct values left.
+
+        The gate judges it as distinct l-diversity, with the same allowance for records the history
+        alone already leaves fewer.
+        """
         return np.asarray((counts > 0).sum(axis=1) < self.l - TOLERANCE)
 
 
