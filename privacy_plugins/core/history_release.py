@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize import anonymize, get_anonymizer, tags_of
-from privacy_plugins.core.anonymize.registry import with_derived_columns
+from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM, with_derived_columns
 from privacy_plugins.core.composition import STAR, covering_sets
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory
@@ -310,7 +310,7 @@ def release_with_history(
     models: Sequence[PrivacyModel],
     history: ReleaseHistory,
     hierarchies: Mapping[Hashable, Hierarchy] | None = None,
-    algorithm: str = "optimal",
+    algorithm: str = DEFAULT_ALGORITHM,
     suppression_limit: float = 0.0,
     sensitive_attributes: Sequence[Hashable] | None = None,
     seed: int = 0,

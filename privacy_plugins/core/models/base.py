@@ -78,6 +78,9 @@ class PrivacyModel(ABC):
     #: records" (:meth:`violating_classes` is ``classes.sizes < minimum_class_size``):
     #: a lattice check may count the records per class and build nothing else.
     judged_by_size: ClassVar[bool] = False
+    #: A spec's ``requirements`` can state the model (``False``: the release layer binds it from
+    #: data no spec holds, e.g. the release history; it is still in the registry for programs).
+    stated_in_specs: ClassVar[bool] = True
     #: The name :func:`~privacy_plugins.core.models.from_config` knows the model by.
     config_name: ClassVar[str] = ""
     #: The family as reports name it, e.g. ``"k-anonymity"``, ``"distinct l-diversity"``.

@@ -74,6 +74,7 @@ class HistoryDiversity(PrivacyModel):
     requires_sensitive: ClassVar[bool] = True
     monotonic_with_suppression: ClassVar[bool] = False
     config_name: ClassVar[str] = "history_l_diversity"
+    stated_in_specs: ClassVar[bool] = False  # the release layer binds it from the stored history
     family: ClassVar[str] = "history l-diversity"
     report_key: ClassVar[str] = "history_l"
 
