@@ -313,6 +313,7 @@ def release_with_history(
     algorithm: str = DEFAULT_ALGORITHM,
     suppression_limit: float = 0.0,
     sensitive_attributes: Sequence[Hashable] | None = None,
+    identifiers: Sequence[Hashable] = (),
     seed: int = 0,
     reuse: bool = True,
     **options: Any,
@@ -328,6 +329,7 @@ def release_with_history(
         algorithm: a registered anonymizer (the spec's).
         suppression_limit: fraction of records that may be left out in all, in [0, 1).
         sensitive_attributes: sensitive columns besides those the models name.
+        identifiers: direct identifiers, never published (dropped before (a), passed to the anonymizer in (b)).
         seed: for randomized algorithms.
         **options: the algorithm's own options, as for :func:`~privacy_plugins.core.anonymize.anonymize`.
         reuse: try (a), re-applying the last release's transformation, first.
@@ -348,7 +350,7 @@ def release_with_history(
     last: tuple[pd.DataFrame, CompositionResult, int, Mapping[str, Any]] | None = None
     if reuse and len(history):
         previous = history.releases[-1]
-        reapplied = reapply(raw, previous, qis, hierarchies)
+        reapplied = reapply(raw.drop(columns=[c for c in identifiers if c in raw.columns]), previous, qis, hierarchies)
         if reapplied.uncovered <= budget:
             published, rows, check, passed = suppress_at_risk(
                 raw, reapplied.table, reapplied.rows, history, bound,
@@ -376,6 +378,7 @@ def release_with_history(
             suppression_limit=suppression_limit,
             hierarchies=hierarchies,
             sensitive_attributes=sensitive_attributes,
+            identifiers=identifiers,
             seed=seed,
             **options,
         )

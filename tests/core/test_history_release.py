@@ -64,7 +64,7 @@ def _growing() -> pd.DataFrame:
 
 @pytest.mark.parametrize("algorithm", ["optimal", "k-member"])
 def test_release_with_history_passes_the_composition_check_at_every_release(algorithm: str) -> None:
-    source = _growing()
+    source = _growing().assign(person_id=lambda frame: [f"p{i}" for i in range(len(frame))])
     models = [KAnonymity(4), DistinctLDiversity("disease", 2)]
     history = ReleaseHistory("weekly", tuple(QIS), ("disease",))
     methods = []
@@ -79,9 +79,10 @@ def test_release_with_history_passes_the_composition_check_at_every_release(algo
             algorithm=algorithm,
             suppression_limit=0.05,
             sensitive_attributes=["disease"],
+            identifiers=["person_id"],
         )
         assert release.passed, release.tried
-        assert list(release.table.columns) == ["age", "zip", "disease"]  # no helper column published
+        assert list(release.table.columns) == ["age", "zip", "disease"]  # no identifier, no helper column
         assert release.suppressed == size - len(release.table) <= int(0.05 * size)
         again = composition_check(table, release.table, history, models, hierarchies=HIERARCHIES)
         assert again.passed and again.to_dict() == release.check.to_dict()
