@@ -193,7 +193,7 @@ def intersection_attack(
     combo_of_group = groups.groupby(qis, dropna=False, sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
     combos = groups.iloc[np.unique(combo_of_group, return_index=True)[1]].reset_index(drop=True)
     covering = covering_sets(combos, releases, qis, sensitive_attribute, hierarchies)
-    values = covering.values  # noqa: PD011 (a dataclass field, not a DataFrame)
+    values = covering.labels
     sets = list(zip(covering.held, covering.covered, strict=True))
     n = len(releases)
     truth = (
@@ -236,7 +236,7 @@ class CoveringSets:
     """Per distinct raw QI combination and per release: the sensitive values of the covering classes.
 
     Attributes:
-        values: the sensitive labels published in any of the releases (the columns below).
+        labels: the sensitive labels published in any of the releases (the columns below).
         held: per release, a (combinations × values) boolean matrix: C_r(t) of ``docs/composition.md``
             (a combination no class covers holds every value: the release tells nothing about it).
         covered: per release, whether some class covers the combination.
@@ -246,7 +246,7 @@ class CoveringSets:
             (combination, covering class) pair, classes numbered per release.
     """
 
-    values: pd.Index
+    labels: pd.Index
     held: list[np.ndarray]
     covered: list[np.ndarray]
     counts: list[np.ndarray] | None = None
@@ -300,7 +300,7 @@ def covering_sets(
         for release in releases
     ]
     return CoveringSets(
-        values=values,
+        labels=values,
         held=[held for held, _, _, _ in found],
         covered=[covered for _, covered, _, _ in found],
         counts=[counts for _, _, counts, _ in found if counts is not None] if with_counts else None,

@@ -121,6 +121,7 @@ def composition_check(
     *,
     hierarchies: Mapping[Hashable, Hierarchy] | None = None,
     count_column: Hashable | None = None,
+    memo: dict[Hashable, Any] | None = None,
 ) -> CompositionResult:
     """Judge every sensitive model of a release on each target's intersection over history + candidate.
 
@@ -132,6 +133,8 @@ def composition_check(
         models: the release's models; those not defined over an intersection are listed as unchecked.
         hierarchies: per QI, the hierarchy the releases generalize along (coverage rule 3).
         count_column: records per row of ``targets`` (``None``: one each).
+        memo: an empty dict to pass again with the *same* targets, history and hierarchies (and
+            other candidates): the history's part is then computed once.
 
     Raises:
         UnknownColumnError: a QI or a column a model reads is missing (targets or candidate).
@@ -192,7 +195,7 @@ def composition_check(
             )
         _require(candidate, [attribute], "the candidate")
         if attribute not in per_attribute:
-            per_attribute[attribute] = _intersections(combos, candidate, history, qis, attribute, hierarchies)
+            per_attribute[attribute] = _intersections(combos, candidate, history, qis, attribute, hierarchies, memo)
         left, new_counts, new_covered, earlier = per_attribute[attribute]
         counts = np.where(left, new_counts, 0.0)[combo_of_group]
         covered = new_covered[combo_of_group]
@@ -238,27 +241,42 @@ def _intersections(
     qis: Sequence[Hashable],
     attribute: Hashable,
     hierarchies: Mapping[Hashable, Hierarchy] | None,
+    memo: dict[Hashable, tuple[pd.Index, np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per combination: what every release leaves, the candidate's counts, coverage, the history's count.
 
     The last is how many values the history alone leaves (int max when no kept release covers it).
+    The history's part depends only on the targets and the history: ``memo`` keeps it across calls
+    (a suppression loop re-checks ever smaller candidates against the same targets).
     """
-    releases = [_project(signature, qis, attribute) for signature in history.signatures()]
-    sets = covering_sets(
-        combos,
-        [*releases, _project(candidate, qis, attribute)],
-        qis,
-        attribute,
-        hierarchies,
-        with_counts=True,
-        count_column=COUNT,
+    past = None if memo is None else memo.get(attribute)
+    if past is None:
+        releases = [_project(signature, qis, attribute) for signature in history.signatures()]
+        if releases:
+            sets = covering_sets(combos, releases, qis, attribute, hierarchies)
+            past = (sets.labels, np.logical_and.reduce(sets.held), np.logical_or.reduce(sets.covered))
+        else:
+            past = (pd.Index([], dtype=object), np.ones((len(combos), 0), dtype=bool), np.zeros(len(combos), bool))
+        if memo is not None:
+            memo[attribute] = past
+    values, earlier, any_cover = past
+    new = covering_sets(
+        combos, [_project(candidate, qis, attribute)], qis, attribute, hierarchies, with_counts=True, count_column=COUNT
     )
-    left = np.logical_and.reduce(sets.held)
-    assert sets.counts is not None
-    earlier = np.logical_and.reduce(sets.held[:-1]) if releases else np.ones_like(left)
-    uncovered = ~np.logical_or.reduce(sets.covered[:-1]) if releases else np.ones(len(left), dtype=bool)
-    before = np.where(uncovered, np.iinfo(np.int64).max, earlier.sum(axis=1))
-    return left, sets.counts[-1], sets.covered[-1], before
+    assert new.counts is not None
+    union = values.append(new.labels[~new.labels.isin(values)])
+    position = union.get_indexer(new.labels)
+    held = np.zeros((len(combos), len(union)), dtype=bool)
+    held[:, : len(values)] = earlier
+    held[:, len(values) :] = ~any_cover[:, None]  # values no kept release covering her published
+    covered = new.covered[0]
+    candidate_held = np.ones((len(combos), len(union)), dtype=bool)
+    candidate_held[covered] = False
+    candidate_held[:, position] = new.held[0]
+    counts = np.zeros((len(combos), len(union)))
+    counts[:, position] = new.counts[0]
+    before = np.where(any_cover, earlier.sum(axis=1), np.iinfo(np.int64).max)
+    return held & candidate_held, counts, covered, before
 
 
 def _require(frame: pd.DataFrame, columns: Sequence[Hashable], what: str) -> None:

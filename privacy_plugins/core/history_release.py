@@ -225,10 +225,12 @@ def suppress_at_risk(
     """
     qis = list(quasi_identifiers)
     bound = bind_hierarchies([*models, *history_models(models, history, hierarchies)], hierarchies)
-    check = composition_check(targets, published, history, models, hierarchies=hierarchies)
+    memo: dict[Hashable, Any] = {}
+    derived = with_derived_columns(targets, bound)  # the history sets of every record, once
+    check = composition_check(targets, published, history, models, hierarchies=hierarchies, memo=memo)
     while True:
         within = len(targets) - len(published) <= max_suppressed
-        if check.passed and within and _holds(published, rows, targets, qis, bound):
+        if check.passed and within and _holds(published, rows, derived, qis, bound):
             return published, rows, check, True
         drop = check.at_risk[rows]
         absent = check.at_risk.copy()
@@ -236,12 +238,12 @@ def suppress_at_risk(
         if absent.any():  # at risk but not published: another class covers them; leave those classes out
             drop |= _covering_rows(targets.loc[absent], published, qis, hierarchies)
         if not drop.any():
-            drop = _violating_rows(published, rows, targets, qis, bound)
+            drop = _violating_rows(published, rows, derived, qis, bound)
         if not drop.any() or len(targets) - len(published) + int(drop.sum()) > max_suppressed:
             return published, rows, check, False
         published = published.loc[~drop].reset_index(drop=True)
         rows = rows[~drop]
-        check = composition_check(targets, published, history, models, hierarchies=hierarchies)
+        check = composition_check(targets, published, history, models, hierarchies=hierarchies, memo=memo)
 
 
 def _covering_rows(
@@ -266,11 +268,10 @@ def _classes(
     qis: list[Hashable],
     models: Sequence[PrivacyModel],
 ) -> EquivalenceClasses:
-    """The published classes with the models' derived columns (computed on the raw records)."""
-    derived = with_derived_columns(targets.iloc[rows].reset_index(drop=True), models)
+    """The published classes with the models' derived columns (``targets`` holds them, computed on the raw records)."""
     frame = published.copy(deep=False)
-    for column in derived.columns.difference(published.columns):
-        frame[column] = derived[column].to_numpy()
+    for column in targets.columns.difference(published.columns):
+        frame[column] = targets[column].to_numpy()[rows]
     return EquivalenceClasses.from_frame(frame.reset_index(drop=True), qis)
 
 

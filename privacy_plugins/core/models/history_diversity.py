@@ -145,7 +145,7 @@ class HistoryDiversity(PrivacyModel):
             for signature in self.history.signatures()
         ]
         sets = covering_sets(combos, releases, qis, self.sensitive_attribute, self.hierarchies)
-        order = self.values.get_indexer(sets.values)
+        order = self.values.get_indexer(sets.labels)
         left = np.ones((len(combos), len(self.values)), dtype=bool)
         for held in sets.held:
             left &= held[:, np.argsort(order)] if len(order) else held
