@@ -37,12 +37,13 @@ import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.composition import covering_sets
+from privacy_plugins.core.frame import encode_column
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.models.base import PrivacyModel
@@ -160,19 +161,47 @@ class HistoryDiversity(PrivacyModel):
         earlier classes she was never in) cannot be repaired; it must keep every value it has.
         """
         counts = classes.sensitive(self.sensitive_attribute)
-        in_history = self.values.get_indexer(as_labels(pd.Series(counts.column.values, dtype=object)))
+        in_history = self._history_positions(counts.column.values)
         known = in_history[counts.pair_value] >= 0
         class_has = np.zeros((classes.n_classes, len(self.values)), dtype=bool)
         class_has[counts.pair_class[known], in_history[counts.pair_value[known]]] = True
         distinct = counts.distinct_per_class
-        set_codes, encoded = pd.factorize(classes.frame[self.set_column].to_numpy(dtype=object))
-        sets, universal = _decode(np.asarray(encoded, dtype=object), len(self.values))
+        # The set column is encoded once per frame (partitions of one frame share their encodings).
+        column = classes.encodings.get((self.set_column, False))
+        if column is None:
+            column = encode_column(classes.frame, self.set_column)
+            classes.encodings[(self.set_column, False)] = column
+        set_codes, encoded = column.codes, column.values  # noqa: PD011 (an EncodedColumn)
+        sets, universal = self._decoded(encoded)
         key = classes.class_of_row.astype(np.int64) * max(len(encoded), 1) + set_codes
         pairs, pair_of_unit = np.unique(key, return_inverse=True)
         cls, held = pairs // max(len(encoded), 1), pairs % max(len(encoded), 1)
         left = np.where(universal[held], distinct[cls], (sets[held] & class_has[cls]).sum(axis=1))
         need = np.where(universal, self.l, np.minimum(sets.sum(axis=1), self.l))
         return np.asarray(left[pair_of_unit.reshape(-1)], dtype=float), need[set_codes]
+
+    def _history_positions(self, labels: pd.Index) -> np.ndarray:
+        """Each sensitive value's bit among :attr:`values` (-1: not published before), memoized per encoding."""
+        key = id(labels)
+        found = self._memo.get(key)
+        if found is None or found[0] is not labels:
+            found = (labels, self.values.get_indexer(as_labels(pd.Series(labels, dtype=object))))
+            self._memo[key] = found
+        return np.asarray(found[1])
+
+    def _decoded(self, encoded: pd.Index) -> tuple[np.ndarray, np.ndarray]:
+        """The sets of a set column's distinct codes, memoized per encoding."""
+        key = ("sets", id(encoded))
+        found = self._memo.get(key)
+        if found is None or found[0] is not encoded:
+            found = (encoded, _decode(np.asarray(encoded, dtype=object), len(self.values)))
+            self._memo[key] = found
+        return found[1]
+
+    @cached_property
+    def _memo(self) -> dict[Any, Any]:
+        """Per-instance memo of decodings (keyed by the encodings' identity, which it keeps alive)."""
+        return {}
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes holding a record left with fewer values than it needs over the history and the class."""
