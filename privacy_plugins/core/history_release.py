@@ -39,7 +39,7 @@ from privacy_plugins.core.history_check import CompositionResult, composition_ch
 from privacy_plugins.core.models import HistoryDiversity, PrivacyModel, bind_hierarchies
 from privacy_plugins.core.parameters import suppression_budget
 from privacy_plugins.core.partition import EquivalenceClasses
-from privacy_plugins.errors import HierarchyError, InfeasibleAnonymizationError
+from privacy_plugins.errors import ConfigurationError, HierarchyError, InfeasibleAnonymizationError
 
 __all__ = ["HistoryRelease", "Reapplied", "history_models", "reapply", "release_with_history", "suppress_at_risk"]
 
@@ -341,9 +341,15 @@ def release_with_history(
         The published table never holds the helper columns (row ids, history sets).
 
     Raises:
-        whatever :func:`~privacy_plugins.core.anonymize.anonymize` raises for a bad spec.
+        ConfigurationError: the QIs are not the history's (and whatever
+            :func:`~privacy_plugins.core.anonymize.anonymize` raises for a bad spec).
     """
     qis = list(quasi_identifiers)
+    if len(history) and set(qis) != set(history.quasi_identifiers):
+        raise ConfigurationError(
+            f"quasi_identifiers {qis!r} differ from those of the release history {history.name!r} "
+            f"({list(history.quasi_identifiers)!r}); a history is kept per set of quasi-identifiers"
+        )
     raw = table.reset_index(drop=True)
     budget = suppression_budget(suppression_limit, len(raw))
     bound = bind_hierarchies(models, hierarchies)

@@ -11,6 +11,7 @@ from privacy_plugins.core.history import PublishedRelease, ReleaseHistory, class
 from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.core.history_release import reapply, release_with_history
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
+from privacy_plugins.errors import ConfigurationError
 
 QIS = ["age", "zip"]
 ZIPS = ["47906", "47907", "47610", "47611"]
@@ -91,3 +92,11 @@ def test_release_with_history_passes_the_composition_check_at_every_release(algo
     assert methods[0].startswith("anonymize")
     if algorithm == "optimal":  # insertions only: the stored node still fits, (a) suffices
         assert methods[1:] == ["reapply", "reapply"]
+
+
+def test_a_history_of_other_quasi_identifiers_is_refused() -> None:
+    history = ReleaseHistory("weekly", ("age",), ("disease",)).appended(_release(_growing().astype(str)))
+    with pytest.raises(
+        ConfigurationError, match=r"quasi_identifiers \['age', 'zip'\] differ from those of the release"
+    ):
+        release_with_history(_growing(), quasi_identifiers=QIS, models=[KAnonymity(2)], history=history)
