@@ -190,7 +190,8 @@ def test_composition_check_matches_the_record_by_record_oracle(
                 suppression_limit=0.25,
                 hierarchies=hierarchies
                 if step % 2 == 0
-                else {"zip": hierarchies["zip"]} | ({"age": hierarchies["age"]} if algorithm == "optimal" else {}),
+                else {"zip": hierarchies["zip"]}
+                | ({"age": hierarchies["age"]} if tags_of(get_anonymizer(algorithm)).needs_hierarchies else {}),
                 sensitive_attributes=["disease"],
                 seed=seed,
             )
