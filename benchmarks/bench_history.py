@@ -33,12 +33,13 @@ seed 0, releases of 24,000 / 26,000 / 28,000 / 30,162 rows (R re-apply, A anonym
 
     k=5, personalized leakage ≤ 0.5, insertions only:  optimal 4/4, 0 disclosed, ratio 1.01;
     mondrian 4/4, 0 disclosed, ratio 1.02; k-member 1/4 (A F F F: the count rule over the
-    intersection is not met after suppression), 3 disclosed (1 correctly), ratio 1.05; bucket refuses.
+    intersection is not met after suppression), 3 disclosed (1 correctly), ratio 1.05; two-phase
+    1/4 (same), 0 disclosed, ratio 1.02; bucket refuses.
     k=5, distinct 2-diversity, 20% of the previous rows deleted before each release (24,000 /
     21,240 / 18,961 / 17,287 rows; everyone ever released, deleted people included, is a target):
     optimal 4/4, 0 disclosed, ratio 1.00; mondrian 4/4, 1 disclosed (0 correctly), ratio 1.01;
     k-member 4/4, 73 disclosed (25 correctly; 86 below 2 values), ratio 1.14; bucket 2/4, 183
-    disclosed (81 correctly), ratio 1.12. The people disclosed with deletions are deleted people
+    disclosed (81 correctly), ratio 1.12; two-phase 4/4, 58 disclosed (28 correctly), ratio 1.15. The people disclosed with deletions are deleted people
     the adversary assumes still present (m-invariance's counterfeits are not implemented).
 
 The people left with one value by k-member and two-phase are newcomers whose values earlier
