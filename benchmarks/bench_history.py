@@ -40,7 +40,8 @@ seed 0, releases of 24,000 / 26,000 / 28,000 / 30,162 rows (R re-apply, A anonym
     optimal 4/4, 0 disclosed, ratio 1.00; mondrian 4/4, 1 disclosed (0 correctly), ratio 1.01;
     k-member 4/4, 73 disclosed (25 correctly; 86 below 2 values), ratio 1.14; bucket 2/4, 183
     disclosed (81 correctly), ratio 1.12; two-phase 4/4, 58 disclosed (28 correctly), ratio 1.15.
-    The people disclosed with deletions are deleted people the adversary assumes still present (m-invariance's counterfeits are not implemented).
+    The people disclosed with deletions are deleted people the adversary assumes still present (m-invariance's
+    counterfeits are not implemented).
 
 The people left with one value by k-member and two-phase are newcomers whose values earlier
 classes (which never held them) already pin down: no later release can repair that, and none of
