@@ -51,11 +51,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.coverage import covering_pairs
+from privacy_plugins.core.coverage import STAR, covering_pairs
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
-__all__ = ["IntersectionCount", "IntersectionReport", "intersection_attack"]
+__all__ = ["STAR", "CoveringSets", "IntersectionCount", "IntersectionReport", "covering_sets", "intersection_attack"]
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,6 @@ def intersection_attack(
         (2, 0, 1)
     """
     qis = _validate(source, releases, quasi_identifiers, sensitive_attribute, hierarchies, l)
-    hierarchies = hierarchies or {}
     knows_truth = sensitive_attribute in source.columns
     keys = [*qis, sensitive_attribute] if knows_truth else qis
     sizes = source.groupby(keys, dropna=False, sort=False, observed=True).size()
@@ -188,22 +187,9 @@ def intersection_attack(
     counts = sizes.to_numpy(dtype=np.int64)
     combo_of_group = groups.groupby(qis, dropna=False, sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
     combos = groups.iloc[np.unique(combo_of_group, return_index=True)[1]].reset_index(drop=True)
-    sensitive = pd.concat([as_labels(release[sensitive_attribute]) for release in releases], ignore_index=True)
-    values = pd.Index(pd.unique(sensitive.to_numpy(dtype=object)))
-    raw_codes: list[np.ndarray] = []
-    label_index: list[pd.Index] = []
-    pairs: list[pd.DataFrame] = []
-    for qi in qis:
-        codes, uniques = pd.factorize(combos[qi], use_na_sentinel=False)
-        published = pd.concat([as_labels(release[qi]) for release in releases], ignore_index=True)
-        labels = pd.Index(pd.unique(published.to_numpy(dtype=object)))
-        raw_codes.append(codes.astype(np.int64))
-        label_index.append(labels)
-        pairs.append(covering_pairs(pd.Series(uniques, dtype=combos[qi].dtype), labels, hierarchies.get(qi)))
-    sets = [
-        _value_sets(release, qis, sensitive_attribute, values, raw_codes, label_index, pairs, len(combos))
-        for release in releases
-    ]
+    covering = covering_sets(combos, releases, qis, sensitive_attribute, hierarchies)
+    values = covering.labels
+    sets = list(zip(covering.held, covering.covered, strict=True))
     n = len(releases)
     truth = (
         values.get_indexer(as_labels(groups[sensitive_attribute]).to_numpy(dtype=object))
@@ -237,6 +223,83 @@ def intersection_attack(
         per_release=tuple(count((i,)) for i in range(n)),
         pairs=tuple(count(pair) for pair in itertools.combinations(range(n), 2)),
         overall=count(tuple(range(n))),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class CoveringSets:
+    """Per distinct raw QI combination and per release: the sensitive values of the covering classes.
+
+    Attributes:
+        labels: the sensitive labels published in any of the releases (the columns below).
+        held: per release, a (combinations × values) boolean matrix: C_r(t) of ``docs/composition.md``
+            (a combination no class covers holds every value: the release tells nothing about it).
+        covered: per release, whether some class covers the combination.
+        counts: per release when asked, (combinations × values) rows summed over the covering
+            classes (the ``__count`` column of a class signature, or one per published row).
+        matches: per release, ``(combination, class, class of each release row)``: every
+            (combination, covering class) pair, classes numbered per release.
+    """
+
+    labels: pd.Index
+    held: list[np.ndarray]
+    covered: list[np.ndarray]
+    counts: list[np.ndarray] | None = None
+    matches: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+
+
+def covering_sets(
+    combos: pd.DataFrame,
+    releases: Sequence[pd.DataFrame],
+    quasi_identifiers: Sequence[Hashable],
+    sensitive_attribute: Hashable,
+    hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+    *,
+    with_counts: bool = False,
+    count_column: Hashable | None = None,
+) -> CoveringSets:
+    """The covering classes' sensitive values of every distinct raw QI combination, in every release.
+
+    The shared core of :func:`intersection_attack` and the history checks: ``combos`` holds
+    distinct raw QI combinations (the targets); a release is a published table or a class
+    signature (then ``count_column`` holds its rows per signature row). No argument checks:
+    the callers validate.
+    """
+    qis = list(quasi_identifiers)
+    hierarchies = hierarchies or {}
+    sensitive = pd.concat([as_labels(release[sensitive_attribute]) for release in releases], ignore_index=True)
+    values = pd.Index(pd.unique(sensitive.to_numpy(dtype=object)))
+    raw_codes: list[np.ndarray] = []
+    label_index: list[pd.Index] = []
+    pairs: list[pd.DataFrame] = []
+    for qi in qis:
+        codes, uniques = pd.factorize(combos[qi], use_na_sentinel=False)
+        published = pd.concat([as_labels(release[qi]) for release in releases], ignore_index=True)
+        labels = pd.Index(pd.unique(published.to_numpy(dtype=object)))
+        raw_codes.append(codes.astype(np.int64))
+        label_index.append(labels)
+        pairs.append(covering_pairs(pd.Series(uniques, dtype=combos[qi].dtype), labels, hierarchies.get(qi)))
+    found = [
+        _value_sets(
+            release,
+            qis,
+            sensitive_attribute,
+            values,
+            raw_codes,
+            label_index,
+            pairs,
+            len(combos),
+            with_counts=with_counts,
+            count_column=count_column if count_column is not None and count_column in release.columns else None,
+        )
+        for release in releases
+    ]
+    return CoveringSets(
+        labels=values,
+        held=[held for held, _, _, _ in found],
+        covered=[covered for _, covered, _, _ in found],
+        counts=[counts for _, _, counts, _ in found if counts is not None] if with_counts else None,
+        matches=[matches for _, _, _, matches in found],
     )
 
 
@@ -286,7 +349,10 @@ def _value_sets(
     label_index: Sequence[pd.Index],
     pairs: Sequence[pd.DataFrame],
     n_combos: int,
-) -> tuple[np.ndarray, np.ndarray]:
+    *,
+    with_counts: bool = False,
+    count_column: Hashable | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per distinct raw combination: the union of its covering classes' values, and whether any class covers it.
 
     Classes are numbered by prefix ids: the id of a class's first ``q + 1`` labels is
@@ -300,7 +366,15 @@ def _value_sets(
         prefix, uniques = pd.factorize(key)
         prefixes.append(pd.Index(uniques))
     value = values.get_indexer(as_labels(release[sensitive_attribute]).to_numpy(dtype=object))
-    class_values = pd.DataFrame({"cls": prefix, "value": value}).drop_duplicates()
+    if with_counts:
+        weight = np.ones(len(release)) if count_column is None else release[count_column].to_numpy(dtype=float)
+        class_values = (
+            pd.DataFrame({"cls": prefix, "value": value, "n": weight})
+            .groupby(["cls", "value"], sort=False, as_index=False)["n"]
+            .sum()
+        )
+    else:
+        class_values = pd.DataFrame({"cls": prefix, "value": value}).drop_duplicates()
     frontier = pd.DataFrame({"combo": np.arange(n_combos, dtype=np.int64), "prefix": 0})
     for q in range(len(qis)):
         step = pd.DataFrame(
@@ -317,4 +391,9 @@ def _value_sets(
     covered = np.zeros(n_combos, dtype=bool)
     covered[frontier["combo"].to_numpy()] = True
     held[~covered] = True
-    return held, covered
+    counts = None
+    if with_counts:
+        counts = np.zeros((n_combos, len(values)), dtype=float)
+        np.add.at(counts, (matched["combo"].to_numpy(), matched["value"].to_numpy()), matched["n"].to_numpy())
+    matches = (frontier["combo"].to_numpy(dtype=np.int64), frontier["prefix"].to_numpy(dtype=np.int64), prefix)
+    return held, covered, counts, matches

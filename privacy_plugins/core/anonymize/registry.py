@@ -21,7 +21,8 @@ reads them through :func:`tags_of` — an algorithm without ``tags`` gets the
 defaults — and nothing outside an algorithm's own file asks its name.
 
 Example:
-    >>> import pandas as pd
+    >>> import numpy as np
+import pandas as pd
     >>> from privacy_plugins.core.hierarchies import Hierarchy
     >>> from privacy_plugins.core.models import KAnonymity
     >>> df = pd.DataFrame({"zip": ["47906", "47907", "47611", "47612"]})
@@ -53,6 +54,8 @@ from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from privacy_plugins.core.anonymize.snapshot import Snapshot
     from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution
 
@@ -372,6 +375,7 @@ def _request(
     roles = AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=sensitive, identifiers=identifiers)
     frame: pd.DataFrame = validate_frame(table)
     roles.check_columns(list(frame.columns))
+    frame = with_derived_columns(frame, models)
     limit = check_real(suppression_limit, name="suppression_limit")
     if not 0.0 <= limit < 1.0:
         raise ConfigurationError(f"suppression_limit must be in [0, 1), got {suppression_limit!r}")
@@ -452,4 +456,28 @@ def anonymize(
     if tags_of(anonymizer).partial_scope:
         protected = cast(PartialScopeAnonymizer, anonymizer).protected_models(request, **chosen)
         request = replace(request, models=tuple(protected))
-    return verify(request, output, algorithm=anonymizer.name, seconds=time.perf_counter() - started)
+    result = verify(request, output, algorithm=anonymizer.name, seconds=time.perf_counter() - started)
+    derived = [column for model in request.models for column in model.derived_columns(request.table.iloc[:0])]
+    if derived:  # computed from the raw QIs for the models: never published
+        result = replace(result, table=result.table.drop(columns=[c for c in derived if c in result.table.columns]))
+    return result
+
+
+def with_derived_columns(frame: pd.DataFrame, models: Sequence[PrivacyModel]) -> pd.DataFrame:
+    """``frame`` with the columns the models derive from the raw table (:meth:`PrivacyModel.derived_columns`).
+
+    Raises:
+        ConfigurationError: a derived column's name is already a column of the table.
+    """
+    derived: dict[Hashable, np.ndarray] = {}
+    for model in models:
+        derived.update(model.derived_columns(frame))
+    if not derived:
+        return frame
+    taken = [column for column in derived if column in frame.columns]
+    if taken:
+        raise ConfigurationError(f"column(s) {taken!r} are reserved for the models' derived data; rename them")
+    extended = frame.copy(deep=False)
+    for column, values in derived.items():
+        extended[column] = values
+    return extended

@@ -13,6 +13,7 @@ from privacy_plugins.core.models.attack_risk import AttackRisk
 from privacy_plugins.core.models.average_risk import AverageReidentificationRisk
 from privacy_plugins.core.models.base import ModelResult, PrivacyModel, bind_hierarchies, validate_on_units
 from privacy_plugins.core.models.delta_presence import DeltaPresence
+from privacy_plugins.core.models.history_diversity import HistoryDiversity
 from privacy_plugins.core.models.k_anonymity import KAnonymity
 from privacy_plugins.core.models.k_map import KMap
 from privacy_plugins.core.models.l_diversity import (
@@ -54,6 +55,7 @@ __all__ = [
     "DistinctLDiversity",
     "EntropyLDiversity",
     "FrequencyLDiversity",
+    "HistoryDiversity",
     "KAnonymity",
     "KMap",
     "LVariant",

@@ -82,6 +82,9 @@ class PrivacyModel(ABC):
     #: :meth:`evaluate_tables`, not on classes (attack risks): on classes it flags none, so
     #: the anonymizers never act on it, and a release must call :meth:`evaluate_tables`.
     judged_on_tables: ClassVar[bool] = False
+    #: A spec's ``requirements`` can state the model (``False``: the release layer binds it from
+    #: data no spec holds, e.g. the release history; it is still in the registry for programs).
+    stated_in_specs: ClassVar[bool] = True
     #: The name :func:`~privacy_plugins.core.models.from_config` knows the model by.
     config_name: ClassVar[str] = ""
     #: The family as reports name it, e.g. ``"k-anonymity"``, ``"distinct l-diversity"``.
@@ -141,6 +144,28 @@ class PrivacyModel(ABC):
 
     def leakage_bounds(self, table: pd.DataFrame) -> np.ndarray | None:
         """One leakage bound per row of ``table`` when the model sets per-record bounds; ``None`` otherwise."""
+        return None
+
+    def derived_columns(self, table: pd.DataFrame) -> dict[Hashable, np.ndarray]:
+        """Columns the model computes from the *raw* table before anonymizing; none by default.
+
+        A model whose per-record data depend on the raw quasi-identifiers (the release
+        history's intersection sets) cannot read them from a generalized table, so
+        :func:`~privacy_plugins.core.anonymize.anonymize` adds these columns to the input
+        (every algorithm carries non-QI columns through, so the re-check reads them on the
+        published rows) and drops them from the published table after the re-check.
+        """
+        return {}
+
+    def intersection_at_risk(self, counts: np.ndarray, bounds: np.ndarray | None) -> np.ndarray | None:
+        """Per row of ``counts``, whether the model fails on an intersection of releases; ``None``: not judged.
+
+        ``counts`` holds, per target (row) and sensitive value (column), the rows of the new
+        release's covering classes with that value, zeroed outside the values every release
+        leaves the adversary (``docs/composition.md``); ``bounds`` the targets' leakage bounds
+        (:meth:`leakage_bounds`) when the model sets them. Models that judge class sizes or
+        the whole table (k-anonymity, t-closeness) are not defined on an intersection.
+        """
         return None
 
     def measuring_hierarchy(self) -> Hierarchy | None:

@@ -68,6 +68,14 @@ class _LDiversity(PrivacyModel):
         """The variant's l of each class."""
         raise NotImplementedError
 
+    def per_intersection(self, counts: np.ndarray) -> np.ndarray:
+        """The variant's l of each row of a (targets × values) count matrix."""
+        raise NotImplementedError
+
+    def intersection_at_risk(self, counts: np.ndarray, bounds: np.ndarray | None) -> np.ndarray | None:
+        """Rows whose intersection's l (:meth:`per_intersection`) is below the target."""
+        return np.asarray(self.per_intersection(counts) < self.l - TOLERANCE)
+
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes whose l is below the target (with a 1e-9 tolerance)."""
         return self.per_class(classes) < self.l - TOLERANCE
@@ -90,6 +98,10 @@ class DistinctLDiversity(_LDiversity):
         """Distinct values per class."""
         return distinct_l_per_class(classes.sensitive(self.sensitive_attribute)).astype(float)
 
+    def per_intersection(self, counts: np.ndarray) -> np.ndarray:
+        """Distinct values left."""
+        return np.asarray((counts > 0).sum(axis=1), dtype=float)
+
 
 @dataclass(frozen=True)
 class FrequencyLDiversity(_LDiversity):
@@ -103,6 +115,11 @@ class FrequencyLDiversity(_LDiversity):
         """|E| / max count per class."""
         return frequency_l_per_class(classes, classes.sensitive(self.sensitive_attribute))
 
+    def per_intersection(self, counts: np.ndarray) -> np.ndarray:
+        """Rows over the most frequent value's rows, on the counts left (0 when nothing is left)."""
+        top = counts.max(axis=1, initial=0.0)
+        return np.divide(counts.sum(axis=1), top, out=np.zeros(len(counts)), where=top > 0)
+
 
 @dataclass(frozen=True)
 class EntropyLDiversity(_LDiversity):
@@ -115,6 +132,13 @@ class EntropyLDiversity(_LDiversity):
     def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
         """exp(entropy) per class."""
         return entropy_l_per_class(classes, classes.sensitive(self.sensitive_attribute))
+
+    def per_intersection(self, counts: np.ndarray) -> np.ndarray:
+        """exp(entropy) of the counts left (0 when nothing is left)."""
+        total = counts.sum(axis=1, keepdims=True)
+        share = np.divide(counts, total, out=np.zeros_like(counts, dtype=float), where=total > 0)
+        logs = np.log(share, out=np.zeros_like(share), where=share > 0)
+        return np.where(total[:, 0] > 0, np.exp(-(share * logs).sum(axis=1)), 0.0)
 
 
 @dataclass(frozen=True)
@@ -161,6 +185,13 @@ class RecursiveCLDiversity(PrivacyModel):
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes with c*(E) ≥ c (including classes with fewer than l values)."""
         return recursive_c_per_class(classes, classes.sensitive(self.sensitive_attribute), self.l) >= self.c
+
+    def intersection_at_risk(self, counts: np.ndarray, bounds: np.ndarray | None) -> np.ndarray | None:
+        """Rows where r1 ≥ c·(r_l + … + r_m) on the counts left (fewer than l values left included)."""
+        ordered = -np.sort(-counts, axis=1)
+        tail = ordered[:, self.l - 1 :].sum(axis=1) if ordered.shape[1] >= self.l else np.zeros(len(counts))
+        top = ordered[:, 0] if ordered.shape[1] else np.zeros(len(counts))
+        return np.asarray((tail <= 0) | (top >= self.c * tail))
 
     def observed(self, classes: EquivalenceClasses) -> float:
         """c* = max over classes of r1 / (r_l + … + r_m); ``inf`` when no c works."""

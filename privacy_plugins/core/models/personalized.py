@@ -191,6 +191,20 @@ class PersonalizedLeakage(PrivacyModel):
         mask[classes.class_of_row[violating]] = True
         return mask
 
+    def intersection_at_risk(self, counts: np.ndarray, bounds: np.ndarray | None) -> np.ndarray | None:
+        """Rows whose most frequent value left holds more than the row's bound of the rows left.
+
+        Conservative: the share of the *most* frequent value, whatever the record's own value
+        (the adversary may have wrongly assumed the target in a release). A generalized
+        sensitive column (DCorrelate) is not modelled over an intersection: not judged.
+        """
+        if self.sensitive_hierarchy is not None or bounds is None:
+            return None
+        total = counts.sum(axis=1)
+        # An empty intersection (she assumed the target where it is not) counts as at risk.
+        share = np.divide(counts.max(axis=1, initial=0.0), total, out=np.full(len(counts), np.inf), where=total > 0)
+        return np.asarray(share > bounds + TOLERANCE)
+
     def observed(self, classes: EquivalenceClasses) -> float:
         """The largest leakage of any record."""
         counts = classes.sensitive(self.sensitive_attribute)
