@@ -14,15 +14,14 @@ The threat model and the measure: ``docs/composition.md``.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.composition import intersection_attack
 from privacy_plugins.core.history import COUNT, ReleaseHistory
+from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.errors import HistoryError, UnknownColumnError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
@@ -101,7 +100,8 @@ def _holds_a_release(spec: ReleaseSpec, destination: Destination) -> bool:
 
 def run_targets(spec: ReleaseSpec, folder: Path) -> pd.DataFrame:
     """The run's raw QI and sensitive values as distinct combinations with their counts (``COUNT``)."""
-    columns = [*spec.quasi_identifiers, *spec.sensitive_attributes]
+    read = [*spec.quasi_identifiers, *spec.sensitive_attributes, *(str(c) for m in spec.models() for c in m.columns)]
+    columns = list(dict.fromkeys(read))  # a bound column too: a personalized model reads it
     rows, snapshot = folder / LOADED_FILE, folder / SNAPSHOT_FILE
     if snapshot.is_file():
         frame = pd.read_parquet(snapshot, columns=[*columns, COUNT_COLUMN])
@@ -115,72 +115,41 @@ def run_targets(spec: ReleaseSpec, folder: Path) -> pd.DataFrame:
     return frame.groupby(columns, dropna=False, sort=False, observed=True)[COUNT].sum().reset_index()
 
 
-def _l_by_attribute(spec: ReleaseSpec) -> dict[str, int]:
-    """Per sensitive attribute with an l requirement, the largest l asked of it."""
-    wanted: dict[str, int] = {}
-    for model in spec.models():
-        attribute = model.sensitive_attribute
-        if attribute is not None and model.report_key == "l":
-            wanted[str(attribute)] = max(wanted.get(str(attribute), 1), int(np.ceil(model.threshold)))
-    return wanted
-
-
 def composition_check_names(spec: ReleaseSpec) -> tuple[str, ...]:
     """The names of the composition checks ``check_step`` reports for ``spec`` (fixed before any run)."""
-    if not spec.history.enabled:
-        return ()
-    return tuple(f"{COMPOSITION_CHECK}_{_name(attribute)}" for attribute in _l_by_attribute(spec))
-
-
-def _name(attribute: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", attribute)
+    return (COMPOSITION_CHECK,) if spec.history.enabled else ()
 
 
 def composition_checks(
     spec: ReleaseSpec, history: ReleaseHistory, measured: StagedMeasure, targets: pd.DataFrame
 ) -> list[RequirementCheck]:
-    """Per sensitive attribute with an l: no record's intersection over history and candidate has fewer values.
+    """The candidate against the history: every record's intersection must still meet each sensitive model.
 
-    No check when the spec keeps no history; passing checks naming 0 earlier releases before the first.
+    One check (``composition``) when the spec keeps a history, none otherwise; the measure is
+    :func:`~privacy_plugins.core.history_check.composition_check` on the candidate's class signature.
     """
     if not spec.history.enabled:
         return []
-    earlier = len(history)
-    signature = signature_of_measure(spec, measured)
-    records = int(targets[COUNT].sum())
-    checks: list[RequirementCheck] = []
-    source = targets.loc[targets.index.repeat(targets[COUNT].to_numpy())].drop(columns=[COUNT]) if earlier else None
-    hierarchies = spec.build_hierarchies(source) if source is not None else {}
-    for attribute, l in _l_by_attribute(spec).items():
-        if source is None:
-            checks.append(_check(attribute, l, 0, 0, records, None))
-            continue
-        report = intersection_attack(
-            source,
-            [*history.signatures(), signature],
-            quasi_identifiers=list(spec.quasi_identifiers),
-            sensitive_attribute=attribute,
-            hierarchies=hierarchies,
-            l=l,
+    hierarchies = spec.build_hierarchies(targets) if len(history) else {}
+    result = composition_check(
+        targets,
+        signature_of_measure(spec, measured),
+        history,
+        spec.models(),
+        hierarchies=hierarchies,
+        count_column=COUNT,
+    )
+    earlier = f"{len(history)} earlier release{'s' if len(history) != 1 else ''}"
+    return [
+        RequirementCheck(
+            f"composition with {earlier}",
+            result.passed,
+            float(result.records_at_risk),
+            0.0,
+            str(result),
+            name=COMPOSITION_CHECK,
         )
-        checks.append(_check(attribute, l, earlier, report.overall.below_l, report.records, report.overall.smallest))
-    return checks
-
-
-def _check(attribute: str, l: int, earlier: int, at_risk: int, records: int, smallest: int | None) -> RequirementCheck:
-    where = f"with {earlier} earlier release{'s' if earlier != 1 else ''}"
-    detail = (
-        f"{at_risk} of {records} records left with fewer than {l} values of {attribute!s} by intersecting this "
-        f"release {where}" + (f" (smallest intersection {smallest})" if smallest is not None else "")
-    )
-    return RequirementCheck(
-        f"composition: {l} values of {attribute!s} {where}",
-        at_risk == 0,
-        float(at_risk),
-        0.0,
-        detail,
-        name=f"{COMPOSITION_CHECK}_{_name(attribute)}",
-    )
+    ]
 
 
 def history_companions(

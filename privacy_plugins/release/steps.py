@@ -42,17 +42,19 @@ without writing (:mod:`.receipts`).
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Hashable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from privacy_plugins.core.anonymize import anonymize
+from privacy_plugins.core.anonymize import anonymize, get_anonymizer, tags_of
 from privacy_plugins.core.frame import validate_frame
+from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.history import ReleaseHistory
-from privacy_plugins.core.models import check_name
+from privacy_plugins.core.history_release import history_models
+from privacy_plugins.core.models import PrivacyModel, check_name
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.engines.pandas_engine import PandasTable
 from privacy_plugins.errors import ForeignArtifactError, InfeasibleAnonymizationError, ReleaseBlocked
@@ -262,13 +264,19 @@ def _end_unpublished(spec: ReleaseSpec, run: str, keep: bool) -> None:
 def _solved_in_memory(
     spec: ReleaseSpec, loaded: LoadedTable, frame: pd.DataFrame, on_progress: OnProgress | None
 ) -> Iterator[Solved]:
-    """The rows anonymized in memory by the core (which re-measures its output: ``verify``)."""
+    """The rows anonymized in memory by the core (which re-measures its output: ``verify``).
+
+    With earlier releases in the history, the history is one more model the algorithm respects
+    (``HistoryDiversity``: no record's values narrowed below l by intersecting them), when the
+    algorithm declares it can; the check step judges the composition either way.
+    """
+    hierarchies = spec.build_hierarchies(frame)
     result = anonymize(
         frame,
         algorithm=spec.algorithm.name,
         quasi_identifiers=list(spec.quasi_identifiers),
-        hierarchies=spec.build_hierarchies(frame),
-        models=spec.models(),
+        hierarchies=hierarchies,
+        models=[*spec.models(), *_history_models(spec, hierarchies)],
         sensitive_attributes=list(spec.sensitive_attributes),
         suppression_limit=spec.requirements.suppression_limit,
         seed=spec.algorithm.seed,
@@ -290,6 +298,21 @@ def _solved_in_memory(
         engine="pandas",
         group_column=result.linked.group_column if result.linked is not None else "",
     )
+
+
+def _history_models(spec: ReleaseSpec, hierarchies: dict[Hashable, Hierarchy]) -> list[PrivacyModel]:
+    """The history as models for the anonymizer (none before a first release, or for an algorithm refusing them)."""
+    if not spec.history.enabled:
+        return []
+    history = read_history(spec, open_destination(spec.destination))
+    if not len(history):
+        return []
+    extra: list[PrivacyModel] = list(history_models(spec.models(), history, hierarchies))
+    refusal = tags_of(get_anonymizer(spec.algorithm.name)).supported_models.refusal([*spec.models(), *extra])
+    if extra and refusal is not None:
+        LOGGER.info("anonymize: %s %s; the composition check alone guards the history", spec.algorithm.name, refusal)
+        return []
+    return extra
 
 
 def check_step(

@@ -85,8 +85,8 @@ def test_a_candidate_that_the_history_undoes_is_blocked_and_nothing_changes(tmp_
     result = run_release(spec)
     assert not result.passed
     failed = {c.name: c for c in result.check.checks if not c.passed} if result.check else {}
-    assert "composition_disease" in failed, result.failure
-    assert failed["composition_disease"].observed == 600  # every record: only "flu" is left
+    assert "composition" in failed, result.failure
+    assert failed["composition"].observed == 600  # every record: only "flu" is left
     assert read_published(spec.destination) is None
     assert len(_history(spec)) == 2
 

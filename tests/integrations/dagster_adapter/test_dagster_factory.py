@@ -38,7 +38,7 @@ def test_one_check_per_requirement_named_after_the_model_registry(spec: ReleaseS
         "distinct_l_diversity_disease",
         "t_closeness_disease",
         "personalized_leakage_disease",
-        "composition_disease",  # against the release history: one per sensitive attribute with an l
+        "composition",  # against the release history
     )
     release = build_release_assets(spec)
     assert release.check_names == names
