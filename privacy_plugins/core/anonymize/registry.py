@@ -21,8 +21,7 @@ reads them through :func:`tags_of` — an algorithm without ``tags`` gets the
 defaults — and nothing outside an algorithm's own file asks its name.
 
 Example:
-    >>> import numpy as np
-import pandas as pd
+    >>> import pandas as pd
     >>> from privacy_plugins.core.hierarchies import Hierarchy
     >>> from privacy_plugins.core.models import KAnonymity
     >>> df = pd.DataFrame({"zip": ["47906", "47907", "47611", "47612"]})
