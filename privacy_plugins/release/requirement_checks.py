@@ -14,6 +14,7 @@ from collections.abc import Container, Hashable
 from privacy_plugins.core.models import PrivacyModel, check_name
 from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
+from privacy_plugins.release.identifier_gate import identifier_check
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.staging import StagedMeasure
 
@@ -42,6 +43,7 @@ def candidate_checks(
         expected_rows=expected_rows,
         where=f"{measured.rows} rows staged ({published} expected){joined}",
     )
+    checks.append(identifier_check(spec, candidate))  # a flagged QI left unchanged (issue 27)
     models = spec.models()
     return checks + model_checks(models, [model.evaluate(measured.classes) for model in models])
 

@@ -48,6 +48,7 @@ from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 from privacy_plugins.release.connections import mask_password
+from privacy_plugins.release.pseudonym_keys import PseudonymizeSpec
 from privacy_plugins.release.working_names import check_destination_table
 
 __all__ = [
@@ -596,6 +597,10 @@ class ReleaseSpec:
     sensitive_attributes: tuple[str, ...] = ()
     hierarchies: Path | Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     algorithm: AlgorithmSpec = field(default_factory=AlgorithmSpec)
+    insensitive: tuple[str, ...] = ()  # published unchanged; a column with no role is refused (issue 27)
+    unlisted_columns: str = "refuse"  # or "drop": unlisted source columns are dropped and reported by name
+    pseudonymize: PseudonymizeSpec | None = None
+    acknowledged_identifiers: tuple[str, ...] = ()  # detected identifiers the spec publishes unchanged on purpose
 
     KEYS = (
         "name",
@@ -609,10 +614,15 @@ class ReleaseSpec:
         "destination",
         "report",
         "workdir",
+        "insensitive",
+        "unlisted_columns",
+        "pseudonymize",
+        "acknowledged_identifiers",
     )
 
     def __post_init__(self) -> None:
         self.roles  # noqa: B018 - validates the roles
+        self._check_column_roles()
         if self.workdir is not None and Path(self.workdir).resolve().is_relative_to(self.report.directory.resolve()):
             raise ConfigurationError(
                 f"workdir {str(self.workdir)!r} is inside the report folder {str(self.report.directory)!r}, which "
@@ -655,6 +665,15 @@ class ReleaseSpec:
                         "generalized) is re-measured without the raw values a data-built hierarchy needs"
                     )
 
+    def _check_column_roles(self) -> None:
+        """``unlisted_columns`` is refuse or drop; a pseudonym column has no other role (issue 27)."""
+        if self.unlisted_columns not in ("refuse", "drop"):
+            raise ConfigurationError(f"unlisted_columns must be 'refuse' or 'drop', got {self.unlisted_columns!r}")
+        named = set(self.roles.named_columns)
+        taken = [c for c in (self.pseudonymize.columns if self.pseudonymize else ()) if c in named]
+        if taken:
+            raise ConfigurationError(f"pseudonymize.columns {taken} already have another role in the spec")
+
     def _check_spark_destination(self) -> None:
         """One SparkSession serves a Spark source and a Spark destination; a Spark release is one table."""
         destination = self.destination
@@ -678,6 +697,7 @@ class ReleaseSpec:
             quasi_identifiers=self.quasi_identifiers,
             sensitive_attributes=self.sensitive_attributes,
             identifiers=self.identifiers,
+            insensitive=self.insensitive,
         )
 
     @property
@@ -698,6 +718,10 @@ class ReleaseSpec:
         listed_columns = sorted({str(c) for m in self.requirements.listed for c in m.columns})
         if listed_columns:  # a listed model's own columns (a bound column …) are read from the source too
             described["model_columns"] = listed_columns
+        if self.insensitive or self.unlisted_columns != "refuse" or self.pseudonymize is not None:
+            described["insensitive"] = list(self.insensitive)
+            described["unlisted_columns"] = self.unlisted_columns
+            described["pseudonymize"] = self.pseudonymize.describe() if self.pseudonymize is not None else None
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode("utf-8")).hexdigest()
 
     def models(self) -> list[PrivacyModel]:
@@ -812,6 +836,10 @@ class ReleaseSpec:
                 destination=DestinationSpec(**sections["destination"]),
                 report=ReportSpec(**sections["report"]),
                 workdir=_path(base, data["workdir"]) if data.get("workdir") is not None else None,
+                insensitive=_columns("insensitive", data.get("insensitive")),
+                unlisted_columns=str(data.get("unlisted_columns", "refuse")),
+                pseudonymize=PseudonymizeSpec.from_value(data.get("pseudonymize")),
+                acknowledged_identifiers=_columns("acknowledged_identifiers", data.get("acknowledged_identifiers")),
             )
         except TypeError as exc:
             raise ConfigurationError(f"bad value in the release spec: {exc}") from exc

@@ -72,7 +72,9 @@ from privacy_plugins.release.artifacts import (
 )
 from privacy_plugins.release.destination import TABLE, StageRun, open_destination
 from privacy_plugins.release.destination.base import LINKED_PARTS
+from privacy_plugins.release.column_roles import account_for_columns, pseudonym_key, published_columns, schema_roles
 from privacy_plugins.release.diagnosis_reports import write_diagnosis
+from privacy_plugins.release.identifier_gate import flag_identifiers
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.published_numbers import measure_classes
 from privacy_plugins.release.requirement_checks import candidate_checks
@@ -151,9 +153,13 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
         return load_snapshot(spec, run_id=run_id or new_run_id())
     spec.destination.check_writable()  # an unwritable destination or report folder fails before any work
     spec.report.check_writable()
+    key = pseudonym_key(spec)  # a missing or short key, or a column without a role: exit 2 before any row is read
+    schema_roles(spec)
     frame = validate_frame(read_source(spec.source))
+    roles = account_for_columns(spec, [str(c) for c in frame.columns])
     validate_against_data(spec, frame)
-    table = frame.drop(columns=list(spec.identifiers))
+    flagged = flag_identifiers(spec, frame, roles)
+    table = published_columns(spec, frame, key)
     run = run_id or new_run_id()
     path = run_dir(spec, run, create=True) / LOADED_FILE
     digest = write_parquet(table, path)
@@ -166,6 +172,8 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
         spec_name=spec.name,
         source_fingerprint=spec.source_fingerprint,
         sha256=digest,
+        column_roles=roles,
+        flagged_identifiers=flagged,
     )
 
 
@@ -238,6 +246,7 @@ def anonymize_step(
         headline=solved.headline,
         group_column=solved.group_column,
         columns=columns,
+        flagged_identifiers=list(loaded.flagged_identifiers),
         **candidate_fields(staged, where),
     )
 
@@ -260,6 +269,7 @@ def _solved_in_memory(
         hierarchies=spec.build_hierarchies(frame),
         models=spec.models(),
         sensitive_attributes=list(spec.sensitive_attributes),
+        insensitive=[c for c in frame.columns if loaded.column_roles.get(str(c)) in ("insensitive", "pseudonym")],
         suppression_limit=spec.requirements.suppression_limit,
         seed=spec.algorithm.seed,
         **spec.algorithm.options,

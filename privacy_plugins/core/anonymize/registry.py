@@ -345,6 +345,24 @@ def _options(anonymizer: Anonymizer, given: Mapping[str, Any]) -> dict[str, Any]
             for name, option in schema.items()}  # fmt: skip
 
 
+def _account_for_columns(
+    frame: pd.DataFrame, roles: AttributeRoles, models: Sequence[PrivacyModel], unlisted_columns: str
+) -> pd.DataFrame:
+    """Refuse (or drop, ``unlisted_columns="drop"``) the columns named in no role: none is published silently."""
+    if unlisted_columns not in ("refuse", "drop"):
+        raise ConfigurationError(f"unlisted_columns must be 'refuse' or 'drop', got {unlisted_columns!r}")
+    unlisted = roles.unlisted(list(frame.columns), also=[c for m in models for c in m.columns])
+    if not unlisted:
+        return frame
+    if unlisted_columns == "drop":
+        return frame.drop(columns=unlisted)
+    raise ConfigurationError(
+        f"column(s) {unlisted!r} have no role; every column needs one (columns named nowhere used to be "
+        "published unchanged): pass them in insensitive= (published unchanged), identifiers= (dropped), "
+        "quasi_identifiers= or sensitive_attributes=, or pass unlisted_columns='drop'"
+    )
+
+
 def _request(
     table: object,
     *,
@@ -356,6 +374,8 @@ def _request(
     identifiers: Sequence[Hashable],
     seed: int,
     progress: Callable[[int, int], None] | None,
+    insensitive: Sequence[Hashable] | None = None,
+    unlisted_columns: str = "refuse",
 ) -> AnonymizationRequest:
     if not models:
         raise ConfigurationError("models must name at least one privacy model (e.g. KAnonymity(5))")
@@ -367,9 +387,15 @@ def _request(
     models = bind_hierarchies(models, hierarchies)
     named = [m.sensitive_attribute for m in models if m.sensitive_attribute is not None]
     sensitive = list(dict.fromkeys([*(sensitive_attributes or ()), *named]))
-    roles = AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=sensitive, identifiers=identifiers)
+    roles = AttributeRoles(
+        quasi_identifiers=quasi_identifiers,
+        sensitive_attributes=sensitive,
+        identifiers=identifiers,
+        insensitive=() if insensitive is None else insensitive,
+    )
     frame: pd.DataFrame = validate_frame(table)
     roles.check_columns(list(frame.columns))
+    frame = _account_for_columns(frame, roles, models, unlisted_columns)
     limit = check_real(suppression_limit, name="suppression_limit")
     if not 0.0 <= limit < 1.0:
         raise ConfigurationError(f"suppression_limit must be in [0, 1), got {suppression_limit!r}")
@@ -402,6 +428,8 @@ def anonymize(
     identifiers: Sequence[Hashable] = (),
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    insensitive: Sequence[Hashable] | None = None,
+    unlisted_columns: str = "refuse",
     **options: Any,
 ) -> AnonymizationResult:
     """Anonymize ``table`` with a registered algorithm so that every model holds, then re-check it.
@@ -418,6 +446,10 @@ def anonymize(
         identifiers: direct identifiers, dropped from the output.
         seed: integer ≥ 0 for randomized algorithms; reported with the result.
         progress: called as ``progress(done, total)`` by algorithms that report progress.
+        insensitive: columns published unchanged. Every column of ``table`` must have a
+            role (QI, sensitive, identifier, insensitive, or read by a model).
+        unlisted_columns: ``"refuse"`` (default): a column with no role is a
+            ``ConfigurationError`` naming it; ``"drop"``: such columns are left out of the output.
         **options: the algorithm's own options (``get_anonymizer(name).options``), e.g.
             ``metric="lm"`` or ``suppressed_rows="mark"`` for the lattice searches.
 
@@ -442,6 +474,8 @@ def anonymize(
         identifiers=identifiers,
         seed=seed,
         progress=progress,
+        insensitive=insensitive,
+        unlisted_columns=unlisted_columns,
     )
     chosen = _options(anonymizer, options)
     output = anonymizer.run(request, **chosen)
