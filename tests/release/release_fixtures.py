@@ -36,7 +36,26 @@ def demo_spec_dict(tmp_path: Path, *, rows: int = 1_500, **overrides: Any) -> di
             data[key] = {**data[key], **value}
         else:
             data[key] = value
+    if "insensitive" not in overrides and "generate" in data["source"]:
+        data["insensitive"] = unnamed_census_columns(data)
     return data
+
+
+CENSUS_COLUMNS = ("person_id", "age", "sex", "zip", "education", "marital_status", "occupation", "income", "disease")
+
+
+def unnamed_census_columns(data: dict[str, Any]) -> list[str]:
+    """The census columns a spec dict names in no role: every column needs one (issue 27), these are insensitive."""
+    requirements = data.get("requirements")
+    bound = requirements.get("bound_column") if isinstance(requirements, dict) else None
+    named = {
+        *data.get("identifiers", []),
+        *data.get("quasi_identifiers", []),
+        *data.get("sensitive_attributes", []),
+        *((data.get("pseudonymize") or {}).get("columns", [])),
+        bound,
+    }
+    return [c for c in CENSUS_COLUMNS if c not in named]
 
 
 def destination_spec(kind: str, tmp_path: Path, *, table: str, database: str) -> DestinationSpec:
