@@ -2,9 +2,10 @@
 
 The load step runs the detector (:func:`~privacy_plugins.core.identifiers.detect_identifiers`)
 over the columns a release would publish as they are — ``insensitive`` ones — and over the
-quasi-identifiers (a full-domain search may leave a QI at level 0). For a database, Spark or
-large-file source it reads one bounded sample of rows from the engine (``SAMPLE_ROWS``),
-never the table. Findings carry the category and counts, never a value.
+quasi-identifiers (a full-domain search may leave a QI at level 0). For a database or large-file
+source the database draws the sample: per column a random ``SAMPLE_DISTINCT`` of its distinct
+values, with its distinct and row counts (no row is fetched). Findings carry the category and
+counts, never a value.
 
 - An ``insensitive`` column flagged is refused at load: exit 2 naming the column and category.
 - A flagged quasi-identifier is recorded; the check step fails ``no_direct_identifiers`` when the
@@ -15,34 +16,88 @@ Either is accepted when the spec names the column in ``acknowledged_identifiers`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from privacy_plugins.core.identifiers import detect_identifiers
 from privacy_plugins.engines.base import EngineTable
+from privacy_plugins.engines.sql import SqlTable, subquery_of
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
 from privacy_plugins.release.spec import ReleaseSpec
 
-__all__ = ["SAMPLE_ROWS", "flag_identifiers", "identifier_check", "sample_from_engine"]
+__all__ = ["SAMPLE_DISTINCT", "SAMPLE_ROWS", "flag_identifiers", "flag_in_engine", "identifier_check", "sample_from_engine"]
 
-#: Rows read from an engine source for detection (the detector samples distinct values among them).
+#: Distinct values per column a database draws at random for detection (the detector's own sample size).
+SAMPLE_DISTINCT = 5_000
+#: Rows read for detection from an engine without SQL (Spark): its first rows.
 SAMPLE_ROWS = 20_000
 
 
-def sample_from_engine(source: EngineTable, columns: Sequence[str]) -> pd.DataFrame:
-    """The first ``SAMPLE_ROWS`` rows of ``columns`` as the engine streams them (the rest is never fetched)."""
-    batches = source.batches(SAMPLE_ROWS)
-    try:
-        first = next(batches, None)
-    finally:
-        batches.close()  # type: ignore[attr-defined]  # a generator: ends the server-side cursor
-    return pd.DataFrame(columns=list(columns)) if first is None else first[list(columns)]
+@dataclass(frozen=True)
+class EngineSample:
+    """Per column: a random sample of its distinct values drawn in the engine, and its whole-table totals."""
+
+    values: dict[str, pd.Series]
+    totals: dict[str, tuple[int, int]]
 
 
-def flag_identifiers(spec: ReleaseSpec, frame: pd.DataFrame, roles: Mapping[str, str]) -> list[dict[str, Any]]:
+def sample_from_engine(source: EngineTable, columns: Sequence[str]) -> EngineSample:
+    """Per column, at most ``SAMPLE_DISTINCT`` of its distinct values (random, drawn by the database) and its
+    (distinct, non-null rows) counted there; no row is fetched. Another engine (Spark) gives its first
+    ``SAMPLE_ROWS`` rows."""
+    if not isinstance(source, SqlTable):
+        batches = source.batches(SAMPLE_ROWS)
+        try:
+            first = next(batches, None)
+        finally:
+            batches.close()  # type: ignore[attr-defined]  # a generator: ends the cursor
+        frame = pd.DataFrame(columns=list(columns)) if first is None else first
+        return EngineSample({c: frame[c] for c in columns}, {})
+    import sqlalchemy as sa
+
+    table = subquery_of(source.selectable)
+    values, totals = {}, {}
+    with source.transaction() as connection:
+        for name in columns:
+            column = table.c[name]
+            count = sa.select(sa.func.count(sa.distinct(column)), sa.func.count(column)).select_from(table)
+            distinct, rows = connection.execute(count).one()
+            picked = (
+                sa.select(column)
+                .where(column.is_not(None))
+                .group_by(column)
+                .order_by(sa.func.random())
+                .limit(SAMPLE_DISTINCT)
+            )
+            values[name] = pd.Series([row[0] for row in connection.execute(picked)], name=name)
+            totals[name] = (int(distinct), int(rows))
+    return EngineSample(values, totals)
+
+
+def flag_in_engine(spec: ReleaseSpec, source: EngineTable, roles: Mapping[str, str]) -> list[dict[str, Any]]:
+    """:func:`flag_identifiers` for a source in an engine, on its engine-drawn sample (see above)."""
+    checked = [c for c, role in roles.items() if role in ("insensitive", "quasi_identifier")]
+    if not checked:
+        return []
+    sample = sample_from_engine(source, checked)
+    findings: list[dict[str, Any]] = []
+    for column, values in sample.values.items():
+        frame = values.to_frame(column)
+        findings += flag_identifiers(spec, frame, roles, totals=sample.totals)
+    return findings
+
+
+def flag_identifiers(
+    spec: ReleaseSpec,
+    frame: pd.DataFrame,
+    roles: Mapping[str, str],
+    *,
+    totals: Mapping[Hashable, tuple[int, int]] | None = None,
+) -> list[dict[str, Any]]:
     """Detect identifiers among the insensitive columns and QIs of ``frame``; refuse an unacknowledged insensitive one.
 
     Returns:
@@ -52,7 +107,8 @@ def flag_identifiers(spec: ReleaseSpec, frame: pd.DataFrame, roles: Mapping[str,
         ConfigurationError: an insensitive column is flagged and not in ``acknowledged_identifiers``.
     """
     checked = [c for c in frame.columns if roles.get(str(c)) in ("insensitive", "quasi_identifier")]
-    findings = [f.to_dict() | {"role": roles[str(f.column)]} for f in detect_identifiers(frame, columns=checked)]
+    found = detect_identifiers(frame, columns=checked, totals=totals)
+    findings = [f.to_dict() | {"role": roles[str(f.column)]} for f in found]
     refused = [
         f for f in findings if f["role"] == "insensitive" and f["column"] not in spec.acknowledged_identifiers
     ]

@@ -43,7 +43,7 @@ from privacy_plugins.release import staging
 from privacy_plugins.release.artifacts import LoadedTable, Solved, write_parquet
 from privacy_plugins.release.column_roles import account_for_columns, dropped_columns
 from privacy_plugins.release.destination import TABLE
-from privacy_plugins.release.identifier_gate import flag_identifiers, sample_from_engine
+from privacy_plugins.release.identifier_gate import flag_in_engine
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.source_table import opened_source, same_database, source_name
 from privacy_plugins.release.spec import ReleaseSpec
@@ -122,8 +122,7 @@ def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
         _check_staging_name(spec, source, run_id)
         # The sensitive attributes too, even when no requirement reads them: the diagnosis measures their l.
         others = dict.fromkeys([*model_columns(models, qis), *map(str, spec.sensitive_attributes)])
-        checked = [c for c in columns if roles[c] in ("insensitive", "quasi_identifier")]
-        flagged = flag_identifiers(spec, sample_from_engine(source, checked), roles) if checked else []
+        flagged = flag_in_engine(spec, source, roles)  # sampled by the engine
         raw = source.group_counts([*qis, *others])
         where = source_name(spec, source)
     aggregates, hierarchies, snapshot = _prepared(spec, raw)
