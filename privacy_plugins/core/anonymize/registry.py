@@ -395,7 +395,6 @@ def _request(
     )
     frame: pd.DataFrame = validate_frame(table)
     roles.check_columns(list(frame.columns))
-    frame = _account_for_columns(frame, roles, models, unlisted_columns)
     limit = check_real(suppression_limit, name="suppression_limit")
     if not 0.0 <= limit < 1.0:
         raise ConfigurationError(f"suppression_limit must be in [0, 1), got {suppression_limit!r}")
@@ -404,6 +403,7 @@ def _request(
         for column in model.columns:
             if column != model.sensitive_attribute and column in roles.named_columns:
                 raise ConfigurationError(f"column {column!r} read by {model} already has another role")
+    frame = _account_for_columns(frame, roles, models, unlisted_columns)  # after the typos: those come first
     return AnonymizationRequest(
         table=frame,
         roles=roles,

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import anonymize, anonymizer_names
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, boxes, greedy_clusters
 from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
@@ -41,6 +42,7 @@ def _run(df: pd.DataFrame, models: list[PrivacyModel], algorithm: str, seed: int
         hierarchies={"color": COLOR} if "color" in df.columns else {},
         models=models,
         seed=seed,
+        insensitive=other_columns(df, models, ["age", "color"]),
         **options,
     )
 

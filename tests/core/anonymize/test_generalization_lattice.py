@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from lattice_problems import Problem, grouping_rows, problems
 
 import privacy_plugins as pp
+from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import anonymize_full_domain, generalization_lattice
 from privacy_plugins.core.anonymize.generalization_lattice import (
     LatticeSearch,
@@ -125,6 +126,7 @@ def test_every_output_satisfies_its_models(
             hierarchies=problem.hierarchies,
             models=models,
             identifiers=["pid"],
+            insensitive=other_columns(problem.frame, models, problem.quasi_identifiers, ["pid"]),
             suppression_limit=fraction,
             algorithm=algorithm,  # type: ignore[arg-type]
         )

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import PersonalizedDetails, anonymize
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.models import PersonalizedLeakage
@@ -54,6 +55,7 @@ def _run(raw: pd.DataFrame, model: PersonalizedLeakage) -> tuple[pd.DataFrame, P
         quasi_identifiers=["age", "zipcode"],
         models=[model],
         hierarchies={"disease": DISEASE},
+        insensitive=other_columns(raw, [model], ["age", "zipcode"]),
     )
     assert isinstance(result.details, PersonalizedDetails)
     return result.table, result.details

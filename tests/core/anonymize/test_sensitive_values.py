@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import SensitiveValuesDetails, anonymize
 from privacy_plugins.core.measure import measure
 from privacy_plugins.core.models import KAnonymity
@@ -32,6 +33,7 @@ def _run(table: pd.DataFrame = TABLE2, **options: object):  # type: ignore[no-un
         quasi_identifiers=QIS,
         identifiers=["id"],
         sensitive_attributes=["diagnostic"],
+        insensitive=other_columns(table, [], QIS, ["id", "diagnostic"]),
         models=[KAnonymity(4)],
         **{"base_algorithm": "mondrian", **options},
     )
