@@ -16,7 +16,7 @@ from typing import Any
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.connections import ConnectionFields, sqlalchemy_url
 
-__all__ = ["airflow_resolver"]
+__all__ = ["airflow_resolver", "airflow_secret"]
 
 
 def _hook_url(connection: Any) -> str | None:
@@ -58,3 +58,23 @@ def airflow_resolver(conn_id: str) -> str:
         url = sqlalchemy_url(conn_id, fields)
     mask_secret(url)
     return url
+
+
+def airflow_secret(conn_id: str) -> str | None:
+    """The password of Airflow connection ``conn_id`` (a pseudonym key: ``pseudonymize.key: {conn_id: …}``).
+
+    Registered with the secrets masker, so it is redacted from task logs; it never goes into XCom.
+    """
+    from airflow.sdk import BaseHook
+    from airflow.sdk.log import mask_secret
+
+    try:
+        connection = BaseHook.get_connection(conn_id)
+    except Exception as exc:
+        raise ConfigurationError(
+            f"Airflow has no connection {conn_id!r} ({type(exc).__name__}); define it in Airflow "
+            f"(UI, CLI, secrets backend or AIRFLOW_CONN_{conn_id.upper()})"
+        ) from None
+    if connection.password:
+        mask_secret(connection.password)
+    return connection.password or None
