@@ -29,7 +29,14 @@ from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
 from privacy_plugins.release.spec import ReleaseSpec
 
-__all__ = ["SAMPLE_DISTINCT", "SAMPLE_ROWS", "flag_identifiers", "flag_in_engine", "identifier_check", "sample_from_engine"]
+__all__ = [
+    "SAMPLE_DISTINCT",
+    "SAMPLE_ROWS",
+    "flag_identifiers",
+    "flag_in_engine",
+    "identifier_check",
+    "sample_from_engine",
+]
 
 #: Distinct values per column a database draws at random for detection (the detector's own sample size).
 SAMPLE_DISTINCT = 5_000
@@ -41,14 +48,16 @@ SAMPLE_ROWS = 20_000
 class EngineSample:
     """Per column: a random sample of its distinct values drawn in the engine, and its whole-table totals."""
 
-    values: dict[str, pd.Series]
-    totals: dict[str, tuple[int, int]]
+    drawn: dict[str, pd.Series]
+    totals: dict[Hashable, tuple[int, int]]
 
 
 def sample_from_engine(source: EngineTable, columns: Sequence[str]) -> EngineSample:
-    """Per column, at most ``SAMPLE_DISTINCT`` of its distinct values (random, drawn by the database) and its
-    (distinct, non-null rows) counted there; no row is fetched. Another engine (Spark) gives its first
-    ``SAMPLE_ROWS`` rows."""
+    """Per column, a random sample of its distinct values and its totals, drawn and counted by the database.
+
+    At most ``SAMPLE_DISTINCT`` values per column and its (distinct, non-null rows); no row is
+    fetched. An engine without SQL (Spark) gives its first ``SAMPLE_ROWS`` rows instead.
+    """
     if not isinstance(source, SqlTable):
         batches = source.batches(SAMPLE_ROWS)
         try:
@@ -60,7 +69,8 @@ def sample_from_engine(source: EngineTable, columns: Sequence[str]) -> EngineSam
     import sqlalchemy as sa
 
     table = subquery_of(source.selectable)
-    values, totals = {}, {}
+    drawn: dict[str, pd.Series] = {}
+    totals: dict[Hashable, tuple[int, int]] = {}
     with source.transaction() as connection:
         for name in columns:
             column = table.c[name]
@@ -73,9 +83,9 @@ def sample_from_engine(source: EngineTable, columns: Sequence[str]) -> EngineSam
                 .order_by(sa.func.random())
                 .limit(SAMPLE_DISTINCT)
             )
-            values[name] = pd.Series([row[0] for row in connection.execute(picked)], name=name)
+            drawn[name] = pd.Series([row[0] for row in connection.execute(picked)], name=name)
             totals[name] = (int(distinct), int(rows))
-    return EngineSample(values, totals)
+    return EngineSample(drawn, totals)
 
 
 def flag_in_engine(spec: ReleaseSpec, source: EngineTable, roles: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -85,9 +95,8 @@ def flag_in_engine(spec: ReleaseSpec, source: EngineTable, roles: Mapping[str, s
         return []
     sample = sample_from_engine(source, checked)
     findings: list[dict[str, Any]] = []
-    for column, values in sample.values.items():
-        frame = values.to_frame(column)
-        findings += flag_identifiers(spec, frame, roles, totals=sample.totals)
+    for column, values in sample.drawn.items():
+        findings += flag_identifiers(spec, values.to_frame(column), roles, totals=sample.totals)
     return findings
 
 
@@ -109,9 +118,7 @@ def flag_identifiers(
     checked = [c for c in frame.columns if roles.get(str(c)) in ("insensitive", "quasi_identifier")]
     found = detect_identifiers(frame, columns=checked, totals=totals)
     findings = [f.to_dict() | {"role": roles[str(f.column)]} for f in found]
-    refused = [
-        f for f in findings if f["role"] == "insensitive" and f["column"] not in spec.acknowledged_identifiers
-    ]
+    refused = [f for f in findings if f["role"] == "insensitive" and f["column"] not in spec.acknowledged_identifiers]
     if refused:
         named = ", ".join(f"{f['column']!r} ({f['category']}, evidence: {'+'.join(f['evidence'])})" for f in refused)
         raise ConfigurationError(

@@ -100,7 +100,9 @@ class PseudonymizeSpec:
             raise ConfigurationError(f"unknown key {unknown[0]!r} in pseudonymize; allowed: {list(cls.KEYS)}")
         columns = value.get("columns")
         if isinstance(columns, str) or not isinstance(columns, (list, tuple)):
-            raise ConfigurationError(f"pseudonymize.columns must be a list of column names, got {type(columns).__name__}")
+            raise ConfigurationError(
+                f"pseudonymize.columns must be a list of column names, got {type(columns).__name__}"
+            )
         key = value.get("key", {"env": DEFAULT_KEY_ENV})
         if not isinstance(key, Mapping) or set(key) - {"env", "conn_id"} or len(key) != 1:
             # never echo the value: it may be the key itself, written into the spec by mistake

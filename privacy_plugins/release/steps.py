@@ -70,9 +70,9 @@ from privacy_plugins.release.artifacts import (
     write_parquet,
     write_report,
 )
+from privacy_plugins.release.column_roles import account_for_columns, pseudonym_key, published_columns, schema_roles
 from privacy_plugins.release.destination import TABLE, StageRun, open_destination
 from privacy_plugins.release.destination.base import LINKED_PARTS
-from privacy_plugins.release.column_roles import account_for_columns, pseudonym_key, published_columns, schema_roles
 from privacy_plugins.release.diagnosis_reports import write_diagnosis
 from privacy_plugins.release.identifier_gate import flag_identifiers
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress

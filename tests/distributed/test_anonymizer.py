@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.unnamed_columns import other_columns
 from privacy_plugins.cli import main
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.distributed import Dpp2gaSession, LocalParty, trusted_third_party
@@ -21,6 +20,7 @@ from privacy_plugins.core.measure import measure
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 from privacy_plugins.distributed import make_cipher
 from privacy_plugins.errors import ConfigurationError
+from tests.unnamed_columns import other_columns
 
 Slides = tuple[pd.DataFrame, pd.DataFrame, dict[str, Hierarchy]]
 #: The x25519 group (the default) needs the ``distributed`` extra; without it these tests skip.

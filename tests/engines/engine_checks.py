@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 import sqlalchemy as sa
 
-from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.engines import EngineTable, PandasTable, SqlTable, anonymize_in_engine, measure_in_engine
+from tests.unnamed_columns import other_columns
 
 REPO = Path(__file__).resolve().parents[2]
 ADULT = REPO.parent / "shared" / "data" / "adult"

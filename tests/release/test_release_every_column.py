@@ -12,7 +12,6 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from release_fixtures import demo_spec_dict
 
 from privacy_plugins.cli import main
 from privacy_plugins.core.pseudonyms import TOKEN_LENGTH
@@ -88,9 +87,7 @@ def test_unlisted_columns_drop_drops_them_and_reports_them_by_name(tmp_path: Pat
     }
 
 
-def test_the_cli_release_exits_2_naming_the_unlisted_column(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_cli_release_exits_2_naming_the_unlisted_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(_spec(tmp_path, _people())))
     assert main(["release", str(path), "--quiet"]) == 2
@@ -103,7 +100,7 @@ def test_the_in_database_path_refuses_from_the_schema_without_reading_a_row(
 ) -> None:
     database = tmp_path / "source.duckdb"
     with duckdb.connect(str(database)) as connection:
-        frame = _people()
+        connection.register("frame", _people())
         connection.sql("CREATE TABLE people AS SELECT * FROM frame")
 
     def no_rows(*args: object, **kwargs: object) -> None:
@@ -133,12 +130,18 @@ def test_every_shipped_spec_names_every_column_of_its_source(tmp_path: Path) -> 
 
 def _pseudonymized(tmp_path: Path, scope: str, **overrides: object) -> dict:
     return _spec(
-        tmp_path, _people(), pseudonymize={"columns": ["patient_id"], "key": {"env": KEY_ENV}, "scope": scope}, **overrides
+        tmp_path,
+        _people(),
+        pseudonymize={"columns": ["patient_id"], "key": {"env": KEY_ENV}, "scope": scope},
+        **overrides,
     )
 
 
 def test_pseudonyms_replace_the_column_in_the_release_and_no_raw_value_or_key_appears_anywhere(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
     path = tmp_path / "spec.yaml"

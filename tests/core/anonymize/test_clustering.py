@@ -8,7 +8,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import anonymize, anonymizer_names
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, boxes, greedy_clusters
 from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
@@ -20,6 +19,7 @@ from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.models import DistinctLDiversity, EntropyLDiversity, KAnonymity, PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
+from tests.unnamed_columns import other_columns
 
 COLOR = Hierarchy.from_rows(
     "color",

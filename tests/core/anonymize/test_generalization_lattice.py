@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from lattice_problems import Problem, grouping_rows, problems
 
 import privacy_plugins as pp
-from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import anonymize_full_domain, generalization_lattice
 from privacy_plugins.core.anonymize.generalization_lattice import (
     LatticeSearch,
@@ -33,6 +32,7 @@ from privacy_plugins.core.models import (
     TCloseness,
 )
 from privacy_plugins.errors import InfeasibleAnonymizationError
+from tests.unnamed_columns import other_columns
 
 model_sets = st.sampled_from(
     [

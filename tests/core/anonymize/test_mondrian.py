@@ -219,7 +219,9 @@ def test_errors() -> None:
     df = _colors()
     others = ["id", "color", "disease"]
     with pytest.raises(HierarchyError, match="'color'"):
-        anonymize_mondrian(df, quasi_identifiers=["color"], models=[KAnonymity(2)], insensitive=["id", "age", "disease"])
+        anonymize_mondrian(
+            df, quasi_identifiers=["color"], models=[KAnonymity(2)], insensitive=["id", "age", "disease"]
+        )
     with pytest.raises(ConfigurationError, match="mode"):
         anonymize_mondrian(df, quasi_identifiers=["age"], models=[KAnonymity(2)], mode="loose", insensitive=others)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="missing"):

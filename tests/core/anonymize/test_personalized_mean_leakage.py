@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import PersonalizedDetails, anonymize
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.models import PersonalizedLeakage
 from privacy_plugins.errors import InfeasibleAnonymizationError
+from tests.unnamed_columns import other_columns
 
 ROWS = [
     ["gastric ulcer", "stomach disease", "*"],

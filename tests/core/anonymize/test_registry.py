@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import (
     AnonymizedTable,
     anonymize,
@@ -45,6 +44,7 @@ from privacy_plugins.errors import (
     VerificationError,
 )
 from tests.core.anonymize.lattice_problems import Problem, grouping_rows, problems
+from tests.unnamed_columns import other_columns
 
 #: The algorithms that solve a weighted snapshot: the full-domain lattice searches (their tags say so).
 FULL_DOMAIN = tuple(name for name in anonymizer_names() if tags_of(get_anonymizer(name)).works_on_snapshot)

@@ -7,11 +7,11 @@ import json
 import pandas as pd
 import pytest
 
-from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import SensitiveValuesDetails, anonymize
 from privacy_plugins.core.measure import measure
 from privacy_plugins.core.models import KAnonymity
 from privacy_plugins.errors import ConfigurationError, PrivacyRiskWarning
+from tests.unnamed_columns import other_columns
 
 # The paper's Table 2 (the "3 6900" zipcode read as 36900).
 TABLE2 = pd.DataFrame(

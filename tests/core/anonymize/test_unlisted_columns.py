@@ -1,4 +1,4 @@
-"""Issue 27 in ``anonymize()`` and ``privacy-plugins anonymize``: a column with no role is refused, or dropped on request."""
+"""Issue 27 in ``anonymize()`` and the ``anonymize`` command: a column with no role is refused, or dropped."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ from privacy_plugins.cli import main
 from privacy_plugins.errors import ConfigurationError
 
 TABLE = pd.DataFrame(
-    {"age": [30, 31, 32, 33, 40, 41, 42, 43], "email": [f"p{i}@example.org" for i in range(8)], "note": list("abcdefgh")}
+    {
+        "age": [30, 31, 32, 33, 40, 41, 42, 43],
+        "email": [f"p{i}@example.org" for i in range(8)],
+        "note": list("abcdefgh"),
+    }
 )
 
 
