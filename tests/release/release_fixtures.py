@@ -103,6 +103,8 @@ def people_query_spec(tmp_path: Path, source: dict[str, Any], algorithm: str) ->
         "identifiers": ["person_id"],
         "quasi_identifiers": ["age", "sex"],
         "sensitive_attributes": ["disease"],
+        "insensitive": ["zip", "education", "marital_status", "occupation", "income"],
+        "acknowledged_identifiers": ["zip"],  # five-digit ZIP codes published as they are, on purpose
         "hierarchies": {"age": {"interval": {"widths": [10, 20, 40]}}, "sex": {"taxonomy": {"*": ["Female", "Male"]}}},
         "requirements": {"k": 5},
         "algorithm": {"name": algorithm},
