@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 import sqlalchemy as sa
+import yaml
 from release_fixtures import people_query_spec
 
 from privacy_plugins.cli import main
