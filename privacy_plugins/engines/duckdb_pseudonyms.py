@@ -32,7 +32,7 @@ def register_pseudonym_function(
         >>> from privacy_plugins.core.pseudonyms import token
         >>> con, key = duckdb.connect(), PseudonymKey(b"k" * 32)
         >>> register_pseudonym_function(con, "pp_token", key, scope="stable")
-        >>> con.sql("SELECT pp_token('a')").fetchone()[0] == token("a", key, scope="stable")
+        >>> con.execute("SELECT pp_token('a')").fetchone()[0] == token("a", key, scope="stable")
         True
     """
     import duckdb
