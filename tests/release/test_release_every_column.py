@@ -25,7 +25,7 @@ KEY = "a-test-key-that-is-long-enough-0123456789"
 KEY_ENV = "PRIVACY_PLUGINS_PSEUDONYM_KEY"
 
 
-def _people(rows: int = 400) -> pd.DataFrame:
+def _people(rows: int = 200) -> pd.DataFrame:
     """People with a per-row id, an e-mail, an age and a sex: small and fast to release."""
     index = pd.RangeIndex(rows)
     return pd.DataFrame(
