@@ -41,7 +41,7 @@ def main() -> None:
     salt = new_release_salt()
     register_pseudonym_function(connection, "pp_token", key, scope="release", salt=salt)
     connection.sql(f"CREATE TABLE ids AS SELECT 'patient-' || i::VARCHAR AS id FROM range({args.values}) r(i)")
-    first = connection.execute("SELECT pp_token(id) FROM ids LIMIT 1").fetchone()
+    first = connection.execute("SELECT pp_token(id) FROM ids LIMIT 1").fetchall()[0]
     assert first is not None and first[0] == token("patient-0", key, scope="release", salt=salt)
     sha = _best(connection, "SELECT max(sha256(id)) FROM ids", args.repeat)
     tokens = _best(connection, "SELECT max(pp_token(id)) FROM ids", args.repeat)

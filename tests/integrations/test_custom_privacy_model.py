@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 import privacy_plugins as pp
+from tests.unnamed_columns import other_columns
 from privacy_plugins.cli import main
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.diagnosis import diagnose
@@ -250,7 +251,8 @@ def test_cli_anonymize_and_diagnose_with_a_requirements_file(
         write_hierarchy(build_hierarchy(column, spec["hierarchies"][column], frame[column]), folder / f"{column}.csv")
     file = _requirements_file(tmp_path, [{NAME: {"size": 4, "share": 0.05}}])
     out = tmp_path / "out.csv"
-    roles = ["--quasi-identifiers", "age,sex,zip"]
+    roles = ["--quasi-identifiers", "age,sex,zip", "--identifiers", "person_id",
+             "--insensitive", "education,marital_status,occupation,income,disease"]  # fmt: skip
     code = main(
         ["anonymize", str(data), *roles, "--hierarchies", str(folder), "--requirements-file", str(file),
          "--k", "2", "--out", str(out), "--quiet", "--format", "json"]
@@ -280,8 +282,9 @@ def test_python_measure_anonymize_diagnose_with_the_model(tmp_path: Path) -> Non
     spec = yaml.safe_load((REPO / "specs" / "demo_census.yaml").read_text())
     hierarchies = {c: build_hierarchy(c, spec["hierarchies"][c], frame[c]) for c in ("age", "sex", "zip")}
     result = anonymize(
-        frame, algorithm="optimal", quasi_identifiers=["age", "sex", "zip"], hierarchies=hierarchies, models=[model]
-    )
+        frame, algorithm="optimal", quasi_identifiers=["age", "sex", "zip"], hierarchies=hierarchies, models=[model],
+        insensitive=other_columns(frame, [model], ["age", "sex", "zip"]),
+    )  # fmt: skip
     assert (
         measure(result.table, quasi_identifiers=["age", "sex", "zip"], models=[model])
         .results["small_class_share"]

@@ -64,6 +64,7 @@ def _spec_data(tmp_path: Path, algorithm: str, *, rows: int = 600) -> dict[str, 
     data = copy.deepcopy(yaml.safe_load((REPO / "specs" / "demo_census.yaml").read_text(encoding="utf-8")))
     data["source"] = {"generate": "census", "rows": rows, "seed": 3}
     data["sensitive_attributes"] = ["disease"]
+    data["insensitive"] = ["occupation", "income"]  # every column has a role (issue 27)
     data["requirements"] = _requirements(algorithm)
     data["algorithm"] = {"name": algorithm}
     data["destination"] = {"duckdb": str(tmp_path / f"{algorithm}.duckdb"), "table": "census_release"}
