@@ -16,12 +16,12 @@ import pytest
 import yaml
 from release_fixtures import demo_spec_dict
 
-from tests.unnamed_columns import other_columns
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.models import FrequencyLDiversity, KAnonymity
 from privacy_plugins.release import progress as release_progress
 from privacy_plugins.release.progress import ProgressLines, StepProgress, progress_interval
+from tests.unnamed_columns import other_columns
 
 OTHERS = "sex,zip,education,marital_status,occupation,disease"  # published unchanged: every column has a role
 QIS = ["age", "income"]  # numeric: the clustering algorithms publish them as ranges, no hierarchy needed
