@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from privacy_plugins.core.pseudonyms import PseudonymKey
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 from privacy_plugins.release.pseudonym_keys import pseudonymized
 from privacy_plugins.release.spec import ReleaseSpec
 
@@ -61,6 +61,12 @@ def account_for_columns(spec: ReleaseSpec, columns: Sequence[str]) -> dict[str, 
         ConfigurationError: a source column has no role (``unlisted_columns: refuse``, the default).
     """
     listed = listed_roles(spec)
+    present = {str(c) for c in columns}
+    missing = [c for c in (spec.pseudonymize.columns if spec.pseudonymize else ()) if c not in present]
+    if missing:
+        raise UnknownColumnError(
+            f"pseudonymize.columns not found in table: {missing!r}; available: {sorted(present)!r}"
+        )
     unlisted = [str(c) for c in columns if str(c) not in listed]
     if unlisted and spec.unlisted_columns != "drop":
         raise ConfigurationError(

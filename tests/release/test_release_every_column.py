@@ -224,6 +224,14 @@ def test_a_missing_or_short_key_exits_2_before_any_work_and_never_shows_the_key(
         assert env not in err
 
 
+def test_a_pseudonym_column_missing_from_the_source_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    data = _pseudonymized(tmp_path, "stable")
+    data["pseudonymize"]["columns"] = ["patient_idd"]
+    with pytest.raises(ConfigurationError, match=r"pseudonymize.columns not found in table: \['patient_idd'\]"):
+        load_step(ReleaseSpec.from_dict(data))
+
+
 def test_a_key_from_a_connection_password(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW_CONN_PSEUDONYM_KEY", f"generic://:{KEY}@")
     data = _pseudonymized(tmp_path, "stable")
