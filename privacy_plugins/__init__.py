@@ -9,9 +9,10 @@ needs its extra).
 
 Example:
     >>> import privacy_plugins as pp
-    >>> table = pp.generate_census(200, seed=1)
-    >>> result = pp.anonymize(
-    ...     table, algorithm="mondrian", quasi_identifiers=["age", "income"], models=[pp.KAnonymity(5)]
+    >>> table = pp.generate_census(200, seed=1)[["age", "income", "disease"]]
+    >>> result = pp.anonymize(  # every column needs a role: QI, sensitive, identifier or insensitive
+    ...     table, algorithm="mondrian", quasi_identifiers=["age", "income"], sensitive_attributes=["disease"],
+    ...     models=[pp.KAnonymity(5)],
     ... )
     >>> pp.measure(result.table, quasi_identifiers=["age", "income"]).k >= 5
     True

@@ -34,6 +34,7 @@ from privacy_plugins.cli._args import (
     add_role_arguments,
     add_t_arguments,
     check_columns,
+    columns_arg,
     models_from_args,
 )
 from privacy_plugins.cli._format import aligned, number
@@ -109,6 +110,15 @@ def add_anonymize_parser(commands: Subcommands[argparse.ArgumentParser]) -> None
         identifiers_help="direct identifiers (dropped)",
     )
     parser.add_argument(
+        "--insensitive", type=columns_arg, default=[], help="columns published unchanged, comma-separated"
+    )
+    parser.add_argument(
+        "--unlisted-columns",
+        choices=["refuse", "drop"],
+        default="refuse",
+        help="a column with no role: refuse (default, exit 2 naming it) or drop it from the output",
+    )
+    parser.add_argument(
         "--hierarchies",
         type=Path,
         help="folder of ARX CSV hierarchies (full-domain algorithms need one per quasi-identifier; "
@@ -164,6 +174,7 @@ def _roles(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
         ("quasi_identifiers", args.quasi_identifiers),
         ("sensitive_attributes", args.sensitive_attributes),
         ("identifiers", args.identifiers),
+        ("insensitive", args.insensitive),
         ("bound_column", [args.bound_column] if args.bound_column else []),
     ]
 
@@ -284,6 +295,8 @@ def _run_anonymize(args: argparse.Namespace) -> int:
             models=models,
             identifiers=args.identifiers,
             sensitive_attributes=args.sensitive_attributes,
+            insensitive=args.insensitive,
+            unlisted_columns=args.unlisted_columns,
             suppression_limit=args.suppression_limit,
             seed=args.seed,
             progress=progress,

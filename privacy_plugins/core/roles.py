@@ -51,8 +51,9 @@ class AttributeRoles:
             (at least one).
         sensitive_attributes: columns that must not be linkable to a person.
         identifiers: columns that name a person directly; never published.
-        insensitive: columns explicitly declared harmless; every column not named
-            anywhere is treated as insensitive too.
+        insensitive: columns declared harmless, published unchanged. A column named
+            nowhere has no role: :meth:`unlisted` finds it, and ``anonymize()`` and a
+            release refuse it (or drop it when asked), never publish it silently.
 
     Example:
         >>> roles = AttributeRoles(quasi_identifiers=["age", "zip"], sensitive_attributes=["disease"])
@@ -102,6 +103,11 @@ class AttributeRoles:
                 raise UnknownColumnError(
                     f"{role} not found in table: {missing!r}; available columns: {list(available)!r}"
                 )
+
+    def unlisted(self, available: Sequence[Hashable], *, also: Iterable[Hashable] = ()) -> list[Hashable]:
+        """The columns of ``available`` named in no role (nor in ``also``, e.g. the columns a model reads)."""
+        named = {*self.named_columns, *also}
+        return [c for c in available if c not in named]
 
     def publishable_columns(self, available: Sequence[Hashable]) -> tuple[Hashable, ...]:
         """The columns that may appear in a release: everything except identifiers."""

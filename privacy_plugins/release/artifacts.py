@@ -83,6 +83,10 @@ class LoadedTable(RunArtifact):
     kind: str = dataclasses.field(default="rows", kw_only=True)
     #: Where the rows stay for a ``"snapshot"`` (``duckdb:census``, ``spark:/data/census.parquet``), else empty.
     source: str = dataclasses.field(default="", kw_only=True)
+    #: The role of every source column (``release/column_roles.py``): what was dropped, pseudonymized, published.
+    column_roles: dict[str, str] = dataclasses.field(default_factory=dict, kw_only=True)
+    #: Columns flagged as direct identifiers (``release/identifier_gate.py``): category and counts, never a value.
+    flagged_identifiers: list[dict[str, Any]] = dataclasses.field(default_factory=list, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,8 @@ class Candidate(RunArtifact):
     #: The columns the anonymize step staged, per part (``"table"``, or ``"qit"`` and ``"st"``).
     #: Publishing refuses any other column set (:mod:`.written_columns`).
     columns: dict[str, list[str]] = dataclasses.field(default_factory=dict, kw_only=True)
+    #: The load step's findings (``LoadedTable.flagged_identifiers``), for the check's identifier gate.
+    flagged_identifiers: list[dict[str, Any]] = dataclasses.field(default_factory=list, kw_only=True)
     #: The algorithm's own one-line summary (its details' ``headline()``: node, partitions, clusters …).
     headline: str = dataclasses.field(default="", kw_only=True)
 

@@ -15,6 +15,7 @@ from privacy_plugins.core.models import PrivacyModel, check_name
 from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
+from privacy_plugins.release.identifier_gate import identifier_check
 from privacy_plugins.release.judged_tables import JudgedTables
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.staging import StagedMeasure
@@ -52,6 +53,7 @@ def candidate_checks(
         expected_rows=expected_rows,
         where=f"{measured.rows} rows staged ({published} expected){joined}",
     )
+    checks.append(identifier_check(spec, candidate))  # a flagged QI left unchanged (issue 27)
     models = spec.models()
     return checks + model_checks(models, [_evaluate(spec, model, measured, tables) for model in models])
 

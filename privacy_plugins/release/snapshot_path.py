@@ -41,7 +41,9 @@ from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 from privacy_plugins.release import staging
 from privacy_plugins.release.artifacts import LoadedTable, Solved, write_parquet
+from privacy_plugins.release.column_roles import account_for_columns, dropped_columns
 from privacy_plugins.release.destination import TABLE
+from privacy_plugins.release.identifier_gate import flag_in_engine
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.source_table import opened_source, same_database, source_name
 from privacy_plugins.release.spec import ReleaseSpec
@@ -63,6 +65,8 @@ def pushdown_reason(spec: ReleaseSpec) -> str | None:
     solver = snapshot_anonymizer(spec.algorithm.name)
     if solver is None:  # its tags say it does not work on a snapshot
         return f"algorithm {spec.algorithm.name!r} recodes locally and needs the rows"
+    if spec.pseudonymize is not None:
+        return "pseudonymize: the tokens are computed in memory"
     return solver.snapshot_refusal(spec.algorithm.options)
 
 
@@ -110,6 +114,7 @@ def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
     with opened_source(spec) as source:
         columns = source.columns()
         check_unique_columns(columns, where="the source")
+        roles = account_for_columns(spec, columns)  # from the engine's column list: no row read
         spec.roles.check_columns(columns)
         bound = spec.requirements.bound_column
         if bound is not None and bound not in columns:
@@ -117,6 +122,7 @@ def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
         _check_staging_name(spec, source, run_id)
         # The sensitive attributes too, even when no requirement reads them: the diagnosis measures their l.
         others = dict.fromkeys([*model_columns(models, qis), *map(str, spec.sensitive_attributes)])
+        flagged = flag_in_engine(spec, source, roles)  # sampled by the engine
         raw = source.group_counts([*qis, *others])
         where = source_name(spec, source)
     aggregates, hierarchies, snapshot = _prepared(spec, raw)
@@ -134,7 +140,7 @@ def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
     return LoadedTable(
         path=str(path),
         rows=snapshot.n_rows,
-        columns=[c for c in columns if c not in spec.identifiers],
+        columns=[c for c in columns if c not in dropped_columns(roles)],
         dropped_identifiers=list(spec.identifiers),
         run_id=run_id,
         spec_name=spec.name,
@@ -142,6 +148,8 @@ def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
         sha256=digest,
         kind="snapshot",
         source=where,
+        column_roles=roles,
+        flagged_identifiers=flagged,
     )
 
 
@@ -168,7 +176,7 @@ def solved_on_snapshot(
             quasi_identifiers=list(spec.quasi_identifiers),
             hierarchies=hierarchies,
             models=spec.models(),
-            identifiers=list(spec.identifiers),
+            identifiers=dropped_columns(loaded.column_roles) or list(spec.identifiers),
             sensitive_attributes=list(spec.sensitive_attributes),
             suppression_limit=spec.requirements.suppression_limit,
             algorithm=spec.algorithm.name,

@@ -49,6 +49,7 @@ from privacy_plugins.engines.spark_session import check_spark_settings, is_spark
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.history_spec import HistorySpec
+from privacy_plugins.release.pseudonym_keys import PseudonymizeSpec
 from privacy_plugins.release.working_names import check_destination_table
 
 __all__ = [
@@ -598,6 +599,10 @@ class ReleaseSpec:
     hierarchies: Path | Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     algorithm: AlgorithmSpec = field(default_factory=AlgorithmSpec)
     history: HistorySpec = field(default_factory=HistorySpec)
+    insensitive: tuple[str, ...] = ()  # published unchanged; a column with no role is refused (issue 27)
+    unlisted_columns: str = "refuse"  # or "drop": unlisted source columns are dropped and reported by name
+    pseudonymize: PseudonymizeSpec | None = None
+    acknowledged_identifiers: tuple[str, ...] = ()  # detected identifiers the spec publishes unchanged on purpose
 
     KEYS = (
         "name",
@@ -612,11 +617,16 @@ class ReleaseSpec:
         "report",
         "workdir",
         "history",
+        "insensitive",
+        "unlisted_columns",
+        "pseudonymize",
+        "acknowledged_identifiers",
     )
 
     def __post_init__(self) -> None:
         self.roles  # noqa: B018 - validates the roles
         self._check_history()
+        self._check_column_roles()
         if self.workdir is not None and Path(self.workdir).resolve().is_relative_to(self.report.directory.resolve()):
             raise ConfigurationError(
                 f"workdir {str(self.workdir)!r} is inside the report folder {str(self.report.directory)!r}, which "
@@ -674,6 +684,15 @@ class ReleaseSpec:
             raise ConfigurationError(f"history: {why}; set history: off")
         object.__setattr__(self, "history", HistorySpec(enabled=False))
 
+    def _check_column_roles(self) -> None:
+        """``unlisted_columns`` is refuse or drop; a pseudonym column has no other role (issue 27)."""
+        if self.unlisted_columns not in ("refuse", "drop"):
+            raise ConfigurationError(f"unlisted_columns must be 'refuse' or 'drop', got {self.unlisted_columns!r}")
+        named = set(self.roles.named_columns)
+        taken = [c for c in (self.pseudonymize.columns if self.pseudonymize else ()) if c in named]
+        if taken:
+            raise ConfigurationError(f"pseudonymize.columns {taken} already have another role in the spec")
+
     def _check_spark_destination(self) -> None:
         """One SparkSession serves a Spark source and a Spark destination; a Spark release is one table."""
         destination = self.destination
@@ -697,6 +716,7 @@ class ReleaseSpec:
             quasi_identifiers=self.quasi_identifiers,
             sensitive_attributes=self.sensitive_attributes,
             identifiers=self.identifiers,
+            insensitive=self.insensitive,
         )
 
     @property
@@ -717,6 +737,10 @@ class ReleaseSpec:
         listed_columns = sorted({str(c) for m in self.requirements.listed for c in m.columns})
         if listed_columns:  # a listed model's own columns (a bound column …) are read from the source too
             described["model_columns"] = listed_columns
+        if self.insensitive or self.unlisted_columns != "refuse" or self.pseudonymize is not None:
+            described["insensitive"] = list(self.insensitive)
+            described["unlisted_columns"] = self.unlisted_columns
+            described["pseudonymize"] = self.pseudonymize.describe() if self.pseudonymize is not None else None
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode("utf-8")).hexdigest()
 
     def models(self) -> list[PrivacyModel]:
@@ -832,6 +856,10 @@ class ReleaseSpec:
                 report=ReportSpec(**sections["report"]),
                 workdir=_path(base, data["workdir"]) if data.get("workdir") is not None else None,
                 history=HistorySpec.from_value(data.get("history")),
+                insensitive=_columns("insensitive", data.get("insensitive")),
+                unlisted_columns=str(data.get("unlisted_columns", "refuse")),
+                pseudonymize=PseudonymizeSpec.from_value(data.get("pseudonymize")),
+                acknowledged_identifiers=_columns("acknowledged_identifiers", data.get("acknowledged_identifiers")),
             )
         except TypeError as exc:
             raise ConfigurationError(f"bad value in the release spec: {exc}") from exc

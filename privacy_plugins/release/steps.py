@@ -73,6 +73,7 @@ from privacy_plugins.release.artifacts import (
     write_parquet,
     write_report,
 )
+from privacy_plugins.release.column_roles import account_for_columns, pseudonym_key, published_columns, schema_roles
 from privacy_plugins.release.composition_gate import (
     composition_checks,
     history_companions,
@@ -82,6 +83,7 @@ from privacy_plugins.release.composition_gate import (
 from privacy_plugins.release.destination import TABLE, StageRun, open_destination
 from privacy_plugins.release.destination.base import LINKED_PARTS, Companions
 from privacy_plugins.release.diagnosis_reports import write_diagnosis
+from privacy_plugins.release.identifier_gate import flag_identifiers
 from privacy_plugins.release.judged_tables import judged_tables
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.published_numbers import measure_classes
@@ -163,9 +165,13 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
         read_history(spec, open_destination(spec.destination))
     if _on_snapshot(spec):
         return load_snapshot(spec, run_id=run_id or new_run_id())
+    key = pseudonym_key(spec)  # a missing or short key, or a column without a role: exit 2 before any row is read
+    schema_roles(spec)
     frame = validate_frame(read_source(spec.source))
+    roles = account_for_columns(spec, [str(c) for c in frame.columns])
     validate_against_data(spec, frame)
-    table = frame.drop(columns=list(spec.identifiers))
+    flagged = flag_identifiers(spec, frame, roles)
+    table = published_columns(spec, frame, key)
     run = run_id or new_run_id()
     path = run_dir(spec, run, create=True) / LOADED_FILE
     digest = write_parquet(table, path)
@@ -178,6 +184,8 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
         spec_name=spec.name,
         source_fingerprint=spec.source_fingerprint,
         sha256=digest,
+        column_roles=roles,
+        flagged_identifiers=flagged,
     )
 
 
@@ -250,6 +258,7 @@ def anonymize_step(
         headline=solved.headline,
         group_column=solved.group_column,
         columns=columns,
+        flagged_identifiers=list(loaded.flagged_identifiers),
         **candidate_fields(staged, where),
     )
 
@@ -278,6 +287,7 @@ def _solved_in_memory(
         hierarchies=hierarchies,
         models=[*spec.models(), *_history_models(spec, hierarchies)],
         sensitive_attributes=list(spec.sensitive_attributes),
+        insensitive=[c for c in frame.columns if loaded.column_roles.get(str(c)) in ("insensitive", "pseudonym")],
         suppression_limit=spec.requirements.suppression_limit,
         seed=spec.algorithm.seed,
         **spec.algorithm.options,

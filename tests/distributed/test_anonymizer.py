@@ -20,6 +20,7 @@ from privacy_plugins.core.measure import measure
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 from privacy_plugins.distributed import make_cipher
 from privacy_plugins.errors import ConfigurationError
+from tests.unnamed_columns import other_columns
 
 Slides = tuple[pd.DataFrame, pd.DataFrame, dict[str, Hierarchy]]
 #: The x25519 group (the default) needs the ``distributed`` extra; without it these tests skip.
@@ -74,14 +75,16 @@ def test_default_split_and_bad_splits(slides: Slides) -> None:
                       models=[KAnonymity(3)], initiator_columns=split)  # fmt: skip
     with pytest.raises(ConfigurationError, match="at least 2"):
         anonymize(table, algorithm="dpp2ga", quasi_identifiers=["AREA"], hierarchies=hierarchies,
-                  models=[KAnonymity(3)])  # fmt: skip
+                  models=[KAnonymity(3)], insensitive=other_columns(table, [], ["AREA"]))  # fmt: skip
 
 
 def test_k_anonymity_only(slides: Slides) -> None:
     _, _, hierarchies = slides
     with pytest.raises(ConfigurationError, match=r"k-anonymity only.*distinct-2-diversity|k-anonymity only"):
-        anonymize(_slides_table(slides), algorithm="dpp2ga", quasi_identifiers=["AREA", "POSITION"],
-                  hierarchies=hierarchies, models=[KAnonymity(2), DistinctLDiversity("SALARY", 2)])  # fmt: skip
+        table = _slides_table(slides)
+        models = [KAnonymity(2), DistinctLDiversity("SALARY", 2)]
+        anonymize(table, algorithm="dpp2ga", quasi_identifiers=["AREA", "POSITION"], hierarchies=hierarchies,
+                  models=models, insensitive=other_columns(table, models, ["AREA", "POSITION"]))  # fmt: skip
 
 
 def _sessions(a: LocalParty, b: LocalParty) -> int:

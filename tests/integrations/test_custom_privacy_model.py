@@ -34,6 +34,7 @@ from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.release.destinations import read_published
 from privacy_plugins.release.flow import run_release
 from privacy_plugins.release.spec import ReleaseSpec
+from tests.unnamed_columns import other_columns
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -250,7 +251,8 @@ def test_cli_anonymize_and_diagnose_with_a_requirements_file(
         write_hierarchy(build_hierarchy(column, spec["hierarchies"][column], frame[column]), folder / f"{column}.csv")
     file = _requirements_file(tmp_path, [{NAME: {"size": 4, "share": 0.05}}])
     out = tmp_path / "out.csv"
-    roles = ["--quasi-identifiers", "age,sex,zip"]
+    roles = ["--quasi-identifiers", "age,sex,zip", "--identifiers", "person_id",
+             "--insensitive", "education,marital_status,occupation,income,disease"]  # fmt: skip
     code = main(
         ["anonymize", str(data), *roles, "--hierarchies", str(folder), "--requirements-file", str(file),
          "--k", "2", "--out", str(out), "--quiet", "--format", "json"]
@@ -262,7 +264,21 @@ def test_cli_anonymize_and_diagnose_with_a_requirements_file(
     assert sizes.min() >= 2 and sizes[sizes < 4].sum() / len(published) <= 0.05
     assert "small-class" in json.dumps(report) or "smaller than 4" in json.dumps(report)
 
-    assert main(["diagnose", str(data), *roles, "--requirements-file", str(file), "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "diagnose",
+                str(data),
+                "--quasi-identifiers",
+                "age,sex,zip",
+                "--requirements-file",
+                str(file),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     diagnosis = json.loads(capsys.readouterr().out)
     assert [b["target"] for b in diagnosis["model_borders"]] == ["at most 0.05 of records in classes smaller than 4"]
 
@@ -280,8 +296,9 @@ def test_python_measure_anonymize_diagnose_with_the_model(tmp_path: Path) -> Non
     spec = yaml.safe_load((REPO / "specs" / "demo_census.yaml").read_text())
     hierarchies = {c: build_hierarchy(c, spec["hierarchies"][c], frame[c]) for c in ("age", "sex", "zip")}
     result = anonymize(
-        frame, algorithm="optimal", quasi_identifiers=["age", "sex", "zip"], hierarchies=hierarchies, models=[model]
-    )
+        frame, algorithm="optimal", quasi_identifiers=["age", "sex", "zip"], hierarchies=hierarchies, models=[model],
+        insensitive=other_columns(frame, [model], ["age", "sex", "zip"]),
+    )  # fmt: skip
     assert (
         measure(result.table, quasi_identifiers=["age", "sex", "zip"], models=[model])
         .results["small_class_share"]

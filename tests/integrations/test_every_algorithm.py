@@ -28,6 +28,7 @@ from privacy_plugins.core.measure import measure
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import ReleaseSpec, read_published, run_release
 from privacy_plugins.release.linked import read_linked
+from tests.unnamed_columns import other_columns
 
 REPO = Path(__file__).resolve().parents[2]
 QIS = ["age", "sex", "zip", "education", "marital_status"]
@@ -64,6 +65,7 @@ def _spec_data(tmp_path: Path, algorithm: str, *, rows: int = 600) -> dict[str, 
     data = copy.deepcopy(yaml.safe_load((REPO / "specs" / "demo_census.yaml").read_text(encoding="utf-8")))
     data["source"] = {"generate": "census", "rows": rows, "seed": 3}
     data["sensitive_attributes"] = ["disease"]
+    data["insensitive"] = ["occupation", "income"]  # every column has a role (issue 27)
     data["requirements"] = _requirements(algorithm)
     data["algorithm"] = {"name": algorithm}
     data["destination"] = {"duckdb": str(tmp_path / f"{algorithm}.duckdb"), "table": "census_release"}
@@ -84,6 +86,7 @@ def _anonymize_census(spec: ReleaseSpec, algorithm: str, **options: Any) -> Anon
         quasi_identifiers=QIS,
         identifiers=["person_id"],
         models=spec.models(),
+        insensitive=other_columns(frame, spec.models(), QIS, ["person_id"]),  # every column has a role (issue 27)
         suppression_limit=0.05,
         hierarchies=spec.build_hierarchies(frame),
         **options,
@@ -143,6 +146,7 @@ def test_cli(algorithm: str, tmp_path: Path, capsys: pytest.CaptureFixture[str])
     out, report = tmp_path / "out.parquet", tmp_path / "report.json"
     argv = [
         "anonymize", str(data), "--quasi-identifiers", ",".join(QIS), "--sensitive-attributes", "disease",
+        "--insensitive", "occupation,income",
         "--identifiers", "person_id", "--hierarchies", str(folder), "--k", "4",
         *([] if algorithm in K_ONLY else ["--l", "2"]),
         "--suppression-limit", "0.05", "--algorithm", algorithm, "--out", str(out), "--report", str(report),
@@ -274,6 +278,7 @@ def test_linked_cli_writes_both_tables(algorithm: str, tmp_path: Path, capsys: p
     out, report = tmp_path / "out.parquet", tmp_path / "report.json"
     argv = [
         "anonymize", str(data), "--quasi-identifiers", ",".join(QIS), "--sensitive-attributes", "disease",
+        "--insensitive", "occupation,income",
         "--identifiers", "person_id", "--k", "4", "--l", "2", "--suppression-limit", "0.05",
         "--algorithm", algorithm, "--out", str(out), "--report", str(report),
     ]  # fmt: skip

@@ -36,6 +36,8 @@ def demo_spec_dict(tmp_path: Path, *, rows: int = 1_500, **overrides: Any) -> di
             data[key] = {**data[key], **value}
         else:
             data[key] = value
+    if "insensitive" not in overrides and "generate" in data["source"]:
+        data["insensitive"] = unnamed_census_columns(data)
     return data
 
 
@@ -47,6 +49,23 @@ def kept_by_the_history(name: str) -> bool:
 def published_tables(names: Iterable[str]) -> set[str]:
     """The table names without the release history's (which every published release keeps beside it)."""
     return {name for name in names if not kept_by_the_history(name)}
+
+
+CENSUS_COLUMNS = ("person_id", "age", "sex", "zip", "education", "marital_status", "occupation", "income", "disease")
+
+
+def unnamed_census_columns(data: dict[str, Any]) -> list[str]:
+    """The census columns a spec dict names in no role: every column needs one (issue 27), these are insensitive."""
+    requirements = data.get("requirements")
+    bound = requirements.get("bound_column") if isinstance(requirements, dict) else None
+    named = {
+        *data.get("identifiers", []),
+        *data.get("quasi_identifiers", []),
+        *data.get("sensitive_attributes", []),
+        *((data.get("pseudonymize") or {}).get("columns", [])),
+        bound,
+    }
+    return [c for c in CENSUS_COLUMNS if c not in named]
 
 
 def destination_spec(kind: str, tmp_path: Path, *, table: str, database: str) -> DestinationSpec:
@@ -94,6 +113,8 @@ def people_query_spec(tmp_path: Path, source: dict[str, Any], algorithm: str) ->
         "identifiers": ["person_id"],
         "quasi_identifiers": ["age", "sex"],
         "sensitive_attributes": ["disease"],
+        "insensitive": ["zip", "education", "marital_status", "occupation", "income"],
+        "acknowledged_identifiers": ["zip"],  # five-digit ZIP codes published as they are, on purpose
         "hierarchies": {"age": {"interval": {"widths": [10, 20, 40]}}, "sex": {"taxonomy": {"*": ["Female", "Male"]}}},
         "requirements": {"k": 5},
         "algorithm": {"name": algorithm},

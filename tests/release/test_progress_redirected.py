@@ -21,7 +21,9 @@ from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.models import FrequencyLDiversity, KAnonymity
 from privacy_plugins.release import progress as release_progress
 from privacy_plugins.release.progress import ProgressLines, StepProgress, progress_interval
+from tests.unnamed_columns import other_columns
 
+OTHERS = "sex,zip,education,marital_status,occupation,disease"  # published unchanged: every column has a role
 QIS = ["age", "income"]  # numeric: the clustering algorithms publish them as ranges, no hierarchy needed
 LINE = re.compile(r"^privacy-plugins: (?P<what>.+) (?P<percent>\d+)% \([\d,]+ of [\d,]+\), \d+ s$")
 
@@ -67,7 +69,7 @@ def test_redirected_anonymize_prints_each_phase_with_a_percentage(
 ) -> None:
     done = _cli(
         "anonymize", str(_census_csv(tmp_path)), "--quasi-identifiers", ",".join(QIS), "--identifiers",
-        "person_id", "--k", "5", "--algorithm", algorithm, "--out", str(tmp_path / "out.csv"),
+        "person_id", "--insensitive", OTHERS, "--k", "5", "--algorithm", algorithm, "--out", str(tmp_path / "out.csv"),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = _progress_lines(done.stderr)
@@ -81,7 +83,8 @@ def test_redirected_anonymize_prints_each_phase_with_a_percentage(
 
 def test_redirected_anonymize_is_silent_with_quiet_and_throttled_by_default(tmp_path: Path) -> None:
     data = str(_census_csv(tmp_path))
-    base = ["anonymize", data, "--quasi-identifiers", ",".join(QIS), "--identifiers", "person_id", "--k", "5"]
+    base = ["anonymize", data, "--quasi-identifiers", ",".join(QIS), "--identifiers", "person_id", "--k", "5",
+            "--insensitive", OTHERS]  # fmt: skip
     quiet = _cli(*base, "--algorithm", "k-member", "--out", str(tmp_path / "a.csv"), "--quiet")
     assert quiet.returncode == 0 and _progress_lines(quiet.stderr) == []
     # The default interval (10 s) is far longer than this run: no line at all.
@@ -123,6 +126,7 @@ def test_optimistic_reports_progress_under_its_phase_name() -> None:
         quasi_identifiers=QIS,
         identifiers=["person_id"],
         sensitive_attributes=["disease"],
+        insensitive=other_columns(frame, [], QIS, ["person_id", "disease"]),
         models=[KAnonymity(3), FrequencyLDiversity("disease", 2)],
         suppression_limit=0.1,
         progress=recorder,

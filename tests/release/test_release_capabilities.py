@@ -93,6 +93,7 @@ def _spec_data(tmp_path: Path, algorithm: str, kind: str) -> dict[str, Any]:
         "identifiers": ["person_id"],
         "quasi_identifiers": ["age", "sex", "zip"],
         "sensitive_attributes": ["disease"],
+        "insensitive": [] if kind == "delta_presence" else ["study"],  # every column has a role (a model's, or this)
         "hierarchies": {
             "age": {"interval": {"widths": [5, 10, 20, 40]}},
             "sex": {"taxonomy": {"*": ["Female", "Male"]}},

@@ -99,6 +99,7 @@ def test_a_failed_check_blocks_publishing(tmp_path: Path) -> None:
         "no_identifiers",
         "row_accounting",
         "suppression_limit",
+        "no_direct_identifiers",
         "k_anonymity",
         "distinct_l_diversity_disease",
         "distinct_l_diversity_income",

@@ -27,6 +27,7 @@ def _pair(seed: int) -> dict[str, pd.DataFrame]:
         algorithm="anatomy",
         quasi_identifiers=QIS,
         identifiers=["person_id"],
+        insensitive=["occupation", "income"],
         models=[FrequencyLDiversity("disease", 2), KAnonymity(4)],
         suppression_limit=0.1,
         seed=seed,
@@ -109,6 +110,7 @@ def test_a_sensitive_table_changed_after_the_check_is_not_published(
     data = copy.deepcopy(yaml.safe_load((repo / "specs" / "demo_census.yaml").read_text(encoding="utf-8")))
     data["source"] = {"generate": "census", "rows": 300, "seed": 3}
     data["sensitive_attributes"] = ["disease"]
+    data["insensitive"] = ["occupation", "income"]  # every column has a role (issue 27)
     data["requirements"] = {"k": 4, "l": 2, "suppression_limit": 0.05}
     data["algorithm"] = {"name": "anatomy"}
     data["destination"] = {"duckdb": str(tmp_path / "r.duckdb"), "table": "census_release"}

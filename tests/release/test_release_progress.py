@@ -36,6 +36,7 @@ def twelve_qi_spec(tmp_path: Path) -> dict[str, object]:
         "identifiers": [],
         "quasi_identifiers": TWELVE,
         "sensitive_attributes": ["disease"],
+        "insensitive": [],
         "hierarchies": {name: {"interval": {"widths": [2, 4, 8, 16, 32]}} for name in TWELVE},
     }
     return data

@@ -147,6 +147,7 @@ def test_adult_sample_spark_to_spark_equals_pandas_and_duckdb(spark: Any, tmp_pa
         "identifiers": [],
         "quasi_identifiers": ADULT_QIS,
         "sensitive_attributes": ["occupation"],
+        "insensitive": ["salary-class"],
         "hierarchies": str(ADULT),
         "requirements": {"k": 5, "l": 2, "l_variant": "distinct", "suppression_limit": 0.05},
         "history": False,  # as on Spark, which keeps no release history (yet): the same checks everywhere

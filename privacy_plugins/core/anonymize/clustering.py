@@ -385,6 +385,7 @@ def anonymize_clustering(
     hierarchies: Mapping[Hashable, Hierarchy] | None = None,
     sensitive_attributes: Sequence[Hashable] | None = None,
     identifiers: Sequence[Hashable] = (),
+    insensitive: Sequence[Hashable] | None = None,
     seed: int = 0,
 ) -> AnonymizationResult:
     """Anonymize by clustering: ``anonymize(..., algorithm=method)`` (``split`` for two-phase only).
@@ -400,6 +401,7 @@ def anonymize_clustering(
         hierarchies: column → :class:`Hierarchy` (optional for numeric QIs).
         sensitive_attributes: sensitive columns besides those the models name.
         identifiers: direct identifiers, dropped from the output.
+        insensitive: columns published unchanged (every column needs a role).
         seed: integer ≥ 0 seeding the tie-breaking generator.
 
     Raises:
@@ -423,6 +425,7 @@ def anonymize_clustering(
         hierarchies=hierarchies,
         sensitive_attributes=sensitive_attributes,
         identifiers=identifiers,
+        insensitive=insensitive,
         seed=seed,
         **options,
     )

@@ -387,6 +387,7 @@ def anonymize_full_domain(
     hierarchies: Mapping[Hashable, Hierarchy],
     models: Sequence[PrivacyModel],
     identifiers: Sequence[Hashable] = (),
+    insensitive: Sequence[Hashable] | None = None,
     sensitive_attributes: Sequence[Hashable] = (),
     suppression_limit: float = 0.0,
     algorithm: Literal["optimal", "samarati", "exhaustive"] = "optimal",
@@ -405,6 +406,7 @@ def anonymize_full_domain(
         hierarchies: column → :class:`Hierarchy`; every QI value must be a leaf.
         models: the privacy models to satisfy (e.g. ``[KAnonymity(5), DistinctLDiversity("disease", 2)]``).
         identifiers: direct identifiers, dropped from the output.
+        insensitive: columns published unchanged (every column needs a role).
         sensitive_attributes: sensitive columns besides those the models name (they are
             published as they are, blanked in marked suppressed rows, and count in ILeft).
         suppression_limit: fraction of records that may be suppressed, in [0, 1).
@@ -446,6 +448,7 @@ def anonymize_full_domain(
         hierarchies=hierarchies,
         sensitive_attributes=sensitive_attributes,
         identifiers=identifiers,
+        insensitive=insensitive,
         progress=progress,
         metric=metric,
         suppressed_rows=suppressed_rows,

@@ -285,6 +285,7 @@ def anonymize_mondrian(
     hierarchies: Mapping[Hashable, Hierarchy] | None = None,
     sensitive_attributes: Sequence[Hashable] | None = None,
     identifiers: Sequence[Hashable] = (),
+    insensitive: Sequence[Hashable] | None = None,
     seed: int = 0,
     mode: Literal["strict", "relaxed"] = "strict",
 ) -> AnonymizationResult:
@@ -303,6 +304,7 @@ def anonymize_mondrian(
         hierarchies: column → :class:`Hierarchy` (optional for numeric QIs).
         sensitive_attributes: sensitive columns besides those the models name.
         identifiers: direct identifiers, dropped from the output.
+        insensitive: columns published unchanged (every column needs a role).
         seed: integer ≥ 0 seeding the tie-breaking generator.
         mode: ``"strict"`` (equal values never straddle a cut) or ``"relaxed"`` (halves as
             balanced as possible; records with the median value may be divided).
@@ -337,6 +339,7 @@ def anonymize_mondrian(
         hierarchies=hierarchies,
         sensitive_attributes=sensitive_attributes,
         identifiers=identifiers,
+        insensitive=insensitive,
         seed=seed,
         mode=mode,
     )

@@ -349,6 +349,24 @@ def _options(anonymizer: Anonymizer, given: Mapping[str, Any]) -> dict[str, Any]
             for name, option in schema.items()}  # fmt: skip
 
 
+def _account_for_columns(
+    frame: pd.DataFrame, roles: AttributeRoles, models: Sequence[PrivacyModel], unlisted_columns: str
+) -> pd.DataFrame:
+    """Refuse (or drop, ``unlisted_columns="drop"``) the columns named in no role: none is published silently."""
+    if unlisted_columns not in ("refuse", "drop"):
+        raise ConfigurationError(f"unlisted_columns must be 'refuse' or 'drop', got {unlisted_columns!r}")
+    unlisted = roles.unlisted(list(frame.columns), also=[c for m in models for c in m.columns])
+    if not unlisted:
+        return frame
+    if unlisted_columns == "drop":
+        return frame.drop(columns=unlisted)
+    raise ConfigurationError(
+        f"column(s) {unlisted!r} have no role; every column needs one (columns named nowhere used to be "
+        "published unchanged): pass them in insensitive= (published unchanged), identifiers= (dropped), "
+        "quasi_identifiers= or sensitive_attributes=, or pass unlisted_columns='drop'"
+    )
+
+
 def _request(
     table: object,
     *,
@@ -360,6 +378,8 @@ def _request(
     identifiers: Sequence[Hashable],
     seed: int,
     progress: Callable[[int, int], None] | None,
+    insensitive: Sequence[Hashable] | None = None,
+    unlisted_columns: str = "refuse",
 ) -> AnonymizationRequest:
     if not models:
         raise ConfigurationError("models must name at least one privacy model (e.g. KAnonymity(5))")
@@ -371,7 +391,12 @@ def _request(
     models = bind_hierarchies(models, hierarchies)
     named = [m.sensitive_attribute for m in models if m.sensitive_attribute is not None]
     sensitive = list(dict.fromkeys([*(sensitive_attributes or ()), *named]))
-    roles = AttributeRoles(quasi_identifiers=quasi_identifiers, sensitive_attributes=sensitive, identifiers=identifiers)
+    roles = AttributeRoles(
+        quasi_identifiers=quasi_identifiers,
+        sensitive_attributes=sensitive,
+        identifiers=identifiers,
+        insensitive=() if insensitive is None else insensitive,
+    )
     frame: pd.DataFrame = validate_frame(table)
     roles.check_columns(list(frame.columns))
     frame = with_derived_columns(frame, models)
@@ -383,6 +408,7 @@ def _request(
         for column in model.columns:
             if column != model.sensitive_attribute and column in roles.named_columns:
                 raise ConfigurationError(f"column {column!r} read by {model} already has another role")
+    frame = _account_for_columns(frame, roles, models, unlisted_columns)  # after the typos: those come first
     return AnonymizationRequest(
         table=frame,
         roles=roles,
@@ -407,6 +433,8 @@ def anonymize(
     identifiers: Sequence[Hashable] = (),
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    insensitive: Sequence[Hashable] | None = None,
+    unlisted_columns: str = "refuse",
     **options: Any,
 ) -> AnonymizationResult:
     """Anonymize ``table`` with a registered algorithm so that every model holds, then re-check it.
@@ -423,6 +451,10 @@ def anonymize(
         identifiers: direct identifiers, dropped from the output.
         seed: integer ≥ 0 for randomized algorithms; reported with the result.
         progress: called as ``progress(done, total)`` by algorithms that report progress.
+        insensitive: columns published unchanged. Every column of ``table`` must have a
+            role (QI, sensitive, identifier, insensitive, or read by a model).
+        unlisted_columns: ``"refuse"`` (default): a column with no role is a
+            ``ConfigurationError`` naming it; ``"drop"``: such columns are left out of the output.
         **options: the algorithm's own options (``get_anonymizer(name).options``), e.g.
             ``metric="lm"`` or ``suppressed_rows="mark"`` for the lattice searches.
 
@@ -447,6 +479,8 @@ def anonymize(
         identifiers=identifiers,
         seed=seed,
         progress=progress,
+        insensitive=insensitive,
+        unlisted_columns=unlisted_columns,
     )
     chosen = _options(anonymizer, options)
     output = anonymizer.run(request, **chosen)

@@ -14,7 +14,7 @@ References:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,9 +191,13 @@ def _sample_text(series: pd.Series, sample_size: int, seed: int, integral: bool)
     return text, len(distinct), len(present)
 
 
-def _judge(column: Hashable, series: pd.Series, settings: _Settings) -> IdentifierFinding | None:
+def _judge(
+    column: Hashable, series: pd.Series, settings: _Settings, totals: tuple[int, int] | None = None
+) -> IdentifierFinding | None:
     integral = _integral(series)
     sample, distinct, rows = _sample_text(series, settings.sample_size, settings.seed, integral)
+    if totals is not None:  # the series is a sample of distinct values drawn elsewhere (an engine)
+        distinct, rows = totals
     if rows == 0:
         return None
     uniqueness = distinct / rows
@@ -239,6 +243,7 @@ def detect_identifiers(
     uniqueness: float = 0.95,
     min_rows_for_uniqueness: int = 100,
     seed: int = 0,
+    totals: Mapping[Hashable, tuple[int, int]] | None = None,
 ) -> tuple[IdentifierFinding, ...]:
     """Flag the columns that look like direct identifiers, one finding per flagged column.
 
@@ -252,6 +257,8 @@ def detect_identifiers(
         min_rows_for_uniqueness: fewer non-null rows than this never count as
             unique per row (in a small table everything is), integer ≥ 1.
         seed: seed of the value sample.
+        totals: column → (distinct non-null values, non-null rows) of the whole table, when
+            ``frame`` holds only a sample of its distinct values (drawn in a database engine).
 
     Returns:
         The findings, in column order.
@@ -276,5 +283,5 @@ def detect_identifiers(
     if missing:
         raise UnknownColumnError(f"columns not in the table: {', '.join(map(repr, missing))}")
     settings = _Settings(sample_size, float(min_share), float(uniqueness), min_rows_for_uniqueness, seed)
-    findings = (_judge(column, frame[column], settings) for column in selected)
+    findings = (_judge(column, frame[column], settings, (totals or {}).get(column)) for column in selected)
     return tuple(finding for finding in findings if finding is not None)

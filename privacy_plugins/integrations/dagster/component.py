@@ -44,6 +44,7 @@ TEMPLATE: dict[str, Any] = {
     "identifiers": ["person_id"],
     "quasi_identifiers": ["age", "sex", "zip"],
     "sensitive_attributes": ["disease"],
+    "insensitive": ["education", "marital_status", "occupation", "income"],  # every column needs a role
     "hierarchies": {
         "age": {"interval": {"widths": [5, 10, 20, 40]}},
         "sex": {"taxonomy": {"*": ["Female", "Male"]}},
@@ -85,6 +86,10 @@ class PrivacyRelease(dg.Component, dg.Model, dg.Resolvable):
     report: ReportModel | None = None
     workdir: str | None = None
     history: HistoryModel | bool | None = None
+    insensitive: list[str] | None = None
+    unlisted_columns: str | None = None
+    pseudonymize: dict[str, Any] | None = None  # checked by ReleaseSpec (the key: {env: NAME}, never the key)
+    acknowledged_identifiers: list[str] | None = None
     key_prefix: str | None = None
     expectation_suite: list[str] | None = None
     policy: PolicyModel | None = None

@@ -3,10 +3,10 @@
 A requirement check is named after the model's registry name
 (``privacy_plugins.core.models.MODEL_REGISTRY``) and its sensitive attribute:
 ``k_anonymity``, ``distinct_l_diversity_disease``, ``t_closeness_income``,
-``personalized_leakage_disease``; with a release history, one ``composition_<attribute>``
-per sensitive attribute with an l requirement comes last. Three structural checks of the release layer
-come first and always block: ``no_identifiers``, ``row_accounting``,
-``suppression_limit``. Severities use GX's words (``critical``, ``warning``,
+``personalized_leakage_disease``; with a release history, ``composition`` comes last. Four
+structural checks of the release layer come first and always block: ``no_identifiers``,
+``row_accounting``, ``suppression_limit``, ``no_direct_identifiers``. Severities use GX's words
+(``critical``, ``warning``,
 ``info``), as suites do.
 """
 
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 #: The release layer's structural checks, in ``check_step`` order; these never soften.
-STRUCTURAL_CHECKS = ("no_identifiers", "row_accounting", "suppression_limit")
+STRUCTURAL_CHECKS = ("no_identifiers", "row_accounting", "suppression_limit", "no_direct_identifiers")
 #: GX severity → Dagster severity. ``info`` reports as WARN: Dagster has no lower level.
 SEVERITIES: Mapping[str, dg.AssetCheckSeverity] = {
     "critical": dg.AssetCheckSeverity.ERROR,

@@ -108,7 +108,9 @@ def test_an_anonymizer_without_tags_gets_the_defaults_and_runs(registered: None)
     assert not (tags.works_on_snapshot or tags.searches_lattice or tags.needs_hierarchies or tags.linked_tables)
     assert not tags.partial_scope and tags.suppresses and tags.supported_models.refusal([KAnonymity(3)]) is None
     frame = pd.DataFrame({"age": [30, 31, 40, 41], "disease": ["a", "b", "a", "b"]})
-    result = anonymize(frame, algorithm="blanket", quasi_identifiers=["age"], models=[KAnonymity(4)])
+    result = anonymize(
+        frame, algorithm="blanket", quasi_identifiers=["age"], models=[KAnonymity(4)], insensitive=["disease"]
+    )
     assert result.passed and result.details.recoding_levels() == {} and result.details.summary_rows(1.0) == []
 
 

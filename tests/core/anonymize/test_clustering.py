@@ -19,6 +19,7 @@ from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.models import DistinctLDiversity, EntropyLDiversity, KAnonymity, PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
+from tests.unnamed_columns import other_columns
 
 COLOR = Hierarchy.from_rows(
     "color",
@@ -41,6 +42,7 @@ def _run(df: pd.DataFrame, models: list[PrivacyModel], algorithm: str, seed: int
         hierarchies={"color": COLOR} if "color" in df.columns else {},
         models=models,
         seed=seed,
+        insensitive=other_columns(df, models, ["age", "color"]),
         **options,
     )
 

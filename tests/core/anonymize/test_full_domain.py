@@ -43,7 +43,7 @@ def test_song_table1_becomes_table3(song: tuple[pd.DataFrame, dict[str, Hierarch
     frame, hierarchies = song
     result = anonymize_full_domain(
         frame, quasi_identifiers=["age", "zipcode"], hierarchies=hierarchies, models=[KAnonymity(2)],
-        identifiers=["name"],
+        identifiers=["name"], insensitive=["disease"],
     )  # fmt: skip
     assert result.details.levels == {"age": 1, "zipcode": 1}
     assert result.table["age"].tolist() == ["[5-10]"] * 3 + ["[11-20]"] * 2
@@ -67,7 +67,7 @@ def test_l_diversity_forces_more_generalization(song: tuple[pd.DataFrame, dict[s
     frame, hierarchies = song
     result = anonymize_full_domain(
         frame, quasi_identifiers=["age", "zipcode"], hierarchies=hierarchies,
-        models=[KAnonymity(2), DistinctLDiversity("disease", 2)],
+        models=[KAnonymity(2), DistinctLDiversity("disease", 2)], insensitive=["name"],
     )  # fmt: skip
     assert result.table["disease"].tolist() == frame["disease"].tolist()
     # ILeft counts the disease, published as it is, with 1 per tuple.
@@ -81,8 +81,9 @@ def test_suppression_removes_or_marks_rows() -> None:
     frame = pd.DataFrame({"zip": ["1", "1", "1", "2", "2", "2", "3"], "s": list("abcabca")})
     hierarchy = Hierarchy.from_rows("zip", [["1", "*"], ["2", "*"], ["3", "*"]])
     kept = anonymize_full_domain(
-        frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(3)], suppression_limit=0.2
-    )
+        frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(3)], suppression_limit=0.2,
+        insensitive=["s"],
+    )  # fmt: skip
     assert (kept.rows_out, kept.suppressed, kept.details.levels) == (6, 1, {"zip": 0})
     assert kept.table["zip"].tolist() == ["1", "1", "1", "2", "2", "2"]
     marked = anonymize_full_domain(
@@ -104,7 +105,7 @@ def test_suppression_removes_or_marks_rows() -> None:
     hierarchy = Hierarchy.from_rows("zip", [["1", "*"], ["2", "*"], ["3", "*"]])
     # Without a limit the only way is full generalization.
     full = anonymize_full_domain(
-        frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(3)]
+        frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(3)], insensitive=["s"]
     )
     assert full.details.levels == {"zip": 1} and full.suppressed == 0
 
@@ -129,6 +130,7 @@ def test_bad_input_fails_before_searching(kwargs: dict, error: type, message: st
         "quasi_identifiers": ["zip"],
         "hierarchies": {"zip": Hierarchy.from_rows("zip", [["1", "*"], ["2", "*"], ["3", "*"]])},
         "models": [KAnonymity(2)],
+        "sensitive_attributes": ["s"],
     } | kwargs
     with pytest.raises(error, match=message):
         anonymize_full_domain(frame, **arguments)
@@ -138,14 +140,18 @@ def test_value_absent_from_hierarchy_is_named() -> None:
     frame = pd.DataFrame({"zip": ["1", "2", "9"], "s": list("abc")})
     hierarchy = Hierarchy.from_rows("zip", [["1", "*"], ["2", "*"]])
     with values_shown(), pytest.raises(HierarchyError, match=r"'zip'.*not leaves.*'9'"):
-        anonymize_full_domain(frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(1)])
+        anonymize_full_domain(
+            frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(1)], insensitive=["s"]
+        )
 
 
 def test_nan_in_a_quasi_identifier_is_an_error() -> None:
     frame = pd.DataFrame({"zip": ["1", None, "2"], "s": list("abc")})
     hierarchy = Hierarchy.from_rows("zip", [["1", "*"], ["2", "*"]])
     with pytest.raises(HierarchyError, match="'zip' has 1 missing value"):
-        anonymize_full_domain(frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(1)])
+        anonymize_full_domain(
+            frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy}, models=[KAnonymity(1)], insensitive=["s"]
+        )
 
 
 @pytest.fixture(scope="module")
@@ -183,8 +189,9 @@ def test_adult_matches_arx_optimum(adult: tuple[pd.DataFrame, dict], models: lis
     """ARX 3.9.2's optimal NCP ("Loss") on Adult, from issue 3's reference table."""
     frame, hierarchies = adult
     result = anonymize_full_domain(
-        frame, quasi_identifiers=ADULT_QIS, hierarchies=hierarchies, models=models, suppression_limit=fraction
-    )
+        frame, quasi_identifiers=ADULT_QIS, hierarchies=hierarchies, models=models, suppression_limit=fraction,
+        insensitive=[c for c in ("occupation", "salary-class") if c not in {m.sensitive_attribute for m in models}],
+    )  # fmt: skip
     assert round(result.utility.ncp, 4) == ncp
     assert tuple(result.details.levels.values()) == node
     assert result.passed

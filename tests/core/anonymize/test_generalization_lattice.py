@@ -32,6 +32,7 @@ from privacy_plugins.core.models import (
     TCloseness,
 )
 from privacy_plugins.errors import InfeasibleAnonymizationError
+from tests.unnamed_columns import other_columns
 
 model_sets = st.sampled_from(
     [
@@ -125,6 +126,7 @@ def test_every_output_satisfies_its_models(
             hierarchies=problem.hierarchies,
             models=models,
             identifiers=["pid"],
+            insensitive=other_columns(problem.frame, models, problem.quasi_identifiers, ["pid"]),
             suppression_limit=fraction,
             algorithm=algorithm,  # type: ignore[arg-type]
         )

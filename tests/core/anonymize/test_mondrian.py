@@ -109,22 +109,29 @@ def _colors() -> pd.DataFrame:
 def test_hierarchical_qi_publishes_the_lowest_common_ancestor() -> None:
     df = _colors()
     result = anonymize_mondrian(
-        df, quasi_identifiers=["color"], models=[KAnonymity(6)], hierarchies={"color": COLOR}, identifiers=["id"]
-    )
+        df, quasi_identifiers=["color"], models=[KAnonymity(6)], hierarchies={"color": COLOR}, identifiers=["id"],
+        insensitive=["age", "disease"],
+    )  # fmt: skip
     assert result.table["color"].tolist() == ["warm"] * 6 + ["cold"] * 6
     assert "id" not in result.table.columns and result.dropped_identifiers == ("id",)
     assert result.table["disease"].tolist() == df["disease"].tolist()  # other columns as they were
     assert result.table["age"].tolist() == df["age"].tolist()  # not a QI: untouched
     # 3 of 6 leaves under warm/cold: (3 − 1)/(6 − 1)
     assert result.utility.ncp == pytest.approx(2 / 5)
-    single = anonymize_mondrian(df, quasi_identifiers=["color"], models=[KAnonymity(2)], hierarchies={"color": COLOR})
+    single = anonymize_mondrian(
+        df, quasi_identifiers=["color"], models=[KAnonymity(2)], hierarchies={"color": COLOR},
+        insensitive=["id", "age", "disease"],
+    )  # fmt: skip
     assert set(single.table["color"]) == {"red", "orange", "yellow", "blue", "green", "teal"}
 
 
 def test_numeric_qi_with_a_hierarchy_uses_it() -> None:
     df = _colors()
     ages = Hierarchy.from_rows("age", [[str(a), f"{a // 10 * 10}-{a // 10 * 10 + 9}", "*"] for a in range(30, 50)])
-    result = anonymize_mondrian(df, quasi_identifiers=["age"], models=[KAnonymity(6)], hierarchies={"age": ages})
+    result = anonymize_mondrian(
+        df, quasi_identifiers=["age"], models=[KAnonymity(6)], hierarchies={"age": ages},
+        insensitive=["id", "color", "disease"],
+    )  # fmt: skip
     assert result.table["age"].tolist() == ["30-39"] * 6 + ["40-49"] * 6
     assert result.details is not None and result.details.encodings == {"age": "hierarchy"}
 
@@ -185,7 +192,9 @@ def test_same_seed_same_release_and_seed_in_report() -> None:
         {"a": rng.integers(0, 5, 200), "b": rng.integers(0, 5, 200), "s": rng.choice(["x", "y", "z"], 200)}
     )
     runs = [
-        anonymize_mondrian(df, quasi_identifiers=["a", "b"], models=[KAnonymity(4)], mode="relaxed", seed=seed)
+        anonymize_mondrian(
+            df, quasi_identifiers=["a", "b"], models=[KAnonymity(4)], mode="relaxed", seed=seed, insensitive=["s"]
+        )
         for seed in (11, 11, 12)
     ]
     assert runs[0].table.equals(runs[1].table)
@@ -200,22 +209,33 @@ def test_same_seed_same_release_and_seed_in_report() -> None:
 def test_personalized_and_entropy_models_steer_the_splits() -> None:
     df = _colors()
     models: list[PrivacyModel] = [PersonalizedLeakage("disease", bound=0.5), EntropyLDiversity("disease", 2)]
-    result = anonymize_mondrian(df, quasi_identifiers=["age", "color"], models=models, hierarchies={"color": COLOR})
+    result = anonymize_mondrian(
+        df, quasi_identifiers=["age", "color"], models=models, hierarchies={"color": COLOR}, insensitive=["id"]
+    )
     assert result.passed and result.measures["max_leakage"] <= 0.5
 
 
 def test_errors() -> None:
     df = _colors()
+    others = ["id", "color", "disease"]
     with pytest.raises(HierarchyError, match="'color'"):
-        anonymize_mondrian(df, quasi_identifiers=["color"], models=[KAnonymity(2)])
+        anonymize_mondrian(
+            df, quasi_identifiers=["color"], models=[KAnonymity(2)], insensitive=["id", "age", "disease"]
+        )
     with pytest.raises(ConfigurationError, match="mode"):
-        anonymize_mondrian(df, quasi_identifiers=["age"], models=[KAnonymity(2)], mode="loose")  # type: ignore[arg-type]
+        anonymize_mondrian(df, quasi_identifiers=["age"], models=[KAnonymity(2)], mode="loose", insensitive=others)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="missing"):
-        anonymize_mondrian(df.assign(age=[None, *df["age"][1:]]), quasi_identifiers=["age"], models=[KAnonymity(2)])
+        anonymize_mondrian(
+            df.assign(age=[None, *df["age"][1:]]), quasi_identifiers=["age"], models=[KAnonymity(2)], insensitive=others
+        )
     with pytest.raises(InfeasibleAnonymizationError, match="whole table"):
-        anonymize_mondrian(df, quasi_identifiers=["age"], models=[DistinctLDiversity("disease", 4)])
+        anonymize_mondrian(
+            df, quasi_identifiers=["age"], models=[DistinctLDiversity("disease", 4)], insensitive=["id", "color"]
+        )
     with pytest.raises(ConfigurationError, match="suppression_limit"):
-        anonymize_mondrian(df, quasi_identifiers=["age"], models=[KAnonymity(2)], suppression_limit=1.5)
+        anonymize_mondrian(
+            df, quasi_identifiers=["age"], models=[KAnonymity(2)], suppression_limit=1.5, insensitive=others
+        )
 
 
 LEAVES = ["red", "orange", "yellow", "blue", "green", "teal"]
@@ -249,6 +269,7 @@ def test_property_output_satisfies_every_model_or_whole_table_fails(
     try:
         result = anonymize_mondrian(
             df, quasi_identifiers=["a", "color"], models=models, hierarchies={"color": COLOR}, mode=mode, seed=seed,  # type: ignore[arg-type]
+            insensitive=[c for c in ["s"] if all(c not in m.columns for m in models)],
         )  # fmt: skip
     except InfeasibleAnonymizationError:
         whole = EquivalenceClasses.from_frame(df.assign(one=0), ["one"])
@@ -279,6 +300,7 @@ def test_adult(adult: tuple[pd.DataFrame, dict[str, Hierarchy]], models: list[Pr
     frame, hierarchies = adult
     result = anonymize_mondrian(
         frame, quasi_identifiers=ADULT_QIS, models=models, hierarchies=hierarchies, mode=mode,  # type: ignore[arg-type]
+        insensitive=[c for c in ("occupation", "salary-class") if all(c not in m.columns for m in models)],
     )  # fmt: skip
     assert result.passed and result.rows_out == 30162
     recheck = EquivalenceClasses.from_frame(result.table, ADULT_QIS)

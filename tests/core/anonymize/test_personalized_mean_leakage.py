@@ -12,6 +12,7 @@ from privacy_plugins.core.anonymize import PersonalizedDetails, anonymize
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.models import PersonalizedLeakage
 from privacy_plugins.errors import InfeasibleAnonymizationError
+from tests.unnamed_columns import other_columns
 
 ROWS = [
     ["gastric ulcer", "stomach disease", "*"],
@@ -54,6 +55,7 @@ def _run(raw: pd.DataFrame, model: PersonalizedLeakage) -> tuple[pd.DataFrame, P
         quasi_identifiers=["age", "zipcode"],
         models=[model],
         hierarchies={"disease": DISEASE},
+        insensitive=other_columns(raw, [model], ["age", "zipcode"]),
     )
     assert isinstance(result.details, PersonalizedDetails)
     return result.table, result.details

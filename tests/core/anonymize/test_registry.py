@@ -44,6 +44,7 @@ from privacy_plugins.errors import (
     VerificationError,
 )
 from tests.core.anonymize.lattice_problems import Problem, grouping_rows, problems
+from tests.unnamed_columns import other_columns
 
 #: The algorithms that solve a weighted snapshot: the full-domain lattice searches (their tags say so).
 FULL_DOMAIN = tuple(name for name in anonymizer_names() if tags_of(get_anonymizer(name)).works_on_snapshot)
@@ -103,6 +104,7 @@ def test_every_registered_anonymizer_runs_through_anonymize(name: str) -> None:
         hierarchies=problem.hierarchies,
         models=models,
         identifiers=["pid"],
+        insensitive=other_columns(problem.frame, models, problem.quasi_identifiers, ["pid"]),
         suppression_limit=0.1,
         seed=7,
     )
@@ -125,7 +127,12 @@ def test_unknown_algorithm_and_option_are_configuration_errors() -> None:
     with pytest.raises(ConfigurationError, match=r"did you mean 'samarati'\?"):
         get_anonymizer("samarti")
     problem = small_problem()
-    arguments = {"quasi_identifiers": problem.quasi_identifiers, "hierarchies": problem.hierarchies}
+    arguments = {
+        "quasi_identifiers": problem.quasi_identifiers,
+        "hierarchies": problem.hierarchies,
+        "identifiers": ["pid"],
+        "insensitive": ["s"],
+    }
     with pytest.raises(ConfigurationError, match="has no option"):
         anonymize(problem.frame, models=[KAnonymity(2)], depth=3, **arguments)
     with pytest.raises(ConfigurationError, match="metric must be one of"):
@@ -153,7 +160,7 @@ def test_an_anonymizer_cannot_skip_the_verification() -> None:
         problem = small_problem()
         with pytest.raises(VerificationError, match="re-check"):
             anonymize(problem.frame, algorithm="cheat", quasi_identifiers=problem.quasi_identifiers,
-                      models=[KAnonymity(3)], identifiers=["pid"])  # fmt: skip
+                      models=[KAnonymity(3)], identifiers=["pid"], insensitive=["s"])  # fmt: skip
     finally:
         del _REGISTRY["cheat"]
 
@@ -162,7 +169,7 @@ def test_verify_checks_the_row_accounting() -> None:
     problem = small_problem()
     request = _request(
         problem.frame, quasi_identifiers=["q0"], models=[KAnonymity(1)], suppression_limit=0.5, hierarchies=None,
-        sensitive_attributes=None, identifiers=["pid"], seed=0, progress=None,
+        sensitive_attributes=None, identifiers=["pid"], seed=0, progress=None, insensitive=["q1", "s"],
     )  # fmt: skip
     table = problem.frame.drop(columns=["pid"]).iloc[:-2]
     utility = UtilityMetrics(ncp=0.0, lm=0.0, discernibility=0.0, c_avg=1.0, height=0, precision=1.0, ileft=1.0)
@@ -274,7 +281,8 @@ def test_a_model_defined_outside_the_package_works_in_measure_anonymize_and_diag
     assert "needs ≥ 2" in toy.describe_gap(toy.observed(raw))
     # anonymize: its column is carried into the snapshot, its report key into the measures
     result = anonymize(frame, quasi_identifiers=problem.quasi_identifiers, hierarchies=problem.hierarchies,
-                       models=[toy, cap, KAnonymity(2)], identifiers=["pid"])  # fmt: skip
+                       models=[toy, cap, KAnonymity(2)], identifiers=["pid"],
+                       insensitive=other_columns(frame, [toy, cap], problem.quasi_identifiers, ["pid"]))  # fmt: skip
     assert result.passed and result.measures["distinct_values"] >= 2 and result.measures["max_class"] <= 20
     # check: re-measured on the published table
     published = EquivalenceClasses.from_frame(result.table, problem.quasi_identifiers)
@@ -320,7 +328,7 @@ def test_verify_groups_by_given_codes_only_when_they_spell_the_published_values(
     problem = small_problem()
     request = _request(
         problem.frame, quasi_identifiers=["q0"], models=[KAnonymity(1)], suppression_limit=0.0, hierarchies=None,
-        sensitive_attributes=None, identifiers=["pid"], seed=0, progress=None,
+        sensitive_attributes=None, identifiers=["pid"], seed=0, progress=None, insensitive=["q1", "s"],
     )  # fmt: skip
     table = problem.frame.drop(columns=["pid"]).assign(q0=lambda f: f["q0"].astype(str).astype(object))
     codes, labels = pd.factorize(table["q0"])
@@ -342,7 +350,7 @@ def test_verify_checks_categorical_columns_by_code_and_publishes_object_labels()
     problem = small_problem()
     request = _request(
         problem.frame, quasi_identifiers=["q0"], models=[KAnonymity(1)], suppression_limit=0.0, hierarchies=None,
-        sensitive_attributes=None, identifiers=["pid"], seed=0, progress=None,
+        sensitive_attributes=None, identifiers=["pid"], seed=0, progress=None, insensitive=["q1", "s"],
     )  # fmt: skip
     plain = problem.frame.drop(columns=["pid"]).assign(q0=lambda f: f["q0"].astype(str).astype(object))
     codes, labels = pd.factorize(plain["q0"])

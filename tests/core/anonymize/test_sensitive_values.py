@@ -11,6 +11,7 @@ from privacy_plugins.core.anonymize import SensitiveValuesDetails, anonymize
 from privacy_plugins.core.measure import measure
 from privacy_plugins.core.models import KAnonymity
 from privacy_plugins.errors import ConfigurationError, PrivacyRiskWarning
+from tests.unnamed_columns import other_columns
 
 # The paper's Table 2 (the "3 6900" zipcode read as 36900).
 TABLE2 = pd.DataFrame(
@@ -32,6 +33,7 @@ def _run(table: pd.DataFrame = TABLE2, **options: object):  # type: ignore[no-un
         quasi_identifiers=QIS,
         identifiers=["id"],
         sensitive_attributes=["diagnostic"],
+        insensitive=other_columns(table, [], QIS, ["id", "diagnostic"]),
         models=[KAnonymity(4)],
         **{"base_algorithm": "mondrian", **options},
     )

@@ -292,3 +292,24 @@ def test_check_log_is_not_flooded_by_gx_registration_messages(census: dict[str, 
     assert not [line for line in logs["stdlib"] if "Skipping registering function" in line]
     assert any(line.startswith("PASS GX demo_release: expect_table_to_be_k_anonymous") for line in logs["task"])
     assert any(line.startswith("PASS 5-anonymity") for line in logs["task"])
+
+
+def test_a_source_column_without_a_role_fails_the_load_task_naming_it(census: dict[str, Any]) -> None:
+    with pytest.raises(AirflowFailException, match=r"\['occupation'\] have no role"):
+        run(LoadOperator(task_id="load", spec_path=census["spec_path"], overrides={"insensitive": None}))
+
+
+def test_a_pseudonym_key_from_an_airflow_connection_never_reaches_xcom(
+    census: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "an-airflow-pseudonym-key-0123456789abcdef"
+    monkeypatch.setenv("AIRFLOW_CONN_PSEUDONYM_KEY", json.dumps({"conn_type": "generic", "password": key}))
+    overrides = {"identifiers": None, "pseudonymize": {"columns": ["person_id"], "key": {"conn_id": "pseudonym_key"}}}
+    loaded = run(LoadOperator(task_id="load", spec_path=census["spec_path"], overrides=overrides))
+    assert loaded["column_roles"]["person_id"] == "pseudonym" and key not in json.dumps(loaded)
+    tokens = pd.read_parquet(loaded["path"])["person_id"]
+    assert tokens.str.len().eq(26).all() and tokens.is_unique
+    monkeypatch.setenv("AIRFLOW_CONN_PSEUDONYM_KEY", json.dumps({"conn_type": "generic", "password": "short"}))
+    with pytest.raises(AirflowFailException, match="too short: 5 bytes") as caught:
+        run(LoadOperator(task_id="load", spec_path=census["spec_path"], overrides=overrides))
+    assert key not in str(caught.value)

@@ -38,6 +38,7 @@ def census_spec(tmp_path: Path) -> Callable[..., dict[str, Any]]:
         merged = {"k": 3, "l": 2, "suppression_limit": 0.1, **requirements}
         data["requirements"] = {key: value for key, value in merged.items() if value is not None}
         data["sensitive_attributes"] = ["disease"]
+        data["insensitive"] = ["occupation", "income"]  # every column has a role (issue 27)
         data["destination"] = {"duckdb": str(tmp_path / "release.duckdb"), "table": "census_release"}
         data["report"] = {"directory": str(tmp_path / "reports" / name)}
         data["workdir"] = str(tmp_path / "work")

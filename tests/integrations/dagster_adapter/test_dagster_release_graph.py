@@ -167,3 +167,19 @@ def test_resource_points_the_graph_at_another_destination(
     assert (elsewhere / "census_release.parquet").is_file()
     assert len(list((tmp_path / "private" / "census").glob("*/*/candidate.parquet"))) == 1
     assert read_published(spec.destination) is None
+
+
+def test_a_source_column_without_a_role_fails_the_raw_asset_and_publishes_nothing(
+    census_spec: Callable[..., dict[str, Any]], tmp_path: Path, run_graph: Any, inspect_run: SimpleNamespace
+) -> None:
+    data = census_spec()
+    data["insensitive"] = ["income"]  # occupation has no role now
+    spec = ReleaseSpec.from_dict(data, base_dir=tmp_path)
+    _previous_release(spec)
+    result = run_graph(build_release_assets(spec))
+    assert not result.success and inspect_run.materialized(result) == set()
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    error = failure.event_specific_data.error
+    assert failure.step_key == "census__raw" and error.cause.cls_name == "ConfigurationError"
+    assert "['occupation'] have no role" in error.cause.message
+    assert _destination_unchanged(spec)

@@ -38,10 +38,11 @@ from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from privacy_plugins.errors import ConfigurationError
-from privacy_plugins.integrations.airflow.connections import airflow_resolver
+from privacy_plugins.integrations.airflow.connections import airflow_resolver, airflow_secret
 from privacy_plugins.integrations.airflow.storage import ReportStorage, WorkingStorage
 from privacy_plugins.release import ReleaseSpec, remove_run_dir
 from privacy_plugins.release.connections import connection_resolver
+from privacy_plugins.release.pseudonym_keys import secret_resolver
 
 if TYPE_CHECKING:
     from airflow.sdk import Context, XComArg
@@ -139,7 +140,8 @@ class ReleaseStepOperator(BaseOperator):
                 if self._storage is not None and run is not None:
                     pulled = self._storage.pull(spec, run)  # this task may run on another machine than the last
                     self.log.info("working storage: pulled %d file(s) of run %s", len(pulled), run)
-                with connection_resolver(airflow_resolver):  # a spec's conn_id resolves through Airflow's hooks
+                # a spec's conn_id (and a pseudonym key's) resolves through Airflow's connections
+                with connection_resolver(airflow_resolver), secret_resolver(airflow_secret):
                     artifact = self.run_step(spec, context)
                 if self._storage is not None and run is not None and not self._ended:
                     pushed = self._storage.push(spec, run)

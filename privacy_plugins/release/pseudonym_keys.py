@@ -1,0 +1,169 @@
+"""The ``pseudonymize:`` section of a release spec and where its key comes from (never the spec file).
+
+```yaml
+pseudonymize:
+  columns: [patient_id]
+  key: {env: PRIVACY_PLUGINS_PSEUDONYM_KEY}   # the default; or {conn_id: pseudonym_key} (its password)
+  scope: release                              # or stable: the same token in every release
+```
+
+The key is resolved in the load step, before any row is read: a missing or short key is a
+``ConfigurationError`` naming the setting (exit 2), never the key. Orchestrators plug in
+their own secret store with :func:`secret_resolver` (Airflow: the connection's password).
+The resolved :class:`~privacy_plugins.core.pseudonyms.PseudonymKey` hides its bytes in
+``repr`` and refuses to be pickled, so it cannot reach a log, a report or XCom.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pandas as pd
+
+from privacy_plugins.core.pseudonyms import MIN_KEY_BYTES, PseudonymKey, Scope, new_release_salt, pseudonymize
+from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.release.connections import env_variable
+
+__all__ = ["DEFAULT_KEY_ENV", "PseudonymizeSpec", "pseudonymized", "secret_resolver"]
+
+DEFAULT_KEY_ENV = "PRIVACY_PLUGINS_PSEUDONYM_KEY"
+
+SecretResolver = Callable[[str], "str | None"]
+"""Turns a ``conn_id`` into its password (``None`` when it has none)."""
+
+_SECRETS: ContextVar[SecretResolver | None] = ContextVar("privacy_plugins_secret_resolver", default=None)
+
+
+@contextmanager
+def secret_resolver(resolver: SecretResolver) -> Iterator[None]:
+    """Resolve ``key: {conn_id: …}`` with ``resolver`` inside the block (how Airflow plugs in its connections)."""
+    token = _SECRETS.set(resolver)
+    try:
+        yield
+    finally:
+        _SECRETS.reset(token)
+
+
+def _password_from_environment(conn_id: str) -> str | None:
+    """The password of ``AIRFLOW_CONN_<ID>`` (URI or JSON), as Airflow's environment backend reads it."""
+    text = os.environ.get(env_variable(conn_id), "").strip()
+    if not text:
+        raise ConfigurationError(f"connection {conn_id!r} is not defined (set {env_variable(conn_id)})")
+    if text.startswith("{"):
+        try:
+            values = json.loads(text)
+        except json.JSONDecodeError:
+            raise ConfigurationError(f"connection {conn_id!r} ({env_variable(conn_id)}) is not valid JSON") from None
+        password = values.get("password") if isinstance(values, Mapping) else None
+        return None if password is None else str(password)
+    password = urlsplit(text).password
+    return unquote(password) if password else None
+
+
+@dataclass(frozen=True)
+class PseudonymizeSpec:
+    """Which columns become keyed tokens, where the key comes from, and the tokens' scope."""
+
+    columns: tuple[str, ...]
+    key_env: str | None = DEFAULT_KEY_ENV
+    key_conn_id: str | None = None
+    scope: Scope = "release"
+
+    KEYS = ("columns", "key", "scope")
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            raise ConfigurationError("pseudonymize.columns must name at least one column")
+        if len(set(self.columns)) != len(self.columns):
+            raise ConfigurationError(f"pseudonymize.columns lists a column twice: {list(self.columns)}")
+        if self.scope not in ("release", "stable"):
+            raise ConfigurationError(f"pseudonymize.scope must be 'release' or 'stable', got {self.scope!r}")
+        if (self.key_env is None) == (self.key_conn_id is None):
+            raise ConfigurationError("pseudonymize.key needs exactly one of env or conn_id")
+
+    @classmethod
+    def from_value(cls, value: object) -> PseudonymizeSpec | None:
+        """From the YAML section (``None``: no pseudonyms). A key written into the spec is refused."""
+        if value is None:
+            return None
+        if not isinstance(value, Mapping):
+            raise ConfigurationError(f"pseudonymize must be a mapping, got {type(value).__name__}")
+        unknown = [k for k in value if k not in cls.KEYS]
+        if unknown:
+            raise ConfigurationError(f"unknown key {unknown[0]!r} in pseudonymize; allowed: {list(cls.KEYS)}")
+        columns = value.get("columns")
+        if isinstance(columns, str) or not isinstance(columns, (list, tuple)):
+            raise ConfigurationError(
+                f"pseudonymize.columns must be a list of column names, got {type(columns).__name__}"
+            )
+        key = value.get("key", {"env": DEFAULT_KEY_ENV})
+        if not isinstance(key, Mapping) or set(key) - {"env", "conn_id"} or len(key) != 1:
+            # never echo the value: it may be the key itself, written into the spec by mistake
+            raise ConfigurationError(
+                "pseudonymize.key must be {env: VARIABLE} or {conn_id: CONNECTION}; the key itself never goes "
+                "into a spec file"
+            )
+        env, conn_id = key.get("env"), key.get("conn_id")
+        for setting, given in (("env", env), ("conn_id", conn_id)):
+            if given is not None and (not isinstance(given, str) or not given.strip()):
+                raise ConfigurationError(f"pseudonymize.key.{setting} must be a name")
+        return cls(
+            columns=tuple(str(c) for c in columns),
+            key_env=env,
+            key_conn_id=conn_id,
+            scope=value.get("scope", "release"),
+        )
+
+    @property
+    def setting(self) -> str:
+        """How the key is set, for messages (never the key)."""
+        if self.key_env is not None:
+            return f"pseudonymize.key (environment variable {self.key_env})"
+        return f"pseudonymize.key (connection {self.key_conn_id!r})"
+
+    def key(self) -> PseudonymKey:
+        """The secret key, resolved now.
+
+        Raises:
+            ConfigurationError: the variable or connection is missing, or the key is shorter than 32 bytes.
+        """
+        if self.key_env is not None:
+            secret = os.environ.get(self.key_env)
+        else:
+            assert self.key_conn_id is not None
+            resolver = _SECRETS.get() or _password_from_environment
+            try:
+                secret = resolver(self.key_conn_id)
+            except ConfigurationError as exc:
+                raise ConfigurationError(f"{self.setting}: {exc}") from None
+        if not secret:
+            where = "is not set" if self.key_env is not None else "has no password"
+            raise ConfigurationError(
+                f"{self.setting} {where}: set it to a random secret of at least {MIN_KEY_BYTES} bytes "
+                "(e.g. the output of `python -c 'import secrets; print(secrets.token_urlsafe(48))'`)"
+            )
+        return PseudonymKey(secret.encode("utf-8"), setting=self.setting)
+
+    def describe(self) -> dict[str, Any]:
+        """For reports: the columns, the scope and where the key comes from (never the key)."""
+        source = {"env": self.key_env} if self.key_env is not None else {"conn_id": self.key_conn_id}
+        return {"columns": list(self.columns), "scope": self.scope, "key": source}
+
+
+def pseudonymized(frame: pd.DataFrame, spec: PseudonymizeSpec, key: PseudonymKey) -> pd.DataFrame:
+    """``frame`` with every pseudonym column replaced by its token (a fresh salt per call for ``scope: release``).
+
+    One call per release run: the tables of one release share the salt, so their tokens join.
+    """
+    salt = new_release_salt() if spec.scope == "release" else None
+    out = frame.copy(deep=False)
+    for column in spec.columns:
+        out[column] = pseudonymize(frame[column], key, scope=spec.scope, salt=salt)
+    return out
