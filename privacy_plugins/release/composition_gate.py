@@ -23,7 +23,7 @@ import pandas as pd
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
-from privacy_plugins.errors import HistoryError, UnknownColumnError
+from privacy_plugins.errors import DestinationBusy, DestinationError, HistoryError, UnknownColumnError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
 from privacy_plugins.release.destination.base import Companions, Destination, io_errors
 from privacy_plugins.release.history_store import (
@@ -61,7 +61,15 @@ def read_history(spec: ReleaseSpec, destination: Destination) -> ReleaseHistory:
             the other, or a history changed outside privacy-plugins.
     """
     names = history_tables(spec)
-    found = destination.read_companions(names.names)
+    try:
+        found = destination.read_companions(names.names)
+    except DestinationError as exc:  # a DuckDB file another process is writing (staging into it) is locked
+        if "lock" not in str(exc).lower():
+            raise
+        raise DestinationBusy(
+            f"another release is publishing to {spec.destination.describe()} right now; nothing was done "
+            "(run this release again once it has finished)"
+        ) from None
     where = f"{spec.destination.describe()}"
     if len(found) == 1:
         raise HistoryError(

@@ -161,8 +161,9 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
     """
     spec.destination.check_writable()  # an unwritable destination or report folder fails before any work
     spec.report.check_writable()
-    if spec.history.enabled:  # so does a missing or changed release history
-        read_history(spec, open_destination(spec.destination))
+    if spec.history.enabled:  # so does a missing or changed release history (read while no release publishes)
+        with destination_lock(spec.destination):
+            read_history(spec, open_destination(spec.destination))
     if _on_snapshot(spec):
         return load_snapshot(spec, run_id=run_id or new_run_id())
     key = pseudonym_key(spec)  # a missing or short key, or a column without a role: exit 2 before any row is read

@@ -319,7 +319,7 @@ def test_postgresql_source_released_inside_the_same_database(
     """One PostgreSQL database is source and destination: CREATE TABLE … AS, then a swap in one transaction."""
     memory, memory_rows = reference
     postgres_census(postgres_url)
-    data = demo_spec_dict(tmp_path / "pg", source={"url": postgres_url, "table": "census"}, history=False)
+    data = demo_spec_dict(tmp_path / "pg", source={"url": postgres_url, "table": "census"})
     data["destination"] = {"url": postgres_url, "table": "census_release"}
     no_pandas_reads(monkeypatch)
     monkeypatch.setattr(SqlTable, "batches", lambda *a, **k: pytest.fail("published rows were fetched"))
