@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize import anonymize, get_anonymizer, tags_of
-from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM, with_derived_columns
+from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM, account_for_columns, with_derived_columns
 from privacy_plugins.core.composition import STAR, covering_sets
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory
@@ -39,6 +39,7 @@ from privacy_plugins.core.history_check import CompositionResult, composition_ch
 from privacy_plugins.core.models import HistoryDiversity, PrivacyModel, bind_hierarchies
 from privacy_plugins.core.parameters import suppression_budget
 from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, HierarchyError, InfeasibleAnonymizationError
 
 __all__ = ["HistoryRelease", "Reapplied", "history_models", "reapply", "release_with_history", "suppress_at_risk"]
@@ -315,6 +316,8 @@ def release_with_history(
     suppression_limit: float = 0.0,
     sensitive_attributes: Sequence[Hashable] | None = None,
     identifiers: Sequence[Hashable] = (),
+    insensitive: Sequence[Hashable] = (),
+    unlisted_columns: str = "refuse",
     seed: int = 0,
     reuse: bool = True,
     **options: Any,
@@ -331,6 +334,8 @@ def release_with_history(
         suppression_limit: fraction of records that may be left out in all, in [0, 1).
         sensitive_attributes: sensitive columns besides those the models name.
         identifiers: direct identifiers, never published (dropped before (a), passed to the anonymizer in (b)).
+        insensitive: columns published unchanged (every column has a role, as in ``anonymize``).
+        unlisted_columns: ``"refuse"`` or ``"drop"`` a column with no role, as in ``anonymize``.
         seed: for randomized algorithms.
         **options: the algorithm's own options, as for :func:`~privacy_plugins.core.anonymize.anonymize`.
         reuse: try (a), re-applying the last release's transformation, first.
@@ -350,9 +355,16 @@ def release_with_history(
             f"quasi_identifiers {qis!r} differ from those of the release history {history.name!r} "
             f"({list(history.quasi_identifiers)!r}); a history is kept per set of quasi-identifiers"
         )
-    raw = table.reset_index(drop=True)
-    budget = suppression_budget(suppression_limit, len(raw))
     bound = bind_hierarchies(models, hierarchies)
+    named = [m.sensitive_attribute for m in bound if m.sensitive_attribute is not None]
+    roles = AttributeRoles(
+        quasi_identifiers=qis,
+        sensitive_attributes=list(dict.fromkeys([*(sensitive_attributes or ()), *named])),
+        identifiers=identifiers,
+        insensitive=insensitive,
+    )  # every column has a role before (a), which publishes the rows' other columns as they are
+    raw = account_for_columns(table.reset_index(drop=True), roles, bound, unlisted_columns)
+    budget = suppression_budget(suppression_limit, len(raw))
     tried: list[str] = []
     last: tuple[pd.DataFrame, CompositionResult, int, Mapping[str, Any]] | None = None
     if reuse and len(history):
@@ -386,6 +398,8 @@ def release_with_history(
             hierarchies=hierarchies,
             sensitive_attributes=sensitive_attributes,
             identifiers=identifiers,
+            insensitive=[*insensitive, _ROW],  # the row ids ride along and are dropped below
+            unlisted_columns=unlisted_columns,
             seed=seed,
             **options,
         )

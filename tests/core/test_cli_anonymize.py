@@ -34,6 +34,10 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
+#: Roles of the fixture's columns that are neither quasi-identifiers nor sensitive in a test (every column has one).
+OTHER_ROLES = ("--identifiers", "name", "--insensitive", "disease")
+
+
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -68,7 +72,7 @@ def test_parquet_output(workspace: Path, capsys: pytest.CaptureFixture[str]) -> 
     out = workspace / "released.parquet"
     code, _, _ = run(
         capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
-        str(workspace / "hierarchies"), "--k", "2", "--out", str(out), "--algorithm", "samarati",
+        str(workspace / "hierarchies"), "--k", "2", "--out", str(out), "--algorithm", "samarati", *OTHER_ROLES,
     )  # fmt: skip
     assert code == 0
     assert len(pd.read_parquet(out)) == 12
@@ -92,6 +96,7 @@ def test_failures_write_nothing(
     result, stdout, stderr = run(
         capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
         str(workspace / "hierarchies"), "--out", str(out), *extra,
+        "--identifiers", "name", *([] if "disease" in extra else ["--insensitive", "disease"]),
     )  # fmt: skip
     assert result == code
     assert message in stderr and stdout == ""
@@ -102,7 +107,7 @@ def test_missing_hierarchy_is_named(workspace: Path, capsys: pytest.CaptureFixtu
     (workspace / "hierarchies" / "age.csv").unlink()
     code, _, stderr = run(
         capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
-        str(workspace / "hierarchies"), "--k", "2", "--out", str(workspace / "x.csv"),
+        str(workspace / "hierarchies"), "--k", "2", "--out", str(workspace / "x.csv"), *OTHER_ROLES,
     )  # fmt: skip
     assert code == 2 and "no hierarchy for quasi-identifier(s) ['age']" in stderr
 
@@ -142,7 +147,7 @@ def test_output_and_report_get_the_umask_mode(
     out, report = workspace / name, workspace / "report.json"
     code, _, _ = run(
         capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
-        str(workspace / "hierarchies"), "--k", "2", "--out", str(out), "--report", str(report),
+        str(workspace / "hierarchies"), "--k", "2", "--out", str(out), "--report", str(report), *OTHER_ROLES,
     )  # fmt: skip
     assert code == 0
     assert stat.S_IMODE(out.stat().st_mode) == stat.S_IMODE(report.stat().st_mode) == 0o644
@@ -169,7 +174,7 @@ def test_readme_documents_the_file_mode_rule() -> None:
 def test_misspelled_column_is_named_before_hierarchies(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, stdout, stderr = run(
         capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "agee,zip", "--hierarchies",
-        str(workspace / "hierarchies"), "--k", "2", "--out", str(workspace / "x.csv"),
+        str(workspace / "hierarchies"), "--k", "2", "--out", str(workspace / "x.csv"), *OTHER_ROLES,
     )  # fmt: skip
     assert code == 2 and stdout == ""
     assert stderr.count("\n") == 1
@@ -196,7 +201,7 @@ def test_data_files_are_not_listed_as_hierarchies(workspace: Path, capsys: pytes
     code, _, stderr = run(
         capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
         str(folder),
-        "--k", "2", "--out", str(workspace / "x.csv"),
+        "--k", "2", "--out", str(workspace / "x.csv"), *OTHER_ROLES,
     )  # fmt: skip
     assert code == 2 and "no hierarchy for quasi-identifier(s) ['zip']" in stderr
     assert "hierarchies given for ['age']" in stderr and "people_subset" not in stderr
@@ -206,7 +211,7 @@ def test_summary_prints_integers_as_integers_and_rounds_t(workspace: Path, capsy
     code, out, _ = run(
         capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip",
         "--sensitive-attributes", "disease",
-        "--hierarchies", str(workspace / "hierarchies"), "--k", "3", "--l", "2", "--t", "0.5",
+        "--hierarchies", str(workspace / "hierarchies"), "--k", "3", "--l", "2", "--t", "0.5", "--identifiers", "name",
         "--out", str(workspace / "x.csv"),
     )  # fmt: skip
     assert code == 0
@@ -238,7 +243,7 @@ def test_mondrian_uses_the_hierarchies_it_finds(workspace: Path, capsys: pytest.
     code, stdout, _ = run(
         capsys, "anonymize", str(workspace / "people.csv"), "--algorithm", "mondrian", "--quasi-identifiers", "age,zip",
         "--identifiers", "name", "--hierarchies", str(workspace / "hierarchies"), "--k", "4",
-        "--out", str(workspace / "m.csv"), "--format", "json",
+        "--out", str(workspace / "m.csv"), "--format", "json", "--insensitive", "disease",
     )  # fmt: skip
     assert code == 0
     assert json.loads(stdout)["details"]["encodings"] == {"age": "range", "zip": "hierarchy"}
@@ -282,7 +287,7 @@ def test_suppressed_rows_mark_keeps_every_row(workspace: Path, capsys: pytest.Ca
     code, _, _ = run(
         capsys, "anonymize", str(workspace / "people.csv"), "--quasi-identifiers", "age,zip", "--hierarchies",
         str(workspace / "hierarchies"), "--k", "5", "--suppression-limit", "0.5", "--suppressed-rows", "mark",
-        "--out", str(out), "--format", "json",
+        "--out", str(out), "--format", "json", *OTHER_ROLES,
     )  # fmt: skip
     assert code == 0
     assert len(pd.read_csv(out)) == 12

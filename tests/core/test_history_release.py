@@ -101,3 +101,21 @@ def test_a_history_of_other_quasi_identifiers_is_refused() -> None:
         ConfigurationError, match=r"quasi_identifiers \['age', 'zip'\] differ from those of the release"
     ):
         release_with_history(_growing(), quasi_identifiers=QIS, models=[KAnonymity(2)], history=history)
+
+
+def test_every_column_needs_a_role_before_a_stored_transformation_is_reapplied() -> None:
+    """(a) publishes the rows' other columns as they are: an unlisted one is refused (or dropped), never published."""
+    source = _growing().assign(email=lambda frame: [f"p{i}@example.org" for i in range(len(frame))])
+    first = source.iloc[:200].drop(columns=["email"])
+    kwargs = {"quasi_identifiers": QIS, "models": [KAnonymity(4)], "hierarchies": HIERARCHIES,
+              "sensitive_attributes": ["disease"]}  # fmt: skip
+    earlier = release_with_history(first, history=ReleaseHistory("weekly", tuple(QIS), ("disease",)), **kwargs)
+    history = ReleaseHistory("weekly", tuple(QIS), ("disease",)).appended(
+        _release(earlier.table, dict(earlier.transformation))
+    )
+    with pytest.raises(ConfigurationError, match=r"column\(s\) \['email'\] have no role"):
+        release_with_history(source, history=history, **kwargs)
+    dropped = release_with_history(source, history=history, unlisted_columns="drop", **kwargs)
+    assert dropped.method == "reapply" and "email" not in dropped.table.columns
+    kept = release_with_history(source, history=history, insensitive=["email"], **kwargs)
+    assert kept.method == "reapply" and kept.table["email"].str.endswith("@example.org").all()

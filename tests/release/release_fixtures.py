@@ -105,15 +105,20 @@ def kill_when_reached(args: list[str], marker: Path, while_paused: Callable[[], 
     assert child.returncode == -signal.SIGKILL
 
 
-def people_query_spec(tmp_path: Path, source: dict[str, Any], algorithm: str) -> Path:
-    """A spec file releasing the people table of ``source`` (k=5 over age and sex) to ``out.duckdb``."""
+def people_query_spec(
+    tmp_path: Path, source: dict[str, Any], algorithm: str, *, more_insensitive: tuple[str, ...] = ()
+) -> Path:
+    """A spec file releasing the people table of ``source`` (k=5 over age and sex) to ``out.duckdb``.
+
+    ``more_insensitive`` names the source's columns beyond the census ones (published unchanged).
+    """
     data = {
         "name": "query_release",
         "source": source,
         "identifiers": ["person_id"],
         "quasi_identifiers": ["age", "sex"],
         "sensitive_attributes": ["disease"],
-        "insensitive": ["zip", "education", "marital_status", "occupation", "income"],
+        "insensitive": ["zip", "education", "marital_status", "occupation", "income", *more_insensitive],
         "acknowledged_identifiers": ["zip"],  # five-digit ZIP codes published as they are, on purpose
         "hierarchies": {"age": {"interval": {"widths": [10, 20, 40]}}, "sex": {"taxonomy": {"*": ["Female", "Male"]}}},
         "requirements": {"k": 5},

@@ -349,7 +349,7 @@ def _options(anonymizer: Anonymizer, given: Mapping[str, Any]) -> dict[str, Any]
             for name, option in schema.items()}  # fmt: skip
 
 
-def _account_for_columns(
+def account_for_columns(
     frame: pd.DataFrame, roles: AttributeRoles, models: Sequence[PrivacyModel], unlisted_columns: str
 ) -> pd.DataFrame:
     """Refuse (or drop, ``unlisted_columns="drop"``) the columns named in no role: none is published silently."""
@@ -408,7 +408,7 @@ def _request(
         for column in model.columns:
             if column != model.sensitive_attribute and column in roles.named_columns:
                 raise ConfigurationError(f"column {column!r} read by {model} already has another role")
-    frame = _account_for_columns(frame, roles, models, unlisted_columns)  # after the typos: those come first
+    frame = account_for_columns(frame, roles, models, unlisted_columns)  # after the typos: those come first
     return AnonymizationRequest(
         table=frame,
         roles=roles,
