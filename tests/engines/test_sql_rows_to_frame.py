@@ -47,7 +47,9 @@ def test_a_release_from_a_sql_table_with_a_column_named_dtype(
     engine = sa.create_engine(f"duckdb:///{source}")
     _people().to_sql("people", engine, index=False)
     engine.dispose()
-    path = people_query_spec(tmp_path, {"duckdb": str(source), "query": "SELECT * FROM people"}, algorithm, more_insensitive=("dtype",))
+    path = people_query_spec(
+        tmp_path, {"duckdb": str(source), "query": "SELECT * FROM people"}, algorithm, more_insensitive=("dtype",)
+    )
     assert main(["release", str(path), "--quiet"]) == 0, capsys.readouterr().err
     with duckdb.connect(str(tmp_path / "out.duckdb"), read_only=True) as connection:
         assert connection.execute("SELECT DISTINCT dtype FROM people_release").fetchall() == [("int64",)]
