@@ -414,18 +414,20 @@ def _value_sets(
     pair_weight = None if weight is None else np.bincount(pair_of_row, weights=weight, minlength=len(pair))
     class_start = np.zeros(n_classes + 1, dtype=np.int64)
     np.cumsum(np.bincount(pair // width, minlength=n_classes), out=class_start[1:])
-    source, chosen = _spread(class_start[at], class_start[at + 1] - class_start[at])
-    cell = combo[source] * width + pair[chosen] % width
-    held = np.zeros((n_combos, n_values), dtype=bool)
-    held.reshape(-1)[cell] = True
     covered = np.zeros(n_combos, dtype=bool)
     covered[combo] = True
-    held[~covered] = True
     counts = None
-    if pair_weight is not None:
+    if pair_weight is None:  # value sets as bitsets: one OR per (combination, covering class)
+        sets = _bitsets(pair // width, pair % width, n_classes, n_values)
+        held = _unpack(_or_rows(combo, sets[at], n_combos), n_values)
+    else:
+        source, chosen = _spread(class_start[at], class_start[at + 1] - class_start[at])
+        cell = combo[source] * width + pair[chosen] % width
         counts = np.bincount(cell, weights=pair_weight[chosen], minlength=n_combos * n_values).reshape(
             n_combos, n_values
         )
+        held = counts > 0 if (pair_weight > 0).all() else _cells(cell, n_combos, n_values)
+    held[~covered] = True
     return held, covered, counts, (combo, at, prefix)
 
 
@@ -471,6 +473,33 @@ def _step(
     found_entry.append(entry[hit])
     found_at.append(position[hit])
     return combo[np.concatenate(found_entry)], np.concatenate(found_at)
+
+
+def _bitsets(row: np.ndarray, member: np.ndarray, n_rows: int, n_members: int) -> np.ndarray:
+    """Sets as rows of 64-bit words: bit ``member[i]`` of row ``row[i]`` set."""
+    words = np.zeros((n_rows, max(-(-n_members // 64), 1)), dtype=np.uint64)
+    np.bitwise_or.at(words, (row, member // 64), np.left_shift(np.uint64(1), (member % 64).astype(np.uint64)))
+    return words
+
+
+def _or_rows(row: np.ndarray, words: np.ndarray, n_rows: int) -> np.ndarray:
+    """The union of the sets ``words[i]`` landing on each row ``row[i]``."""
+    union = np.zeros((n_rows, words.shape[1]), dtype=np.uint64)
+    np.bitwise_or.at(union, row, words)
+    return union
+
+
+def _unpack(words: np.ndarray, n_members: int) -> np.ndarray:
+    """Bitsets as a boolean (rows × members) matrix."""
+    little = np.ascontiguousarray(words, dtype="<u8").view(np.uint8)
+    return np.unpackbits(little, axis=1, bitorder="little")[:, :n_members].astype(bool)
+
+
+def _cells(cell: np.ndarray, n_rows: int, n_members: int) -> np.ndarray:
+    """A boolean (rows × members) matrix true at the flat positions ``cell``."""
+    held = np.zeros((n_rows, n_members), dtype=bool)
+    held.reshape(-1)[cell] = True
+    return held
 
 
 def _sorted_codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
