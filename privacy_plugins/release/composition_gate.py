@@ -23,9 +23,9 @@ import pandas as pd
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
-from privacy_plugins.errors import DestinationBusy, DestinationError, HistoryError, UnknownColumnError
+from privacy_plugins.errors import HistoryError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
-from privacy_plugins.release.destination.base import Companions, Destination, io_errors
+from privacy_plugins.release.destination.base import Companions, Destination
 from privacy_plugins.release.history_store import (
     appended_tables,
     history_from_tables,
@@ -61,15 +61,7 @@ def read_history(spec: ReleaseSpec, destination: Destination) -> ReleaseHistory:
             the other, or a history changed outside privacy-plugins.
     """
     names = history_tables(spec)
-    try:
-        found = destination.read_companions(names.names)
-    except DestinationError as exc:  # a DuckDB file another process is writing (staging into it) is locked
-        if "lock" not in str(exc).lower():
-            raise
-        raise DestinationBusy(
-            f"another release is publishing to {spec.destination.describe()} right now; nothing was done "
-            "(run this release again once it has finished)"
-        ) from None
+    found = destination.read_companions(names.names)  # DestinationBusy while another process writes the file
     where = f"{spec.destination.describe()}"
     if len(found) == 1:
         raise HistoryError(
@@ -91,19 +83,20 @@ def _holds_a_release(spec: ReleaseSpec, destination: Destination) -> bool:
     """Whether the destination holds a table with the spec's quasi-identifier and sensitive columns.
 
     A table without them (another table of the same name) published nothing about these people.
+    Asked of the table's schema (no row is read); any error reading it is raised.
     """
-    database_errors: tuple[type[BaseException], ...] = io_errors()
-    try:
-        return destination.measure_published(spec, "") is not None
-    except UnknownColumnError:
+    columns = destination.published_columns()
+    if columns is None:
         return False
-    except database_errors as exc:  # a missing column is the database's error; any other error is raised
-        if "column" not in str(exc).lower() or "connect" in str(exc).lower():
-            raise
+    missing = [str(c) for c in [*spec.quasi_identifiers, *spec.sensitive_attributes] if str(c) not in columns]
+    if missing:
         LOGGER.info(
-            "the table at %s lacks this release's columns: not one of its releases", spec.destination.describe()
+            "the table at %s lacks %d of this release's columns: not one of its releases",
+            spec.destination.describe(),
+            len(missing),
         )
         return False
+    return True
 
 
 def run_targets(spec: ReleaseSpec, folder: Path) -> pd.DataFrame:
