@@ -17,7 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.history import COUNT, ReleaseHistory
@@ -100,20 +99,49 @@ def _holds_a_release(spec: ReleaseSpec, destination: Destination) -> bool:
 
 
 def run_targets(spec: ReleaseSpec, folder: Path) -> pd.DataFrame:
-    """The run's raw QI and sensitive values as distinct combinations with their counts (``COUNT``)."""
+    """The run's raw QI and sensitive values as distinct combinations with their counts (``COUNT``).
+
+    Grouped by DuckDB where the load step stored them (the rows, or the engine's weighted snapshot):
+    only the distinct combinations reach pandas, typed as pandas reads the file.
+    """
     read = [*spec.quasi_identifiers, *spec.sensitive_attributes, *(str(c) for m in spec.models() for c in m.columns)]
     columns = list(dict.fromkeys(read))  # a bound column too: a personalized model reads it
     rows, snapshot = folder / LOADED_FILE, folder / SNAPSHOT_FILE
     if snapshot.is_file():
-        frame = pd.read_parquet(snapshot, columns=[*columns, COUNT_COLUMN])
-        weights = frame.pop(COUNT_COLUMN).to_numpy(dtype=np.int64)
-    elif rows.is_file():
-        frame = pd.read_parquet(rows, columns=columns)
-        weights = np.ones(len(frame), dtype=np.int64)
-    else:
-        raise HistoryError(f"the run's loaded table is gone from {folder}; re-run the release from the load step")
-    frame[COUNT] = weights
-    return frame.groupby(columns, dropna=False, sort=False, observed=True)[COUNT].sum().reset_index()
+        return _grouped(snapshot, [str(c) for c in columns], COUNT_COLUMN)
+    if rows.is_file():
+        return _grouped(rows, [str(c) for c in columns], None)
+    raise HistoryError(f"the run's loaded table is gone from {folder}; re-run the release from the load step")
+
+
+def _grouped(path: Path, columns: list[str], weight: str | None) -> pd.DataFrame:
+    """``SELECT columns, SUM(weight) … GROUP BY columns`` on a Parquet file of the run, by DuckDB."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    def name(column: str) -> str:
+        return '"' + column.replace('"', '""') + '"'
+
+    schema = pq.ParquetFile(path).schema_arrow
+    missing = [column for column in [*columns, *([weight] if weight else [])] if column not in schema.names]
+    if missing:
+        raise HistoryError(f"the run's loaded table lacks column(s) {missing!r}; re-run the release from the load step")
+    typed = schema.empty_table().select(columns).to_pandas()  # the dtypes pandas reads the file with
+    keys = ", ".join(map(name, columns))
+    count = f"SUM({name(weight)})" if weight else "COUNT(*)"
+    source = "'" + str(path).replace("'", "''") + "'"
+    with duckdb.connect() as connection:
+        grouped = connection.execute(
+            f"SELECT {keys}, CAST({count} AS BIGINT) AS {name(COUNT)} FROM read_parquet({source}) "
+            f"GROUP BY {keys} ORDER BY {keys}"
+        ).df()
+    for column in columns:
+        dtype = typed[column].dtype
+        if isinstance(dtype, pd.CategoricalDtype):  # its categories are in the file's dictionaries, not the schema
+            grouped[column] = grouped[column].astype(pd.CategoricalDtype(ordered=dtype.ordered))
+        elif grouped[column].dtype != dtype:
+            grouped[column] = grouped[column].astype(dtype)
+    return grouped
 
 
 def composition_check_names(spec: ReleaseSpec) -> tuple[str, ...]:
