@@ -1,4 +1,4 @@
-"""Typed answers from the destination when the gate reads a release history: busy, and "not a release of these columns"."""
+"""Typed answers from the destination when the gate reads a history: busy, and "not a release of these columns"."""
 
 from __future__ import annotations
 

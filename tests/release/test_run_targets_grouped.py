@@ -1,4 +1,4 @@
-"""The run's targets grouped by DuckDB where the load step stored them: the same combinations, counts and dtypes as pandas."""
+"""The run's targets grouped by DuckDB where the load step stored them: the combinations, counts, dtypes of pandas."""
 
 from __future__ import annotations
 

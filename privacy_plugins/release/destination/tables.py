@@ -354,7 +354,8 @@ class TableDestination(ABC):
             with engine.connect() as connection:
                 if not self._has_table(connection, self.target(TABLE)):
                     return None
-                empty = connection.execute(sa.text(f"SELECT * FROM {quote(connection, self.target(TABLE))} WHERE 1 = 0"))
+                table = quote(connection, self.target(TABLE))
+                empty = connection.execute(sa.text(f"SELECT * FROM {table} WHERE 1 = 0"))
                 return [str(column) for column in empty.keys()]
         finally:
             engine.dispose()
