@@ -29,10 +29,13 @@ empty. ``disclosed`` counts every single-value intersection (what she believes);
 ``disclosed_correctly`` those equal to the record's own value; an empty intersection is
 counted below ``l`` (conservatively) and reported as ``empty``.
 
-The work is done over distinct raw QI combinations with their counts: each combination
-is joined to its covering classes one QI at a time (a label join, pruned by the prefixes
-of label tuples that some class publishes), and value sets are boolean rows over the
-sensitive attribute's integer codes, intersected with ``&``.
+The work is done over distinct raw QI combinations with their counts, on integer codes
+(no join): per QI the coverage rules are evaluated once per (distinct raw value, published
+label) into an index of the labels covering each value; a combination walks the QIs and
+keeps a (combination, class-prefix) pair only while some class of the release has that
+prefix (``docs/release-history.md``, "How the check is computed"). Value sets are bitsets
+over the sensitive attribute's codes, OR-ed over a release's covering classes; the callers
+intersect them with ``&``.
 
 References:
     Ganta S. R., Kasiviswanathan S. P., Smith A. Composition attacks and auxiliary

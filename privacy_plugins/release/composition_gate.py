@@ -101,14 +101,17 @@ def _holds_a_release(spec: ReleaseSpec, destination: Destination) -> bool:
 def run_targets(spec: ReleaseSpec, folder: Path) -> pd.DataFrame:
     """The run's raw QI and sensitive values as distinct combinations with their counts (``COUNT``).
 
-    Grouped by DuckDB where the load step stored them (the rows, or the engine's weighted snapshot):
-    only the distinct combinations reach pandas, typed as pandas reads the file.
+    The engine's weighted snapshot is such a table already; the rows of the in-memory path are
+    grouped by DuckDB over the run's Parquet file, so only distinct combinations reach pandas
+    (typed as pandas reads the file).
     """
     read = [*spec.quasi_identifiers, *spec.sensitive_attributes, *(str(c) for m in spec.models() for c in m.columns)]
     columns = list(dict.fromkeys(read))  # a bound column too: a personalized model reads it
     rows, snapshot = folder / LOADED_FILE, folder / SNAPSHOT_FILE
-    if snapshot.is_file():
-        return _grouped(snapshot, [str(c) for c in columns], COUNT_COLUMN)
+    if snapshot.is_file():  # the engine's GROUP BY already: a few distinct rows, regrouped in pandas
+        frame = pd.read_parquet(snapshot, columns=[*columns, COUNT_COLUMN])
+        frame[COUNT] = frame.pop(COUNT_COLUMN).astype("int64")
+        return frame.groupby(columns, dropna=False, sort=False, observed=True)[COUNT].sum().reset_index()
     if rows.is_file():
         return _grouped(rows, [str(c) for c in columns], None)
     raise HistoryError(f"the run's loaded table is gone from {folder}; re-run the release from the load step")
