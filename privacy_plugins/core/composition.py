@@ -420,9 +420,12 @@ def _value_sets(
     covered = np.zeros(n_combos, dtype=bool)
     covered[combo] = True
     counts = None
-    if pair_weight is None:  # value sets as bitsets: one OR per (combination, covering class)
+    if pair_weight is None and n_values <= _BITSET_VALUES:  # bitsets: one OR per (combination, covering class)
         sets = _bitsets(pair // width, pair % width, n_classes, n_values)
         held = _unpack(_or_rows(combo, sets[at], n_combos), n_values)
+    elif pair_weight is None:  # a large domain: each covering class's values, as sorted codes
+        source, chosen = _spread(class_start[at], class_start[at + 1] - class_start[at])
+        held = _cells(combo[source] * width + pair[chosen] % width, n_combos, n_values)
     else:
         source, chosen = _spread(class_start[at], class_start[at + 1] - class_start[at])
         cell = combo[source] * width + pair[chosen] % width
@@ -433,6 +436,9 @@ def _value_sets(
     held[~covered] = True
     return held, covered, counts, (combo, at, prefix)
 
+
+_BITSET_VALUES = 256
+"""Sensitive domains up to this size are handled as bitsets (4 words); larger ones as sorted codes per class."""
 
 _DENSE = 1 << 23
 """Key spaces up to this size are looked up in a direct-address table, larger ones by binary search."""

@@ -12,6 +12,7 @@ from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -148,7 +149,7 @@ def oracle(
     return at_risk, {name: (risky[name], smallest, already[name]) for name in risky}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_the_code_lookup_check_equals_the_record_by_record_oracle(
     case: tuple[pd.DataFrame, list[pd.DataFrame], pd.DataFrame],
@@ -169,7 +170,7 @@ def test_the_code_lookup_check_equals_the_record_by_record_oracle(
     assert int(grouped["size"].to_numpy()[counted.at_risk].sum()) == sum(at_risk) == counted.records_at_risk
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_every_covering_class_is_found_once(case: tuple[pd.DataFrame, list[pd.DataFrame], pd.DataFrame]) -> None:
     """``matches``: each (combination, covering class) pair exactly once, class ids consistent with the rows'."""
@@ -191,3 +192,32 @@ def test_every_covering_class_is_found_once(case: tuple[pd.DataFrame, list[pd.Da
         if all(_covers(qi, str(label), record[qi]) for qi, label in zip(QIS, labels, strict=True))
     )
     assert pairs == expected
+
+
+@pytest.mark.parametrize("n_values", [3, 65, 300])
+def test_small_and_large_sensitive_domains_give_the_same_sets(n_values: int) -> None:
+    """Bitsets (up to 256 values, one or more words) and sorted codes (beyond) against a plain loop."""
+    rng = np.random.default_rng(n_values)
+    source = pd.DataFrame({"age": rng.integers(20, 46, 25), "zip": rng.choice(ZIPS, 25)})
+    rows = max(80, n_values)
+    release = pd.DataFrame(
+        {
+            "age": [_label("age", pd.Series([a, a + int(rng.integers(0, 6))]), 1) for a in rng.integers(20, 46, rows)],
+            "zip": rng.choice([*ZIPS, "4790*", "*"], rows),
+            "disease": rng.permutation([f"v{i % n_values}" for i in range(rows)]),
+        }
+    )
+    combos = source.drop_duplicates().reset_index(drop=True)
+    found = covering_sets(combos, [release], QIS, "disease", HIERARCHIES)
+    assert len(found.labels) == n_values
+    counted = covering_sets(combos, [release], QIS, "disease", HIERARCHIES, with_counts=True)
+    assert counted.counts is not None
+    for position, record in combos.iterrows():
+        counts = _counts(release, record)
+        expected = set(found.labels) if counts is None else set(counts)
+        assert set(found.labels[found.held[0][position]]) == expected
+        assert set(counted.labels[counted.held[0][position]]) == expected
+        if counts is not None:
+            assert dict(zip(counted.labels, counted.counts[0][position], strict=True)) == {
+                value: counts.get(value, 0) for value in counted.labels
+            }
