@@ -125,7 +125,7 @@ def _grouped(path: Path, columns: list[str], weight: str | None) -> pd.DataFrame
     def name(column: str) -> str:
         return '"' + column.replace('"', '""') + '"'
 
-    schema = pq.ParquetFile(path).schema_arrow
+    schema = pq.read_schema(path)  # opened and closed: the run's folder is removed after the run
     missing = [column for column in [*columns, *([weight] if weight else [])] if column not in schema.names]
     if missing:
         raise HistoryError(f"the run's loaded table lacks column(s) {missing!r}; re-run the release from the load step")
