@@ -68,7 +68,8 @@ import pandas as pd
 from _adult import QIS, load_adult
 
 from privacy_plugins.core.anonymize import anonymize
-from privacy_plugins.core.composition import _covering_pairs, intersection_attack
+from privacy_plugins.core.composition import intersection_attack
+from privacy_plugins.core.coverage import covering_pairs
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.history import PublishedRelease, ReleaseHistory, class_signature
 from privacy_plugins.core.history_release import release_with_history
@@ -90,7 +91,7 @@ def published_ncp(table: pd.DataFrame, rows_in: int, hierarchies: Mapping[Hashab
         ):
             leaves = pd.to_numeric(leaves)
         labels = pd.Index(pd.unique(table[qi].astype(str)))
-        pairs = _covering_pairs(leaves, labels, hierarchy)
+        pairs = covering_pairs(leaves, labels, hierarchy)
         covered = np.bincount(pairs["label"].to_numpy(), minlength=len(labels))
         cost = (np.maximum(covered, 1) - 1) / max(len(leaves) - 1, 1)
         total += float(cost[labels.get_indexer(table[qi].astype(str))].sum())
@@ -124,7 +125,7 @@ def main() -> int:
     if loaded is None:
         return 0
     adult, hierarchies = loaded
-    adult = adult.sample(frac=1.0, random_state=args.seed).reset_index(drop=True)
+    adult = adult[[*QIS, SENSITIVE]].sample(frac=1.0, random_state=args.seed).reset_index(drop=True)
     sizes = [int(size) for size in args.sizes.split(",")]
     second: PrivacyModel = (
         DistinctLDiversity(SENSITIVE, 2) if args.models == "l2" else PersonalizedLeakage(SENSITIVE, bound=0.5)

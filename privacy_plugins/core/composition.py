@@ -29,10 +29,13 @@ empty. ``disclosed`` counts every single-value intersection (what she believes);
 ``disclosed_correctly`` those equal to the record's own value; an empty intersection is
 counted below ``l`` (conservatively) and reported as ``empty``.
 
-The work is done over distinct raw QI combinations with their counts: each combination
-is joined to its covering classes one QI at a time (a label join, pruned by the prefixes
-of label tuples that some class publishes), and value sets are boolean rows over the
-sensitive attribute's integer codes, intersected with ``&``.
+The work is done over distinct raw QI combinations with their counts, on integer codes
+(no join): per QI the coverage rules are evaluated once per (distinct raw value, published
+label) into an index of the labels covering each value; a combination walks the QIs and
+keeps a (combination, class-prefix) pair only while some class of the release has that
+prefix (``docs/release-history.md``, "How the check is computed"). Value sets are bitsets
+over the sensitive attribute's codes, OR-ed over a release's covering classes; the callers
+intersect them with ``&``.
 
 References:
     Ganta S. R., Kasiviswanathan S. P., Smith A. Composition attacks and auxiliary
@@ -51,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.coverage import STAR, covering_pairs
+from privacy_plugins.core.coverage import STAR, covering_index
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
@@ -267,32 +270,35 @@ def covering_sets(
     """
     qis = list(quasi_identifiers)
     hierarchies = hierarchies or {}
-    sensitive = pd.concat([as_labels(release[sensitive_attribute]) for release in releases], ignore_index=True)
-    values = pd.Index(pd.unique(sensitive.to_numpy(dtype=object)))
+    coded = [{column: _coded(release[column]) for column in [*qis, sensitive_attribute]} for release in releases]
+    values = _union([columns[sensitive_attribute][1] for columns in coded])
     raw_codes: list[np.ndarray] = []
     label_index: list[pd.Index] = []
-    pairs: list[pd.DataFrame] = []
+    index: list[tuple[np.ndarray, np.ndarray]] = []
     for qi in qis:
         codes, uniques = pd.factorize(combos[qi], use_na_sentinel=False)
-        published = pd.concat([as_labels(release[qi]) for release in releases], ignore_index=True)
-        labels = pd.Index(pd.unique(published.to_numpy(dtype=object)))
+        labels = _union([columns[qi][1] for columns in coded])
         raw_codes.append(codes.astype(np.int64))
         label_index.append(labels)
-        pairs.append(covering_pairs(pd.Series(uniques, dtype=combos[qi].dtype), labels, hierarchies.get(qi)))
+        index.append(covering_index(pd.Series(uniques, dtype=combos[qi].dtype), labels, hierarchies.get(qi)))
+
+    def code(found: tuple[np.ndarray, np.ndarray], labels: pd.Index) -> np.ndarray:
+        codes, text = found
+        return labels.get_indexer(pd.Index(text, dtype=object)).astype(np.int64)[codes]
+
     found = [
         _value_sets(
             release,
-            qis,
-            sensitive_attribute,
-            values,
+            [code(columns[qi], label_index[q]) for q, qi in enumerate(qis)],
+            code(columns[sensitive_attribute], values),
+            len(values),
             raw_codes,
-            label_index,
-            pairs,
+            index,
             len(combos),
             with_counts=with_counts,
             count_column=count_column if count_column is not None and count_column in release.columns else None,
         )
-        for release in releases
+        for release, columns in zip(releases, coded, strict=True)
     ]
     return CoveringSets(
         labels=values,
@@ -301,6 +307,20 @@ def covering_sets(
         counts=[counts for _, _, counts, _ in found if counts is not None] if with_counts else None,
         matches=[matches for _, _, _, matches in found],
     )
+
+
+def _coded(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A published column as codes into its distinct labels' text (text computed once per distinct value)."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    text = as_labels(pd.Series(uniques, dtype=column.dtype)).to_numpy(dtype=object)
+    return codes.astype(np.int64), text
+
+
+def _union(texts: Sequence[np.ndarray]) -> pd.Index:
+    """The distinct labels of several columns, in order of first appearance."""
+    if not texts:
+        return pd.Index([], dtype=object)
+    return pd.Index(pd.unique(np.concatenate(texts).astype(object)), dtype=object)
 
 
 def _validate(
@@ -342,12 +362,11 @@ def _validate(
 
 def _value_sets(
     release: pd.DataFrame,
-    qis: Sequence[Hashable],
-    sensitive_attribute: Hashable,
-    values: pd.Index,
+    label_codes: Sequence[np.ndarray],
+    value: np.ndarray,
+    n_values: int,
     raw_codes: Sequence[np.ndarray],
-    label_index: Sequence[pd.Index],
-    pairs: Sequence[pd.DataFrame],
+    index: Sequence[tuple[np.ndarray, np.ndarray]],
     n_combos: int,
     *,
     with_counts: bool = False,
@@ -355,45 +374,174 @@ def _value_sets(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per distinct raw combination: the union of its covering classes' values, and whether any class covers it.
 
-    Classes are numbered by prefix ids: the id of a class's first ``q + 1`` labels is
-    ``prefix[q]``; a combination keeps a candidate prefix only while some class has it.
+    Integer codes throughout, no join: a class is numbered by its label tuple's prefix ids (the
+    id of its first ``s + 1`` labels, in the QI order chosen below, is a position in the sorted
+    keys of step ``s``); a combination walks the QIs, expands each raw value into the labels
+    covering it (:func:`~privacy_plugins.core.coverage.covering_index`) and keeps a
+    (combination, prefix) pair only while some class has that prefix (a binary search). QIs
+    whose values few of this release's labels cover go first, so the frontier stays small.
     """
+    sizes = [int(codes.max()) + 1 if len(codes) else 1 for codes in label_codes]
+    spans: list[tuple[np.ndarray, np.ndarray]] = []
+    fanout = np.zeros(len(label_codes))
+    for q, codes in enumerate(label_codes):
+        start, labels = index[q]
+        present = np.zeros(sizes[q], dtype=bool)
+        present[codes] = True
+        keep = _present(labels, present)
+        raw = np.repeat(np.arange(len(start) - 1, dtype=np.int64), np.diff(start))[keep]
+        narrowed = np.zeros(len(start), dtype=np.int64)
+        np.cumsum(np.bincount(raw, minlength=len(start) - 1), out=narrowed[1:])
+        spans.append((narrowed, labels[keep]))
+        fanout[q] = float(np.diff(narrowed)[raw_codes[q]].mean()) if n_combos else 0.0
+    order = np.argsort(fanout, kind="stable")
     prefix = np.zeros(len(release), dtype=np.int64)
-    prefixes: list[pd.Index] = []
-    for q, qi in enumerate(qis):
-        label = label_index[q].get_indexer(as_labels(release[qi]).to_numpy(dtype=object)).astype(np.int64)
-        key = prefix * len(label_index[q]) + label
-        prefix, uniques = pd.factorize(key)
-        prefixes.append(pd.Index(uniques))
-    value = values.get_indexer(as_labels(release[sensitive_attribute]).to_numpy(dtype=object))
-    if with_counts:
-        weight = np.ones(len(release)) if count_column is None else release[count_column].to_numpy(dtype=float)
-        class_values = (
-            pd.DataFrame({"cls": prefix, "value": value, "n": weight})
-            .groupby(["cls", "value"], sort=False, as_index=False)["n"]
-            .sum()
-        )
-    else:
-        class_values = pd.DataFrame({"cls": prefix, "value": value}).drop_duplicates()
-    frontier = pd.DataFrame({"combo": np.arange(n_combos, dtype=np.int64), "prefix": 0})
-    for q in range(len(qis)):
-        step = pd.DataFrame(
-            {"combo": frontier["combo"], "prefix": frontier["prefix"], "raw": raw_codes[q][frontier["combo"]]}
-        )
-        step = step.merge(pairs[q], on="raw", how="inner")
-        key = step["prefix"].to_numpy(dtype=np.int64) * len(label_index[q]) + step["label"].to_numpy(dtype=np.int64)
-        step_prefix = prefixes[q].get_indexer(key)
-        keep = step_prefix >= 0
-        frontier = pd.DataFrame({"combo": step["combo"].to_numpy()[keep], "prefix": step_prefix[keep]})
-    matched = frontier.rename(columns={"prefix": "cls"}).merge(class_values, on="cls", how="inner")
-    held = np.zeros((n_combos, len(values)), dtype=bool)
-    held[matched["combo"].to_numpy(), matched["value"].to_numpy()] = True
+    steps: list[np.ndarray] = []
+    for q in order:
+        keys, prefix = _sorted_codes(prefix * sizes[q] + label_codes[q])
+        steps.append(keys)
+    combo = np.arange(n_combos, dtype=np.int64) if len(release) else np.zeros(0, dtype=np.int64)
+    at = np.zeros(len(combo), dtype=np.int64)
+    for keys, q in zip(steps, order, strict=True):
+        combo, at = _step(combo, at, raw_codes[q][combo], keys, spans[q], sizes[q])
+    n_classes = len(steps[-1]) if steps else 0
+    width = max(n_values, 1)
+    weight = (
+        None
+        if not with_counts
+        else np.ones(len(release))
+        if count_column is None
+        else release[count_column].to_numpy(dtype=float)
+    )
+    pair, pair_of_row = _sorted_codes(prefix * width + value)
+    pair_weight = None if weight is None else np.bincount(pair_of_row, weights=weight, minlength=len(pair))
+    class_start = np.zeros(n_classes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pair // width, minlength=n_classes), out=class_start[1:])
     covered = np.zeros(n_combos, dtype=bool)
-    covered[frontier["combo"].to_numpy()] = True
-    held[~covered] = True
+    covered[combo] = True
     counts = None
-    if with_counts:
-        counts = np.zeros((n_combos, len(values)), dtype=float)
-        np.add.at(counts, (matched["combo"].to_numpy(), matched["value"].to_numpy()), matched["n"].to_numpy())
-    matches = (frontier["combo"].to_numpy(dtype=np.int64), frontier["prefix"].to_numpy(dtype=np.int64), prefix)
-    return held, covered, counts, matches
+    if pair_weight is None and n_values <= _BITSET_VALUES:  # bitsets: one OR per (combination, covering class)
+        sets = _bitsets(pair // width, pair % width, n_classes, n_values)
+        held = _unpack(_or_rows(combo, sets[at], n_combos), n_values)
+    elif pair_weight is None:  # a large domain: each covering class's values, as sorted codes
+        source, chosen = _spread(class_start[at], class_start[at + 1] - class_start[at])
+        held = _cells(combo[source] * width + pair[chosen] % width, n_combos, n_values)
+    else:
+        source, chosen = _spread(class_start[at], class_start[at + 1] - class_start[at])
+        cell = combo[source] * width + pair[chosen] % width
+        counts = np.bincount(cell, weights=pair_weight[chosen], minlength=n_combos * n_values).reshape(
+            n_combos, n_values
+        )
+        held = counts > 0 if (pair_weight > 0).all() else _cells(cell, n_combos, n_values)
+    held[~covered] = True
+    return held, covered, counts, (combo, at, prefix)
+
+
+_BITSET_VALUES = 256
+"""Sensitive domains up to this size are handled as bitsets (4 words); larger ones as sorted codes per class."""
+
+_DENSE = 1 << 23
+"""Key spaces up to this size are looked up in a direct-address table, larger ones by binary search."""
+
+
+def _step(
+    combo: np.ndarray,
+    at: np.ndarray,
+    raw: np.ndarray,
+    keys: np.ndarray,
+    span: tuple[np.ndarray, np.ndarray],
+    size: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One QI of the walk: every (combination, prefix) pair extended by a label that covers and that some class has.
+
+    Each pair is extended the cheaper way: through the labels covering its raw value (then a
+    lookup among the classes' keys), or through the labels the classes continue its prefix
+    with (a contiguous run of the sorted keys; then a lookup among the covering pairs) —
+    whichever are fewer.
+    """
+    start, labels = span
+    n_prefixes = int(keys[-1] // size) + 1 if len(keys) else 0
+    bounds = np.searchsorted(keys, np.arange(n_prefixes + 1, dtype=np.int64) * size)
+    inside = at < n_prefixes
+    low = np.where(inside, bounds[np.minimum(at, n_prefixes)], 0)
+    children = np.where(inside, bounds[np.minimum(at + 1, n_prefixes)] - low, 0)
+    fanout = start[raw + 1] - start[raw]
+    by_value = fanout <= children
+    # through the covering labels
+    source, label_at = _spread(start[raw[by_value]], fanout[by_value])
+    entry = np.flatnonzero(by_value)[source]
+    position = _find(keys, at[entry] * size + labels[label_at], n_prefixes * size)
+    hit = position >= 0
+    found_entry, found_at = [entry[hit]], [position[hit]]
+    # through the classes' continuations
+    source, position = _spread(low[~by_value], children[~by_value])
+    entry = np.flatnonzero(~by_value)[source]
+    pairs = np.repeat(np.arange(len(start) - 1, dtype=np.int64), np.diff(start)) * size + labels
+    wanted = raw[entry] * size + keys[position] - at[entry] * size
+    hit = _find(pairs, wanted, (len(start) - 1) * size) >= 0
+    found_entry.append(entry[hit])
+    found_at.append(position[hit])
+    return combo[np.concatenate(found_entry)], np.concatenate(found_at)
+
+
+def _bitsets(row: np.ndarray, member: np.ndarray, n_rows: int, n_members: int) -> np.ndarray:
+    """Sets as rows of 64-bit words: bit ``member[i]`` of row ``row[i]`` set."""
+    words = np.zeros((n_rows, max(-(-n_members // 64), 1)), dtype=np.uint64)
+    np.bitwise_or.at(words, (row, member // 64), np.left_shift(np.uint64(1), (member % 64).astype(np.uint64)))
+    return words
+
+
+def _or_rows(row: np.ndarray, words: np.ndarray, n_rows: int) -> np.ndarray:
+    """The union of the sets ``words[i]`` landing on each row ``row[i]``."""
+    union = np.zeros((n_rows, words.shape[1]), dtype=np.uint64)
+    np.bitwise_or.at(union, row, words)
+    return union
+
+
+def _unpack(words: np.ndarray, n_members: int) -> np.ndarray:
+    """Bitsets as a boolean (rows × members) matrix."""
+    little = np.ascontiguousarray(words, dtype="<u8").view(np.uint8)
+    return np.unpackbits(little, axis=1, bitorder="little")[:, :n_members].astype(bool)
+
+
+def _cells(cell: np.ndarray, n_rows: int, n_members: int) -> np.ndarray:
+    """A boolean (rows × members) matrix true at the flat positions ``cell``."""
+    held = np.zeros((n_rows, n_members), dtype=bool)
+    held.reshape(-1)[cell] = True
+    return held
+
+
+def _sorted_codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys, sorted, and each key's position among them (hashing, then sorting the few distinct)."""
+    codes, uniques = pd.factorize(key)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return np.asarray(uniques, dtype=np.int64)[order], rank[codes]
+
+
+def _find(keys: np.ndarray, wanted: np.ndarray, space: int) -> np.ndarray:
+    """Each wanted key's position in the sorted, distinct ``keys`` (all in ``[0, space)``); -1 when absent."""
+    if not len(keys) or not len(wanted):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    if space <= min(_DENSE, 8 * (len(keys) + len(wanted)) + 4096):
+        table = np.full(space, -1, dtype=np.int32 if len(keys) < 2**31 else np.int64)
+        table[keys] = np.arange(len(keys))
+        return table[wanted].astype(np.int64)
+    position = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(keys[position] == wanted, position, -1)
+
+
+def _spread(first: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``(i, first[i] + j)`` for ``j < width[i]``, as two arrays (a vectorized nested loop)."""
+    source = np.repeat(np.arange(len(first), dtype=np.int64), width)
+    offset = np.arange(len(source), dtype=np.int64) - np.repeat(np.cumsum(width) - width, width)
+    return source, np.repeat(first, width) + offset
+
+
+def _present(labels: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Which label codes are among ``present`` (codes past its end are not)."""
+    inside = labels < len(present)
+    keep = np.zeros(len(labels), dtype=bool)
+    keep[inside] = present[labels[inside]]
+    return keep

@@ -24,7 +24,7 @@ import pandas as pd
 
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 
-__all__ = ["STAR", "covering_matrix", "covering_pairs", "label_intervals", "range_pairs"]
+__all__ = ["STAR", "covering_index", "covering_matrix", "covering_pairs", "label_intervals", "range_pairs"]
 
 #: The label of a generalized-away value and of every QI of a marked suppressed row.
 STAR = "*"
@@ -36,6 +36,21 @@ def covering_pairs(raw: pd.Series, labels: pd.Index, hierarchy: Hierarchy | None
     """Every (raw value code, published label code) where the label covers the value."""
     rows, cols = _covering(raw, labels, hierarchy)
     return pd.DataFrame({"raw": rows, "label": cols}).drop_duplicates(ignore_index=True)
+
+
+def covering_index(raw: pd.Series, labels: pd.Index, hierarchy: Hierarchy | None) -> tuple[np.ndarray, np.ndarray]:
+    """The covering labels of every raw value as integer codes, grouped by value (a CSR index).
+
+    Returns ``(start, label)``: the labels covering raw value ``i`` (its position in ``raw``) are
+    ``label[start[i]:start[i + 1]]``, each once, ascending — what a lookup expands a value into
+    without a join.
+    """
+    rows, cols = _covering(raw, labels, hierarchy)
+    width = max(len(labels), 1)
+    key = np.unique(rows * width + cols)
+    start = np.zeros(len(raw) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key // width, minlength=len(raw)), out=start[1:])
+    return start, key % width
 
 
 def _covering(raw: pd.Series, labels: pd.Index, hierarchy: Hierarchy | None) -> tuple[np.ndarray, np.ndarray]:

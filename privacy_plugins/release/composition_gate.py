@@ -17,15 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
-from privacy_plugins.errors import DestinationBusy, DestinationError, HistoryError, UnknownColumnError
+from privacy_plugins.errors import HistoryError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
-from privacy_plugins.release.destination.base import Companions, Destination, io_errors
+from privacy_plugins.release.destination.base import Companions, Destination
 from privacy_plugins.release.history_store import (
     appended_tables,
     history_from_tables,
@@ -61,15 +60,7 @@ def read_history(spec: ReleaseSpec, destination: Destination) -> ReleaseHistory:
             the other, or a history changed outside privacy-plugins.
     """
     names = history_tables(spec)
-    try:
-        found = destination.read_companions(names.names)
-    except DestinationError as exc:  # a DuckDB file another process is writing (staging into it) is locked
-        if "lock" not in str(exc).lower():
-            raise
-        raise DestinationBusy(
-            f"another release is publishing to {spec.destination.describe()} right now; nothing was done "
-            "(run this release again once it has finished)"
-        ) from None
+    found = destination.read_companions(names.names)  # DestinationBusy while another process writes the file
     where = f"{spec.destination.describe()}"
     if len(found) == 1:
         raise HistoryError(
@@ -91,36 +82,69 @@ def _holds_a_release(spec: ReleaseSpec, destination: Destination) -> bool:
     """Whether the destination holds a table with the spec's quasi-identifier and sensitive columns.
 
     A table without them (another table of the same name) published nothing about these people.
+    Asked of the table's schema (no row is read); any error reading it is raised.
     """
-    database_errors: tuple[type[BaseException], ...] = io_errors()
-    try:
-        return destination.measure_published(spec, "") is not None
-    except UnknownColumnError:
+    columns = destination.published_columns()
+    if columns is None:
         return False
-    except database_errors as exc:  # a missing column is the database's error; any other error is raised
-        if "column" not in str(exc).lower() or "connect" in str(exc).lower():
-            raise
+    missing = [str(c) for c in [*spec.quasi_identifiers, *spec.sensitive_attributes] if str(c) not in columns]
+    if missing:
         LOGGER.info(
-            "the table at %s lacks this release's columns: not one of its releases", spec.destination.describe()
+            "the table at %s lacks %d of this release's columns: not one of its releases",
+            spec.destination.describe(),
+            len(missing),
         )
         return False
+    return True
 
 
 def run_targets(spec: ReleaseSpec, folder: Path) -> pd.DataFrame:
-    """The run's raw QI and sensitive values as distinct combinations with their counts (``COUNT``)."""
+    """The run's raw QI and sensitive values as distinct combinations with their counts (``COUNT``).
+
+    The engine's weighted snapshot is such a table already; the rows of the in-memory path are
+    grouped by DuckDB over the run's Parquet file, so only distinct combinations reach pandas
+    (typed as pandas reads the file).
+    """
     read = [*spec.quasi_identifiers, *spec.sensitive_attributes, *(str(c) for m in spec.models() for c in m.columns)]
     columns = list(dict.fromkeys(read))  # a bound column too: a personalized model reads it
     rows, snapshot = folder / LOADED_FILE, folder / SNAPSHOT_FILE
-    if snapshot.is_file():
+    if snapshot.is_file():  # the engine's GROUP BY already: a few distinct rows, regrouped in pandas
         frame = pd.read_parquet(snapshot, columns=[*columns, COUNT_COLUMN])
-        weights = frame.pop(COUNT_COLUMN).to_numpy(dtype=np.int64)
-    elif rows.is_file():
-        frame = pd.read_parquet(rows, columns=columns)
-        weights = np.ones(len(frame), dtype=np.int64)
-    else:
-        raise HistoryError(f"the run's loaded table is gone from {folder}; re-run the release from the load step")
-    frame[COUNT] = weights
-    return frame.groupby(columns, dropna=False, sort=False, observed=True)[COUNT].sum().reset_index()
+        frame[COUNT] = frame.pop(COUNT_COLUMN).astype("int64")
+        return frame.groupby(columns, dropna=False, sort=False, observed=True)[COUNT].sum().reset_index()
+    if rows.is_file():
+        return _grouped(rows, [str(c) for c in columns], None)
+    raise HistoryError(f"the run's loaded table is gone from {folder}; re-run the release from the load step")
+
+
+def _grouped(path: Path, columns: list[str], weight: str | None) -> pd.DataFrame:
+    """``SELECT columns, SUM(weight) … GROUP BY columns`` on a Parquet file of the run, by DuckDB."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    def name(column: str) -> str:
+        return '"' + column.replace('"', '""') + '"'
+
+    schema = pq.read_schema(path)  # opened and closed: the run's folder is removed after the run
+    missing = [column for column in [*columns, *([weight] if weight else [])] if column not in schema.names]
+    if missing:
+        raise HistoryError(f"the run's loaded table lacks column(s) {missing!r}; re-run the release from the load step")
+    typed = schema.empty_table().select(columns).to_pandas()  # the dtypes pandas reads the file with
+    keys = ", ".join(map(name, columns))
+    count = f"SUM({name(weight)})" if weight else "COUNT(*)"
+    source = "'" + str(path).replace("'", "''") + "'"
+    with duckdb.connect() as connection:
+        grouped = connection.execute(
+            f"SELECT {keys}, CAST({count} AS BIGINT) AS {name(COUNT)} FROM read_parquet({source}) "
+            f"GROUP BY {keys} ORDER BY {keys}"
+        ).df()
+    for column in columns:
+        dtype = typed[column].dtype
+        if isinstance(dtype, pd.CategoricalDtype):  # its categories are in the file's dictionaries, not the schema
+            grouped[column] = grouped[column].astype(pd.CategoricalDtype(ordered=dtype.ordered))
+        elif grouped[column].dtype != dtype:
+            grouped[column] = grouped[column].astype(dtype)
+    return grouped
 
 
 def composition_check_names(spec: ReleaseSpec) -> tuple[str, ...]:

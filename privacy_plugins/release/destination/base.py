@@ -156,8 +156,16 @@ class Destination(Protocol):
         """The published table measured where it is (``None``: none, or ``staging_table`` not swapped in yet)."""
         ...
 
+    def published_columns(self) -> list[str] | None:
+        """The published table's column names, read from its schema (``None``: nothing is published)."""
+        ...
+
     def read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
-        """The companion tables of ``names`` that exist (written by earlier swaps), by name."""
+        """The companion tables of ``names`` that exist (written by earlier swaps), by name.
+
+        Raises:
+            DestinationBusy: another process is writing the destination right now (a locked DuckDB file).
+        """
         ...
 
     def write_companions(self, companions: Companions) -> None:

@@ -12,17 +12,19 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
-from privacy_plugins.errors import DestinationError
+from privacy_plugins.errors import DestinationBusy, DestinationError
 from privacy_plugins.release import locations
 from privacy_plugins.release.destination import working_file
-from privacy_plugins.release.destination.base import TABLE, Staged, StageRun
+from privacy_plugins.release.destination.base import TABLE, Staged, StageRun, reading
 from privacy_plugins.release.destination.tables import TableDestination, quote
 from privacy_plugins.release.workarea import destination_lock
 
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from privacy_plugins.engines.base import EngineTable
 
 __all__ = ["DuckDBDestination"]
+
+_T = TypeVar("_T")
 
 
 def _literal(path: Path) -> str:
@@ -148,6 +152,30 @@ class DuckDBDestination(TableDestination):
                 return None
             return {part: connection.execute(f'SELECT * FROM "{self.target(part)}"').df() for part in parts}
 
+    def read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """The companion tables of ``names`` in the file; :class:`DestinationBusy` while another process writes it."""
+        return reading(self.spec, lambda: self._unless_busy(lambda: self._read_tables(names)))
+
+    def published_columns(self) -> list[str] | None:
+        """The published table's columns; :class:`DestinationBusy` while another process writes the file."""
+        return reading(self.spec, lambda: self._unless_busy(self._published_columns))
+
+    def _unless_busy(self, read: Callable[[], _T]) -> _T:
+        """``read()``; a file another process holds locked for writing is busy, not unreadable."""
+        import duckdb
+        import sqlalchemy.exc
+
+        try:
+            return read()
+        except (duckdb.IOException, sqlalchemy.exc.DBAPIError) as exc:
+            cause = exc.orig if isinstance(exc, sqlalchemy.exc.DBAPIError) else exc
+            if not isinstance(cause, duckdb.IOException) or not _locked_by_another_process(self.path):
+                raise
+        raise DestinationBusy(
+            f"another release is publishing to {self.spec.describe()} right now; nothing was done "
+            "(run this release again once it has finished)"
+        )
+
     def _read_tables(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
         if not self._exists():
             return {}
@@ -159,6 +187,29 @@ class DuckDBDestination(TableDestination):
                 return {name: raw.execute(f'SELECT * FROM "{name}"').df() for name in names if name in tables}
         finally:
             engine.dispose()
+
+
+def _locked_by_another_process(path: Path) -> bool:
+    """Whether another process holds a write lock on ``path`` (DuckDB's lock of a file open for writing).
+
+    Asked only after DuckDB refused to open the file, so this process holds no DuckDB lock on it
+    (closing the probe's descriptor would release it). ``False`` where POSIX locks are not available.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return False
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.lockf(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in (errno.EACCES, errno.EAGAIN)
+    finally:
+        os.close(descriptor)
+    return False
 
 
 def _held_open_here(path: Path) -> bool:

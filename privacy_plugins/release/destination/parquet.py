@@ -239,6 +239,15 @@ class ParquetDestination:
             raise DestinationError(f"destination.parquet: {path} exists but is not a Parquet file")
         return path
 
+    def published_columns(self) -> list[str] | None:
+        """The published file's columns from its Parquet schema (``None``: no single published file)."""
+        import pyarrow.parquet as pq
+
+        path = self.folder / self._file(TABLE)
+        if not path.is_file() or path.is_symlink():
+            return None
+        return reading(self.spec, lambda: [str(name) for name in pq.read_schema(path).names])
+
     def measure_published(self, spec: ReleaseSpec, staging_table: str) -> StagedMeasure | None:
         """The published file measured by DuckDB (``None`` when there is none)."""
         path = self.folder / self._file(TABLE)

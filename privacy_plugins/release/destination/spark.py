@@ -148,6 +148,11 @@ class SparkDestination:
         published = self.read()
         return None if published is None else measure_table(spec, PandasTable(published[TABLE]))
 
+    def published_columns(self) -> list[str] | None:
+        """The published release's columns (``None``: none)."""
+        published = self.read()
+        return None if published is None else [str(column) for column in published[TABLE].columns]
+
     def read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
         """None: a Spark destination keeps no companion tables (no release history yet)."""
         return {}

@@ -340,6 +340,26 @@ class TableDestination(ABC):
         """``None``: companions are swapped in the release's own transaction."""
         return None
 
+    def published_columns(self) -> list[str] | None:
+        """The published table's columns from the database's catalog (``None``: no such table)."""
+        return reading(self.spec, self._published_columns)
+
+    def _published_columns(self) -> list[str] | None:
+        import sqlalchemy as sa
+
+        if not self._exists():
+            return None
+        engine = self.engine(read_only=True)
+        try:
+            with engine.connect() as connection:
+                if not self._has_table(connection, self.target(TABLE)):
+                    return None
+                table = quote(connection, self.target(TABLE))
+                empty = connection.execute(sa.text(f"SELECT * FROM {table} WHERE 1 = 0"))
+                return [str(column) for column in empty.keys()]
+        finally:
+            engine.dispose()
+
     def measure_published(self, spec: ReleaseSpec, staging_table: str) -> StagedMeasure | None:
         """The published table measured in the database; ``None`` while the run's ``staging_table`` still exists."""
         from privacy_plugins.engines.sql import SqlTable
