@@ -35,6 +35,7 @@ __all__ = [
     "new_release_salt",
     "pseudonymize",
     "token",
+    "utf8_tokens",
 ]
 
 #: The shortest key accepted (256 bits, the output size of SHA-256).
@@ -205,6 +206,27 @@ def pseudonymize(
     present = codes >= 0
     out[present] = tokens[codes[present]]
     return pd.Series(out, index=values.index, name=values.name, dtype=object)
+
+
+def utf8_tokens(
+    offsets: np.ndarray, data: np.ndarray, key: PseudonymKey, *, scope: Scope = "release", salt: bytes | None = None
+) -> np.ndarray | None:
+    """Tokens of a string column given as Arrow-style offsets + UTF-8 bytes, in one compiled call.
+
+    The same tokens as :func:`pseudonymize` gives the values as ``str``; the MAC key stays in
+    this module. ``None`` when numba is not installed (the caller keeps :func:`pseudonymize`).
+
+    Returns:
+        ``uint8`` array of ``(len(offsets) - 1) * TOKEN_LENGTH`` bytes: the tokens' ASCII, back to back.
+    """
+    from privacy_plugins.core import pseudonym_kernel
+
+    if not isinstance(key, PseudonymKey):
+        raise ConfigurationError("pseudonymize.key must be a PseudonymKey")
+    mac_key = key._derive(_check_scope(scope, salt))
+    if not pseudonym_kernel.AVAILABLE:
+        return None
+    return pseudonym_kernel.hmac_tokens(offsets, data, mac_key)
 
 
 def token(value: Any, key: PseudonymKey, *, scope: Scope = "release", salt: bytes | None = None) -> str:
