@@ -113,67 +113,147 @@ def midstates(mac_key: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 
 @_njit
+def _encode(out: Any, base: int, words: Any, alphabet: Any) -> None:  # pragma: no cover - compiled
+    """Base32 of the 16 bytes in ``words[0:4]`` (big-endian) into ``out[base:base+26]``, as a 128-bit stream."""
+    position = 0
+    for c in range(26):
+        value = 0
+        for bit in range(5):  # the 5 bits at stream position c*5 .. c*5+4 (zero past bit 127)
+            index = position + bit
+            if index < 128:
+                value = (value << 1) | ((words[index >> 5] >> (31 - (index & 31))) & 1)
+            else:
+                value <<= 1
+        out[base + c] = alphabet[value]
+        position += 5
+
+
+@_njit
+def _compress_lanes(states: Any, w: Any, k: Any, lanes: int) -> None:  # pragma: no cover - compiled
+    """SHA-256 compressions of ``lanes`` independent messages at once (``w[:16, :lanes]``: their blocks' words).
+
+    The loops run over lanes innermost, so the compiler turns them into SIMD instructions:
+    about three times the throughput of one compression after another.
+    """
+    mask = 0xFFFFFFFF
+    for t in range(16, 64):
+        x_row, y_row, w16, w7, row = w[t - 15], w[t - 2], w[t - 16], w[t - 7], w[t]
+        for i in range(lanes):
+            x, y = x_row[i], y_row[i]
+            s0 = ((x >> 7) | (x << 25)) ^ ((x >> 18) | (x << 14)) ^ (x >> 3)
+            s1 = ((y >> 17) | (y << 15)) ^ ((y >> 19) | (y << 13)) ^ (y >> 10)
+            row[i] = (w16[i] + (s0 & mask) + w7[i] + (s1 & mask)) & mask
+    a, b, c, d = states[8].copy(), states[9].copy(), states[10].copy(), states[11].copy()
+    e, f, g, h = states[12].copy(), states[13].copy(), states[14].copy(), states[15].copy()
+    for t in range(64):
+        kt, wt = k[t], w[t]
+        for i in range(lanes):
+            ee, aa, bb, cc = e[i], a[i], b[i], c[i]
+            big_s1 = (((ee >> 6) | (ee << 26)) ^ ((ee >> 11) | (ee << 21)) ^ ((ee >> 25) | (ee << 7))) & mask
+            choice = (ee & f[i]) ^ ((ee ^ mask) & g[i])
+            t1 = (h[i] + big_s1 + choice + kt + wt[i]) & mask
+            big_s0 = (((aa >> 2) | (aa << 30)) ^ ((aa >> 13) | (aa << 19)) ^ ((aa >> 22) | (aa << 10))) & mask
+            majority = (aa & bb) ^ (aa & cc) ^ (bb & cc)
+            d[i] = (d[i] + t1) & mask  # the new e
+            h[i] = (t1 + big_s0 + majority) & mask  # the new a
+        a, b, c, d, e, f, g, h = h, a, b, c, d, e, f, g
+    for j, word in enumerate((a, b, c, d, e, f, g, h)):
+        for i in range(lanes):
+            states[8 + j, i] = (states[8 + j, i] + word[i]) & mask
+
+
+@_njit
+def _long_token(
+    i: int, offsets: Any, data: Any, inner: Any, outer: Any, k: Any, alphabet: Any, out: Any, block: Any, scratch: Any
+) -> None:  # pragma: no cover - compiled
+    """One value of any length, its blocks one after the other (values over 55 bytes; ``scratch``: w, state)."""
+    w, state = scratch[1], scratch[2]
+    start, stop = offsets[i], offsets[i + 1]
+    length = stop - start
+    state[:8] = inner
+    position = start
+    while stop - position >= 64:
+        for j in range(64):
+            block[j] = data[position + j]
+        _compress(state, block, w, k)
+        position += 64
+    tail = stop - position
+    for j in range(tail):
+        block[j] = data[position + j]
+    block[tail] = 0x80
+    for j in range(tail + 1, 64):
+        block[j] = 0
+    if tail >= 56:
+        _compress(state, block, w, k)
+        block[:] = 0
+    bits = (64 + length) * 8
+    for j in range(8):
+        block[63 - j] = (bits >> (8 * j)) & 0xFF
+    _compress(state, block, w, k)
+    for j in range(8):
+        word = state[j]
+        block[4 * j], block[4 * j + 1] = (word >> 24) & 0xFF, (word >> 16) & 0xFF
+        block[4 * j + 2], block[4 * j + 3] = (word >> 8) & 0xFF, word & 0xFF
+    block[32] = 0x80
+    for j in range(33, 62):
+        block[j] = 0
+    block[62], block[63] = 0x03, 0x00
+    state[:8] = outer
+    _compress(state, block, w, k)
+    _encode(out, i * 26, state, alphabet)
+
+
+_LANES = 64
+
+
+@_njit
 def _tokens(offsets: Any, data: Any, inner: Any, outer: Any, k: Any, alphabet: Any) -> Any:  # pragma: no cover
+    """Values of at most 55 bytes (one padded block after the key's) ``_LANES`` at a time; longer ones alone."""
     n = offsets.shape[0] - 1
     out = np.empty(n * 26, dtype=np.uint8)
+    scratch = np.zeros((3, 64), dtype=np.int64)  # rows 1, 2: a long value's schedule and state
     block = np.zeros(64, dtype=np.uint8)
-    w = np.zeros(64, dtype=np.int64)
-    state = np.zeros(8, dtype=np.int64)
-    digest = np.zeros(20, dtype=np.uint8)
-    for i in range(n):
-        start, stop = offsets[i], offsets[i + 1]
-        length = stop - start
-        state[:] = inner
-        position = start
-        while stop - position >= 64:  # whole blocks of the value
-            for j in range(64):
-                block[j] = data[position + j]
-            _compress(state, block, w, k)
-            position += 64
-        tail = stop - position
-        for j in range(tail):
-            block[j] = data[position + j]
-        block[tail] = 0x80
-        for j in range(tail + 1, 64):
-            block[j] = 0
-        if tail >= 56:  # no room for the length: one more block
-            _compress(state, block, w, k)
-            block[:] = 0
-        bits = (64 + length) * 8  # the key block counts
+    w = np.zeros((64, _LANES), dtype=np.int64)
+    states = np.zeros((16, _LANES), dtype=np.int64)  # rows 8..15: the working state; rows 0..7 unused
+    which = np.empty(_LANES, dtype=np.int64)
+    words = np.zeros(4, dtype=np.int64)
+    i = 0
+    while i < n:
+        lanes = 0
+        while i < n and lanes < _LANES:
+            length = offsets[i + 1] - offsets[i]
+            if length > 55:
+                _long_token(i, offsets, data, inner, outer, k, alphabet, out, block, scratch)
+            else:
+                for t in range(16):
+                    w[t, lanes] = 0
+                start = offsets[i]
+                for j in range(length):
+                    w[j >> 2, lanes] |= np.int64(data[start + j]) << (24 - 8 * (j & 3))
+                w[length >> 2, lanes] |= np.int64(0x80) << (24 - 8 * (length & 3))
+                w[15, lanes] = (64 + length) * 8
+                which[lanes] = i
+                lanes += 1
+            i += 1
+        if lanes == 0:
+            continue
         for j in range(8):
-            block[63 - j] = (bits >> (8 * j)) & 0xFF
-        _compress(state, block, w, k)
-        for j in range(8):  # outer hash: the 32-byte inner digest in one padded block
-            word = state[j]
-            block[4 * j], block[4 * j + 1] = (word >> 24) & 0xFF, (word >> 16) & 0xFF
-            block[4 * j + 2], block[4 * j + 3] = (word >> 8) & 0xFF, word & 0xFF
-        block[32] = 0x80
-        for j in range(33, 62):
-            block[j] = 0
-        block[62], block[63] = 0x03, 0x00  # (64 + 32) * 8 = 768 bits
-        state[:] = outer
-        _compress(state, block, w, k)
-        for j in range(4):  # the first 16 bytes of the MAC, then four zero bytes for the last group
-            word = state[j]
-            digest[4 * j], digest[4 * j + 1] = (word >> 24) & 0xFF, (word >> 16) & 0xFF
-            digest[4 * j + 2], digest[4 * j + 3] = (word >> 8) & 0xFF, word & 0xFF
-        base = i * 26
-        for group in range(4):  # 5 bytes -> 8 characters; the last group keeps 2 of its 8
-            b0, b1, b2 = np.int64(digest[5 * group]), np.int64(digest[5 * group + 1]), np.int64(digest[5 * group + 2])
-            b3, b4 = np.int64(digest[5 * group + 3]), np.int64(digest[5 * group + 4])
-            chars = (
-                b0 >> 3,
-                ((b0 & 7) << 2) | (b1 >> 6),
-                (b1 >> 1) & 31,
-                ((b1 & 1) << 4) | (b2 >> 4),
-                ((b2 & 15) << 1) | (b3 >> 7),
-                (b3 >> 2) & 31,
-                ((b3 & 3) << 3) | (b4 >> 5),
-                b4 & 31,
-            )
-            for c in range(8):
-                if group * 8 + c < 26:
-                    out[base + group * 8 + c] = alphabet[chars[c]]
+            for lane in range(lanes):
+                states[8 + j, lane] = inner[j]
+        _compress_lanes(states, w, k, lanes)
+        for lane in range(lanes):  # the outer block: the inner digest, 0x80, zeros, 768 bits
+            for j in range(8):
+                w[j, lane] = states[8 + j, lane]
+                states[8 + j, lane] = outer[j]
+            w[8, lane] = 0x80000000
+            for j in range(9, 15):
+                w[j, lane] = 0
+            w[15, lane] = 768
+        _compress_lanes(states, w, k, lanes)
+        for lane in range(lanes):
+            for j in range(4):
+                words[j] = states[8 + j, lane]
+            _encode(out, which[lane] * 26, words, alphabet)
     return out
 
 
