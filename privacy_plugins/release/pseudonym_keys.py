@@ -3,13 +3,15 @@
 ```yaml
 pseudonymize:
   columns: [patient_id]
-  key: {env: PRIVACY_PLUGINS_PSEUDONYM_KEY}   # the default; or {conn_id: pseudonym_key} (its password)
+  key: {env: PRIVACY_PLUGINS_PSEUDONYM_KEY}   # the default; or {conn_id: pseudonym_key} (its password),
+                                              # or {resource: pseudonym_key} (a Dagster PseudonymKeyResource)
   scope: release                              # or stable: the same token in every release
 ```
 
 The key is resolved in the load step, before any row is read: a missing or short key is a
 ``ConfigurationError`` naming the setting (exit 2), never the key. Orchestrators plug in
-their own secret store with :func:`secret_resolver` (Airflow: the connection's password).
+their own secret store with :func:`secret_resolver` (Airflow: the connection's password) and
+:func:`resource_resolver` (Dagster: the key of the run's ``PseudonymKeyResource``).
 The resolved :class:`~privacy_plugins.core.pseudonyms.PseudonymKey` hides its bytes in
 ``repr`` and refuses to be pickled, so it cannot reach a log, a report or XCom.
 """
@@ -31,7 +33,7 @@ from privacy_plugins.core.pseudonyms import MIN_KEY_BYTES, PseudonymKey, Scope, 
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.connections import env_variable
 
-__all__ = ["DEFAULT_KEY_ENV", "PseudonymizeSpec", "pseudonymized", "secret_resolver"]
+__all__ = ["DEFAULT_KEY_ENV", "PseudonymizeSpec", "pseudonymized", "resource_resolver", "secret_resolver"]
 
 DEFAULT_KEY_ENV = "PRIVACY_PLUGINS_PSEUDONYM_KEY"
 
@@ -39,6 +41,7 @@ SecretResolver = Callable[[str], "str | None"]
 """Turns a ``conn_id`` into its password (``None`` when it has none)."""
 
 _SECRETS: ContextVar[SecretResolver | None] = ContextVar("privacy_plugins_secret_resolver", default=None)
+_RESOURCES: ContextVar[SecretResolver | None] = ContextVar("privacy_plugins_resource_resolver", default=None)
 
 
 @contextmanager
@@ -49,6 +52,16 @@ def secret_resolver(resolver: SecretResolver) -> Iterator[None]:
         yield
     finally:
         _SECRETS.reset(token)
+
+
+@contextmanager
+def resource_resolver(resolver: SecretResolver) -> Iterator[None]:
+    """Resolve ``key: {resource: …}`` with ``resolver`` inside the block (how Dagster plugs in its resources)."""
+    token = _RESOURCES.set(resolver)
+    try:
+        yield
+    finally:
+        _RESOURCES.reset(token)
 
 
 def _password_from_environment(conn_id: str) -> str | None:
@@ -75,6 +88,7 @@ class PseudonymizeSpec:
     key_env: str | None = DEFAULT_KEY_ENV
     key_conn_id: str | None = None
     scope: Scope = "release"
+    key_resource: str | None = None
 
     KEYS = ("columns", "key", "scope")
 
@@ -85,8 +99,8 @@ class PseudonymizeSpec:
             raise ConfigurationError(f"pseudonymize.columns lists a column twice: {list(self.columns)}")
         if self.scope not in ("release", "stable"):
             raise ConfigurationError(f"pseudonymize.scope must be 'release' or 'stable', got {self.scope!r}")
-        if (self.key_env is None) == (self.key_conn_id is None):
-            raise ConfigurationError("pseudonymize.key needs exactly one of env or conn_id")
+        if sum(source is not None for source in (self.key_env, self.key_conn_id, self.key_resource)) != 1:
+            raise ConfigurationError("pseudonymize.key needs exactly one of env, conn_id or resource")
 
     @classmethod
     def from_value(cls, value: object) -> PseudonymizeSpec | None:
@@ -104,14 +118,14 @@ class PseudonymizeSpec:
                 f"pseudonymize.columns must be a list of column names, got {type(columns).__name__}"
             )
         key = value.get("key", {"env": DEFAULT_KEY_ENV})
-        if not isinstance(key, Mapping) or set(key) - {"env", "conn_id"} or len(key) != 1:
+        if not isinstance(key, Mapping) or set(key) - {"env", "conn_id", "resource"} or len(key) != 1:
             # never echo the value: it may be the key itself, written into the spec by mistake
             raise ConfigurationError(
-                "pseudonymize.key must be {env: VARIABLE} or {conn_id: CONNECTION}; the key itself never goes "
-                "into a spec file"
+                "pseudonymize.key must be {env: VARIABLE}, {conn_id: CONNECTION} or {resource: DAGSTER_RESOURCE}; "
+                "the key itself never goes into a spec file"
             )
-        env, conn_id = key.get("env"), key.get("conn_id")
-        for setting, given in (("env", env), ("conn_id", conn_id)):
+        env, conn_id, resource = key.get("env"), key.get("conn_id"), key.get("resource")
+        for setting, given in (("env", env), ("conn_id", conn_id), ("resource", resource)):
             if given is not None and (not isinstance(given, str) or not given.strip()):
                 raise ConfigurationError(f"pseudonymize.key.{setting} must be a name")
         return cls(
@@ -119,6 +133,7 @@ class PseudonymizeSpec:
             key_env=env,
             key_conn_id=conn_id,
             scope=value.get("scope", "release"),
+            key_resource=resource,
         )
 
     @property
@@ -126,6 +141,8 @@ class PseudonymizeSpec:
         """How the key is set, for messages (never the key)."""
         if self.key_env is not None:
             return f"pseudonymize.key (environment variable {self.key_env})"
+        if self.key_resource is not None:
+            return f"pseudonymize.key (Dagster resource {self.key_resource!r})"
         return f"pseudonymize.key (connection {self.key_conn_id!r})"
 
     def key(self) -> PseudonymKey:
@@ -136,6 +153,14 @@ class PseudonymizeSpec:
         """
         if self.key_env is not None:
             secret = os.environ.get(self.key_env)
+        elif self.key_resource is not None:
+            from_resource = _RESOURCES.get()
+            if from_resource is None:
+                raise ConfigurationError(
+                    f"{self.setting} is resolved only in a Dagster run: give the release assets a "
+                    f"PseudonymKeyResource under the resource key {self.key_resource!r}"
+                )
+            secret = from_resource(self.key_resource)
         else:
             assert self.key_conn_id is not None
             resolver = _SECRETS.get() or _password_from_environment
@@ -144,7 +169,7 @@ class PseudonymizeSpec:
             except ConfigurationError as exc:
                 raise ConfigurationError(f"{self.setting}: {exc}") from None
         if not secret:
-            where = "is not set" if self.key_env is not None else "has no password"
+            where = "is not set" if self.key_conn_id is None else "has no password"
             raise ConfigurationError(
                 f"{self.setting} {where}: set it to a random secret of at least {MIN_KEY_BYTES} bytes "
                 "(e.g. the output of `python -c 'import secrets; print(secrets.token_urlsafe(48))'`)"
@@ -154,6 +179,8 @@ class PseudonymizeSpec:
     def describe(self) -> dict[str, Any]:
         """For reports: the columns, the scope and where the key comes from (never the key)."""
         source = {"env": self.key_env} if self.key_env is not None else {"conn_id": self.key_conn_id}
+        if self.key_resource is not None:
+            source = {"resource": self.key_resource}
         return {"columns": list(self.columns), "scope": self.scope, "key": source}
 
 
