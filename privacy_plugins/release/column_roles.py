@@ -13,7 +13,8 @@ bound column), ``insensitive`` (published unchanged), ``unlisted_dropped``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -25,6 +26,7 @@ from privacy_plugins.release.spec import ReleaseSpec
 __all__ = [
     "UNLISTED_CHOICES",
     "account_for_columns",
+    "column_summary",
     "dropped_columns",
     "listed_roles",
     "pseudonym_key",
@@ -109,3 +111,33 @@ def published_columns(spec: ReleaseSpec, frame: pd.DataFrame, key: PseudonymKey 
     if spec.pseudonymize is not None and key is not None:
         table = pseudonymized(table, spec.pseudonymize, key)
     return table
+
+
+def column_summary(
+    spec: ReleaseSpec, roles: Mapping[str, str], flagged: Sequence[Mapping[str, Any]], levels: Mapping[str, int]
+) -> dict[str, Any]:
+    """For the release summary: every column's role, what was dropped, pseudonymized, published unchanged, flagged.
+
+    Names, roles, categories and counts only (never a value or the key). ``levels``: the
+    candidate's generalization level per QI (a flagged QI at level 0 was published unchanged).
+    """
+    by_role: dict[str, list[str]] = {}
+    for column, role in roles.items():
+        by_role.setdefault(role, []).append(column)
+    pseudonyms = spec.pseudonymize.describe() if spec.pseudonymize is not None else None
+    acknowledged = set(spec.acknowledged_identifiers)
+    return {
+        "roles": dict(roles),
+        "dropped": {"identifiers": by_role.get("identifier", []), "unlisted": by_role.get("unlisted_dropped", [])},
+        "pseudonymized": pseudonyms,
+        "published_unchanged": by_role.get("insensitive", []),
+        "flagged_identifiers": [
+            {
+                **dict(finding),
+                "acknowledged": finding["column"] in acknowledged,
+                "published_unchanged": finding.get("role") == "insensitive" or levels.get(finding["column"]) == 0,
+            }
+            for finding in flagged
+        ],
+        "unlisted_columns": spec.unlisted_columns,
+    }
