@@ -201,7 +201,7 @@ def diagnose_step(
     """
     _, _, frame = _loaded(spec, loaded, run_id)
     weights = COUNT_COLUMN if loaded.kind == "snapshot" else None
-    return write_diagnosis(spec, frame, weights=weights, on_progress=on_progress)
+    return write_diagnosis(spec, frame, weights=weights, on_progress=on_progress, flagged=loaded.flagged_identifiers)
 
 
 def anonymize_step(

@@ -50,6 +50,13 @@ def test_the_key_comes_from_the_resource_and_appears_in_no_event(
     expected = set(pseudonymize(raw, PseudonymKey(KEY.encode()), scope="stable"))
     assert set(published) <= expected and len(published) > 100  # tokens under the resource's key, none raw
     assert not set(raw.astype(str)) & set(published.astype(str))
+    diagnosis = next(
+        e.materialization
+        for e in result.get_asset_materialization_events()
+        if e.asset_key.path[-1] == "privacy_diagnosis"
+    )
+    flagged = diagnosis.metadata["direct identifiers flagged"].value  # the diagnosis names flagged columns, counts only
+    assert [(f["column"], f["category"], f["rows"]) for f in flagged] == [("zip", "zip_code", 200)]
     events = "\n".join(repr(event) for event in result.all_events)
     assert KEY not in events and VARIABLE not in events.replace(f"'{VARIABLE}'", "")  # only the variable's name, if any
 
