@@ -8,7 +8,8 @@ fix) or, with ``unlisted_columns: drop``, drops them and reports them by name.
 
 Roles: ``identifier`` (dropped), ``pseudonym`` (replaced by keyed tokens),
 ``quasi_identifier``, ``sensitive``, ``model`` (a column a listed model reads, e.g. a
-bound column), ``insensitive`` (published unchanged), ``unlisted_dropped``.
+bound column), ``insensitive`` (published unchanged), ``date_shifted`` (each person's dates
+moved by a secret per-person shift, ``pseudonymize.shift_dates``), ``unlisted_dropped``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ def listed_roles(spec: ReleaseSpec) -> dict[str, str]:
     if spec.requirements.bound_column is not None:
         model_columns.append(spec.requirements.bound_column)
     pseudonyms = spec.pseudonymize.columns if spec.pseudonymize is not None else ()
+    shift = spec.pseudonymize.shift_dates if spec.pseudonymize is not None else None
     for role, columns in (
+        ("date_shifted", shift.columns if shift is not None else ()),
         ("model", model_columns),
         ("insensitive", spec.insensitive),
         ("pseudonym", pseudonyms),
@@ -64,10 +67,13 @@ def account_for_columns(spec: ReleaseSpec, columns: Sequence[str]) -> dict[str, 
     """
     listed = listed_roles(spec)
     present = {str(c) for c in columns}
-    missing = [c for c in (spec.pseudonymize.columns if spec.pseudonymize else ()) if c not in present]
+    shift = spec.pseudonymize.shift_dates if spec.pseudonymize else None
+    keyed = [*(spec.pseudonymize.columns if spec.pseudonymize else ()), *(shift.columns if shift else ())]
+    missing = [c for c in keyed if c not in present]
     if missing:
         raise UnknownColumnError(
-            f"pseudonymize.columns not found in table: {missing!r}; available: {sorted(present)!r}"
+            f"pseudonymize.columns or shift_dates.columns not found in table: {missing!r}; "
+            f"available: {sorted(present)!r}"
         )
     unlisted = [str(c) for c in columns if str(c) not in listed]
     if unlisted and spec.unlisted_columns != "drop":
@@ -131,6 +137,7 @@ def column_summary(
         "dropped": {"identifiers": by_role.get("identifier", []), "unlisted": by_role.get("unlisted_dropped", [])},
         "pseudonymized": pseudonyms,
         "published_unchanged": by_role.get("insensitive", []),
+        "date_shifted": by_role.get("date_shifted", []),
         "flagged_identifiers": [
             {
                 **dict(finding),

@@ -288,7 +288,9 @@ def _solved_in_memory(
         hierarchies=hierarchies,
         models=[*spec.models(), *_history_models(spec, hierarchies)],
         sensitive_attributes=list(spec.sensitive_attributes),
-        insensitive=[c for c in frame.columns if loaded.column_roles.get(str(c)) in ("insensitive", "pseudonym")],
+        insensitive=[
+            c for c in frame.columns if loaded.column_roles.get(str(c)) in ("insensitive", "pseudonym", "date_shifted")
+        ],
         suppression_limit=spec.requirements.suppression_limit,
         seed=spec.algorithm.seed,
         **spec.algorithm.options,
