@@ -68,13 +68,13 @@ def account_for_columns(spec: ReleaseSpec, columns: Sequence[str]) -> dict[str, 
     listed = listed_roles(spec)
     present = {str(c) for c in columns}
     shift = spec.pseudonymize.shift_dates if spec.pseudonymize else None
-    keyed = [*(spec.pseudonymize.columns if spec.pseudonymize else ()), *(shift.columns if shift else ())]
-    missing = [c for c in keyed if c not in present]
-    if missing:
-        raise UnknownColumnError(
-            f"pseudonymize.columns or shift_dates.columns not found in table: {missing!r}; "
-            f"available: {sorted(present)!r}"
-        )
+    for setting, keyed in (
+        ("pseudonymize.columns", spec.pseudonymize.columns if spec.pseudonymize else ()),
+        ("pseudonymize.shift_dates.columns", shift.columns if shift else ()),
+    ):
+        missing = [c for c in keyed if c not in present]
+        if missing:
+            raise UnknownColumnError(f"{setting} not found in table: {missing!r}; available: {sorted(present)!r}")
     unlisted = [str(c) for c in columns if str(c) not in listed]
     if unlisted and spec.unlisted_columns != "drop":
         raise ConfigurationError(
