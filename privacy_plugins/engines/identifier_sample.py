@@ -52,7 +52,7 @@ def sample_distinct_sql(connection: Any, selectable: Any, columns: Sequence[str]
     drawn: dict[str, pd.Series] = {}
     totals: dict[Hashable, tuple[int, int]] = {}
     for name in columns:
-        column = sa.column(name)
+        column: Any = sa.column(name)
         count = sa.select(sa.func.count(sa.distinct(column)), sa.func.count(column)).select_from(table)
         distinct, rows = connection.execute(count).one()
         picked = (
