@@ -150,7 +150,9 @@ def shifted_dates(column: pd.Series, days: np.ndarray, name: str) -> pd.Series:
         return moved.set_axis(column.index)
     timed = bool((parsed.dropna() != parsed.dropna().dt.normalize()).any())
     formatted = moved.dt.strftime("%Y-%m-%dT%H:%M:%S" if timed else "%Y-%m-%d")
-    return formatted.where(moved.notna(), None).astype(object).set_axis(column.index)
+    texts = formatted.to_numpy(dtype=object, na_value=None)
+    texts[moved.isna().to_numpy()] = None
+    return pd.Series(texts, index=column.index, name=column.name, dtype=object)
 
 
 @dataclass(frozen=True)
@@ -274,8 +276,9 @@ def pseudonymized(frame: pd.DataFrame, spec: PseudonymizeSpec, key: PseudonymKey
     if spec.shift_dates is not None:  # from the raw ids, before they become tokens
         shift = spec.shift_dates
         days = date_shift_days(frame[shift.by], key, max_days=shift.max_days, scope=spec.scope, salt=salt)
+        unknown = frame[shift.by].isna().to_numpy()  # no person, no shift: those dates are not published
         for column in shift.columns:
-            out[column] = shifted_dates(frame[column], days, column)
+            out[column] = shifted_dates(frame[column].mask(unknown), days, column)
     for column in spec.columns:
         out[column] = pseudonymize(frame[column], key, scope=spec.scope, salt=salt)
     return out

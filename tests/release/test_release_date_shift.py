@@ -115,6 +115,20 @@ def test_a_release_shifts_every_date_of_a_person_by_one_shift_and_keeps_stays(
     assert not [d for text in texts for d in dates if d in text]
 
 
+def test_a_row_without_a_person_loses_its_dates_instead_of_publishing_them_unshifted() -> None:
+    from privacy_plugins.release.pseudonym_keys import PseudonymizeSpec, pseudonymized
+
+    spec = PseudonymizeSpec.from_value(
+        {"columns": ["pid"], "scope": "stable", "shift_dates": {"columns": ["day"], "max_days": 5}}
+    )
+    assert spec is not None
+    frame = pd.DataFrame({"pid": ["a", None, "a"], "day": ["2024-03-01", "2024-03-02", "2024-03-04"]})
+    out = pseudonymized(frame, spec, PseudonymKey(KEY.encode()))
+    assert out["day"][1] is None and out["pid"][1] is None
+    moved = pd.to_datetime(out["day"][[0, 2]]) - pd.to_datetime(frame["day"][[0, 2]])
+    assert len(set(moved)) == 1 and abs(moved.iloc[0].days) <= 5
+
+
 def test_bad_shift_settings_exit_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="max_days must be an integer >= 1"):
         _spec(tmp_path, _visits(4), max_days=0)
