@@ -69,18 +69,45 @@ def sample_distinct_sql(connection: Any, selectable: Any, columns: Sequence[str]
 
 
 def sample_distinct_spark(frame: Any, columns: Sequence[str], limit: int, seed: int = 0) -> DistinctSample:
-    """The same on a Spark DataFrame: one aggregate job for all counts, one ``distinct().orderBy(rand)`` per column."""
-    from pyspark.sql import functions
+    """The same on a Spark DataFrame in two jobs whatever the number of columns.
 
-    aggregates = [functions.countDistinct(functions.col(f"`{c}`")).alias(f"d{i}") for i, c in enumerate(columns)]
-    aggregates += [functions.count(functions.col(f"`{c}`")).alias(f"r{i}") for i, c in enumerate(columns)]
-    counts = frame.agg(*aggregates).collect()[0] if columns else None
+    One aggregate job counts every column; one job stacks the columns as (column, value as
+    text), keeps the distinct pairs and ranks them at random per column (a window), and
+    collects at most ``limit`` per column. The values come back in their column's type.
+    """
+    from pyspark.sql import Window, functions
+
+    if not columns:
+        return DistinctSample({}, {})
+    quoted = [functions.col(f"`{c}`") for c in columns]
+    aggregates = [functions.countDistinct(c).alias(f"d{i}") for i, c in enumerate(quoted)]
+    aggregates += [functions.count(c).alias(f"r{i}") for i, c in enumerate(quoted)]
+    counts = frame.agg(*aggregates).collect()[0]
+    pairs = functions.array(
+        *(functions.struct(functions.lit(i).alias("i"), c.cast("string").alias("v")) for i, c in enumerate(quoted))
+    )
+    stacked = frame.select(functions.explode(pairs).alias("p")).select("p.i", "p.v").where("v IS NOT NULL").distinct()
+    order = Window.partitionBy("i").orderBy(functions.rand(seed))
+    picked = stacked.withColumn("r", functions.row_number().over(order)).where(functions.col("r") <= limit)
+    collected = pd.DataFrame([(row["i"], row["v"]) for row in picked.select("i", "v").collect()], columns=["i", "v"])
+    types = dict(frame.dtypes)
     drawn: dict[str, pd.Series] = {}
     totals: dict[Hashable, tuple[int, int]] = {}
     for i, name in enumerate(columns):
-        column = functions.col(f"`{name}`")
-        picked = frame.select(column).where(column.isNotNull()).distinct().orderBy(functions.rand(seed)).limit(limit)
-        drawn[name] = pd.Series([row[0] for row in picked.collect()], name=name)
-        assert counts is not None
+        text = collected.loc[collected["i"] == i, "v"].reset_index(drop=True)
+        drawn[name] = _typed(text, types[name]).rename(name)
         totals[name] = (int(counts[f"d{i}"]), int(counts[f"r{i}"]))
     return DistinctSample(drawn, totals)
+
+
+def _typed(text: pd.Series, spark_type: str) -> pd.Series:
+    """Values cast to text by Spark, back in their column's type (the detector reads numbers and dates by type)."""
+    if spark_type in ("tinyint", "smallint", "int", "bigint"):
+        return text.astype("int64")
+    if spark_type in ("float", "double") or spark_type.startswith("decimal"):
+        return pd.to_numeric(text).astype("float64")
+    if spark_type == "boolean":
+        return text.str.lower().eq("true")
+    if spark_type == "date" or spark_type.startswith("timestamp"):
+        return pd.Series(pd.to_datetime(text))
+    return text.astype(object)
