@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from privacy_plugins.cli._args import (
     Subcommands,
@@ -148,7 +149,22 @@ def format_diagnosis(diagnosis: PrivacyDiagnosis, *, source: str) -> str:
     ]
     lines.append(f"quasi-identifiers, most identifying first: {', '.join(ranking) or 'none'}")
     lines += _special_unique_lines(diagnosis)
+    lines += direct_identifier_lines(diagnosis.direct_identifiers)
     return "\n".join(lines)
+
+
+def direct_identifier_lines(findings: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per column flagged as a direct identifier: category and counts, never a value."""
+    if not findings:
+        return ["direct identifiers flagged: none"]
+    lines = [f"direct identifiers flagged: {len(findings)} column(s)"]
+    for f in findings:
+        lines.append(
+            f"  {f['column']}: {f['category']} ({share(f['matching_share'])} of {f['sampled_values']:,} sampled "
+            f"values match; uniqueness {f['uniqueness']:.2f}, {f['distinct_values']:,} distinct of {f['rows']:,} "
+            f"rows; evidence: {'+'.join(f['evidence'])})"
+        )
+    return lines
 
 
 def _special_unique_lines(diagnosis: PrivacyDiagnosis) -> list[str]:
@@ -191,6 +207,7 @@ def _run_diagnose(args: argparse.Namespace) -> int:
         hierarchies=sensitive_hierarchies(args),
         msu_max_size=args.msu_max_size,
         dis_fraction=args.dis_fraction,
+        direct_identifiers=True,
     )
     out = diagnosis.to_dict()
     population = population_model(args)

@@ -32,9 +32,11 @@ __all__ = [
     "MIN_SALT_BYTES",
     "TOKEN_LENGTH",
     "PseudonymKey",
+    "date_shift_days",
     "new_release_salt",
     "pseudonymize",
     "token",
+    "utf8_tokens",
 ]
 
 #: The shortest key accepted (256 bits, the output size of SHA-256).
@@ -205,6 +207,55 @@ def pseudonymize(
     present = codes >= 0
     out[present] = tokens[codes[present]]
     return pd.Series(out, index=values.index, name=values.name, dtype=object)
+
+
+def date_shift_days(
+    values: pd.Series, key: PseudonymKey, *, max_days: int, scope: Scope = "release", salt: bytes | None = None
+) -> np.ndarray:
+    """Per value (a person's id), a shift in days in ``[-max_days, max_days]``: the same id, the same shift.
+
+    Derived from a second HMAC of the id under the key (and salt), in its own domain: the
+    published token does not give the shift away, so shifted dates cannot be shifted back
+    without the key. Null ids get shift 0 (their dates stay as they are: the caller decides).
+
+    Example:
+        >>> key = PseudonymKey(b"k" * 32)
+        >>> days = date_shift_days(pd.Series(["a", "b", "a"]), key, max_days=30, scope="stable")
+        >>> bool(days[0] == days[2]) and bool(abs(days).max() <= 30)
+        True
+    """
+    if not isinstance(max_days, int) or isinstance(max_days, bool) or max_days < 1:
+        raise ConfigurationError(f"shift_dates.max_days must be an integer >= 1, got {max_days!r}")
+    mac = _Hmac(hmac.digest(key._derive(_check_scope(scope, salt)), b"date shift\x00", hashlib.sha256))
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    texts = [_canonical_text(v) for v in np.asarray(uniques, dtype=object)]
+    digests = np.frombuffer(b"".join(mac(t.encode("utf-8")) for t in texts), dtype=">u8").reshape(-1, 2)[:, 0]
+    shifts = (digests % np.uint64(2 * max_days + 1)).astype(np.int64) - max_days
+    out = np.zeros(len(codes), dtype=np.int64)
+    present = codes >= 0
+    out[present] = shifts[codes[present]]
+    return out
+
+
+def utf8_tokens(
+    offsets: np.ndarray, data: np.ndarray, key: PseudonymKey, *, scope: Scope = "release", salt: bytes | None = None
+) -> np.ndarray | None:
+    """Tokens of a string column given as Arrow-style offsets + UTF-8 bytes, in one compiled call.
+
+    The same tokens as :func:`pseudonymize` gives the values as ``str``; the MAC key stays in
+    this module. ``None`` when numba is not installed (the caller keeps :func:`pseudonymize`).
+
+    Returns:
+        ``uint8`` array of ``(len(offsets) - 1) * TOKEN_LENGTH`` bytes: the tokens' ASCII, back to back.
+    """
+    from privacy_plugins.core import pseudonym_kernel
+
+    if not isinstance(key, PseudonymKey):
+        raise ConfigurationError("pseudonymize.key must be a PseudonymKey")
+    mac_key = key._derive(_check_scope(scope, salt))
+    if not pseudonym_kernel.AVAILABLE:
+        return None
+    return pseudonym_kernel.hmac_tokens(offsets, data, mac_key)
 
 
 def token(value: Any, key: PseudonymKey, *, scope: Scope = "release", salt: bytes | None = None) -> str:

@@ -99,6 +99,8 @@ class DiagnosisSummary(_Artifact):
     sample_uniques: int
     share_at_risk: float
     suppression_needed: int | None
+    #: The load step's direct-identifier findings (category, share, counts; never a value).
+    flagged_identifiers: list[dict[str, Any]] = dataclasses.field(default_factory=list, kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,14 @@ fix) or, with ``unlisted_columns: drop``, drops them and reports them by name.
 
 Roles: ``identifier`` (dropped), ``pseudonym`` (replaced by keyed tokens),
 ``quasi_identifier``, ``sensitive``, ``model`` (a column a listed model reads, e.g. a
-bound column), ``insensitive`` (published unchanged), ``unlisted_dropped``.
+bound column), ``insensitive`` (published unchanged), ``date_shifted`` (each person's dates
+moved by a secret per-person shift, ``pseudonymize.shift_dates``), ``unlisted_dropped``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -25,6 +27,7 @@ from privacy_plugins.release.spec import ReleaseSpec
 __all__ = [
     "UNLISTED_CHOICES",
     "account_for_columns",
+    "column_summary",
     "dropped_columns",
     "listed_roles",
     "pseudonym_key",
@@ -42,7 +45,9 @@ def listed_roles(spec: ReleaseSpec) -> dict[str, str]:
     if spec.requirements.bound_column is not None:
         model_columns.append(spec.requirements.bound_column)
     pseudonyms = spec.pseudonymize.columns if spec.pseudonymize is not None else ()
+    shift = spec.pseudonymize.shift_dates if spec.pseudonymize is not None else None
     for role, columns in (
+        ("date_shifted", shift.columns if shift is not None else ()),
         ("model", model_columns),
         ("insensitive", spec.insensitive),
         ("pseudonym", pseudonyms),
@@ -62,11 +67,14 @@ def account_for_columns(spec: ReleaseSpec, columns: Sequence[str]) -> dict[str, 
     """
     listed = listed_roles(spec)
     present = {str(c) for c in columns}
-    missing = [c for c in (spec.pseudonymize.columns if spec.pseudonymize else ()) if c not in present]
-    if missing:
-        raise UnknownColumnError(
-            f"pseudonymize.columns not found in table: {missing!r}; available: {sorted(present)!r}"
-        )
+    shift = spec.pseudonymize.shift_dates if spec.pseudonymize else None
+    for setting, keyed in (
+        ("pseudonymize.columns", spec.pseudonymize.columns if spec.pseudonymize else ()),
+        ("pseudonymize.shift_dates.columns", shift.columns if shift else ()),
+    ):
+        missing = [c for c in keyed if c not in present]
+        if missing:
+            raise UnknownColumnError(f"{setting} not found in table: {missing!r}; available: {sorted(present)!r}")
     unlisted = [str(c) for c in columns if str(c) not in listed]
     if unlisted and spec.unlisted_columns != "drop":
         raise ConfigurationError(
@@ -109,3 +117,34 @@ def published_columns(spec: ReleaseSpec, frame: pd.DataFrame, key: PseudonymKey 
     if spec.pseudonymize is not None and key is not None:
         table = pseudonymized(table, spec.pseudonymize, key)
     return table
+
+
+def column_summary(
+    spec: ReleaseSpec, roles: Mapping[str, str], flagged: Sequence[Mapping[str, Any]], levels: Mapping[str, int]
+) -> dict[str, Any]:
+    """For the release summary: every column's role, what was dropped, pseudonymized, published unchanged, flagged.
+
+    Names, roles, categories and counts only (never a value or the key). ``levels``: the
+    candidate's generalization level per QI (a flagged QI at level 0 was published unchanged).
+    """
+    by_role: dict[str, list[str]] = {}
+    for column, role in roles.items():
+        by_role.setdefault(role, []).append(column)
+    pseudonyms = spec.pseudonymize.describe() if spec.pseudonymize is not None else None
+    acknowledged = set(spec.acknowledged_identifiers)
+    return {
+        "roles": dict(roles),
+        "dropped": {"identifiers": by_role.get("identifier", []), "unlisted": by_role.get("unlisted_dropped", [])},
+        "pseudonymized": pseudonyms,
+        "published_unchanged": by_role.get("insensitive", []),
+        "date_shifted": by_role.get("date_shifted", []),
+        "flagged_identifiers": [
+            {
+                **dict(finding),
+                "acknowledged": finding["column"] in acknowledged,
+                "published_unchanged": finding.get("role") == "insensitive" or levels.get(finding["column"]) == 0,
+            }
+            for finding in flagged
+        ],
+        "unlisted_columns": spec.unlisted_columns,
+    }

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -16,12 +19,18 @@ __all__ = ["write_diagnosis"]
 
 
 def write_diagnosis(
-    spec: ReleaseSpec, frame: pd.DataFrame, *, weights: str | None = None, on_progress: OnProgress | None = None
+    spec: ReleaseSpec,
+    frame: pd.DataFrame,
+    *,
+    weights: str | None = None,
+    on_progress: OnProgress | None = None,
+    flagged: Sequence[Mapping[str, Any]] = (),
 ) -> DiagnosisSummary:
     """Diagnose ``frame`` against the spec, write the JSON and HTML reports, and sum them up.
 
     ``weights``: the column of record counts when ``frame`` is the weighted snapshot of a
     release inside the database; the reports are then those of the records it stands for.
+    ``flagged``: the load step's direct-identifier findings, reported with the diagnosis.
     """
     requirements = spec.requirements
     sensitive = list(spec.sensitive_attributes)
@@ -43,6 +52,7 @@ def write_diagnosis(
         progress=StepProgress("diagnose", "subsets measured", on_progress),
         weights=weights,
     )
+    diagnosis = dataclasses.replace(diagnosis, direct_identifiers=tuple(dict(f) for f in flagged))
     if diagnosis.mode_reason is not None:
         LOGGER.info("diagnose: level-wise up to the borders: %s", diagnosis.mode_reason)
     spec.report.directory.mkdir(parents=True, exist_ok=True)
@@ -58,4 +68,5 @@ def write_diagnosis(
         sample_uniques=int(whole.sample_uniques),
         share_at_risk=float(whole.share_at_risk),
         suppression_needed=int(whole.suppression_needed) if whole.suppression_needed is not None else None,
+        flagged_identifiers=[dict(f) for f in flagged],
     )

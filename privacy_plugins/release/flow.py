@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import InfeasibleAnonymizationError
+from privacy_plugins.release.column_roles import column_summary
 from privacy_plugins.release.progress import OnProgress
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.staged_candidate import discard
@@ -60,6 +61,8 @@ class ReleaseResult:
     failure: str | None
     run_id: str = ""
     workdir: str | None = None
+    #: Every column's role, what was dropped, pseudonymized, flagged (``column_roles.column_summary``).
+    columns: dict[str, Any] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -156,6 +159,9 @@ def _finish(
         failure=failure,
         run_id=run,
         workdir=kept,
+        columns=column_summary(
+            spec, loaded.column_roles, loaded.flagged_identifiers, candidate.levels if candidate is not None else {}
+        ),
     )
     spec.report.directory.mkdir(parents=True, exist_ok=True)
     spec.report.release_json.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")

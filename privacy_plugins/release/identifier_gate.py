@@ -24,8 +24,10 @@ import pandas as pd
 
 from privacy_plugins.core.identifiers import detect_identifiers
 from privacy_plugins.engines.base import EngineTable
+from privacy_plugins.engines.identifier_sample import sample_distinct_spark, sample_distinct_sql
 from privacy_plugins.engines.pandas_engine import PandasTable
-from privacy_plugins.engines.sql import SqlTable, subquery_of
+from privacy_plugins.engines.spark import SparkTable
+from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
 from privacy_plugins.release.progress import LOGGER
@@ -52,36 +54,22 @@ class EngineSample:
 
 
 def sample_from_engine(source: EngineTable, columns: Sequence[str]) -> EngineSample:
-    """Per column, a random sample of its distinct values and its totals, drawn and counted by the database.
+    """Per column, a random sample of its distinct values and its totals, drawn and counted by the engine.
 
     At most ``SAMPLE_DISTINCT`` values per column and its (distinct, non-null rows); no row is
-    fetched. A Spark source is not sampled (no row leaves Spark; detection there is not built yet).
+    fetched (:mod:`privacy_plugins.engines.identifier_sample`).
     """
     if isinstance(source, PandasTable):  # in memory already
         return EngineSample({c: source.frame[c] for c in columns}, {})
-    if not isinstance(source, SqlTable):  # Spark: no row leaves it; detection there is not built yet
+    if isinstance(source, SparkTable):
+        spark = sample_distinct_spark(source.frame, columns, SAMPLE_DISTINCT)
+        return EngineSample(spark.drawn, spark.totals)
+    if not isinstance(source, SqlTable):
         LOGGER.warning("identifier detection skipped: not available for %s sources yet", source.engine_name)
         return EngineSample({}, {})
-    import sqlalchemy as sa
-
-    table = subquery_of(source.selectable)
-    drawn: dict[str, pd.Series] = {}
-    totals: dict[Hashable, tuple[int, int]] = {}
     with source.transaction() as connection:
-        for name in columns:
-            column = table.c[name]
-            count = sa.select(sa.func.count(sa.distinct(column)), sa.func.count(column)).select_from(table)
-            distinct, rows = connection.execute(count).one()
-            picked = (
-                sa.select(column)
-                .where(column.is_not(None))
-                .group_by(column)
-                .order_by(sa.func.random())
-                .limit(SAMPLE_DISTINCT)
-            )
-            drawn[name] = pd.Series([row[0] for row in connection.execute(picked)], name=name)
-            totals[name] = (int(distinct), int(rows))
-    return EngineSample(drawn, totals)
+        sql = sample_distinct_sql(connection, source.selectable, columns, SAMPLE_DISTINCT)
+    return EngineSample(sql.drawn, sql.totals)
 
 
 def flag_in_engine(spec: ReleaseSpec, source: EngineTable, roles: Mapping[str, str]) -> list[dict[str, Any]]:

@@ -692,6 +692,12 @@ class ReleaseSpec:
         taken = [c for c in (self.pseudonymize.columns if self.pseudonymize else ()) if c in named]
         if taken:
             raise ConfigurationError(f"pseudonymize.columns {taken} already have another role in the spec")
+        shift = self.pseudonymize.shift_dates if self.pseudonymize else None
+        shifted = [c for c in (shift.columns if shift else ()) if c in named]
+        if shifted:
+            raise ConfigurationError(
+                f"pseudonymize.shift_dates.columns {shifted} already have another role in the spec"
+            )
 
     def _check_spark_destination(self) -> None:
         """One SparkSession serves a Spark source and a Spark destination; a Spark release is one table."""

@@ -201,7 +201,7 @@ def diagnose_step(
     """
     _, _, frame = _loaded(spec, loaded, run_id)
     weights = COUNT_COLUMN if loaded.kind == "snapshot" else None
-    return write_diagnosis(spec, frame, weights=weights, on_progress=on_progress)
+    return write_diagnosis(spec, frame, weights=weights, on_progress=on_progress, flagged=loaded.flagged_identifiers)
 
 
 def anonymize_step(
@@ -288,7 +288,9 @@ def _solved_in_memory(
         hierarchies=hierarchies,
         models=[*spec.models(), *_history_models(spec, hierarchies)],
         sensitive_attributes=list(spec.sensitive_attributes),
-        insensitive=[c for c in frame.columns if loaded.column_roles.get(str(c)) in ("insensitive", "pseudonym")],
+        insensitive=[
+            c for c in frame.columns if loaded.column_roles.get(str(c)) in ("insensitive", "pseudonym", "date_shifted")
+        ],
         suppression_limit=spec.requirements.suppression_limit,
         seed=spec.algorithm.seed,
         **spec.algorithm.options,

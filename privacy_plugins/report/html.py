@@ -218,6 +218,32 @@ def _special_uniques_section(diagnosis: PrivacyDiagnosis) -> str:
     return "".join(parts)
 
 
+def _direct_identifier_section(diagnosis: PrivacyDiagnosis) -> str:
+    """The columns flagged as direct identifiers: category, share of matching values, uniqueness; counts only."""
+    found = diagnosis.direct_identifiers
+    if not found:
+        return "<h2>Direct identifiers</h2><p>No column looks like a direct identifier.</p>"
+    rows = [
+        [
+            escape(str(f["column"])),
+            escape(str(f["category"])),
+            escape(_share(f["matching_share"])),
+            escape(f"{f['uniqueness']:.2f}"),
+            _fmt(f["distinct_values"]),
+            _fmt(f["rows"]),
+            _fmt(f["sampled_values"]),
+            escape("+".join(f["evidence"])),
+        ]
+        for f in found
+    ]
+    headers = ["column", "category", "matching values", "uniqueness", "distinct", "rows", "sampled", "evidence"]
+    return (
+        "<h2>Direct identifiers</h2>"
+        f"<p>{_fmt(len(found))} column(s) look like direct identifiers: drop or pseudonymize them before a release."
+        "</p>" + _table(headers, rows)
+    )
+
+
 def render_diagnosis_html(diagnosis: PrivacyDiagnosis) -> str:
     """The whole report as one HTML document (a string)."""
     d = len(diagnosis.quasi_identifiers)
@@ -226,6 +252,7 @@ def render_diagnosis_html(diagnosis: PrivacyDiagnosis) -> str:
         f"<p class='muted'>privacy-plugins {escape(__version__)} · attribute names and counts only; "
         "no value of the table appears in this report.</p>",
         _summary(diagnosis),
+        _direct_identifier_section(diagnosis),
         _quasi_identifier_section(diagnosis),
         _special_uniques_section(diagnosis),
         _border_section(diagnosis, diagnosis.k_borders, lattice=True),

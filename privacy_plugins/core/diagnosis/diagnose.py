@@ -22,6 +22,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,7 @@ from privacy_plugins.core.diagnosis.special_uniques import (
 from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice, lattice_order
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.core.identifiers import detect_identifiers
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models import (
     KAnonymity,
@@ -144,6 +146,7 @@ def diagnose(
     msu_max_size: int | None = DEFAULT_MSU_MAX_SIZE,
     msu_max_subsets: int = DEFAULT_MSU_MAX_SUBSETS,
     dis_fraction: float = DEFAULT_DIS_FRACTION,
+    direct_identifiers: bool = False,
 ) -> PrivacyDiagnosis:
     """Diagnose the privacy risk of every subset of the candidate quasi-identifiers.
 
@@ -197,6 +200,9 @@ def diagnose(
             report says when this bound, or ``msu_max_subsets``, cut the search.
         msu_max_subsets: the most attribute sets the MSU search groups (integer ≥ 1).
         dis_fraction: the sampling fraction of the DIS-SUDA score, in (0, 1] (sdcMicro's 0.01).
+        direct_identifiers: also flag every column that looks like a direct identifier
+            (:func:`~privacy_plugins.core.identifiers.detect_identifiers`: category and counts,
+            never a value); not with ``weights`` (a snapshot's rows are not the records).
 
     Returns:
         A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON; ``privacy_plugins.report.render`` for HTML).
@@ -219,6 +225,8 @@ def diagnose(
         >>> report.subsets_evaluated, report.subsets_total
         (5, 8)
     """
+    if direct_identifiers and weights is not None:
+        raise ConfigurationError("direct_identifiers=True needs the rows, not a weighted snapshot (weights=)")
     if isinstance(sensitive_attributes, str):
         raise TypeError(
             f"sensitive_attributes must be a sequence of column names, got the string {sensitive_attributes!r}"
@@ -312,7 +320,13 @@ def diagnose(
         subsets_measured=len(lattice.findings),
         mode_reason=mode_reason,
         special_uniques=special,
+        direct_identifiers=_flagged(frame) if direct_identifiers else (),
     )
+
+
+def _flagged(frame: pd.DataFrame) -> tuple[dict[str, Any], ...]:
+    """Every column that looks like a direct identifier, as findings (category, counts; no value)."""
+    return tuple(finding.to_dict() for finding in detect_identifiers(frame))
 
 
 def find_borders(

@@ -93,6 +93,8 @@ class PrivacyDiagnosis:
     subsets_measured: int
     mode_reason: str | None = None
     special_uniques: SpecialUniques | None = None
+    #: Columns flagged as direct identifiers (``IdentifierFinding.to_dict()``: category, share, counts; no value).
+    direct_identifiers: tuple[dict[str, Any], ...] = ()
 
     @property
     def subsets_evaluated(self) -> int:
@@ -172,5 +174,6 @@ class PrivacyDiagnosis:
             "border_subsets": [f.to_dict() for f in self.border_findings()],
             "k_by_subset": [f.to_dict() for f in self.subsets] if self.exhaustive else None,
             "special_uniques": None if self.special_uniques is None else self.special_uniques.to_dict(),
+            "direct_identifiers": [dict(f) for f in self.direct_identifiers],
         }
         return to_jsonable(out)

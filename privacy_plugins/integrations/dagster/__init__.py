@@ -24,6 +24,7 @@ from privacy_plugins.integrations.dagster.naming import (  # noqa: E402
     requirement_check_names,
 )
 from privacy_plugins.integrations.dagster.policy import Policy  # noqa: E402
+from privacy_plugins.integrations.dagster.pseudonym_resource import PseudonymKeyResource  # noqa: E402
 from privacy_plugins.integrations.dagster.resources import PrivacyReleaseResource  # noqa: E402
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "Policy",
     "PrivacyRelease",
     "PrivacyReleaseResource",
+    "PseudonymKeyResource",
     "ReleaseAssets",
     "build_release_assets",
     "class_size_table",

@@ -51,6 +51,7 @@ from privacy_plugins.release import (
     publish_step,
     remove_run_dir,
 )
+from privacy_plugins.release.pseudonym_keys import resource_resolver
 
 __all__ = ["ASSET_NAMES", "ReleaseAssets", "build_release_assets"]
 
@@ -101,6 +102,8 @@ def build_release_assets(
     kinds = md.asset_kinds(spec)
     asset_tags = {"privacy": "release", **dict(tags or {})}
 
+    key_resources = [spec.pseudonymize.key_resource] if spec.pseudonymize and spec.pseudonymize.key_resource else []
+
     def release_asset(
         name: str, description: str, deps: Sequence[dg.AssetsDefinition] = ()
     ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
@@ -109,7 +112,7 @@ def build_release_assets(
             deps=deps,
             description=description,
             group_name=group,
-            required_resource_keys={key},
+            required_resource_keys={key, *key_resources},
             kinds=kinds[name],
             owners=list(owners or ()),
             tags=asset_tags,
@@ -118,7 +121,8 @@ def build_release_assets(
     @release_asset("raw", "The source, validated, identifiers dropped (private).")
     def raw(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
         release, run = binding.release_spec(context), binding.run_id(context)
-        loaded = load_step(release, run_id=run)
+        with resource_resolver(lambda name: getattr(context.resources, name).secret()):  # {key: {resource: …}}
+            loaded = load_step(release, run_id=run)
         save_artifact(release, "raw", loaded, run_id=run)
         return dg.MaterializeResult(metadata=md.loaded_metadata(loaded))
 

@@ -135,6 +135,7 @@ def diagnosis_metadata(summary: DiagnosisSummary) -> dict[str, Any]:
     }
     if summary.suppression_needed is not None:
         metadata["rows to suppress for k"] = summary.suppression_needed
+    metadata["direct identifiers flagged"] = dg.MetadataValue.json(summary.flagged_identifiers)  # counts only
     return metadata
 
 

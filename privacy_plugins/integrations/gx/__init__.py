@@ -25,11 +25,12 @@ if _GX_DOCS_REGISTRY_LOGGER.level == logging.NOTSET:
 
 import_optional_dependency("great_expectations", extra="gx")
 
-from privacy_plugins.integrations.gx import metrics  # noqa: E402  (metrics register before expectations)
+from privacy_plugins.integrations.gx import identifier_metric, metrics  # noqa: E402  (metrics before expectations)
 from privacy_plugins.integrations.gx.expectations import (  # noqa: E402
     ExpectTableToBeKAnonymous,
     ExpectTableToBeLDiverse,
     ExpectTableToBeTClose,
+    ExpectTableToHaveNoDirectIdentifiers,
     ExpectTableToSatisfyPersonalizedLeakageBound,
     ExpectTableToSatisfyPrivacyModel,
 )
@@ -47,10 +48,12 @@ __all__ = [
     "ExpectTableToBeKAnonymous",
     "ExpectTableToBeLDiverse",
     "ExpectTableToBeTClose",
+    "ExpectTableToHaveNoDirectIdentifiers",
     "ExpectTableToSatisfyPersonalizedLeakageBound",
     "ExpectTableToSatisfyPrivacyModel",
     "FailureLevel",
     "ephemeral_context",
+    "identifier_metric",
     "load_suite",
     "metrics",
     "outcome",

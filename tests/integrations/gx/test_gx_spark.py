@@ -150,3 +150,19 @@ def test_generalized_sensitive_values_on_spark(spark, context) -> None:
         ExpectTableToSatisfyPersonalizedLeakageBound(quasi_identifiers=["q"], sensitive_attribute="s", bound=0.5)
     )
     assert blind.success
+
+
+def test_direct_identifiers_counted_and_sampled_in_spark(spark, context) -> None:
+    """The detection expectation on Spark: counts and a distinct sample drawn by Spark, the same findings, no value."""
+    from privacy_plugins.integrations.gx import ExpectTableToHaveNoDirectIdentifiers
+    from tests.integrations.gx.test_gx_direct_identifiers import raw_values, serialized, table
+
+    frame = table()[["contact", "card", "customer_id", "age"]]
+    asset = context.data_sources.add_spark("spark_identifiers").add_dataframe_asset("table")
+    batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(
+        batch_parameters={"dataframe": to_spark(spark, frame)}
+    )
+    result = batch.validate(ExpectTableToHaveNoDirectIdentifiers())
+    found = {f["column"]: (f["category"], f["rows"]) for f in result.result["details"]["flagged"]}
+    assert found == {"contact": ("email", 300), "card": ("card_number", 300), "customer_id": ("unique_per_row", 300)}
+    assert not [value for value in raw_values(frame) if value in serialized(result)]

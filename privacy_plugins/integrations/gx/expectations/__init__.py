@@ -6,6 +6,9 @@ The four model families have their own; ``ExpectTableToSatisfyPrivacyModel`` tak
 from privacy_plugins.integrations.gx.expectations.expect_table_to_be_k_anonymous import ExpectTableToBeKAnonymous
 from privacy_plugins.integrations.gx.expectations.expect_table_to_be_l_diverse import ExpectTableToBeLDiverse
 from privacy_plugins.integrations.gx.expectations.expect_table_to_be_t_close import ExpectTableToBeTClose
+from privacy_plugins.integrations.gx.expectations.expect_table_to_have_no_direct_identifiers import (
+    ExpectTableToHaveNoDirectIdentifiers,
+)
 from privacy_plugins.integrations.gx.expectations.expect_table_to_satisfy_personalized_leakage_bound import (
     ExpectTableToSatisfyPersonalizedLeakageBound,
 )
@@ -17,6 +20,7 @@ __all__ = [
     "ExpectTableToBeKAnonymous",
     "ExpectTableToBeLDiverse",
     "ExpectTableToBeTClose",
+    "ExpectTableToHaveNoDirectIdentifiers",
     "ExpectTableToSatisfyPersonalizedLeakageBound",
     "ExpectTableToSatisfyPrivacyModel",
 ]
