@@ -29,6 +29,7 @@ import pandas as pd
 from privacy_plugins.core.diagnosis.budget import DEFAULT_MAX_COST, DEFAULT_TIME_BUDGET, DiagnosisBudget
 from privacy_plugins.core.diagnosis.criteria import check_border_model
 from privacy_plugins.core.diagnosis.findings import Borders
+from privacy_plugins.core.diagnosis.population_section import diagnose_population
 from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis, rank_quasi_identifiers
 from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS, levelwise_borders
 from privacy_plugins.core.diagnosis.special_uniques import (
@@ -40,6 +41,7 @@ from privacy_plugins.core.diagnosis.special_uniques import (
 from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice, lattice_order
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.core.metrics.population import PopulationModel
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models import (
     KAnonymity,
@@ -144,6 +146,7 @@ def diagnose(
     msu_max_size: int | None = DEFAULT_MSU_MAX_SIZE,
     msu_max_subsets: int = DEFAULT_MSU_MAX_SUBSETS,
     dis_fraction: float = DEFAULT_DIS_FRACTION,
+    population: PopulationModel | None = None,
 ) -> PrivacyDiagnosis:
     """Diagnose the privacy risk of every subset of the candidate quasi-identifiers.
 
@@ -197,6 +200,10 @@ def diagnose(
             report says when this bound, or ``msu_max_subsets``, cut the search.
         msu_max_subsets: the most attribute sets the MSU search groups (integer ≥ 1).
         dis_fraction: the sampling fraction of the DIS-SUDA score, in (0, 1] (sdcMicro's 0.01).
+        population: what is known of the population the table samples (docs/population-risk.md):
+            adds ``population`` — journalist and marketer risk and population uniqueness of
+            every subset measured and of all candidates, and each attacker's record-risk
+            distribution (``None``: sample risk only).
 
     Returns:
         A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON; ``privacy_plugins.report.render`` for HTML).
@@ -291,6 +298,11 @@ def diagnose(
         )
     )
     full = lattice.full_mask
+    population_section = (
+        None
+        if population is None
+        else diagnose_population(table, lattice, lattice.findings, population, counts=counts, threshold=risk_threshold)
+    )
     return PrivacyDiagnosis(
         quasi_identifiers=lattice.attributes,
         sensitive_attributes=tuple(roles.sensitive_attributes),
@@ -312,6 +324,7 @@ def diagnose(
         subsets_measured=len(lattice.findings),
         mode_reason=mode_reason,
         special_uniques=special,
+        population=population_section,
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from privacy_plugins.core.diagnosis.findings import Borders, QuasiIdentifierScore, SubsetFinding
+from privacy_plugins.core.diagnosis.population_section import PopulationDiagnosis
 from privacy_plugins.core.diagnosis.special_uniques import SpecialUniques
 from privacy_plugins.core.results import to_jsonable
 
@@ -71,6 +72,9 @@ class PrivacyDiagnosis:
             ``None`` when every subset was measured.
         special_uniques: the minimal sample uniques and SUDA scores of the records
             (``None`` when not searched); its ``bound_hit`` says when a bound cut the search.
+        population: risk beyond the sample under the population model given to :func:`diagnose`
+            (``None`` without one): per subset measured, for all candidates, and each attacker's
+            record-risk distribution.
     """
 
     quasi_identifiers: tuple[Hashable, ...]
@@ -93,6 +97,7 @@ class PrivacyDiagnosis:
     subsets_measured: int
     mode_reason: str | None = None
     special_uniques: SpecialUniques | None = None
+    population: PopulationDiagnosis | None = None
 
     @property
     def subsets_evaluated(self) -> int:
@@ -172,5 +177,6 @@ class PrivacyDiagnosis:
             "border_subsets": [f.to_dict() for f in self.border_findings()],
             "k_by_subset": [f.to_dict() for f in self.subsets] if self.exhaustive else None,
             "special_uniques": None if self.special_uniques is None else self.special_uniques.to_dict(),
+            "population": None if self.population is None else self.population.to_dict(),
         }
         return to_jsonable(out)
