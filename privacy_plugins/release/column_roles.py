@@ -42,9 +42,10 @@ def listed_roles(spec: ReleaseSpec) -> dict[str, str]:
     if spec.requirements.bound_column is not None:
         model_columns.append(spec.requirements.bound_column)
     pseudonyms = spec.pseudonymize.columns if spec.pseudonymize is not None else ()
+    weights = [spec.population.weights] if spec.population is not None and spec.population.weights else []
     for role, columns in (
         ("model", model_columns),
-        ("insensitive", spec.insensitive),
+        ("insensitive", [*spec.insensitive, *weights]),  # population weights: published unchanged
         ("pseudonym", pseudonyms),
         ("identifier", spec.identifiers),
         ("sensitive", spec.sensitive_attributes),

@@ -122,6 +122,8 @@ def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
         _check_staging_name(spec, source, run_id)
         # The sensitive attributes too, even when no requirement reads them: the diagnosis measures their l.
         others = dict.fromkeys([*model_columns(models, qis), *map(str, spec.sensitive_attributes)])
+        if spec.population is not None and spec.population.weights is not None:  # the diagnosis weights by it
+            others[spec.population.weights] = None
         flagged = flag_in_engine(spec, source, roles)  # sampled by the engine
         raw = source.group_counts([*qis, *others])
         where = source_name(spec, source)

@@ -53,6 +53,7 @@ __all__ = [
     "RISK_INTERVAL_ENDS",
     "PopulationModel",
     "PopulationRisk",
+    "ReleasePopulation",
     "attacker_risk_distributions",
     "population_class_sizes",
     "population_risk",
@@ -117,6 +118,31 @@ class PopulationModel:
         if size < sample_records:
             raise ConfigurationError(f"population_size {size} is smaller than the sample ({sample_records} records)")
         return size
+
+
+@dataclass(frozen=True)
+class ReleasePopulation:
+    """A release's population model as settings, before any data is read (the spec's ``population:`` block).
+
+    Exactly one of ``fraction`` (in (0, 1]), ``size`` (N), ``table`` (a population table: a
+    file path, or a table name in the source's database; its counts in ``count_column``) or
+    ``weights`` (a column of sampling weights). :meth:`PrivacyModel.with_release_population`
+    reads it; ``table_is_file`` says whether ``table`` names a file.
+    """
+
+    fraction: float | None = None
+    size: int | None = None
+    table: str | None = None
+    count_column: str = COUNT_COLUMN
+    weights: str | None = None
+    table_is_file: bool = True
+
+    def given(self) -> str:
+        """The setting given, as ``population.<key>`` (for messages)."""
+        for key in ("fraction", "size", "table", "weights"):
+            if getattr(self, key) is not None:
+                return f"population.{key}"
+        return "population"
 
 
 @dataclass(frozen=True)
@@ -195,6 +221,11 @@ def population_class_sizes(
     counts = pd.to_numeric(table[count_column], errors="coerce").to_numpy(dtype=np.float64)
     if np.isnan(counts).any() or (counts < 0).any():
         raise ConfigurationError(f"population_table column {count_column!r} must hold counts >= 0")
+    if not qis:  # no quasi-identifier: one class, the whole population
+        sizes = np.full(classes.n_classes, float(counts.sum()))
+        if (sizes < classes.sizes).any():
+            raise ConfigurationError("population_table counts are smaller than the sample for 1 combination(s)")
+        return sizes
     sample = classes.frame[qis].reset_index(drop=True)
     keys, rows = _join_keys(table[qis].reset_index(drop=True), sample)
     if keys.duplicated().any():  # a combination listed per region, say: its counts add up
@@ -276,7 +307,7 @@ def population_risk_from_sizes(
 
 
 def weights_of(classes: EquivalenceClasses, column: Hashable) -> np.ndarray:
-    """The sampling weight of every record (finite, > 0), in the rows' order.
+    """The sampling weight of every record (finite, > 0), in the rows' order (per unit × its records in a snapshot).
 
     Raises:
         UnknownColumnError: the weight column is not in the table.
@@ -284,13 +315,12 @@ def weights_of(classes: EquivalenceClasses, column: Hashable) -> np.ndarray:
     """
     if column not in classes.frame.columns:
         raise UnknownColumnError(f"population weight_column {column!r} is not in the table")
-    if classes.weights is not None:
-        raise ConfigurationError("population weight_column needs the records, not a weighted snapshot of them")
     weights = pd.to_numeric(classes.frame[column], errors="coerce").to_numpy(dtype=np.float64)
     bad = int((~np.isfinite(weights) | (weights <= 0)).sum())
     if bad:
         raise ConfigurationError(f"population weight_column {column!r} has {bad} weight(s) that are not numbers > 0")
-    return weights
+    # a unit of a weighted snapshot (the weight column among its grouped columns) stands for its count of records
+    return weights if classes.weights is None else weights * classes.unit_weights
 
 
 def _class_population(

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+    from privacy_plugins.core.metrics.population import ReleasePopulation
 
 __all__ = ["ModelResult", "PrivacyModel", "bind_hierarchies", "validate_on_units"]
 
@@ -139,6 +140,14 @@ class PrivacyModel(ABC):
         :class:`~privacy_plugins.core.models.PersonalizedLeakage` takes its sensitive
         attribute's hierarchy from here, so a generalized sensitive column is re-measured
         with DCorrelate.
+        """
+        return self
+
+    def with_release_population(self, population: ReleasePopulation | None) -> PrivacyModel:
+        """The model with the release's population (``population:`` block) where it needs one and gives none.
+
+        Unchanged by default. A population model (k-map, population uniqueness) without its own
+        population takes the release's, or raises ``ConfigurationError`` naming what it needs.
         """
         return self
 
