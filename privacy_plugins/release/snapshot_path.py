@@ -67,6 +67,8 @@ def pushdown_reason(spec: ReleaseSpec) -> str | None:
         return f"algorithm {spec.algorithm.name!r} recodes locally and needs the rows"
     if spec.pseudonymize is not None:
         return "pseudonymize: the tokens are computed in memory"
+    if any(model.research_subset_column is not None for model in spec.models()):  # issue 30: δ-presence
+        return "a research subset (delta_presence) is cut from the rows"
     return solver.snapshot_refusal(spec.algorithm.options)
 
 

@@ -121,6 +121,15 @@ class PrivacyModel(ABC):
         """The smallest equivalence class that can satisfy the model (k for k-anonymity; 1 when any can)."""
         return 1
 
+    @property
+    def research_subset_column(self) -> Hashable | None:
+        """The column flagging the research subset when the model publishes only it (δ-presence); else ``None``.
+
+        An anonymizer tagged ``research_subset`` then judges every other model on the subset's
+        rows and publishes only them (issue 30); the others refuse such a model.
+        """
+        return None
+
     def validate_against(self, table: pd.DataFrame) -> None:
         """Fail before any work when the model cannot apply to ``table`` (missing column, k above the rows …).
 
