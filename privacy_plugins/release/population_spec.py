@@ -88,7 +88,7 @@ class PopulationSpec:
             raise ConfigurationError(f"unknown key {unknown[0]!r} in population. Allowed: {list(cls.KEYS)}")
         values: dict[str, Any] = dict(value)
         table = values.get("table")
-        if isinstance(table, str) and _looks_like_file(table):
+        if isinstance(table, str) and (_looks_like_file(table) or (base / table).is_file()):
             values["table"] = (base / table).resolve()
         try:
             return cls(**values)
@@ -140,7 +140,7 @@ class PopulationSpec:
         try:
             if isinstance(self.table, Path):
                 return read_table(self.table)
-            return read_named_table(str(self.table))  # type: ignore[no-any-return]
+            return read_named_table(str(self.table))
         except (OSError, ConfigurationError) as exc:
             raise ConfigurationError(f"population.table {str(self.table)!r}: {str(exc).splitlines()[0]}") from None
 
@@ -168,7 +168,7 @@ def population_table(spec: Any, name: str) -> pd.DataFrame:
         if missing:
             raise ConfigurationError(f"lacks column(s) {missing}")
         keys: list[Any] = [sa.column(q) for q in spec.quasi_identifiers]
-        total = sa.func.sum(sa.column(population.count_column)).label(population.count_column)
+        total: Any = sa.func.sum(sa.column(population.count_column)).label(population.count_column)
         query = sa.select(*keys, total).select_from(table.selectable).group_by(*keys)
         with table.transaction() as connection:
             rows = connection.execute(query).fetchall()
