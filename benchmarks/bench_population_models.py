@@ -86,9 +86,7 @@ def main() -> int:
         if name.startswith("k-map"):
             exact = KMap(args.k * 10, population="census").with_population_frame(census).with_hierarchies(hierarchies)
             verdict = measure(result.table, quasi_identifiers=qis, models=[exact]).results["k_map"]
-            print(
-                f"  exact check on the census: {verdict.passed} (smallest class maps to {verdict.observed:g} people)"
-            )
+            print(f"  exact check on the census: {verdict.passed} (smallest class maps to {verdict.observed:g} people)")
         print(
             f"{name}: rows {len(frame):,}; optimal {opt_levels} NCP {float(opt_ncp):.6f} ({opt_s:.1f}s) | exhaustive "
             f"{ex_levels} NCP {float(ex_ncp):.6f} ({ex_s:.1f}s) | {'SAME' if same else 'DIFFERENT'}; published "
