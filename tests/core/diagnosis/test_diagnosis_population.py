@@ -97,3 +97,15 @@ def test_a_weighted_snapshot_has_the_tables_population_risk() -> None:
 def test_without_a_population_model_there_is_no_section() -> None:
     diagnosis = diagnose(SAMPLE, quasi_identifiers=QIS, k=2)
     assert diagnosis.population is None and diagnosis.to_dict()["population"] is None
+
+
+def test_the_subset_bound_keeps_the_smallest_subsets_and_the_candidates_and_says_how_many_were_left() -> None:
+    from privacy_plugins.core.diagnosis.population_section import diagnose_population
+    from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice
+
+    lattice = SubsetLattice(SAMPLE, QIS, k=2)
+    found = diagnose_population(
+        SAMPLE, lattice, range(1, 8), PopulationModel(sampling_fraction=0.5), counts=None, threshold=0.2, max_subsets=3
+    )
+    assert [names for names, _ in found.by_subset] == [("age",), ("sex",), tuple(QIS)]
+    assert found.subsets_left_out == 4 and found.to_dict()["subsets_left_out"] == 4
