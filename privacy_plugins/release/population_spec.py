@@ -157,9 +157,10 @@ def population_table(spec: Any, name: str) -> pd.DataFrame:
     import sqlalchemy as sa
 
     from privacy_plugins.engines.sql import SqlTable, database_message, frame_from_rows
-    from privacy_plugins.release.source_table import _source_engine
+    from privacy_plugins.release.destination.sql import transactional_engine
+    from privacy_plugins.release.sources import source_url
 
-    engine = _source_engine(spec)
+    engine = transactional_engine(source_url(spec.source))
     try:
         table = SqlTable.from_table(engine, name)
         population = spec.population
