@@ -68,6 +68,9 @@ def account_for_columns(spec: ReleaseSpec, columns: Sequence[str]) -> dict[str, 
         raise UnknownColumnError(
             f"pseudonymize.columns not found in table: {missing!r}; available: {sorted(present)!r}"
         )
+    weights = spec.population.weights if spec.population is not None else None
+    if weights is not None and weights not in present:
+        raise UnknownColumnError(f"population.weights {weights!r} not found in table; available: {sorted(present)!r}")
     unlisted = [str(c) for c in columns if str(c) not in listed]
     if unlisted and spec.unlisted_columns != "drop":
         raise ConfigurationError(

@@ -121,6 +121,7 @@ def test_a_weights_column_gets_a_role_and_weights_the_diagnosis(tmp_path: Path) 
         (None, [LISTED[0], LISTED[2]], "k_map needs a population"),
         ({"weights": "w"}, LISTED[:2], "population_uniqueness needs a sampling fraction or a population size"),
         ({"size": 5000}, LISTED, "k_map cannot use population.size"),
+        ({"weights": "nope"}, LISTED[:1], "population.weights 'nope' not found in table"),
     ],
 )
 def test_bad_population_blocks_exit_2_with_one_line(
