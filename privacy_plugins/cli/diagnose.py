@@ -30,9 +30,7 @@ from privacy_plugins.core.diagnosis import (
     diagnose,
 )
 from privacy_plugins.core.io import read_table
-from privacy_plugins.core.metrics.population import population_risk
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
-from privacy_plugins.core.partition import EquivalenceClasses
 
 __all__ = ["add_diagnose_parser", "format_diagnosis"]
 
@@ -208,12 +206,11 @@ def _run_diagnose(args: argparse.Namespace) -> int:
         msu_max_size=args.msu_max_size,
         dis_fraction=args.dis_fraction,
         direct_identifiers=True,
+        population=population_model(args),
     )
     out = diagnosis.to_dict()
-    population = population_model(args)
-    if population is not None:
-        classes = EquivalenceClasses.from_frame(frame, args.quasi_identifiers)
-        out["population_risk"] = population_risk(classes, population, threshold=args.risk_threshold).to_dict()
+    if diagnosis.population is not None:
+        out["population_risk"] = diagnosis.population.candidates.to_dict()
     data = json.dumps(out, indent=2)
     html = None
     if args.html_path is not None:

@@ -16,6 +16,7 @@ from privacy_plugins.engines.full_domain_in_engine import (
     measure_in_engine,
 )
 from privacy_plugins.engines.pandas_engine import PandasTable, classes_from_pandas
+from privacy_plugins.engines.population_join import JoinedSizes, k_map_in_engine, population_risk_in_engine
 from privacy_plugins.engines.spark import SparkTable, classes_from_spark
 from privacy_plugins.engines.sql import SqlTable, classes_from_sql
 
@@ -25,6 +26,7 @@ __all__ = [
     "ApplyMethod",
     "EngineAnonymization",
     "EngineTable",
+    "JoinedSizes",
     "PandasTable",
     "SparkTable",
     "SqlTable",
@@ -34,5 +36,7 @@ __all__ = [
     "classes_from_spark",
     "classes_from_sql",
     "engine_snapshot",
+    "k_map_in_engine",
     "measure_in_engine",
+    "population_risk_in_engine",
 ]

@@ -8,7 +8,7 @@ stored or read.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import pandas as pd
 
@@ -45,6 +45,14 @@ class EngineTable(Protocol):
 
     def group_counts(self, columns: Sequence[str]) -> pd.DataFrame:
         """``columns`` + ``COUNT_COLUMN``: one row per distinct combination (one GROUP BY in the engine)."""
+        ...
+
+    def population_join(self, population: EngineTable, quasi_identifiers: Sequence[str], count_column: str) -> Any:
+        """Per class of ``quasi_identifiers``: its records and the people of ``population`` with its values.
+
+        ``population`` is a table of counts in the same engine; the GROUP BYs and the join run in
+        the engine and only a :class:`~privacy_plugins.engines.population_join.JoinedSizes` returns.
+        """
         ...
 
     def generalized(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -58,6 +59,12 @@ class PandasTable(EngineTable):
             joined = out.merge(flags, how="left", on=list(suppressed.columns), sort=False)
             out = out.loc[joined[marker].isna().to_numpy()]
         return PandasTable(out.reset_index(drop=True))
+
+    def population_join(self, population: EngineTable, quasi_identifiers: Sequence[str], count_column: str) -> Any:
+        """Class sizes joined with a population table's counts (:mod:`~privacy_plugins.engines.population_join`)."""
+        from privacy_plugins.engines.population_join import population_join_pandas
+
+        return population_join_pandas(self.frame, population.to_pandas(), quasi_identifiers, count_column)
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:
         """Slices of the frame."""

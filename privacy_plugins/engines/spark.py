@@ -12,6 +12,7 @@ from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns, classes_from_aggregates
 from privacy_plugins.engines.base import ApplyMethod, EngineTable
 from privacy_plugins.engines.spark_session import is_spark_path, spark_session
+from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["SparkTable", "classes_from_spark", "open_spark_table"]
 
@@ -76,6 +77,14 @@ class SparkTable(EngineTable):
     def group_counts(self, columns: Sequence[str]) -> pd.DataFrame:
         """One ``groupBy().count()`` on the cluster."""
         return _group_counts(self.frame, columns)
+
+    def population_join(self, population: EngineTable, quasi_identifiers: Sequence[str], count_column: str) -> Any:
+        """Class sizes joined with a Spark population table's counts, on the cluster (only sizes collected)."""
+        from privacy_plugins.engines.population_join import population_join_spark
+
+        if not isinstance(population, SparkTable):
+            raise ConfigurationError("the population table must be a Spark table too (the join runs on the cluster)")
+        return population_join_spark(self.frame, population.frame, quasi_identifiers, count_column)
 
     def _generalize(
         self, keep: Sequence[str], mappings: Mapping[str, pd.DataFrame], suppressed: pd.DataFrame, method: ApplyMethod

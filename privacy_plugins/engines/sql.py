@@ -232,6 +232,17 @@ class SqlTable(EngineTable):
         with self.transaction() as connection:
             return group_counts_sql(connection, self.selectable, columns)
 
+    def population_join(self, population: EngineTable, quasi_identifiers: Sequence[str], count_column: str) -> Any:
+        """Class sizes joined with a population table of the same database, in one statement (only sizes return)."""
+        from privacy_plugins.engines.population_join import population_join_sql
+
+        if not isinstance(population, SqlTable) or population.engine.url != self.engine.url:
+            raise ConfigurationError("the population table must be in the same database (the join runs there)")
+        with self.transaction() as connection:
+            return population_join_sql(
+                connection, self.selectable, population.selectable, quasi_identifiers, count_column
+            )
+
     @contextmanager
     def transaction(self) -> Iterator[sa.Connection]:
         """A connection in a transaction, committed when the block succeeds: the pinned one once helpers exist."""

@@ -130,6 +130,8 @@ class Candidate(RunArtifact):
     staging_table: str = dataclasses.field(default="", kw_only=True)
     #: Rows staged per part (``{"table": n}`` or ``{"qit": n, "st": m}``; marked rows included).
     staged_rows: dict[str, int] = dataclasses.field(default_factory=dict, kw_only=True)
+    #: Input rows outside the research subset a δ-presence release publishes (issue 30): in = out + suppressed + this.
+    out_of_scope: int = dataclasses.field(default=0, kw_only=True)
     #: The columns the anonymize step staged, per part (``"table"``, or ``"qit"`` and ``"st"``).
     #: Publishing refuses any other column set (:mod:`.written_columns`).
     columns: dict[str, list[str]] = dataclasses.field(default_factory=dict, kw_only=True)
@@ -221,6 +223,7 @@ class Solved:
     report: Mapping[str, Any]
     engine: str
     group_column: str = ""
+    out_of_scope: int = 0  # rows outside a δ-presence release's research subset (issue 30)
 
 
 def write_parquet(frame: pd.DataFrame, path: Path) -> str:

@@ -46,10 +46,11 @@ def listed_roles(spec: ReleaseSpec) -> dict[str, str]:
         model_columns.append(spec.requirements.bound_column)
     pseudonyms = spec.pseudonymize.columns if spec.pseudonymize is not None else ()
     shift = spec.pseudonymize.shift_dates if spec.pseudonymize is not None else None
+    weights = [spec.population.weights] if spec.population is not None and spec.population.weights else []
     for role, columns in (
         ("date_shifted", shift.columns if shift is not None else ()),
         ("model", model_columns),
-        ("insensitive", spec.insensitive),
+        ("insensitive", [*spec.insensitive, *weights]),  # population weights: published unchanged
         ("pseudonym", pseudonyms),
         ("identifier", spec.identifiers),
         ("sensitive", spec.sensitive_attributes),
@@ -75,6 +76,9 @@ def account_for_columns(spec: ReleaseSpec, columns: Sequence[str]) -> dict[str, 
         missing = [c for c in keyed if c not in present]
         if missing:
             raise UnknownColumnError(f"{setting} not found in table: {missing!r}; available: {sorted(present)!r}")
+    weights = spec.population.weights if spec.population is not None else None
+    if weights is not None and weights not in present:
+        raise UnknownColumnError(f"population.weights {weights!r} not found in table; available: {sorted(present)!r}")
     unlisted = [str(c) for c in columns if str(c) not in listed]
     if unlisted and spec.unlisted_columns != "drop":
         raise ConfigurationError(

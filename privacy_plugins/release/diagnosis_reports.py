@@ -11,7 +11,9 @@ import pandas as pd
 
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.models import bind_hierarchies
+from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.artifacts import DiagnosisSummary
+from privacy_plugins.release.population_spec import population_table
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.spec import ReleaseSpec
 
@@ -35,23 +37,29 @@ def write_diagnosis(
     requirements = spec.requirements
     sensitive = list(spec.sensitive_attributes)
     records = len(frame) if weights is None else int(frame[weights].sum())
-    diagnosis = diagnose(
-        frame,
-        quasi_identifiers=list(spec.quasi_identifiers),
-        sensitive_attributes=sensitive,
-        k=min(requirements.k, records) if requirements.k is not None else None,
-        l=requirements.l if sensitive else None,
-        l_variant=requirements.l_variant,  # type: ignore[arg-type]
-        c=requirements.c if requirements.l_variant == "recursive" else None,
-        models=[  # the listed models that have borders (monotone over quasi-identifier subsets)
-            m
-            for m in bind_hierarchies(requirements.listed, spec.sensitive_hierarchies())
-            if m.is_monotonic(with_suppression=False)
-        ],
-        suppression_limit=requirements.suppression_limit,
-        progress=StepProgress("diagnose", "subsets measured", on_progress),
-        weights=weights,
-    )
+    try:
+        diagnosis = diagnose(
+            frame,
+            quasi_identifiers=list(spec.quasi_identifiers),
+            sensitive_attributes=sensitive,
+            k=min(requirements.k, records) if requirements.k is not None else None,
+            l=requirements.l if sensitive else None,
+            l_variant=requirements.l_variant,  # type: ignore[arg-type]
+            c=requirements.c if requirements.l_variant == "recursive" else None,
+            models=[  # the listed models that have borders (monotone over quasi-identifier subsets)
+                m.with_release_population(None if spec.population is None else spec.population.setting())
+                for m in bind_hierarchies(requirements.listed, spec.sensitive_hierarchies())
+                if m.is_monotonic(with_suppression=False)
+            ],
+            suppression_limit=requirements.suppression_limit,
+            progress=StepProgress("diagnose", "subsets measured", on_progress),
+            weights=weights,
+            population=None if spec.population is None else spec.population.model(lambda t: population_table(spec, t)),
+        )
+    except ConfigurationError as exc:  # a population that misses the sample: name the setting
+        if spec.population is None or not str(exc).startswith(("population_table", "population_size")):
+            raise
+        raise ConfigurationError(f"{spec.population.setting().given()}: {exc}") from None
     diagnosis = dataclasses.replace(diagnosis, direct_identifiers=tuple(dict(f) for f in flagged))
     if diagnosis.mode_reason is not None:
         LOGGER.info("diagnose: level-wise up to the borders: %s", diagnosis.mode_reason)

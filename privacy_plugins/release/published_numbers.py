@@ -39,7 +39,12 @@ def measure_published(spec: ReleaseSpec, frame: pd.DataFrame) -> dict[str, Any]:
 
 def measure_classes(spec: ReleaseSpec, classes: EquivalenceClasses, *, rows: int, columns: list[str]) -> dict[str, Any]:
     """:func:`measure_published` from the classes (records or a GROUP BY inside the database) and the columns."""
-    results = {check_name(model): model.evaluate(classes) for model in spec.models()}
+    results = {
+        check_name(model): model.evaluate(classes)
+        for model in spec.models()
+        # δ-presence is measured on the population, which a published research subset is not (issue 30)
+        if model.research_subset_column is None or str(model.research_subset_column) in columns
+    }
     return numbers_from_results(spec, results, rows=rows, classes=int(classes.n_classes), columns=columns)
 
 

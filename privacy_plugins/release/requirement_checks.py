@@ -10,9 +10,11 @@ are counted among the staged rows and measured as the class they form.
 from __future__ import annotations
 
 from collections.abc import Container, Hashable
+from pathlib import Path
 
 from privacy_plugins.core.models import PrivacyModel, check_name
 from privacy_plugins.core.models.base import ModelResult
+from privacy_plugins.core.results import ClassViolations
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
 from privacy_plugins.release.identifier_gate import identifier_check
@@ -38,7 +40,8 @@ def candidate_checks(
     marked = spec.algorithm.option("suppressed_rows") == "mark"
     expected_rows = candidate.rows_out + (candidate.suppressed if marked else 0)
     accounted = (
-        loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed and measured.rows == expected_rows
+        loaded_rows == candidate.rows_in == candidate.rows_out + candidate.suppressed + candidate.out_of_scope
+        and measured.rows == expected_rows
     )
     published = f"{candidate.rows_out} published" + (f" + {candidate.suppressed} marked" if marked else "")
     joined = "; each QIT row joins exactly one ST group" if len(measured.written) > 1 else ""
@@ -55,12 +58,19 @@ def candidate_checks(
     )
     checks.append(identifier_check(spec, candidate))  # a flagged QI left unchanged (issue 27)
     models = spec.models()
-    return checks + model_checks(models, [_evaluate(spec, model, measured, tables) for model in models])
+    return checks + model_checks(models, [_evaluate(spec, model, measured, tables, candidate) for model in models])
 
 
 def _evaluate(
-    spec: ReleaseSpec, model: PrivacyModel, measured: StagedMeasure, tables: JudgedTables | None
+    spec: ReleaseSpec,
+    model: PrivacyModel,
+    measured: StagedMeasure,
+    tables: JudgedTables | None,
+    candidate: Candidate | None = None,
 ) -> ModelResult:
+    subset = model.research_subset_column
+    if subset is not None and str(subset) not in measured.columns and candidate is not None:
+        return verified_on_the_population(model, candidate)  # issue 30: the candidate holds the subset only
     if not model.judged_on_tables:
         return model.evaluate(measured.classes)
     if tables is None:
@@ -106,7 +116,9 @@ def accounting_checks(
             float(observed_rows),
             float(expected_rows),
             f"{loaded_rows} loaded, {candidate.rows_in} in = {candidate.rows_out} kept + "
-            f"{candidate.suppressed} suppressed; {where}",
+            f"{candidate.suppressed} suppressed"
+            + (f" + {candidate.out_of_scope} out of scope" if candidate.out_of_scope else "")
+            + f"; {where}",
             name="row_accounting",
         ),
         RequirementCheck(
@@ -136,3 +148,31 @@ def model_checks(models: list[PrivacyModel], results: list[ModelResult]) -> list
             )
         )
     return checks
+
+
+def verified_on_the_population(model: PrivacyModel, candidate: Candidate) -> ModelResult:
+    """A research-subset model's verdict from the core's re-check of the whole generalized table (issue 30).
+
+    δ-presence is measured on the population (the whole table, generalized and suppressed as
+    published), while the staged candidate holds the research subset alone: the anonymize step's
+    ``verify`` measured it there (anonymization.json), and its result is the check. Missing, it fails.
+    """
+    import json
+
+    report = json.loads(Path(candidate.report_path).read_text(encoding="utf-8"))
+    for found in report.get("models", []):
+        if found.get("model") == str(model):
+            violations = found["violations"]
+            return ModelResult(
+                model=str(model),
+                passed=bool(found["passed"]),
+                observed=float(found["observed"]),
+                threshold=float(found["threshold"]),
+                violations=ClassViolations(
+                    target=str(violations["target"]),
+                    classes=int(violations["classes"]),
+                    records=int(violations["records"]),
+                    size_histogram={int(k): int(v) for k, v in violations["size_histogram"].items()},
+                ),
+            )
+    raise ConfigurationError(f"{model} was not measured on the population by the anonymize step; nothing is published")

@@ -67,6 +67,8 @@ def pushdown_reason(spec: ReleaseSpec) -> str | None:
         return f"algorithm {spec.algorithm.name!r} recodes locally and needs the rows"
     if spec.pseudonymize is not None:
         return "pseudonymize: the tokens are computed in memory"
+    if any(model.research_subset_column is not None for model in spec.models()):  # issue 30: δ-presence
+        return "a research subset (delta_presence) is cut from the rows"
     return solver.snapshot_refusal(spec.algorithm.options)
 
 
@@ -122,6 +124,8 @@ def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
         _check_staging_name(spec, source, run_id)
         # The sensitive attributes too, even when no requirement reads them: the diagnosis measures their l.
         others = dict.fromkeys([*model_columns(models, qis), *map(str, spec.sensitive_attributes)])
+        if spec.population is not None and spec.population.weights is not None:  # the diagnosis weights by it
+            others[spec.population.weights] = None
         flagged = flag_in_engine(spec, source, roles)  # sampled by the engine
         raw = source.group_counts([*qis, *others])
         where = source_name(spec, source)

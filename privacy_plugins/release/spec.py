@@ -49,6 +49,7 @@ from privacy_plugins.engines.spark_session import check_spark_settings, is_spark
 from privacy_plugins.errors import ConfigurationError, HierarchyError
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.history_spec import HistorySpec
+from privacy_plugins.release.population_spec import PopulationSpec
 from privacy_plugins.release.pseudonym_keys import PseudonymizeSpec
 from privacy_plugins.release.working_names import check_destination_table
 
@@ -603,6 +604,7 @@ class ReleaseSpec:
     unlisted_columns: str = "refuse"  # or "drop": unlisted source columns are dropped and reported by name
     pseudonymize: PseudonymizeSpec | None = None
     acknowledged_identifiers: tuple[str, ...] = ()  # detected identifiers the spec publishes unchanged on purpose
+    population: PopulationSpec | None = None  # issue 30: one population model for the release
 
     KEYS = (
         "name",
@@ -621,6 +623,7 @@ class ReleaseSpec:
         "unlisted_columns",
         "pseudonymize",
         "acknowledged_identifiers",
+        "population",
     )
 
     def __post_init__(self) -> None:
@@ -642,6 +645,7 @@ class ReleaseSpec:
             check_model_roles(self.requirements.models(self.sensitive_attributes), self.roles)
         except ConfigurationError as exc:
             raise ConfigurationError(f"requirements: {exc}") from None
+        self._check_population()
         # A release checks every requirement on the whole published table: refuse now what the algorithm
         # declares it can never promise, instead of failing the check after the whole pipeline ran.
         refusal = tags_of(get_anonymizer(self.algorithm.name)).supported_models.refusal(
@@ -683,6 +687,22 @@ class ReleaseSpec:
         if self.history.explicit:
             raise ConfigurationError(f"history: {why}; set history: off")
         object.__setattr__(self, "history", HistorySpec(enabled=False))
+
+    def _check_population(self) -> None:
+        """Every population model gets a population (its own or the block's); the block fits the source."""
+        setting = None if self.population is None else self.population.setting()
+        for model in self.requirements.models(self.sensitive_attributes):
+            try:
+                model.with_release_population(setting)
+            except ConfigurationError as exc:
+                raise ConfigurationError(f"requirements: {exc}") from None
+        if self.population is None:
+            return
+        source = self.source
+        self.population.check_source(database=any(x is not None for x in (source.url, source.conn_id, source.duckdb)))
+        weights = self.population.weights
+        if weights is not None and weights in set(self.roles.named_columns) - set(self.insensitive):
+            raise ConfigurationError(f"population.weights {weights!r} already has another role in the spec")
 
     def _check_column_roles(self) -> None:
         """``unlisted_columns`` is refuse or drop; a pseudonym column has no other role (issue 27)."""
@@ -743,6 +763,8 @@ class ReleaseSpec:
         listed_columns = sorted({str(c) for m in self.requirements.listed for c in m.columns})
         if listed_columns:  # a listed model's own columns (a bound column …) are read from the source too
             described["model_columns"] = listed_columns
+        if self.population is not None and self.population.weights is not None:
+            described["population_weights"] = self.population.weights
         if self.insensitive or self.unlisted_columns != "refuse" or self.pseudonymize is not None:
             described["insensitive"] = list(self.insensitive)
             described["unlisted_columns"] = self.unlisted_columns
@@ -757,7 +779,9 @@ class ReleaseSpec:
         (personalized leakage over a generalized sensitive column) gets it here, so none
         of them can under-count. t-closeness's ``auto`` distance is resolved on the data.
         """
-        return bind_hierarchies(self.requirements.models(self.sensitive_attributes), self.sensitive_hierarchies())
+        setting = None if self.population is None else self.population.setting()
+        models = [m.with_release_population(setting) for m in self.requirements.models(self.sensitive_attributes)]
+        return bind_hierarchies(models, self.sensitive_hierarchies())
 
     def sensitive_hierarchies(self) -> dict[Hashable, Hierarchy]:
         """The hierarchy of every sensitive attribute the spec gives one (data-free builders only).
@@ -866,6 +890,7 @@ class ReleaseSpec:
                 unlisted_columns=str(data.get("unlisted_columns", "refuse")),
                 pseudonymize=PseudonymizeSpec.from_value(data.get("pseudonymize")),
                 acknowledged_identifiers=_columns("acknowledged_identifiers", data.get("acknowledged_identifiers")),
+                population=PopulationSpec.from_value(data.get("population"), base=base),
             )
         except TypeError as exc:
             raise ConfigurationError(f"bad value in the release spec: {exc}") from exc

@@ -283,7 +283,10 @@ def measure_staged(spec: ReleaseSpec, connection: Any, selectable: Any) -> Stage
 def _grouped(spec: ReleaseSpec) -> list[str]:
     """The QIs, the models' columns and every sensitive attribute (the metadata reports the l and t of each)."""
     qis = list(spec.quasi_identifiers)
-    return list(dict.fromkeys([*qis, *model_columns(spec.models(), qis), *map(str, spec.sensitive_attributes)]))
+    models = spec.models()
+    cut = {str(m.research_subset_column) for m in models if m.research_subset_column is not None}  # not published
+    grouped = [*qis, *model_columns(models, qis), *map(str, spec.sensitive_attributes)]
+    return [column for column in dict.fromkeys(grouped) if column not in cut]
 
 
 def measure_table(spec: ReleaseSpec, table: EngineTable) -> StagedMeasure:

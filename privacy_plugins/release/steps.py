@@ -251,6 +251,7 @@ def anonymize_step(
         rows_in=solved.rows_in,
         rows_out=solved.rows_out,
         suppressed=solved.suppressed,
+        out_of_scope=solved.out_of_scope,
         dropped_identifiers=list(loaded.dropped_identifiers),
         ncp=solved.ncp,
         run_id=run,
@@ -310,6 +311,7 @@ def _solved_in_memory(
         report=result.to_dict(),
         engine="pandas",
         group_column=result.linked.group_column if result.linked is not None else "",
+        out_of_scope=result.out_of_scope,
     )
 
 

@@ -14,6 +14,7 @@ from html import escape
 from privacy_plugins._version import __version__
 from privacy_plugins.core.diagnosis import Borders, PrivacyDiagnosis, SubsetFinding
 from privacy_plugins.report import plots
+from privacy_plugins.report.risk_plots import population_section
 
 __all__ = ["render_diagnosis_html"]
 
@@ -255,6 +256,7 @@ def render_diagnosis_html(diagnosis: PrivacyDiagnosis) -> str:
         _direct_identifier_section(diagnosis),
         _quasi_identifier_section(diagnosis),
         _special_uniques_section(diagnosis),
+        population_section(diagnosis),  # issue 30: only with a population model
         _border_section(diagnosis, diagnosis.k_borders, lattice=True),
         *(_border_section(diagnosis, b, lattice=False) for b in diagnosis.model_borders),
         "<h2>k and l by subset size</h2>",

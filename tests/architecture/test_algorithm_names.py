@@ -61,6 +61,7 @@ PROBED = frozenset(
         "supported_models",
         "partial_scope",
         "suppresses",
+        "research_subset",
         "solve_snapshot",
         "snapshot_refusal",
         "protected_models",

@@ -38,3 +38,23 @@ def test_demo_census_same_release_on_spark(spark, census, method: str) -> None:
 def test_adult_sample_same_release_on_spark(spark, adult_sample) -> None:
     frame, problem = adult_sample
     assert_same_release(to_spark(spark, frame), frame, method="join", **problem)
+
+
+def test_the_population_join_on_spark_equals_the_pandas_path(spark) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30: both GROUP BYs and the null-safe join run on the cluster; only class sizes are collected."""
+    from test_population_join import QIS, close, reference, tables
+
+    from privacy_plugins.engines import population_risk_in_engine
+
+    sample, population = tables()
+
+    def to_spark(frame: pd.DataFrame, schema: str) -> SparkTable:
+        rows = [tuple(None if pd.isna(v) else v for v in row) for row in frame.itertuples(index=False)]
+        return SparkTable(spark.createDataFrame(rows, schema=schema))
+
+    table = to_spark(sample, "age bigint, sex string, zip string")
+    census = to_spark(population, "age bigint, sex string, zip string, count bigint")
+    close(
+        population_risk_in_engine(table, census, quasi_identifiers=QIS).to_dict(),
+        reference(sample, population).to_dict(),
+    )

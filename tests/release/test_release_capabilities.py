@@ -24,6 +24,7 @@ from privacy_plugins.core.anonymize.registry import ALL_MODEL_KINDS
 from privacy_plugins.core.models import MODEL_REGISTRY
 from privacy_plugins.errors import ConfigurationError, PrivacyRiskWarning
 from privacy_plugins.release import ReleaseSpec
+from privacy_plugins.release.spec import Requirements
 from privacy_plugins.release.steps import anonymize_step, check_step, load_step
 
 #: One requirement per model kind, each one the raw table below does not meet.
@@ -112,7 +113,9 @@ def test_a_declared_promise_is_kept_and_an_undeclared_one_refused_on_load(
     tmp_path: Path, algorithm: str, kind: str
 ) -> None:
     data = _spec_data(tmp_path, algorithm, kind)
-    if kind not in tags_of(get_anonymizer(algorithm)).supported_models.promises:
+    models = Requirements.from_value(data["requirements"]).models(("disease",))
+    # undeclared: the kind is not promised, or (issue 30) it publishes a research subset the algorithm cannot cut
+    if tags_of(get_anonymizer(algorithm)).supported_models.refusal(models) is not None:
         with pytest.raises(ConfigurationError, match=rf"^algorithm.name {algorithm!r} cannot promise {kind} "):
             ReleaseSpec.from_dict(data)
         return

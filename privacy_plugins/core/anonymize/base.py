@@ -210,7 +210,7 @@ class AnonymizationResult:
         quasi_identifiers: the anonymized columns.
         rows_in: records in the input.
         rows_out: records published (not suppressed).
-        suppressed: records suppressed; ``rows_in == rows_out + suppressed``.
+        suppressed: records suppressed; ``rows_in == rows_out + suppressed + out_of_scope``.
         dropped_identifiers: identifier columns removed from the output.
         utility: information-loss metrics of the output.
         models: every requested model re-measured on the published rows.
@@ -219,6 +219,8 @@ class AnonymizationResult:
         seconds: wall time of the anonymization.
         details: algorithm-specific facts, e.g. :class:`LatticeDetails`.
         linked: Anatomy: the sensitive table linked to ``table`` by a group id (``None`` otherwise).
+        out_of_scope: input records outside the research subset a δ-presence release publishes
+            (never published; 0 without one; issue 30).
     """
 
     algorithm: str
@@ -235,6 +237,7 @@ class AnonymizationResult:
     seconds: float = 0.0
     details: AnonymizationDetails = field(default_factory=AnonymizationDetails)
     linked: LinkedTable | None = None
+    out_of_scope: int = 0
 
     @property
     def passed(self) -> bool:
@@ -250,6 +253,7 @@ class AnonymizationResult:
             "rows_in": self.rows_in,
             "rows_out": self.rows_out,
             "suppressed": self.suppressed,
+            "out_of_scope": self.out_of_scope,
             "dropped_identifiers": list(self.dropped_identifiers),
             **{name: getattr(self.utility, name) for name in ("ncp", "lm", "discernibility", "c_avg")},
             "height": self.utility.height,

@@ -260,7 +260,7 @@ class FullDomainAnonymizer:
     #: Checks every model on each candidate, so it can promise any of them (the release spec reads this);
     #: the search needs only the weighted snapshot, so a release can run it inside the database.
     tags: ClassVar[AnonymizerTags] = AnonymizerTags(
-        works_on_snapshot=True, searches_lattice=True, needs_hierarchies=True
+        works_on_snapshot=True, searches_lattice=True, needs_hierarchies=True, research_subset=True
     )
     search: str = "optimal"
     options: tuple[AnonymizerOption, ...] = (
@@ -306,6 +306,8 @@ class FullDomainAnonymizer:
             InfeasibleAnonymizationError: no node satisfies the models within the limit.
         """
         refusal = self.snapshot_refusal({"suppressed_rows": suppressed_rows})
+        if refusal is None and any(m.research_subset_column is not None for m in models):
+            refusal = "a research subset (δ-presence publishes its flagged rows only, cut from the rows)"
         if refusal is not None:
             raise ConfigurationError(f"{self.search} cannot solve a snapshot with {refusal}")
         check_fraction(suppression_limit, name="suppression_limit")

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationRequest, AnonymizationResult, AnonymizedTable, verify
+from privacy_plugins.core.anonymize.research_scope import published_subset, research_subset_request
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import EVERY_MODEL_KIND, PrivacyModel, bind_hierarchies
@@ -152,6 +153,7 @@ class ModelSupport:
     needs_one_of: frozenset[str] = frozenset()
     one_sensitive_attribute: bool = False
     why: str = ""
+    research_subset: bool = False  # set from the tags' ``research_subset`` (AnonymizerTags does it)
 
     def refusal(self, models: Sequence[PrivacyModel]) -> str | None:
         """Why these models cannot be promised together (``None`` when they can)."""
@@ -161,6 +163,11 @@ class ModelSupport:
                 continue
             if model.config_name not in self.promises:
                 return f"cannot promise {model.config_name or type(model).__name__} ({model}){because}"
+            if model.research_subset_column is not None and not self.research_subset:
+                return (
+                    f"cannot promise {model.config_name} ({model}): it does not publish a research subset alone "
+                    "(its tags do not declare research_subset; the full-domain searches do)"
+                )
         if self.needs_one_of and not any(model.config_name in self.needs_one_of for model in models):
             *others, last = sorted(self.needs_one_of)
             return f"needs a {', '.join(others) + ' or ' if others else ''}{last} model{because}"
@@ -193,6 +200,11 @@ class AnonymizerTags:
             says which models its output meets: the anonymizer is then a
             :class:`PartialScopeAnonymizer` (``protected_models``), and the re-check measures those.
         suppresses: it may suppress records (within ``suppression_limit``); ``False``: never.
+        research_subset: it honours a model's research subset (δ-presence's ``subset_column``,
+            :attr:`PrivacyModel.research_subset_column`): it searches the whole table (the
+            population), judges every other model on the subset's rows only, and
+            :func:`anonymize` publishes the subset alone, without the flag (issue 30). An
+            anonymizer without it refuses such a model.
 
     Raises:
         ValueError: ``works_on_snapshot`` or ``searches_lattice`` without ``needs_hierarchies``
@@ -210,8 +222,13 @@ class AnonymizerTags:
     supported_models: ModelSupport = ModelSupport()
     partial_scope: bool = False
     suppresses: bool = True
+    research_subset: bool = False
 
     def __post_init__(self) -> None:
+        if self.research_subset != self.supported_models.research_subset:  # one declaration: the tag
+            object.__setattr__(
+                self, "supported_models", replace(self.supported_models, research_subset=self.research_subset)
+            )
         if (self.works_on_snapshot or self.searches_lattice) and not self.needs_hierarchies:
             raise ValueError(
                 "works_on_snapshot and searches_lattice need needs_hierarchies=True: a snapshot and a "
@@ -483,6 +500,7 @@ def anonymize(
         unlisted_columns=unlisted_columns,
     )
     chosen = _options(anonymizer, options)
+    request, subset_column = research_subset_request(request, anonymizer.name, tags_of(anonymizer).research_subset)
     output = anonymizer.run(request, **chosen)
     # An algorithm that protects only part of the table by design (sensitive-values) says
     # which models its output must meet instead; the re-check measures those.
@@ -493,6 +511,8 @@ def anonymize(
     derived = [column for model in request.models for column in model.derived_columns(request.table.iloc[:0])]
     if derived:  # computed from the raw QIs for the models: never published
         result = replace(result, table=result.table.drop(columns=[c for c in derived if c in result.table.columns]))
+    if subset_column is not None:
+        result = published_subset(result, output.released, request.table, subset_column)
     return result
 
 

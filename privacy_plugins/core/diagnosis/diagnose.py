@@ -30,6 +30,7 @@ import pandas as pd
 from privacy_plugins.core.diagnosis.budget import DEFAULT_MAX_COST, DEFAULT_TIME_BUDGET, DiagnosisBudget
 from privacy_plugins.core.diagnosis.criteria import check_border_model
 from privacy_plugins.core.diagnosis.findings import Borders
+from privacy_plugins.core.diagnosis.population_section import diagnose_population
 from privacy_plugins.core.diagnosis.result import PrivacyDiagnosis, rank_quasi_identifiers
 from privacy_plugins.core.diagnosis.search import DEFAULT_MAX_EVALUATIONS, levelwise_borders
 from privacy_plugins.core.diagnosis.special_uniques import (
@@ -42,6 +43,7 @@ from privacy_plugins.core.diagnosis.subset_lattice import SubsetLattice, lattice
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.identifiers import detect_identifiers
+from privacy_plugins.core.metrics.population import PopulationModel
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models import (
     KAnonymity,
@@ -147,6 +149,7 @@ def diagnose(
     msu_max_subsets: int = DEFAULT_MSU_MAX_SUBSETS,
     dis_fraction: float = DEFAULT_DIS_FRACTION,
     direct_identifiers: bool = False,
+    population: PopulationModel | None = None,
 ) -> PrivacyDiagnosis:
     """Diagnose the privacy risk of every subset of the candidate quasi-identifiers.
 
@@ -203,6 +206,10 @@ def diagnose(
         direct_identifiers: also flag every column that looks like a direct identifier
             (:func:`~privacy_plugins.core.identifiers.detect_identifiers`: category and counts,
             never a value); not with ``weights`` (a snapshot's rows are not the records).
+        population: what is known of the population the table samples (docs/population-risk.md):
+            adds ``population`` — journalist and marketer risk and population uniqueness of
+            every subset measured and of all candidates, and each attacker's record-risk
+            distribution (``None``: sample risk only).
 
     Returns:
         A :class:`PrivacyDiagnosis` (``.to_dict()`` for JSON; ``privacy_plugins.report.render`` for HTML).
@@ -299,6 +306,11 @@ def diagnose(
         )
     )
     full = lattice.full_mask
+    population_section = (
+        None
+        if population is None
+        else diagnose_population(table, lattice, lattice.findings, population, counts=counts, threshold=risk_threshold)
+    )
     return PrivacyDiagnosis(
         quasi_identifiers=lattice.attributes,
         sensitive_attributes=tuple(roles.sensitive_attributes),
@@ -321,6 +333,7 @@ def diagnose(
         mode_reason=mode_reason,
         special_uniques=special,
         direct_identifiers=_flagged(frame) if direct_identifiers else (),
+        population=population_section,
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from privacy_plugins.core.diagnosis.findings import Borders, QuasiIdentifierScore, SubsetFinding
+from privacy_plugins.core.diagnosis.population_section import PopulationDiagnosis
 from privacy_plugins.core.diagnosis.special_uniques import SpecialUniques
 from privacy_plugins.core.results import to_jsonable
 
@@ -71,6 +72,9 @@ class PrivacyDiagnosis:
             ``None`` when every subset was measured.
         special_uniques: the minimal sample uniques and SUDA scores of the records
             (``None`` when not searched); its ``bound_hit`` says when a bound cut the search.
+        population: risk beyond the sample under the population model given to :func:`diagnose`
+            (``None`` without one): per subset measured, for all candidates, and each attacker's
+            record-risk distribution.
     """
 
     quasi_identifiers: tuple[Hashable, ...]
@@ -95,6 +99,7 @@ class PrivacyDiagnosis:
     special_uniques: SpecialUniques | None = None
     #: Columns flagged as direct identifiers (``IdentifierFinding.to_dict()``: category, share, counts; no value).
     direct_identifiers: tuple[dict[str, Any], ...] = ()
+    population: PopulationDiagnosis | None = None
 
     @property
     def subsets_evaluated(self) -> int:
@@ -175,5 +180,6 @@ class PrivacyDiagnosis:
             "k_by_subset": [f.to_dict() for f in self.subsets] if self.exhaustive else None,
             "special_uniques": None if self.special_uniques is None else self.special_uniques.to_dict(),
             "direct_identifiers": [dict(f) for f in self.direct_identifiers],
+            "population": None if self.population is None else self.population.to_dict(),
         }
         return to_jsonable(out)

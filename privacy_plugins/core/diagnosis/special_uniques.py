@@ -15,7 +15,7 @@ candidate is never grouped, nor any superset. Everything per level is boolean ar
 over the records unique on all candidates — no loop over rows.
 
 Scores follow Elliot et al. as sdcMicro's ``suda2`` computes them (``original_scores=TRUE``),
-with M the number of candidates:
+with M the number of candidates, at least 3 (:data:`MIN_ATTRIBUTES`, below):
 
 * SUDA score of a record = Σ over its MSUs A of (M − |A|)!;
 * per-attribute contribution of a record = Σ over its MSUs containing the attribute of
@@ -27,8 +27,13 @@ with M the number of candidates:
   Q = 1 + (8 − M)/20 and S = Σ_r score_r^(−Q) over the records with a score:
   dis_r = 1 / (1 + (U/DIS − U) / (score_r^Q · S)) (0 without a score).
 
-sdcMicro pads a table of one or two key variables with constant columns (so M = 3
-there); here M is always the number of candidates.
+With one or two candidates M is 3, as in sdcMicro, which pads such a table with constant
+columns (they never single anybody out, so the MSUs are the same; only M changes). We follow
+it: with M = 2 the weights (M − |A|)! of a 1-attribute and a 2-attribute MSU would both be 1,
+so the score would no longer rank the smaller MSU as the riskier one, which is the point of
+the (M − |A|)! weights; with M = 3 they are 2 and 1 (and Q = 1.25), and our scores, DIS
+scores and contributions equal sdcMicro's on such tables too
+(tests/core/diagnosis/test_special_uniques.py::test_one_or_two_candidates_weigh_as_sdcmicros_padded_three).
 
 References:
     Elliot M. J., Manning A., Mayes K., Gurd J., Bane M. SUDA: A Program for Detecting
@@ -120,6 +125,9 @@ class SpecialUniques:
 
 _PER_RECORD = ("scores", "dis_scores", "contributions")
 
+#: The smallest M of the SUDA weights (M − |A|)! and of DIS's Q: sdcMicro's ``suda2`` pads to 3 key variables.
+MIN_ATTRIBUTES = 3
+
 
 def find_msus(
     lattice: SubsetLattice,
@@ -159,7 +167,7 @@ def find_msus(
     for size in range(1, min(max_size, d) + 1):
         level: dict[int, np.ndarray] = {}
         done: set[int] = set()
-        weight = float(math.factorial(d - size))
+        weight = float(math.factorial(max(d, MIN_ATTRIBUTES) - size))
         for mask in candidates_above(alive, d):  # apriori-gen: every subset one smaller still has candidates
             bits = bits_of(mask)
             candidates = _candidates(mask, alive)
@@ -247,7 +255,9 @@ def _report(
     total = float(score.sum())
     sizes = lattice.class_sizes(lattice.full_mask)
     pairs = 2 * int((sizes == 2).sum())
-    dis = _dis_scores(score, n_unique=unique_units.shape[0], pairs=pairs, fraction=dis_fraction, m=d)
+    dis = _dis_scores(
+        score, n_unique=unique_units.shape[0], pairs=pairs, fraction=dis_fraction, m=max(d, MIN_ATTRIBUTES)
+    )
     unit_score = np.zeros(lattice.n_units)
     unit_score[unique_units] = score
     unit_dis = np.zeros(lattice.n_units)

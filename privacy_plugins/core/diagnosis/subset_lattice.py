@@ -122,7 +122,9 @@ class SubsetLattice:
         self._weights = np.bincount(unit_of_row, weights=weights, minlength=n_units).astype(np.int64)
         self.n_rows = int(self._weights.sum())
         self._columns: list[Partition] = [(e.codes[first_row], e.cardinality) for e in qi_codes]
-        self._model_frame = frame[read].iloc[first_row].reset_index(drop=True)
+        # the QIs too: a model that looks classes up by their values (exact k-map) reads them
+        kept = list(dict.fromkeys([*read, *self.attributes]))
+        self._model_frame = frame[kept].iloc[first_row].reset_index(drop=True)
         # Shared by every subset's classes: each model column is encoded once.
         self._encodings: dict[tuple[Hashable, bool], EncodedColumn] = {
             (column, False): EncodedColumn(name=e.name, codes=e.codes[first_row], values=e.values)

@@ -31,6 +31,7 @@ References:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
@@ -48,8 +49,12 @@ from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
 __all__ = [
+    "ATTACKERS",
+    "RISK_INTERVAL_ENDS",
     "PopulationModel",
     "PopulationRisk",
+    "ReleasePopulation",
+    "attacker_risk_distributions",
     "population_class_sizes",
     "population_risk",
     "population_risk_from_sizes",
@@ -113,6 +118,31 @@ class PopulationModel:
         if size < sample_records:
             raise ConfigurationError(f"population_size {size} is smaller than the sample ({sample_records} records)")
         return size
+
+
+@dataclass(frozen=True)
+class ReleasePopulation:
+    """A release's population model as settings, before any data is read (the spec's ``population:`` block).
+
+    Exactly one of ``fraction`` (in (0, 1]), ``size`` (N), ``table`` (a population table: a
+    file path, or a table name in the source's database; its counts in ``count_column``) or
+    ``weights`` (a column of sampling weights). :meth:`PrivacyModel.with_release_population`
+    reads it; ``table_is_file`` says whether ``table`` names a file.
+    """
+
+    fraction: float | None = None
+    size: int | None = None
+    table: str | None = None
+    count_column: str = COUNT_COLUMN
+    weights: str | None = None
+    table_is_file: bool = True
+
+    def given(self) -> str:
+        """The setting given, as ``population.<key>`` (for messages)."""
+        for key in ("fraction", "size", "table", "weights"):
+            if getattr(self, key) is not None:
+                return f"population.{key}"
+        return "population"
 
 
 @dataclass(frozen=True)
@@ -191,6 +221,11 @@ def population_class_sizes(
     counts = pd.to_numeric(table[count_column], errors="coerce").to_numpy(dtype=np.float64)
     if np.isnan(counts).any() or (counts < 0).any():
         raise ConfigurationError(f"population_table column {count_column!r} must hold counts >= 0")
+    if not qis:  # no quasi-identifier: one class, the whole population
+        sizes = np.full(classes.n_classes, float(counts.sum()))
+        if (sizes < classes.sizes).any():
+            raise ConfigurationError("population_table counts are smaller than the sample for 1 combination(s)")
+        return sizes
     sample = classes.frame[qis].reset_index(drop=True)
     keys, rows = _join_keys(table[qis].reset_index(drop=True), sample)
     if keys.duplicated().any():  # a combination listed per region, say: its counts add up
@@ -212,6 +247,15 @@ def population_class_sizes(
     return sizes
 
 
+def _people_per_class(f_j: np.ndarray, population_size: int, population_sizes: np.ndarray | None) -> np.ndarray:
+    """F_j: the given population class sizes (at least f_j), else the Horvitz–Thompson f_j/f in [f_j, N]."""
+    if population_sizes is None:
+        fraction = float(f_j.sum()) / population_size
+        return np.minimum(np.maximum(f_j / fraction, f_j), float(population_size))
+    # (weights below 1 can sum below the sample: a class holds at least its own records)
+    return np.maximum(np.asarray(population_sizes, dtype=np.float64), f_j)
+
+
 def population_risk_from_sizes(
     sizes: np.ndarray,
     *,
@@ -231,10 +275,7 @@ def population_risk_from_sizes(
     n = float(f_j.sum())
     fraction = n / population_size
     exact = population_sizes is not None if exact is None else exact
-    if population_sizes is None:
-        big_f = np.minimum(np.maximum(f_j / fraction, f_j), float(population_size))
-    else:  # (weights below 1 can sum below the sample: a class holds at least its own records)
-        big_f = np.maximum(np.asarray(population_sizes, dtype=np.float64), f_j)
+    big_f = _people_per_class(f_j, population_size, population_sizes)
     matched = float((f_j / big_f).sum()) / n
     individual = individual_risk(f_j, big_f)
     estimates = estimate_all(ClassSizeHistogram.from_sizes(sizes, population_size=population_size))
@@ -266,7 +307,7 @@ def population_risk_from_sizes(
 
 
 def weights_of(classes: EquivalenceClasses, column: Hashable) -> np.ndarray:
-    """The sampling weight of every record (finite, > 0), in the rows' order.
+    """The sampling weight of every record (finite, > 0), in the rows' order (per unit × its records in a snapshot).
 
     Raises:
         UnknownColumnError: the weight column is not in the table.
@@ -274,13 +315,31 @@ def weights_of(classes: EquivalenceClasses, column: Hashable) -> np.ndarray:
     """
     if column not in classes.frame.columns:
         raise UnknownColumnError(f"population weight_column {column!r} is not in the table")
-    if classes.weights is not None:
-        raise ConfigurationError("population weight_column needs the records, not a weighted snapshot of them")
     weights = pd.to_numeric(classes.frame[column], errors="coerce").to_numpy(dtype=np.float64)
     bad = int((~np.isfinite(weights) | (weights <= 0)).sum())
     if bad:
         raise ConfigurationError(f"population weight_column {column!r} has {bad} weight(s) that are not numbers > 0")
-    return weights
+    # a unit of a weighted snapshot (the weight column among its grouped columns) stands for its count of records
+    return weights if classes.weights is None else weights * classes.unit_weights
+
+
+def _class_population(
+    classes: EquivalenceClasses, population: PopulationModel
+) -> tuple[int, np.ndarray | None, bool, int | None]:
+    """N, F_j per class (``None``: estimated from f), whether they are counts, and the table's population uniques."""
+    if population.weight_column is not None:
+        weights = weights_of(classes, population.weight_column)
+        sizes = np.bincount(classes.class_of_row, weights=weights, minlength=classes.n_classes)
+        return max(classes.n_rows, math.floor(float(weights.sum()) + 0.5)), sizes, False, None
+    size = population.size_for(classes.n_rows)
+    if population.population_table is None:
+        return size, None, False, None
+    table = population.population_table
+    population_sizes = population_class_sizes(classes, table, count_column=population.count_column)
+    per_combination = table.groupby(list(classes.quasi_identifiers), sort=False, dropna=False)[
+        population.count_column
+    ].sum()
+    return size, population_sizes, True, int((pd.to_numeric(per_combination) == 1).sum())
 
 
 def population_risk(
@@ -295,29 +354,53 @@ def population_risk(
         >>> risk.sample_uniques, risk.highest, risk.journalist, risk.average
         (0.5, 1.0, 0.5, 0.75)
     """
-    if population.weight_column is not None:
-        weights = weights_of(classes, population.weight_column)
-        sizes = np.bincount(classes.class_of_row, weights=weights, minlength=classes.n_classes)
-        return population_risk_from_sizes(
-            classes.sizes,
-            population_size=max(classes.n_rows, math.floor(float(weights.sum()) + 0.5)),
-            population_sizes=sizes,
-            threshold=threshold,
-            exact=False,
-        )
-    size = population.size_for(classes.n_rows)
-    population_sizes = uniques = None
-    if population.population_table is not None:
-        table = population.population_table
-        population_sizes = population_class_sizes(classes, table, count_column=population.count_column)
-        per_combination = table.groupby(list(classes.quasi_identifiers), sort=False, dropna=False)[
-            population.count_column
-        ].sum()
-        uniques = int((pd.to_numeric(per_combination) == 1).sum())
+    size, population_sizes, exact, uniques = _class_population(classes, population)
     return population_risk_from_sizes(
         classes.sizes,
         population_size=size,
         population_sizes=population_sizes,
         threshold=threshold,
         population_uniques=uniques,
+        exact=exact,
     )
+
+
+#: The upper ends of the record-risk intervals of :func:`attacker_risk_distributions` (ARX's risk
+#: distribution: 1/k boundaries down to 1e-6); the first interval is [0, 1e-6], the others (a, b].
+RISK_INTERVAL_ENDS: tuple[float, ...] = (
+    1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1,
+    0.125, 1 / 7, 1 / 6, 0.2, 0.25, 1 / 3, 0.5, 1.0,
+)  # fmt: skip
+ATTACKERS: tuple[str, ...] = ("prosecutor", "journalist", "marketer")
+
+
+def _interval_labels() -> list[str]:
+    ends = [f"{end:.3g}" for end in RISK_INTERVAL_ENDS]
+    return [f"[0, {ends[0]}]", *(f"({low}, {high}]" for low, high in itertools.pairwise(ends))]
+
+
+def attacker_risk_distributions(classes: EquivalenceClasses, population: PopulationModel) -> dict[str, dict[str, int]]:
+    """Records per record-risk interval for each attacker (counts only, never a value).
+
+    A record's risk: prosecutor 1/f_j; journalist 1/F_j; marketer 1/F_j against population
+    counts (a table), else 1/f_j — so each attacker's average is the mean of its record risks
+    (``average``, ``journalist_average``, ``marketer`` of :class:`PopulationRisk`).
+
+    Example:
+        >>> classes = EquivalenceClasses.from_frame(pd.DataFrame({"zip": ["a", "a", "b"]}), ["zip"])
+        >>> got = attacker_risk_distributions(classes, PopulationModel(sampling_fraction=0.5))
+        >>> got["prosecutor"]["(0.333, 0.5]"], got["prosecutor"]["(0.5, 1]"], got["journalist"]["(0.333, 0.5]"]
+        (2, 1, 1)
+    """
+    size, population_sizes, exact, _ = _class_population(classes, population)
+    f_j = classes.sizes.astype(np.float64)
+    big_f = _people_per_class(f_j, size, population_sizes)
+    risks = {"prosecutor": 1.0 / f_j, "journalist": 1.0 / big_f, "marketer": 1.0 / (big_f if exact else f_j)}
+    ends = np.asarray(RISK_INTERVAL_ENDS)
+    labels = _interval_labels()
+    out: dict[str, dict[str, int]] = {}
+    for attacker in ATTACKERS:
+        bins = np.minimum(np.searchsorted(ends, risks[attacker] - 1e-12, side="left"), len(ends) - 1)
+        counts = np.bincount(bins, weights=f_j, minlength=len(ends))
+        out[attacker] = {label: round(float(c)) for label, c in zip(labels, counts, strict=True)}
+    return out

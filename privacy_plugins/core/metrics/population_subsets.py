@@ -16,10 +16,10 @@ from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import UnknownColumnError
 
-__all__ = ["population_risk_by_subset"]
+__all__ = ["marginal_model", "population_risk_by_subset"]
 
 
-def _marginal(population: PopulationModel, columns: list[Hashable]) -> PopulationModel:
+def marginal_model(population: PopulationModel, columns: list[Hashable]) -> PopulationModel:
     """The population model restricted to ``columns`` (a table's counts summed over the other columns)."""
     table = population.population_table
     if table is None:
@@ -59,5 +59,5 @@ def population_risk_by_subset(
         for subset in itertools.combinations(names, size):
             codes = [(encoded[q].codes, encoded[q].cardinality) for q in subset]
             classes = EquivalenceClasses.from_codes(frame, subset, codes)
-            out[subset] = population_risk(classes, _marginal(population, list(subset)), threshold=threshold)
+            out[subset] = population_risk(classes, marginal_model(population, list(subset)), threshold=threshold)
     return out

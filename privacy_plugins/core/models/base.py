@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+    from privacy_plugins.core.metrics.population import ReleasePopulation
 
 __all__ = ["ModelResult", "PrivacyModel", "bind_hierarchies", "validate_on_units"]
 
@@ -120,6 +121,15 @@ class PrivacyModel(ABC):
         """The smallest equivalence class that can satisfy the model (k for k-anonymity; 1 when any can)."""
         return 1
 
+    @property
+    def research_subset_column(self) -> Hashable | None:
+        """The column flagging the research subset when the model publishes only it (δ-presence); else ``None``.
+
+        An anonymizer tagged ``research_subset`` then judges every other model on the subset's
+        rows and publishes only them (issue 30); the others refuse such a model.
+        """
+        return None
+
     def validate_against(self, table: pd.DataFrame) -> None:
         """Fail before any work when the model cannot apply to ``table`` (missing column, k above the rows …).
 
@@ -139,6 +149,14 @@ class PrivacyModel(ABC):
         :class:`~privacy_plugins.core.models.PersonalizedLeakage` takes its sensitive
         attribute's hierarchy from here, so a generalized sensitive column is re-measured
         with DCorrelate.
+        """
+        return self
+
+    def with_release_population(self, population: ReleasePopulation | None) -> PrivacyModel:
+        """The model with the release's population (``population:`` block) where it needs one and gives none.
+
+        Unchanged by default. A population model (k-map, population uniqueness) without its own
+        population takes the release's, or raises ``ConfigurationError`` naming what it needs.
         """
         return self
 

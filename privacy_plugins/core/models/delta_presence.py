@@ -20,14 +20,12 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.models.base import PrivacyModel
+from privacy_plugins.core.models.research_subset import subset_flags
 from privacy_plugins.core.parameters import TOLERANCE, check_fraction
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["DeltaPresence"]
-
-_TRUE = {"1", "true", "yes", "y", "t"}
-_FALSE = {"0", "false", "no", "n", "f", ""}
 
 
 @dataclass(frozen=True)
@@ -42,9 +40,9 @@ class DeltaPresence(PrivacyModel):
     with a class holding no subset record lowers δ, which can fall below a positive
     δmin (a class of 2 with 1 subset record, δ = 0.5, merged with 8 people outside
     the subset gives 0.1). With a positive δmin it is declared not monotone, so the
-    lattice never prunes with it. The anonymizers do not yet publish the subset
-    alone (a partial scope): the model measures and gates a table that holds the
-    population.
+    lattice never prunes with it. Only the subset is published: the anonymizers that
+    declare ``research_subset`` (the full-domain searches) judge every other model on
+    the subset's rows and publish them alone, without the flag column (issue 30).
 
     Example:
         >>> frame = pd.DataFrame({"zip": ["a", "a", "b", "b", "b", "b"], "study": [1, 0, 1, 0, 0, 0]})
@@ -78,6 +76,11 @@ class DeltaPresence(PrivacyModel):
         return (self.subset_column,)
 
     @property
+    def research_subset_column(self) -> Hashable:
+        """Only the research subset is published (the table holds the population)."""
+        return self.subset_column
+
+    @property
     def threshold(self) -> float:
         """δmax (δmin failures show in the violations)."""
         return float(self.dmax)
@@ -96,19 +99,7 @@ class DeltaPresence(PrivacyModel):
         Raises:
             ConfigurationError: a flag that is not a boolean, 0/1 or yes/no.
         """
-        column = frame[self.subset_column]
-        if pd.api.types.is_bool_dtype(column) or pd.api.types.is_numeric_dtype(column):
-            values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-            bad = int((~np.isin(values, (0.0, 1.0))).sum())
-        else:
-            text = column.astype(str).str.strip().str.lower()
-            values = text.isin(_TRUE).to_numpy(dtype=np.float64)
-            bad = int((~text.isin(_TRUE | _FALSE)).sum())
-        if bad:
-            raise ConfigurationError(
-                f"subset_column {self.subset_column!r} has {bad} value(s) that are not true/false, 1/0 or yes/no"
-            )
-        return values
+        return subset_flags(frame, self.subset_column)
 
     def validate_against(self, table: pd.DataFrame) -> None:
         """The flag column must exist and hold flags."""

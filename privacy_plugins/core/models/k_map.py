@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
-from privacy_plugins.core.metrics.population import COUNT_COLUMN, population_class_sizes
+from privacy_plugins.core.metrics.population import COUNT_COLUMN, ReleasePopulation, population_class_sizes
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.partition import EquivalenceClasses
@@ -102,7 +102,7 @@ class KMap(PrivacyModel):
     """
 
     k: int
-    population: float | str
+    population: float | str | None = None
     estimator: str = "poisson"
     significance_level: float = 0.01
     count_column: str = COUNT_COLUMN
@@ -119,9 +119,38 @@ class KMap(PrivacyModel):
         check_fraction(self.significance_level, name="significance_level")
         if self.estimator not in ESTIMATORS:
             raise ConfigurationError(f"estimator must be one of {list(ESTIMATORS)}, got {self.estimator!r}")
-        if isinstance(self.population, str):
-            return
+        if self.population is None or isinstance(self.population, str):
+            return  # None: the release's population: block fills it in (with_release_population)
         check_fraction(self.population, name="population", open_low=True)
+
+    def with_release_population(self, population: ReleasePopulation | None) -> KMap:
+        """Its own population, else the release's sampling fraction or population table file.
+
+        Raises:
+            ConfigurationError: neither gives one this model can use (a size, weights or a
+                table of the source database: the estimated form needs f, the exact one a file).
+        """
+        if self.population is not None:
+            return self
+        if population is None:
+            raise ConfigurationError(
+                "k_map needs a population: give it its own (population: 0.1 or a population table file) "
+                "or the release a population: block"
+            )
+        if population.fraction is not None:
+            return replace(self, population=population.fraction)
+        if population.table is not None and population.table_is_file:
+            return replace(self, population=population.table, count_column=population.count_column)
+        raise ConfigurationError(
+            f"k_map cannot use {population.given()}: it needs population.fraction or population.table "
+            "(a file); give k_map its own population"
+        )
+
+    def _fraction(self) -> float:
+        """The sampling fraction of the estimated form (refused while the population is missing)."""
+        if self.population is None:
+            self.with_release_population(None)  # raises, naming what is missing
+        return float(self.population)  # type: ignore[arg-type]
 
     @property
     def exact(self) -> bool:
@@ -138,11 +167,13 @@ class KMap(PrivacyModel):
         """K' (estimated form); 1 with a table (any class may map to k people)."""
         if self.exact:
             return 1
-        return derived_k(self.k, float(self.population), self.estimator, self.significance_level)
+        return derived_k(self.k, self._fraction(), self.estimator, self.significance_level)
 
     def __str__(self) -> str:
         if self.exact:
             return f"{self.k}-map (population table {self.population})"
+        if self.population is None:
+            return f"{self.k}-map (the release's population)"
         return f"{self.k}-map (estimated as {self.minimum_class_size}-anonymity, {self.estimator})"
 
     @property
@@ -167,6 +198,8 @@ class KMap(PrivacyModel):
     def validate_against(self, table: pd.DataFrame) -> None:
         """The population table (exact form) must be readable, with its count column."""
         super().validate_against(table)
+        if not self.exact:
+            self._fraction()
         if self.exact:
             self.population_table()
 
@@ -194,7 +227,7 @@ class KMap(PrivacyModel):
         """The smallest population count: exact, or estimated as (smallest class) / f."""
         if self.exact:
             return float(self.population_sizes(classes).min())
-        return float(classes.sizes.min()) / float(self.population)
+        return float(classes.sizes.min()) / self._fraction()
 
     def with_population_frame(self, frame: pd.DataFrame) -> KMap:
         """The same model reading ``frame`` instead of the file (tests, callers holding the table)."""

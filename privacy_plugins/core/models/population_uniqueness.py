@@ -8,11 +8,12 @@ References:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
 
+from privacy_plugins.core.metrics.population import ReleasePopulation
 from privacy_plugins.core.metrics.uniqueness import ESTIMATORS, ClassSizeHistogram, Estimate, estimate_all
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.parameters import TOLERANCE, check_fraction, check_real
@@ -47,7 +48,7 @@ class PopulationUniqueness(PrivacyModel):
     """
 
     max: float
-    population: float
+    population: float | None = None
     estimator: str = "dankar"
 
     monotonic_with_generalization: ClassVar[bool] = False
@@ -61,11 +62,31 @@ class PopulationUniqueness(PrivacyModel):
         check_fraction(self.max, name="max")
         if self.estimator not in ESTIMATORS:
             raise ConfigurationError(f"estimator must be one of {list(ESTIMATORS)}, got {self.estimator!r}")
+        if self.population is None:
+            return  # the release's population: block fills it in (with_release_population)
         value = check_real(self.population, name="population")
         if value <= 0 or (value > 1 and not float(value).is_integer()):
             raise ConfigurationError(
                 f"population must be a sampling fraction in (0, 1] or a population size (an integer > 1), got {value:g}"
             )
+
+    def with_release_population(self, population: ReleasePopulation | None) -> PopulationUniqueness:
+        """Its own population, else the release's sampling fraction or population size.
+
+        Raises:
+            ConfigurationError: neither gives one (a population table or weights: give it its own).
+        """
+        if self.population is not None:
+            return self
+        if population is not None and population.fraction is not None:
+            return replace(self, population=population.fraction)
+        if population is not None and population.size is not None and population.size > 1:
+            return replace(self, population=float(population.size))
+        given = "no population" if population is None else population.given()
+        raise ConfigurationError(
+            f"population_uniqueness needs a sampling fraction or a population size, got {given}: "
+            "give it its own population or the release population.fraction or population.size"
+        )
 
     def __str__(self) -> str:
         return f"population uniqueness ({self.estimator}) <= {self.max:g}"
@@ -82,6 +103,9 @@ class PopulationUniqueness(PrivacyModel):
 
     def estimate(self, classes: EquivalenceClasses) -> Estimate:
         """The chosen estimator on the classes' histogram."""
+        if self.population is None:
+            self.with_release_population(None)  # raises, naming what is missing
+        assert self.population is not None
         n = classes.n_rows
         size = math.floor(n / self.population + 0.5) if self.population <= 1 else int(self.population)
         if size < n:

@@ -38,6 +38,7 @@ TAG_FIELDS = {
     "supported_models",
     "partial_scope",
     "suppresses",
+    "research_subset",  # issue 30: δ-presence's research subset published alone
 }
 
 

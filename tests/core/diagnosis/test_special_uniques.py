@@ -103,6 +103,24 @@ def test_contributions_example() -> None:
     np.testing.assert_allclose(found.contributions, [[1, 0, 0], [0, 0.5, 0.5], [1, 0.5, 0.5]])
 
 
+def test_one_or_two_candidates_weigh_as_sdcmicros_padded_three() -> None:
+    """sdcMicro's suda2 pads one or two key variables with constant columns, so M = 3: a 1-MSU weighs 2!, a 2-MSU 1!.
+
+    Records (a, b): (1, x) (1, y) (2, y) (3, z) (3, z). Record 0: MSU {b} → 2; record 1: {a, b} → 1;
+    record 2: {a} → 2. Unpadded (M = 2) all three would score 1: the 2-MSU would weigh as much as a 1-MSU.
+    """
+    frame = pd.DataFrame({"a": [1, 1, 2, 3, 3], "b": ["x", "y", "y", "z", "z"]})
+    found = suda(frame)
+    assert found.scores.tolist() == [2, 1, 2, 0, 0]
+    # DIS with M = 3: Q = 1 + (8 − 3)/20 = 1.25; U = 3 unique on (a, b), P = 2 × 1 pair (3, z), f = 0.01
+    dis = 3 * 0.01 / (3 * 0.01 + 2 * 0.99)
+    adjust = 2 * 2**-1.25 + 1**-1.25
+    expected = [0.0 if s == 0 else 1 / (1 + (3 / dis - 3) / (s**1.25 * adjust)) for s in found.scores]
+    np.testing.assert_allclose(found.dis_scores, expected, rtol=1e-12)
+    # one candidate: a 1-MSU weighs 2! (sdcMicro pads two constant columns)
+    assert suda(frame[["a"]]).scores.tolist() == [0, 0, 2, 0, 0]
+
+
 @st.composite
 def small_tables(draw: st.DrawFn) -> pd.DataFrame:
     d = draw(st.integers(1, 4))
@@ -121,7 +139,7 @@ def test_equals_brute_force_and_the_bound_is_sound(frame: pd.DataFrame, max_size
     msus = naive_msus(frame)
     kept = [[a for a in found if len(a) <= max_size] for found in msus]
     found = suda(frame, max_size=max_size)
-    weights = [[math.factorial(d - len(a)) for a in record] for record in kept]
+    weights = [[math.factorial(max(d, 3) - len(a)) for a in record] for record in kept]  # sdcMicro pads M to 3
     np.testing.assert_allclose(found.scores, [sum(w) for w in weights])
     for r, record in enumerate(kept):
         for i in range(d):

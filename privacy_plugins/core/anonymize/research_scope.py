@@ -1,0 +1,78 @@
+"""Partial scope for δ-presence: search the population, publish the research subset alone (issue 30).
+
+A model that names a research subset (:attr:`PrivacyModel.research_subset_column`, δ-presence's
+``subset_column``) is measured on the whole table — the population — while only the flagged
+rows are published. An anonymizer that declares ``research_subset`` in its tags gets every other
+model wrapped in :class:`~privacy_plugins.core.models.research_subset.InResearchSubset` (judged on
+the subset's rows of each class), runs over the whole table, is re-checked on it (the core's
+``verify``), and then the published table keeps the subset's rows only, without the flag
+column. The accounting: input rows = published + suppressed (subset rows) + out of scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core.anonymize.base import AnonymizationRequest, AnonymizationResult
+from privacy_plugins.core.models.research_subset import InResearchSubset, subset_flags
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = ["published_subset", "research_subset_request"]
+
+
+def research_subset_request(
+    request: AnonymizationRequest, algorithm: str, supported: bool
+) -> tuple[AnonymizationRequest, Hashable | None]:
+    """The request with the other models judged on the subset, and the flag column (``None``: no subset).
+
+    Raises:
+        ConfigurationError: the anonymizer does not declare ``research_subset``, or two models name
+            different subset columns.
+    """
+    columns = list(
+        dict.fromkeys(m.research_subset_column for m in request.models if m.research_subset_column is not None)
+    )
+    if not columns:
+        return request, None
+    scoped = [str(m) for m in request.models if m.research_subset_column is not None]
+    if not supported:
+        raise ConfigurationError(
+            f"algorithm {algorithm!r} cannot publish only a research subset ({', '.join(scoped)}): its tags do not "
+            "declare research_subset; use a full-domain search (optimal, samarati or exhaustive)"
+        )
+    if len(columns) > 1:
+        raise ConfigurationError(f"models name different research subsets {columns!r}; give one subset_column")
+    column = columns[0]
+    models = tuple(m if m.research_subset_column is not None else InResearchSubset(m, column) for m in request.models)
+    return replace(request, models=models), column
+
+
+def published_subset(
+    result: AnonymizationResult, released: np.ndarray, table: pd.DataFrame, column: Hashable
+) -> AnonymizationResult:
+    """``result`` cut to the research subset's rows, without the flag column, its accounting completed."""
+    published = result.table
+    if len(published) != len(released):
+        raise ConfigurationError("the anonymized table does not line up with its released rows")  # (never: verify)
+    flagged = subset_flags(published, column) == 1.0
+    subset_rows = int((subset_flags(table, column) == 1.0).sum())
+    rows_out = int((flagged & np.asarray(released, dtype=bool)).sum())
+    kept = published.loc[flagged].drop(columns=[column]).reset_index(drop=True)
+    sizes = (
+        kept.loc[np.asarray(released, dtype=bool)[flagged]]
+        .groupby(list(result.quasi_identifiers), dropna=False, sort=False)
+        .size()
+    )
+    measures = {**result.measures, "k": float(sizes.min()) if len(sizes) else 0.0}
+    return replace(
+        result,
+        table=kept,
+        rows_out=rows_out,
+        suppressed=subset_rows - rows_out,
+        out_of_scope=len(table) - subset_rows,
+        measures=measures,
+    )

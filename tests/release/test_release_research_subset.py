@@ -1,0 +1,60 @@
+"""A δ-presence release publishes the research subset alone, without its flag, and accounts for every row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.release import ReleaseSpec, read_published, run_release
+
+
+def test_only_the_flagged_rows_are_published_and_the_rest_is_counted(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    rows = 240
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 80, rows),
+            "sex": rng.choice(["Female", "Male"], rows),
+            "zip": [f"{47900 + i % 40:05d}" for i in range(rows)],
+            "disease": rng.choice(["flu", "cold", "asthma", "ulcer"], rows),
+            "study": rng.random(rows) < 0.3,  # the research subset; the table is the population
+        }
+    )
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    spec = ReleaseSpec.from_dict(
+        {
+            "name": "study_release",
+            "source": {"path": str(tmp_path / "people.csv")},
+            "quasi_identifiers": ["age", "sex", "zip"],
+            "sensitive_attributes": ["disease"],  # study: a model's column, its role by itself
+            "hierarchies": {
+                "age": {"interval": {"widths": [5, 10, 20, 40]}},
+                "sex": {"taxonomy": {"*": ["Female", "Male"]}},
+                "zip": {"masking": {}},
+            },
+            "requirements": {
+                "k": 3,
+                "models": [{"delta_presence": {"dmin": 0.0, "dmax": 0.6, "subset_column": "study"}}],
+                "suppression_limit": 0.05,
+            },
+            "destination": {"duckdb": str(tmp_path / "release.duckdb"), "table": "study"},
+            "report": {"directory": str(tmp_path / "reports")},
+            "workdir": str(tmp_path / "work"),
+        }
+    )
+    result = run_release(spec)
+    assert result.passed, result.failure
+    published = read_published(spec.destination)
+    assert published is not None and "study" not in published.columns
+    in_subset = int(frame["study"].sum())
+    assert result.check is not None
+    accounting = next(c for c in result.check.checks if c.name == "row_accounting")
+    assert accounting.passed and f"+ {rows - in_subset} out of scope" in accounting.detail
+    candidate = result.candidate
+    assert candidate is not None and candidate.out_of_scope == rows - in_subset
+    assert len(published) == candidate.rows_out == in_subset - candidate.suppressed
+    assert published.groupby(["age", "sex", "zip"]).size().min() >= 3  # k on what is published
+    delta = next(c for c in result.check.checks if c.name.startswith("delta_presence"))
+    assert delta.passed  # measured on the population by the core's re-check
