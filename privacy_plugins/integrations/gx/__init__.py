@@ -25,8 +25,9 @@ if _GX_DOCS_REGISTRY_LOGGER.level == logging.NOTSET:
 
 import_optional_dependency("great_expectations", extra="gx")
 
-from privacy_plugins.integrations.gx import metrics  # noqa: E402  (metrics register before expectations)
+from privacy_plugins.integrations.gx import metrics, row_metrics  # noqa: E402  (metrics register before expectations)
 from privacy_plugins.integrations.gx.expectations import (  # noqa: E402
+    ExpectTableAttackRiskToBeBelow,
     ExpectTableToBeKAnonymous,
     ExpectTableToBeLDiverse,
     ExpectTableToBeTClose,
@@ -44,6 +45,7 @@ from privacy_plugins.integrations.gx.suites import (  # noqa: E402
 
 __all__ = [
     "CheckOutcome",
+    "ExpectTableAttackRiskToBeBelow",
     "ExpectTableToBeKAnonymous",
     "ExpectTableToBeLDiverse",
     "ExpectTableToBeTClose",
@@ -53,6 +55,7 @@ __all__ = [
     "ephemeral_context",
     "load_suite",
     "metrics",
+    "row_metrics",
     "outcome",
     "outcomes",
     "validate_candidate",
