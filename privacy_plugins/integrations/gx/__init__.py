@@ -31,6 +31,7 @@ from privacy_plugins.integrations.gx.expectations import (  # noqa: E402
     ExpectTableToBeKAnonymous,
     ExpectTableToBeLDiverse,
     ExpectTableToBeTClose,
+    ExpectTableToComposeWithHistory,
     ExpectTableToSatisfyPersonalizedLeakageBound,
     ExpectTableToSatisfyPrivacyModel,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "ExpectTableToBeKAnonymous",
     "ExpectTableToBeLDiverse",
     "ExpectTableToBeTClose",
+    "ExpectTableToComposeWithHistory",
     "ExpectTableToSatisfyPersonalizedLeakageBound",
     "ExpectTableToSatisfyPrivacyModel",
     "FailureLevel",

@@ -1,7 +1,8 @@
 """The privacy expectations, one per file (the file name is the GX snake_case type).
 
 The four model families have their own; ``ExpectTableToSatisfyPrivacyModel`` takes any model by name;
-``ExpectTableAttackRiskToBeBelow`` attacks the table (a release) with the original's records.
+``ExpectTableAttackRiskToBeBelow`` attacks the table (a release) with the original's records, and
+``ExpectTableToComposeWithHistory`` intersects it with its release history.
 """
 
 from privacy_plugins.integrations.gx.expectations.expect_table_attack_risk_to_be_below import (
@@ -10,6 +11,9 @@ from privacy_plugins.integrations.gx.expectations.expect_table_attack_risk_to_be
 from privacy_plugins.integrations.gx.expectations.expect_table_to_be_k_anonymous import ExpectTableToBeKAnonymous
 from privacy_plugins.integrations.gx.expectations.expect_table_to_be_l_diverse import ExpectTableToBeLDiverse
 from privacy_plugins.integrations.gx.expectations.expect_table_to_be_t_close import ExpectTableToBeTClose
+from privacy_plugins.integrations.gx.expectations.expect_table_to_compose_with_history import (
+    ExpectTableToComposeWithHistory,
+)
 from privacy_plugins.integrations.gx.expectations.expect_table_to_satisfy_personalized_leakage_bound import (
     ExpectTableToSatisfyPersonalizedLeakageBound,
 )
@@ -22,6 +26,7 @@ __all__ = [
     "ExpectTableToBeKAnonymous",
     "ExpectTableToBeLDiverse",
     "ExpectTableToBeTClose",
+    "ExpectTableToComposeWithHistory",
     "ExpectTableToSatisfyPersonalizedLeakageBound",
     "ExpectTableToSatisfyPrivacyModel",
 ]

@@ -21,6 +21,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from great_expectations.validator.validator import ValidationDependencies
 
 from privacy_plugins.core.hierarchies import build_hierarchy
+from privacy_plugins.core.io import read_table
 from privacy_plugins.core.models import AttackRisk
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import ConfigurationError
@@ -35,7 +36,7 @@ def _read_records(path: str) -> pd.DataFrame:
     source = Path(path).expanduser()
     if not source.is_file():
         raise ConfigurationError(f"original/control: {str(source)!r} is not a file")
-    return pd.read_parquet(source) if source.suffix.lower() in (".parquet", ".pq") else pd.read_csv(source)
+    return read_table(source)
 
 
 class ExpectTableAttackRiskToBeBelow(DataDocsSentences, BatchExpectation):
