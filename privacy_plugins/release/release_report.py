@@ -31,7 +31,7 @@ from privacy_plugins.release.staging import StagedMeasure
 __all__ = ["RELEASE_HTML", "release_html_path", "write_release_html"]
 
 RELEASE_HTML = "release.html"
-# The utility measures an anonymization report may carry (NCP first); the others appear when the algorithm computed them.
+# The utility measures an anonymization report may carry (NCP first); others appear when the algorithm computed them.
 _UTILITY = ("ncp", "lm", "discernibility", "c_avg", "height", "precision", "ileft")
 _NOT_TRANSFORMATION = frozenset({"seed", "rounds", "candidates_checked"})
 

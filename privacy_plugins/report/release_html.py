@@ -30,7 +30,8 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin:
 h2 { border-bottom: 2px solid #e3e8ea; padding-bottom: 0.2rem; margin-top: 2.2rem; }
 .muted { color: #5b6b73; } .cards { display: flex; flex-wrap: wrap; gap: 0.8rem; margin: 1rem 0; }
 .card { border: 1px solid #e3e8ea; border-radius: 8px; padding: 0.6rem 0.9rem; min-width: 9rem; }
-.card b { display: block; font-size: 1.5rem; } .bad b, span.bad { color: #c0392b; } .good b, span.good { color: #21867a; }
+.card b { display: block; font-size: 1.5rem; }
+.bad b, span.bad { color: #c0392b; } .good b, span.good { color: #21867a; }
 table { border-collapse: collapse; margin: 0.6rem 0 1rem; font-size: 0.9rem; }
 th, td { border-bottom: 1px solid #e3e8ea; padding: 0.25rem 0.7rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; } th { background: #f4f7f8; }
@@ -150,8 +151,7 @@ def _published(facts: ReleaseFacts) -> str:
             ["what", "count"], [[_fmt(key), _fmt(value)] for key, value in facts.transformation.items()]
         )
     return (
-        f"<h2>What was published</h2><div class='cards'>{''.join(cards)}</div>"
-        f"{_table(['', ''], rows)}{levels}{counts}"
+        f"<h2>What was published</h2><div class='cards'>{''.join(cards)}</div>{_table(['', ''], rows)}{levels}{counts}"
     )
 
 

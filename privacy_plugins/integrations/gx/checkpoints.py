@@ -44,6 +44,7 @@ STORED_RESULT_FORMAT: dict[str, Any] = {"result_format": "BASIC", "partial_unexp
 
 DATA_SOURCE = "privacy_plugins"
 _URL_VARIABLE = "PRIVACY_PLUGINS_GX_CANDIDATE_URL"  # GX substitutes ${…} from the environment at run time
+_URL_REFERENCE = "${" + _URL_VARIABLE + "}"
 _RUN_LOCK = threading.Lock()  # the URL variable is process-wide: one stored validation at a time
 
 
@@ -79,9 +80,9 @@ def _asset(context: Any, release: str, where: Any) -> Any:
     if where is None:
         source = context.data_sources.add_or_update_pandas(DATA_SOURCE)
     elif where.url.startswith("sqlite"):
-        source = context.data_sources.add_or_update_sqlite(DATA_SOURCE, connection_string="${%s}" % _URL_VARIABLE)
+        source = context.data_sources.add_or_update_sqlite(DATA_SOURCE, connection_string=_URL_REFERENCE)
     else:
-        source = context.data_sources.add_or_update_sql(DATA_SOURCE, connection_string="${%s}" % _URL_VARIABLE)
+        source = context.data_sources.add_or_update_sql(DATA_SOURCE, connection_string=_URL_REFERENCE)
     if name in {asset.name for asset in source.assets}:
         source.delete_asset(name)
     if where is None:

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("airflow")
 pytest.importorskip("great_expectations")
 
-from privacy_plugins.integrations.airflow import AnonymizeOperator, LoadOperator, PrivacyCheckOperator  # noqa: E402
+from privacy_plugins.integrations.airflow import AnonymizeOperator, LoadOperator, PrivacyCheckOperator
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -35,9 +35,14 @@ def test_the_check_task_stores_its_result_and_builds_data_docs(
         gx_context_root=str(root),
     ).execute(context={"ti": Mock()})
     assert check["passed"]
-    assert {c["name"] for c in check["checks"]} >= {"gx_expect_table_to_be_k_anonymous", "gx_expect_table_to_be_l_diverse"}
+    assert {c["name"] for c in check["checks"]} >= {
+        "gx_expect_table_to_be_k_anonymous",
+        "gx_expect_table_to_be_l_diverse",
+    }
     (stored,) = (root / "gx" / "uncommitted" / "validations" / "demo_release").rglob("*.json")
-    assert stored.relative_to(root / "gx" / "uncommitted" / "validations" / "demo_release").parts[0] == candidate["run_id"]
+    assert (
+        stored.relative_to(root / "gx" / "uncommitted" / "validations" / "demo_release").parts[0] == candidate["run_id"]
+    )
     assert json.loads(stored.read_text(encoding="utf-8"))["success"]
     assert candidate["run_id"] in (root / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").read_text()
 

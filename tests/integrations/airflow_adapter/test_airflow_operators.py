@@ -103,7 +103,12 @@ def test_full_release_passes_summaries_without_raw_values(census: dict[str, Any]
     publication = run(PublishOperator(task_id="publish", candidate=candidate, check=check, **common), **dag_run)
     assert not Path(loaded["path"]).exists()  # the publish task removed the run's working files
     (kept,) = (tmp_path / "kept").glob("*/ops__manual__ops*")
-    assert sorted(p.name for p in kept.iterdir()) == ["diagnosis.html", "diagnosis.json", "release.html", "release.json"]
+    assert sorted(p.name for p in kept.iterdir()) == [
+        "diagnosis.html",
+        "diagnosis.json",
+        "release.html",
+        "release.json",
+    ]
     assert (kept / "diagnosis.html").read_bytes() == Path(diagnosis["html_path"]).read_bytes()
     assert (kept / "release.html").read_bytes() == (Path(diagnosis["html_path"]).parent / "release.html").read_bytes()
     assert json.loads((kept / "release.json").read_text(encoding="utf-8")) == publication

@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("great_expectations")
 
-from privacy_plugins.core.demo import generate_census  # noqa: E402
-from privacy_plugins.core.models import AttackRisk  # noqa: E402
-from privacy_plugins.errors import ConfigurationError  # noqa: E402
+from privacy_plugins.core.demo import generate_census
+from privacy_plugins.core.models import AttackRisk
+from privacy_plugins.errors import ConfigurationError
 
 QIS = ["age", "sex", "zip", "education"]
 ROWS = 200

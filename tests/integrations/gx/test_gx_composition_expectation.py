@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("great_expectations")
 
-from privacy_plugins.core.composition import intersection_attack  # noqa: E402
-from privacy_plugins.core.history import COUNT, class_signature  # noqa: E402
+from privacy_plugins.core.composition import intersection_attack
+from privacy_plugins.core.history import COUNT, class_signature
 
 SOURCE = pd.DataFrame({"age": [21, 22, 23, 24, 25, 26], "disease": ["flu", "hiv", "flu", "cold", "hiv", "flu"]})
 FIRST = SOURCE.assign(age=["[21-22]"] * 2 + ["[23-24]"] * 2 + ["[25-26]"] * 2)

@@ -1,4 +1,4 @@
-"""Stored privacy checks (issue 29 item 10): a GX Checkpoint keeps each run's result and rebuilds Data Docs, no value."""
+"""Stored privacy checks (issue 29 item 10): a Checkpoint keeps each run's result and rebuilds Data Docs, no value."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("great_expectations")
 
-from privacy_plugins.errors import ConfigurationError  # noqa: E402
-from privacy_plugins.integrations import gx as privacy_gx  # noqa: E402
-from privacy_plugins.integrations.gx.checkpoints import validate_candidate_stored  # noqa: E402
-from privacy_plugins.release import ReleaseSpec, anonymize_step, load_step  # noqa: E402
-from privacy_plugins.release.staged_candidate import measured_frame  # noqa: E402
-from tests.release.release_fixtures import demo_spec_dict  # noqa: E402
+from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.integrations import gx as privacy_gx
+from privacy_plugins.integrations.gx.checkpoints import validate_candidate_stored
+from privacy_plugins.release import ReleaseSpec, anonymize_step, load_step
+from privacy_plugins.release.staged_candidate import measured_frame
+from tests.release.release_fixtures import demo_spec_dict
 
 REPO = Path(__file__).resolve().parents[3]
 TEXT = (".json", ".html", ".yml", ".yaml", ".css", ".js")
@@ -30,7 +30,11 @@ def distinctive_values(frame: Any) -> set[str]:
     """The candidate's values that could not appear by chance in a GX page (not short, not a bare number)."""
     values = {str(v) for column in frame.columns for v in frame[column].dropna().unique()}
     common = {"none", "null", "true", "false"}  # words any GX page has (a disease "none" among the values)
-    return {v for v in values if len(v) >= 4 and not v.replace(".", "").isdigit() and v.lower() not in common and set(v) != {"*"}}
+    return {
+        v
+        for v in values
+        if len(v) >= 4 and not v.replace(".", "").isdigit() and v.lower() not in common and set(v) != {"*"}
+    }
 
 
 def assert_no_value(root: Path, values: set[str]) -> None:
@@ -49,7 +53,10 @@ def test_two_runs_store_two_results_and_data_docs_list_both_without_a_value(tmp_
         values |= distinctive_values(measured_frame(spec, candidate))
         result = validate_candidate_stored(spec, candidate, suite, context_root=root)
         verdicts = privacy_gx.outcomes(result)
-        assert {o.expectation_type for o in verdicts} == {"expect_table_to_be_k_anonymous", "expect_table_to_be_l_diverse"}
+        assert {o.expectation_type for o in verdicts} == {
+            "expect_table_to_be_k_anonymous",
+            "expect_table_to_be_l_diverse",
+        }
         assert all(o.status == "passed" for o in verdicts)
     stored = sorted((root / "gx" / "uncommitted" / "validations" / "demo_release").rglob("*.json"))
     assert [p.relative_to(root / "gx" / "uncommitted" / "validations" / "demo_release").parts[0] for p in stored] == [

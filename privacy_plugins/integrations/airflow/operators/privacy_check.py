@@ -74,7 +74,11 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         """Check; on failure raise or skip downstream, according to ``on_failure``."""
         candidate = self.artifact(Candidate, self.candidate, name="candidate")
         # The suite first: a failed core check of a release inside the database drops its staging table.
-        suite_checks = self._suite_checks(spec, candidate, self.run_id(context)) if (self.expectation_suite or "").strip() else None
+        suite_checks = (
+            self._suite_checks(spec, candidate, self.run_id(context))
+            if (self.expectation_suite or "").strip()
+            else None
+        )
         result = check_step(spec, candidate, run_id=self.run_id(context))
         logged = [("PASS" if c.passed else "FAIL", c) for c in result.checks]
         if suite_checks is not None:
@@ -101,7 +105,9 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         path = Path(str(setting or self.expectation_suite).strip()).expanduser()
         return path if path.is_absolute() else Path(str(self.spec_path)).resolve().parent / path
 
-    def _suite_checks(self, spec: ReleaseSpec, candidate: Candidate, run: str | None) -> list[tuple[str, RequirementCheck]]:
+    def _suite_checks(
+        self, spec: ReleaseSpec, candidate: Candidate, run: str | None
+    ) -> list[tuple[str, RequirementCheck]]:
         """Validate the candidate with the GX suite; each expectation becomes one check, with its log label.
 
         A failed ``warning``/``info`` expectation does not block (its check counts as passed) but is
@@ -114,7 +120,9 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         if root:  # a stored checkpoint: each run's result kept, Data Docs rebuilt
             from privacy_plugins.integrations.gx.checkpoints import validate_candidate_stored
 
-            result = validate_candidate_stored(spec, candidate, suite, context_root=self._suite_path(root), run_id=run or "")
+            result = validate_candidate_stored(
+                spec, candidate, suite, context_root=self._suite_path(root), run_id=run or ""
+            )
         else:
             result = privacy_gx.validate_candidate(spec, candidate, suite)  # where it is staged
         outcomes = privacy_gx.outcomes(result)

@@ -80,7 +80,7 @@ class ExpectTableToComposeWithHistory(DataDocsSentences, BatchExpectation):
     history: pydantic.StrictStr = pydantic.Field(description="The release history's class table (file).")
     history_table: pydantic.StrictStr | None = None
     source: pydantic.StrictStr = pydantic.Field(description="The raw records (Parquet or CSV).")
-    l: pydantic.StrictInt = 2  # noqa: E741 (the model's own name)
+    l: pydantic.StrictInt = 2
     hierarchies: dict[str, Any] | None = None
 
     metric_dependencies: ClassVar[tuple[str, ...]] = (TABLE_ROWS,)
@@ -111,7 +111,10 @@ class ExpectTableToComposeWithHistory(DataDocsSentences, BatchExpectation):
     def sentence(cls, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """'With its release history, every record keeps 2 values of disease on age, zip'."""
         values = {"l": params.get("l", 2), "sensitive_attribute": params.get("sensitive_attribute")}
-        return "With its release history, every record keeps $l values of $sensitive_attribute on $quasi_identifiers", values
+        return (
+            "With its release history, every record keeps $l values of $sensitive_attribute on $quasi_identifiers",
+            values,
+        )
 
     @classmethod
     def observed_label(cls, params: Mapping[str, Any]) -> str:
