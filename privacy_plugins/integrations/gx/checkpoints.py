@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import great_expectations as gx
-from great_expectations.checkpoint import UpdateDataDocsAction
+from great_expectations.checkpoint.actions import UpdateDataDocsAction
 from great_expectations.core.run_identifier import RunIdentifier
 from great_expectations.data_context.types.base import ProgressBarsConfig
 from great_expectations.expectations.expectation import ColumnAggregateExpectation
@@ -120,7 +120,8 @@ def validate_candidate_stored(
     opened = open_candidate(spec, candidate, None)
     where = opened.destination.sql_location(opened.staged, opened.stage_run)
     context = file_context(context_root)
-    stored_suite = context.suites.add_or_update(gx.ExpectationSuite(**suite.to_json_dict()))
+    stored: dict[str, Any] = dict(suite.to_json_dict())
+    stored_suite = context.suites.add_or_update(gx.ExpectationSuite(**stored))  # a copy: the caller's stays unbound
     run = RunIdentifier(run_name=run_id or candidate.run_id or None)
     duckdb = where is not None and where.url.startswith("duckdb")
     with _RUN_LOCK, _duckdb_keeps_its_connection() if duckdb else nullcontext():

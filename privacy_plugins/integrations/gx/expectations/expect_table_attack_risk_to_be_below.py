@@ -10,7 +10,7 @@ The result holds rates, intervals and counts only — never a value of either ta
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,7 +20,7 @@ from great_expectations.expectations.expectation import BatchExpectation
 from great_expectations.validator.metric_configuration import MetricConfiguration
 from great_expectations.validator.validator import ValidationDependencies
 
-from privacy_plugins.core.hierarchies import build_hierarchy
+from privacy_plugins.core.hierarchies import Hierarchy, build_hierarchy
 from privacy_plugins.core.io import read_table
 from privacy_plugins.core.models import AttackRisk
 from privacy_plugins.core.results import to_jsonable
@@ -153,7 +153,9 @@ class ExpectTableAttackRiskToBeBelow(DataDocsSentences, BatchExpectation):
             missing = [] if frame is None else [c for c in columns if c not in frame.columns]
             if missing:
                 raise ConfigurationError(f"{name}: column(s) {missing} are not in {getattr(self, name)!r}")
-        hierarchies = {qi: build_hierarchy(qi, config, original[qi]) for qi, config in (self.hierarchies or {}).items()}
+        hierarchies: dict[Hashable, Hierarchy] = {
+            qi: build_hierarchy(qi, config, original[qi]) for qi, config in (self.hierarchies or {}).items()
+        }
         model = self.model(self.__dict__)
         report = model.attack(
             original[columns],

@@ -12,7 +12,7 @@ is left with fewer than ``l`` distinct values. The result holds counts only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,7 +23,7 @@ from great_expectations.validator.metric_configuration import MetricConfiguratio
 from great_expectations.validator.validator import ValidationDependencies
 
 from privacy_plugins.core.composition import intersection_attack
-from privacy_plugins.core.hierarchies import build_hierarchy
+from privacy_plugins.core.hierarchies import Hierarchy, build_hierarchy
 from privacy_plugins.core.io import read_table
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.gx.expectations._rendering import DataDocsSentences
@@ -149,7 +149,9 @@ class ExpectTableToComposeWithHistory(DataDocsSentences, BatchExpectation):
             raise ConfigurationError(f"source: {str(source_path)!r} is not a file")
         source = read_table(source_path)
         history = _read_history(self.history, self.history_table)
-        hierarchies = {qi: build_hierarchy(qi, config, source[qi]) for qi, config in (self.hierarchies or {}).items()}
+        hierarchies: dict[Hashable, Hierarchy] = {
+            qi: build_hierarchy(qi, config, source[qi]) for qi, config in (self.hierarchies or {}).items()
+        }
         report = intersection_attack(
             source,
             [*history, release],
