@@ -57,7 +57,12 @@ from privacy_plugins.core.history_release import history_models
 from privacy_plugins.core.models import PrivacyModel, check_name
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.engines.pandas_engine import PandasTable
-from privacy_plugins.errors import ForeignArtifactError, InfeasibleAnonymizationError, ReleaseBlocked
+from privacy_plugins.errors import (
+    ForeignArtifactError,
+    InfeasibleAnonymizationError,
+    PrivacyPluginsError,
+    ReleaseBlocked,
+)
 from privacy_plugins.release import receipts
 from privacy_plugins.release.artifacts import (
     REPORT_FILE,
@@ -475,16 +480,19 @@ def publish_step(
     )
     numbers = _numbers(spec, measured, candidate)
     receipts.write_receipt(spec, check, numbers, measured.columns, "published")
-    write_release_html(
-        spec,
-        candidate,
-        measured=measured,
-        checks=remeasured,
-        folder=opened.folder,
-        loaded_rows=opened.loaded_rows,
-        earlier_releases=len(history) if history is not None else None,
-        run_id=run,
-    )
+    try:  # published already: a report that cannot be written is said, not a failed publish
+        write_release_html(
+            spec,
+            candidate,
+            measured=measured,
+            checks=remeasured,
+            folder=opened.folder,
+            loaded_rows=opened.loaded_rows,
+            earlier_releases=len(history) if history is not None else None,
+            run_id=run,
+        )
+    except (OSError, PrivacyPluginsError) as exc:
+        LOGGER.warning("publish: release.html not written: %s", " ".join(str(exc).split()))
     return Publication(
         destination=spec.destination.describe(), table=spec.destination.table, rows=measured.rows, numbers=numbers
     )

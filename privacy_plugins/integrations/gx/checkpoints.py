@@ -7,7 +7,8 @@ file-backed context at that folder (created on first use):
 
 - the suite is stored (``expectations/``), a ``ValidationDefinition`` named
   ``<release>: <suite>`` ties it to a data asset named after the release, and a ``Checkpoint``
-  named ``privacy <release>`` runs it with an ``UpdateDataDocsAction``;
+  named ``privacy <release>`` runs it with an ``UpdateDataDocsAction`` (``<release>``: the
+  release's name with anything but letters, digits, ``_-.`` as ``_``);
 - each run's ``ExpectationSuiteValidationResult`` is kept in the validation results store
   under the release's run id, and the local Data Docs site (``gx/uncommitted/data_docs``) is
   rebuilt: its index lists the history of the release's privacy checks.
@@ -60,7 +61,7 @@ def file_context(root: str | PathLike[str]) -> Any:
 
 
 def _asset_name(release: str) -> str:
-    """A data asset name for the release (letters, digits, ``_``, ``-``, ``.``): stable across runs."""
+    """The release's name as GX names it (letters, digits, ``_``, ``-``, ``.``: a file name too), stable across runs."""
     return re.sub(r"[^\w.-]+", "_", release).strip("_") or "release"
 
 
@@ -132,11 +133,11 @@ def validate_candidate_stored(
                 warnings.filterwarnings("ignore", message="You are using a generic SQLDatasource")
                 batch = _asset(context, spec.name, where)
             definition = context.validation_definitions.add_or_update(
-                gx.ValidationDefinition(name=f"{spec.name}: {suite.name}", data=batch, suite=stored_suite)
+                gx.ValidationDefinition(name=f"{_asset_name(spec.name)}: {suite.name}", data=batch, suite=stored_suite)
             )
             checkpoint = context.checkpoints.add_or_update(
                 gx.Checkpoint(
-                    name=f"privacy {spec.name}",
+                    name=f"privacy {_asset_name(spec.name)}",  # a file name in the checkpoint store
                     validation_definitions=[definition],
                     actions=[UpdateDataDocsAction(name="update_data_docs")],
                     result_format=STORED_RESULT_FORMAT,
