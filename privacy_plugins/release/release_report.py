@@ -5,7 +5,7 @@ accounting and anonymization report, the staged rows as re-measured inside the s
 re-checked requirements (the composition check among them), the history read under the
 destination's lock, and the run's loaded values (still in its working folder) for the
 "before" side of the plots. Only names and numbers reach
-:class:`~privacy_plugins.report.release_html.ReleaseFacts`.
+:class:`~privacy_plugins.release.release_html.ReleaseFacts`.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def write_release_html(
 
     ``earlier_releases``: the releases the history held before this one (``None``: no history kept).
     """
-    from privacy_plugins.report.release_html import CheckLine, ReleaseFacts, render_release_html
+    from privacy_plugins.release.release_html import CheckLine, ReleaseFacts, render_release_html
 
     quasi_identifiers = [str(q) for q in spec.quasi_identifiers]
     targets = run_targets(spec, folder)

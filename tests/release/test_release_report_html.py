@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from release_fixtures import demo_spec_dict
 
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.release import (
@@ -19,7 +20,6 @@ from privacy_plugins.release import (
     read_published,
 )
 from privacy_plugins.release.release_report import release_html_path
-from tests.release.release_fixtures import demo_spec_dict
 
 ROWS = 300
 ATTACKS = {"n_attacks": 60, "sensitive_attribute": "disease", "singling_out": 1, "linkability": 1, "inference": 1}

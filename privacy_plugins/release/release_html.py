@@ -6,7 +6,9 @@ requirement re-measured on what was swapped in, the composition check against th
 history, the attack risks, the role of every column, and before/after plots (class sizes,
 re-identification risk, per-QI generalization). Like the diagnosis, everything is inline
 (CSS, SVG plots): the file fetches nothing. It is built from :class:`ReleaseFacts`, which hold
-names and numbers only, so the page cannot show a value of the table.
+names and numbers only, so the page cannot show a value of the table. It lives beside the release
+flow, not in :mod:`privacy_plugins.report`, because it draws its plots by hand: importing that
+package (matplotlib) would cost every publish task about a second.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from privacy_plugins._version import __version__
-from privacy_plugins.report import plots
 
 __all__ = ["CheckLine", "ReleaseFacts", "render_release_html"]
 
@@ -37,7 +38,8 @@ th, td { border-bottom: 1px solid #e3e8ea; padding: 0.25rem 0.7rem; text-align: 
 th:first-child, td:first-child { text-align: left; } th { background: #f4f7f8; }
 figure { margin: 0.8rem 0; } figure svg { max-width: 100%; height: auto; }
 """
-_BEFORE, _AFTER = "#9aa5ab", plots.SATISFIES
+# Drawn by hand, without matplotlib (importing it costs a publish task about a second); the diagnosis's colours.
+_BEFORE, _AFTER, _ATTACK, _CONTROL = "#9aa5ab", "#2a9d8f", "#e76f51", "#264653"
 # Re-identification risk 1/|E| bands, highest first (a record alone in its class has risk 1).
 _RISK_BANDS = ((0.5, 1.0), (0.2, 0.5), (0.1, 0.2), (0.05, 0.1), (0.0, 0.05))
 
@@ -225,7 +227,8 @@ def _roles(facts: ReleaseFacts) -> str:
 
 def _buckets(before: Mapping[int, int], after: Mapping[int, int]) -> tuple[list[str], list[int], list[int]]:
     largest = max([*before, *after, 1])
-    buckets = plots.size_buckets(largest, 2)
+    edges = sorted({e for e in (1, 2, 3, 4, 5, 10, 20, 50, 100, 200, 500, 1000, 10**4, 10**5, 10**6) if e <= largest})
+    buckets = [(low, high - 1) for low, high in zip(edges, [*edges[1:], largest + 1], strict=True)]
     labels = [str(low) if low == high else f"{low}–{high}" for low, high in buckets]
 
     def records(histogram: Mapping[int, int]) -> list[int]:
@@ -350,9 +353,9 @@ def _attack_svg(facts: ReleaseFacts) -> str:
     series = [
         (label, color, [float(facts.attacks[n].get(key) or 0.0) for n in names])
         for key, color, label in (
-            ("attack_rate", plots.VIOLATES, "attack"),
+            ("attack_rate", _ATTACK, "attack"),
             ("baseline_rate", _BEFORE, "baseline (random guess)"),
-            ("control_rate", plots.NEUTRAL, "control"),
+            ("control_rate", _CONTROL, "control"),
         )
     ]
     labels = [n.replace("_", " ") for n in names]
