@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,13 @@ def distinctive_values(frame: Any) -> set[str]:
 
 def assert_no_value(root: Path, values: set[str]) -> None:
     texts = stored_texts(root)
-    leaked = {(str(p.relative_to(root)), v) for p, text in texts.items() for v in values if v in text}
+    patterns = {v: re.compile(rf"(?<![\w-]){re.escape(v)}(?![\w-])") for v in values}  # a whole value, not in "fluent"
+    leaked = {
+        (str(p.relative_to(root)), v)
+        for p, text in texts.items()
+        for v, found in patterns.items()
+        if found.search(text)
+    }
     assert not leaked, sorted(leaked)[:5]
 
 
@@ -93,3 +100,16 @@ def test_a_column_statistic_is_refused_before_anything_is_stored(tmp_path: Path)
     with pytest.raises(ConfigurationError, match=r"gx_context_root: .*expect_column_max_to_be_between"):
         validate_candidate_stored(spec, candidate, suite, context_root=root)
     assert not root.exists()
+
+
+def test_a_failed_builtin_map_expectation_stores_counts_never_its_unexpected_values(tmp_path: Path) -> None:
+    spec = ReleaseSpec.from_dict(demo_spec_dict(tmp_path, rows=200))
+    candidate = anonymize_step(spec, load_step(spec, run_id="r"), run_id="r")
+    expectation = {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "disease", "value_set": []}}
+    suite = privacy_gx.load_suite({"name": "builtin", "expectations": [expectation]})
+    root = tmp_path / "gx_context"
+    (verdict,) = privacy_gx.outcomes(validate_candidate_stored(spec, candidate, suite, context_root=root))
+    assert verdict.status == "failed" and verdict.details["unexpected_count"] == candidate.rows_out
+    diseases = {str(v) for v in measured_frame(spec, candidate)["disease"].unique()} - {"none"}
+    assert len(diseases) >= 3
+    assert_no_value(root, diseases)
