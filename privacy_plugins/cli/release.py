@@ -81,6 +81,10 @@ def format_release(result: ReleaseResult, spec: ReleaseSpec) -> str:
         lines.append(f"  working files    {result.workdir} (kept; private, remove when done)")
     lines.append(f"  diagnosis report {diagnosis.html_path}")
     lines.append(f"  release summary  {spec.report.release_json}")
+    if result.published is not None:
+        from privacy_plugins.release.release_report import release_html_path
+
+        lines.append(f"  release report   {release_html_path(spec)}")
     return "\n".join(lines)
 
 

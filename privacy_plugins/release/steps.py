@@ -57,7 +57,12 @@ from privacy_plugins.core.history_release import history_models
 from privacy_plugins.core.models import PrivacyModel, check_name
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.engines.pandas_engine import PandasTable
-from privacy_plugins.errors import ForeignArtifactError, InfeasibleAnonymizationError, ReleaseBlocked
+from privacy_plugins.errors import (
+    ForeignArtifactError,
+    InfeasibleAnonymizationError,
+    PrivacyPluginsError,
+    ReleaseBlocked,
+)
 from privacy_plugins.release import receipts
 from privacy_plugins.release.artifacts import (
     REPORT_FILE,
@@ -87,6 +92,7 @@ from privacy_plugins.release.identifier_gate import flag_identifiers
 from privacy_plugins.release.judged_tables import judged_tables
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.published_numbers import measure_classes
+from privacy_plugins.release.release_report import write_release_html
 from privacy_plugins.release.requirement_checks import candidate_checks
 from privacy_plugins.release.snapshot_path import load_snapshot, pushdown_reason, solved_on_snapshot
 from privacy_plugins.release.sources import read_source
@@ -447,6 +453,7 @@ def publish_step(
         checks = candidate_checks(spec, measured, candidate, opened.loaded_rows, tables)
         if history is not None:  # read under the destination's lock: no release can slip in between
             checks += composition_checks(spec, history, measured, run_targets(spec, opened.folder))
+        remeasured[:] = checks  # what release.html shows
         failed = [c for c in checks if not c.passed and c.name not in allowed_failures]
         if failed:
             summary = "\n".join(f"{c.requirement}: {c.detail}" for c in failed)
@@ -460,6 +467,7 @@ def publish_step(
         return history_companions(spec, opened.destination, history, run_id=run, measured=measured, candidate=candidate)
 
     history: ReleaseHistory | None = None
+    remeasured: list[RequirementCheck] = []
     try:
         with destination_lock(spec.destination):
             if spec.history.enabled:
@@ -476,6 +484,19 @@ def publish_step(
     )
     numbers = _numbers(spec, measured, candidate)
     receipts.write_receipt(spec, check, numbers, measured.columns, "published")
+    try:  # published already: a report that cannot be written is said, not a failed publish
+        write_release_html(
+            spec,
+            candidate,
+            measured=measured,
+            checks=remeasured,
+            folder=opened.folder,
+            loaded_rows=opened.loaded_rows,
+            earlier_releases=len(history) if history is not None else None,
+            run_id=run,
+        )
+    except (OSError, PrivacyPluginsError) as exc:
+        LOGGER.warning("publish: release.html not written: %s", " ".join(str(exc).split()))
     return Publication(
         destination=spec.destination.describe(), table=spec.destination.table, rows=measured.rows, numbers=numbers
     )

@@ -75,6 +75,7 @@ STEPS = ("load", "diagnose", "anonymize", "check", "publish", "cleanup")
 _WIRED = frozenset(
     {"task_id", "spec_path", "overrides", "working_storage", "working_storage_conn_id", "loaded", "candidate", "check"}
     | {"report_storage", "report_storage_conn_id", "expectation_suite", "on_failure", "task_group", "dag"}
+    | {"gx_context_root"}
 )
 
 
@@ -102,6 +103,7 @@ def release_tasks(
     group_id: str | None = None,
     overrides: Mapping[str, Any] | None = None,
     expectation_suite: str | None = None,
+    gx_context_root: str | None = None,
     on_check_failure: str = "fail",
     outlets: Sequence[Any] = (),
     working_storage: str | None = None,
@@ -150,6 +152,7 @@ def release_tasks(
             task_id="check",
             candidate=anonymize.output,
             expectation_suite=expectation_suite,
+            gx_context_root=gx_context_root,
             on_failure=on_check_failure,
             **common,
             **per_task["check"],

@@ -63,6 +63,7 @@ def build_release_assets(
     severity: Mapping[str, str] | None = None,
     policy: Policy | Mapping[str, float] | None = None,
     expectation_suite: str | PathLike[str] | Sequence[str | PathLike[str]] | None = None,
+    gx_context_root: str | PathLike[str] | None = None,
     resource_key: str | None = None,
     group_name: str | None = None,
     owners: Sequence[str] | None = None,
@@ -78,6 +79,8 @@ def build_release_assets(
         policy: floors the checks enforce beyond the spec (``min_k``, ``min_l``, ``max_t``); see
             :mod:`~privacy_plugins.integrations.dagster.policy`. Part of the code, so run config cannot drop it.
         expectation_suite: GX suite JSON file(s) run as extra blocking checks (needs the ``gx`` extra at run time).
+        gx_context_root: a folder for a GX file context: each suite check then runs through a stored
+            ``Checkpoint``, keeps its result and rebuilds Data Docs (the history of the privacy checks).
         resource_key: the :class:`PrivacyReleaseResource` key, default ``<prefix>_release``.
         group_name: the asset group, default the prefix.
         owners: the assets' owners (``team:privacy``, e-mail addresses), shown and searchable in the catalog.
@@ -95,7 +98,7 @@ def build_release_assets(
         prefix,
         key,
         check_severities(spec, severity),
-        read_suite_refs(expectation_suite),
+        read_suite_refs(expectation_suite, gx_context_root),
         Policy.for_spec(spec, policy),
     )
     group = group_name or "_".join(prefix)

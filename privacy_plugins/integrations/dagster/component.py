@@ -7,9 +7,10 @@ is an attribute. Each section is typed key by key (see
 :mod:`~privacy_plugins.integrations.dagster.component_model`), so ``dg check yaml``
 names the line and column of a misspelt key; the values are validated by
 :class:`~privacy_plugins.release.ReleaseSpec` when the definitions load —
-relative paths resolve against the component's folder. Three
+relative paths resolve against the component's folder. Four
 more attributes configure the graph as :func:`build_release_assets` does:
-``key_prefix``, ``expectation_suite`` (GX suite files) and ``policy`` (floors in code,
+``key_prefix``, ``expectation_suite`` (GX suite files), ``gx_context_root`` (a GX file context
+keeping each suite check's result and Data Docs) and ``policy`` (floors in code,
 e.g. ``{min_k: 10}``). The component's definitions are one release graph with its
 resource and reader (see ``ReleaseAssets.definitions``).
 """
@@ -92,6 +93,7 @@ class PrivacyRelease(dg.Component, dg.Model, dg.Resolvable):
     acknowledged_identifiers: list[str] | None = None
     key_prefix: str | None = None
     expectation_suite: list[str] | None = None
+    gx_context_root: str | None = None
     policy: PolicyModel | None = None
     owners: list[str] | None = None
     tags: dict[str, str] | None = None
@@ -114,6 +116,7 @@ class PrivacyRelease(dg.Component, dg.Model, dg.Resolvable):
             key_prefix=self.key_prefix,
             policy=section(self.policy) if self.policy is not None else None,
             expectation_suite=suites or None,
+            gx_context_root=context.path / self.gx_context_root if self.gx_context_root else None,
             owners=self.owners,
             tags=self.tags,
         )

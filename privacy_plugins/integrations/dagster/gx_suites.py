@@ -32,6 +32,8 @@ class SuiteRef:
 
     path: Path
     name: str
+    #: a GX file context where each run's result is stored and Data Docs rebuilt (``None``: ephemeral)
+    context_root: Path | None = None
 
     @property
     def check_name(self) -> str:
@@ -50,7 +52,7 @@ class SuiteVerdict:
     message: str
 
 
-def _read_ref(path: str | PathLike[str]) -> SuiteRef:
+def _read_ref(path: str | PathLike[str], context_root: Path | None) -> SuiteRef:
     source = Path(path).expanduser().resolve()
     try:
         data = json.loads(source.read_text(encoding="utf-8"))
@@ -62,15 +64,23 @@ def _read_ref(path: str | PathLike[str]) -> SuiteRef:
         raise dg.DagsterInvalidDefinitionError(
             f"expectation_suite {str(source)!r} needs a 'name' and a non-empty 'expectations' list"
         )
-    return SuiteRef(path=source, name=str(data["name"]))
+    return SuiteRef(path=source, name=str(data["name"]), context_root=context_root)
 
 
-def read_suite_refs(suites: str | PathLike[str] | Sequence[str | PathLike[str]] | None) -> tuple[SuiteRef, ...]:
-    """Check one suite path or several; their check names must differ."""
+def read_suite_refs(
+    suites: str | PathLike[str] | Sequence[str | PathLike[str]] | None,
+    gx_context_root: str | PathLike[str] | None = None,
+) -> tuple[SuiteRef, ...]:
+    """Check one suite path or several; their check names must differ.
+
+    ``gx_context_root``: a folder for a GX file context; each check's result is then stored
+    there through a ``Checkpoint`` and its Data Docs rebuilt (:mod:`privacy_plugins.integrations.gx.checkpoints`).
+    """
     if suites is None:
         return ()
+    root = Path(gx_context_root).expanduser().resolve() if gx_context_root else None
     paths = [suites] if isinstance(suites, (str, PathLike)) else list(suites)
-    refs = tuple(_read_ref(p) for p in paths)
+    refs = tuple(_read_ref(p, root) for p in paths)
     names = [r.check_name for r in refs]
     if len(set(names)) != len(names):
         raise dg.DagsterInvalidDefinitionError(f"two expectation suites share a check name: {names}")
@@ -81,7 +91,14 @@ def run_suite(ref: SuiteRef, spec: ReleaseSpec, candidate: Candidate) -> SuiteVe
     """Validate the candidate where it is staged (imports GX now; MissingDependencyError names the extra)."""
     from privacy_plugins.integrations import gx as privacy_gx
 
-    outcomes = privacy_gx.outcomes(privacy_gx.validate_candidate(spec, candidate, privacy_gx.load_suite(ref.path)))
+    suite = privacy_gx.load_suite(ref.path)
+    if ref.context_root is None:
+        result = privacy_gx.validate_candidate(spec, candidate, suite)
+    else:  # a stored checkpoint: the result kept and Data Docs rebuilt
+        from privacy_plugins.integrations.gx.checkpoints import validate_candidate_stored
+
+        result = validate_candidate_stored(spec, candidate, suite, context_root=ref.context_root)
+    outcomes = privacy_gx.outcomes(result)
     keys = ("expectation_type", "status", "level", "observed", "message")
     summaries = [{key: o.to_dict()[key] for key in keys} for o in outcomes]  # counts, never the values GX saw
     failing = [o for o in outcomes if o.status != "passed"]

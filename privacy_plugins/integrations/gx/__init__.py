@@ -25,11 +25,13 @@ if _GX_DOCS_REGISTRY_LOGGER.level == logging.NOTSET:
 
 import_optional_dependency("great_expectations", extra="gx")
 
-from privacy_plugins.integrations.gx import identifier_metric, metrics  # noqa: E402  (metrics before expectations)
+from privacy_plugins.integrations.gx import identifier_metric, metrics, row_metrics  # noqa: E402  (metrics before expectations)
 from privacy_plugins.integrations.gx.expectations import (  # noqa: E402
+    ExpectTableAttackRiskToBeBelow,
     ExpectTableToBeKAnonymous,
     ExpectTableToBeLDiverse,
     ExpectTableToBeTClose,
+    ExpectTableToComposeWithHistory,
     ExpectTableToHaveNoDirectIdentifiers,
     ExpectTableToSatisfyPersonalizedLeakageBound,
     ExpectTableToSatisfyPrivacyModel,
@@ -45,9 +47,11 @@ from privacy_plugins.integrations.gx.suites import (  # noqa: E402
 
 __all__ = [
     "CheckOutcome",
+    "ExpectTableAttackRiskToBeBelow",
     "ExpectTableToBeKAnonymous",
     "ExpectTableToBeLDiverse",
     "ExpectTableToBeTClose",
+    "ExpectTableToComposeWithHistory",
     "ExpectTableToHaveNoDirectIdentifiers",
     "ExpectTableToSatisfyPersonalizedLeakageBound",
     "ExpectTableToSatisfyPrivacyModel",
@@ -58,6 +62,7 @@ __all__ = [
     "metrics",
     "outcome",
     "outcomes",
+    "row_metrics",
     "validate_candidate",
     "validate_dataframe",
     "validate_sql",

@@ -78,7 +78,7 @@ def test_init_only_stores_parameters() -> None:
     check = PrivacyCheckOperator(task_id="check", spec_path=missing, candidate={}, expectation_suite="x.json")
     assert set(check.template_fields) == {
         *("spec_path", "overrides", "working_storage", "working_storage_conn_id", "report_storage"),
-        *("report_storage_conn_id", "candidate", "expectation_suite"),
+        *("report_storage_conn_id", "candidate", "expectation_suite", "gx_context_root"),
     }
     assert set(PublishOperator(task_id="p", spec_path=missing, candidate={}, check={}).template_fields) >= {"check"}
     assert "loaded" in PrivacyDiagnosisOperator(task_id="d", spec_path=missing, loaded={}).template_fields
@@ -103,8 +103,14 @@ def test_full_release_passes_summaries_without_raw_values(census: dict[str, Any]
     publication = run(PublishOperator(task_id="publish", candidate=candidate, check=check, **common), **dag_run)
     assert not Path(loaded["path"]).exists()  # the publish task removed the run's working files
     (kept,) = (tmp_path / "kept").glob("*/ops__manual__ops*")
-    assert sorted(p.name for p in kept.iterdir()) == ["diagnosis.html", "diagnosis.json", "release.json"]
+    assert sorted(p.name for p in kept.iterdir()) == [
+        "diagnosis.html",
+        "diagnosis.json",
+        "release.html",
+        "release.json",
+    ]
     assert (kept / "diagnosis.html").read_bytes() == Path(diagnosis["html_path"]).read_bytes()
+    assert (kept / "release.html").read_bytes() == (Path(diagnosis["html_path"]).parent / "release.html").read_bytes()
     assert json.loads((kept / "release.json").read_text(encoding="utf-8")) == publication
     assert stat.S_IMODE(kept.stat().st_mode) == 0o700
 

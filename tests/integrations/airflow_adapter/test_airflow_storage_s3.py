@@ -124,7 +124,7 @@ def test_release_tasks_share_a_private_run_folder_on_s3(
     assert _keys(s3) == []  # the publish task removed the run's folder from the bucket
     kept = s3.client.list_objects_v2(Bucket=BUCKET, Prefix="reports/")["Contents"]
     reports = {item["Key"].rsplit("/", 1)[1]: item["Key"] for item in kept}
-    assert sorted(reports) == ["release.json"] and RUN in reports["release.json"]  # (no diagnose task here)
+    assert sorted(reports) == ["release.html", "release.json"] and RUN in reports["release.json"]  # (no diagnose task)
     assert json.loads(s3.client.get_object(Bucket=BUCKET, Key=reports["release.json"])["Body"].read()) == publication
 
 

@@ -52,3 +52,19 @@ def test_a_failing_warning_suite_warns_and_publishes(
     published = next(e for e in result.get_asset_materialization_events() if e.asset_key.path[-1] == "published")
     assert published.materialization.metadata["warn-only failures"].value == ["gx_demo_release_monitoring"]
     assert read_published(spec.destination) is not None
+
+
+def test_gx_context_root_stores_the_suite_check_and_builds_data_docs(
+    census_spec: Callable[..., dict[str, Any]], tmp_path: Path, run_graph: Any, inspect_run: SimpleNamespace
+) -> None:
+    """The same setting as Airflow's check task: the suite check's result is kept, Data Docs list the run."""
+    spec = ReleaseSpec.from_dict(census_spec(k=2, l=2), base_dir=tmp_path)
+    root = tmp_path / "gx_context"
+    release = build_release_assets(spec, expectation_suite=SUITES / "demo_release.json", gx_context_root=root)
+    result = run_graph(release)
+    checks = inspect_run.evaluations(result)
+    assert "gx_demo_release" in checks
+    (stored,) = (root / "gx" / "uncommitted" / "validations" / "demo_release").rglob("*.json")
+    run = stored.relative_to(root / "gx" / "uncommitted" / "validations" / "demo_release").parts[0]
+    assert run.endswith(result.run_id)  # the release's run id: <prefix>__<Dagster run id>
+    assert (root / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").is_file()

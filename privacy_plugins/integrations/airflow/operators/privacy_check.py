@@ -38,11 +38,19 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         expectation_suite: a GX suite JSON (e.g. ``expectations/demo_release.json``) validated on the
             candidate as well; relative paths resolve against the spec's folder; ``None`` or ``""``: core only.
             Needs the ``gx`` extra; GX is imported inside ``execute()``.
+        gx_context_root: a folder for a GX file context (relative: against the spec's folder); the suite then
+            runs through a stored ``Checkpoint`` that keeps each run's result and rebuilds Data Docs
+            (:mod:`privacy_plugins.integrations.gx.checkpoints`); ``None`` or ``""``: an ephemeral context.
         on_failure: ``"fail"`` (raise ``PrivacyCheckFailed``) or ``"skip_downstream"``.
         spec_path, overrides: see ``ReleaseStepOperator``; ``overrides={"requirements": {...}}`` sets thresholds.
     """
 
-    template_fields: Sequence[str] = (*ReleaseStepOperator.template_fields, "candidate", "expectation_suite")
+    template_fields: Sequence[str] = (
+        *ReleaseStepOperator.template_fields,
+        "candidate",
+        "expectation_suite",
+        "gx_context_root",
+    )
     inherits_from_skipmixin = True
 
     def __init__(
@@ -50,6 +58,7 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         *,
         candidate: Mapping[str, Any] | XComArg,
         expectation_suite: str | None = None,
+        gx_context_root: str | None = None,
         on_failure: str = "fail",
         **kwargs: Any,
     ) -> None:
@@ -58,13 +67,18 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         super().__init__(**kwargs)
         self.candidate = candidate
         self.expectation_suite = expectation_suite
+        self.gx_context_root = gx_context_root
         self.on_failure = on_failure
 
     def run_step(self, spec: ReleaseSpec, context: Context) -> CheckResult:
         """Check; on failure raise or skip downstream, according to ``on_failure``."""
         candidate = self.artifact(Candidate, self.candidate, name="candidate")
         # The suite first: a failed core check of a release inside the database drops its staging table.
-        suite_checks = self._suite_checks(spec, candidate) if (self.expectation_suite or "").strip() else None
+        suite_checks = (
+            self._suite_checks(spec, candidate, self.run_id(context))
+            if (self.expectation_suite or "").strip()
+            else None
+        )
         result = check_step(spec, candidate, run_id=self.run_id(context))
         logged = [("PASS" if c.passed else "FAIL", c) for c in result.checks]
         if suite_checks is not None:
@@ -87,11 +101,13 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         self.skip(ti=context["ti"], tasks=[t for t in self.get_flat_relatives(upstream=False) if not t.is_teardown])
         return result
 
-    def _suite_path(self) -> Path:
-        path = Path(str(self.expectation_suite).strip()).expanduser()
+    def _suite_path(self, setting: str | None = None) -> Path:
+        path = Path(str(setting or self.expectation_suite).strip()).expanduser()
         return path if path.is_absolute() else Path(str(self.spec_path)).resolve().parent / path
 
-    def _suite_checks(self, spec: ReleaseSpec, candidate: Candidate) -> list[tuple[str, RequirementCheck]]:
+    def _suite_checks(
+        self, spec: ReleaseSpec, candidate: Candidate, run: str | None
+    ) -> list[tuple[str, RequirementCheck]]:
         """Validate the candidate with the GX suite; each expectation becomes one check, with its log label.
 
         A failed ``warning``/``info`` expectation does not block (its check counts as passed) but is
@@ -100,7 +116,16 @@ class PrivacyCheckOperator(ReleaseStepOperator, SkipMixin):
         from privacy_plugins.integrations import gx as privacy_gx  # costs seconds: only when a suite is used
 
         suite = privacy_gx.load_suite(self._suite_path())
-        outcomes = privacy_gx.outcomes(privacy_gx.validate_candidate(spec, candidate, suite))  # where it is staged
+        root = (self.gx_context_root or "").strip()
+        if root:  # a stored checkpoint: each run's result kept, Data Docs rebuilt
+            from privacy_plugins.integrations.gx.checkpoints import validate_candidate_stored
+
+            result = validate_candidate_stored(
+                spec, candidate, suite, context_root=self._suite_path(root), run_id=run or ""
+            )
+        else:
+            result = privacy_gx.validate_candidate(spec, candidate, suite)  # where it is staged
+        outcomes = privacy_gx.outcomes(result)
         errors = [o.message for o in outcomes if o.status == "error"]
         if errors:
             raise PrivacyCheckError(f"GX suite {suite.name!r} could not be evaluated:\n" + "\n".join(errors))

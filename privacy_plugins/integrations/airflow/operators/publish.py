@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import Asset, AssetAlias
@@ -13,6 +14,7 @@ from privacy_plugins.integrations.airflow.assets import destination_uri
 from privacy_plugins.integrations.airflow.exceptions import PrivacyCheckFailed
 from privacy_plugins.integrations.airflow.operators._base import ReleaseStepOperator
 from privacy_plugins.release import Candidate, CheckResult, Publication, ReleaseBlocked, ReleaseSpec, publish_step
+from privacy_plugins.release.release_report import release_html_path
 
 if TYPE_CHECKING:
     from airflow.sdk import Context, XComArg
@@ -66,7 +68,10 @@ class PublishOperator(ReleaseStepOperator):
         self.log.info("published %d rows to %s", publication.rows, publication.destination)
         self._published = (spec, publication)
         summary = json.dumps(publication.to_dict(), indent=2) + "\n"
-        self.store_reports(spec, context, {"release.json": summary.encode("utf-8")})
+        reports: dict[str, Path | bytes] = {"release.json": summary.encode("utf-8")}
+        if release_html_path(spec).is_file():  # not rewritten by a re-run that found the release published
+            reports["release.html"] = release_html_path(spec)
+        self.store_reports(spec, context, reports)
         outlet_events = context.get("outlet_events")
         if outlet_events is not None:
             extra = publication.to_dict()
