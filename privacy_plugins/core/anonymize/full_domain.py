@@ -435,7 +435,7 @@ def anonymize_full_domain(
         >>> df = pd.DataFrame({"zip": ["47906", "47907", "47611", "47612"], "disease": ["a", "b", "a", "c"]})
         >>> h = Hierarchy.from_rows("zip", [[z, z[:4] + "*", "*"] for z in df["zip"]])
         >>> result = anonymize_full_domain(df, quasi_identifiers=["zip"], hierarchies={"zip": h},
-        ...                                models=[KAnonymity(2)])
+        ...                                models=[KAnonymity(2)], sensitive_attributes=["disease"])
         >>> result.details.levels, result.table["zip"].tolist()
         ({'zip': 1}, ['4790*', '4790*', '4761*', '4761*'])
     """
