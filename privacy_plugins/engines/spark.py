@@ -77,6 +77,21 @@ class SparkTable(EngineTable):
         """One ``groupBy().count()`` on the cluster."""
         return _group_counts(self.frame, columns)
 
+    def _without(self, removed: pd.DataFrame) -> EngineTable:
+        """A broadcast left-anti join with ``removed`` (null-safe equality: missing values match)."""
+        from functools import reduce
+
+        from pyspark.sql import functions
+
+        renamed = {c: f"__pp_removed_{i}" for i, c in enumerate(removed.columns)}
+        small = functions.broadcast(
+            self.frame.sparkSession.createDataFrame(removed.drop_duplicates().rename(columns=renamed))
+        )
+        condition = reduce(
+            lambda a, b: a & b, [self.frame[c].eqNullSafe(small[renamed[c]]) for c in removed.columns]
+        )
+        return SparkTable(self.frame.join(small, condition, "left_anti"))
+
     def _generalize(
         self, keep: Sequence[str], mappings: Mapping[str, pd.DataFrame], suppressed: pd.DataFrame, method: ApplyMethod
     ) -> EngineTable:
