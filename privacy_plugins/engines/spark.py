@@ -84,9 +84,10 @@ class SparkTable(EngineTable):
         from pyspark.sql import functions
 
         renamed = {c: f"__pp_removed_{i}" for i, c in enumerate(removed.columns)}
-        small = functions.broadcast(
-            self.frame.sparkSession.createDataFrame(removed.drop_duplicates().rename(columns=renamed))
-        )
+        rows = removed.drop_duplicates().rename(columns=renamed)
+        rows = rows.astype(object).where(rows.notna(), None)  # a missing value is NULL, not the text "NaN"
+        schema = self.frame.select(*[self.frame[c].alias(renamed[c]) for c in removed.columns]).schema
+        small = functions.broadcast(self.frame.sparkSession.createDataFrame(rows, schema=schema))
         condition = reduce(
             lambda a, b: a & b, [self.frame[c].eqNullSafe(small[renamed[c]]) for c in removed.columns]
         )

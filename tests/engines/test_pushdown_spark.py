@@ -38,3 +38,13 @@ def test_demo_census_same_release_on_spark(spark, census, method: str) -> None:
 def test_adult_sample_same_release_on_spark(spark, adult_sample) -> None:
     frame, problem = adult_sample
     assert_same_release(to_spark(spark, frame), frame, method="join", **problem)
+
+
+def test_removed_rows_go_by_their_raw_values_on_spark(spark) -> None:
+    """``generalized(removed=…)`` as on the other engines (``test_removed_rows.py``), missing values included."""
+    from test_removed_rows import FRAME, _expected, _generalized
+
+    rows = [tuple(None if pd.isna(v) else getattr(v, "item", lambda v=v: v)() for v in r) for r in FRAME.values]
+    table = SparkTable(spark.createDataFrame(rows, schema="age bigint, zip string, disease string"))  # None: NULL
+    assert _generalized(table, pd.DataFrame({"age": [21], "zip": ["47906"]})).equals(_expected([0, 1]))
+    assert _generalized(table, FRAME.iloc[[3, 5]], method="join").equals(_expected([3, 5]))
