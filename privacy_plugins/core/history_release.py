@@ -406,6 +406,7 @@ def release_with_history(
             hierarchies=hierarchies,
             sensitive_attributes=sensitive_attributes,
             identifiers=identifiers,
+            insensitive=[_ROW],  # the helper row id (every column needs a role)
             seed=seed,
             **options,
         )
