@@ -233,7 +233,9 @@ def suppress_at_risk(
     count = COUNT if weighted else None
     derived = with_derived_columns(targets, bound)  # the history sets of every record, once
     total = _records(targets, weighted)
-    check = composition_check(targets, published, history, models, hierarchies=hierarchies, memo=memo, count_column=count)
+    check = composition_check(
+        targets, published, history, models, hierarchies=hierarchies, memo=memo, count_column=count
+    )
     while True:
         within = total - _records(published, weighted) <= max_suppressed
         if check.passed and within and _holds(published, rows, derived, qis, bound, weighted):

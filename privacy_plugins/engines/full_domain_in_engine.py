@@ -216,8 +216,11 @@ def publish_node(
     removed: pd.DataFrame | None = None,
     method: ApplyMethod = "case",
 ) -> EngineTable:
-    """The table recoded at ``levels`` where it lives: identifiers never selected, ``suppressed`` classes
-    (labels) and ``removed`` records (raw values, see ``EngineTable.generalized``) left out."""
+    """The table recoded at ``levels`` where it lives; identifiers are never selected.
+
+    ``suppressed`` classes (labels) and ``removed`` records (raw values, see ``EngineTable.generalized``)
+    are left out.
+    """
     keep = [c for c in table.columns() if c not in set(identifiers)]
     return table.generalized(
         keep=keep,

@@ -88,9 +88,7 @@ class SparkTable(EngineTable):
         rows = rows.astype(object).where(rows.notna(), None)  # a missing value is NULL, not the text "NaN"
         schema = self.frame.select(*[self.frame[c].alias(renamed[c]) for c in removed.columns]).schema
         small = functions.broadcast(self.frame.sparkSession.createDataFrame(rows, schema=schema))
-        condition = reduce(
-            lambda a, b: a & b, [self.frame[c].eqNullSafe(small[renamed[c]]) for c in removed.columns]
-        )
+        condition = reduce(lambda a, b: a & b, [self.frame[c].eqNullSafe(small[renamed[c]]) for c in removed.columns])
         return SparkTable(self.frame.join(small, condition, "left_anti"))
 
     def _generalize(

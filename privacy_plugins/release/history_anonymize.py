@@ -154,15 +154,17 @@ def anonymize_history(
         LOGGER.info("anonymize: %s %s; (c) and the composition check guard the history", algorithm, refusal)
         extra = []
     last = history.releases[-1].transformation
-    levels = last.get("levels") if reapply_levels and last.get("algorithm") == algorithm else None
-    known = isinstance(levels, Mapping) and set(map(str, levels)) == set(map(str, quasi_identifiers))
+    stored = last.get("levels") if reapply_levels and last.get("algorithm") == algorithm else None
+    levels: dict[str, int] | None = None
+    if isinstance(stored, Mapping) and set(map(str, stored)) == set(map(str, quasi_identifiers)):
+        levels = {str(q): int(stored[str(q)]) for q in quasi_identifiers}
     return AnonymizeHistory(
         history=history,
         quasi_identifiers=tuple(quasi_identifiers),
         hierarchies=hierarchies,
         models=bound,
         extra=tuple(extra),
-        levels={str(q): int(levels[str(q)]) for q in quasi_identifiers} if known and isinstance(levels, Mapping) else None,
+        levels=levels,
         suppression_limit=suppression_limit,
     )
 

@@ -220,7 +220,11 @@ def solved_on_snapshot(
             published, levels = done.published, done.solution.details.recoding_levels()
             rows_out, ncp, headline = done.rows_out, done.solution.utility.ncp, done.solution.details.headline()
         else:  # (a), or (c) after (b): the records left out are removed by their raw values
-            levels = dict(chosen.levels) if chosen.levels is not None else done.solution.details.recoding_levels()  # type: ignore[union-attr]
+            if chosen.levels is not None:
+                levels = dict(chosen.levels)
+            else:
+                assert done is not None
+                levels = done.solution.details.recoding_levels()
             kept = np.zeros(len(units), dtype=bool)
             kept[chosen.kept_units()] = True
             removed = aggregates.loc[~kept].drop(columns=[COUNT_COLUMN])

@@ -77,7 +77,7 @@ from privacy_plugins.release.composition_gate import (
     read_history,
     run_targets,
 )
-from privacy_plugins.release.destination import TABLE, StageRun, open_destination
+from privacy_plugins.release.destination import StageRun, open_destination
 from privacy_plugins.release.destination.base import Companions
 from privacy_plugins.release.diagnosis_reports import write_diagnosis
 from privacy_plugins.release.history_anonymize import choose
