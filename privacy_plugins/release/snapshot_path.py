@@ -220,21 +220,25 @@ def solved_on_snapshot(
             published, levels = done.published, done.solution.details.recoding_levels()
             rows_out, ncp, headline = done.rows_out, done.solution.utility.ncp, done.solution.details.headline()
         else:  # (a), or (c) after (b): the records left out are removed by their raw values
-            if chosen.levels is not None:
-                levels = dict(chosen.levels)
-            else:
-                assert done is not None
-                levels = done.solution.details.recoding_levels()
             kept = np.zeros(len(units), dtype=bool)
             kept[chosen.kept_units()] = True
-            removed = aggregates.loc[~kept].drop(columns=[COUNT_COLUMN])
+            if done is None:  # (a): every unit not kept (its own violating classes included)
+                assert chosen.levels is not None
+                levels, suppressed, out = dict(chosen.levels), None, ~kept
+            else:  # (b): the search's suppressed classes as it chose them, and the units (c) left out
+                levels = done.solution.details.recoding_levels()
+                suppressed = done.solution.suppressed_classes(done.snapshot)
+                assert chosen.published is not None and chosen.kept is not None
+                out = np.zeros(len(units), dtype=bool)
+                out[chosen.published.loc[~chosen.kept, UNIT].to_numpy(dtype=np.int64)] = True
             published = publish_node(
                 source,
                 aggregates=aggregates,
                 hierarchies=hierarchies,
                 levels=levels,
                 identifiers=identifiers,
-                removed=removed,
+                suppressed=suppressed,
+                removed=aggregates.loc[out].drop(columns=[COUNT_COLUMN]),
                 method=method,
             )
             rows_out, ncp = chosen.records_out, full_domain_ncp(units, hierarchies, levels, ~kept)

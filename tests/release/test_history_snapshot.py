@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pushdown_census import census_duckdb
 from release_fixtures import demo_spec_dict
 
 from privacy_plugins.core.anonymize import anonymize
@@ -25,7 +26,7 @@ from privacy_plugins.core.history_release import history_models
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 from privacy_plugins.engines.full_domain_in_engine import anonymize_in_engine
 from privacy_plugins.engines.pandas_engine import PandasTable
-from privacy_plugins.errors import InfeasibleAnonymizationError
+from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 from privacy_plugins.release import ReleaseSpec, read_published
 from privacy_plugins.release import steps as release_steps
 from privacy_plugins.release.composition_gate import read_history
@@ -156,28 +157,34 @@ def _candidate_rows(candidate: Any) -> pd.DataFrame:
 def test_both_paths_choose_the_same_release_and_a_second_release_passes_on_the_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: int
 ) -> None:
-    data = _spec_data(tmp_path)
+    # A DuckDB source: the snapshot path recodes and removes records in the database.
+    source = {"duckdb": str(census_duckdb(tmp_path / "first.duckdb", rows=300)), "table": "census"}
+    data = _spec_data(tmp_path, source=source)
     first = ReleaseSpec.from_dict(data)
     assert release_steps.pushdown_reason(first) is None  # the default release runs on the snapshot
     _release(first)
-    spec = ReleaseSpec.from_dict({**data, "source": {**data["source"], "rows": rows}})
+    grown = {"duckdb": str(census_duckdb(tmp_path / "second.duckdb", rows=rows)), "table": "census"}
+    spec = ReleaseSpec.from_dict({**data, "source": grown})
     with monkeypatch.context() as patched:
         patched.setattr(release_steps, "_on_snapshot", lambda _: False)  # the same spec on the rows, in memory
         in_memory = anonymize_step(spec, load_step(spec))
     on_snapshot = anonymize_step(spec, load_step(spec))
     assert on_snapshot.history == in_memory.history
-    if rows == 300:
-        assert on_snapshot.history["way"] == "reapply"
+    if rows == 300:  # the same rows again: the node, and its suppressed records removed in the database
+        assert on_snapshot.history["way"] == "reapply" and on_snapshot.suppressed > 0
     else:  # refused by the composition check before the snapshot search took the history
         assert on_snapshot.history["way"] == "anonymize" and on_snapshot.history["history_model"] is True
     assert on_snapshot.levels == in_memory.levels
     assert (on_snapshot.rows_out, on_snapshot.suppressed) == (in_memory.rows_out, in_memory.suppressed)
     assert on_snapshot.ncp == pytest.approx(in_memory.ncp)
-    pd.testing.assert_frame_equal(_candidate_rows(on_snapshot), _candidate_rows(in_memory))
     check = check_step(spec, on_snapshot)
     assert check.passed, check.summary()  # the composition check included
     publish_step(spec, on_snapshot, check)
     assert len(read_history(spec, open_destination(spec.destination))) == 2
+    published = read_published(spec.destination)  # staged in the destination database, published from there
+    assert published is not None
+    published = published.astype(str).sort_values(list(published.columns)).reset_index(drop=True)
+    pd.testing.assert_frame_equal(published, _candidate_rows(in_memory))
 
 
 def test_reapply_keeps_the_last_levels_unless_the_spec_turns_it_off(tmp_path: Path) -> None:
@@ -190,3 +197,11 @@ def test_reapply_keeps_the_last_levels_unless_the_spec_turns_it_off(tmp_path: Pa
     assert fresh.history["way"] == "anonymize" and fresh.levels != first.levels
     published = read_published(ReleaseSpec.from_dict(looser).destination)
     assert published is not None and len(published) == fresh.rows_out
+
+
+def test_a_bad_reapply_setting_names_it() -> None:
+    from privacy_plugins.release.history_spec import HistorySpec
+
+    assert HistorySpec.from_value(None).reapply and not HistorySpec.from_value({"reapply": False}).reapply
+    with pytest.raises(ConfigurationError, match=r"history.reapply must be true or false, got 'no'"):
+        HistorySpec.from_value({"reapply": "no"})
