@@ -158,6 +158,9 @@ def anonymize_history(
     levels: dict[str, int] | None = None
     if isinstance(stored, Mapping) and set(map(str, stored)) == set(map(str, quasi_identifiers)):
         levels = {str(q): int(stored[str(q)]) for q in quasi_identifiers}
+        # a node of other hierarchies (the spec's changed since) cannot be re-applied: search anew
+        if any(q not in hierarchies or not 0 <= levels[str(q)] <= hierarchies[q].height for q in quasi_identifiers):
+            levels = None
     return AnonymizeHistory(
         history=history,
         quasi_identifiers=tuple(quasi_identifiers),

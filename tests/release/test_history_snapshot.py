@@ -65,7 +65,7 @@ def _history_of(earlier: pd.DataFrame, k: int) -> ReleaseHistory:
     return ReleaseHistory("h", tuple(QIS), ("disease",)).appended(release)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10_000),
     rows=st.integers(40, 120),
@@ -205,3 +205,27 @@ def test_a_bad_reapply_setting_names_it() -> None:
     assert HistorySpec.from_value(None).reapply and not HistorySpec.from_value({"reapply": False}).reapply
     with pytest.raises(ConfigurationError, match=r"history.reapply must be true or false, got 'no'"):
         HistorySpec.from_value({"reapply": "no"})
+
+
+@pytest.mark.parametrize(
+    ("transformation", "reapply_levels", "expected"),
+    [
+        ({"algorithm": "optimal", "levels": {"zip": 1, "age": 2}}, True, {"age": 2, "zip": 1}),
+        ({"algorithm": "optimal", "levels": {"zip": 1, "age": 2}}, False, None),  # history: {reapply: false}
+        ({"algorithm": "samarati", "levels": {"zip": 1, "age": 2}}, True, None),  # another algorithm's node
+        ({"algorithm": "optimal", "levels": {"zip": 1, "age": 9}}, True, None),  # above the hierarchy now
+        ({"algorithm": "optimal", "levels": {"age": 2}}, True, None),  # other quasi-identifiers
+        ({"adopted": True}, True, None),  # adopted: no transformation to re-apply
+    ],
+)
+def test_a_reapplies_only_a_node_of_the_specs_own_algorithm_that_fits_its_hierarchies(
+    transformation: dict[str, Any], reapply_levels: bool, expected: dict[str, int] | None
+) -> None:
+    signature = class_signature(_table(0, 20).astype(str), QIS, ["disease"])
+    release = PublishedRelease("r1", "2026-11-26T00:00:00Z", "f", transformation, signature)
+    history = ReleaseHistory("h", tuple(QIS), ("disease",)).appended(release)
+    found = anonymize_history(
+        history, quasi_identifiers=QIS, models=[KAnonymity(2)], hierarchies=HIERARCHIES, algorithm="optimal",
+        suppression_limit=0.0, reapply_levels=reapply_levels,
+    )  # fmt: skip
+    assert found is not None and found.levels == expected
