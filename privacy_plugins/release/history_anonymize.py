@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize import get_anonymizer, tags_of
+from privacy_plugins.core.anonymize.base import levels_text
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.history_release import history_models, reapply, suppress_at_risk
@@ -91,6 +92,16 @@ class HistoryOutcome:
             "suppressed_at_risk": self.suppressed_at_risk,
             "records_at_risk": self.records_at_risk,
         }
+
+    def with_headline(self, algorithm_headline: str) -> str:
+        """The algorithm's one-line summary (or, after (a), the node re-applied) followed by :meth:`headline`."""
+        return "; ".join(filter(None, [algorithm_headline, self.headline()]))
+
+    @staticmethod
+    def node(levels: Mapping[str, int]) -> str:
+        """The summary of (a): the node re-applied."""
+        shown: dict[Hashable, int] = {qi: level for qi, level in levels.items()}
+        return f"node {levels_text(shown)}"
 
     def headline(self) -> str:
         """One line for the log and the summary."""

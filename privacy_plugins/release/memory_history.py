@@ -23,7 +23,14 @@ from privacy_plugins.engines.pandas_engine import PandasTable
 from privacy_plugins.release.artifacts import Solved
 from privacy_plugins.release.destination import TABLE
 from privacy_plugins.release.destination.base import LINKED_PARTS
-from privacy_plugins.release.history_anonymize import UNIT, Chosen, full_domain_ncp, spec_history, unit_columns
+from privacy_plugins.release.history_anonymize import (
+    UNIT,
+    Chosen,
+    HistoryOutcome,
+    full_domain_ncp,
+    spec_history,
+    unit_columns,
+)
 from privacy_plugins.release.spec import ReleaseSpec
 
 __all__ = ["MemoryRows"]
@@ -101,7 +108,7 @@ class MemoryRows:
             report |= {"rows_out": rows_out, "suppressed": result.rows_in - rows_out, "ncp": ncp}
         tables = [table] if result.linked is None else [table, result.linked.table]
         parts = dict(zip(LINKED_PARTS if result.linked is not None else [TABLE], map(PandasTable, tables), strict=True))
-        headline = "; ".join(filter(None, [result.details.headline(), chosen.outcome.headline()]))
+        headline = chosen.outcome.with_headline(result.details.headline())
         return Solved(
             parts=parts,
             algorithm=result.algorithm,
@@ -138,7 +145,7 @@ class MemoryRows:
             rows_out=rows_out,
             suppressed=rows_in - rows_out,
             ncp=ncp,
-            headline=chosen.outcome.headline(),
+            headline=chosen.outcome.with_headline(HistoryOutcome.node(levels)),
             report={
                 "algorithm": self.spec.algorithm.name,
                 "levels": levels,

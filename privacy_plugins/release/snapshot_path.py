@@ -51,7 +51,7 @@ from privacy_plugins.release import staging
 from privacy_plugins.release.artifacts import LoadedTable, Solved, write_parquet
 from privacy_plugins.release.column_roles import account_for_columns, dropped_columns
 from privacy_plugins.release.destination import TABLE
-from privacy_plugins.release.history_anonymize import UNIT, choose, full_domain_ncp, spec_history
+from privacy_plugins.release.history_anonymize import UNIT, HistoryOutcome, choose, full_domain_ncp, spec_history
 from privacy_plugins.release.identifier_gate import flag_in_engine
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.source_table import opened_source, same_database, source_name
@@ -242,7 +242,7 @@ def solved_on_snapshot(
                 method=method,
             )
             rows_out, ncp = chosen.records_out, full_domain_ncp(units, hierarchies, levels, ~kept)
-            headline = f"levels {levels}" if done is None else done.solution.details.headline()
+            headline = HistoryOutcome.node(levels) if done is None else done.solution.details.headline()
         outcome = chosen.outcome
         if outcome.releases:
             LOGGER.info("anonymize: %s", outcome.headline())
@@ -254,7 +254,7 @@ def solved_on_snapshot(
             rows_out=rows_out,
             suppressed=loaded.rows - rows_out,
             ncp=ncp,
-            headline="; ".join(filter(None, [headline, outcome.headline()])),
+            headline=outcome.with_headline(headline),
             report={
                 "algorithm": spec.algorithm.name,
                 "levels": levels,

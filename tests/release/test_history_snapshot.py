@@ -169,7 +169,8 @@ def test_both_paths_choose_the_same_release_and_a_second_release_passes_on_the_s
         patched.setattr(release_steps, "_on_snapshot", lambda _: False)  # the same spec on the rows, in memory
         in_memory = anonymize_step(spec, load_step(spec))
     on_snapshot = anonymize_step(spec, load_step(spec))
-    assert on_snapshot.history == in_memory.history
+    assert on_snapshot.history == in_memory.history and on_snapshot.headline == in_memory.headline
+    assert ("re-applied" if rows == 300 else "with the history as a model") in on_snapshot.headline  # the summary
     if rows == 300:  # the same rows again: the node, and its suppressed records removed in the database
         assert on_snapshot.history["way"] == "reapply" and on_snapshot.suppressed > 0
     else:  # refused by the composition check before the snapshot search took the history
