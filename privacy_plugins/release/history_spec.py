@@ -67,7 +67,7 @@ class HistorySpec:
         return cls(
             name=None if name is None else str(name),
             keep_releases=value.get("keep_releases"),
-            reapply=value.get("reapply", True),
+            reapply=True if value.get("reapply") is None else value["reapply"],
             explicit=True,
         )
 
