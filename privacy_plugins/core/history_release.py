@@ -208,6 +208,7 @@ def suppress_at_risk(
     quasi_identifiers: Sequence[Hashable],
     hierarchies: Mapping[Hashable, Hierarchy] | None,
     max_suppressed: int,
+    weighted: bool = False,
 ) -> tuple[pd.DataFrame, np.ndarray, CompositionResult, bool]:
     """Remove at-risk records (then the classes that miss a model) until the check passes or the limit is hit.
 
@@ -220,6 +221,9 @@ def suppress_at_risk(
         quasi_identifiers: the QIs.
         hierarchies: the QIs' hierarchies (coverage and the history model).
         max_suppressed: the most records that may be left out in all (already left out included).
+        weighted: ``targets`` and ``published`` are weighted rows, their record counts in ``COUNT``
+            (distinct combinations, as the release's snapshot path holds them; several published rows
+            may come from one target row); a row is kept or removed with all its records.
 
     Returns:
         ``(published, rows, check, passed)`` after the removals.
@@ -227,11 +231,15 @@ def suppress_at_risk(
     qis = list(quasi_identifiers)
     bound = bind_hierarchies([*models, *history_models(models, history, hierarchies)], hierarchies)
     memo: dict[Hashable, Any] = {}
+    count = COUNT if weighted else None
     derived = with_derived_columns(targets, bound)  # the history sets of every record, once
-    check = composition_check(targets, published, history, models, hierarchies=hierarchies, memo=memo)
+    total = _records(targets, weighted)
+    check = composition_check(
+        targets, published, history, models, hierarchies=hierarchies, memo=memo, count_column=count
+    )
     while True:
-        within = len(targets) - len(published) <= max_suppressed
-        if check.passed and within and _holds(published, rows, derived, qis, bound):
+        within = total - _records(published, weighted) <= max_suppressed
+        if check.passed and within and _holds(published, rows, derived, qis, bound, weighted):
             return published, rows, check, True
         drop = check.at_risk[rows]
         absent = check.at_risk.copy()
@@ -239,12 +247,20 @@ def suppress_at_risk(
         if absent.any():  # at risk but not published: another class covers them; leave those classes out
             drop |= _covering_rows(targets.loc[absent], published, qis, hierarchies)
         if not drop.any():
-            drop = _violating_rows(published, rows, derived, qis, bound)
-        if not drop.any() or len(targets) - len(published) + int(drop.sum()) > max_suppressed:
+            drop = _violating_rows(published, rows, derived, qis, bound, weighted)
+        left_out = total - _records(published, weighted) + _records(published.loc[drop], weighted)
+        if not drop.any() or left_out > max_suppressed:
             return published, rows, check, False
         published = published.loc[~drop].reset_index(drop=True)
         rows = rows[~drop]
-        check = composition_check(targets, published, history, models, hierarchies=hierarchies, memo=memo)
+        check = composition_check(
+            targets, published, history, models, hierarchies=hierarchies, memo=memo, count_column=count
+        )
+
+
+def _records(table: pd.DataFrame, weighted: bool) -> int:
+    """Records a table of rows, or of weighted rows (``COUNT``), stands for."""
+    return int(table[COUNT].sum()) if weighted else len(table)
 
 
 def _covering_rows(
@@ -268,12 +284,16 @@ def _classes(
     targets: pd.DataFrame,
     qis: list[Hashable],
     models: Sequence[PrivacyModel],
+    weighted: bool = False,
 ) -> EquivalenceClasses:
     """The published classes with the models' derived columns (``targets`` holds them, computed on the raw records)."""
     frame = published.copy(deep=False)
     for column in targets.columns.difference(published.columns):
         frame[column] = targets[column].to_numpy()[rows]
-    return EquivalenceClasses.from_frame(frame.reset_index(drop=True), qis)
+    if not weighted:
+        return EquivalenceClasses.from_frame(frame.reset_index(drop=True), qis)
+    weights = frame.pop(COUNT).to_numpy(dtype=np.int64)
+    return EquivalenceClasses.from_frame(frame.reset_index(drop=True), qis, weights=weights)
 
 
 def _holds(
@@ -282,10 +302,11 @@ def _holds(
     targets: pd.DataFrame,
     qis: list[Hashable],
     models: Sequence[PrivacyModel],
+    weighted: bool = False,
 ) -> bool:
     if not len(published):
         return True
-    classes = _classes(published, rows, targets, qis, models)
+    classes = _classes(published, rows, targets, qis, models, weighted)
     return all(model.holds(classes) for model in models)
 
 
@@ -295,10 +316,11 @@ def _violating_rows(
     targets: pd.DataFrame,
     qis: list[Hashable],
     models: Sequence[PrivacyModel],
+    weighted: bool = False,
 ) -> np.ndarray:
     if not len(published):
         return np.zeros(0, dtype=bool)
-    classes = _classes(published, rows, targets, qis, models)
+    classes = _classes(published, rows, targets, qis, models, weighted)
     failing = np.zeros(classes.n_classes, dtype=bool)
     for model in models:
         failing |= model.violating_classes(classes)

@@ -62,14 +62,23 @@ class EngineTable(Protocol):
         mappings: Mapping[str, pd.DataFrame],
         suppressed: pd.DataFrame,
         method: ApplyMethod,
+        removed: pd.DataFrame | None = None,
     ) -> EngineTable:
         """``keep`` columns; each column of ``mappings`` replaced by its label; rows of ``suppressed`` classes removed.
 
         ``mappings[c]`` has ``LABEL_MAPPING_COLUMNS``; ``suppressed`` holds the
-        published labels of the classes to remove (one column per mapped column).
+        published labels of the classes to remove (one column per mapped column). ``removed``
+        holds raw values of some of the table's columns: rows equal to one of its rows on those
+        columns (missing values equal) are removed before mapping — records suppressed one by one
+        (those a release history puts at risk), where ``suppressed`` removes whole classes.
         """
-        check_columns([*keep, *mappings], self.columns())
-        return self._generalize(keep, mappings, suppressed, method)
+        check_columns([*keep, *mappings, *(removed.columns if removed is not None else ())], self.columns())
+        source = self._without(removed) if removed is not None and len(removed) else self
+        return source._generalize(keep, mappings, suppressed, method)
+
+    def _without(self, removed: pd.DataFrame) -> EngineTable:
+        """This table without the rows equal to a row of ``removed`` on its columns (columns already checked)."""
+        ...
 
     def _generalize(
         self, keep: Sequence[str], mappings: Mapping[str, pd.DataFrame], suppressed: pd.DataFrame, method: ApplyMethod

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import verify_classes
-from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM
+from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM, with_derived_columns
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution, solve_snapshot
 from privacy_plugins.core.frame import validate_frame
@@ -39,6 +39,7 @@ __all__ = [
     "measure_in_engine",
     "model_columns",
     "models_snapshot",
+    "publish_node",
     "validate_models",
 ]
 
@@ -164,11 +165,18 @@ def anonymize_in_engine(
     clash = sorted(set(identifiers) & set(qis) | set(identifiers) & set(sensitive_attributes))
     if clash:
         raise ConfigurationError(f"column(s) {clash!r} cannot be both identifier and quasi-identifier/sensitive")
+    derived = {str(c) for m in models for c in m.derived_columns(pd.DataFrame(columns=qis))}
+    if aggregates is None:  # the columns the models derive (history sets) are computed here, not read
+        read = [c for c in model_columns(models, qis) if c not in derived]
+        aggregates = table.group_counts([*qis, *read])
+    # Derived per distinct QI combination of the aggregates, as the in-memory path derives them per record.
+    aggregates = with_derived_columns(aggregates.drop(columns=[c for c in derived if c in aggregates]), models)
     snapshot, aggregates = models_snapshot(
         table, quasi_identifiers=qis, hierarchies=hierarchies, models=models, aggregates=aggregates
     )
     validate_models(aggregates, snapshot.n_rows, models)
-    sensitive = dict.fromkeys([*sensitive_attributes, *(str(c) for m in models for c in m.columns if c not in qis)])
+    read_by_models = (str(c) for m in models for c in m.columns if c not in qis and str(c) not in derived)
+    sensitive = dict.fromkeys([*sensitive_attributes, *read_by_models])
     solution = solve_snapshot(
         snapshot,
         models,
@@ -179,10 +187,12 @@ def anonymize_in_engine(
         **(options or {}),
     )
     _verify_on_snapshot(aggregates, hierarchies, snapshot, solution, models, suppression_limit, algorithm)
-    keep = [c for c in columns if c not in set(identifiers)]
-    published = table.generalized(
-        keep=keep,
-        mappings=label_mappings(aggregates, hierarchies, dict(zip(qis, solution.node, strict=True))),
+    published = publish_node(
+        table,
+        aggregates=aggregates,
+        hierarchies=hierarchies,
+        levels=dict(zip(qis, solution.node, strict=True)),
+        identifiers=identifiers,
         suppressed=solution.suppressed_classes(snapshot),
         method=method,
     )
@@ -192,6 +202,32 @@ def anonymize_in_engine(
         rows_in=snapshot.n_rows,
         published=published,
         dropped_identifiers=tuple(c for c in columns if c in set(identifiers)),
+    )
+
+
+def publish_node(
+    table: EngineTable,
+    *,
+    aggregates: pd.DataFrame,
+    hierarchies: Mapping[Hashable, Hierarchy],
+    levels: Mapping[str, int],
+    identifiers: Sequence[str] = (),
+    suppressed: pd.DataFrame | None = None,
+    removed: pd.DataFrame | None = None,
+    method: ApplyMethod = "case",
+) -> EngineTable:
+    """The table recoded at ``levels`` where it lives; identifiers are never selected.
+
+    ``suppressed`` classes (labels) and ``removed`` records (raw values, see ``EngineTable.generalized``)
+    are left out.
+    """
+    keep = [c for c in table.columns() if c not in set(identifiers)]
+    return table.generalized(
+        keep=keep,
+        mappings=label_mappings(aggregates, hierarchies, levels),
+        suppressed=suppressed if suppressed is not None else pd.DataFrame(),
+        removed=removed,
+        method=method,
     )
 
 

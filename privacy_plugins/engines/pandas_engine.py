@@ -45,6 +45,13 @@ class PandasTable(EngineTable):
         grouped = self.frame.groupby(list(columns), dropna=False, sort=False, observed=True).size()
         return grouped.rename(COUNT_COLUMN).reset_index()
 
+    def _without(self, removed: pd.DataFrame) -> EngineTable:
+        """The rows not matching a row of ``removed`` (a merge matches missing values to missing values)."""
+        marker = "__privacy_plugins_removed__"
+        keys = list(removed.columns)
+        joined = self.frame[keys].merge(removed.drop_duplicates().assign(**{marker: True}), how="left", on=keys)
+        return PandasTable(self.frame.loc[joined[marker].isna().to_numpy()].reset_index(drop=True))
+
     def _generalize(
         self, keep: Sequence[str], mappings: Mapping[str, pd.DataFrame], suppressed: pd.DataFrame, method: ApplyMethod
     ) -> EngineTable:

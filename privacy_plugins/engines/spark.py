@@ -86,6 +86,20 @@ class SparkTable(EngineTable):
             raise ConfigurationError("the population table must be a Spark table too (the join runs on the cluster)")
         return population_join_spark(self.frame, population.frame, quasi_identifiers, count_column)
 
+    def _without(self, removed: pd.DataFrame) -> EngineTable:
+        """A broadcast left-anti join with ``removed`` (null-safe equality: missing values match)."""
+        from functools import reduce
+
+        from pyspark.sql import functions
+
+        renamed = {c: f"__pp_removed_{i}" for i, c in enumerate(removed.columns)}
+        rows = removed.drop_duplicates().rename(columns=renamed)
+        rows = rows.astype(object).where(rows.notna(), None)  # a missing value is NULL, not the text "NaN"
+        schema = self.frame.select(*[self.frame[c].alias(renamed[c]) for c in removed.columns]).schema
+        small = functions.broadcast(self.frame.sparkSession.createDataFrame(rows, schema=schema))
+        condition = reduce(lambda a, b: a & b, [self.frame[c].eqNullSafe(small[renamed[c]]) for c in removed.columns])
+        return SparkTable(self.frame.join(small, condition, "left_anti"))
+
     def _generalize(
         self, keep: Sequence[str], mappings: Mapping[str, pd.DataFrame], suppressed: pd.DataFrame, method: ApplyMethod
     ) -> EngineTable:

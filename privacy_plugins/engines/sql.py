@@ -280,6 +280,21 @@ class SqlTable(EngineTable):
         self.session.helpers.append(name)
         return table
 
+    def _without(self, removed: pd.DataFrame) -> EngineTable:
+        """An anti-join with ``removed`` stored as a helper table (``IS NOT DISTINCT FROM``: missing values match)."""
+        import sqlalchemy as sa
+
+        source = subquery_of(self.selectable)
+        flags = self._helper(removed.drop_duplicates().assign(**{_FLAG: 1})).alias("removed_rows")
+        condition = sa.and_(*[source.c[c].is_not_distinct_from(flags.c[c]) for c in removed.columns])
+        kept = (
+            sa.select(*source.c)
+            .select_from(source.outerjoin(flags, condition))
+            .where(flags.c[_FLAG].is_(None))
+            .subquery("kept")
+        )
+        return SqlTable(self.engine, kept, self.session)
+
     def _generalize(
         self, keep: Sequence[str], mappings: Mapping[str, pd.DataFrame], suppressed: pd.DataFrame, method: ApplyMethod
     ) -> EngineTable:

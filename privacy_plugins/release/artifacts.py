@@ -139,6 +139,9 @@ class Candidate(RunArtifact):
     flagged_identifiers: list[dict[str, Any]] = dataclasses.field(default_factory=list, kw_only=True)
     #: The algorithm's own one-line summary (its details' ``headline()``: node, partitions, clusters …).
     headline: str = dataclasses.field(default="", kw_only=True)
+    #: What the anonymize step did about the release history: (a) re-applied / (b) anonymized, records
+    #: (c) suppressed for it (``HistoryOutcome.to_dict``; counts only; empty without earlier releases).
+    history: dict[str, Any] = dataclasses.field(default_factory=dict, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,8 @@ class Solved:
     engine: str
     group_column: str = ""
     out_of_scope: int = 0  # rows outside a δ-presence release's research subset (issue 30)
+    #: What the anonymize step did about the release history (``HistoryOutcome.to_dict``; counts only).
+    history: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def write_parquet(frame: pd.DataFrame, path: Path) -> str:

@@ -2,7 +2,9 @@
 
 Default: on, named after the spec, every release kept. ``history: off`` turns it off (a
 release is then checked alone — say why in the spec); ``history: {name: N}`` lets several
-specs share one history; ``history: {keep_releases: N}`` keeps only the newest N releases.
+specs share one history; ``history: {keep_releases: N}`` keeps only the newest N releases;
+``history: {reapply: false}`` stops the anonymize step from trying the last release's
+transformation first (default: it does, so consumers see the same generalization as last time).
 Deleting old releases does not protect anyone who kept a copy of them: the adversary of
 repeated releases (docs/composition.md) holds every table ever exposed, so bound the
 history only when the old releases were never exposed to the people you defend against.
@@ -24,15 +26,17 @@ _NAME = re.compile(r"^[A-Za-z0-9_]{1,40}$")
 
 @dataclass(frozen=True)
 class HistorySpec:
-    """``history: {name, keep_releases}``, or ``history: off``."""
+    """``history: {name, keep_releases, reapply}``, or ``history: off``."""
 
     enabled: bool = True
     name: str | None = None
     keep_releases: int | None = None
+    #: Try the last release's transformation before anonymizing anew (``docs/release-history.md``).
+    reapply: bool = True
     #: Set in the spec (not the default): a destination that cannot keep one refuses it instead of turning it off.
     explicit: bool = False
 
-    KEYS = ("name", "keep_releases")
+    KEYS = ("name", "keep_releases", "reapply")
 
     def __post_init__(self) -> None:
         if self.name is not None and not _NAME.match(self.name):
@@ -42,6 +46,8 @@ class HistorySpec:
         keep = self.keep_releases
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
             raise ConfigurationError(f"history.keep_releases must be an integer >= 1, got {keep!r}")
+        if not isinstance(self.reapply, bool):
+            raise ConfigurationError(f"history.reapply must be true or false, got {self.reapply!r}")
 
     @classmethod
     def from_value(cls, value: Any) -> HistorySpec:
@@ -58,7 +64,12 @@ class HistorySpec:
         if unknown:
             raise ConfigurationError(f"history: unknown setting(s) {unknown}; known: {list(cls.KEYS)}")
         name = value.get("name")
-        return cls(name=None if name is None else str(name), keep_releases=value.get("keep_releases"), explicit=True)
+        return cls(
+            name=None if name is None else str(name),
+            keep_releases=value.get("keep_releases"),
+            reapply=True if value.get("reapply") is None else value["reapply"],
+            explicit=True,
+        )
 
     def history_name(self, spec_name: str) -> str:
         """The history's name: the setting, else the spec's name made a table-name fragment."""

@@ -20,29 +20,38 @@ read the table into pandas and refuse a source larger than ``source.max_rows_in_
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize import snapshot_anonymizer
 from privacy_plugins.core.anonymize.snapshot import Snapshot
+from privacy_plugins.core.hierarchies import Hierarchy
+from privacy_plugins.core.history import COUNT
 from privacy_plugins.core.io import check_unique_columns
-from privacy_plugins.engines.aggregates import numeric_columns_as_numbers
-from privacy_plugins.engines.base import EngineTable
+from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.engines.aggregates import COUNT_COLUMN, numeric_columns_as_numbers
+from privacy_plugins.engines.base import ApplyMethod, EngineTable
 from privacy_plugins.engines.full_domain_in_engine import (
+    EngineAnonymization,
     anonymize_in_engine,
+    label_mappings,
     model_columns,
     models_snapshot,
+    publish_node,
     validate_models,
 )
+from privacy_plugins.engines.pandas_engine import PandasTable
 from privacy_plugins.engines.sql import SqlTable
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 from privacy_plugins.release import staging
 from privacy_plugins.release.artifacts import LoadedTable, Solved, write_parquet
 from privacy_plugins.release.column_roles import account_for_columns, dropped_columns
 from privacy_plugins.release.destination import TABLE
+from privacy_plugins.release.history_anonymize import UNIT, HistoryOutcome, choose, full_domain_ncp, spec_history
 from privacy_plugins.release.identifier_gate import flag_in_engine
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.source_table import opened_source, same_database, source_name
@@ -163,11 +172,23 @@ def solved_on_snapshot(
 ) -> Iterator[Solved]:
     """Search the stored snapshot; yield the generalized rows as a lazy table of the open source, to be staged.
 
+    With earlier releases in the history, :func:`~privacy_plugins.release.history_anonymize.choose`
+    decides on the snapshot's units, as on the in-memory path: (a) the last release's levels, (b) the
+    search with the history models (their per-record sets derived per distinct QI combination of the
+    snapshot), (c) records at risk left out — removed where the rows are, by their raw values.
+
     Raises:
         InfeasibleAnonymizationError: no node meets the requirements (nothing is staged).
         ConfigurationError: the source's row count changed since the load step.
     """
     aggregates, hierarchies, _ = _prepared(spec, stored)
+    history = spec_history(spec, hierarchies)
+    units = aggregates.rename(columns={COUNT_COLUMN: COUNT})
+    qis = [str(q) for q in spec.quasi_identifiers]
+    identifiers = dropped_columns(loaded.column_roles) or list(spec.identifiers)
+    # Mapping tables joined were faster than CASE on DuckDB (bench_engines, 10M rows) but are
+    # written next to the source: only when the release writes into that database anyway.
+    method: ApplyMethod = "join" if same_database(spec) else "case"
     with opened_source(spec) as source:
         rows = source.count()
         if rows != loaded.rows:
@@ -175,38 +196,91 @@ def solved_on_snapshot(
                 f"the source has {rows} rows now but had {loaded.rows} when it was loaded: it changed since the "
                 "load step; re-run the release from the load step"
             )
-        done = anonymize_in_engine(
-            source,
-            quasi_identifiers=list(spec.quasi_identifiers),
-            hierarchies=hierarchies,
-            models=spec.models(),
-            identifiers=dropped_columns(loaded.column_roles) or list(spec.identifiers),
-            sensitive_attributes=list(spec.sensitive_attributes),
-            suppression_limit=spec.requirements.suppression_limit,
-            algorithm=spec.algorithm.name,
-            options=spec.algorithm.options,
-            progress=StepProgress("anonymize", "nodes checked", on_progress),
-            aggregates=aggregates,
-            # Mapping tables joined were faster than CASE on DuckDB (bench_engines, 10M rows) but are
-            # written next to the source: only when the release writes into that database anyway.
-            method="join" if same_database(spec) else "case",
-        )
-        details = done.solution.details
+
+        def solve(extra: Sequence[PrivacyModel]) -> EngineAnonymization:
+            return anonymize_in_engine(
+                source,
+                quasi_identifiers=qis,
+                hierarchies=hierarchies,
+                models=[*spec.models(), *extra],
+                identifiers=identifiers,
+                sensitive_attributes=list(spec.sensitive_attributes),
+                suppression_limit=spec.requirements.suppression_limit,
+                algorithm=spec.algorithm.name,
+                options=spec.algorithm.options,
+                progress=StepProgress("anonymize", "nodes checked", on_progress),
+                aggregates=aggregates,
+                method=method,
+            )
+
+        def published_units(done: EngineAnonymization) -> pd.DataFrame:
+            levels = dict(zip(qis, done.solution.node, strict=True))
+            return _published_units(units, hierarchies, levels, done.solution.suppressed_classes(done.snapshot))
+
+        chosen = choose(history, units, solve, published_units)
+        done = chosen.solution
+        if chosen.published is None:
+            assert done is not None
+            published, levels = done.published, done.solution.details.recoding_levels()
+            rows_out, ncp, headline = done.rows_out, done.solution.utility.ncp, done.solution.details.headline()
+        else:  # (a), or (c) after (b): the records left out are removed by their raw values
+            kept = np.zeros(len(units), dtype=bool)
+            kept[chosen.kept_units()] = True
+            if done is None:  # (a): every unit not kept (its own violating classes included)
+                assert chosen.levels is not None
+                levels, suppressed, out = dict(chosen.levels), None, ~kept
+            else:  # (b): the search's suppressed classes as it chose them, and the units (c) left out
+                levels = done.solution.details.recoding_levels()
+                suppressed = done.solution.suppressed_classes(done.snapshot)
+                assert chosen.published is not None and chosen.kept is not None
+                out = np.zeros(len(units), dtype=bool)
+                out[chosen.published.loc[~chosen.kept, UNIT].to_numpy(dtype=np.int64)] = True
+            published = publish_node(
+                source,
+                aggregates=aggregates,
+                hierarchies=hierarchies,
+                levels=levels,
+                identifiers=identifiers,
+                suppressed=suppressed,
+                removed=aggregates.loc[out].drop(columns=[COUNT_COLUMN]),
+                method=method,
+            )
+            rows_out, ncp = chosen.records_out, full_domain_ncp(units, hierarchies, levels, ~kept)
+            headline = HistoryOutcome.node(levels) if done is None else done.solution.details.headline()
+        outcome = chosen.outcome
+        if outcome.releases:
+            LOGGER.info("anonymize: %s", outcome.headline())
         yield Solved(
-            parts={TABLE: done.published},
+            parts={TABLE: published},
             algorithm=spec.algorithm.name,
-            levels=details.recoding_levels(),
-            rows_in=done.rows_in,
-            rows_out=done.rows_out,
-            suppressed=done.solution.suppressed,
-            ncp=done.solution.utility.ncp,
-            headline=details.headline(),
+            levels=levels,
+            rows_in=loaded.rows,
+            rows_out=rows_out,
+            suppressed=loaded.rows - rows_out,
+            ncp=ncp,
+            headline=outcome.with_headline(headline),
             report={
                 "algorithm": spec.algorithm.name,
-                "levels": details.recoding_levels(),
-                "rows_in": done.rows_in,
-                "suppressed": done.solution.suppressed,
-                "ncp": done.solution.utility.ncp,
+                "levels": levels,
+                "rows_in": loaded.rows,
+                "suppressed": loaded.rows - rows_out,
+                "ncp": ncp,
+                "history": outcome.to_dict(),
             },
             engine=source.engine_name,
+            history=outcome.to_dict(),
         )
+
+
+def _published_units(
+    units: pd.DataFrame, hierarchies: Mapping[Hashable, Hierarchy], levels: Mapping[str, int], suppressed: pd.DataFrame
+) -> pd.DataFrame:
+    """The units recoded at ``levels`` (``UNIT``: their position), those of ``suppressed`` classes left out."""
+    numbered = units.assign(**{UNIT: np.arange(len(units))})
+    recoded = PandasTable(numbered).generalized(
+        keep=list(numbered.columns),
+        mappings=label_mappings(units, hierarchies, levels),
+        suppressed=suppressed,
+        method="case",
+    )
+    return recoded.to_pandas().reset_index(drop=True)

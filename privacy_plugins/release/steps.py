@@ -42,21 +42,18 @@ without writing (:mod:`.receipts`).
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Hashable, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from privacy_plugins.core.anonymize import anonymize, get_anonymizer, tags_of
+from privacy_plugins.core.anonymize import AnonymizationResult, anonymize
 from privacy_plugins.core.frame import validate_frame
-from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.history import ReleaseHistory
-from privacy_plugins.core.history_release import history_models
 from privacy_plugins.core.models import PrivacyModel, check_name
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
-from privacy_plugins.engines.pandas_engine import PandasTable
 from privacy_plugins.errors import (
     ForeignArtifactError,
     InfeasibleAnonymizationError,
@@ -85,11 +82,13 @@ from privacy_plugins.release.composition_gate import (
     read_history,
     run_targets,
 )
-from privacy_plugins.release.destination import TABLE, StageRun, open_destination
-from privacy_plugins.release.destination.base import LINKED_PARTS, Companions
+from privacy_plugins.release.destination import StageRun, open_destination
+from privacy_plugins.release.destination.base import Companions
 from privacy_plugins.release.diagnosis_reports import write_diagnosis
+from privacy_plugins.release.history_anonymize import choose
 from privacy_plugins.release.identifier_gate import flag_identifiers
 from privacy_plugins.release.judged_tables import judged_tables
+from privacy_plugins.release.memory_history import MemoryRows
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.published_numbers import measure_classes
 from privacy_plugins.release.release_report import write_release_html
@@ -265,6 +264,7 @@ def anonymize_step(
         source_fingerprint=spec.source_fingerprint,
         headline=solved.headline,
         group_column=solved.group_column,
+        history=dict(solved.history),
         columns=columns,
         flagged_identifiers=list(loaded.flagged_identifiers),
         **candidate_fields(staged, where),
@@ -283,57 +283,30 @@ def _solved_in_memory(
 ) -> Iterator[Solved]:
     """The rows anonymized in memory by the core (which re-measures its output: ``verify``).
 
-    With earlier releases in the history, the history is one more model the algorithm respects
-    (``HistoryDiversity``: no record's values narrowed below l by intersecting them), when the
-    algorithm declares it can; the check step judges the composition either way.
+    With earlier releases in the history, :func:`~privacy_plugins.release.history_anonymize.choose`
+    decides on the rows' units, as on the snapshot path (:mod:`.memory_history`).
     """
     hierarchies = spec.build_hierarchies(frame)
-    result = anonymize(
-        frame,
-        algorithm=spec.algorithm.name,
-        quasi_identifiers=list(spec.quasi_identifiers),
-        hierarchies=hierarchies,
-        models=[*spec.models(), *_history_models(spec, hierarchies)],
-        sensitive_attributes=list(spec.sensitive_attributes),
-        insensitive=[
-            c for c in frame.columns if loaded.column_roles.get(str(c)) in ("insensitive", "pseudonym", "date_shifted")
-        ],
-        suppression_limit=spec.requirements.suppression_limit,
-        seed=spec.algorithm.seed,
-        **spec.algorithm.options,
-        progress=StepProgress("anonymize", "nodes checked", on_progress),
-    )
-    tables = [result.table] if result.linked is None else [result.table, result.linked.table]
-    parts = dict(zip(LINKED_PARTS if result.linked is not None else [TABLE], map(PandasTable, tables), strict=True))
-    yield Solved(
-        parts=parts,
-        algorithm=result.algorithm,
-        levels=result.details.recoding_levels(),
-        rows_in=result.rows_in,
-        rows_out=result.rows_out,
-        suppressed=result.suppressed,
-        ncp=result.utility.ncp,
-        headline=result.details.headline(),
-        report=result.to_dict(),
-        engine="pandas",
-        group_column=result.linked.group_column if result.linked is not None else "",
-        out_of_scope=result.out_of_scope,
-    )
+    published_as_is = ("insensitive", "pseudonym", "date_shifted")
+    insensitive = [c for c in frame.columns if loaded.column_roles.get(str(c)) in published_as_is]
+    rows = MemoryRows(spec, frame, hierarchies)
 
+    def solve(extra: Sequence[PrivacyModel]) -> AnonymizationResult:
+        return anonymize(
+            rows.table,
+            algorithm=spec.algorithm.name,
+            quasi_identifiers=list(spec.quasi_identifiers),
+            hierarchies=hierarchies,
+            models=[*spec.models(), *extra],
+            sensitive_attributes=list(spec.sensitive_attributes),
+            insensitive=[*insensitive, *rows.helper_columns],
+            suppression_limit=spec.requirements.suppression_limit,
+            seed=spec.algorithm.seed,
+            **spec.algorithm.options,
+            progress=StepProgress("anonymize", "nodes checked", on_progress),
+        )
 
-def _history_models(spec: ReleaseSpec, hierarchies: dict[Hashable, Hierarchy]) -> list[PrivacyModel]:
-    """The history as models for the anonymizer (none before a first release, or for an algorithm refusing them)."""
-    if not spec.history.enabled:
-        return []
-    history = read_history(spec, open_destination(spec.destination))
-    if not len(history):
-        return []
-    extra: list[PrivacyModel] = list(history_models(spec.models(), history, hierarchies))
-    refusal = tags_of(get_anonymizer(spec.algorithm.name)).supported_models.refusal([*spec.models(), *extra])
-    if extra and refusal is not None:
-        LOGGER.info("anonymize: %s %s; the composition check alone guards the history", spec.algorithm.name, refusal)
-        return []
-    return extra
+    yield rows.solved(choose(rows.history, rows.units, solve, rows.published_units))
 
 
 def check_step(

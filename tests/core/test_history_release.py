@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import get_anonymizer, tags_of
 from privacy_plugins.core.hierarchies.builders import interval_hierarchy, masking_hierarchy
-from privacy_plugins.core.history import PublishedRelease, ReleaseHistory, class_signature
+from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, class_signature
 from privacy_plugins.core.history_check import composition_check
-from privacy_plugins.core.history_release import reapply, release_with_history
+from privacy_plugins.core.history_release import reapply, release_with_history, suppress_at_risk
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 from privacy_plugins.errors import ConfigurationError
 
@@ -119,3 +121,34 @@ def test_every_column_needs_a_role_before_a_stored_transformation_is_reapplied()
     assert dropped.method == "reapply" and "email" not in dropped.table.columns
     kept = release_with_history(source, history=history, insensitive=["email"], **kwargs)
     assert kept.method == "reapply" and kept.table["email"].str.endswith("@example.org").all()
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10_000), limit=st.sampled_from([0.05, 0.5]))
+def test_suppress_at_risk_on_weighted_units_equals_it_on_the_records(seed: int, limit: float) -> None:
+    """The snapshot path hands (c) distinct combinations with counts: the same records go as on the rows."""
+    rng = np.random.default_rng(seed)
+    raw = _growing().sample(frac=0.5, random_state=seed).reset_index(drop=True)
+    raw["age"] = rng.integers(20, 40, len(raw))  # few distinct combinations: units hold several records
+    earlier = raw.sample(frac=0.6, random_state=seed + 1)  # small earlier classes: records at risk to leave out
+    earlier = earlier.assign(disease=rng.choice(["flu", "hiv", "cold", "cancer"], len(earlier)))
+    signature = class_signature(earlier.assign(age=HIERARCHIES["age"].generalize(earlier["age"], 1)), QIS, ["disease"])
+    history = ReleaseHistory("h", tuple(QIS), ("disease",)).appended(
+        PublishedRelease("r1", "2026-11-26T00:00:00Z", "f", {}, signature)
+    )
+    models = [KAnonymity(2), DistinctLDiversity("disease", 2)]
+    recoded = raw.assign(age=HIERARCHIES["age"].generalize(raw["age"], 1), zip=raw["zip"].str[:4] + "*")
+    budget = int(limit * len(raw))
+    options = {"quasi_identifiers": QIS, "hierarchies": HIERARCHIES, "max_suppressed": budget}
+    rows_kept, rows, check, passed = suppress_at_risk(raw, recoded, np.arange(len(raw)), history, models, **options)
+    units = raw.groupby([*QIS, "disease"], as_index=False).size().rename(columns={"size": COUNT})
+    published = units.assign(age=HIERARCHIES["age"].generalize(units["age"], 1), zip=units["zip"].str[:4] + "*")
+    kept, unit_rows, unit_check, unit_passed = suppress_at_risk(
+        units, published, np.arange(len(units)), history, models, weighted=True, **options
+    )
+    assert unit_passed == passed
+    assert unit_check.records_at_risk == check.records_at_risk
+    on_rows = raw.iloc[rows][[*QIS, "disease"]].value_counts().sort_index()
+    on_units = units.iloc[unit_rows].set_index([*QIS, "disease"])[COUNT].sort_index()
+    assert on_rows.to_dict() == on_units.to_dict()  # the same records kept
+    assert len(rows_kept) == int(kept[COUNT].sum())

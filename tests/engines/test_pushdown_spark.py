@@ -58,3 +58,13 @@ def test_the_population_join_on_spark_equals_the_pandas_path(spark) -> None:  # 
         population_risk_in_engine(table, census, quasi_identifiers=QIS).to_dict(),
         reference(sample, population).to_dict(),
     )
+
+
+def test_removed_rows_go_by_their_raw_values_on_spark(spark) -> None:
+    """``generalized(removed=…)`` as on the other engines (``test_removed_rows.py``), missing values included."""
+    from test_removed_rows import FRAME, _expected, _generalized
+
+    rows = [tuple(None if pd.isna(v) else getattr(v, "item", lambda v=v: v)() for v in r) for r in FRAME.values]
+    table = SparkTable(spark.createDataFrame(rows, schema="age bigint, zip string, disease string"))  # None: NULL
+    assert _generalized(table, pd.DataFrame({"age": [21], "zip": ["47906"]})).equals(_expected([0, 1]))
+    assert _generalized(table, FRAME.iloc[[3, 5]], method="join").equals(_expected([3, 5]))

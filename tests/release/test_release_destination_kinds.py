@@ -105,9 +105,7 @@ def release_data(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> d
         "sqlite": {"url": source.get("url", "")},
         "postgresql": {"url": source.get("url", "")},
     }[kind]
-    # The stricter second release is not steered by a history on the snapshot path yet: its composition
-    # check would stop it before the swap these tests kill; docs/release-history.md.
-    data = demo_spec_dict(tmp_path / "run", source=source, history=False)
+    data = demo_spec_dict(tmp_path / "run", source=source)
     data["destination"] = {**destination, "table": "census_release"}
     del data["workdir"]  # the default working root: run folders swept by age
     return data

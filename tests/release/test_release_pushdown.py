@@ -125,8 +125,7 @@ def test_crash_between_staging_and_swap_keeps_the_previous_release(
         source: dict[str, str] = {"url": sqlite, "table": "census"}
     else:
         source = {"duckdb": str(db), "table": "census"}
-    # history off: the stricter release (k=6) would be stopped by the composition check before the swap
-    data = demo_spec_dict(tmp_path / "pushdown", source=source, history=False)
+    data = demo_spec_dict(tmp_path / "pushdown", source=source)
     data["destination"] = {
         "same_duckdb": {"duckdb": str(db), "table": "census_release"},
         "same_sqlite": {"url": sqlite, "table": "census_release"},
