@@ -46,12 +46,15 @@ def test_the_must_fail_releases_fail_and_leave_the_destination_alone(
     publish_table(previous, destination)
     releases = (demo.policy_gate, demo.impossible)
     resources = {
-        release.resource_key: PrivacyReleaseResource(
-            destination_duckdb=str(destination.duckdb),
-            workdir=str(tmp_path / "work"),
-            report_directory=str(tmp_path / release.resource_key),
-        )
+        key: value
         for release in releases
+        for key, value in release.resources(
+            PrivacyReleaseResource(
+                destination_duckdb=str(destination.duckdb),
+                workdir=str(tmp_path / "work"),
+                report_directory=str(tmp_path / release.resource_key),
+            )
+        ).items()
     }
     result = dg.materialize(
         [part for release in releases for part in (*release.assets, *release.asset_checks)],
