@@ -61,6 +61,7 @@ def build_release_assets(
     owners: Sequence[str] | None = None,
     tags: Mapping[str, str] | None = None,
     partitions_def: dg.PartitionsDefinition[Any] | None = None,
+    source_deps: Sequence[Any] = (),
 ) -> ReleaseAssets:
     """Turn a release spec into four assets and their blocking privacy checks.
 
@@ -78,6 +79,7 @@ def build_release_assets(
         tags: tags of every asset, over the default ``{"privacy": "release"}``.
         partitions_def: one release per partition (time or static partitions): the source names the partition,
             each partition publishes its own table, all share the release history (see :mod:`.partitions`).
+        source_deps: assets that write the source (an extract, a staging table): ``raw`` runs after them.
 
     Raises:
         DagsterInvalidDefinitionError: a bad prefix, resource key, severity or suite file.
@@ -104,7 +106,7 @@ def build_release_assets(
     def release_asset(
         name: str,
         description: str,
-        deps: Sequence[dg.AssetsDefinition] = (),
+        deps: Sequence[Any] = (),
         ins: Mapping[str, dg.AssetIn] | None = None,
     ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
         return dg.asset(
@@ -124,7 +126,7 @@ def build_release_assets(
     def upstream(name: str) -> dict[str, dg.AssetIn]:
         return {name: dg.AssetIn(key=binding.key(name))}
 
-    @release_asset("raw", "The source, validated, identifiers dropped (private).")
+    @release_asset("raw", "The source, validated, identifiers dropped (private).", list(source_deps))
     def raw(context: dg.AssetExecutionContext) -> dg.Output[LoadedTable]:
         release, run = binding.release_spec(context), binding.run_id(context)
         with _ends_run_on_failure(binding, context, release, run):

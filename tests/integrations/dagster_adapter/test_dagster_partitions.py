@@ -128,3 +128,41 @@ def test_a_partitioned_release_whose_source_cannot_name_the_partition_is_refused
     windowed = _spec(tmp_path, SAFE_SECOND)
     with pytest.raises(ConfigurationError, match="only time partitions have"):
         build_release_assets(windowed, partitions_def=dg.StaticPartitionsDefinition(["a"]))
+
+
+@pytest.mark.slow
+def test_the_monthly_demo_publishes_two_months_the_second_checked_against_the_first(tmp_path: Path) -> None:
+    """``dagster_defs/monthly.py`` as shipped (a copy writing under ``tmp_path``): two months through ``dg``'s job."""
+    import importlib.util
+    import shutil
+
+    repo = Path(__file__).resolve().parents[3]
+    (tmp_path / "dagster_defs").mkdir()
+    (tmp_path / "specs").mkdir()
+    shutil.copy(repo / "dagster_defs" / "monthly.py", tmp_path / "dagster_defs" / "monthly.py")
+    shutil.copy(repo / "specs" / "demo_census_monthly.yaml", tmp_path / "specs" / "demo_census_monthly.yaml")
+    loader = importlib.util.spec_from_file_location("monthly_demo", tmp_path / "dagster_defs" / "monthly.py")
+    assert loader is not None and loader.loader is not None
+    demo = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(demo)
+    demo.PEOPLE = 1_500  # a smaller register, the same code
+    graph = demo.defs.resolve_asset_graph()
+    raw = dg.AssetKey(["demo_census_monthly", "raw"])
+    assert dg.AssetKey("census_extract") in graph.get(raw).parent_keys
+    assert graph.get(raw).partitions_def == demo.MONTHS
+    monitor = dg.AssetCheckKey(dg.AssetKey(["demo_census_monthly", "published"]), "still_meets_requirements")
+    assert demo.defs.resolve_assets_def(monitor.asset_key).get_spec_for_check_key  # (the check exists)
+    job = demo.defs.resolve_implicit_global_asset_job_def()
+    verdicts = []
+    for month in ("2026-01-01", "2026-02-01"):
+        result = job.execute_in_process(partition_key=month, raise_on_error=False)
+        composition = {e.check_name: e for e in result.get_asset_check_evaluations()}["composition"]
+        published = "published" in {e.asset_key.path[-1] for e in result.get_asset_materialization_events()}
+        assert published == composition.passed == result.success, month  # published exactly when it passed
+        verdicts.append(composition)
+    assert verdicts[0].passed and "against 0 earlier releases" in verdicts[0].description
+    assert "against 1 earlier release" in verdicts[1].description  # January's release is in February's history
+    with duckdb.connect(str(tmp_path / "release_output" / "monthly.duckdb"), read_only=True) as connection:
+        tables = {name for (name,) in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    assert {"census_monthly_2026_01_01", "pp_history_census_monthly"} <= tables
+    assert ("census_monthly_2026_02_01" in tables) == verdicts[1].passed  # (this register: 2 incomes disclosed)
