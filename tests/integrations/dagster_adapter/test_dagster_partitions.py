@@ -96,6 +96,10 @@ def test_the_second_partition_is_checked_against_the_first_partitions_release(
         assert second.success and composition.passed
         assert len(_day_table(spec, "2026-01-02")) == len(SAFE_SECOND)
     assert len(_day_table(spec, "2026-01-01")) == len(FIRST)  # the first day's release is untouched
+    monitor = dg.Definitions.merge(release.definitions(), release.monitoring()).resolve_job_def("visits_monitor")
+    (evaluation,) = monitor.execute_in_process(raise_on_error=False).get_asset_check_evaluations()
+    published_days = 1 if disclosing else 2
+    assert evaluation.passed and evaluation.metadata["partitions measured"].value == published_days
 
 
 def test_a_partition_key_names_its_own_extract_file(
