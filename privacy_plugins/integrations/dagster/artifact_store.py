@@ -182,11 +182,6 @@ class ReleaseArtifacts(dg.ConfigurableIOManager):
         if spec.workdir is None:
             remove_run_dir(spec, run)
 
-    def drop_local(self, spec: ReleaseSpec, run: str) -> None:
-        """With a store, this step's local copy of the run's files goes when the step ends (the store keeps them)."""
-        if self.shared and spec.workdir is None:
-            remove_run_dir(spec, run)
-
     # -- internals ---------------------------------------------------------------------------------
 
     def _spec(self, dagster_run: Any) -> ReleaseSpec:
@@ -235,7 +230,9 @@ class ReleaseArtifacts(dg.ConfigurableIOManager):
         for item in files.iterdir():
             if item.is_file():
                 target = local / item.name
-                item.fs.get_file(item.path, str(target))
+                partial = local / f".{item.name}.{os.getpid()}.pull"
+                item.fs.get_file(item.path, str(partial))
+                os.replace(partial, target)  # a step reading the file in parallel (same machine) never sees half of it
                 self._pulled[item.name] = _sha256(target)
 
 

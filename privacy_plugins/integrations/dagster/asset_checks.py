@@ -60,8 +60,6 @@ def _requirement_checks(binding: ReleaseBinding) -> dg.AssetChecksDefinition:
         blocked = any(not check.passed and binding.severities[name] == "critical" for name, check in named)
         if blocked and not keep:
             artifacts.end_run(spec, run)  # nothing can publish from this run: no raw row stays in the store
-        elif not keep:
-            artifacts.drop_local(spec, run)
         for name, check in named:
             if name in selected:
                 level = binding.severities[name]
@@ -87,11 +85,7 @@ def _suite_check(binding: ReleaseBinding, ref: SuiteRef) -> dg.AssetChecksDefini
     )
     def suite_check(context: dg.AssetCheckExecutionContext, anonymized_candidate: Candidate) -> dg.AssetCheckResult:
         spec = binding.release_spec(context)
-        try:
-            verdict = run_suite(ref, spec, anonymized_candidate)
-        finally:
-            if not runs_whole_here(context):
-                binding.artifacts(context).drop_local(spec, binding.run_id(context))
+        verdict = run_suite(ref, spec, anonymized_candidate)
         warn_only = verdict.failed and not verdict.blocks
         return dg.AssetCheckResult(
             passed=not verdict.failed,

@@ -182,8 +182,14 @@ class ReleaseReader(dg.ConfigurableIOManager):
     def load_input(self, context: dg.InputContext) -> Any:
         """The table as published (or the candidate, for an authorized reader), in the input's type."""
         upstream = context.asset_key
-        partition = context.asset_partition_key if context.has_asset_partitions else None
-        run = SimpleNamespace(tags={PARTITION_TAG: partition} if partition is not None else {})
+        partitions = list(context.asset_partition_keys) if context.has_asset_partitions else []
+        if len(partitions) > 1:
+            raise dg.Failure(
+                f"{upstream.to_user_string()} is partitioned: load one partition (a downstream asset partitioned "
+                f"like it), not {len(partitions)}",
+                allow_retries=False,
+            )
+        run = SimpleNamespace(tags={PARTITION_TAG: partitions[0]} if partitions else {})
         spec = self.binding.release_spec(SimpleNamespace(resources=self.get_resource_context().resources, run=run))
         handler = next(h for h in type_handlers() if h.handles(context))
         with self._connections():
@@ -218,10 +224,7 @@ class ReleaseReader(dg.ConfigurableIOManager):
         run = self.binding.run_id(SimpleNamespace(run=context.step_context.dagster_run))
         artifacts = getattr(self.get_resource_context().resources, self.binding.artifacts_key)
         candidate: Candidate = artifacts.load(spec, run, "anonymized_candidate")  # this run's, or a Failure
-        try:
-            return _staged_frame(spec, candidate, run)  # staged by the destination: read there, counted and limited
-        finally:
-            artifacts.drop_local(spec, run)
+        return _staged_frame(spec, candidate, run)  # staged by the destination: read there, counted and limited
 
 
 def _staged_frame(spec: Any, candidate: Candidate, run: str) -> pd.DataFrame:
