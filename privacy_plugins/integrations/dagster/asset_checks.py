@@ -85,7 +85,15 @@ def _suite_check(binding: ReleaseBinding, ref: SuiteRef) -> dg.AssetChecksDefini
     )
     def suite_check(context: dg.AssetCheckExecutionContext, anonymized_candidate: Candidate) -> dg.AssetCheckResult:
         spec = binding.release_spec(context)
-        verdict = run_suite(ref, spec, anonymized_candidate)
+        ends_run = not runs_whole_here(context)  # one process per step: a blocked run ends here
+        try:
+            verdict = run_suite(ref, spec, anonymized_candidate)
+        except BaseException:
+            if ends_run:
+                binding.artifacts(context).end_run(spec, binding.run_id(context))
+            raise
+        if verdict.blocks and ends_run:
+            binding.artifacts(context).end_run(spec, binding.run_id(context))  # no raw row stays in the store
         warn_only = verdict.failed and not verdict.blocks
         return dg.AssetCheckResult(
             passed=not verdict.failed,
