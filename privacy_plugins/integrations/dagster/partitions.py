@@ -64,8 +64,9 @@ def partition_key_of(context: Any) -> str | None:
     if run is None:
         step = getattr(context, "op_execution_context", None)
         run = getattr(step, "run", None)
-    tags = getattr(run, "tags", None) or {}
-    key = tags.get(PARTITION_TAG)
+    if run is None:
+        return None
+    key = (run.tags or {}).get(PARTITION_TAG)
     return str(key) if key is not None else None
 
 

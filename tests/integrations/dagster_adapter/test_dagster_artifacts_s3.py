@@ -162,6 +162,7 @@ def _step_failures(result: Any) -> list[str]:
     return [event.step_key for event in result.all_events if event.event_type_value == "STEP_FAILURE"]
 
 
+@pytest.mark.slow  # one run of three graphs, one process per step (~14 processes)
 def test_steps_in_separate_processes_hand_over_through_s3_and_leave_no_raw_rows_however_the_run_ends(
     s3: SimpleNamespace, location: SimpleNamespace
 ) -> None:
