@@ -8,7 +8,7 @@ exactly when that check passed.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import yaml
 
 pytest.importorskip("airflow")
 
-from privacy_plugins.release import ReleaseSpec, read_published  # noqa: E402
+from privacy_plugins.release import ReleaseSpec, read_published
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -44,7 +44,7 @@ def test_two_data_intervals_release_their_own_rows_and_the_second_sees_the_first
     dag = dagbag.get_dag("privacy_release_intervals")
     checks = []
     for day in (2, 3):  # the runs of 2026-01-02 and 2026-01-03: intervals [Jan 1, Jan 2) and [Jan 2, Jan 3)
-        run = dag.test(logical_date=datetime(2026, 1, day, tzinfo=timezone.utc), run_conf={"spec": str(spec_path)})
+        run = dag.test(logical_date=datetime(2026, 1, day, tzinfo=UTC), run_conf={"spec": str(spec_path)})
         states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
         assert str(run.data_interval_end - run.data_interval_start) == "1 day, 0:00:00"
         check = _xcoms(run)["daily_visits.check:return_value"]

@@ -52,7 +52,6 @@ def run_graph() -> Callable[..., Any]:
     """Return a function materializing a release graph in process (``raise_on_error=False``)."""
     import dagster as dg
 
-
     def run(release: Any, resource: Any = None, *, selection: Sequence[str] | None = None) -> Any:
         return dg.materialize(
             [*release.assets, *release.asset_checks],
