@@ -73,14 +73,12 @@ def airflow(path: Path) -> Callable[[], None]:
 def dagster(path: Path) -> Callable[[], None]:
     import dagster as dg
 
-    from privacy_plugins.integrations.dagster import PrivacyReleaseResource, build_release_assets
+    from privacy_plugins.integrations.dagster import build_release_assets
 
     release = build_release_assets(path)
 
     def go() -> None:
-        result = dg.materialize(
-            [*release.assets, *release.asset_checks], resources={release.resource_key: PrivacyReleaseResource()}
-        )
+        result = dg.materialize([*release.assets, *release.asset_checks], resources=release.resources())
         assert result.success
 
     return go

@@ -14,6 +14,10 @@
   nor ``published`` run.
 
 The three share the destination table; only ``demo_census`` ever writes it.
+
+* ``demo_census_monthly`` (``monthly.py``) — a release per month of the demo census's monthly
+  extracts (``census_extract``), each month checked against the release history of every
+  month published before it; its monitoring check runs on an ``AutomationCondition``.
 ``census_release_summary`` is a downstream asset: it loads ``demo_census/published``
 through the release's reader as a DuckDB relation (counts only, no values).
 Loading this module reads the YAML specs and nothing else.
@@ -25,6 +29,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
+from dagster_defs import monthly
 from privacy_plugins.integrations.dagster import PrivacyReleaseResource, build_release_assets
 from privacy_plugins.release import ReleaseSpec
 
@@ -49,10 +54,11 @@ def census_release_summary(published: duckdb.DuckDBPyRelation) -> dg.Materialize
 
 defs = dg.Definitions.merge(
     census.definitions(),
-    census.monitoring(),  # daily: demo_census/published re-measured by the check still_meets_requirements
+    census.monitoring(),  # each daily tick (AutomationCondition): published re-measured by still_meets_requirements
     dg.Definitions(assets=[census_release_summary]),
     policy_gate.definitions(PrivacyReleaseResource(report_directory=str(REPO / "release_output" / "policy_gate"))),
     impossible.definitions(),
+    monthly.defs,  # demo_census_monthly: one release per month, the release history spanning the months
     # One process: ~3x faster for `dagster asset materialize`, and one writer of the DuckDB file.
     dg.Definitions(executor=dg.in_process_executor),
 )

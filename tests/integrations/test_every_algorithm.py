@@ -205,7 +205,7 @@ def test_airflow_operators(algorithm: str, tmp_path: Path, monkeypatch: pytest.M
 @pytest.mark.parametrize("algorithm", RELEASED)
 def test_dagster_assets(algorithm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dg = pytest.importorskip("dagster")
-    from privacy_plugins.integrations.dagster import PrivacyReleaseResource, build_release_assets
+    from privacy_plugins.integrations.dagster import build_release_assets
 
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
     (tmp_path / "dagster_home").mkdir()
@@ -215,7 +215,7 @@ def test_dagster_assets(algorithm: str, tmp_path: Path, monkeypatch: pytest.Monk
     release = build_release_assets(spec)
     result = dg.materialize(
         [*release.assets, *release.asset_checks],
-        resources={release.resource_key: PrivacyReleaseResource()},
+        resources=release.resources(),
         raise_on_error=False,
     )
     assert result.success

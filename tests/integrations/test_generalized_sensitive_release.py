@@ -193,7 +193,7 @@ def test_tampered_candidate_fails_the_dagster_asset_check(
     spec_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dg = pytest.importorskip("dagster")
-    from privacy_plugins.integrations.dagster import PrivacyReleaseResource, build_release_assets
+    from privacy_plugins.integrations.dagster import build_release_assets
 
     home = tmp_path / "dagster_home"
     home.mkdir()
@@ -203,7 +203,7 @@ def test_tampered_candidate_fails_the_dagster_asset_check(
     release = build_release_assets(spec)
     result = dg.materialize(
         [*release.assets, *release.asset_checks],
-        resources={release.resource_key: PrivacyReleaseResource()},
+        resources=release.resources(),
         raise_on_error=False,
     )
     evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}

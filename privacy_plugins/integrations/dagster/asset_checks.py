@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import dagster as dg
 
-from privacy_plugins.integrations.dagster.binding import ReleaseBinding, load_artifact, runs_whole_here
+from privacy_plugins.integrations.dagster.binding import ReleaseBinding, runs_whole_here
 from privacy_plugins.integrations.dagster.gate import named_checks
 from privacy_plugins.integrations.dagster.gx_suites import SuiteRef, run_suite
 from privacy_plugins.integrations.dagster.metadata import check_metadata
@@ -41,14 +41,26 @@ def _requirement_checks(binding: ReleaseBinding) -> dg.AssetChecksDefinition:
         specs=specs,
         name=f"{binding.namespace}__privacy_requirements",
         can_subset=True,
-        required_resource_keys={binding.resource_key},
+        required_resource_keys={binding.resource_key, binding.artifacts_key},
+        ins={"candidate": dg.AssetIn(key=candidate_key)},  # through the run's artifacts IO manager
     )
-    def privacy_requirements(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
+    def privacy_requirements(
+        context: dg.AssetCheckExecutionContext, candidate: Candidate
+    ) -> Iterator[dg.AssetCheckResult]:
         spec, run = binding.gate_spec(context), binding.run_id(context)
-        candidate = load_artifact(spec, CANDIDATE, Candidate, run_id=run)
         selected = {key.name for key in context.selected_asset_check_keys}
         keep = runs_whole_here(context)  # the run's end removes the folder, after every reader
-        for name, check in named_checks(spec, candidate, run_id=run, severities=binding.severities, keep_workdir=keep):
+        artifacts = binding.artifacts(context)
+        try:
+            named = named_checks(spec, candidate, run_id=run, severities=binding.severities, keep_workdir=keep)
+        except BaseException:
+            if not keep:
+                artifacts.end_run(spec, run)
+            raise
+        blocked = any(not check.passed and binding.severities[name] == "critical" for name, check in named)
+        if blocked and not keep:
+            artifacts.end_run(spec, run)  # nothing can publish from this run: no raw row stays in the store
+        for name, check in named:
             if name in selected:
                 level = binding.severities[name]
                 yield dg.AssetCheckResult(
@@ -68,13 +80,20 @@ def _suite_check(binding: ReleaseBinding, ref: SuiteRef) -> dg.AssetChecksDefini
         asset=binding.key(CANDIDATE),
         name=ref.check_name,
         blocking=True,
-        required_resource_keys={binding.resource_key},
+        required_resource_keys={binding.resource_key, binding.artifacts_key},
         description=f"GX suite {ref.name!r} ({ref.path.name}) on the candidate; its severities decide",
     )
-    def suite_check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    def suite_check(context: dg.AssetCheckExecutionContext, anonymized_candidate: Candidate) -> dg.AssetCheckResult:
         spec = binding.release_spec(context)
-        candidate = load_artifact(spec, CANDIDATE, Candidate, run_id=binding.run_id(context))
-        verdict = run_suite(ref, spec, candidate)
+        ends_run = not runs_whole_here(context)  # one process per step: a blocked run ends here
+        try:
+            verdict = run_suite(ref, spec, anonymized_candidate)
+        except BaseException:
+            if ends_run:
+                binding.artifacts(context).end_run(spec, binding.run_id(context))
+            raise
+        if verdict.blocks and ends_run:
+            binding.artifacts(context).end_run(spec, binding.run_id(context))  # no raw row stays in the store
         warn_only = verdict.failed and not verdict.blocks
         return dg.AssetCheckResult(
             passed=not verdict.failed,

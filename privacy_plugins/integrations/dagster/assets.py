@@ -17,7 +17,8 @@ Parquet working file), measured there by the checks (its metadata by
 
 # No ``from __future__ import annotations``: Dagster reads the ``context`` annotation at definition time.
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -27,21 +28,15 @@ import dagster as dg
 from privacy_plugins.errors import InfeasibleAnonymizationError
 from privacy_plugins.integrations.dagster import metadata as md
 from privacy_plugins.integrations.dagster.asset_checks import build_release_checks
-from privacy_plugins.integrations.dagster.binding import (
-    ASSET_NAMES,
-    ReleaseAssets,
-    ReleaseBinding,
-    discard_artifact,
-    load_artifact,
-    runs_whole_here,
-    save_artifact,
-)
+from privacy_plugins.integrations.dagster.binding import ASSET_NAMES, ReleaseAssets, ReleaseBinding, runs_whole_here
 from privacy_plugins.integrations.dagster.gate import gate
 from privacy_plugins.integrations.dagster.gx_suites import read_suite_refs
 from privacy_plugins.integrations.dagster.naming import check_severities, release_names
+from privacy_plugins.integrations.dagster.partitions import check_partitionable
 from privacy_plugins.integrations.dagster.policy import Policy
 from privacy_plugins.release import (
     Candidate,
+    DiagnosisSummary,
     LoadedTable,
     ReleaseBlocked,
     ReleaseSpec,
@@ -49,7 +44,6 @@ from privacy_plugins.release import (
     diagnose_step,
     load_step,
     publish_step,
-    remove_run_dir,
 )
 from privacy_plugins.release.pseudonym_keys import resource_resolver
 
@@ -68,6 +62,8 @@ def build_release_assets(
     group_name: str | None = None,
     owners: Sequence[str] | None = None,
     tags: Mapping[str, str] | None = None,
+    partitions_def: dg.PartitionsDefinition[Any] | None = None,
+    source_deps: Sequence[Any] = (),
 ) -> ReleaseAssets:
     """Turn a release spec into four assets and their blocking privacy checks.
 
@@ -85,6 +81,9 @@ def build_release_assets(
         group_name: the asset group, default the prefix.
         owners: the assets' owners (``team:privacy``, e-mail addresses), shown and searchable in the catalog.
         tags: tags of every asset, over the default ``{"privacy": "release"}``.
+        partitions_def: one release per partition (time or static partitions): the source names the partition,
+            each partition publishes its own table, all share the release history (see :mod:`.partitions`).
+        source_deps: assets that write the source (an extract, a staging table): ``raw`` runs after them.
 
     Raises:
         DagsterInvalidDefinitionError: a bad prefix, resource key, severity or suite file.
@@ -100,7 +99,10 @@ def build_release_assets(
         check_severities(spec, severity),
         read_suite_refs(expectation_suite, gx_context_root),
         Policy.for_spec(spec, policy),
+        partitions_def,
     )
+    if partitions_def is not None:
+        check_partitionable(spec, partitions_def)
     group = group_name or "_".join(prefix)
     kinds = md.asset_kinds(spec)
     asset_tags = {"privacy": "release", **dict(tags or {})}
@@ -108,75 +110,106 @@ def build_release_assets(
     key_resources = [spec.pseudonymize.key_resource] if spec.pseudonymize and spec.pseudonymize.key_resource else []
 
     def release_asset(
-        name: str, description: str, deps: Sequence[dg.AssetsDefinition] = ()
+        name: str,
+        description: str,
+        deps: Sequence[Any] = (),
+        ins: Mapping[str, dg.AssetIn] | None = None,
     ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
         return dg.asset(
             key=binding.key(name),
             deps=deps,
+            ins=dict(ins or {}),
             description=description,
             group_name=group,
-            required_resource_keys={key, *key_resources},
+            required_resource_keys={key, binding.artifacts_key, *key_resources},
+            io_manager_key=binding.artifacts_key,  # the run's artifacts: bound to the run (artifact_store.py)
+            partitions_def=partitions_def,
             kinds=kinds[name],
             owners=list(owners or ()),
             tags=asset_tags,
         )
 
-    @release_asset("raw", "The source, validated, identifiers dropped (private).")
-    def raw(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
-        release, run = binding.release_spec(context), binding.run_id(context)
-        with resource_resolver(lambda name: getattr(context.resources, name).secret()):  # {key: {resource: …}}
-            loaded = load_step(release, run_id=run)
-        save_artifact(release, "raw", loaded, run_id=run)
-        return dg.MaterializeResult(metadata=md.loaded_metadata(loaded))
+    def upstream(name: str) -> dict[str, dg.AssetIn]:
+        return {name: dg.AssetIn(key=binding.key(name))}
 
-    @release_asset("privacy_diagnosis", "Risk of the raw table.", [raw])
-    def privacy_diagnosis(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
+    @release_asset("raw", "The source, validated, identifiers dropped (private).", list(source_deps))
+    def raw(context: dg.AssetExecutionContext) -> dg.Output[LoadedTable]:
         release, run = binding.release_spec(context), binding.run_id(context)
-        summary = diagnose_step(release, load_artifact(release, "raw", LoadedTable, run_id=run), run_id=run)
-        save_artifact(release, "privacy_diagnosis", summary, run_id=run)
-        return dg.MaterializeResult(metadata=md.diagnosis_metadata(summary))
+        with (
+            _ends_run_on_failure(binding, context, release, run),
+            resource_resolver(lambda name: getattr(context.resources, name).secret()),  # {key: {resource: …}}
+        ):
+            loaded = load_step(release, run_id=run)
+        return dg.Output(loaded, metadata=md.loaded_metadata(loaded))
+
+    @release_asset("privacy_diagnosis", "Risk of the raw table.", ins=upstream("raw"))
+    def privacy_diagnosis(context: dg.AssetExecutionContext, raw: LoadedTable) -> dg.Output[DiagnosisSummary]:
+        release, run = binding.release_spec(context), binding.run_id(context)
+        with _ends_run_on_failure(binding, context, release, run):
+            summary = diagnose_step(release, raw, run_id=run)
+        return dg.Output(summary, metadata=md.diagnosis_metadata(summary))
 
     @release_asset(
         "anonymized_candidate",
         "The anonymized table, kept in the private working folder until the checks pass.",
-        [raw, privacy_diagnosis],
+        [privacy_diagnosis],
+        upstream("raw"),
     )
-    def anonymized_candidate(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
+    def anonymized_candidate(context: dg.AssetExecutionContext, raw: LoadedTable) -> dg.Output[Candidate]:
         release, run = binding.release_spec(context), binding.run_id(context)
-        discard_artifact(release, "anonymized_candidate", run_id=run)
-        try:
-            raw_table = load_artifact(release, "raw", LoadedTable, run_id=run)
-            candidate = anonymize_step(release, raw_table, run_id=run, keep_workdir=runs_whole_here(context))
-        except InfeasibleAnonymizationError as exc:
-            raise dg.Failure(
-                description=f"release {release.name!r}: requirements cannot be met, nothing to check or publish: {exc}",
-                allow_retries=False,
-            ) from exc
-        save_artifact(release, "anonymized_candidate", candidate, run_id=run)
-        return dg.MaterializeResult(metadata=md.candidate_metadata(release, candidate))
+        binding.artifacts(context).discard(release, "anonymized_candidate", run)
+        with _ends_run_on_failure(binding, context, release, run):
+            try:
+                candidate = anonymize_step(release, raw, run_id=run, keep_workdir=runs_whole_here(context))
+            except InfeasibleAnonymizationError as exc:
+                raise dg.Failure(
+                    description=f"release {release.name!r}: requirements cannot be met, nothing to check or publish: "
+                    f"{exc}",
+                    allow_retries=False,
+                ) from exc
+        return dg.Output(candidate, metadata=md.candidate_metadata(release, candidate))
 
     @release_asset(
         "published",
         "The release at its destination, written atomically once every blocking check passed.",
-        [anonymized_candidate],
+        ins=upstream("anonymized_candidate"),
     )
-    def published(context: dg.AssetExecutionContext) -> dg.MaterializeResult[None]:
+    def published(context: dg.AssetExecutionContext, anonymized_candidate: Candidate) -> dg.MaterializeResult[None]:
         release, run = binding.gate_spec(context), binding.run_id(context)
-        candidate = load_artifact(release, "anonymized_candidate", Candidate, run_id=run)
         keep = runs_whole_here(context)
-        check, warned = gate(
-            release, candidate, severities=binding.severities, suites=binding.suites, run_id=run, keep_workdir=keep
-        )
         try:
+            check, warned = gate(
+                release,
+                anonymized_candidate,
+                severities=binding.severities,
+                suites=binding.suites,
+                run_id=run,
+                keep_workdir=keep,
+            )
             # publish_step re-measures the candidate; only checks the code declared warn-only may fail.
-            publication = publish_step(release, candidate, check, run_id=run, allowed_failures=warned)
+            publication = publish_step(release, anonymized_candidate, check, run_id=run, allowed_failures=warned)
         except ReleaseBlocked as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
-        if release.workdir is None and not runs_whole_here(context):
-            remove_run_dir(release, run)  # one process per step: no run end to wait for (see binding.py)
+        finally:
+            if not keep:  # one process per step: no run end to wait for (see binding.py)
+                binding.artifacts(context).end_run(release, run)
         return dg.MaterializeResult(metadata=md.publication_metadata(release, publication, warned))
 
     checks = build_release_checks(binding)
     names = tuple(check.name for definition in checks for check in definition.check_specs)
     assets = (raw, privacy_diagnosis, anonymized_candidate, published)
     return ReleaseAssets(spec, prefix, key, assets, checks, names, binding=binding)
+
+
+@contextmanager
+def _ends_run_on_failure(binding: ReleaseBinding, context: Any, spec: ReleaseSpec, run: str) -> Iterator[None]:
+    """A step that fails ends its run: with one process per step its working files go now, here and in the store.
+
+    (With the in-process executor the run's end removes them, after any candidate reader.)
+    """
+    try:
+        yield
+    except BaseException:
+        if not runs_whole_here(context):
+            binding.artifacts(context).end_run(spec, run)
+        raise

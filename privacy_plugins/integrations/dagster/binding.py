@@ -1,9 +1,11 @@
-"""What every asset and check of one release graph shares: the spec, its keys, its resource and its artifacts.
+"""What every asset and check of one release graph shares: the spec, its keys, its resources and its run.
 
-Assets pass the release layer's small JSON artifacts (paths and numbers) through
-files in the run's private working folder, not through an IO manager: the
-candidate table itself never leaves that folder until ``published`` copies it
-to the destination through ``publish_step``.
+Assets hand the release layer's small JSON artifacts (paths, digests and numbers) to
+each other through the graph's artifacts IO manager (:mod:`.artifact_store`): bound
+to the run, refusing another run's, in the run's local working folder by default or in
+an object store (``s3://…``) when steps run in separate processes or pods. The candidate
+table itself never reaches the destination until ``published`` copies it there through
+``publish_step``.
 
 The run id of a graph is ``<key prefix>__<Dagster root run id>``: every asset
 and check of one run — and of its re-executions, which share the root run id —
@@ -20,14 +22,14 @@ process*. So:
   ``dg.materialize``, ``execute_in_process``, a ``Definitions`` or job with
   ``in_process_executor``, or run config ``execution: {config: {in_process: {}}}``),
   each asset and check registers the run with the graph's
-  :class:`PrivacyReleaseResource`, whose ``teardown_after_execution`` removes
-  the folder after the last step — after every ``candidate_readers`` asset of
-  the run has read the candidate, and also when the run failed or was blocked;
-* with one process per step (the multiprocess default) a teardown cannot tell
-  the run's last step, so ``published`` removes the folder after publishing, as
-  before; a run that stops earlier leaves it under the temp root, private
-  (0700), and a candidate reader must run before ``published``. Use the
-  in-process executor for releases (the demo code location does).
+  :class:`PrivacyReleaseResource` (and artifacts IO manager), whose
+  ``teardown_after_execution`` removes the folder after the last step — after every
+  ``candidate_readers`` asset of the run has read the candidate, and also when the run
+  failed or was blocked;
+* with one process per step (the multiprocess default, Kubernetes, Docker) a teardown
+  cannot tell the run's last step, so ``published`` removes the folder after publishing,
+  a failing blocking check or a failing step removes it when it fails, and a candidate
+  reader must run before ``published``.
 
 A re-execution of a run (from failure) has no working files left: re-execute
 all of its steps.
@@ -35,34 +37,27 @@ all of its steps.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import dagster as dg
 
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.integrations.dagster.gx_suites import SuiteRef
+from privacy_plugins.integrations.dagster.partitions import partition_key_of, partition_spec
 from privacy_plugins.integrations.dagster.policy import Policy, tighten
 from privacy_plugins.integrations.dagster.resources import PrivacyReleaseResource
-from privacy_plugins.release import Candidate, DiagnosisSummary, LoadedTable, ReleaseSpec
-from privacy_plugins.release.destinations import atomic_file
-from privacy_plugins.release.workarea import run_dir
+from privacy_plugins.release import ReleaseSpec
 
 __all__ = [
     "ASSET_NAMES",
     "ReleaseAssets",
     "ReleaseBinding",
-    "discard_artifact",
-    "load_artifact",
     "runs_whole_here",
-    "save_artifact",
 ]
 
 ASSET_NAMES = ("raw", "privacy_diagnosis", "anonymized_candidate", "published")
-
-A = TypeVar("A", LoadedTable, DiagnosisSummary, Candidate)
 
 
 @dataclass(frozen=True)
@@ -75,6 +70,8 @@ class ReleaseBinding:
     severities: Mapping[str, str]
     suites: tuple[SuiteRef, ...]
     policy: Policy
+    #: Partitions of every asset of the graph (one release per partition; see :mod:`.partitions`).
+    partitions_def: dg.PartitionsDefinition[Any] | None = None
 
     @property
     def namespace(self) -> str:
@@ -88,6 +85,15 @@ class ReleaseBinding:
             run = context.op_execution_context.run
         return f"{self.namespace}__{run.root_run_id or run.run_id}"
 
+    @property
+    def artifacts_key(self) -> str:
+        """The resource key of the graph's artifacts IO manager (``<resource key>_artifacts``)."""
+        return f"{self.resource_key}_artifacts"
+
+    def artifacts(self, context: Any) -> Any:
+        """The run's artifacts IO manager (:class:`.artifact_store.ReleaseArtifacts`)."""
+        return getattr(context.resources, self.artifacts_key)
+
     def key(self, name: str) -> dg.AssetKey:
         """The asset key of ``raw``, ``privacy_diagnosis``, ``anonymized_candidate`` or ``published``."""
         return dg.AssetKey([*self.prefix, name])
@@ -100,8 +106,11 @@ class ReleaseBinding:
         """
         resource: PrivacyReleaseResource = getattr(context.resources, self.resource_key)
         spec = resource.release_spec(self.spec, namespace=self.namespace)
+        if self.partitions_def is not None:  # this run's partition: its source rows, its table, the shared history
+            spec = partition_spec(spec, self.partitions_def, partition_key_of(context))
         if runs_whole_here(context):
             resource.end_with_run(spec, self.run_id(context))
+            self.artifacts(context).end_with_run(spec, self.run_id(context))
         return spec
 
     def gate_spec(self, context: Any) -> ReleaseSpec:
@@ -159,25 +168,67 @@ class ReleaseAssets:
         readers = [dg.AssetKey.from_coercible(key) for key in candidate_readers]
         return release_reader(self.binding, readers, connection_url=connection_url)
 
+    @property
+    def artifacts_key(self) -> str:
+        """The resource key of this graph's artifacts IO manager (``<resource key>_artifacts``)."""
+        return f"{self.resource_key}_artifacts"
+
+    def artifacts(
+        self,
+        base_path: Any = None,
+        *,
+        endpoint_url: Any = None,
+        access_key_id: Any = None,
+        secret_access_key: Any = None,
+    ) -> Any:
+        """The IO manager handing artifacts from step to step (see :mod:`.artifact_store`).
+
+        ``base_path`` unset: the run's local working folder; ``s3://bucket/prefix``: shared between step
+        processes (``multiprocess``, ``k8s_job_executor``, ``docker_executor``). Set secrets with ``dg.EnvVar``.
+        """
+        from privacy_plugins.integrations.dagster.artifact_store import release_artifacts
+
+        if self.binding is None:  # pragma: no cover  (build_release_assets always sets it)
+            raise ConfigurationError("these release assets were not built by build_release_assets")
+        return release_artifacts(
+            self.binding,
+            base_path=base_path,
+            endpoint_url=endpoint_url,
+            access_key_id=access_key_id,
+            secret_access_key=secret_access_key,
+        )
+
     def monitoring(self, *, cron_schedule: str = "@daily") -> dg.Definitions:
-        """A check re-measuring ``published``, its job ``<prefix>_monitor`` and a schedule (see monitoring.py)."""
+        """A check re-measuring ``published`` on an ``AutomationCondition`` (each cron tick; see monitoring.py)."""
         from privacy_plugins.integrations.dagster.monitoring import release_monitoring
 
         if self.binding is None:  # pragma: no cover  (build_release_assets always sets it)
             raise ConfigurationError("these release assets were not built by build_release_assets")
         return release_monitoring(self.binding, cron_schedule=cron_schedule)
 
+    def resources(
+        self,
+        resource: PrivacyReleaseResource | None = None,
+        *,
+        artifacts: Any = None,
+        candidate_readers: Iterable[dg.AssetKey | str | Sequence[str]] = (),
+    ) -> dict[str, Any]:
+        """The graph's resources by key: its release resource, its artifacts IO manager and its reader."""
+        return {
+            self.resource_key: resource or PrivacyReleaseResource(),
+            self.artifacts_key: artifacts or self.artifacts(),
+            self.reader_key: self.reader(candidate_readers),
+        }
+
     def definitions(
         self,
         resource: PrivacyReleaseResource | None = None,
         *,
+        artifacts: Any = None,
         candidate_readers: Iterable[dg.AssetKey | str | Sequence[str]] = (),
     ) -> dg.Definitions:
-        """``Definitions`` with this graph, its resource (default: the spec's own settings) and its reader."""
-        resources: dict[str, Any] = {
-            self.resource_key: resource or PrivacyReleaseResource(),
-            self.reader_key: self.reader(candidate_readers),
-        }
+        """``Definitions`` with this graph and :meth:`resources` (default: the spec's own settings, local artifacts)."""
+        resources = self.resources(resource, artifacts=artifacts, candidate_readers=candidate_readers)
         return dg.Definitions(assets=self.assets, asset_checks=self.asset_checks, resources=resources)
 
 
@@ -204,34 +255,3 @@ def runs_whole_here(context: Any) -> bool:
     execution = (step.run.run_config or {}).get("execution") or {}
     config = execution.get("config", execution) if isinstance(execution, dict) else {}
     return isinstance(config, dict) and "in_process" in config
-
-
-def save_artifact(
-    spec: ReleaseSpec, name: str, artifact: LoadedTable | DiagnosisSummary | Candidate, *, run_id: str
-) -> None:
-    """Write ``artifact.to_dict()`` to ``<run's working folder>/<name>.json`` (atomically)."""
-    with atomic_file(run_dir(spec, run_id, create=True) / f"{name}.json") as temporary:
-        temporary.write_text(json.dumps(artifact.to_dict(), indent=2) + "\n", encoding="utf-8")
-
-
-def load_artifact(spec: ReleaseSpec, name: str, kind: type[A], *, run_id: str) -> A:
-    """Read an upstream asset's artifact of this run; a clear failure when it was not materialized in this run."""
-    try:
-        path = run_dir(spec, run_id) / f"{name}.json"
-    except ConfigurationError:
-        path = None
-    if path is None or not path.is_file():
-        raise dg.Failure(
-            description=f"release {spec.name!r}: no {name} in this run ({run_id}); materialize {name} in the same run",
-            allow_retries=False,
-        )
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return kind.from_dict(data)
-
-
-def discard_artifact(spec: ReleaseSpec, name: str, *, run_id: str) -> None:
-    """Forget an artifact, so a failed re-run leaves nothing a later ``published`` could pick up."""
-    try:
-        (run_dir(spec, run_id) / f"{name}.json").unlink(missing_ok=True)
-    except ConfigurationError:
-        pass  # no working folder yet: nothing to forget

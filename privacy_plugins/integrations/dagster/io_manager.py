@@ -39,7 +39,8 @@ import pandas as pd
 from pydantic import Field
 
 from privacy_plugins.errors import ConfigurationError
-from privacy_plugins.integrations.dagster.binding import ReleaseBinding, load_artifact
+from privacy_plugins.integrations.dagster.binding import ReleaseBinding
+from privacy_plugins.integrations.dagster.partitions import PARTITION_TAG
 from privacy_plugins.release import Candidate, read_published
 from privacy_plugins.release.connections import connection_resolver
 from privacy_plugins.release.spec import DestinationSpec
@@ -168,7 +169,8 @@ class ReleaseReader(dg.ConfigurableIOManager):
         A nested resource field would be a copy configured apart from the run's resource.
         """
         definition = super().get_resource_definition()
-        definition._required_resource_keys = {*definition.required_resource_keys, self.binding.resource_key}
+        keys = {self.binding.resource_key, self.binding.artifacts_key}
+        definition._required_resource_keys = {*definition.required_resource_keys, *keys}
         return definition
 
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
@@ -180,7 +182,15 @@ class ReleaseReader(dg.ConfigurableIOManager):
     def load_input(self, context: dg.InputContext) -> Any:
         """The table as published (or the candidate, for an authorized reader), in the input's type."""
         upstream = context.asset_key
-        spec = self.binding.release_spec(SimpleNamespace(resources=self.get_resource_context().resources))
+        partitions = list(context.asset_partition_keys) if context.has_asset_partitions else []
+        if len(partitions) > 1:
+            raise dg.Failure(
+                f"{upstream.to_user_string()} is partitioned: load one partition (a downstream asset partitioned "
+                f"like it), not {len(partitions)}",
+                allow_retries=False,
+            )
+        run = SimpleNamespace(tags={PARTITION_TAG: partitions[0]} if partitions else {})
+        spec = self.binding.release_spec(SimpleNamespace(resources=self.get_resource_context().resources, run=run))
         handler = next(h for h in type_handlers() if h.handles(context))
         with self._connections():
             if upstream == self.binding.key("published"):
@@ -212,7 +222,8 @@ class ReleaseReader(dg.ConfigurableIOManager):
                 allow_retries=False,
             )
         run = self.binding.run_id(SimpleNamespace(run=context.step_context.dagster_run))
-        candidate = load_artifact(spec, "anonymized_candidate", Candidate, run_id=run)
+        artifacts = getattr(self.get_resource_context().resources, self.binding.artifacts_key)
+        candidate: Candidate = artifacts.load(spec, run, "anonymized_candidate")  # this run's, or a Failure
         return _staged_frame(spec, candidate, run)  # staged by the destination: read there, counted and limited
 
 

@@ -16,7 +16,13 @@ pytest.importorskip("airflow")
 
 from privacy_plugins.release import ReleaseSpec, publish_table, read_published
 
-RELEASE_DAGS = {"privacy_release", "privacy_release_impossible", "census_release_consumer", "privacy_release_monitor"}
+RELEASE_DAGS = {
+    "privacy_release",
+    "privacy_release_impossible",
+    "census_release_consumer",
+    "privacy_release_monitor",
+    "privacy_release_intervals",
+}
 HAS_GX = importlib.util.find_spec("great_expectations") is not None
 STEPS = ("load", "diagnose", "anonymize", "check", "publish")
 

@@ -52,12 +52,10 @@ def run_graph() -> Callable[..., Any]:
     """Return a function materializing a release graph in process (``raise_on_error=False``)."""
     import dagster as dg
 
-    from privacy_plugins.integrations.dagster import PrivacyReleaseResource
-
     def run(release: Any, resource: Any = None, *, selection: Sequence[str] | None = None) -> Any:
         return dg.materialize(
             [*release.assets, *release.asset_checks],
-            resources={release.resource_key: resource or PrivacyReleaseResource()},
+            resources=release.resources(resource),
             selection=[release.key(name) for name in selection] if selection is not None else None,
             raise_on_error=False,
         )

@@ -24,14 +24,15 @@ def demo() -> Any:
     return importlib.import_module("dagster_defs.definitions")
 
 
-def test_definitions_hold_three_release_graphs_with_distinct_keys(demo: Any) -> None:
+def test_definitions_hold_four_release_graphs_with_distinct_keys(demo: Any) -> None:
     graph = demo.defs.resolve_asset_graph()
     release_keys = {key for key in graph.get_all_asset_keys() if len(key.path) > 1}
     prefixes = {key.path[0] for key in release_keys}
-    assert prefixes == {"demo_census", "census_policy_gate", "demo_impossible"}
-    assert len(release_keys) == 12
+    assert prefixes == {"demo_census", "census_policy_gate", "demo_impossible", "demo_census_monthly"}
+    assert len(release_keys) == 16
     downstream = dg.AssetKey("census_release_summary")  # loads demo_census/published through the release's reader
-    assert set(graph.get_all_asset_keys()) - release_keys == {downstream}
+    extract = dg.AssetKey("census_extract")  # the monthly release's source
+    assert set(graph.get_all_asset_keys()) - release_keys == {downstream, extract}
     assert graph.get(downstream).parent_keys == {dg.AssetKey(["demo_census", "published"])}
     assert {key.asset_key.path[0] for key in graph.asset_check_keys} == prefixes
     assert importlib.import_module("dagster_defs").defs is demo.defs
@@ -46,12 +47,15 @@ def test_the_must_fail_releases_fail_and_leave_the_destination_alone(
     publish_table(previous, destination)
     releases = (demo.policy_gate, demo.impossible)
     resources = {
-        release.resource_key: PrivacyReleaseResource(
-            destination_duckdb=str(destination.duckdb),
-            workdir=str(tmp_path / "work"),
-            report_directory=str(tmp_path / release.resource_key),
-        )
+        key: value
         for release in releases
+        for key, value in release.resources(
+            PrivacyReleaseResource(
+                destination_duckdb=str(destination.duckdb),
+                workdir=str(tmp_path / "work"),
+                report_directory=str(tmp_path / release.resource_key),
+            )
+        ).items()
     }
     result = dg.materialize(
         [part for release in releases for part in (*release.assets, *release.asset_checks)],

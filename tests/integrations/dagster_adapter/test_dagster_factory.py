@@ -112,7 +112,7 @@ def test_two_graphs_of_one_spec_need_two_prefixes(spec: ReleaseSpec) -> None:
     first, second = build_release_assets(spec), build_release_assets(spec, key_prefix="census_strict")
     defs = dg.Definitions.merge(first.definitions(), second.definitions())
     assert len(defs.resolve_asset_graph().get_all_asset_keys()) == 8
-    resources = {first.resource_key: PrivacyReleaseResource()}
+    resources = first.resources()
     duplicate = dg.Definitions(assets=[*first.assets, *build_release_assets(spec).assets], resources=resources)
     with pytest.raises(dg.DagsterInvalidDefinitionError, match="Duplicate asset key"):
         duplicate.resolve_asset_graph()

@@ -14,7 +14,7 @@ duckdb = pytest.importorskip("duckdb")
 import pandas as pd  # noqa: E402
 
 from privacy_plugins.core import k_anonymity  # noqa: E402
-from privacy_plugins.integrations.dagster import PrivacyReleaseResource, build_release_assets  # noqa: E402
+from privacy_plugins.integrations.dagster import build_release_assets  # noqa: E402
 from privacy_plugins.release import ReleaseSpec, read_published  # noqa: E402
 
 
@@ -47,7 +47,7 @@ def _metadata(result: Any, key: str) -> dict[str, Any]:
 def _materialize(release: Any, extra: list[Any], readers: list[str]) -> Any:
     return dg.materialize(
         [*release.assets, *release.asset_checks, *extra],
-        resources={release.resource_key: PrivacyReleaseResource(), release.reader_key: release.reader(readers)},
+        resources=release.resources(candidate_readers=readers),
         raise_on_error=False,
     )
 
@@ -112,7 +112,7 @@ def test_the_reader_reaches_a_conn_id_destination_through_an_env_var(
         return dg.MaterializeResult(metadata={"rows": len(people)})
 
     def run(reader: Any) -> Any:
-        resources = {release.resource_key: PrivacyReleaseResource(), release.reader_key: reader}
+        resources = {**release.resources(), release.reader_key: reader}
         return dg.materialize(
             [*release.assets, mart_rows], selection=[mart_rows.key], resources=resources, raise_on_error=False
         )
@@ -142,7 +142,7 @@ def test_the_reader_reads_where_the_runs_configured_resource_says(
     result = dg.materialize(
         [*release.assets, other_rows],
         selection=[other_rows.key],
-        resources={release.resource_key: PrivacyReleaseResource(), release.reader_key: release.reader()},
+        resources=release.resources(),
         run_config={"resources": {release.resource_key: {"config": {"destination_duckdb": str(other)}}}},
     )
     assert _metadata(result, "other_rows") == {"rows": 3}
@@ -157,21 +157,39 @@ def test_the_reader_refuses_to_write(census_spec: Callable[..., dict[str, Any]])
 
     result = dg.materialize(
         [sneaky],
-        resources={release.resource_key: PrivacyReleaseResource(), release.reader_key: release.reader()},
+        resources=release.resources(),
         raise_on_error=False,
     )
     assert not result.success
 
 
-def test_the_monitoring_check_re_measures_published_on_its_schedule(
+def _requested(evaluation: Any) -> set[Any]:
+    """The assets and checks an automation evaluation requested."""
+    return {result.key for result in evaluation.results if result.true_subset.size}
+
+
+def test_the_monitoring_check_re_measures_published_on_each_cron_tick(
     census_spec: Callable[..., dict[str, Any]],
 ) -> None:
+    """An ``AutomationCondition`` on the check (issue 29 item 9), not a job on a schedule."""
+    import datetime
+
     from privacy_plugins.release import publish_table
 
     spec = ReleaseSpec.from_dict(census_spec())
     release = build_release_assets(spec)
     defs = dg.Definitions.merge(release.definitions(), release.monitoring(cron_schedule="0 6 * * *"))
-    assert [s.cron_schedule for s in defs.schedules] == ["0 6 * * *"]
+    assert list(defs.schedules or []) == []
+    check_key = dg.AssetCheckKey(release.key("published"), "still_meets_requirements")
+    with dg.instance_for_test() as instance:
+        before = datetime.datetime(2026, 3, 2, 5, 0, tzinfo=datetime.UTC)
+        first = dg.evaluate_automation_conditions(defs=defs, instance=instance, evaluation_time=before)
+        assert _requested(first) == set()  # no tick passed yet
+        after = before + datetime.timedelta(hours=1, minutes=1)  # 06:01: the 06:00 tick passed
+        ticked = dg.evaluate_automation_conditions(
+            defs=defs, instance=instance, cursor=first.cursor, evaluation_time=after
+        )
+        assert _requested(ticked) == {check_key}  # only the check: nothing is re-published
     monitor = defs.resolve_job_def("census_monitor")
     assert not monitor.execute_in_process(raise_on_error=False).get_asset_check_evaluations()[0].passed  # nothing yet
     assert defs.resolve_implicit_global_asset_job_def().execute_in_process(raise_on_error=False).success

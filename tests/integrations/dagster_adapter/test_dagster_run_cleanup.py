@@ -19,7 +19,7 @@ dg = pytest.importorskip("dagster")
 
 import pandas as pd  # noqa: E402
 
-from privacy_plugins.integrations.dagster import PrivacyReleaseResource, build_release_assets  # noqa: E402
+from privacy_plugins.integrations.dagster import build_release_assets  # noqa: E402
 from privacy_plugins.release import ReleaseSpec, read_published  # noqa: E402
 
 
@@ -59,7 +59,7 @@ def test_a_candidate_reader_after_published_reads_the_candidate_then_the_run_fol
     seen: dict[str, Any] = {}
     result = dg.materialize(
         [*release.assets, *release.asset_checks, _reader_after_publishing(release, seen)],
-        resources={release.resource_key: PrivacyReleaseResource(), release.reader_key: release.reader(["audit"])},
+        resources=release.resources(candidate_readers=["audit"]),
         raise_on_error=False,
     )
     failures = [e.step_key for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
