@@ -14,7 +14,7 @@ import dagster as dg
 
 from privacy_plugins import generate_census
 from privacy_plugins.core.pseudonyms import PseudonymKey, pseudonymize
-from privacy_plugins.integrations.dagster import PrivacyReleaseResource, PseudonymKeyResource, build_release_assets
+from privacy_plugins.integrations.dagster import PseudonymKeyResource, build_release_assets
 from privacy_plugins.release import ReleaseSpec
 
 KEY = "a-dagster-test-key-long-enough-0123456789"
@@ -32,7 +32,7 @@ def _release(census_spec: Any) -> Any:
 def _run(release: Any, key_resource: Any) -> Any:
     return dg.materialize(
         [*release.assets, *release.asset_checks],
-        resources={release.resource_key: PrivacyReleaseResource(), "pseudonym_key": key_resource},
+        resources={**release.resources(), "pseudonym_key": key_resource},
         raise_on_error=False,
     )
 
@@ -75,5 +75,5 @@ def test_a_missing_or_short_key_fails_the_load_naming_the_resource_not_the_key(
 def test_without_the_resource_the_release_assets_do_not_load(census_spec: Any) -> None:
     release = _release(census_spec)
     with pytest.raises(dg.DagsterInvalidDefinitionError, match="pseudonym_key"):
-        resources = {release.resource_key: PrivacyReleaseResource()}
+        resources = release.resources()
         dg.Definitions(assets=release.assets, resources=resources).resolve_all_job_defs()
