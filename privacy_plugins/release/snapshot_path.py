@@ -67,8 +67,6 @@ def pushdown_reason(spec: ReleaseSpec) -> str | None:
         return f"algorithm {spec.algorithm.name!r} recodes locally and needs the rows"
     if spec.pseudonymize is not None:
         return "pseudonymize: the tokens are computed in memory"
-    if any(model.research_subset_column is not None for model in spec.models()):  # issue 30: δ-presence
-        return "a research subset (delta_presence) is cut from the rows"
     return solver.snapshot_refusal(spec.algorithm.options)
 
 
@@ -198,15 +196,19 @@ def solved_on_snapshot(
             levels=details.recoding_levels(),
             rows_in=done.rows_in,
             rows_out=done.rows_out,
-            suppressed=done.solution.suppressed,
+            suppressed=done.suppressed,
             ncp=done.solution.utility.ncp,
             headline=details.headline(),
             report={
                 "algorithm": spec.algorithm.name,
                 "levels": details.recoding_levels(),
                 "rows_in": done.rows_in,
-                "suppressed": done.solution.suppressed,
+                "suppressed": done.suppressed,
+                "out_of_scope": done.out_of_scope,
                 "ncp": done.solution.utility.ncp,
+                # the core's re-check of the whole generalized table: δ-presence's verdict (issue 30)
+                "models": [result.to_dict() for result in done.checked],
             },
             engine=source.engine_name,
+            out_of_scope=done.out_of_scope,
         )
