@@ -58,3 +58,12 @@ def test_the_population_join_on_spark_equals_the_pandas_path(spark) -> None:  # 
         population_risk_in_engine(table, census, quasi_identifiers=QIS).to_dict(),
         reference(sample, population).to_dict(),
     )
+
+
+@pytest.mark.parametrize("method", ["case", "join"])
+def test_a_research_subset_is_published_alone_on_spark(spark, method: str) -> None:  # type: ignore[no-untyped-def]
+    """δ-presence on Spark: the same subset release as in memory (age, zip QIs; study the flag; note insensitive)."""
+    from test_pushdown_research_subset import assert_same_subset_release, population
+
+    frame = population(3)
+    assert_same_subset_release(to_spark(spark, frame), frame, limit=0.1, method=method)
