@@ -19,13 +19,15 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import verify_classes
-from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM, with_derived_columns
+from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM, get_anonymizer, tags_of, with_derived_columns
+from privacy_plugins.core.anonymize.research_scope import scoped_models
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution, solve_snapshot
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel, validate_on_units
 from privacy_plugins.core.models.base import ModelResult
+from privacy_plugins.core.models.research_subset import subset_flags
 from privacy_plugins.core.parameters import suppression_budget
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates, numeric_columns_as_numbers
 from privacy_plugins.engines.base import APPLY_METHODS, ApplyMethod, EngineTable
@@ -130,11 +132,19 @@ class EngineAnonymization:
     rows_in: int
     published: EngineTable
     dropped_identifiers: tuple[str, ...]
+    checked: tuple[ModelResult, ...] = ()  # the core's re-check of the whole generalized table
+    out_of_scope: int = 0  # rows outside a δ-presence research subset (issue 30): never published
+    subset_suppressed: int | None = None  # the subset's rows in suppressed classes (with a subset)
+
+    @property
+    def suppressed(self) -> int:
+        """Records suppressed (of the research subset, when there is one)."""
+        return self.solution.suppressed if self.subset_suppressed is None else self.subset_suppressed
 
     @property
     def rows_out(self) -> int:
-        """Records published (rows in − suppressed)."""
-        return self.rows_in - self.solution.suppressed
+        """Records published (rows in − suppressed − out of scope)."""
+        return self.rows_in - self.suppressed - self.out_of_scope
 
 
 def anonymize_in_engine(
@@ -175,6 +185,7 @@ def anonymize_in_engine(
         table, quasi_identifiers=qis, hierarchies=hierarchies, models=models, aggregates=aggregates
     )
     validate_models(aggregates, snapshot.n_rows, models)
+    models, subset = scoped_models(models, algorithm, tags_of(get_anonymizer(algorithm)).research_subset)
     read_by_models = (str(c) for m in models for c in m.columns if c not in qis and str(c) not in derived)
     sensitive = dict.fromkeys([*sensitive_attributes, *read_by_models])
     solution = solve_snapshot(
@@ -186,22 +197,40 @@ def anonymize_in_engine(
         progress=progress,
         **(options or {}),
     )
-    _verify_on_snapshot(aggregates, hierarchies, snapshot, solution, models, suppression_limit, algorithm)
-    published = publish_node(
-        table,
-        aggregates=aggregates,
-        hierarchies=hierarchies,
-        levels=dict(zip(qis, solution.node, strict=True)),
-        identifiers=identifiers,
-        suppressed=solution.suppressed_classes(snapshot),
-        method=method,
-    )
+    checked = _verify_on_snapshot(aggregates, hierarchies, snapshot, solution, models, suppression_limit, algorithm)
+    levels = dict(zip(qis, solution.node, strict=True))
+    if subset is None:
+        published = publish_node(
+            table,
+            aggregates=aggregates,
+            hierarchies=hierarchies,
+            levels=levels,
+            identifiers=identifiers,
+            suppressed=solution.suppressed_classes(snapshot),
+            method=method,
+        )
+        return EngineAnonymization(
+            snapshot=snapshot,
+            solution=solution,
+            rows_in=snapshot.n_rows,
+            published=published,
+            dropped_identifiers=tuple(c for c in columns if c in set(identifiers)),
+            checked=checked,
+        )
+    keep = [c for c in columns if c not in set(identifiers)]
+    mappings = label_mappings(aggregates, hierarchies, levels)
+    published, flags = _subset_published(table, snapshot, solution, aggregates, keep, mappings, str(subset), method)
+    weights = snapshot.weights
+    subset_rows = int(weights[flags].sum())
     return EngineAnonymization(
         snapshot=snapshot,
         solution=solution,
         rows_in=snapshot.n_rows,
         published=published,
         dropped_identifiers=tuple(c for c in columns if c in set(identifiers)),
+        checked=checked,
+        out_of_scope=snapshot.n_rows - subset_rows,
+        subset_suppressed=int(weights[flags & solution.suppressed_units].sum()),
     )
 
 
@@ -231,6 +260,45 @@ def publish_node(
     )
 
 
+def _subset_published(
+    table: EngineTable,
+    snapshot: Snapshot,
+    solution: SnapshotSolution,
+    aggregates: pd.DataFrame,
+    keep: list[str],
+    mappings: dict[str, pd.DataFrame],
+    subset: str,
+    method: ApplyMethod,
+) -> tuple[EngineTable, np.ndarray]:
+    """The research subset's rows of the unsuppressed classes, without the flag column; each unit's flag.
+
+    The engine's own anti-join does the cut: the flag is mapped to "1"/"0" like a QI, and the
+    classes removed are the suppressed ones (any flag) and every class's rows flagged "0".
+    """
+    flags = subset_flags(snapshot.units, subset) == 1.0
+    values = aggregates[subset].drop_duplicates().reset_index(drop=True)
+    labels = np.where(subset_flags(values.to_frame(subset), subset) == 1.0, "1", "0")
+    flag_mapping = {subset: pd.DataFrame({"value": values, "label": labels.astype(object)})}
+    suppressed = solution.suppressed_classes(snapshot)
+    every_class = pd.DataFrame(
+        {str(q): solution.labels(snapshot, i) for i, q in enumerate(snapshot.quasi_identifiers)}
+    ).drop_duplicates()
+    removed = pd.concat(
+        [suppressed.assign(**{subset: "1"}), suppressed.assign(**{subset: "0"}), every_class.assign(**{subset: "0"})],
+        ignore_index=True,
+    ).drop_duplicates(ignore_index=True)
+    cut = table.generalized(
+        keep=[*keep, subset] if subset not in keep else keep,
+        mappings={**mappings, **flag_mapping},
+        suppressed=removed,
+        method=method,
+    )
+    published = cut.generalized(
+        keep=[c for c in keep if c != subset], mappings={}, suppressed=removed.head(0), method=method
+    )
+    return published, flags
+
+
 def _verify_on_snapshot(
     aggregates: pd.DataFrame,
     hierarchies: Mapping[Hashable, Hierarchy],
@@ -239,8 +307,8 @@ def _verify_on_snapshot(
     models: Sequence[PrivacyModel],
     suppression_limit: float,
     algorithm: str,
-) -> None:
-    """End as the in-memory path does, in the core's ``verify_classes``.
+) -> tuple[ModelResult, ...]:
+    """End as the in-memory path does, in the core's ``verify_classes`` (its results returned).
 
     The node is applied to the snapshot by the pandas engine (the same mappings and suppressed
     classes the engine applies to the rows) and the published classes are re-measured.
@@ -259,7 +327,7 @@ def _verify_on_snapshot(
     )
     frame = published.to_pandas().copy()
     rows_out = int(frame[COUNT_COLUMN].sum())
-    verify_classes(
+    return verify_classes(
         classes_from_aggregates(frame, qis) if rows_out else None,
         models,
         rows_in=snapshot.n_rows,

@@ -76,8 +76,6 @@ def pushdown_reason(spec: ReleaseSpec) -> str | None:
         return f"algorithm {spec.algorithm.name!r} recodes locally and needs the rows"
     if spec.pseudonymize is not None:
         return "pseudonymize: the tokens are computed in memory"
-    if any(model.research_subset_column is not None for model in spec.models()):  # issue 30: δ-presence
-        return "a research subset (delta_presence) is cut from the rows"
     return solver.snapshot_refusal(spec.algorithm.options)
 
 
@@ -247,6 +245,9 @@ def solved_on_snapshot(
             )
             rows_out, ncp = chosen.records_out, full_domain_ncp(units, hierarchies, levels, ~kept)
             headline = HistoryOutcome.node(levels) if done is None else done.solution.details.headline()
+        out_of_scope = done.out_of_scope if done is not None else 0
+        if out_of_scope and chosen.published is not None:  # the spec turns the history off with a subset
+            raise RuntimeError("a research subset cannot be published through the history's (a)/(c) yet")
         outcome = chosen.outcome
         if outcome.releases:
             LOGGER.info("anonymize: %s", outcome.headline())
@@ -256,19 +257,23 @@ def solved_on_snapshot(
             levels=levels,
             rows_in=loaded.rows,
             rows_out=rows_out,
-            suppressed=loaded.rows - rows_out,
+            suppressed=loaded.rows - rows_out - out_of_scope,
             ncp=ncp,
             headline=outcome.with_headline(headline),
             report={
                 "algorithm": spec.algorithm.name,
                 "levels": levels,
                 "rows_in": loaded.rows,
-                "suppressed": loaded.rows - rows_out,
+                "suppressed": loaded.rows - rows_out - out_of_scope,
+                "out_of_scope": out_of_scope,
                 "ncp": ncp,
                 "history": outcome.to_dict(),
+                # the core's re-check of the whole generalized table: δ-presence's verdict (issue 30)
+                "models": [result.to_dict() for result in done.checked] if done is not None else [],
             },
             engine=source.engine_name,
             history=outcome.to_dict(),
+            out_of_scope=out_of_scope,
         )
 
 

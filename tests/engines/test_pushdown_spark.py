@@ -68,3 +68,12 @@ def test_removed_rows_go_by_their_raw_values_on_spark(spark) -> None:
     table = SparkTable(spark.createDataFrame(rows, schema="age bigint, zip string, disease string"))  # None: NULL
     assert _generalized(table, pd.DataFrame({"age": [21], "zip": ["47906"]})).equals(_expected([0, 1]))
     assert _generalized(table, FRAME.iloc[[3, 5]], method="join").equals(_expected([3, 5]))
+
+
+@pytest.mark.parametrize("method", ["case", "join"])
+def test_a_research_subset_is_published_alone_on_spark(spark, method: str) -> None:  # type: ignore[no-untyped-def]
+    """δ-presence on Spark: the same subset release as in memory (age, zip QIs; study the flag; note insensitive)."""
+    from test_pushdown_research_subset import assert_same_subset_release, population
+
+    frame = population(3)
+    assert_same_subset_release(to_spark(spark, frame), frame, limit=0.1, method=method)

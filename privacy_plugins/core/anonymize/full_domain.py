@@ -299,15 +299,14 @@ class FullDomainAnonymizer:
         """Search the snapshot's lattice and suppress the violating classes of the best node.
 
         The same node, suppression and utility as :meth:`run` with ``suppressed_rows="remove"``
-        on the records the snapshot counts (both search the same snapshot).
+        on the records the snapshot counts (both search the same snapshot). With a research subset
+        the caller passes the models as ``run`` gets them (``research_scope.scoped_models``).
 
         Raises:
             ConfigurationError: ``suppressed_rows="mark"`` (it needs the rows), or a bad suppression limit.
             InfeasibleAnonymizationError: no node satisfies the models within the limit.
         """
         refusal = self.snapshot_refusal({"suppressed_rows": suppressed_rows})
-        if refusal is None and any(m.research_subset_column is not None for m in models):
-            refusal = "a research subset (δ-presence publishes its flagged rows only, cut from the rows)"
         if refusal is not None:
             raise ConfigurationError(f"{self.search} cannot solve a snapshot with {refusal}")
         check_fraction(suppression_limit, name="suppression_limit")

@@ -11,17 +11,18 @@ column. The accounting: input rows = published + suppressed (subset rows) + out 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationRequest, AnonymizationResult
+from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.models.research_subset import InResearchSubset, subset_flags
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["published_subset", "research_subset_request"]
+__all__ = ["published_subset", "research_subset_request", "scoped_models"]
 
 
 def research_subset_request(
@@ -30,15 +31,25 @@ def research_subset_request(
     """The request with the other models judged on the subset, and the flag column (``None``: no subset).
 
     Raises:
+        ConfigurationError: see :func:`scoped_models`.
+    """
+    models, column = scoped_models(request.models, algorithm, supported)
+    return (request, None) if column is None else (replace(request, models=models), column)
+
+
+def scoped_models(
+    models: Sequence[PrivacyModel], algorithm: str, supported: bool
+) -> tuple[tuple[PrivacyModel, ...], Hashable | None]:
+    """The models with every other model judged on the research subset, and its flag column (``None``: none).
+
+    Raises:
         ConfigurationError: the anonymizer does not declare ``research_subset``, or two models name
             different subset columns.
     """
-    columns = list(
-        dict.fromkeys(m.research_subset_column for m in request.models if m.research_subset_column is not None)
-    )
+    columns = list(dict.fromkeys(m.research_subset_column for m in models if m.research_subset_column is not None))
     if not columns:
-        return request, None
-    scoped = [str(m) for m in request.models if m.research_subset_column is not None]
+        return tuple(models), None
+    scoped = [str(m) for m in models if m.research_subset_column is not None]
     if not supported:
         raise ConfigurationError(
             f"algorithm {algorithm!r} cannot publish only a research subset ({', '.join(scoped)}): its tags do not "
@@ -47,8 +58,7 @@ def research_subset_request(
     if len(columns) > 1:
         raise ConfigurationError(f"models name different research subsets {columns!r}; give one subset_column")
     column = columns[0]
-    models = tuple(m if m.research_subset_column is not None else InResearchSubset(m, column) for m in request.models)
-    return replace(request, models=models), column
+    return tuple(m if m.research_subset_column is not None else InResearchSubset(m, column) for m in models), column
 
 
 def published_subset(

@@ -130,6 +130,18 @@ class PrivacyModel(ABC):
         """
         return None
 
+    def population_table_in_engine(self) -> tuple[str, str] | None:
+        """(table name, count column) of a population table the model joins where the data lives; else ``None``.
+
+        A SQL or Spark batch then groups and joins there and hands the model only each
+        class's records and people (:meth:`evaluate_population_sizes`), never a value.
+        """
+        return None
+
+    def evaluate_population_sizes(self, sample: np.ndarray, people: np.ndarray) -> ModelResult:
+        """The verdict from each class's records ``sample`` and people ``people`` (a table in the engine)."""
+        raise NotImplementedError(f"{self} is judged on its classes, not on population sizes")
+
     def validate_against(self, table: pd.DataFrame) -> None:
         """Fail before any work when the model cannot apply to ``table`` (missing column, k above the rows …).
 

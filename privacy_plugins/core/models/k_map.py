@@ -20,9 +20,10 @@ import pandas as pd
 
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.population import COUNT_COLUMN, ReleasePopulation, population_class_sizes
-from privacy_plugins.core.models.base import PrivacyModel
+from privacy_plugins.core.models.base import ModelResult, PrivacyModel
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.results import ClassViolations, size_histogram
 from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["KMap"]
@@ -228,6 +229,28 @@ class KMap(PrivacyModel):
         if self.exact:
             return float(self.population_sizes(classes).min())
         return float(classes.sizes.min()) / self._fraction()
+
+    def population_table_in_engine(self) -> tuple[str, str] | None:
+        """The exact form's population when it names no file: a table beside the data, joined there."""
+        if not self.exact or self._frame is not None or os.path.isfile(str(self.population)):
+            return None
+        return str(self.population), self.count_column
+
+    def evaluate_population_sizes(self, sample: np.ndarray, people: np.ndarray) -> ModelResult:
+        """Exact k-map from each class's records and people (the join ran in the engine); as :meth:`evaluate`."""
+        violating = people < self.k
+        return ModelResult(
+            model=str(self),
+            passed=not bool(violating.any()),
+            observed=float(people.min()) if people.shape[0] else float("inf"),
+            threshold=self.threshold,
+            violations=ClassViolations(
+                target=str(self),
+                classes=int(violating.sum()),
+                records=int(sample[violating].sum()),
+                size_histogram=size_histogram(sample[violating]),
+            ),
+        )
 
     def with_population_frame(self, frame: pd.DataFrame) -> KMap:
         """The same model reading ``frame`` instead of the file (tests, callers holding the table)."""

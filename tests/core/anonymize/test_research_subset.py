@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.anonymize.full_domain import FullDomainAnonymizer
+from privacy_plugins.core.anonymize.research_scope import scoped_models
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.models import DeltaPresence, KAnonymity
@@ -109,9 +110,17 @@ def test_an_algorithm_that_does_not_declare_research_subset_refuses_it() -> None
                   models=[KAnonymity(2), DeltaPresence(0.0, 0.6, "study")])  # fmt: skip
 
 
-def test_the_snapshot_search_refuses_a_research_subset_it_cannot_cut() -> None:
-    frame = pd.DataFrame({"age": AGES * 2, "zip": ZIPS * 8, "study": [True, False] * 16})
-    models = [KAnonymity(2), DeltaPresence(0.0, 0.6, "study")]
+def test_the_snapshot_search_honours_a_research_subset_as_the_search_over_the_rows() -> None:
+    """With the models scoped as ``anonymize`` scopes them, the snapshot search finds the in-memory node."""
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"age": rng.choice(AGES, 200), "zip": rng.choice(ZIPS, 200), "study": rng.random(200) < 0.3})
+    models = [KAnonymity(3), DeltaPresence(0.0, 0.5, "study")]
     snapshot = Snapshot.build(frame, quasi_identifiers=["age", "zip"], hierarchies=HIERARCHIES, model_columns=["study"])
-    with pytest.raises(ConfigurationError, match="research subset"):
-        FullDomainAnonymizer().solve_snapshot(snapshot, models, suppression_limit=0.0)
+    scoped, column = scoped_models(models, "optimal", True)
+    assert column == "study"
+    solution = FullDomainAnonymizer().solve_snapshot(snapshot, scoped, suppression_limit=0.05)
+    reference = anonymize(frame, quasi_identifiers=["age", "zip"], hierarchies=HIERARCHIES, models=models,
+                          suppression_limit=0.05)  # fmt: skip
+    assert solution.details.levels == reference.details.levels
+    with pytest.raises(ConfigurationError, match="cannot publish only a research subset"):
+        scoped_models(models, "mondrian", False)

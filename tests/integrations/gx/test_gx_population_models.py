@@ -49,3 +49,88 @@ def test_population_models_judge_pandas_and_sql_alike(tmp_path: Path) -> None:
     source = ephemeral_context().data_sources.add_sqlite("sqlite", connection_string=url)
     batch = source.add_table_asset("people", table_name="people").add_batch_definition_whole_table("all").get_batch()
     assert [(v.status, v.observed) for v in outcomes(batch.validate(suite))] == verdicts
+
+
+# The population of FRAME's people: zip 3 maps to 4 people only; zip 5 was not sampled.
+CENSUS = pd.DataFrame({"zip": ["1", "2", "3", "4", "5"], "sex": ["f"] * 5, "count": [30, 12, 4, 25, 1]})
+
+
+def sql_batch_with_census(tmp_path: Path, engine_name: str, census: pd.DataFrame) -> object:
+    """FRAME as table ``people`` and ``census`` in one SQLite or DuckDB database; a GX batch of ``people``."""
+    suffix = "sqlite" if engine_name == "sqlite" else "duckdb"
+    url = f"{engine_name}:///{tmp_path / f'people.{suffix}'}"
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        FRAME.to_sql("people", connection, index=False)
+        census.to_sql("census", connection, index=False)
+    engine.dispose()
+    context = ephemeral_context()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="You are using a generic SQLDatasource")
+        source = (
+            context.data_sources.add_sqlite("db", connection_string=url)
+            if engine_name == "sqlite"
+            else context.data_sources.add_sql("db", connection_string=url)
+        )
+    return source.add_table_asset("people", table_name="people").add_batch_definition_whole_table("all").get_batch()
+
+
+def k_map_suite(population: str) -> object:
+    """Exact 10-map on both columns (zip and sex are the quasi-identifiers: FRAME has no other column)."""
+    return load_suite(
+        {
+            "name": "k_map",
+            "expectations": [
+                {
+                    "type": "expect_table_to_satisfy_privacy_model",
+                    "kwargs": {
+                        "quasi_identifiers": ["zip", "sex"],
+                        "privacy_model": "k_map",
+                        "parameters": {"k": 10, "population": population},
+                    },
+                }
+            ],
+        }
+    )
+
+
+def verdict(batch_or_frame: object, suite: object) -> tuple[str, object, dict[str, object]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        results = validate_dataframe(batch_or_frame, suite) if isinstance(batch_or_frame, pd.DataFrame) else None
+        results = results if results is not None else batch_or_frame.validate(suite)  # type: ignore[attr-defined]
+    (checked,) = outcomes(results)
+    details = {key: checked.details.get(key) for key in ("records", "classes", "class_size_histogram", "violations")}
+    return checked.status, checked.observed, details
+
+
+@pytest.mark.parametrize("engine_name", ["sqlite", "duckdb"])
+def test_exact_k_map_joins_the_population_table_in_the_database(
+    tmp_path: Path, engine_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A population table of the batch's database is joined there: the pandas verdict, no class value in Python."""
+    CENSUS.to_csv(tmp_path / "census.csv", index=False)
+    expected = verdict(FRAME, k_map_suite(str(tmp_path / "census.csv")))
+    assert expected[:2] == ("failed", 4.0)
+    assert expected[2]["violations"]["classes"] == 1 and expected[2]["violations"]["records"] == 1
+    batch = sql_batch_with_census(tmp_path, engine_name, CENSUS)
+
+    def no_values(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the classes (with their values) were read into Python")
+
+    monkeypatch.setattr("privacy_plugins.engines.classes_from_sql", no_values)
+    got = verdict(batch, k_map_suite("census"))
+    expected[2]["violations"]["target"] = got[2]["violations"]["target"]  # the model names its table as given
+    assert got == expected
+
+
+def test_a_population_table_missing_a_sampled_combination_is_an_error_naming_it(tmp_path: Path) -> None:
+    batch = sql_batch_with_census(tmp_path, "duckdb", CENSUS[CENSUS["zip"] != "4"])
+    status, _, _ = verdict(batch, k_map_suite("census"))
+    assert status == "error"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        (checked,) = outcomes(batch.validate(k_map_suite("census")))  # type: ignore[attr-defined]
+    assert "population_table lacks 1 quasi-identifier combination" in checked.message
+    status, _, _ = verdict(batch, k_map_suite("no_such_table"))
+    assert status == "error"

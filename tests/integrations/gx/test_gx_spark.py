@@ -166,3 +166,34 @@ def test_direct_identifiers_counted_and_sampled_in_spark(spark, context) -> None
     found = {f["column"]: (f["category"], f["rows"]) for f in result.result["details"]["flagged"]}
     assert found == {"contact": ("email", 300), "card": ("card_number", 300), "customer_id": ("unique_per_row", 300)}
     assert not [value for value in raw_values(frame) if value in serialized(result)]
+
+
+def test_exact_k_map_joins_a_spark_population_view_on_the_cluster(spark, context, tmp_path) -> None:
+    """k-map against a population view of the session: the pandas (file) verdict, no class value collected."""
+    frame = pd.DataFrame({"zip": ["1"] * 6 + ["2"] * 3 + ["3", "4"], "sex": ["f"] * 11})  # both quasi-identifiers
+    census = pd.DataFrame({"zip": ["1", "2", "3", "4", "5"], "sex": ["f"] * 5, "count": [30, 12, 4, 25, 1]})
+    to_spark(spark, census).createOrReplaceTempView("pp_census")
+
+    def suite(population: object):
+        parameters = {"k": 10, "population": population}
+        kwargs = {"quasi_identifiers": ["zip", "sex"], "privacy_model": "k_map", "parameters": parameters}
+        return load_suite(
+            {"name": "k_map", "expectations": [{"type": "expect_table_to_satisfy_privacy_model", "kwargs": kwargs}]}
+        )
+
+    def no_values(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the classes (with their values) were collected")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pp.engines, "classes_from_spark", no_values)
+        asset = context.data_sources.add_spark("spark_k_map").add_dataframe_asset("table")
+        batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(
+            batch_parameters={"dataframe": to_spark(spark, frame)}
+        )
+        (got,) = outcomes(batch.validate(suite("pp_census")))
+    census.to_csv(tmp_path / "census.csv", index=False)
+    (expected,) = outcomes(validate_dataframe(frame, suite(str(tmp_path / "census.csv"))))
+    assert (got.status, got.observed) == (expected.status, expected.observed) == ("failed", 4.0)
+    keys = ("records", "classes", "class_size_histogram")
+    assert {k: got.details[k] for k in keys} == {k: expected.details[k] for k in keys}
+    assert got.details["violations"]["records"] == expected.details["violations"]["records"] == 1

@@ -28,11 +28,13 @@ from great_expectations.validator.validator import ValidationDependencies
 from privacy_plugins.core.metrics import class_size_histogram
 from privacy_plugins.core.models import ModelResult, PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
-from privacy_plugins.core.results import to_jsonable
+from privacy_plugins.core.results import size_histogram, to_jsonable
 from privacy_plugins.core.roles import AttributeRoles
+from privacy_plugins.engines.population_join import JoinedSizes
 from privacy_plugins.errors import PrivacyRiskWarning
 from privacy_plugins.integrations.gx.expectations._rendering import DataDocsSentences
 from privacy_plugins.integrations.gx.metrics import EQUIVALENCE_CLASSES
+from privacy_plugins.integrations.gx.population_metric import POPULATION_SIZES, PUSHDOWN_ENGINES
 
 __all__ = ["PrivacyExpectation"]
 
@@ -110,7 +112,28 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
         dependencies: ValidationDependencies = super().get_validation_dependencies(
             execution_engine=execution_engine, runtime_configuration=runtime_configuration
         )
-        columns = [str(column) for column in self.build_model(self.__dict__).columns]
+        model = self.build_model(self.__dict__)
+        columns = [str(column) for column in model.columns]
+        in_engine = model.population_table_in_engine()
+        if in_engine is not None and isinstance(execution_engine, PUSHDOWN_ENGINES):
+            # A population table beside the data: join there; the classes' values never reach Python.
+            configured = dependencies.get_metric_configuration(self.metric_dependencies[0])
+            assert configured is not None
+            dependencies.remove_metric_configuration(self.metric_dependencies[0])
+            table, count_column = in_engine
+            dependencies.set_metric_configuration(
+                POPULATION_SIZES,
+                MetricConfiguration(
+                    metric_name=POPULATION_SIZES,
+                    metric_domain_kwargs=configured.metric_domain_kwargs,
+                    metric_value_kwargs={
+                        "quasi_identifiers": list(self.quasi_identifiers),
+                        "population_table": table,
+                        "count_column": count_column,
+                    },
+                ),
+            )
+            return dependencies
         for name in self.metric_dependencies:
             configured = dependencies.get_metric_configuration(name)
             assert configured is not None
@@ -127,6 +150,8 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
     def _validate(
         self, metrics: dict[str, Any], runtime_configuration: dict[str, Any] | None = None, execution_engine: Any = None
     ) -> dict[str, Any]:
+        if POPULATION_SIZES in metrics:
+            return self._validate_population_sizes(metrics[POPULATION_SIZES])
         classes: EquivalenceClasses = metrics[self.metric_dependencies[0]]
         if self.include_values:
             message = "include_values=True puts raw QI values of at-risk records in the result"
@@ -148,4 +173,20 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
         return {
             "success": success,
             "result": {"observed_value": to_jsonable(observed), "details": to_jsonable(details)},
+        }
+
+    def _validate_population_sizes(self, sizes: JoinedSizes) -> dict[str, Any]:
+        """The verdict from the engine's (records, people) per class: the same details, no class values."""
+        result = self.build_model(self.__dict__).evaluate_population_sizes(sizes.sample, sizes.people)
+        details = {
+            "model": result.model,
+            "threshold": result.threshold,
+            "records": int(sizes.sample.sum()),
+            "classes": int(sizes.sample.shape[0]),
+            "class_size_histogram": size_histogram(sizes.sample),
+            "violations": result.violations,
+        }
+        return {
+            "success": result.passed,
+            "result": {"observed_value": to_jsonable(result.observed), "details": to_jsonable(details)},
         }
