@@ -75,9 +75,14 @@ def _evaluate(
         return model.evaluate(measured.classes)
     if tables is None:
         raise ConfigurationError(f"{model} is judged on the original and the candidate, which this check was not given")
-    original, release = tables()
+    original, original_counts, release, release_counts = tables()  # distinct rows with their counts
     result = model.evaluate_tables(
-        original, release, quasi_identifiers=list(spec.quasi_identifiers), hierarchies=spec.build_hierarchies(original)
+        original,
+        release,
+        quasi_identifiers=list(spec.quasi_identifiers),
+        hierarchies=spec.build_hierarchies(original),
+        original_counts=original_counts,
+        release_counts=release_counts,
     )
     assert result is not None  # judged_on_tables promises a verdict
     return result

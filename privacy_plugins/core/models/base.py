@@ -240,11 +240,15 @@ class PrivacyModel(ABC):
         quasi_identifiers: Sequence[Hashable],
         control: pd.DataFrame | None = None,
         hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+        original_counts: np.ndarray | None = None,
+        release_counts: np.ndarray | None = None,
     ) -> ModelResult | None:
         """The verdict of a model judged on tables (:attr:`judged_on_tables`); ``None`` for the others.
 
         ``original``: the records the candidate was made from; ``release``: the candidate as
-        it would be published; ``control``: records of the population held out of it, if any.
+        it would be published; ``control``: records of the population held out of it, if any;
+        ``original_counts`` / ``release_counts``: the records each row stands for, when the
+        tables are distinct rows with their counts (an engine's ``GROUP BY``).
         """
         return None
 
