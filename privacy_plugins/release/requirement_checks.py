@@ -13,7 +13,7 @@ from collections.abc import Container, Hashable
 from pathlib import Path
 
 from privacy_plugins.core.models import PrivacyModel, check_name
-from privacy_plugins.core.models.base import ModelResult
+from privacy_plugins.core.models.base import MeasuredResult, ModelResult
 from privacy_plugins.core.results import ClassViolations
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
@@ -150,6 +150,7 @@ def model_checks(models: list[PrivacyModel], results: list[ModelResult]) -> list
                 result.threshold,
                 f"{detail}; {result.violations.classes} classes ({result.violations.records} records) in violation",
                 name=check_name(model),
+                measures=dict(result.measures) if isinstance(result, MeasuredResult) else {},
             )
         )
     return checks

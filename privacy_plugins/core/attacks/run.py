@@ -118,7 +118,7 @@ def run_attacks(
         "control": _counts(control_counts, control, "control"),
     }
     sizes = {
-        label: (len(table) if table is not None else 0) if counts[label] is None else int(counts[label].sum())
+        label: _records(table, counts[label])
         for label, table in (("original", original), ("release", release), ("control", control))
     }
     chosen = _validate(original, release, control, qis, secret, attacks, n_attacks, confidence, n_cols, sizes)
@@ -220,6 +220,13 @@ def _counts(counts: np.ndarray | None, table: pd.DataFrame | None, label: str) -
     if values.shape != (len(table),) or not np.issubdtype(values.dtype, np.integer) or (values < 0).any():
         raise ConfigurationError(f"{label}_counts: one non-negative integer per {label} row ({len(table)} rows)")
     return values.astype(np.int64)
+
+
+def _records(table: pd.DataFrame | None, counts: np.ndarray | None) -> int:
+    """The records ``table`` stands for: its rows, or the sum of their counts."""
+    if counts is not None:
+        return int(counts.sum())
+    return 0 if table is None else len(table)
 
 
 def _expanded(table: EncodedTableOrRelease, counts: np.ndarray | None) -> EncodedTableOrRelease:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from privacy_plugins.core.attacks import AttackReport, run_attacks
-from privacy_plugins.core.models.base import ModelResult, PrivacyModel
+from privacy_plugins.core.models.base import MeasuredResult, ModelResult, PrivacyModel
 from privacy_plugins.core.parameters import check_fraction
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import ClassViolations
@@ -153,7 +153,10 @@ class AttackRisk(PrivacyModel):
         original_counts: np.ndarray | None = None,
         release_counts: np.ndarray | None = None,
     ) -> ModelResult:
-        """Attack ``release`` (:meth:`attack`); observed: the upper bound of the attack furthest over its limit."""
+        """Attack ``release`` (:meth:`attack`); observed: the upper bound of the attack furthest over its limit.
+
+        Its ``measures``: each attack's report (risk, interval, attack/baseline/control rates, counts).
+        """
         limits = self.limits()
         report = self.attack(
             original,
@@ -167,12 +170,13 @@ class AttackRisk(PrivacyModel):
         over = {key: result.upper - limits[key] for key, result in report.results.items()}
         worst = max(over, key=lambda key: over[key])
         failing = [key for key, gap in over.items() if gap > 0]
-        return ModelResult(
+        return MeasuredResult(
             model=str(self),
             passed=not failing,
             observed=report.results[worst].upper,
             threshold=limits[worst],
             violations=ClassViolations(target=", ".join(failing) or "none", classes=0, records=0, size_histogram={}),
+            measures={key: result.to_dict() for key, result in report.results.items()},
         )
 
     def describe_gap(self, observed: float) -> str:
