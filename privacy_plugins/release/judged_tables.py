@@ -47,6 +47,20 @@ def judged_tables(spec: ReleaseSpec, folder: Path, measured: StagedMeasure) -> J
         classes = measured.classes
         frame = classes.frame.reset_index(drop=True)
         weights = classes.weights if classes.weights is not None else np.ones(len(frame), dtype=np.int64)
-        return targets.reset_index(drop=True), counts, frame, np.asarray(weights, dtype=np.int64)
+        candidate, sizes = _canonical(frame, np.asarray(weights, dtype=np.int64))
+        return targets.reset_index(drop=True), counts, candidate, sizes
 
     return build
+
+
+def _canonical(frame: pd.DataFrame, counts: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+    """The classes in the order of their text, as the digest reads them.
+
+    A ``GROUP BY`` returns its groups in an order that can change from one query to the next
+    (a parallel hash aggregate), while the digest that binds the check to the publish ignores
+    it; the attacks draw release rows by position, so the check and the publish's re-check
+    must see one order to reach one verdict.
+    """
+    text = frame.astype(str)
+    order = text.sort_values(list(text.columns), kind="stable").index.to_numpy()
+    return frame.iloc[order].reset_index(drop=True), counts[order]
