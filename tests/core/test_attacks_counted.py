@@ -91,3 +91,25 @@ def test_counts_are_checked_and_count_as_records() -> None:
     ):
         run_attacks(original, original, None, original_counts=counts, n_attacks=201, **settings)
     assert run_attacks(original, original, None, original_counts=counts, n_attacks=200, **settings)
+
+
+def test_size_correction_in_row_blocks_equals_one_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A control too large for one (predicates × rows) matrix is counted in row blocks, to the same factor."""
+    from privacy_plugins.core.attacks import singling_out
+    from privacy_plugins.core.attacks.encoding import encode_release
+
+    rng = np.random.default_rng(5)
+    original, control = _people(rng, 300), _people(rng, 1500)
+    for frame in (original, control):  # ages from a wide range: most records are unique
+        frame["age"] = rng.integers(0, 3000, len(frame))
+    columns = ["age", "zip", "sex", "disease"]
+    release = encode_release(original, original, columns, {"zip": HIERARCHY}).distinct()
+    table = release.encode(control).distinct()
+    predicates = singling_out.multivariate_predicates(
+        release, np.arange(4), 40, 3, np.random.default_rng(0), max_tries=4000
+    )
+    assert len(predicates) > 5
+    whole = singling_out.size_correction(release, table, predicates, 300, np.random.default_rng(1))
+    monkeypatch.setattr(singling_out, "_BLOCK", 1000)  # blocks of 1000 // len(predicates) rows
+    blocks = singling_out.size_correction(release, table, predicates, 300, np.random.default_rng(1))
+    assert blocks == whole and whole != 1.0
