@@ -159,6 +159,8 @@ class RequirementCheck(_Artifact):
     target: float | None
     detail: str
     name: str = ""
+    #: The measures behind the verdict (each attack's risk, interval and rates), counts and rates only.
+    measures: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)

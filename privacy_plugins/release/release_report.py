@@ -85,12 +85,14 @@ def _attacks(
         attack = getattr(model, "attack", None)
         if not model.judged_on_tables or not callable(attack):
             continue
-        original, release = tables()
+        original, original_counts, release, release_counts = tables()
         report = attack(
             original,
             release,
             quasi_identifiers=list(spec.quasi_identifiers),
             hierarchies=hierarchies,
+            original_counts=original_counts,
+            release_counts=release_counts,
         )
         attacks.update({key: result.to_dict() for key, result in report.results.items()})
         limits.update(getattr(model, "limits", dict)())

@@ -13,7 +13,7 @@ from collections.abc import Container, Hashable
 from pathlib import Path
 
 from privacy_plugins.core.models import PrivacyModel, check_name
-from privacy_plugins.core.models.base import ModelResult
+from privacy_plugins.core.models.base import MeasuredResult, ModelResult
 from privacy_plugins.core.results import ClassViolations
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release.artifacts import Candidate, RequirementCheck
@@ -75,9 +75,14 @@ def _evaluate(
         return model.evaluate(measured.classes)
     if tables is None:
         raise ConfigurationError(f"{model} is judged on the original and the candidate, which this check was not given")
-    original, release = tables()
+    original, original_counts, release, release_counts = tables()  # distinct rows with their counts
     result = model.evaluate_tables(
-        original, release, quasi_identifiers=list(spec.quasi_identifiers), hierarchies=spec.build_hierarchies(original)
+        original,
+        release,
+        quasi_identifiers=list(spec.quasi_identifiers),
+        hierarchies=spec.build_hierarchies(original),
+        original_counts=original_counts,
+        release_counts=release_counts,
     )
     assert result is not None  # judged_on_tables promises a verdict
     return result
@@ -145,6 +150,7 @@ def model_checks(models: list[PrivacyModel], results: list[ModelResult]) -> list
                 result.threshold,
                 f"{detail}; {result.violations.classes} classes ({result.violations.records} records) in violation",
                 name=check_name(model),
+                measures=dict(result.measures) if isinstance(result, MeasuredResult) else {},
             )
         )
     return checks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,8 @@ from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
 __all__ = ["ATTACKS", "AttackReport", "control_surrogate", "run_attacks"]
+
+EncodedTableOrRelease = TypeVar("EncodedTableOrRelease", EncodedTable, EncodedRelease)
 
 #: The attacks by their CLI name, in report order.
 ATTACKS = ("singling-out", "singling-out-univariate", "linkability", "inference")
@@ -78,6 +80,9 @@ def run_attacks(
     hierarchies: Mapping[Hashable, Hierarchy] | None = None,
     linkability_split: tuple[Sequence[Hashable], Sequence[Hashable]] | None = None,
     n_cols: int = 3,
+    original_counts: np.ndarray | None = None,
+    release_counts: np.ndarray | None = None,
+    control_counts: np.ndarray | None = None,
 ) -> AttackReport:
     """Attack ``release`` with ``original``'s records as targets and ``control``'s as the control.
 
@@ -95,21 +100,38 @@ def run_attacks(
         hierarchies: per column, the hierarchy the release generalizes along.
         linkability_split: the attacker's two column sets; default the QIs' two halves.
         n_cols: columns per multivariate singling-out predicate.
+        original_counts: per original row, how many records it stands for (distinct rows with
+            their counts, as an engine's ``GROUP BY`` returns them): only the distinct rows are
+            read as values, the records are their integer codes repeated, so the report is the
+            one of the expanded table, in its order (the same seed draws the same targets).
+        release_counts: the same for the release.
+        control_counts: the same for the control.
 
     Raises:
         ConfigurationError: a setting that does not fit (the message names it).
         UnknownColumnError: a column missing from a table.
     """
     qis = list(quasi_identifiers)
-    chosen = _validate(original, release, control, qis, secret, attacks, n_attacks, confidence, n_cols)
+    counts = {
+        "original": _counts(original_counts, original, "original"),
+        "release": _counts(release_counts, release, "release"),
+        "control": _counts(control_counts, control, "control"),
+    }
+    sizes = {
+        label: _records(table, counts[label])
+        for label, table in (("original", original), ("release", release), ("control", control))
+    }
+    chosen = _validate(original, release, control, qis, secret, attacks, n_attacks, confidence, n_cols, sizes)
     rng = np.random.default_rng(seed)
     control_kind = "held-out" if control is not None else "column-permuted surrogate"
     columns = [*qis, *([secret] if secret is not None else [])]
-    if control is None:
-        control = control_surrogate(original[columns], int(rng.integers(2**31)))
     first, second = _split(qis, linkability_split, chosen)
-    encoded = encode_release(release[columns], original, columns, hierarchies)
-    targets, controls = encoded.encode(original[columns]), encoded.encode(control[columns])
+    encoded = _expanded(encode_release(release[columns], original, columns, hierarchies), counts["release"])
+    targets = _expanded(encoded.encode(original[columns]), counts["original"])
+    if control is None:
+        controls = _permuted(targets, int(rng.integers(2**31)))
+    else:
+        controls = _expanded(encoded.encode(control[columns]), counts["control"])
     position = {column: i for i, column in enumerate(columns)}
     results: dict[str, AttackResult] = {}
     for name in chosen:
@@ -127,6 +149,8 @@ def run_attacks(
                 encoded, targets, controls, known, position[secret], numeric, n_attacks, rng, confidence
             )
     settings: dict[str, Any] = {"confidence": confidence, "attacks": list(chosen)}
+    if any(count is not None for count in counts.values()):  # read as distinct rows with their counts
+        settings["records"] = sizes["original"]
     if "linkability" in chosen:
         settings["linkability_columns"] = [[str(c) for c in first], [str(c) for c in second]]
     return AttackReport(results, n_attacks, seed, control_kind, settings)
@@ -142,6 +166,7 @@ def _validate(
     n_attacks: int,
     confidence: float,
     n_cols: int,
+    sizes: Mapping[str, int],
 ) -> list[str]:
     chosen = list(dict.fromkeys(attacks))
     unknown = [a for a in chosen if a not in ATTACKS]
@@ -175,15 +200,49 @@ def _validate(
         missing = [c for c in columns if c not in table.columns]
         if missing:
             raise UnknownColumnError(f"{label} lacks column(s) {missing!r}")
-        if not len(table):
+        if not sizes[label]:
             raise ConfigurationError(f"{label} has no records")
     for label in ("original", "control"):
-        table = tables.get(label)
-        if table is not None and len(table) < n_attacks:
+        if label in tables and sizes[label] < n_attacks:
             raise ConfigurationError(
-                f"n_attacks: {n_attacks} attacks need at least as many {label} records, it holds {len(table)}"
+                f"n_attacks: {n_attacks} attacks need at least as many {label} records, it holds {sizes[label]}"
             )
     return chosen
+
+
+def _counts(counts: np.ndarray | None, table: pd.DataFrame | None, label: str) -> np.ndarray | None:
+    """``counts`` checked against ``table``: one non-negative integer per row."""
+    if counts is None:
+        return None
+    if table is None:
+        raise ConfigurationError(f"{label}_counts: given without a {label} table")
+    values = np.asarray(counts)
+    if values.shape != (len(table),) or not np.issubdtype(values.dtype, np.integer) or (values < 0).any():
+        raise ConfigurationError(f"{label}_counts: one non-negative integer per {label} row ({len(table)} rows)")
+    return values.astype(np.int64)
+
+
+def _records(table: pd.DataFrame | None, counts: np.ndarray | None) -> int:
+    """The records ``table`` stands for: its rows, or the sum of their counts."""
+    if counts is not None:
+        return int(counts.sum())
+    return 0 if table is None else len(table)
+
+
+def _expanded(table: EncodedTableOrRelease, counts: np.ndarray | None) -> EncodedTableOrRelease:
+    """The encoded distinct rows repeated by their counts (codes only: the values were read once)."""
+    return table if counts is None else table.take(np.repeat(np.arange(len(counts)), counts))
+
+
+def _permuted(targets: EncodedTable, seed: int) -> EncodedTable:
+    """:func:`control_surrogate` on the encoded targets: each column's codes permuted on its own.
+
+    The same permutations as :func:`control_surrogate` with the same seed, so the attacks score
+    the same records; the codes keep pointing at the targets' distinct values.
+    """
+    rng = np.random.default_rng(seed)
+    codes = tuple(code[rng.permutation(targets.n_rows)] for code in targets.codes)
+    return EncodedTable(targets.n_rows, codes, targets.numbers, targets.covered)
 
 
 def _split(

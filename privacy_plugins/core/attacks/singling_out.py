@@ -396,8 +396,16 @@ def size_correction(
             picked[draw, i] = 1.0
         counts = match_matrix(release, control, predicates).astype(np.float32) @ picked
         successes = (np.abs(counts - 1.0) < 0.5).sum(axis=0).astype(float)
-    else:
-        successes = np.array([float((count_matches(release, control, predicates, d) == 1).sum()) for d in draws])
+    else:  # blocks of control rows, each evaluated once and counted for every draw (not once per draw)
+        member = np.zeros((len(draws), size), dtype=np.float32)
+        for i, draw in enumerate(draws):
+            member[i, draw] = 1.0
+        counts = np.zeros((len(predicates), len(draws)), dtype=np.float32)
+        chunk = max(1, _BLOCK // len(predicates))
+        for start in range(0, size, chunk):
+            rows = np.arange(start, min(size, start + chunk))
+            counts += match_matrix(release, control, predicates, rows).astype(np.float32) @ member[:, rows].T
+        successes = (np.abs(counts - 1.0) < 0.5).sum(axis=0).astype(float)
     grid = np.logspace(-9, 0, 400)[:, None]
     n = sizes[None, :].astype(float)
     shape = (1.0 - (n * grid + 1.0) * (1.0 - grid) ** n) / (n + 1.0)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from privacy_plugins.core.attacks import AttackReport, run_attacks
-from privacy_plugins.core.models.base import ModelResult, PrivacyModel
+from privacy_plugins.core.models.base import MeasuredResult, ModelResult, PrivacyModel
 from privacy_plugins.core.parameters import check_fraction
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import ClassViolations
@@ -114,12 +114,19 @@ class AttackRisk(PrivacyModel):
         quasi_identifiers: Sequence[Hashable],
         control: pd.DataFrame | None = None,
         hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+        original_counts: np.ndarray | None = None,
+        release_counts: np.ndarray | None = None,
     ) -> AttackReport:
-        """The attacks this model runs, in full (for reports): with fewer records than ``n_attacks``, every record."""
+        """The attacks this model runs, in full (for reports): with fewer records than ``n_attacks``, every record.
+
+        ``original_counts`` / ``release_counts``: the tables are distinct rows standing for that many
+        records each (an engine's ``GROUP BY``), attacked as the records they stand for.
+        """
         attacks = [key.replace("_", "-") for key in self.limits()]
         if len(quasi_identifiers) < 2:  # one QI cannot be split between two attackers
             attacks.remove("linkability")
-        smallest = min(len(original), len(control) if control is not None else len(original))
+        records = len(original) if original_counts is None else int(np.sum(original_counts))
+        smallest = min(records, len(control) if control is not None else records)
         return run_attacks(
             original,
             release,
@@ -131,6 +138,8 @@ class AttackRisk(PrivacyModel):
             seed=self.seed,
             confidence=self.confidence,
             hierarchies=hierarchies,
+            original_counts=original_counts,
+            release_counts=release_counts,
         )
 
     def evaluate_tables(
@@ -141,21 +150,33 @@ class AttackRisk(PrivacyModel):
         quasi_identifiers: Sequence[Hashable],
         control: pd.DataFrame | None = None,
         hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+        original_counts: np.ndarray | None = None,
+        release_counts: np.ndarray | None = None,
     ) -> ModelResult:
-        """Attack ``release`` (:meth:`attack`); observed: the upper bound of the attack furthest over its limit."""
+        """Attack ``release`` (:meth:`attack`); observed: the upper bound of the attack furthest over its limit.
+
+        Its ``measures``: each attack's report (risk, interval, attack/baseline/control rates, counts).
+        """
         limits = self.limits()
         report = self.attack(
-            original, release, quasi_identifiers=quasi_identifiers, control=control, hierarchies=hierarchies
+            original,
+            release,
+            quasi_identifiers=quasi_identifiers,
+            control=control,
+            hierarchies=hierarchies,
+            original_counts=original_counts,
+            release_counts=release_counts,
         )
         over = {key: result.upper - limits[key] for key, result in report.results.items()}
         worst = max(over, key=lambda key: over[key])
         failing = [key for key, gap in over.items() if gap > 0]
-        return ModelResult(
+        return MeasuredResult(
             model=str(self),
             passed=not failing,
             observed=report.results[worst].upper,
             threshold=limits[worst],
             violations=ClassViolations(target=", ".join(failing) or "none", classes=0, records=0, size_histogram={}),
+            measures={key: result.to_dict() for key, result in report.results.items()},
         )
 
     def describe_gap(self, observed: float) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
     from privacy_plugins.core.metrics.population import ReleasePopulation
 
-__all__ = ["ModelResult", "PrivacyModel", "bind_hierarchies", "validate_on_units"]
+__all__ = ["MeasuredResult", "ModelResult", "PrivacyModel", "bind_hierarchies", "validate_on_units"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,17 @@ class ModelResult:
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
         return to_jsonable(self)
+
+
+@dataclass(frozen=True)
+class MeasuredResult(ModelResult):
+    """A verdict with the measures behind it, by name: counts, rates and intervals, never a value.
+
+    A model judged on tables returns it so the gate's checks (release.json, XCom, Dagster check
+    metadata) carry each attack's risk, interval and rates beside the verdict.
+    """
+
+    measures: dict[str, Any] = field(default_factory=dict)
 
 
 class PrivacyModel(ABC):
@@ -252,11 +263,15 @@ class PrivacyModel(ABC):
         quasi_identifiers: Sequence[Hashable],
         control: pd.DataFrame | None = None,
         hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+        original_counts: np.ndarray | None = None,
+        release_counts: np.ndarray | None = None,
     ) -> ModelResult | None:
         """The verdict of a model judged on tables (:attr:`judged_on_tables`); ``None`` for the others.
 
         ``original``: the records the candidate was made from; ``release``: the candidate as
-        it would be published; ``control``: records of the population held out of it, if any.
+        it would be published; ``control``: records of the population held out of it, if any;
+        ``original_counts`` / ``release_counts``: the records each row stands for, when the
+        tables are distinct rows with their counts (an engine's ``GROUP BY``).
         """
         return None
 

@@ -199,6 +199,17 @@ def check_metadata(check: RequirementCheck, *, severity: str) -> dict[str, Any]:
     for key, value in (("observed", check.observed), ("target", check.target)):
         if value is not None and math.isfinite(value):  # an infinite c* means no c works; the detail says so
             metadata[key] = float(value)
+    for name, measure in check.measures.items():  # e.g. each attack's risk, interval and rates (no value)
+        if not isinstance(measure, dict):
+            continue
+        for field in ("risk", "attack_rate", "baseline_rate", "control_rate"):
+            if isinstance(measure.get(field), (int, float)):
+                metadata[f"{name} {field.replace('_', ' ')}"] = float(measure[field])
+        bounds = measure.get("ci") or []
+        if len(bounds) == 2 and all(isinstance(bound, (int, float)) for bound in bounds):
+            metadata[f"{name} ci"] = dg.MetadataValue.json([float(bound) for bound in bounds])
+    if check.measures:
+        metadata["measures"] = dg.MetadataValue.json(check.measures)
     return metadata
 
 

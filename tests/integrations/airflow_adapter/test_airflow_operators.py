@@ -319,3 +319,26 @@ def test_a_pseudonym_key_from_an_airflow_connection_never_reaches_xcom(
     with pytest.raises(AirflowFailException, match="too short: 5 bytes") as caught:
         run(LoadOperator(task_id="load", spec_path=census["spec_path"], overrides=overrides))
     assert key not in str(caught.value)
+
+
+def test_check_xcom_carries_each_attacks_rates_and_interval(census: dict[str, Any], tmp_path: Path) -> None:
+    """Issue 31: an attack_risk requirement's check pushes each attack's risk, interval and rates, no value."""
+    import yaml
+
+    data = yaml.safe_load(Path(census["spec_path"]).read_text(encoding="utf-8"))
+    attacks = {"n_attacks": 40, "sensitive_attribute": "disease", "singling_out": 1, "linkability": 1, "inference": 1}
+    data["requirements"]["models"] = [{"attack_risk": attacks}]  # roles unchanged: the demo names every column's
+    spec_path = tmp_path / "attacked.yaml"
+    spec_path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    loaded = run(LoadOperator(task_id="load", spec_path=str(spec_path)))
+    candidate = run(AnonymizeOperator(task_id="anonymize", spec_path=str(spec_path), loaded=loaded))
+    check = run(PrivacyCheckOperator(task_id="check", spec_path=str(spec_path), candidate=candidate))
+    (attack,) = [c for c in check["checks"] if c["name"].startswith("attack_risk")]
+    assert set(attack["measures"]) == {"singling_out", "linkability", "inference"}
+    for measure in attack["measures"].values():
+        assert measure["n_attacks"] == 40 and 0 <= measure["ci"][0] <= measure["risk"] <= measure["ci"][1] <= 1
+        assert {"attack_rate", "baseline_rate", "control_rate"} <= set(measure)
+    assert all(c["measures"] == {} for c in check["checks"] if c is not attack)
+    raw = read_source(ReleaseSpec.from_yaml(str(spec_path)).source)
+    raw_values = {str(v) for column in ("zip", "disease", "occupation") for v in raw[column].unique()}
+    assert not raw_values & leaves(check)

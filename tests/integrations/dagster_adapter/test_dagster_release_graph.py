@@ -183,3 +183,27 @@ def test_a_source_column_without_a_role_fails_the_raw_asset_and_publishes_nothin
     assert failure.step_key == "census__raw" and error.cause.cls_name == "ConfigurationError"
     assert "['occupation'] have no role" in error.cause.message
     assert _destination_unchanged(spec)
+
+
+def test_attack_risk_check_metadata_holds_each_attacks_rates_and_interval(
+    census_spec: Callable[..., dict[str, Any]], tmp_path: Path, run_graph: Any, inspect_run: SimpleNamespace
+) -> None:
+    """Issue 31: the attack_risk check's metadata: per attack the risk, interval and rates (no value)."""
+    attacks = {"n_attacks": 40, "sensitive_attribute": "disease", "singling_out": 1, "linkability": 1, "inference": 1}
+    spec = _spec(census_spec, tmp_path, models=[{"attack_risk": attacks}])  # roles: the fixture names every column's
+    release = build_release_assets(spec)
+    result = run_graph(release, selection=["raw", "anonymized_candidate"])
+    (name,) = [n for n in inspect_run.evaluations(result) if n.startswith("attack_risk")]
+    check = inspect_run.evaluations(result)[name]
+    assert check.passed
+    metadata = {key: value.value for key, value in check.metadata.items()}
+    for attack in ("singling_out", "linkability", "inference"):
+        lo, hi = metadata[f"{attack} ci"]
+        assert 0 <= lo <= metadata[f"{attack} risk"] <= hi <= 1
+        for rate in ("attack rate", "baseline rate", "control rate"):
+            assert 0 <= metadata[f"{attack} {rate}"] <= 1
+        assert metadata["measures"][attack]["n_attacks"] == 40
+    assert "k_anonymity" in inspect_run.evaluations(result)
+    assert "measures" not in inspect_run.evaluations(result)["k_anonymity"].metadata
+    raw = str(metadata)
+    assert not any(value in raw for value in ("flu", "cold", "hiv", "diabetes"))
