@@ -29,6 +29,7 @@ from privacy_plugins.integrations.dagster.component_model import (
     HierarchyModel,
     HistoryModel,
     PolicyModel,
+    PopulationModel,
     ReportModel,
     RequirementsModel,
     SourceModel,
@@ -87,6 +88,7 @@ class PrivacyRelease(dg.Component, dg.Model, dg.Resolvable):
     report: ReportModel | None = None
     workdir: str | None = None
     history: HistoryModel | bool | None = None
+    population: PopulationModel | None = None
     insensitive: list[str] | None = None
     unlisted_columns: str | None = None
     pseudonymize: dict[str, Any] | None = None  # checked by ReleaseSpec (the key: {env: NAME}, never the key)

@@ -31,6 +31,7 @@ __all__ = [
     "HierarchyModel",
     "HistoryModel",
     "PolicyModel",
+    "PopulationModel",
     "ReportModel",
     "RequirementsModel",
     "SourceModel",
@@ -100,6 +101,17 @@ class HistoryModel(dg.Model):
 
     name: str | None = None
     keep_releases: int | None = None
+    reapply: bool | None = None
+
+
+class PopulationModel(dg.Model):
+    """``population:`` — what is known of the population: one of fraction, size, table or weights."""
+
+    fraction: float | None = None
+    size: int | None = None
+    table: str | None = None
+    count_column: str | None = None
+    weights: str | None = None
 
 
 class PolicyModel(dg.Model):
