@@ -64,7 +64,8 @@ def test_readme_keeps_the_ci_commands() -> None:
     assert "<!-- ci:main-command -->\n```bash\nbash scripts/demo_release.sh\n```" in README
     assert (
         "<!-- ci:test-command -->\n```bash\n"
-        "EXTRAS=all,test,s3test,spark bash scripts/bootstrap.sh && .venv/bin/python -m pytest -q\n```"
+        "EXTRAS=all,test,s3test,spark bash scripts/bootstrap.sh && "
+        ".venv/bin/python -m pytest -q -n auto --dist loadfile\n```"
     ) in README
 
 
