@@ -71,14 +71,14 @@ class HistoryOutcome:
 
     Attributes:
         releases: earlier releases the candidate was steered against (0: no history yet, or off).
-        way: ``"reapply"`` (a), ``"anonymize"`` (b), ``"none"`` (no earlier release).
+        way: ``"reapply"`` (a), ``"anonymize"`` (b), ``"first_release"`` (no earlier release).
         history_model: the algorithm's search respected the history models (b).
         suppressed_at_risk: records (c) left out for the history.
         records_at_risk: records the composition check still finds at risk (the gate will refuse).
     """
 
     releases: int = 0
-    way: str = "none"
+    way: str = "first_release"
     history_model: bool = False
     suppressed_at_risk: int = 0
     records_at_risk: int = 0

@@ -133,3 +133,26 @@ def test_the_in_database_release_equals_the_in_memory_release(tmp_path: Path, mo
     assert in_database.check is not None
     delta = next(c for c in in_database.check.checks if c.name.startswith("delta_presence"))
     assert delta.passed  # from the core's re-check of the population, in the snapshot path's anonymization.json
+
+
+def test_a_research_subset_release_keeps_no_history_yet(tmp_path: Path) -> None:
+    """(a)/(c) of the history would recode every row: such a spec keeps none, and asking for one is refused."""
+    import pytest
+
+    from privacy_plugins.errors import ConfigurationError
+
+    data = {
+        "name": "study_release",
+        "source": {"generate": "census", "rows": 200},
+        "identifiers": ["person_id"],
+        "quasi_identifiers": ["age", "sex"],
+        "sensitive_attributes": ["disease"],
+        "unlisted_columns": "drop",
+        "hierarchies": {"age": {"interval": {"widths": [10, 20, 40]}}, "sex": {"taxonomy": {"*": ["Female", "Male"]}}},
+        "requirements": {"k": 3, "models": [{"delta_presence": {"dmin": 0.0, "dmax": 0.6, "subset_column": "income"}}]},
+        "destination": {"duckdb": str(tmp_path / "release.duckdb"), "table": "study"},
+        "report": {"directory": str(tmp_path / "reports")},
+    }
+    assert not ReleaseSpec.from_dict(data).history.enabled
+    with pytest.raises(ConfigurationError, match=r"history: a model publishing a research subset .*set history: off"):
+        ReleaseSpec.from_dict(data | {"history": {"name": "study"}})
