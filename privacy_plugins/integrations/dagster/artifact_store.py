@@ -109,7 +109,7 @@ class ReleaseArtifacts(dg.ConfigurableIOManager):
         if name not in ARTIFACT_KINDS or not isinstance(obj, RunArtifact | DiagnosisSummary):
             raise dg.Failure(f"the artifacts of {self.binding.namespace!r} only store the release's own steps")
         dagster_run = context.step_context.dagster_run
-        spec, run = self._spec(dagster_run), self._run(dagster_run)
+        spec, run = self._spec(dagster_run, context.step_context.instance), self._run(dagster_run)
         text = json.dumps(obj.to_dict(), indent=2) + "\n"
         if not self.shared:
             with atomic_file(run_dir(spec, run, create=True) / f"{name}.json") as temporary:
@@ -126,7 +126,7 @@ class ReleaseArtifacts(dg.ConfigurableIOManager):
         """This run's artifact of the upstream step (with a store: its working files pulled first)."""
         name = context.asset_key.path[-1]
         dagster_run = context.step_context.dagster_run
-        return self.load(self._spec(dagster_run), self._run(dagster_run), name)
+        return self.load(self._spec(dagster_run, context.step_context.instance), self._run(dagster_run), name)
 
     # -- the release's side ------------------------------------------------------------------------
 
@@ -184,10 +184,10 @@ class ReleaseArtifacts(dg.ConfigurableIOManager):
 
     # -- internals ---------------------------------------------------------------------------------
 
-    def _spec(self, dagster_run: Any) -> ReleaseSpec:
+    def _spec(self, dagster_run: Any, instance: Any) -> ReleaseSpec:
         """The run's spec as the release resource (and, partitioned, the run's partition) makes it."""
         resources = self.get_resource_context().resources
-        return self.binding.release_spec(SimpleNamespace(resources=resources, run=dagster_run))
+        return self.binding.release_spec(SimpleNamespace(resources=resources, run=dagster_run, instance=instance))
 
     def _run(self, dagster_run: Any) -> str:
         return self.binding.run_id(SimpleNamespace(run=dagster_run))

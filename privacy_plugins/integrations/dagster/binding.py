@@ -107,7 +107,8 @@ class ReleaseBinding:
         resource: PrivacyReleaseResource = getattr(context.resources, self.resource_key)
         spec = resource.release_spec(self.spec, namespace=self.namespace)
         if self.partitions_def is not None:  # this run's partition: its source rows, its table, the shared history
-            spec = partition_spec(spec, self.partitions_def, partition_key_of(context))
+            instance = getattr(context, "instance", None)  # a dynamic definition's keys live in the instance
+            spec = partition_spec(spec, self.partitions_def, partition_key_of(context), instance)
         if runs_whole_here(context):
             resource.end_with_run(spec, self.run_id(context))
             self.artifacts(context).end_with_run(spec, self.run_id(context))

@@ -190,7 +190,9 @@ class ReleaseReader(dg.ConfigurableIOManager):
                 allow_retries=False,
             )
         run = SimpleNamespace(tags={PARTITION_TAG: partitions[0]} if partitions else {})
-        spec = self.binding.release_spec(SimpleNamespace(resources=self.get_resource_context().resources, run=run))
+        instance = context._instance  # dynamic partitions' keys (None in a bare build_input_context)
+        resources = self.get_resource_context().resources
+        spec = self.binding.release_spec(SimpleNamespace(resources=resources, run=run, instance=instance))
         handler = next(h for h in type_handlers() if h.handles(context))
         with self._connections():
             if upstream == self.binding.key("published"):

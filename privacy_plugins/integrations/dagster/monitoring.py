@@ -50,7 +50,9 @@ def _partitions_verdict(binding: ReleaseBinding, context: Any) -> dg.AssetCheckR
     measured, failing = 0, []
     for key in keys:
         run = SimpleNamespace(tags={PARTITION_TAG: key})
-        numbers = _measured(binding.release_spec(SimpleNamespace(resources=context.resources, run=run)))
+        numbers = _measured(
+            binding.release_spec(SimpleNamespace(resources=context.resources, run=run, instance=context.instance))
+        )
         if numbers is None:
             continue
         measured += 1

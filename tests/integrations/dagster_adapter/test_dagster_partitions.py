@@ -134,6 +134,48 @@ def test_a_partitioned_release_whose_source_cannot_name_the_partition_is_refused
         build_release_assets(windowed, partitions_def=dg.StaticPartitionsDefinition(["a"]))
 
 
+def test_two_static_partition_keys_naming_one_table_are_refused_when_the_graph_is_defined(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, SAFE_SECOND, source={"duckdb": str(tmp_path / "visits.duckdb"), "query": "{partition_key}"})
+    with pytest.raises(ConfigurationError, match=r"partitions '2026-01' and '2026_01' would both publish to table"):
+        build_release_assets(spec, partitions_def=dg.StaticPartitionsDefinition(["2026-01", "north", "2026_01"]))
+    build_release_assets(spec, partitions_def=dg.StaticPartitionsDefinition(["2026-01", "2026-02"]))  # distinct
+
+
+def test_a_dynamic_partition_naming_another_partitions_table_publishes_nothing(
+    census_spec: Callable[..., dict[str, Any]], tmp_path: Path, inspect_run: SimpleNamespace
+) -> None:
+    """Dynamic keys are known only to the instance: the step refuses before reading, the other table stays."""
+    from privacy_plugins import generate_census
+
+    (tmp_path / "extracts").mkdir()
+    for key in ("north-1", "north_1"):
+        generate_census(300, seed=0).to_parquet(tmp_path / "extracts" / f"{key}.parquet")
+    data = census_spec(source={"path": str(tmp_path / "extracts" / "{partition_key}.parquet")})
+    regions = dg.DynamicPartitionsDefinition(name="regions")
+    release = build_release_assets(ReleaseSpec.from_dict(data, base_dir=tmp_path), partitions_def=regions)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("regions", ["north-1"])
+        first = dg.materialize(
+            [*release.assets, *release.asset_checks],
+            resources=release.resources(),
+            partition_key="north-1",
+            instance=instance,
+            raise_on_error=False,
+        )
+        assert first.success
+        instance.add_dynamic_partitions("regions", ["north_1"])
+        second = dg.materialize(
+            [*release.assets, *release.asset_checks],
+            resources=release.resources(),
+            partition_key="north_1",
+            instance=instance,
+            raise_on_error=False,
+        )
+    assert not second.success and inspect_run.materialized(second) == set()
+    failure = next(e for e in second.all_events if e.is_step_failure)
+    assert "would both publish to table 'census_release_north_1'" in str(failure.event_specific_data)
+
+
 @pytest.mark.slow
 def test_the_monthly_demo_publishes_two_months_the_second_checked_against_the_first(tmp_path: Path) -> None:
     """``dagster_defs/monthly.py`` as shipped (a copy writing under ``tmp_path``): two months through ``dg``'s job."""
