@@ -137,6 +137,9 @@ class Candidate(RunArtifact):
     columns: dict[str, list[str]] = dataclasses.field(default_factory=dict, kw_only=True)
     #: The load step's findings (``LoadedTable.flagged_identifiers``), for the check's identifier gate.
     flagged_identifiers: list[dict[str, Any]] = dataclasses.field(default_factory=list, kw_only=True)
+    #: Every source column's role (``LoadedTable.column_roles``), for ``release.html``: the publish
+    #: step names what was dropped (identifiers, ``unlisted_columns: drop``) without the loaded table.
+    column_roles: dict[str, str] = dataclasses.field(default_factory=dict, kw_only=True)
     #: The algorithm's own one-line summary (its details' ``headline()``: node, partitions, clusters …).
     headline: str = dataclasses.field(default="", kw_only=True)
     #: What the anonymize step did about the release history: (a) re-applied / (b) anonymized, records

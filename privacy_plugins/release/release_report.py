@@ -135,7 +135,7 @@ def write_release_html(
             "detail": check.detail if check is not None else "",
         }
     attacks, limits = _attacks(spec, folder, measured, hierarchies)
-    roles = listed_roles(spec)
+    roles = dict(candidate.column_roles) or listed_roles(spec)  # (a candidate of an older run has no roles)
     roles |= {str(c): "published (no role named)" for c in measured.columns if str(c) not in roles}
     facts = ReleaseFacts(
         name=spec.name,

@@ -267,6 +267,7 @@ def anonymize_step(
         history=dict(solved.history),
         columns=columns,
         flagged_identifiers=list(loaded.flagged_identifiers),
+        column_roles=dict(loaded.column_roles),
         **candidate_fields(staged, where),
     )
 

@@ -85,6 +85,10 @@ def test_unlisted_columns_drop_drops_them_and_reports_them_by_name(tmp_path: Pat
         "sex": "quasi_identifier",
         "disease": "sensitive",
     }
+    from privacy_plugins.release.release_report import release_html_path
+
+    page = release_html_path(spec).read_text(encoding="utf-8")  # the page for people names the dropped columns too
+    assert "<td>patient_id</td><td>unlisted_dropped</td>" in page and "<td>email</td><td>identifier</td>" in page
 
 
 def test_the_cli_release_exits_2_naming_the_unlisted_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
