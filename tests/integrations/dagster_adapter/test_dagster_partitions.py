@@ -58,12 +58,13 @@ def _spec(tmp_path: Path, second: list[tuple[int, str]], **changes: Any) -> Rele
     return ReleaseSpec.from_dict(data, base_dir=tmp_path)
 
 
-def _materialize(release: Any, day: str) -> Any:
+def _materialize(release: Any, day: str, **options: Any) -> Any:
     return dg.materialize(
         [*release.assets, *release.asset_checks],
         resources=release.resources(),
         partition_key=day,
         raise_on_error=False,
+        **options,
     )
 
 
@@ -155,22 +156,9 @@ def test_a_dynamic_partition_naming_another_partitions_table_publishes_nothing(
     release = build_release_assets(ReleaseSpec.from_dict(data, base_dir=tmp_path), partitions_def=regions)
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("regions", ["north-1"])
-        first = dg.materialize(
-            [*release.assets, *release.asset_checks],
-            resources=release.resources(),
-            partition_key="north-1",
-            instance=instance,
-            raise_on_error=False,
-        )
-        assert first.success
+        assert _materialize(release, "north-1", instance=instance).success
         instance.add_dynamic_partitions("regions", ["north_1"])
-        second = dg.materialize(
-            [*release.assets, *release.asset_checks],
-            resources=release.resources(),
-            partition_key="north_1",
-            instance=instance,
-            raise_on_error=False,
-        )
+        second = _materialize(release, "north_1", instance=instance)
     assert not second.success and inspect_run.materialized(second) == set()
     failure = next(e for e in second.all_events if e.is_step_failure)
     assert "would both publish to table 'census_release_north_1'" in str(failure.event_specific_data)
