@@ -204,7 +204,7 @@ def history_companions(
         run_id=run_id,
         classes=signature_of_measure(spec, measured),
         transformation={"algorithm": candidate.algorithm, **transformation},
-        release_sha256=candidate.sha256 if anchored else "",
+        release_sha256=(candidate.sha256 or measured.digest) if anchored else "",  # a staged Spark folder: digest
     )
 
 

@@ -45,6 +45,13 @@ What atomicity each target gives:
   has one beside it): two runs publishing to one table at once may interleave renames.
   Spark's default catalog is in memory: another process sees the table only with a
   persistent catalog (``spark.sql.catalogImplementation: hive`` or another metastore).
+
+The release history (``docs/release-history.md``) is kept beside a **folder** only:
+``<dir>/<name>.companions`` (:mod:`.destination.companion_link`), swapped right before the
+folder's link, and each version folder carries a marker file ``_privacy_plugins_release``
+naming the rows the history's last entry was written for (Spark and Arrow skip files whose
+name starts with ``_``). A table target has no transactional swap to write it with, so a
+release history there is refused.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,7 +69,7 @@ import pandas as pd
 from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.spark import SparkTable
 from privacy_plugins.engines.spark_session import check_master, is_spark_path, require_spark, spark_session
-from privacy_plugins.errors import ConfigurationError, DestinationError
+from privacy_plugins.errors import ConfigurationError, DestinationError, PublishError
 from privacy_plugins.release import locations
 from privacy_plugins.release.destination import base
 from privacy_plugins.release.spec import DestinationSpec
@@ -148,14 +156,21 @@ class SparkStage:
             return SparkTable(self.session.read.parquet(self.staging))
         return SparkTable(self.session.table(self.staging))
 
-    def publish(self, rows: int) -> None:
+    def publish(self, rows: int, prepare: Callable[[Path], None] | None = None) -> None:
         """Count the staged rows again; if there are ``rows``, swap them in (atomicity: see the module doc).
+
+        ``prepare``: called with a folder's staging folder after the count and right before the
+        swap (the release history marks the folder and swaps its companions there).
 
         Raises:
             PublishError: another count, or the swap failed; the previous release is left as it was.
         """
         with base.publishing(self.destination):
             base.verify(rows, self.table().count(), self.where)
+            if prepare is not None:
+                if not _is_folder(self.destination):
+                    raise PublishError(f"{self.destination.describe()}: a Spark table keeps no release history")
+                prepare(Path(self.staging))
             base.before_swap()
             if _is_folder(self.destination):
                 self._swap_folder()
@@ -222,10 +237,12 @@ def stage(published: EngineTable | Any, destination: DestinationSpec) -> SparkSt
     return staged
 
 
-def _publish_all(frame: Any, destination: DestinationSpec, rows: int) -> None:
+def _publish_all(
+    frame: Any, destination: DestinationSpec, rows: int, prepare: Callable[[Path], None] | None = None
+) -> None:
     staged = stage(frame, destination)
     try:
-        staged.publish(rows)
+        staged.publish(rows, prepare)
     finally:
         staged.discard()
 
@@ -238,11 +255,33 @@ def publish_frame(frame: pd.DataFrame, destination: DestinationSpec) -> None:
     _publish_all(session.createDataFrame(pa.Table.from_pandas(frame, preserve_index=False)), destination, len(frame))
 
 
-def publish_parquet(path: Path, destination: DestinationSpec, rows: int) -> None:
+def publish_parquet(
+    path: Path, destination: DestinationSpec, rows: int, prepare: Callable[[Path], None] | None = None
+) -> None:
     """Publish a Parquet working file of ``rows`` rows (a pushdown from another engine), read by Spark."""
     with base.publishing(destination):
         frame = _session(destination).read.parquet(str(path))
-    _publish_all(frame, destination, rows)
+    _publish_all(frame, destination, rows, prepare)
+
+
+RELEASE_MARKER = "_privacy_plugins_release"
+
+
+def published_marker(destination: DestinationSpec) -> str:
+    """The marker of the folder's current version ("" when nothing is published or it has none)."""
+    link = Path(_target(destination))
+    if not link.is_symlink():
+        return ""
+    marker = link.resolve() / RELEASE_MARKER
+    return marker.read_text(encoding="utf-8").strip() if marker.is_file() else ""
+
+
+def companion_link(destination: DestinationSpec) -> Path | None:
+    """Where a folder's companions (its release history) live; ``None`` for a table."""
+    if not _is_folder(destination):
+        return None
+    target = Path(_target(destination))
+    return target.parent / f"{target.name}.companions"
 
 
 def read(destination: DestinationSpec) -> pd.DataFrame | None:

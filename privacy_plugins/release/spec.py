@@ -674,12 +674,12 @@ class ReleaseSpec:
                     )
 
     def _check_history(self) -> None:
-        """A history is kept for one-table releases to DuckDB, SQL and Parquet (off by default elsewhere)."""
+        """A history is kept for one-table releases to DuckDB, SQL, Parquet, Spark folders (else off by default)."""
         if not self.history.enabled:
             return
         why = ""
-        if self.destination.spark is not None:
-            why = "a spark: destination does not keep a release history yet"
+        if self.destination.spark is not None and not is_spark_path(str(self.destination.spark)):
+            why = "a spark: table keeps no release history (no transactional swap to write it); publish to a folder"
         elif tags_of(get_anonymizer(self.algorithm.name)).linked_tables:
             why = f"algorithm {self.algorithm.name!r} publishes two linked tables, whose composition is not checked yet"
         elif any(m.research_subset_column is not None for m in self.requirements.models(self.sensitive_attributes)):

@@ -203,12 +203,14 @@ def test_bad_history_settings_name_the_setting(tmp_path: Path, value: object, me
         _spec(_data(tmp_path, history=value))
 
 
-def test_a_spark_destination_refuses_an_explicit_history_and_defaults_to_none(tmp_path: Path) -> None:
+def test_a_spark_table_refuses_an_explicit_history_and_a_spark_folder_keeps_one(tmp_path: Path) -> None:
     data = _data(tmp_path)
-    data["destination"] = {"spark": str(tmp_path / "spark_out")}
+    data["destination"] = {"spark": "census_release"}
     assert not _spec(data).history.enabled
-    with pytest.raises(ValueError, match="spark: destination does not keep"):
+    with pytest.raises(ValueError, match="spark: table keeps no release history.*publish to a folder"):
         _spec({**data, "history": {"name": "x"}})
+    data["destination"] = {"spark": str(tmp_path / "spark_out")}  # a folder: swapped by a link, like Parquet
+    assert _spec(data).history.enabled
 
 
 def test_diagnose_releases_attacks_any_published_tables_and_prints_counts_only(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def census_parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def memory(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, pd.DataFrame]:
     """The in-memory release of the same 2,000 census rows, and what it published."""
     folder = tmp_path_factory.mktemp("memory")
-    data = demo_spec_dict(folder, rows=ROWS, history=False)  # a Spark destination keeps no release history (yet)
+    data = demo_spec_dict(folder, rows=ROWS, history=False)  # the reference checks each release alone
     result = run_release(ReleaseSpec.from_dict(data))
     assert result.passed, result.failure
     return result, read_release(ReleaseSpec.from_dict(data))  # type: ignore[return-value]
@@ -126,7 +126,8 @@ def test_spark_to_spark_release_equals_the_in_memory_release(
     assert result.candidate.ncp == pytest.approx(reference.candidate.ncp, rel=1e-12)
     assert result.loaded.rows == ROWS == result.candidate.rows_out + result.candidate.suppressed
     assert result.candidate.path.startswith("spark:") and "__incoming_" in result.candidate.path
-    assert checks(result) == checks(reference)
+    composition = {"composition": (True, 0.0)} if kind == "folder" else {}  # a folder keeps a release history
+    assert checks(result) == checks(reference) | composition
     published = read_release(spec)
     assert published is not None and "person_id" not in published.columns
     assert multiset(published).equals(multiset(reference_rows))
@@ -185,7 +186,8 @@ def test_a_crash_between_staging_and_swap_keeps_the_previous_release(
     where = target(kind, tmp_path, f"crash_{kind}")
     destinations.publish_table(previous, DestinationSpec(**where))  # the in-memory flow's Spark publish
     source = {"spark": str(census_parquet), "spark_settings": SETTINGS}
-    spec = spark_spec(tmp_path, source, where, requirements={"k": 6})
+    # (published above without a release history; the history's own crash test is further down)
+    spec = spark_spec(tmp_path, source, where, requirements={"k": 6}, history=False)
 
     def crash() -> None:
         raise RuntimeError("killed between staging and swap")
@@ -210,7 +212,8 @@ def test_a_staged_row_count_that_differs_refuses_to_publish(
         write(frame.limit(frame.count() - 1), staging, folder=folder)
 
     monkeypatch.setattr(spark_destination, "_write_stage", lose_a_row)
-    spec = spark_spec(tmp_path, {"spark": str(census_parquet), "spark_settings": SETTINGS}, where)
+    source = {"spark": str(census_parquet), "spark_settings": SETTINGS}
+    spec = spark_spec(tmp_path, source, where, history=False)  # (published above without a release history)
     result = run_release(spec)
     assert not result.passed and "checks failed" in str(result.failure)
     assert [c.name for c in result.check.checks if not c.passed] == ["row_accounting"]
@@ -353,3 +356,35 @@ def test_a_stop_signal_between_the_table_renames_puts_the_previous_table_back(sp
     staged.discard()
     assert len(read_release_of(destination)) == 50  # never a release without its table
     assert not [t.name for t in spark.catalog.listTables() if "__previous_" in t.name]
+
+
+def test_a_spark_folder_keeps_its_release_history_old_with_old_after_a_crash_between_the_swaps(
+    spark: Any, tmp_path: Path, monkeypatch
+) -> None:
+    """The history is swapped right before the folder's link; a crash between the two drops its new entry."""
+    from privacy_plugins.release.composition_gate import read_history
+    from privacy_plugins.release.destination import open_destination
+
+    source = tmp_path / "people.csv"
+    people = pp.generate_census(600, seed=1)
+    people.to_csv(source, index=False)
+    spec = spark_spec(tmp_path, {"path": str(source)}, target("folder", tmp_path, "kept"))
+    assert spec.history.enabled
+    assert run_release(spec).passed
+    before = read_release(spec)
+    people.iloc[::-1].to_csv(source, index=False)  # the same people in another order: other bytes, same classes
+
+    def crash() -> None:
+        raise RuntimeError("injected crash between the history and the release")
+
+    monkeypatch.setattr(destination_base, "before_swap", crash)
+    with pytest.raises(RuntimeError, match="injected crash"):
+        run_release(spec)
+    monkeypatch.undo()
+    assert (tmp_path / "out" / "kept.companions").is_symlink()  # the new history was swapped in …
+    assert multiset(read_release(spec)).equals(multiset(before))  # … beside the old release
+    history = read_history(spec, open_destination(spec.destination))
+    assert [r.sequence for r in history.releases] == [1]  # so its last entry is dropped: old + old
+    assert run_release(spec).passed
+    assert [r.sequence for r in read_history(spec, open_destination(spec.destination)).releases] == [1, 2]
+    assert leftovers(spark, tmp_path) == []

@@ -40,6 +40,7 @@ from privacy_plugins.release.destination.base import (
     reading,
     verify,
 )
+from privacy_plugins.release.destination.companion_link import read_companions, swap_companions
 from privacy_plugins.release.destination.files import atomic_file, remove_stale_temporaries
 from privacy_plugins.release.spec import DestinationSpec
 from privacy_plugins.release.versions import new_version, remove_dead, swap_link, writing
@@ -110,7 +111,7 @@ class ParquetDestination:
             if companions:
                 if list(writers) != [TABLE]:
                     raise PublishError("a linked pair keeps no release history; nothing was published")
-                self._swap_companions(companions)
+                swap_companions(self._companion_link, companions)
             base.before_swap()
             swap()
 
@@ -118,34 +119,15 @@ class ParquetDestination:
     def _companion_link(self) -> Path:
         return self.folder / f"{self.spec.table}.companions"
 
-    def _swap_companions(self, companions: Companions) -> None:
-        """Write the companions into a fresh version folder and swap ``<table>.companions`` to it."""
-        link = self._companion_link
-        if link.exists() and not link.is_symlink():
-            raise PublishError(f"{link} exists and is not a link of privacy-plugins; nothing was published")
-        remove_dead(link, [f"{name}.parquet" for name in companions])
-        with writing(new_version(link)) as version:
-            for name, frame in companions.items():
-                frame.to_parquet(version / f"{name}.parquet", index=False)
-            swap_link(link, version)
-
     def write_companions(self, companions: Companions) -> None:
         """Swap the companions' link to a new version holding them."""
         with publishing(self.spec, what="the release history"):
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._swap_companions(companions)
+            swap_companions(self._companion_link, companions)
 
     def read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
         """The companions beside the published file (their current version)."""
-        return reading(self.spec, lambda: self._read_companions(names))
-
-    def _read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
-        link = self._companion_link
-        if not link.is_symlink():
-            return {}
-        version = link.resolve()  # once: every companion from the same version
-        files = {name: version / f"{name}.parquet" for name in names}
-        return {name: pd.read_parquet(path) for name, path in files.items() if path.is_file()}
+        return reading(self.spec, lambda: read_companions(self._companion_link, names))
 
     def published_sha256(self) -> str | None:
         """The single published file's SHA-256 ("" when none): its companions are swapped just before it."""

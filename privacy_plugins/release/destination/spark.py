@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -30,6 +31,7 @@ from privacy_plugins.release.destination.base import (
     publishing,
     reading,
 )
+from privacy_plugins.release.destination.companion_link import read_companions, swap_companions
 from privacy_plugins.release.spec import DestinationSpec
 
 if TYPE_CHECKING:
@@ -93,14 +95,29 @@ class SparkDestination:
         return measure_table(run.spec, self._stage_of(staged, run).table())
 
     def swap(self, staged: Staged, run: StageRun, accept: Accept) -> StagedMeasure:
-        """Measure again, ``accept``, then Spark counts again and swaps (see :mod:`..spark_destination`)."""
+        """Measure again, ``accept``, then Spark counts again and swaps (see :mod:`..spark_destination`).
+
+        With a release history (a folder only), the version folder is marked with the rows the
+        history's new entry names and the history is swapped right before the folder's link.
+        """
         measured = self.measure(staged, run)
-        accept(measured)
+        companions = accept(measured) or {}
+        prepare = None
+        if companions:
+            link = spark_destination.companion_link(self.spec)
+            if link is None:
+                raise PublishError(f"{self.spec.describe()}: a Spark table keeps no release history; nothing published")
+            anchor = release_anchor(staged, measured)
+
+            def prepare(folder: Path) -> None:
+                (folder / spark_destination.RELEASE_MARKER).write_text(anchor + "\n", encoding="utf-8")
+                swap_companions(link, companions)
+
         if staged.kind == "file":
             path = working_file.accept_files(staged, run)[TABLE]
-            spark_destination.publish_parquet(path, self.spec, staged.rows[TABLE])
+            spark_destination.publish_parquet(path, self.spec, staged.rows[TABLE], prepare)
         else:
-            self._stage_of(staged, run).publish(staged.rows[TABLE])
+            self._stage_of(staged, run).publish(staged.rows[TABLE], prepare)
         return measured
 
     def discard(self, staged: Staged, run: StageRun) -> None:
@@ -154,13 +171,29 @@ class SparkDestination:
         return None if published is None else [str(column) for column in published[TABLE].columns]
 
     def read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
-        """None: a Spark destination keeps no companion tables (no release history yet)."""
-        return {}
+        """A folder's companions (its release history); a table keeps none."""
+        link = spark_destination.companion_link(self.spec)
+        return {} if link is None else reading(self.spec, lambda: read_companions(link, names))
 
     def write_companions(self, companions: Mapping[str, pd.DataFrame]) -> None:
-        """Refused: a Spark destination keeps no companion tables."""
-        raise PublishError(f"{self.spec.describe()} keeps no release history")
+        """Swap a folder's companions alone (adopting a release); refused for a table."""
+        link = spark_destination.companion_link(self.spec)
+        if link is None:
+            raise PublishError(f"{self.spec.describe()}: a Spark table keeps no release history")
+        with publishing(self.spec, what="the release history"):
+            link.parent.mkdir(parents=True, exist_ok=True)
+            swap_companions(link, companions)
 
     def published_sha256(self) -> str | None:
-        """``None``: no companions are swapped here."""
-        return None
+        """A folder: the marker of its current version ("" when none), the history's anchor; a table: ``None``."""
+        if spark_destination.companion_link(self.spec) is None:
+            return None
+        return reading(self.spec, lambda: spark_destination.published_marker(self.spec))
+
+
+def release_anchor(staged: Staged, measured: StagedMeasure) -> str:
+    """What a history entry names its rows by: the working file's SHA-256, else the staged rows' digest.
+
+    Equal to ``composition_gate.history_companions``'s ``candidate.sha256 or measured.digest``.
+    """
+    return staged.digests.get(TABLE, "") or measured.digest
