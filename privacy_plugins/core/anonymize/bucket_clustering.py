@@ -89,8 +89,9 @@ from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.parameters import TOLERANCE
 
-#: Rows per block: the clustering's work is about ``n × BLOCK`` (see :mod:`cluster_blocks`).
-BLOCK = 32768
+#: Rows per block: beyond it the work is about ``n × BLOCK`` instead of ``n²`` (see :mod:`cluster_blocks`),
+#: at a cost in NCP (Adult, l = 3: 0.0576 in one block, 0.0607 in two, 0.0752 in blocks of 2,048 rows).
+BLOCK = 131072
 
 __all__ = ["SHOW_VALUES_OPTION", "BucketClusteringAnonymizer", "BucketDetails", "Prepared", "prepare", "publish"]
 

@@ -1,15 +1,18 @@
-"""Partition, then cluster: Mondrian-style blocks of a few thousand records for the quadratic clusterings.
+"""Partition, then cluster: Mondrian-style blocks for the quadratic greedy clusterings (bucket, k-member).
 
 A greedy clustering prices every record left against the growing cluster, so its cost
-is the pool size times the records placed: quadratic in the table. Its clusters are
-local (a cluster grows by its nearest records), so cutting the table first into blocks
-that each hold a few thousand records and clustering every block on its own changes
-little of what is found while the work falls to ``n × block``. The cut is Mondrian's:
-the QI whose span costs most (NCP width of the block's code span; codes keep a
-hierarchy's siblings adjacent) is cut at its median code, trying the next QIs when a
-half would not be ``admissible`` (too small, or a sensitive value too frequent for the
-models); a block that no cut splits admissibly is kept whole. Blocks are independent,
-so each can be a task of its own.
+is the pool size times the records placed: quadratic in the table. Cutting the table
+first into blocks and clustering every block on its own bounds the work by
+``n × block``. The cut is Mondrian's: the QI whose span costs most (NCP width of the
+block's code span; codes keep a hierarchy's siblings adjacent) is cut at its median code,
+trying the next QIs when a half would not be ``admissible`` (too small, or failing the
+models as one cluster); a block that no cut splits admissibly is kept whole. Blocks are
+independent, so each can be a task of its own.
+
+**Measured cost.** Blocks are not free: a greedy pass over a larger pool finds closer
+records, and NCP rises with the number of blocks (Adult, k-member k = 10: 0.0654 in one
+block, 0.0715 in two, 0.0857 in four; bucket l = 3: 0.0576 / 0.0607 / 0.0752 in 1 / 2 / 15).
+The callers therefore cut only tables above a large limit (their ``BLOCK``).
 """
 
 from __future__ import annotations
