@@ -272,8 +272,8 @@ class _Sensitive:
     def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
         """The hierarchy per global node id: what the compiled kernel and the publisher read.
 
-        Level, leaves, parent id, ancestor-or-self matrix ``anc[upper, lower]``, the root level,
-        then the first id of each level and each id's label.
+        Level, leaves, parent id, the rep leaf (a leaf under each node), the root level, then
+        the first id of each level and each id's label.
         """
         h = self.hierarchy
         sizes = np.array([len(h.labels[lv]) for lv in range(h.height + 1)], dtype=np.int64)
@@ -281,12 +281,8 @@ class _Sensitive:
         n_nodes = int(sizes.sum())
         level = np.repeat(np.arange(h.height + 1, dtype=np.int64), sizes)
         leaves = np.concatenate([np.asarray(h.leaf_counts[lv], dtype=np.float64) for lv in range(h.height + 1)])
-        rep = np.concatenate(self.rep)  # a leaf under each node
-        anc = np.zeros((n_nodes, n_nodes), dtype=np.bool_)
+        rep = np.concatenate(self.rep).astype(np.int64)  # a leaf under each node
         parent = np.arange(n_nodes, dtype=np.int64)
-        for lv in range(h.height + 1):
-            lower = np.flatnonzero(level <= lv)
-            anc[offset[lv] + np.asarray(h.codes[lv], dtype=np.int64)[rep[lower]], lower] = True
         below_root = level < h.height
         parent[below_root] = (
             offset[level[below_root] + 1] + np.asarray(h.codes, dtype=np.int64)[level[below_root] + 1, rep[below_root]]
@@ -294,7 +290,18 @@ class _Sensitive:
         text = np.empty(n_nodes, dtype=object)
         for lv in range(h.height + 1):
             text[offset[lv] : offset[lv] + sizes[lv]] = list(h.labels[lv])
-        return level, leaves, parent, anc, h.height, offset, text
+        return level, leaves, parent, rep, h.height, offset, text
+
+    @cached_property
+    def ancestors(self) -> np.ndarray:
+        """``anc[upper, lower]``: node ``upper`` is an ancestor-or-self of ``lower`` (global ids; nodes² booleans)."""
+        h = self.hierarchy
+        level, rep, offset = self.tables[0], self.tables[3], self.tables[5]
+        anc = np.zeros((level.shape[0], level.shape[0]), dtype=np.bool_)
+        for lv in range(h.height + 1):
+            lower = np.flatnonzero(level <= lv)
+            anc[offset[lv] + np.asarray(h.codes[lv], dtype=np.int64)[rep[lower]], lower] = True
+        return anc
 
     def leaves(self, node: tuple[int, int]) -> int:
         return int(self.hierarchy.leaf_counts[node[0]][node[1]])
@@ -382,7 +389,12 @@ def _generalize_new(
         at = np.concatenate(([0], np.cumsum(lengths)))
         take = np.repeat(first - at[:-1], lengths) + np.arange(int(at[-1]))
         labels, steps, good = personalized_kernel.generalize_groups(
-            original[take], bounds[take], at[:-1], at[1:], sa.tables[:5], TOLERANCE
+            original[take],
+            bounds[take],
+            at[:-1],
+            at[1:],
+            (sa.tables[0], sa.tables[1], sa.tables[2], sa.ancestors, sa.tables[4]),
+            TOLERANCE,
         )
         for i, key in enumerate(todo):
             cache[key] = (labels[at[i] : at[i + 1]], int(steps[i]), bool(good[i]))
