@@ -51,6 +51,13 @@ the pool. So the run takes at most
 entropy l-diverse too (``max p ≤ 1/l`` ⇒ ``H ≥ ln l``). Other models (recursive (c,l),
 t-closeness, leakage bounds) are refused up front: bucket clustering cannot promise them.
 
+**Speed.** Ties go to the record of lowest seeded key. With numba the growth loop runs
+compiled (:mod:`~privacy_plugins.core.anonymize.bucket_kernel`, the same clusters); the
+work is still about ``n²/s`` (each cluster prices the pool), so tables above :data:`BLOCK`
+rows are first cut into eligible Mondrian-style blocks
+(:mod:`~privacy_plugins.core.anonymize.cluster_blocks`), each block's remainder joining
+the next block's pool; the union of two eligible pools is eligible, so the proof holds per block.
+
 **Publishing.** Each cluster's QIs as its range / LCA label
 (:func:`~privacy_plugins.core.anonymize.mondrian.publish_groups`), NCP from its box,
 exactly as k-member and two-phase publish theirs; suppressed records are removed.
