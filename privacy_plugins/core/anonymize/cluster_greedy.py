@@ -25,6 +25,7 @@ References:
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -143,6 +144,18 @@ def _pick(values: np.ndarray, rng: np.random.Generator, *, largest: bool) -> int
     return int(ties[0] if ties.shape[0] == 1 else ties[rng.integers(ties.shape[0])])
 
 
+def _numba() -> bool:
+    """Whether numba is installed (the kernel module imports it, ~0.5 s: loaded only when it runs)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def _pick_key(values: np.ndarray, keys: np.ndarray, *, largest: bool) -> int:
+    """Index of the smallest (largest) finite value, the lowest seeded key among ties."""
+    best = values.max() if largest else values.min()
+    ties = np.flatnonzero(np.abs(values - best) <= _EPS) if np.isfinite(best) else np.flatnonzero(values == best)
+    return int(ties[0] if ties.shape[0] == 1 else ties[np.argmin(keys[ties])])
+
+
 def greedy_clusters(
     space: CostSpace,
     failing: Failing,
@@ -154,6 +167,7 @@ def greedy_clusters(
     diversity: Sequence[np.ndarray] = (),
     stats: GreedyStats | None = None,
     progress: Callable[[int], None] | None = None,
+    by_size: bool = False,
 ) -> np.ndarray:
     """Cluster ``rows`` greedily (Byun et al.), every cluster satisfying the models; return a group per row.
 
@@ -167,6 +181,9 @@ def greedy_clusters(
     model (possible for non-monotone models) are merged into their cheapest neighbour.
     ``rows`` as one group must satisfy the models (the caller checks). ``progress(done)``
     gets the number of records in closed clusters, about every 1 % of them, and ``n`` at the end.
+    ``by_size``: every model holds iff a cluster has ``min_size`` records; then, without ``relax``
+    and ``diversity``, the compiled pass (:mod:`~privacy_plugins.core.anonymize.cluster_greedy_kernel`)
+    runs where numba is installed (the same clusters).
     """
     stats = stats if stats is not None else GreedyStats()
     n = rows.shape[0]
@@ -177,7 +194,7 @@ def greedy_clusters(
                                           stats=stats, progress=progress)  # fmt: skip
     else:
         group, n_groups = _greedy_units(space, failing, rows, codes, rng, min_size=min_size, relax=relax,
-                                        stats=stats, progress=progress)  # fmt: skip
+                                        stats=stats, progress=progress, by_size=by_size)  # fmt: skip
     stats.clusters += n_groups
     if n_groups == 0:
         group[:] = 0
@@ -279,6 +296,7 @@ def _greedy_units(
     relax: bool,
     stats: GreedyStats,
     progress: Callable[[int], None] | None,
+    by_size: bool = False,
 ) -> tuple[np.ndarray, int]:
     """The greedy pass over *units* (distinct QI tuples with counts); groups per record (-1: left over).
 
@@ -300,8 +318,30 @@ def _greedy_units(
     left_units = np.arange(counts.shape[0], dtype=np.int64)  # units with records left
     left_records = n
     n_groups = 0
-    last = unit_codes[:, int(inverse[int(rng.integers(n))])]
+    start = int(inverse[int(rng.integers(n))])
+    last = unit_codes[:, start]
+    keys = np.asarray(rng.random(counts.shape[0]), dtype=float)  # ties go to the lowest key
     step, reported = max(1, n // 100), 0
+    if by_size and not relax and space.flat is not None and _numba():
+        from privacy_plugins.core.anonymize import cluster_greedy_kernel  # imports numba: only when it runs
+
+        units, taken, cluster, n_groups = cluster_greedy_kernel.greedy_takes(
+            unit_codes, counts, keys, min_size, start, space, progress
+        )
+        # Each take's records: the unit's next ``taken`` records in its seeded order.
+        order = np.argsort(units, kind="stable")
+        ends = np.cumsum(taken[order])
+        earlier = np.zeros(units.shape[0], dtype=np.int64)  # records of the unit taken before this take
+        unit_start = np.searchsorted(units[order], units[order], side="left")
+        earlier[order] = ends - taken[order] - np.concatenate(([0], ends))[unit_start]
+        placed = int(taken.sum())
+        within = np.arange(placed) - np.repeat(np.cumsum(taken) - taken, taken)
+        group[by_unit[np.repeat(first[units] + earlier, taken) + within]] = np.repeat(cluster, taken)
+        stats.steps += int(units.shape[0]) - n_groups
+        stats.model_checks += n_groups
+        if progress is not None:
+            progress(placed)
+        return group, n_groups
 
     def take(unit: int, count: int, cluster: list[int]) -> None:
         start = int(first[unit] + used[unit])
@@ -310,7 +350,7 @@ def _greedy_units(
 
     while left_records >= min_size:
         sub = unit_codes[:, left_units]
-        seed = int(left_units[_pick(space.join_costs(last, last, sub), rng, largest=True)])
+        seed = int(left_units[_pick_key(space.join_costs(last, last, sub), keys[left_units], largest=True)])
         members: list[int] = []
         take(seed, min(int(counts[seed] - used[seed]), min_size), members)
         low, high = unit_codes[:, seed].copy(), unit_codes[:, seed].copy()
@@ -330,7 +370,7 @@ def _greedy_units(
                 break
             cost = total.copy()
             cost[exhausted] = np.inf
-            at = int(left_units[_pick(cost, rng, largest=False)])
+            at = int(left_units[_pick_key(cost, keys[left_units], largest=False)])
             take(at, min(int(counts[at] - used[at]), max(1, min_size - len(members))), members)
             last = unit_codes[:, at]
             changed = np.flatnonzero((last < low) | (last > high)).tolist()

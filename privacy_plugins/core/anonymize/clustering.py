@@ -92,7 +92,7 @@ References:
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -105,7 +105,15 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizationResult,
     AnonymizedTable,
 )
-from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, GreedyStats, boxes, greedy_clusters, size_summary
+from privacy_plugins.core.anonymize.cluster_blocks import split_blocks
+from privacy_plugins.core.anonymize.cluster_greedy import (
+    CostSpace,
+    Failing,
+    GreedyStats,
+    boxes,
+    greedy_clusters,
+    size_summary,
+)
 from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension, publish_groups
@@ -228,6 +236,50 @@ def _split_b(space: CostSpace, checker: _Checker, rows: np.ndarray, rng: np.rand
     return best
 
 
+#: Rows per k-member block: greedy k-member is quadratic, so larger tables are cut first (:mod:`cluster_blocks`),
+#: at a cost in NCP (Adult k = 10: 0.0654 in one block, 0.0715 in two, 0.0857 in four; ×4: 0.0267 / 0.0363 in 4).
+BLOCK = 131072
+
+
+def _k_member_blocks(
+    space: CostSpace,
+    checker: Failing,
+    rows: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    min_size: int,
+    diversity: list[np.ndarray],
+    stats: GreedyStats,
+    progress: Callable[[int], None],
+    by_size: bool,
+) -> np.ndarray:
+    """Greedy k-member in Mondrian-style blocks of at most :data:`BLOCK` rows, each valid as one cluster.
+
+    A table of at most ``BLOCK`` rows is one block (the plain algorithm). Beyond, the work
+    is ``n × BLOCK`` instead of ``n²``; a block is cut only where both halves meet the models.
+    """
+
+    def admissible(block: np.ndarray) -> bool:
+        return block.shape[0] >= min_size and not checker(block, np.zeros(block.shape[0], dtype=np.int64), 1)[0]
+
+    blocks = split_blocks(space, rows, admissible, limit=BLOCK)
+    if len(blocks) == 1:
+        return greedy_clusters(space, checker, rows, rng, min_size=min_size, relax=False, diversity=diversity,
+                               stats=stats, progress=progress, by_size=by_size)  # fmt: skip
+    cluster = np.empty(rows.shape[0], dtype=np.int64)
+    position = np.empty(int(rows.max()) + 1, dtype=np.int64)
+    position[rows] = np.arange(rows.shape[0])
+    next_id, done = 0, 0
+    for block in blocks:
+        part = greedy_clusters(space, checker, block, rng, min_size=min_size, relax=False, diversity=diversity,
+                               stats=stats, by_size=by_size)  # fmt: skip
+        cluster[position[block]] = part + next_id
+        next_id += int(part.max()) + 1
+        done += block.shape[0]
+        progress(done)
+    return cluster
+
+
 def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -> AnonymizedTable:
     frame = request.table.reset_index(drop=True)
     qis, n = request.quasi_identifiers, len(request.table)
@@ -257,8 +309,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
 
     announce_phase(report, f"{method}: building clusters" if method == "k-member" else f"{method}: merging clusters")
     if method == "k-member":
-        cluster = greedy_clusters(space, checker, every, rng, min_size=min_size, relax=False,
-                                  diversity=diversity, stats=stats, progress=phase1_progress)  # fmt: skip
+        cluster = _k_member_blocks(space, checker, every, rng, min_size=min_size, diversity=diversity, stats=stats,
+                                   progress=phase1_progress, by_size=checker.by_size)  # fmt: skip
     else:
         cluster = merge_clusters(space, checker, every, rng, min_size=min_size, stats=stats, progress=phase1_progress,
                                  by_size=checker.by_size)  # fmt: skip

@@ -57,14 +57,17 @@ References:
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
+from privacy_plugins.core.anonymize.cluster_greedy import TABLE_LIMIT
 from privacy_plugins.core.anonymize.mondrian import _dimension, _labels
 from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
@@ -173,6 +176,23 @@ class _Quality:
         assert table is not None
         return np.asarray(table[d.lowest_common_level(low, high), low], dtype=float)
 
+    def span_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Every span's ILeft term ``1 − (leaves − 1)/|D|`` per QI in one flat table, with offsets and strides.
+
+        ``None`` when a domain has more than ``TABLE_LIMIT`` codes (the compiled grouping reads it).
+        """
+        if any(d.size > TABLE_LIMIT for d in self.dimensions):
+            return None
+        parts = []
+        for d in self.dimensions:
+            low, high = np.triu_indices(d.size)
+            table = np.zeros((d.size, d.size))
+            table[low, high] = 1.0 - (self.covered(d, low.astype(np.int64), high.astype(np.int64)) - 1.0) / d.size
+            parts.append(table.ravel())
+        sizes = np.array([d.size for d in self.dimensions], dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum(sizes * sizes)[:-1])).astype(np.int64)
+        return np.concatenate(parts), offsets, sizes
+
     def ileft(self, lows: Sequence[np.ndarray], highs: Sequence[np.ndarray]) -> np.ndarray:
         """Mean over QIs of 1 − (leaves − 1)/|D| for each span."""
         total = np.zeros(lows[0].shape[0])
@@ -196,6 +216,11 @@ def _adaptive_groups(sorted_codes: list[np.ndarray], k: int, quality: _Quality) 
     windows = [np.lib.stride_tricks.sliding_window_view(c, k) for c in sorted_codes]
     window_il = quality.ileft([w.min(axis=1) for w in windows], [w.max(axis=1) for w in windows])
     codes = np.stack(sorted_codes)
+    tables = quality.span_tables()
+    if tables is not None and _numba():
+        from privacy_plugins.core.anonymize import personalized_kernel  # imports numba: only when it runs
+
+        return personalized_kernel.adaptive_starts(codes, window_il, k, tables, TOLERANCE)
     starts = [0]
     low, high = codes[:, :k].min(axis=1), codes[:, :k].max(axis=1)
     size, current, pos = k, float(window_il[0]), k
@@ -235,6 +260,48 @@ class _Sensitive:
             order = np.arange(h.n_leaves)[::-1]
             rep[h.codes[level][order]] = order
             self.rep.append(rep)
+
+    def ids(self, labels: list[tuple[int, int]]) -> np.ndarray:
+        """Global node ids (``offset[level] + node``) of ``(level, node)`` labels."""
+        if not labels:
+            return np.zeros(0, dtype=np.int64)
+        pairs = np.asarray(labels, dtype=np.int64)
+        return np.asarray(self.tables[5][pairs[:, 0]] + pairs[:, 1], dtype=np.int64)
+
+    @cached_property
+    def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+        """The hierarchy per global node id: what the compiled kernel and the publisher read.
+
+        Level, leaves, parent id, the rep leaf (a leaf under each node), the root level, then
+        the first id of each level and each id's label.
+        """
+        h = self.hierarchy
+        sizes = np.array([len(h.labels[lv]) for lv in range(h.height + 1)], dtype=np.int64)
+        offset = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        n_nodes = int(sizes.sum())
+        level = np.repeat(np.arange(h.height + 1, dtype=np.int64), sizes)
+        leaves = np.concatenate([np.asarray(h.leaf_counts[lv], dtype=np.float64) for lv in range(h.height + 1)])
+        rep = np.concatenate(self.rep).astype(np.int64)  # a leaf under each node
+        parent = np.arange(n_nodes, dtype=np.int64)
+        below_root = level < h.height
+        parent[below_root] = (
+            offset[level[below_root] + 1] + np.asarray(h.codes, dtype=np.int64)[level[below_root] + 1, rep[below_root]]
+        )
+        text = np.empty(n_nodes, dtype=object)
+        for lv in range(h.height + 1):
+            text[offset[lv] : offset[lv] + sizes[lv]] = list(h.labels[lv])
+        return level, leaves, parent, rep, h.height, offset, text
+
+    @cached_property
+    def ancestors(self) -> np.ndarray:
+        """``anc[upper, lower]``: node ``upper`` is an ancestor-or-self of ``lower`` (global ids; nodes² booleans)."""
+        h = self.hierarchy
+        level, rep, offset = self.tables[0], self.tables[3], self.tables[5]
+        anc = np.zeros((level.shape[0], level.shape[0]), dtype=np.bool_)
+        for lv in range(h.height + 1):
+            lower = np.flatnonzero(level <= lv)
+            anc[offset[lv] + np.asarray(h.codes[lv], dtype=np.int64)[rep[lower]], lower] = True
+        return anc
 
     def leaves(self, node: tuple[int, int]) -> int:
         return int(self.hierarchy.leaf_counts[node[0]][node[1]])
@@ -283,6 +350,62 @@ def _sa_generalize(
         r = min(collection, key=lambda i: (sa.leaves(labels[i]), i == t or labels[i] == labels[t], -bounds[i], i))
         labels[r] = sa.parent(labels[r])
         steps += 1
+
+
+#: Largest sensitive hierarchy (nodes) the compiled SA_Generalization takes (its ancestor matrix is nodes²).
+_KERNEL_NODES = 4096
+
+
+def _numba() -> bool:
+    """Whether numba is installed (the kernels' module imports it, ~0.5 s: loaded only when they run)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def _compiled(sa: _Sensitive) -> bool:
+    """Whether the compiled SA_Generalization can run (numba installed, a hierarchy of at most _KERNEL_NODES nodes)."""
+    return _numba() and sa.tables[0].shape[0] <= _KERNEL_NODES
+
+
+def _generalize_new(
+    sa: _Sensitive,
+    original: np.ndarray,
+    bounds: np.ndarray,
+    starts: list[int],
+    ends: list[int],
+    cache: dict[tuple[int, int], tuple[np.ndarray, int, bool]],
+    *,
+    compiled: bool,
+) -> None:
+    """SA_Generalization of every group ``[a, b)`` not yet in ``cache`` (labels as global node ids, sort order)."""
+    todo = [(a, b) for a, b in zip(starts, ends, strict=True) if (a, b) not in cache]
+    if not todo:
+        return
+    if compiled:
+        from privacy_plugins.core.anonymize import personalized_kernel  # imports numba: only when it runs
+
+        first = np.array([a for a, _ in todo], dtype=np.int64)
+        last = np.array([b for _, b in todo], dtype=np.int64)
+        lengths = last - first
+        at = np.concatenate(([0], np.cumsum(lengths)))
+        take = np.repeat(first - at[:-1], lengths) + np.arange(int(at[-1]))
+        labels, steps, good = personalized_kernel.generalize_groups(
+            original[take],
+            bounds[take],
+            at[:-1],
+            at[1:],
+            (sa.tables[0], sa.tables[1], sa.tables[2], sa.ancestors, sa.tables[4]),
+            TOLERANCE,
+        )
+        for i, key in enumerate(todo):
+            cache[key] = (labels[at[i] : at[i + 1]], int(steps[i]), bool(good[i]))
+        return
+    level, offset = sa.tables[0], sa.tables[5]
+    for a, b in todo:
+        ids = original[a:b]
+        pairs, made, good_one = _sa_generalize(
+            list(zip(level[ids].tolist(), (ids - offset[level[ids]]).tolist(), strict=True)), bounds[a:b], sa
+        )
+        cache[(a, b)] = (sa.ids(pairs), made, good_one)
 
 
 def _merge_bad_groups(
@@ -342,7 +465,7 @@ class PersonalizedAnonymizer:
         bounds = np.ones(n)
         sensitive: Hashable | None = None
         sa: _Sensitive | None = None
-        original: list[tuple[int, int]] = []
+        original = np.zeros(n, dtype=np.int64)  # global ids of the sensitive hierarchy's nodes
         for model in leakage_models:
             resolved = model.leakage_bounds(frame)
             bounds = np.minimum(bounds, np.ones(n) if resolved is None else resolved)
@@ -352,7 +475,7 @@ class PersonalizedAnonymizer:
                 sa = _Sensitive(hierarchy)
         if sa is not None:
             levels, nodes = hierarchy_nodes(sa.hierarchy, frame[sensitive])
-            original = list(zip(levels.tolist(), nodes.tolist(), strict=True))
+            original = sa.tables[5][np.asarray(levels, dtype=np.int64)] + np.asarray(nodes, dtype=np.int64)
 
         # Theorem 1 for the whole table: bound < 1/n can be met in no group.
         unsatisfiable = bounds * n < 1.0 - TOLERANCE
@@ -379,32 +502,32 @@ class PersonalizedAnonymizer:
         m = rows.shape[0]
         theorem1 = 0
         merges = rounds = 0
-        cache: dict[tuple[int, int], tuple[list[tuple[int, int]], int, bool]] = {}
+        cache: dict[tuple[int, int], tuple[np.ndarray, int, bool]] = {}
+        sorted_bounds = bounds[rows]
+        published_sa = np.zeros(0, dtype=np.int64)
+        compiled = sa is not None and _compiled(sa)
 
         while True:
             ends = [*starts[1:], m]
-            group_of = np.repeat(np.arange(len(starts)), np.diff([*starts, m]))
-            published_sa: list[tuple[int, int]] = []
-            ok = np.ones(len(starts), dtype=bool)
+            sizes = np.diff([*starts, m])
+            group_of = np.repeat(np.arange(len(starts)), sizes)
+            # Theorem 1 within each group: its strictest bound times its size reaches 1.
+            strictest = np.minimum.reduceat(sorted_bounds, np.asarray(starts)) if m else np.zeros(0)
+            ok = strictest * sizes >= 1.0 - TOLERANCE
+            if rounds == 0:
+                theorem1 = int((~ok[group_of] & (sorted_bounds * sizes[group_of] < 1.0 - TOLERANCE)).sum())
             steps = 0
-            for g, (a, b) in enumerate(zip(starts, ends, strict=True)):
-                if bounds[rows[a:b]].min() * (b - a) < 1.0 - TOLERANCE:
-                    ok[g] = False  # Theorem 1 within the group
-                    if rounds == 0:
-                        theorem1 += int((bounds[rows[a:b]] * (b - a) < 1.0 - TOLERANCE).sum())
-                if sa is None:
-                    continue
-                if (a, b) not in cache:
-                    cache[(a, b)] = _sa_generalize([original[r] for r in rows[a:b]], bounds[rows[a:b]], sa)
-                labels, made, good = cache[(a, b)]
-                published_sa.extend(labels)
-                steps += made
-                ok[g] &= good
+            if sa is not None:
+                _generalize_new(sa, original[rows], sorted_bounds, starts, ends, cache, compiled=compiled)
+                results = [cache[(a, b)] for a, b in zip(starts, ends, strict=True)]
+                published_sa = np.concatenate([labels for labels, _, _ in results])
+                steps = sum(made for _, made, _ in results)
+                ok &= np.array([good for _, _, good in results], dtype=bool)
             lows = [np.minimum.reduceat(c, np.asarray(starts)) for c in sorted_codes]
             highs = [np.maximum.reduceat(c, np.asarray(starts)) for c in sorted_codes]
             check = model_frame.copy()
             if sa is not None:
-                check[sensitive] = [sa.hierarchy.labels[lv][nd] for lv, nd in published_sa]
+                check[sensitive] = sa.tables[6][published_sa]
             qi_text = {
                 q: _labels(d, lab, lows[i], highs[i])[group_of]
                 for i, (q, (d, lab)) in enumerate(zip(qis, coded, strict=True))
@@ -458,11 +581,10 @@ class PersonalizedAnonymizer:
         n_plain = 0
         generalized = 0
         if sa is not None:
-            sa_labels = np.array(published_sa, dtype=np.int64)[in_sort]
-            counts_sa = np.array([sa.leaves((int(lv), int(nd))) for lv, nd in sa_labels], dtype=float)
-            leaf_counts.append(counts_sa)
+            sa_ids = published_sa[in_sort]
+            leaf_counts.append(np.asarray(sa.tables[1][sa_ids], dtype=float))
             domains.append(sa.hierarchy.n_leaves)
-            generalized = int((sa_labels[:, 0] > 0).sum())
+            generalized = int((sa.tables[0][sa_ids] > 0).sum())
         elif sensitive is not None:
             n_plain = 1
         table_ncp = float(np.mean([c.mean() for c in costs]))

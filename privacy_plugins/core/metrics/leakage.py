@@ -80,16 +80,19 @@ def hierarchy_nodes(hierarchy: Hierarchy, values: pd.Index | pd.Series) -> tuple
     lookup: dict[str, tuple[int, int]] = {}
     for level in range(hierarchy.height, -1, -1):
         lookup.update({str(label): (level, node) for node, label in enumerate(hierarchy.labels[level])})
-    text = as_labels(pd.Series(list(values), dtype=object))
+    # Each distinct value looked up once (a column has few; iterating every row costs seconds at 300k rows).
+    codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=False)
+    text = as_labels(pd.Series(list(uniques), dtype=object))
     found = [lookup.get(label) if isinstance(label, str) else None for label in text]
-    missing = [value for value, hit in zip(values, found, strict=True) if hit is None]
-    if missing:
+    hit = np.array([f is not None for f in found], dtype=bool)
+    if not hit[codes].all():
+        missing = [value for value, c in zip(values, codes.tolist(), strict=True) if not hit[c]]
         raise HierarchyError(
             f"column {hierarchy.attribute!r} has {len(missing)} value(s) that are neither leaves nor "
             f"generalized values of its hierarchy{examples(missing)}"
         )
-    levels = np.array([hit[0] for hit in found if hit is not None], dtype=np.int64)
-    nodes = np.array([hit[1] for hit in found if hit is not None], dtype=np.int64)
+    levels = np.array([f[0] if f is not None else -1 for f in found], dtype=np.int64)[codes]
+    nodes = np.array([f[1] if f is not None else -1 for f in found], dtype=np.int64)[codes]
     return levels, nodes
 
 
