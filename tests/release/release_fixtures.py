@@ -130,3 +130,21 @@ def people_query_spec(
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+def rerun_crashing_before_the_swap(run: Callable[[], object], source: Path, people: Any, monkeypatch: Any) -> None:
+    """Write ``people`` to ``source`` reversed (other bytes, same classes), then ``run`` with a crash injected
+    between the history's swap and the release's; the crash is expected."""
+    import pytest
+
+    from privacy_plugins.release.destination import base as destination_base
+
+    people.iloc[::-1].to_csv(source, index=False)
+
+    def crash() -> None:
+        raise RuntimeError("injected crash between the history and the release")
+
+    monkeypatch.setattr(destination_base, "before_swap", crash)
+    with pytest.raises(RuntimeError, match="injected crash"):
+        run()
+    monkeypatch.undo()

@@ -12,13 +12,12 @@ import duckdb
 import pandas as pd
 import pytest
 import yaml
-from release_fixtures import REPO, demo_spec_dict
+from release_fixtures import REPO, demo_spec_dict, rerun_crashing_before_the_swap
 
 from privacy_plugins.core.history import COUNT
 from privacy_plugins.errors import HistoryError
 from privacy_plugins.release import ReleaseSpec, read_published, run_release
 from privacy_plugins.release.composition_gate import read_history
-from privacy_plugins.release.destination import base as destination_base
 from privacy_plugins.release.destination import open_destination
 from privacy_plugins.release.history_store import RELEASE, appended_tables, history_tables
 
@@ -163,15 +162,7 @@ def test_a_crash_before_the_swap_keeps_the_old_release_with_the_old_history(
     spec = _spec({**_data(tmp_path, kind), "source": {"path": str(source)}})
     assert run_release(spec).passed
     before = read_published(spec.destination)
-    people.iloc[::-1].to_csv(source, index=False)  # the same people in another order: other bytes, same classes
-
-    def crash() -> None:
-        raise RuntimeError("injected crash between the history and the release")
-
-    monkeypatch.setattr(destination_base, "before_swap", crash)
-    with pytest.raises(RuntimeError, match="injected crash"):
-        run_release(spec)
-    monkeypatch.undo()
+    rerun_crashing_before_the_swap(lambda: run_release(spec), source, people, monkeypatch)
     pd.testing.assert_frame_equal(before, read_published(spec.destination))
     assert [r.sequence for r in _history(spec).releases] == [1]  # a Parquet history swapped early is reconciled
     assert run_release(spec).passed

@@ -24,7 +24,7 @@ pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("Spark needs a Java runtime (java on PATH or JAVA_HOME)", allow_module_level=True)
 
-from release_fixtures import demo_spec_dict
+from release_fixtures import demo_spec_dict, rerun_crashing_before_the_swap
 
 import privacy_plugins as pp
 from privacy_plugins.cli import main
@@ -372,15 +372,7 @@ def test_a_spark_folder_keeps_its_release_history_old_with_old_after_a_crash_bet
     assert spec.history.enabled
     assert run_release(spec).passed
     before = read_release(spec)
-    people.iloc[::-1].to_csv(source, index=False)  # the same people in another order: other bytes, same classes
-
-    def crash() -> None:
-        raise RuntimeError("injected crash between the history and the release")
-
-    monkeypatch.setattr(destination_base, "before_swap", crash)
-    with pytest.raises(RuntimeError, match="injected crash"):
-        run_release(spec)
-    monkeypatch.undo()
+    rerun_crashing_before_the_swap(lambda: run_release(spec), source, people, monkeypatch)
     assert (tmp_path / "out" / "kept.companions").is_symlink()  # the new history was swapped in …
     assert multiset(read_release(spec)).equals(multiset(before))  # … beside the old release
     history = read_history(spec, open_destination(spec.destination))

@@ -207,20 +207,21 @@ def _leftovers(
     counts = np.zeros((n_groups, n_values), dtype=np.int64)
     placed = group >= 0
     np.add.at(counts, (group[placed], values[placed]), 1)
-    broken = -1
     for r in rng.permutation(left).tolist():
         new_low, new_high = np.minimum(low, codes[:, r : r + 1]), np.maximum(high, codes[:, r : r + 1])
         increase = (sizes + 1) * space.box_costs(new_low, new_high) - sizes * space.box_costs(low, high)
         v = int(values[r])
         stays = np.maximum(counts.max(axis=1), counts[:, v] + 1) * l <= sizes + 1 + TOLERANCE
         g = int(np.argmin(np.where(stays, increase, np.inf))) if stays.any() else int(np.argmin(increase))
-        if not stays[g]:
-            broken = g
         group[r] = g
         low[:, g], high[:, g] = new_low[:, g], new_high[:, g]
         sizes[g] += 1
         counts[g, v] += 1
-    return broken
+    # Every cluster a leftover broke and no later one mended, not just the last one broken: a cluster broken
+    # early and left so would reach the re-check (found by hypothesis: l = 2.5, two clusters broken in one pass).
+    deficit = counts.max(axis=1) * l - sizes
+    broken = np.flatnonzero(deficit > TOLERANCE)
+    return int(broken[np.argmax(deficit[broken])]) if broken.size else -1
 
 
 @dataclass(frozen=True)

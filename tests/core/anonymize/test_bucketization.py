@@ -248,3 +248,22 @@ def test_verify_rejects_a_pair_that_does_not_join() -> None:
                              linked=homogeneous)  # fmt: skip
     with pytest.raises(VerificationError, match="re-check"):
         verify(request, output, algorithm="anatomy", seconds=0.0)
+
+
+def test_optimistic_leftovers_name_a_cluster_an_earlier_pass_left_broken() -> None:
+    """The leftovers pass reports any cluster that is not l-diverse, not only one it broke itself.
+
+    Cluster 0 (ages 1–3, values a a b) was broken in an earlier pass together with another cluster
+    that was dissolved; a leftover near cluster 1 now lands there without breaking it. Reporting
+    only the last cluster broken in this pass returned -1 and let cluster 0 reach the re-check.
+    """
+    from privacy_plugins.core.anonymize.cluster_greedy import CostSpace
+    from privacy_plugins.core.anonymize.mondrian import _dimension
+    from privacy_plugins.core.anonymize.optimistic import _leftovers
+
+    df = pd.DataFrame({"age": [1, 2, 3, 10, 11, 11], "s": list("aababc")})
+    space = CostSpace([_dimension(df["age"], None)[0]])
+    values = pd.factorize(df["s"])[0].astype(np.int64)
+    group = np.array([0, 0, 0, 1, 1, -1], dtype=np.int64)
+    broken = _leftovers(space, values, group, 2, np.array([5]), 2.0, np.random.default_rng(0))
+    assert group[5] == 1 and broken == 0
