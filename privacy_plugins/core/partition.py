@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -138,6 +139,10 @@ class EquivalenceClasses:
     #: Encoded columns of ``frame``, shared by every partition of the same frame
     #: (a lattice search builds hundreds) so each column is factorized once.
     encodings: dict[tuple[Hashable, bool], EncodedColumn] = field(default_factory=dict, repr=False, compare=False)
+    #: ``(snapshot, node)`` when a lattice search built these classes from a snapshot's units
+    #: generalized to ``node`` (the frame then holds no QI values): a model that must look the
+    #: generalized combinations up (exact k-map) reads them from there.
+    lattice_node: tuple[Any, tuple[int, ...]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_frame(

@@ -23,7 +23,7 @@ from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.core.parameters import check_integer
 from privacy_plugins.core.results import ClassViolations, size_histogram
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, PopulationMismatchError
 
 __all__ = ["JoinedSizes", "k_map_in_engine", "population_join_pandas", "population_risk_in_engine"]
 
@@ -46,12 +46,14 @@ class JoinedSizes:
         """Refuse a table missing a sample combination or counting fewer people than the sample."""
         absent = int(np.isnan(self.people).sum())
         if absent:
-            raise ConfigurationError(
+            raise PopulationMismatchError(
                 f"population_table lacks {absent} quasi-identifier combination(s) present in the sample"
             )
         short = int((self.people < self.sample).sum())
         if short:
-            raise ConfigurationError(f"population_table counts are smaller than the sample for {short} combination(s)")
+            raise PopulationMismatchError(
+                f"population_table counts are smaller than the sample for {short} combination(s)"
+            )
         return self
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.models import bind_hierarchies
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, PopulationMismatchError
 from privacy_plugins.release.artifacts import DiagnosisSummary
 from privacy_plugins.release.population_spec import population_table
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
@@ -56,8 +56,8 @@ def write_diagnosis(
             weights=weights,
             population=None if spec.population is None else spec.population.model(lambda t: population_table(spec, t)),
         )
-    except ConfigurationError as exc:  # a population that misses the sample: name the setting
-        if spec.population is None or not str(exc).startswith(("population_table", "population_size")):
+    except PopulationMismatchError as exc:  # a population that misses the sample: name the setting
+        if spec.population is None:
             raise
         raise ConfigurationError(f"{spec.population.setting().given()}: {exc}") from None
     diagnosis = dataclasses.replace(diagnosis, direct_identifiers=tuple(dict(f) for f in flagged))

@@ -13,13 +13,14 @@ import os
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.population import COUNT_COLUMN, ReleasePopulation, population_class_sizes
+from privacy_plugins.core.metrics.population_levels import PopulationLevels
 from privacy_plugins.core.models.base import ModelResult, PrivacyModel
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.partition import EquivalenceClasses
@@ -109,6 +110,10 @@ class KMap(PrivacyModel):
     count_column: str = COUNT_COLUMN
     _frame: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     _hierarchies: tuple[tuple[Hashable, Hierarchy], ...] = field(default=(), compare=False, repr=False)
+    #: The population encoded on the last lattice search's snapshot (``id`` → (snapshot, levels)).
+    _lattice: dict[int, tuple[Any, PopulationLevels]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     monotonic_with_suppression: ClassVar[bool] = True
     config_name: ClassVar[str] = "k_map"
@@ -207,16 +212,43 @@ class KMap(PrivacyModel):
     def population_sizes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Each class's population count (exact form).
 
+        Classes a lattice search built from a snapshot (:attr:`EquivalenceClasses.lattice_node`)
+        carry level codes, not values: their counts are the population table grouped by the
+        node's labels (:class:`~privacy_plugins.core.metrics.population_levels.PopulationLevels`,
+        encoded once per snapshot), the same counts the published table is later looked up in.
+
         Raises:
-            ConfigurationError: the classes carry no quasi-identifier values to look up (a
-                lattice search over a snapshot groups level codes, not values).
+            ConfigurationError: the classes carry neither quasi-identifier values nor a lattice node.
+            PopulationMismatchError: the population table does not cover the sample (naming the columns).
         """
+        if classes.lattice_node is not None and any(q not in classes.frame.columns for q in classes.quasi_identifiers):
+            snapshot, node = classes.lattice_node
+            sizes = np.zeros(classes.n_classes, dtype=np.float64)
+            sizes[classes.class_of_row] = self._levels(snapshot).people(node)
+            return sizes
         if any(q not in classes.frame.columns for q in classes.quasi_identifiers):
             raise ConfigurationError(
                 f"{self} looks classes up by their quasi-identifier values, which this search does not keep: "
                 "check or measure a table with it, or anonymize with k_map's population as a sampling fraction"
             )
         return population_class_sizes(classes, self._generalized_table(classes), count_column=self.count_column)
+
+    def _levels(self, snapshot: Any) -> PopulationLevels:
+        """The population encoded on ``snapshot``'s hierarchies and units, once per snapshot."""
+        cached = self._lattice.get(id(snapshot))
+        if cached is not None and cached[0] is snapshot:
+            return cached[1]
+        levels = PopulationLevels.encode(
+            self.population_table(),
+            count_column=self.count_column,
+            quasi_identifiers=snapshot.quasi_identifiers,
+            hierarchies=snapshot.hierarchies,
+            unit_leaves=snapshot.leaf_codes,
+            unit_weights=snapshot.weights,
+        )
+        self._lattice.clear()  # one search at a time: never keep an old snapshot alive
+        self._lattice[id(snapshot)] = (snapshot, levels)
+        return levels
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes mapping to fewer than k people."""
