@@ -47,7 +47,9 @@ def write_diagnosis(
             l_variant=requirements.l_variant,  # type: ignore[arg-type]
             c=requirements.c if requirements.l_variant == "recursive" else None,
             models=[  # the listed models that have borders (monotone over quasi-identifier subsets)
-                m.with_release_population(None if spec.population is None else spec.population.setting())
+                spec.population_bound(
+                    m.with_release_population(None if spec.population is None else spec.population.setting())
+                )
                 for m in bind_hierarchies(requirements.listed, spec.sensitive_hierarchies())
                 if m.is_monotonic(with_suppression=False)
             ],

@@ -783,7 +783,34 @@ class ReleaseSpec:
         """
         setting = None if self.population is None else self.population.setting()
         models = [m.with_release_population(setting) for m in self.requirements.models(self.sensitive_attributes)]
-        return bind_hierarchies(models, self.sensitive_hierarchies())
+        return bind_hierarchies([self.population_bound(m) for m in models], self.sensitive_hierarchies())
+
+    def population_bound(self, model: PrivacyModel) -> PrivacyModel:
+        """An exact population model with its table at hand and the QIs' hierarchies built from its values.
+
+        A population table of the source database is pulled summed per QI combination (aggregated
+        counts, never records), once per spec; the hierarchies let the published labels be looked
+        up after the run too (issue 30: exact k-map; the run binds the sample's own hierarchies).
+        """
+        cache: dict[str, Any] = self.__dict__.setdefault("_population_cache", {})
+        in_engine = model.population_table_in_engine()
+        if in_engine is not None and self.population is not None and isinstance(self.population.table, str):
+            from privacy_plugins.release.population_spec import population_table
+
+            name = in_engine[0]
+            if ("table", name) not in cache:
+                try:
+                    cache["table", name] = population_table(self, name)
+                except ConfigurationError as exc:
+                    raise ConfigurationError(f"population.table {name!r}: {exc}") from None
+            model = model.with_population_frame(cache["table", name])
+        frame = model.population_frame()
+        if frame is None or any(q not in frame.columns for q in self.quasi_identifiers):
+            return model  # (a table lacking a QI is refused, naming it, where it is first read)
+        key = ("hierarchies", id(frame))
+        if key not in cache:
+            cache[key] = (frame, self.build_hierarchies(frame))
+        return model.with_hierarchies(cache[key][1])
 
     def sensitive_hierarchies(self) -> dict[Hashable, Hierarchy]:
         """The hierarchy of every sensitive attribute the spec gives one (data-free builders only).

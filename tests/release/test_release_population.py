@@ -58,7 +58,6 @@ def test_the_release_diagnosis_reports_risk_beyond_the_sample(tmp_path: Path) ->
     listed = [*LISTED[:1], {"population_uniqueness": {"max": 1.0, "population": 0.1}}, LISTED[2]]
     exact = ReleaseSpec.from_dict(spec_dict(tmp_path, {"table": "census_counts.csv"}, listed), base_dir=tmp_path)
     assert exact.models()[2].exact  # type: ignore[attr-defined]  # k_map: the block's table, exact
-    # (exact k-map is refused inside the full-domain search over a snapshot: docs/population-risk.md)
     spec = ReleaseSpec.from_dict(spec_dict(tmp_path, {"table": "census_counts.csv"}, listed[:1]), base_dir=tmp_path)
     result = run_release(spec)
     assert result.passed, result.failure
@@ -122,6 +121,7 @@ def test_a_weights_column_gets_a_role_and_weights_the_diagnosis(tmp_path: Path) 
         ({"weights": "w"}, LISTED[:2], "population_uniqueness needs a sampling fraction or a population size"),
         ({"size": 5000}, LISTED, "k_map cannot use population.size"),
         ({"weights": "nope"}, LISTED[:1], "population.weights 'nope' not found in table"),
+        ({"size": 10}, LISTED[:1], "population.size: population_size 10 is smaller than the sample (400 records)"),
     ],
 )
 def test_bad_population_blocks_exit_2_with_one_line(
@@ -155,3 +155,48 @@ def test_a_population_table_that_does_not_cover_the_sample_exits_2(
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
     assert read_published(ReleaseSpec.from_yaml(path).destination) is None
+
+
+def jittered_counts() -> pd.DataFrame:
+    """People per sample combination: 1 to 4 times its records (so exact k-map is not a k-anonymity)."""
+    counts = census_counts(times=1)
+    return counts.assign(count=counts["count"] * (1 + pd.util.hash_pandas_object(counts[QIS], index=False) % 4))
+
+
+def test_exact_k_map_releases_the_same_rows_in_memory_and_in_duckdb(tmp_path: Path) -> None:
+    """Issue 30: exact k-map inside the full-domain search, in memory and on DuckDB's snapshot.
+
+    The population is a file in memory, a table of the DuckDB source there (pulled summed, once).
+    """
+    jittered_counts().to_csv(tmp_path / "counts.csv", index=False)
+    database = tmp_path / "source.duckdb"
+    connection = duckdb.connect(str(database))
+    connection.register("people", census())
+    connection.register("counts", jittered_counts())
+    connection.execute("CREATE TABLE census AS SELECT * FROM people")
+    connection.execute("CREATE TABLE census_counts AS SELECT * FROM counts")
+    connection.close()
+    requirements = [{"k_map": {"k": 9}}]
+    duck = {"duckdb": str(database), "table": "census"}
+    published, levels = [], []
+    for name, population, source in (
+        ("memory", {"table": "counts.csv"}, None),
+        ("duckdb", {"table": "census_counts"}, duck),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        more = {} if source is None else {"source": source}
+        data = spec_dict(folder, population, requirements, **more)
+        spec = ReleaseSpec.from_dict(data, base_dir=tmp_path)
+        result = run_release(spec)
+        assert result.passed, result.failure
+        frame = read_published(spec.destination)
+        assert frame is not None
+        published.append(frame.astype(str).sort_values(list(frame.columns)).reset_index(drop=True))
+        assert result.check is not None and result.candidate is not None
+        (k_map,) = (c for c in result.check.checks if c.name == "k_map")
+        assert k_map.passed and k_map.observed is not None and k_map.observed >= 9
+        levels.append(result.candidate.levels)
+    assert published[0].equals(published[1])
+    assert levels[0] == levels[1] and any(levels[0].values())
+    assert 0 < len(published[0]) <= ROWS

@@ -149,6 +149,19 @@ class PrivacyModel(ABC):
         """
         return None
 
+    def population_frame(self) -> pd.DataFrame | None:
+        """The population table (raw QI values, counts) the model looks published labels up in; else ``None``.
+
+        A release builds the quasi-identifiers' hierarchies from its values (the builders label
+        a value the same whatever the other values) so the published table can be re-measured
+        after the run, when the raw records are gone.
+        """
+        return None
+
+    def with_population_frame(self, frame: pd.DataFrame) -> PrivacyModel:
+        """The model reading ``frame`` as its population table (one pulled from the engine); itself by default."""
+        return self
+
     def evaluate_population_sizes(self, sample: np.ndarray, people: np.ndarray) -> ModelResult:
         """The verdict from each class's records ``sample`` and people ``people`` (a table in the engine)."""
         raise NotImplementedError(f"{self} is judged on its classes, not on population sizes")

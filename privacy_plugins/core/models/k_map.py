@@ -145,11 +145,11 @@ class KMap(PrivacyModel):
             )
         if population.fraction is not None:
             return replace(self, population=population.fraction)
-        if population.table is not None and population.table_is_file:
+        if population.table is not None:  # a file, or a table of the source database (pulled summed, once)
             return replace(self, population=population.table, count_column=population.count_column)
         raise ConfigurationError(
-            f"k_map cannot use {population.given()}: it needs population.fraction or population.table "
-            "(a file); give k_map its own population"
+            f"k_map cannot use {population.given()}: it needs population.fraction or population.table; "
+            "give k_map its own population"
         )
 
     def _fraction(self) -> float:
@@ -287,6 +287,12 @@ class KMap(PrivacyModel):
     def with_population_frame(self, frame: pd.DataFrame) -> KMap:
         """The same model reading ``frame`` instead of the file (tests, callers holding the table)."""
         return replace(self, _frame=frame)
+
+    def population_frame(self) -> pd.DataFrame | None:
+        """The exact form's population table when it is at hand (a file or a frame; not one left in an engine)."""
+        if not self.exact or self.population_table_in_engine() is not None:
+            return None
+        return self.population_table()
 
     def with_hierarchies(self, hierarchies: Mapping[Hashable, Hierarchy]) -> KMap:
         """The model knowing the QIs' hierarchies (a population table of raw combinations then serves published ones).
