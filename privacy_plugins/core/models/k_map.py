@@ -86,14 +86,25 @@ class KMap(PrivacyModel):
     """Every class's population count ≥ ``k``; ``k``: integer ≥ 1.
 
     ``population``: a path to a population table (one row per QI combination, its
-    count in ``count_column``) — exact: a class's count is the table's count of its
-    combination (the sum over its members' combinations when a search groups raw
-    records); or a sampling fraction in (0, 1] — estimated as ARX does: the class
+    count in ``count_column``; in a release also a table of the source database) — exact:
+    a class's count is the people of the population table whose combination generalizes
+    to the class's (inside a full-domain search: the table grouped by the node's labels,
+    :class:`~privacy_plugins.core.metrics.population_levels.PopulationLevels`; a class a
+    search groups from raw records without a node: the sum over its members'
+    combinations); or a sampling fraction in (0, 1] — estimated as ARX does: the class
     needs ``derived_k`` records (Poisson or zero-truncated Poisson, ``significance_level``).
 
-    Monotone under generalization and suppression in both forms: merging classes adds
-    their population counts (and the estimated form is a class-size threshold, like
-    k-anonymity), and suppression removes whole violating classes.
+    Monotone under generalization and suppression in both forms, so the lattice prunes with it.
+    Exact form, proof: let F(E) be the people whose raw combination generalizes to class E's
+    labels. (1) Generalization: a node N' ≥ N maps each class E of N into one class E' of N'
+    (the hierarchy is a tree: a value's label at a higher level is a function of its label at
+    a lower one), and every person generalizing to E generalizes to E', so F(E') ≥ F(E) — in
+    fact F(E') is the sum of F over the children of E', whether the sample holds them or not.
+    So E' violates (F(E') < k) only if every class E of N inside it violates (F(E) ≤ F(E')):
+    the records suppressed at N' are a subset of those suppressed at N. (2) Suppression: F(E)
+    depends on E's labels and the population alone, so removing other classes never changes
+    a class's verdict. Hence if N satisfies within the limit, so does every N' ≥ N. The
+    estimated form is a class-size threshold (k-anonymity with k'), monotone for the same reasons.
 
     Example:
         >>> import pandas as pd
