@@ -792,7 +792,7 @@ class ReleaseSpec:
         counts, never records), once per spec; the hierarchies let the published labels be looked
         up after the run too (issue 30: exact k-map; the run binds the sample's own hierarchies).
         """
-        cache: dict[str, Any] = self.__dict__.setdefault("_population_cache", {})
+        cache: dict[tuple[str, object], Any] = self.__dict__.setdefault("_population_cache", {})
         in_engine = model.population_table_in_engine()
         if in_engine is not None and self.population is not None and isinstance(self.population.table, str):
             from privacy_plugins.release.population_spec import population_table

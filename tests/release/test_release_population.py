@@ -166,7 +166,8 @@ def jittered_counts() -> pd.DataFrame:
 def test_exact_k_map_releases_the_same_rows_in_memory_and_in_duckdb(tmp_path: Path) -> None:
     """Issue 30: exact k-map inside the full-domain search, in memory and on DuckDB's snapshot.
 
-    The population is a file in memory, a table of the DuckDB source there (pulled summed, once).
+    The population is a file in memory, a table of the DuckDB source there (``schema.table``,
+    pulled summed, once).
     """
     jittered_counts().to_csv(tmp_path / "counts.csv", index=False)
     database = tmp_path / "source.duckdb"
@@ -174,14 +175,15 @@ def test_exact_k_map_releases_the_same_rows_in_memory_and_in_duckdb(tmp_path: Pa
     connection.register("people", census())
     connection.register("counts", jittered_counts())
     connection.execute("CREATE TABLE census AS SELECT * FROM people")
-    connection.execute("CREATE TABLE census_counts AS SELECT * FROM counts")
+    connection.execute("CREATE SCHEMA pop")
+    connection.execute("CREATE TABLE pop.census_counts AS SELECT * FROM counts")
     connection.close()
     requirements = [{"k_map": {"k": 9}}]
     duck = {"duckdb": str(database), "table": "census"}
     published, levels = [], []
     for name, population, source in (
         ("memory", {"table": "counts.csv"}, None),
-        ("duckdb", {"table": "census_counts"}, duck),
+        ("duckdb", {"table": "pop.census_counts"}, duck),  # schema-qualified, each part quoted
     ):
         folder = tmp_path / name
         folder.mkdir()
