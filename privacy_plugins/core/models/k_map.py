@@ -242,7 +242,27 @@ class KMap(PrivacyModel):
                 f"{self} looks classes up by their quasi-identifier values, which this search does not keep: "
                 "check or measure a table with it, or anonymize with k_map's population as a sampling fraction"
             )
-        return population_class_sizes(classes, self._generalized_table(classes), count_column=self.count_column)
+        everyone = self._fully_generalized(classes)  # marked suppressed rows: every QI its hierarchy's top
+        if not everyone.any():
+            return population_class_sizes(classes, self._generalized_table(classes), count_column=self.count_column)
+        table = self.population_table()
+        sizes = np.full(classes.n_classes, float(pd.to_numeric(table[self.count_column]).sum()))
+        if not everyone.all():
+            rest = classes.restricted(~everyone[classes.class_of_row])  # (class order kept)
+            sizes[~everyone] = population_class_sizes(
+                rest, self._generalized_table(rest), count_column=self.count_column
+            )
+        return sizes
+
+    def _fully_generalized(self, classes: EquivalenceClasses) -> np.ndarray:
+        """Classes whose every QI holds its hierarchy's top label (they map to the whole population)."""
+        tops = {column: str(h.labels[h.height][0]) for column, h in self._hierarchies}
+        if not classes.quasi_identifiers or any(q not in tops for q in classes.quasi_identifiers):
+            return np.zeros(classes.n_classes, dtype=bool)
+        first = np.zeros(classes.n_classes, dtype=np.int64)
+        first[classes.class_of_row[::-1]] = np.arange(classes.n_units - 1, -1, -1)  # a unit of each class
+        rows = classes.frame.iloc[first]
+        return np.logical_and.reduce([rows[q].astype(str).to_numpy() == tops[q] for q in classes.quasi_identifiers])
 
     def _levels(self, snapshot: Any) -> PopulationLevels:
         """The population encoded on ``snapshot``'s hierarchies and units, once per snapshot."""
