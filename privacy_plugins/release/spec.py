@@ -46,7 +46,7 @@ from privacy_plugins.core.models import (
 from privacy_plugins.core.parameters import check_fraction, check_integer, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
-from privacy_plugins.errors import ConfigurationError, HierarchyError
+from privacy_plugins.errors import ConfigurationError, HierarchyError, PopulationMismatchError
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.history_spec import HistorySpec
 from privacy_plugins.release.population_spec import PopulationSpec
@@ -809,7 +809,14 @@ class ReleaseSpec:
             return model  # (a table lacking a QI is refused, naming it, where it is first read)
         key = ("hierarchies", id(frame))
         if key not in cache:
-            cache[key] = (frame, self.build_hierarchies(frame))
+            try:
+                cache[key] = (frame, self.build_hierarchies(frame))
+            except HierarchyError as exc:  # (its message may show values: name the column only)
+                named = [q for q in self.quasi_identifiers if repr(q) in str(exc)]
+                where = f"column {named[0]!r}" if named else "a quasi-identifier column"
+                raise PopulationMismatchError(
+                    f"population.table: {where} holds values its hierarchy cannot generalize"
+                ) from None
         return model.with_hierarchies(cache[key][1])
 
     def sensitive_hierarchies(self) -> dict[Hashable, Hierarchy]:

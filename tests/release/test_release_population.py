@@ -14,7 +14,7 @@ from release_fixtures import demo_spec_dict
 
 import privacy_plugins as pp
 from privacy_plugins.cli import EXIT_BAD_INPUT, main
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, PopulationMismatchError
 from privacy_plugins.release import ReleaseSpec, read_published, run_release
 from privacy_plugins.release.population_spec import PopulationSpec
 
@@ -208,3 +208,16 @@ def test_exact_k_map_releases_the_same_rows_in_memory_and_in_duckdb(tmp_path: Pa
         published[QIS].astype(str).sort_values(QIS).reset_index(drop=True) for published in (published, memory.table)
     ]
     assert rows[0].equals(rows[1])
+
+
+def test_exact_k_map_with_a_population_value_its_hierarchy_cannot_build_is_one_line(tmp_path: Path) -> None:
+    """The release builds the QIs' hierarchies from the population's values (to re-measure published labels)."""
+    counts = census_counts()
+    counts = pd.concat([counts, counts.iloc[:1].assign(age="ninety")], ignore_index=True)  # age: interval builder
+    counts.to_csv(tmp_path / "counts.csv", index=False)
+    spec = ReleaseSpec.from_dict(spec_dict(tmp_path, {"table": "counts.csv"}, [{"k_map": {"k": 3}}]), base_dir=tmp_path)
+    with pytest.raises(
+        PopulationMismatchError, match=r"^population.table: column 'age' holds values its hierarchy"
+    ) as raised:
+        spec.models()
+    assert "ninety" not in str(raised.value)
