@@ -786,6 +786,10 @@ class ReleaseSpec:
         return bind_hierarchies([self.population_bound(m) for m in models], self.sensitive_hierarchies())
 
     def population_bound(self, model: PrivacyModel) -> PrivacyModel:
+        """``model`` binding itself, when it first reads its population, with :meth:`_bind_population`."""
+        return model.bound_lazily(self._bind_population)
+
+    def _bind_population(self, model: PrivacyModel) -> PrivacyModel:
         """An exact population model with its table at hand and the QIs' hierarchies built from its values.
 
         A population table of the source database is pulled summed per QI combination (aggregated

@@ -19,7 +19,7 @@ one new file.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -157,6 +157,14 @@ class PrivacyModel(ABC):
         after the run, when the raw records are gone.
         """
         return None
+
+    def bound_lazily(self, bind: Callable[[PrivacyModel], PrivacyModel]) -> PrivacyModel:
+        """The model calling ``bind`` on itself when it first reads its population; itself by default.
+
+        A release binds exact population models this way (the population table pulled, the QIs'
+        hierarchies built from it) so that naming the checks or loading definitions reads no data.
+        """
+        return self
 
     def with_population_frame(self, frame: pd.DataFrame) -> PrivacyModel:
         """The model reading ``frame`` as its population table (one pulled from the engine); itself by default."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -121,10 +121,11 @@ class KMap(PrivacyModel):
     count_column: str = COUNT_COLUMN
     _frame: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     _hierarchies: tuple[tuple[Hashable, Hierarchy], ...] = field(default=(), compare=False, repr=False)
-    #: The population encoded on the last lattice search's snapshot (``id`` → (snapshot, levels)).
-    _lattice: dict[int, tuple[Any, PopulationLevels]] = field(
-        default_factory=dict, init=False, compare=False, repr=False
-    )
+    #: Binds the model to its population on first use (a release: the table pulled, hierarchies built).
+    _binder: Callable[[KMap], PrivacyModel] | None = field(default=None, compare=False, repr=False)
+    #: The population encoded on the last lattice search's snapshot (``id`` → (snapshot, levels));
+    #: under key -1, the model :attr:`_binder` bound.
+    _lattice: dict[int, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     monotonic_with_suppression: ClassVar[bool] = True
     config_name: ClassVar[str] = "k_map"
@@ -198,12 +199,33 @@ class KMap(PrivacyModel):
         """K."""
         return float(self.k)
 
+    def bound_lazily(self, bind: Callable[[PrivacyModel], PrivacyModel]) -> KMap:
+        """The exact form binding itself with ``bind`` when it first reads its population (never before).
+
+        ``bind`` gets this model (unbound) and returns it with its table and hierarchies; QI
+        hierarchies bound later (a run's own) are kept over those ``bind`` gives.
+        """
+        return replace(self, _binder=bind) if self.exact else self
+
+    def _resolved(self) -> KMap:
+        """This model, bound by :attr:`_binder` (once) when it has one."""
+        if self._binder is None:
+            return self
+        if -1 not in self._lattice:
+            bound = self._binder(replace(self, _binder=None))
+            assert isinstance(bound, KMap)
+            self._lattice[-1] = replace(bound, _hierarchies=self._hierarchies) if self._hierarchies else bound
+        resolved: KMap = self._lattice[-1]
+        return resolved
+
     def population_table(self) -> pd.DataFrame:
         """The population table (exact form), read once per path.
 
         Raises:
             ConfigurationError: the file cannot be read or has no count column (naming k_map's population).
         """
+        if self._binder is not None:
+            return self._resolved().population_table()
         try:
             table = self._frame if self._frame is not None else _table(str(self.population))
         except (OSError, ConfigurationError) as exc:
@@ -232,6 +254,8 @@ class KMap(PrivacyModel):
             ConfigurationError: the classes carry neither quasi-identifier values nor a lattice node.
             PopulationMismatchError: the population table does not cover the sample (naming the columns).
         """
+        if self._binder is not None:
+            return self._resolved().population_sizes(classes)
         if classes.lattice_node is not None and any(q not in classes.frame.columns for q in classes.quasi_identifiers):
             snapshot, node = classes.lattice_node
             sizes = np.zeros(classes.n_classes, dtype=np.float64)
@@ -295,7 +319,12 @@ class KMap(PrivacyModel):
 
     def population_table_in_engine(self) -> tuple[str, str] | None:
         """The exact form's population when it names no file: a table beside the data, joined there."""
-        if not self.exact or self._frame is not None or os.path.isfile(str(self.population)):
+        if (
+            not self.exact
+            or self._frame is not None
+            or self._binder is not None
+            or os.path.isfile(str(self.population))
+        ):
             return None
         return str(self.population), self.count_column
 
@@ -321,6 +350,8 @@ class KMap(PrivacyModel):
 
     def population_frame(self) -> pd.DataFrame | None:
         """The exact form's population table when it is at hand (a file or a frame; not one left in an engine)."""
+        if self._binder is not None:
+            return self._resolved().population_frame()
         if not self.exact or self.population_table_in_engine() is not None:
             return None
         return self.population_table()
