@@ -12,7 +12,7 @@
   ``--qis 7 --k 5 --limit 0.02``, 22,772 population combinations, 301,620 people): optimal
   0.3 s (175 of 2,160 nodes checked), exhaustive 1.7 s (every node), the same node
   (age 3, education 2, marital-status 1, native-country 1, race 0, sex 0, workclass 1;
-  NCP 0.236846, 588 suppressed; the smallest published class maps to 130 people).
+  NCP 0.236846, 588 suppressed; the smallest published class maps to 50 people, = k).
 * δ-presence (partial scope): the table is that synthetic population (Adult ×10 with jitter), a
   seeded 10 % of it flagged as the research subset; only the subset is published, k-anonymity is
   judged on it.
