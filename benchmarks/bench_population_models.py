@@ -10,7 +10,8 @@
   population table by each node's labels (``core/metrics/population_levels.py``) and the output
   is re-measured exactly by the core (``anonymize`` verifies it). Measured (2 shared cores,
   ``--qis 7 --k 5 --limit 0.02``, 22,772 population combinations, 301,620 people): optimal
-  0.3 s (175 of 2,160 nodes checked), exhaustive 1.7 s (every node), the same node
+  0.3 s (111 of 2,160 nodes checked), exhaustive 1.7 s (every node; 0.9 s and 4.6 s with the
+  machine loaded by other jobs), the same node
   (age 3, education 2, marital-status 1, native-country 1, race 0, sex 0, workclass 1;
   NCP 0.236846, 588 suppressed; the smallest published class maps to 50 people, = k).
 * δ-presence (partial scope): the table is that synthetic population (Adult ×10 with jitter), a
