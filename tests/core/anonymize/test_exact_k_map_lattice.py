@@ -66,7 +66,7 @@ def naive_check(problem: Problem, population: pd.DataFrame, node: tuple[int, ...
     return int(merged.loc[violating, "records"].sum()), bool((~violating).any())
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(case=with_population(), k=st.integers(2, 14), limit=st.sampled_from([0, 3]))
 def test_exact_k_map_in_the_lattice_equals_a_naive_pandas_check_and_the_exhaustive_optimum(case, k, limit) -> None:
     problem, population = case
