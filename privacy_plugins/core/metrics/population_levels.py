@@ -74,7 +74,7 @@ class PopulationLevels:
             except HierarchyError:
                 raise PopulationMismatchError(
                     f"population_table column {q!r} holds values that are not leaves of its hierarchy "
-                    "(or missing values)"
+                    "(or missing values): the hierarchy must cover the population's values"
                 ) from None
             leaves.append(np.concatenate([codes, np.asarray(units, dtype=np.int64)]))
         levels = cls(tuple(hierarchies), tuple(leaves), counts)
