@@ -204,4 +204,4 @@ class Snapshot:
         classes = EquivalenceClasses.from_codes(
             self.units, self.quasi_identifiers, parts, weights=self.weights, encodings=self.encodings
         )
-        return replace(classes, lattice_node=(self, tuple(node)))
+        return replace(classes, lattice_node=(self, tuple(node), None))

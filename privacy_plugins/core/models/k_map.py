@@ -257,9 +257,10 @@ class KMap(PrivacyModel):
         if self._binder is not None:
             return self._resolved().population_sizes(classes)
         if classes.lattice_node is not None and any(q not in classes.frame.columns for q in classes.quasi_identifiers):
-            snapshot, node = classes.lattice_node
+            snapshot, node, units = classes.lattice_node
+            people = self._levels(snapshot).people(node)
             sizes = np.zeros(classes.n_classes, dtype=np.float64)
-            sizes[classes.class_of_row] = self._levels(snapshot).people(node)
+            sizes[classes.class_of_row] = people if units is None else people[units]
             return sizes
         if any(q not in classes.frame.columns for q in classes.quasi_identifiers):
             raise ConfigurationError(
