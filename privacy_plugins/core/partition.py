@@ -143,9 +143,7 @@ class EquivalenceClasses:
     #: generalized to ``node`` (the frame then holds no QI values; ``units``: the snapshot's unit of
     #: each row here, ``None`` for all of them in order): a model that must look the generalized
     #: combinations up (exact k-map) reads them from there.
-    lattice_node: tuple[Any, tuple[int, ...], np.ndarray | None] | None = field(
-        default=None, repr=False, compare=False
-    )
+    lattice_node: tuple[Any, tuple[int, ...], np.ndarray | None] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_frame(
