@@ -18,6 +18,8 @@ __all__ = [
     "InfeasibleAnonymizationError",
     "MissingDependencyError",
     "PeerError",
+    "PopulationColumnError",
+    "PopulationMismatchError",
     "PrivacyPluginsError",
     "PrivacyRiskWarning",
     "ProtocolError",
@@ -39,6 +41,17 @@ class ConfigurationError(PrivacyPluginsError, ValueError):
 
 class UnknownColumnError(ConfigurationError):
     """A named column does not exist in the table."""
+
+
+class PopulationMismatchError(ConfigurationError):
+    """The population does not cover the sample: a combination, people or a column missing, or a size below it.
+
+    A release names its ``population:`` setting in front of the message (the user's data, not a bug).
+    """
+
+
+class PopulationColumnError(PopulationMismatchError, UnknownColumnError):
+    """The population table lacks a quasi-identifier or count column."""
 
 
 class RoleConflictError(ConfigurationError):

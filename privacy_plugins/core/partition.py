@@ -10,8 +10,9 @@ classes.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -138,6 +139,11 @@ class EquivalenceClasses:
     #: Encoded columns of ``frame``, shared by every partition of the same frame
     #: (a lattice search builds hundreds) so each column is factorized once.
     encodings: dict[tuple[Hashable, bool], EncodedColumn] = field(default_factory=dict, repr=False, compare=False)
+    #: ``(snapshot, node, units)`` when a lattice search built these classes from a snapshot's units
+    #: generalized to ``node`` (the frame then holds no QI values; ``units``: the snapshot's unit of
+    #: each row here, ``None`` for all of them in order): a model that must look the generalized
+    #: combinations up (exact k-map) reads them from there.
+    lattice_node: tuple[Any, tuple[int, ...], np.ndarray | None] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_frame(
@@ -202,7 +208,7 @@ class EquivalenceClasses:
             for key, column in self.encodings.items()
             if not key[1]
         }
-        return EquivalenceClasses.from_class_ids(
+        restricted = EquivalenceClasses.from_class_ids(
             self.frame.iloc[np.flatnonzero(keep)],
             self.quasi_identifiers,
             class_ids,
@@ -210,6 +216,11 @@ class EquivalenceClasses:
             weights=weights,
             encodings=encodings,
         )
+        if self.lattice_node is None:
+            return restricted
+        snapshot, node, units = self.lattice_node
+        kept = np.flatnonzero(keep) if units is None else units[keep]
+        return replace(restricted, lattice_node=(snapshot, node, kept))
 
     @cached_property
     def n_rows(self) -> int:

@@ -55,6 +55,10 @@ class EngineTable(Protocol):
         """
         ...
 
+    def population_counts(self, name: str, quasi_identifiers: Sequence[str], count_column: str) -> pd.DataFrame:
+        """The population table ``name`` of this engine summed per QI combination there (counts, never records)."""
+        ...
+
     def generalized(
         self,
         *,

@@ -25,7 +25,7 @@ from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution, solve_snapshot
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
-from privacy_plugins.core.models import PrivacyModel, validate_on_units
+from privacy_plugins.core.models import PrivacyModel, bind_hierarchies, validate_on_units
 from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.core.models.research_subset import subset_flags
 from privacy_plugins.core.parameters import suppression_budget
@@ -171,6 +171,8 @@ def anonymize_in_engine(
     if method not in APPLY_METHODS:
         raise ConfigurationError(f"method must be one of {list(APPLY_METHODS)}, got {method!r}")
     qis = [str(q) for q in quasi_identifiers]
+    models = bind_hierarchies(models, hierarchies)  # as in memory: exact k-map re-checks published labels
+    models = [_with_engine_population(table, model, qis) for model in models]
     columns = table.columns()
     clash = sorted(set(identifiers) & set(qis) | set(identifiers) & set(sensitive_attributes))
     if clash:
@@ -232,6 +234,14 @@ def anonymize_in_engine(
         out_of_scope=snapshot.n_rows - subset_rows,
         subset_suppressed=int(weights[flags & solution.suppressed_units].sum()),
     )
+
+
+def _with_engine_population(table: EngineTable | None, model: PrivacyModel, qis: Sequence[str]) -> PrivacyModel:
+    """A model naming a population table of the engine gets its counts per raw QI combination, pulled once."""
+    named = model.population_table_in_engine()
+    if named is None or table is None:
+        return model
+    return model.with_population_frame(table.population_counts(named[0], qis, named[1]))
 
 
 def publish_node(

@@ -12,6 +12,7 @@ from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns
 from privacy_plugins.engines.base import ApplyMethod, EngineTable
+from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["PandasTable", "classes_from_pandas"]
 
@@ -72,6 +73,10 @@ class PandasTable(EngineTable):
         from privacy_plugins.engines.population_join import population_join_pandas
 
         return population_join_pandas(self.frame, population.to_pandas(), quasi_identifiers, count_column)
+
+    def population_counts(self, name: str, quasi_identifiers: Sequence[str], count_column: str) -> pd.DataFrame:
+        """Refused: a pandas table has no engine to hold a table named ``name``."""
+        raise ConfigurationError(f"population table {name!r}: a pandas table has no database; give the table's file")
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:
         """Slices of the frame."""

@@ -23,9 +23,16 @@ from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.core.parameters import check_integer
 from privacy_plugins.core.results import ClassViolations, size_histogram
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, PopulationColumnError, PopulationMismatchError
 
-__all__ = ["JoinedSizes", "k_map_in_engine", "population_join_pandas", "population_risk_in_engine"]
+__all__ = [
+    "JoinedSizes",
+    "k_map_in_engine",
+    "population_counts_spark",
+    "population_counts_sql",
+    "population_join_pandas",
+    "population_risk_in_engine",
+]
 
 SAMPLE, PEOPLE = "pp_sample_size", "pp_population_size"
 
@@ -46,12 +53,14 @@ class JoinedSizes:
         """Refuse a table missing a sample combination or counting fewer people than the sample."""
         absent = int(np.isnan(self.people).sum())
         if absent:
-            raise ConfigurationError(
+            raise PopulationMismatchError(
                 f"population_table lacks {absent} quasi-identifier combination(s) present in the sample"
             )
         short = int((self.people < self.sample).sum())
         if short:
-            raise ConfigurationError(f"population_table counts are smaller than the sample for {short} combination(s)")
+            raise PopulationMismatchError(
+                f"population_table counts are smaller than the sample for {short} combination(s)"
+            )
         return self
 
 
@@ -174,3 +183,49 @@ def population_join_spark(
     people = pd.to_numeric(frame[PEOPLE], errors="coerce")
     sampled = frame[frame[SAMPLE].notna()]
     return joined_sizes(sampled, people.sum(), int((people == 1).sum()) if keys else 0)
+
+
+def population_counts_sql(
+    connection: Any, name: str, quasi_identifiers: Sequence[str], count_column: str
+) -> pd.DataFrame:
+    """``SELECT qis, SUM(count) FROM name GROUP BY qis``: the population's people per raw QI combination.
+
+    Aggregated counts, never records: what an exact k-map search over an engine's snapshot
+    reads once (``name`` may be ``schema.table``).
+
+    Raises:
+        ConfigurationError: no such table (the database's first line), or a column is missing.
+    """
+    import sqlalchemy as sa
+
+    from privacy_plugins.engines.sql import database_message, frame_from_rows, subquery_of
+    from privacy_plugins.engines.table_names import named_table
+
+    try:
+        population = subquery_of(named_table(connection, name, setting="population table"))
+        missing = [c for c in [*quasi_identifiers, count_column] if c not in population.c]
+        if missing:
+            raise PopulationColumnError(f"population table {name!r} lacks column(s) {missing}")
+        keys = [population.c[q] for q in quasi_identifiers]
+        total = sa.func.sum(population.c[count_column]).label(count_column)
+        rows = connection.execute(sa.select(*keys, total).group_by(*keys)).fetchall()
+    except sa.exc.DBAPIError as exc:
+        raise ConfigurationError(f"population table {name!r}: {database_message(exc)}") from None
+    return frame_from_rows(rows, [*quasi_identifiers, count_column])
+
+
+def population_counts_spark(
+    session: Any, name: str, quasi_identifiers: Sequence[str], count_column: str
+) -> pd.DataFrame:
+    """:func:`population_counts_sql` on a table or view of the Spark session (summed on the cluster)."""
+    from pyspark.sql import functions
+
+    try:
+        population = session.table(name)
+    except Exception as exc:  # AnalysisException: say which setting names the table
+        raise ConfigurationError(f"population table {name!r} is not a table or view of the Spark session") from exc
+    missing = [c for c in [*quasi_identifiers, count_column] if c not in population.columns]
+    if missing:
+        raise PopulationColumnError(f"population table {name!r} lacks column(s) {missing}")
+    summed = population.groupBy(*quasi_identifiers).agg(functions.sum(count_column).alias(count_column))
+    return summed.toPandas()

@@ -86,6 +86,12 @@ class SparkTable(EngineTable):
             raise ConfigurationError("the population table must be a Spark table too (the join runs on the cluster)")
         return population_join_spark(self.frame, population.frame, quasi_identifiers, count_column)
 
+    def population_counts(self, name: str, quasi_identifiers: Sequence[str], count_column: str) -> pd.DataFrame:
+        """A table or view of the session, summed per QI combination on the cluster."""
+        from privacy_plugins.engines.population_join import population_counts_spark
+
+        return population_counts_spark(self.frame.sparkSession, name, quasi_identifiers, count_column)
+
     def _without(self, removed: pd.DataFrame) -> EngineTable:
         """A broadcast left-anti join with ``removed`` (null-safe equality: missing values match)."""
         from functools import reduce

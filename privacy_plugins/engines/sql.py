@@ -243,6 +243,13 @@ class SqlTable(EngineTable):
                 connection, self.selectable, population.selectable, quasi_identifiers, count_column
             )
 
+    def population_counts(self, name: str, quasi_identifiers: Sequence[str], count_column: str) -> pd.DataFrame:
+        """A population table of the same database, summed per QI combination there (one GROUP BY)."""
+        from privacy_plugins.engines.population_join import population_counts_sql
+
+        with self.transaction() as connection:
+            return population_counts_sql(connection, name, quasi_identifiers, count_column)
+
     @contextmanager
     def transaction(self) -> Iterator[sa.Connection]:
         """A connection in a transaction, committed when the block succeeds: the pinned one once helpers exist."""

@@ -11,7 +11,7 @@ import pandas as pd
 
 from privacy_plugins.core.diagnosis import diagnose
 from privacy_plugins.core.models import bind_hierarchies
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, PopulationMismatchError
 from privacy_plugins.release.artifacts import DiagnosisSummary
 from privacy_plugins.release.population_spec import population_table
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
@@ -47,7 +47,9 @@ def write_diagnosis(
             l_variant=requirements.l_variant,  # type: ignore[arg-type]
             c=requirements.c if requirements.l_variant == "recursive" else None,
             models=[  # the listed models that have borders (monotone over quasi-identifier subsets)
-                m.with_release_population(None if spec.population is None else spec.population.setting())
+                spec.population_bound(
+                    m.with_release_population(None if spec.population is None else spec.population.setting())
+                )
                 for m in bind_hierarchies(requirements.listed, spec.sensitive_hierarchies())
                 if m.is_monotonic(with_suppression=False)
             ],
@@ -56,8 +58,8 @@ def write_diagnosis(
             weights=weights,
             population=None if spec.population is None else spec.population.model(lambda t: population_table(spec, t)),
         )
-    except ConfigurationError as exc:  # a population that misses the sample: name the setting
-        if spec.population is None or not str(exc).startswith(("population_table", "population_size")):
+    except PopulationMismatchError as exc:  # a population that misses the sample: name the setting
+        if spec.population is None:
             raise
         raise ConfigurationError(f"{spec.population.setting().given()}: {exc}") from None
     diagnosis = dataclasses.replace(diagnosis, direct_identifiers=tuple(dict(f) for f in flagged))

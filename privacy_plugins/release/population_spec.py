@@ -157,12 +157,14 @@ def population_table(spec: Any, name: str) -> pd.DataFrame:
     import sqlalchemy as sa
 
     from privacy_plugins.engines.sql import SqlTable, database_message, frame_from_rows
+    from privacy_plugins.engines.table_names import named_table
     from privacy_plugins.release.destination.sql import transactional_engine
     from privacy_plugins.release.sources import source_url
 
     engine = transactional_engine(source_url(spec.source))
     try:
-        table = SqlTable.from_table(engine, name)
+        with engine.connect() as connection:  # ``table`` or ``schema.table``, each part quoted
+            table = SqlTable(engine, named_table(connection, name, setting="population.table"))
         population = spec.population
         columns = [*spec.quasi_identifiers, population.count_column]
         missing = [c for c in columns if c not in table.columns()]

@@ -46,7 +46,7 @@ from privacy_plugins.core.models import (
 from privacy_plugins.core.parameters import check_fraction, check_integer, suppression_budget
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.engines.spark_session import check_spark_settings, is_spark_path
-from privacy_plugins.errors import ConfigurationError, HierarchyError
+from privacy_plugins.errors import ConfigurationError, HierarchyError, PopulationMismatchError
 from privacy_plugins.release.connections import mask_password
 from privacy_plugins.release.history_spec import HistorySpec
 from privacy_plugins.release.population_spec import PopulationSpec
@@ -783,7 +783,45 @@ class ReleaseSpec:
         """
         setting = None if self.population is None else self.population.setting()
         models = [m.with_release_population(setting) for m in self.requirements.models(self.sensitive_attributes)]
-        return bind_hierarchies(models, self.sensitive_hierarchies())
+        return bind_hierarchies([self.population_bound(m) for m in models], self.sensitive_hierarchies())
+
+    def population_bound(self, model: PrivacyModel) -> PrivacyModel:
+        """``model`` binding itself, when it first reads its population, with :meth:`_bind_population`."""
+        return model.bound_lazily(self._bind_population)
+
+    def _bind_population(self, model: PrivacyModel) -> PrivacyModel:
+        """An exact population model with its table at hand and the QIs' hierarchies built from its values.
+
+        A population table of the source database is pulled summed per QI combination (aggregated
+        counts, never records), once per spec; the hierarchies let the published labels be looked
+        up after the run too (issue 30: exact k-map; the run binds the sample's own hierarchies).
+        """
+        cache: dict[tuple[str, object], Any] = self.__dict__.setdefault("_population_cache", {})
+        in_engine = model.population_table_in_engine()
+        if in_engine is not None and self.population is not None and isinstance(self.population.table, str):
+            from privacy_plugins.release.population_spec import population_table
+
+            name = in_engine[0]
+            if ("table", name) not in cache:
+                try:
+                    cache["table", name] = population_table(self, name)
+                except ConfigurationError as exc:
+                    raise ConfigurationError(f"population.table {name!r}: {exc}") from None
+            model = model.with_population_frame(cache["table", name])
+        frame = model.population_frame()
+        if frame is None or any(q not in frame.columns for q in self.quasi_identifiers):
+            return model  # (a table lacking a QI is refused, naming it, where it is first read)
+        key = ("hierarchies", id(frame))
+        if key not in cache:
+            try:
+                cache[key] = (frame, self.build_hierarchies(frame))
+            except HierarchyError as exc:  # (its message may show values: name the column only)
+                named = [q for q in self.quasi_identifiers if repr(q) in str(exc)]
+                where = f"column {named[0]!r}" if named else "a quasi-identifier column"
+                raise PopulationMismatchError(
+                    f"population.table: {where} holds values its hierarchy cannot generalize"
+                ) from None
+        return model.with_hierarchies(cache[key][1])
 
     def sensitive_hierarchies(self) -> dict[Hashable, Hierarchy]:
         """The hierarchy of every sensitive attribute the spec gives one (data-free builders only).

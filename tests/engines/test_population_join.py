@@ -8,6 +8,7 @@ missing a combination or counting fewer people is refused with the same line.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -127,3 +128,37 @@ def test_tables_of_two_databases_are_refused(tmp_path: Any) -> None:
     _, census = sql_pair(f"sqlite:///{tmp_path / 'b.sqlite'}", sample, population)
     with pytest.raises(ConfigurationError, match="same database"):
         population_risk_in_engine(table, census, quasi_identifiers=QIS)
+
+
+@pytest.mark.parametrize(("kind", "limit"), [("duckdb", 0.0), ("sqlite", 0.05)])
+def test_exact_k_map_anonymized_in_the_engine_equals_memory(kind: str, limit: float, tmp_path: Path) -> None:
+    """Issue 30: a KMap naming a population table of the engine; its sums are pulled once, the search is exact."""
+    from engine_checks import multiset
+
+    from privacy_plugins.core.anonymize import anonymize
+    from privacy_plugins.core.hierarchies import Hierarchy
+    from privacy_plugins.engines import anonymize_in_engine
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"age": rng.integers(20, 30, 120), "zip": rng.choice(["a1", "a2", "b1", "b2"], 120)})
+    hierarchies = {
+        "age": Hierarchy.from_rows("age", [[str(a), f"{a // 5 * 5}s", "*"] for a in range(20, 30)]),
+        "zip": Hierarchy.from_rows("zip", [[z, z[0] + "*", "*"] for z in ["a1", "a2", "b1", "b2"]]),
+    }
+    counts = frame.groupby(["age", "zip"], as_index=False).size().rename(columns={"size": "count"})
+    counts["count"] = counts["count"] * rng.integers(1, 4, len(counts))
+    suffix = "sqlite" if kind == "sqlite" else "duckdb"
+    engine = sa.create_engine(f"{kind}:///{tmp_path / f'db.{suffix}'}")
+    with engine.begin() as connection:
+        frame.to_sql("people", connection, index=False)
+        counts.to_sql("census", connection, index=False)
+    problem = {"quasi_identifiers": ["age", "zip"], "hierarchies": hierarchies, "suppression_limit": limit}
+    counts.to_csv(tmp_path / "census.csv", index=False)
+    reference = anonymize(frame, models=[KMap(6, population=str(tmp_path / "census.csv"))], **problem)
+    done = anonymize_in_engine(SqlTable.from_table(engine, "people"), models=[KMap(6, population="census")], **problem)  # type: ignore[arg-type]
+    assert done.solution.details.levels == reference.details.levels and any(reference.details.levels.values())  # type: ignore[attr-defined]
+    assert multiset(done.published.to_pandas()).equals(multiset(reference.table))
+    assert [r.passed for r in done.checked] == [True] and done.checked[0].observed == reference.models[0].observed
+    with pytest.raises(ConfigurationError, match="population table 'nope'"):
+        anonymize_in_engine(SqlTable.from_table(engine, "people"), models=[KMap(6, population="nope")], **problem)  # type: ignore[arg-type]
+    engine.dispose()

@@ -77,3 +77,18 @@ def test_a_research_subset_is_published_alone_on_spark(spark, method: str) -> No
 
     frame = population(3)
     assert_same_subset_release(to_spark(spark, frame), frame, limit=0.1, method=method)
+
+
+def test_a_population_table_of_the_session_is_summed_on_the_cluster(spark) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30: exact k-map's population counts per raw QI combination, from a view of the session."""
+    from privacy_plugins.errors import ConfigurationError
+
+    rows = [(20, "a", 3), (20, "a", 2), (21, "b", 4)]
+    spark.createDataFrame(rows, schema="age bigint, zip string, count bigint").createOrReplaceTempView("pp_census")
+    table = to_spark(spark, pd.DataFrame({"age": [20, 21], "zip": ["a", "b"]}))
+    counts = table.population_counts("pp_census", ["age", "zip"], "count").sort_values("age").reset_index(drop=True)
+    assert counts.astype(str).to_numpy().tolist() == [["20", "a", "5"], ["21", "b", "4"]]
+    with pytest.raises(ConfigurationError, match="'pp_nope' is not a table or view of the Spark session"):
+        table.population_counts("pp_nope", ["age", "zip"], "count")
+    with pytest.raises(ConfigurationError, match=r"lacks column\(s\) \['people'\]"):
+        table.population_counts("pp_census", ["age", "zip"], "people")

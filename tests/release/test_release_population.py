@@ -14,7 +14,7 @@ from release_fixtures import demo_spec_dict
 
 import privacy_plugins as pp
 from privacy_plugins.cli import EXIT_BAD_INPUT, main
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, PopulationMismatchError
 from privacy_plugins.release import ReleaseSpec, read_published, run_release
 from privacy_plugins.release.population_spec import PopulationSpec
 
@@ -58,7 +58,6 @@ def test_the_release_diagnosis_reports_risk_beyond_the_sample(tmp_path: Path) ->
     listed = [*LISTED[:1], {"population_uniqueness": {"max": 1.0, "population": 0.1}}, LISTED[2]]
     exact = ReleaseSpec.from_dict(spec_dict(tmp_path, {"table": "census_counts.csv"}, listed), base_dir=tmp_path)
     assert exact.models()[2].exact  # type: ignore[attr-defined]  # k_map: the block's table, exact
-    # (exact k-map is refused inside the full-domain search over a snapshot: docs/population-risk.md)
     spec = ReleaseSpec.from_dict(spec_dict(tmp_path, {"table": "census_counts.csv"}, listed[:1]), base_dir=tmp_path)
     result = run_release(spec)
     assert result.passed, result.failure
@@ -122,6 +121,7 @@ def test_a_weights_column_gets_a_role_and_weights_the_diagnosis(tmp_path: Path) 
         ({"weights": "w"}, LISTED[:2], "population_uniqueness needs a sampling fraction or a population size"),
         ({"size": 5000}, LISTED, "k_map cannot use population.size"),
         ({"weights": "nope"}, LISTED[:1], "population.weights 'nope' not found in table"),
+        ({"size": 10}, LISTED[:1], "population.size: population_size 10 is smaller than the sample (400 records)"),
     ],
 )
 def test_bad_population_blocks_exit_2_with_one_line(
@@ -155,3 +155,70 @@ def test_a_population_table_that_does_not_cover_the_sample_exits_2(
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
     assert read_published(ReleaseSpec.from_yaml(path).destination) is None
+
+
+def jittered_counts() -> pd.DataFrame:
+    """People per sample combination: 1 to 4 times its records (so exact k-map is not a k-anonymity)."""
+    counts = census_counts(times=1)
+    return counts.assign(count=counts["count"] * (1 + pd.util.hash_pandas_object(counts[QIS], index=False) % 4))
+
+
+def test_exact_k_map_releases_the_same_rows_in_memory_and_in_duckdb(tmp_path: Path) -> None:
+    """Issue 30: exact k-map inside the full-domain search, released from DuckDB's snapshot.
+
+    The population block names a schema-qualified table of the DuckDB source (each part quoted;
+    pulled summed, once); the published rows equal the core's in-memory anonymization of the same
+    records with the same counts (a file there) and the same hierarchies.
+    """
+    from privacy_plugins.core.anonymize import anonymize
+    from privacy_plugins.core.models import KMap
+
+    database = tmp_path / "source.duckdb"
+    connection = duckdb.connect(str(database))
+    connection.register("people", census())
+    connection.register("counts", jittered_counts())
+    connection.execute("CREATE TABLE census AS SELECT * FROM people")
+    connection.execute("CREATE SCHEMA pop")
+    connection.execute("CREATE TABLE pop.census_counts AS SELECT * FROM counts")
+    connection.close()
+    source = {"duckdb": str(database), "table": "census"}
+    spec = ReleaseSpec.from_dict(
+        spec_dict(tmp_path, {"table": "pop.census_counts"}, [{"k_map": {"k": 9}}], source=source)
+    )
+    result = run_release(spec)
+    assert result.passed, result.failure
+    assert result.check is not None and result.candidate is not None
+    (k_map,) = (c for c in result.check.checks if c.name == "k_map")
+    assert k_map.passed and k_map.observed is not None and k_map.observed >= 9
+    published = read_published(spec.destination)
+    assert published is not None and 0 < len(published) <= ROWS
+    jittered_counts().to_csv(tmp_path / "counts.csv", index=False)
+    frame = census()
+    memory = anonymize(
+        frame,
+        quasi_identifiers=QIS,
+        hierarchies=spec.build_hierarchies(frame),
+        models=[KMap(9, population=str(tmp_path / "counts.csv"))],
+        suppression_limit=spec.requirements.suppression_limit,
+        unlisted_columns="drop",
+    )
+    assert memory.passed and dict(memory.details.levels) == result.candidate.levels  # type: ignore[attr-defined]
+    assert any(result.candidate.levels.values())  # k-map generalized something
+    rows = [
+        published[QIS].astype(str).sort_values(QIS).reset_index(drop=True) for published in (published, memory.table)
+    ]
+    assert rows[0].equals(rows[1])
+
+
+def test_exact_k_map_with_a_population_value_its_hierarchy_cannot_build_is_one_line(tmp_path: Path) -> None:
+    """The release builds the QIs' hierarchies from the population's values (to re-measure published labels)."""
+    counts = census_counts()
+    counts = pd.concat([counts, counts.iloc[:1].assign(age="ninety")], ignore_index=True)  # age: interval builder
+    counts.to_csv(tmp_path / "counts.csv", index=False)
+    spec = ReleaseSpec.from_dict(spec_dict(tmp_path, {"table": "counts.csv"}, [{"k_map": {"k": 3}}]), base_dir=tmp_path)
+    (model,) = spec.models()  # naming the checks (Dagster definitions) reads no data: bound on first use
+    with pytest.raises(
+        PopulationMismatchError, match=r"^population.table: column 'age' holds values its hierarchy"
+    ) as raised:
+        model.population_table()
+    assert "ninety" not in str(raised.value)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -201,6 +201,7 @@ class Snapshot:
     def classes(self, node: Sequence[int]) -> EquivalenceClasses:
         """The equivalence classes of the units generalized to ``node``."""
         parts = [(self.codes(qi, level), len(self.hierarchies[qi].labels[level])) for qi, level in enumerate(node)]
-        return EquivalenceClasses.from_codes(
+        classes = EquivalenceClasses.from_codes(
             self.units, self.quasi_identifiers, parts, weights=self.weights, encodings=self.encodings
         )
+        return replace(classes, lattice_node=(self, tuple(node), None))

@@ -46,7 +46,12 @@ from privacy_plugins.core.metrics.uniqueness import ClassSizeHistogram, estimate
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
-from privacy_plugins.errors import ConfigurationError, UnknownColumnError
+from privacy_plugins.errors import (
+    ConfigurationError,
+    PopulationColumnError,
+    PopulationMismatchError,
+    UnknownColumnError,
+)
 
 __all__ = [
     "ATTACKERS",
@@ -100,7 +105,7 @@ class PopulationModel:
         if self.population_size is not None:
             check_integer(self.population_size, name="population_size")
         if self.population_table is not None and self.count_column not in self.population_table.columns:
-            raise UnknownColumnError(
+            raise PopulationColumnError(
                 f"population_table has no count column {self.count_column!r}; "
                 f"columns: {list(self.population_table.columns)!r}"
             )
@@ -116,7 +121,9 @@ class PopulationModel:
         else:
             raise ConfigurationError("population: the size of a weighted sample is its total weight (see weights_of)")
         if size < sample_records:
-            raise ConfigurationError(f"population_size {size} is smaller than the sample ({sample_records} records)")
+            raise PopulationMismatchError(
+                f"population_size {size} is smaller than the sample ({sample_records} records)"
+            )
         return size
 
 
@@ -217,14 +224,14 @@ def population_class_sizes(
     qis = list(classes.quasi_identifiers)
     missing = [q for q in qis if q not in table.columns]
     if missing:
-        raise UnknownColumnError(f"population_table lacks quasi-identifier column(s) {missing!r}")
+        raise PopulationColumnError(f"population_table lacks quasi-identifier column(s) {missing!r}")
     counts = pd.to_numeric(table[count_column], errors="coerce").to_numpy(dtype=np.float64)
     if np.isnan(counts).any() or (counts < 0).any():
-        raise ConfigurationError(f"population_table column {count_column!r} must hold counts >= 0")
+        raise PopulationMismatchError(f"population_table column {count_column!r} must hold counts >= 0")
     if not qis:  # no quasi-identifier: one class, the whole population
         sizes = np.full(classes.n_classes, float(counts.sum()))
         if (sizes < classes.sizes).any():
-            raise ConfigurationError("population_table counts are smaller than the sample for 1 combination(s)")
+            raise PopulationMismatchError("population_table counts are smaller than the sample for 1 combination(s)")
         return sizes
     sample = classes.frame[qis].reset_index(drop=True)
     keys, rows = _join_keys(table[qis].reset_index(drop=True), sample)
@@ -236,14 +243,14 @@ def population_class_sizes(
     absent = np.isnan(row_of_unit)
     if absent.any():
         combinations = int(rows[absent].drop_duplicates().shape[0])
-        raise ConfigurationError(
+        raise PopulationMismatchError(
             f"population_table lacks {combinations} quasi-identifier combination(s) present in the sample"
         )
     pairs = np.unique(classes.class_of_row.astype(np.int64) * len(keys) + row_of_unit.astype(np.int64))
     sizes = np.bincount(pairs // len(keys), weights=counts[pairs % len(keys)], minlength=classes.n_classes)
     short = int((sizes < classes.sizes).sum())
     if short:
-        raise ConfigurationError(f"population_table counts are smaller than the sample for {short} combination(s)")
+        raise PopulationMismatchError(f"population_table counts are smaller than the sample for {short} combination(s)")
     return sizes
 
 

@@ -14,7 +14,7 @@ from privacy_plugins.core.frame import encode_column
 from privacy_plugins.core.metrics.population import PopulationModel, PopulationRisk, population_risk
 from privacy_plugins.core.metrics.risk import DEFAULT_RISK_THRESHOLD
 from privacy_plugins.core.partition import EquivalenceClasses
-from privacy_plugins.errors import UnknownColumnError
+from privacy_plugins.errors import PopulationColumnError
 
 __all__ = ["marginal_model", "population_risk_by_subset"]
 
@@ -26,7 +26,7 @@ def marginal_model(population: PopulationModel, columns: list[Hashable]) -> Popu
         return population
     missing = [q for q in columns if q not in table.columns]
     if missing:
-        raise UnknownColumnError(f"population_table lacks quasi-identifier column(s) {missing!r}")
+        raise PopulationColumnError(f"population_table lacks quasi-identifier column(s) {missing!r}")
     summed = table.groupby(columns, dropna=False, sort=False)[population.count_column].sum().reset_index()
     return PopulationModel(population_table=summed, count_column=population.count_column)
 

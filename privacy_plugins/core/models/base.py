@@ -19,7 +19,7 @@ one new file.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -148,6 +148,27 @@ class PrivacyModel(ABC):
         class's records and people (:meth:`evaluate_population_sizes`), never a value.
         """
         return None
+
+    def population_frame(self) -> pd.DataFrame | None:
+        """The population table (raw QI values, counts) the model looks published labels up in; else ``None``.
+
+        A release builds the quasi-identifiers' hierarchies from its values (the builders label
+        a value the same whatever the other values) so the published table can be re-measured
+        after the run, when the raw records are gone.
+        """
+        return None
+
+    def bound_lazily(self, bind: Callable[[PrivacyModel], PrivacyModel]) -> PrivacyModel:
+        """The model calling ``bind`` on itself when it first reads its population; itself by default.
+
+        A release binds exact population models this way (the population table pulled, the QIs'
+        hierarchies built from it) so that naming the checks or loading definitions reads no data.
+        """
+        return self
+
+    def with_population_frame(self, frame: pd.DataFrame) -> PrivacyModel:
+        """The model reading ``frame`` as its population table (one pulled from the engine); itself by default."""
+        return self
 
     def evaluate_population_sizes(self, sample: np.ndarray, people: np.ndarray) -> ModelResult:
         """The verdict from each class's records ``sample`` and people ``people`` (a table in the engine)."""

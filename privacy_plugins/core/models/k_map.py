@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.population import COUNT_COLUMN, ReleasePopulation, population_class_sizes
+from privacy_plugins.core.metrics.population_levels import PopulationLevels
 from privacy_plugins.core.models.base import ModelResult, PrivacyModel
 from privacy_plugins.core.parameters import check_fraction, check_integer
 from privacy_plugins.core.partition import EquivalenceClasses
@@ -85,14 +86,25 @@ class KMap(PrivacyModel):
     """Every class's population count ≥ ``k``; ``k``: integer ≥ 1.
 
     ``population``: a path to a population table (one row per QI combination, its
-    count in ``count_column``) — exact: a class's count is the table's count of its
-    combination (the sum over its members' combinations when a search groups raw
-    records); or a sampling fraction in (0, 1] — estimated as ARX does: the class
+    count in ``count_column``; in a release also a table of the source database) — exact:
+    a class's count is the people of the population table whose combination generalizes
+    to the class's (inside a full-domain search: the table grouped by the node's labels,
+    :class:`~privacy_plugins.core.metrics.population_levels.PopulationLevels`; a class a
+    search groups from raw records without a node: the sum over its members'
+    combinations); or a sampling fraction in (0, 1] — estimated as ARX does: the class
     needs ``derived_k`` records (Poisson or zero-truncated Poisson, ``significance_level``).
 
-    Monotone under generalization and suppression in both forms: merging classes adds
-    their population counts (and the estimated form is a class-size threshold, like
-    k-anonymity), and suppression removes whole violating classes.
+    Monotone under generalization and suppression in both forms, so the lattice prunes with it.
+    Exact form, proof: let F(E) be the people whose raw combination generalizes to class E's
+    labels. (1) Generalization: a node N' ≥ N maps each class E of N into one class E' of N'
+    (the hierarchy is a tree: a value's label at a higher level is a function of its label at
+    a lower one), and every person generalizing to E generalizes to E', so F(E') ≥ F(E) — in
+    fact F(E') is the sum of F over the children of E', whether the sample holds them or not.
+    So E' violates (F(E') < k) only if every class E of N inside it violates (F(E) ≤ F(E')):
+    the records suppressed at N' are a subset of those suppressed at N. (2) Suppression: F(E)
+    depends on E's labels and the population alone, so removing other classes never changes
+    a class's verdict. Hence if N satisfies within the limit, so does every N' ≥ N. The
+    estimated form is a class-size threshold (k-anonymity with k'), monotone for the same reasons.
 
     Example:
         >>> import pandas as pd
@@ -109,6 +121,11 @@ class KMap(PrivacyModel):
     count_column: str = COUNT_COLUMN
     _frame: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     _hierarchies: tuple[tuple[Hashable, Hierarchy], ...] = field(default=(), compare=False, repr=False)
+    #: Binds the model to its population on first use (a release: the table pulled, hierarchies built).
+    _binder: Callable[[KMap], PrivacyModel] | None = field(default=None, compare=False, repr=False)
+    #: The population encoded on the last lattice search's snapshot (``id`` → (snapshot, levels));
+    #: under key -1, the model :attr:`_binder` bound.
+    _lattice: dict[int, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     monotonic_with_suppression: ClassVar[bool] = True
     config_name: ClassVar[str] = "k_map"
@@ -140,11 +157,11 @@ class KMap(PrivacyModel):
             )
         if population.fraction is not None:
             return replace(self, population=population.fraction)
-        if population.table is not None and population.table_is_file:
+        if population.table is not None:  # a file, or a table of the source database (pulled summed, once)
             return replace(self, population=population.table, count_column=population.count_column)
         raise ConfigurationError(
-            f"k_map cannot use {population.given()}: it needs population.fraction or population.table "
-            "(a file); give k_map its own population"
+            f"k_map cannot use {population.given()}: it needs population.fraction or population.table; "
+            "give k_map its own population"
         )
 
     def _fraction(self) -> float:
@@ -182,12 +199,33 @@ class KMap(PrivacyModel):
         """K."""
         return float(self.k)
 
+    def bound_lazily(self, bind: Callable[[PrivacyModel], PrivacyModel]) -> KMap:
+        """The exact form binding itself with ``bind`` when it first reads its population (never before).
+
+        ``bind`` gets this model (unbound) and returns it with its table and hierarchies; QI
+        hierarchies bound later (a run's own) are kept over those ``bind`` gives.
+        """
+        return replace(self, _binder=bind) if self.exact else self
+
+    def _resolved(self) -> KMap:
+        """This model, bound by :attr:`_binder` (once) when it has one."""
+        if self._binder is None:
+            return self
+        if -1 not in self._lattice:
+            bound = self._binder(replace(self, _binder=None))
+            assert isinstance(bound, KMap)
+            self._lattice[-1] = replace(bound, _hierarchies=self._hierarchies) if self._hierarchies else bound
+        resolved: KMap = self._lattice[-1]
+        return resolved
+
     def population_table(self) -> pd.DataFrame:
         """The population table (exact form), read once per path.
 
         Raises:
             ConfigurationError: the file cannot be read or has no count column (naming k_map's population).
         """
+        if self._binder is not None:
+            return self._resolved().population_table()
         try:
             table = self._frame if self._frame is not None else _table(str(self.population))
         except (OSError, ConfigurationError) as exc:
@@ -207,16 +245,66 @@ class KMap(PrivacyModel):
     def population_sizes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Each class's population count (exact form).
 
+        Classes a lattice search built from a snapshot (:attr:`EquivalenceClasses.lattice_node`)
+        carry level codes, not values: their counts are the population table grouped by the
+        node's labels (:class:`~privacy_plugins.core.metrics.population_levels.PopulationLevels`,
+        encoded once per snapshot), the same counts the published table is later looked up in.
+
         Raises:
-            ConfigurationError: the classes carry no quasi-identifier values to look up (a
-                lattice search over a snapshot groups level codes, not values).
+            ConfigurationError: the classes carry neither quasi-identifier values nor a lattice node.
+            PopulationMismatchError: the population table does not cover the sample (naming the columns).
         """
+        if self._binder is not None:
+            return self._resolved().population_sizes(classes)
+        if classes.lattice_node is not None and any(q not in classes.frame.columns for q in classes.quasi_identifiers):
+            snapshot, node, units = classes.lattice_node
+            people = self._levels(snapshot).people(node)
+            sizes = np.zeros(classes.n_classes, dtype=np.float64)
+            sizes[classes.class_of_row] = people if units is None else people[units]
+            return sizes
         if any(q not in classes.frame.columns for q in classes.quasi_identifiers):
             raise ConfigurationError(
                 f"{self} looks classes up by their quasi-identifier values, which this search does not keep: "
                 "check or measure a table with it, or anonymize with k_map's population as a sampling fraction"
             )
-        return population_class_sizes(classes, self._generalized_table(classes), count_column=self.count_column)
+        everyone = self._fully_generalized(classes)  # marked suppressed rows: every QI its hierarchy's top
+        if not everyone.any():
+            return population_class_sizes(classes, self._generalized_table(classes), count_column=self.count_column)
+        table = self.population_table()
+        sizes = np.full(classes.n_classes, float(pd.to_numeric(table[self.count_column]).sum()))
+        if not everyone.all():
+            rest = classes.restricted(~everyone[classes.class_of_row])  # (class order kept)
+            sizes[~everyone] = population_class_sizes(
+                rest, self._generalized_table(rest), count_column=self.count_column
+            )
+        return sizes
+
+    def _fully_generalized(self, classes: EquivalenceClasses) -> np.ndarray:
+        """Classes whose every QI holds its hierarchy's top label (they map to the whole population)."""
+        tops = {column: str(h.labels[h.height][0]) for column, h in self._hierarchies}
+        if not classes.quasi_identifiers or any(q not in tops for q in classes.quasi_identifiers):
+            return np.zeros(classes.n_classes, dtype=bool)
+        first = np.zeros(classes.n_classes, dtype=np.int64)
+        first[classes.class_of_row[::-1]] = np.arange(classes.n_units - 1, -1, -1)  # a unit of each class
+        rows = classes.frame.iloc[first]
+        return np.logical_and.reduce([rows[q].astype(str).to_numpy() == tops[q] for q in classes.quasi_identifiers])
+
+    def _levels(self, snapshot: Any) -> PopulationLevels:
+        """The population encoded on ``snapshot``'s hierarchies and units, once per snapshot."""
+        cached = self._lattice.get(id(snapshot))
+        if cached is not None and cached[0] is snapshot:
+            return cached[1]
+        levels = PopulationLevels.encode(
+            self.population_table(),
+            count_column=self.count_column,
+            quasi_identifiers=snapshot.quasi_identifiers,
+            hierarchies=snapshot.hierarchies,
+            unit_leaves=snapshot.leaf_codes,
+            unit_weights=snapshot.weights,
+        )
+        self._lattice.clear()  # one search at a time: never keep an old snapshot alive
+        self._lattice[id(snapshot)] = (snapshot, levels)
+        return levels
 
     def violating_classes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Classes mapping to fewer than k people."""
@@ -232,7 +320,12 @@ class KMap(PrivacyModel):
 
     def population_table_in_engine(self) -> tuple[str, str] | None:
         """The exact form's population when it names no file: a table beside the data, joined there."""
-        if not self.exact or self._frame is not None or os.path.isfile(str(self.population)):
+        if (
+            not self.exact
+            or self._frame is not None
+            or self._binder is not None
+            or os.path.isfile(str(self.population))
+        ):
             return None
         return str(self.population), self.count_column
 
@@ -255,6 +348,14 @@ class KMap(PrivacyModel):
     def with_population_frame(self, frame: pd.DataFrame) -> KMap:
         """The same model reading ``frame`` instead of the file (tests, callers holding the table)."""
         return replace(self, _frame=frame)
+
+    def population_frame(self) -> pd.DataFrame | None:
+        """The exact form's population table when it is at hand (a file or a frame; not one left in an engine)."""
+        if self._binder is not None:
+            return self._resolved().population_frame()
+        if not self.exact or self.population_table_in_engine() is not None:
+            return None
+        return self.population_table()
 
     def with_hierarchies(self, hierarchies: Mapping[Hashable, Hierarchy]) -> KMap:
         """The model knowing the QIs' hierarchies (a population table of raw combinations then serves published ones).

@@ -53,15 +53,16 @@ class PopulationSizesMetric(TableMetricProvider):
         metrics: dict[str, Any],
         runtime_configuration: dict[str, Any],
     ) -> JoinedSizes:
-        from privacy_plugins.engines.sql import lightweight_table
+        from privacy_plugins.engines.table_names import named_table, split_table_name
 
         selectable, _, _ = execution_engine.get_compute_domain(
             metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
         )
         name = str(metric_value_kwargs["population_table"])
+        split_table_name(name, setting="population table")  # a malformed name: one line, before any query
         with execution_engine.get_connection() as connection:
             try:
-                population = lightweight_table(connection, name)
+                population = named_table(connection, name)
             except Exception as exc:  # the driver's own error type: say which setting names the table
                 raise ConfigurationError(f"population table {name!r} is not a table of the batch's database") from exc
             sizes = population_join_sql(

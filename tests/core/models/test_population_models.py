@@ -181,20 +181,22 @@ def test_exact_k_map_checks_a_published_table_against_raw_population_counts() ->
         )
 
 
-def test_exact_k_map_refuses_a_search_that_keeps_no_values(tmp_path) -> None:
+def test_exact_k_map_searches_the_lattice_with_a_population_file(tmp_path) -> None:
+    """Once refused (the snapshot keeps level codes); now the file's counts are grouped per node."""
     from privacy_plugins.core.anonymize.full_domain import anonymize_full_domain
     from privacy_plugins.core.hierarchies import Hierarchy
 
     frame = pd.DataFrame({"zip": ["a", "b", "a", "b"]})
     census = tmp_path / "census.csv"
     pd.DataFrame({"zip": ["a", "b"], "count": [9, 9]}).to_csv(census, index=False)
-    with pytest.raises(ConfigurationError, match="anonymize with k_map's population as a sampling fraction"):
-        anonymize_full_domain(
+    for k, level in ((9, 0), (18, 1)):
+        result = anonymize_full_domain(
             frame,
             quasi_identifiers=["zip"],
             hierarchies={"zip": Hierarchy.from_rows("zip", [["a", "*"], ["b", "*"]])},
-            models=[KMap(3, population=str(census))],
+            models=[KMap(k, population=str(census))],
         )
+        assert result.passed and result.details.levels == {"zip": level}  # type: ignore[attr-defined]
 
 
 @settings(max_examples=40)

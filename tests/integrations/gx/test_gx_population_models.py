@@ -134,3 +134,73 @@ def test_a_population_table_missing_a_sampled_combination_is_an_error_naming_it(
     assert "population_table lacks 1 quasi-identifier combination" in checked.message
     status, _, _ = verdict(batch, k_map_suite("no_such_table"))
     assert status == "error"
+
+
+def batch_with_schema_census(url: str, schema: str) -> object:
+    """FRAME as ``people`` (default schema) and CENSUS as ``census_counts`` in ``schema``; a GX batch of ``people``."""
+    quoted = '"' + schema.replace('"', '""') + '"'
+    if url.startswith("duckdb"):  # (duckdb_engine cannot name a schema holding a dot: DuckDB itself)
+        import duckdb
+
+        with duckdb.connect(url.removeprefix("duckdb:///")) as connection:
+            connection.register("frame", FRAME)
+            connection.register("counts", CENSUS)
+            connection.execute("CREATE TABLE people AS SELECT * FROM frame")
+            connection.execute(f"CREATE SCHEMA {quoted}")
+            connection.execute(f"CREATE TABLE {quoted}.census_counts AS SELECT * FROM counts")
+    else:
+        engine = sa.create_engine(url)
+        with engine.begin() as connection:
+            FRAME.to_sql("people", connection, index=False)
+            connection.execute(sa.text(f"CREATE SCHEMA {quoted}"))
+            CENSUS.to_sql("census_counts", connection, index=False, schema=schema)
+        engine.dispose()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="You are using a generic SQLDatasource")
+        source = ephemeral_context().data_sources.add_sql("db", connection_string=url)
+    return source.add_table_asset("people", table_name="people").add_batch_definition_whole_table("all").get_batch()
+
+
+@pytest.mark.parametrize("engine_name", ["duckdb", "postgresql"])
+def test_a_schema_qualified_population_table_is_joined_in_the_database(
+    tmp_path: Path, engine_name: str, request: pytest.FixtureRequest
+) -> None:
+    """``myschema.census_counts``: each part quoted on its own (not one identifier with a dot)."""
+    CENSUS.to_csv(tmp_path / "census.csv", index=False)
+    expected = verdict(FRAME, k_map_suite(str(tmp_path / "census.csv")))
+    url = (
+        str(request.getfixturevalue("postgres_url"))
+        if engine_name == "postgresql"
+        else f"duckdb:///{tmp_path / 'people.duckdb'}"
+    )
+    batch = batch_with_schema_census(url, "myschema")
+    got = verdict(batch, k_map_suite("myschema.census_counts"))
+    expected[2]["violations"]["target"] = got[2]["violations"]["target"]
+    assert got == expected and got[:2] == ("failed", 4.0)
+    # a name with a dot inside quotes is one part; three parts or an open quote are one clear line
+    for name, message in (
+        ("a.b.c", "population table 'a.b.c' must be 'table' or 'schema.table'"),
+        ('"myschema.census_counts', "has an unclosed double quote"),
+        ("nope.census_counts", "is not a table of the batch's database"),
+    ):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            (checked,) = outcomes(batch.validate(k_map_suite(name)))  # type: ignore[attr-defined]
+        assert checked.status == "error" and message in checked.message and "\n" not in checked.message.strip()
+
+
+@pytest.mark.parametrize("engine_name", ["duckdb", "postgresql"])
+def test_a_quoted_schema_holding_a_dot_names_one_schema(
+    tmp_path: Path, engine_name: str, request: pytest.FixtureRequest
+) -> None:
+    url = (
+        str(request.getfixturevalue("postgres_url"))
+        if engine_name == "postgresql"
+        else f"duckdb:///{tmp_path / 'people.duckdb'}"
+    )
+    batch = batch_with_schema_census(url, "My.Schema")
+    CENSUS.to_csv(tmp_path / "census.csv", index=False)
+    expected = verdict(FRAME, k_map_suite(str(tmp_path / "census.csv")))
+    got = verdict(batch, k_map_suite('"My.Schema".census_counts'))
+    expected[2]["violations"]["target"] = got[2]["violations"]["target"]
+    assert got == expected
