@@ -11,8 +11,7 @@ from release_fixtures import demo_spec_dict
 
 from privacy_plugins.core.history import COUNT
 from privacy_plugins.errors import ReleaseBlocked
-from privacy_plugins.release import ReleaseSpec, read_published, run_release
-from privacy_plugins.release import composition_gate
+from privacy_plugins.release import ReleaseSpec, composition_gate, read_published, run_release
 from privacy_plugins.release.composition_gate import read_history
 from privacy_plugins.release.destination import open_destination
 from privacy_plugins.release.history_store import appended_tables, history_from_tables
