@@ -191,9 +191,9 @@ def composition_key(spec: ReleaseSpec, history: ReleaseHistory, measured: Staged
     """What a composition verdict of this run depends on: every kept release, the candidate, the models.
 
     The run's targets are fixed per run (its loaded table, checked by digest). A release published in
-    between (or one dropped by ``keep_releases``) changes the key; so does another candidate or a
-    tightened spec. Each release is named by its sequence, run, time and a hash of its class signature
-    (the history read verified those against its digests and chain).
+    between (or one dropped by ``keep_releases``) changes the key; so does another candidate, a
+    tightened spec or other hierarchies. Each release is named by its sequence, run, time and a
+    hash of its class signature (the history read verified those against its digests and chain).
     """
     releases = [
         [
@@ -210,6 +210,7 @@ def composition_key(spec: ReleaseSpec, history: ReleaseHistory, measured: Staged
         "releases": releases,
         "candidate": measured.digest,
         "models": [str(model) for model in spec.models()],
+        "hierarchies": spec.hierarchies,  # coverage reads them (a folder: by its path)
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 

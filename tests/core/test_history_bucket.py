@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_history_check import DISEASES, QIS, ZIPS, _hierarchies, _history, oracle
@@ -12,6 +13,7 @@ from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.history import PublishedRelease, ReleaseHistory, class_signature
 from privacy_plugins.core.history_release import release_with_history
 from privacy_plugins.core.models import DistinctLDiversity, FrequencyLDiversity, KAnonymity, from_config
+from privacy_plugins.errors import InfeasibleAnonymizationError
 
 
 def _table(seed: int, n: int) -> pd.DataFrame:
@@ -77,3 +79,14 @@ def test_bucket_releases_of_a_growing_table_pass_the_naive_intersection_attack()
         assert not any(at_risk)
         signature = class_signature(release.table, QIS, ["disease"])
         history = history.appended(PublishedRelease(f"r{size}", "", "", release.transformation, signature))
+
+
+def test_bucket_says_infeasible_when_even_one_cluster_cannot_keep_the_history() -> None:
+    """Everyone kept {flu, hiv}; the table now holds no hiv: no grouping leaves two of those values."""
+    source = _table(1, 30).assign(disease=["flu", "cold"] * 15)
+    earlier = pd.DataFrame({"age": ["*"] * 2, "zip": ["*"] * 2, "disease": ["flu", "hiv"]})
+    history = _history([class_signature(earlier, QIS, ["disease"])])
+    model = from_config("history_l_diversity", sensitive_attribute="disease", l=2, history=history)
+    models = [KAnonymity(3), DistinctLDiversity("disease", 2), model]
+    with pytest.raises(InfeasibleAnonymizationError, match="does not hold even for the whole table"):
+        anonymize(source, algorithm="bucket", quasi_identifiers=QIS, hierarchies=_hierarchies(), models=models)

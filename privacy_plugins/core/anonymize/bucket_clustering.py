@@ -88,6 +88,7 @@ from privacy_plugins.core.anonymize.registry import AnonymizerOption, Anonymizer
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.errors import InfeasibleAnonymizationError
 
 __all__ = ["SHOW_VALUES_OPTION", "BucketClusteringAnonymizer", "BucketDetails", "Prepared", "prepare", "publish"]
 
@@ -334,6 +335,9 @@ def merge_until_held(
     ``models`` are those the buckets do not build for (the release history's model): monotone
     under merging (a merged class's values are the union of its parts'), so merging ends, at
     worst with one cluster. Returns the clusters and the number of merges.
+
+    Raises:
+        InfeasibleAnonymizationError: even the whole table as one cluster misses a model.
     """
     frame = prepared.frame[list(dict.fromkeys(c for m in models for c in m.columns))]
     codes = prepared.space.codes
@@ -341,7 +345,7 @@ def merge_until_held(
     n_groups = int(group.max()) + 1 if group.shape[0] else 0
     merges = 0
     encodings: dict[Any, Any] = {}
-    while n_groups > 1:
+    while n_groups:
         classes = EquivalenceClasses.from_class_ids(frame, quasi_identifiers, group, n_groups, encodings=encodings)
         bad = np.zeros(n_groups, dtype=bool)
         for model in models:
@@ -349,6 +353,11 @@ def merge_until_held(
         failing = np.flatnonzero(bad)
         if failing.shape[0] == 0:
             break
+        if n_groups == 1:
+            failed = ", ".join(str(model) for model in models if model.violating_classes(classes)[0])
+            raise InfeasibleAnonymizationError(
+                f"{failed} does not hold even for the whole table as one cluster; no clustering can satisfy it"
+            )
         low, high = boxes(codes, group, n_groups)
         sizes = np.bincount(group, minlength=n_groups).astype(float)
         cost = prepared.space.box_costs(low, high) * sizes
