@@ -19,7 +19,7 @@ from privacy_plugins.release.steps import anonymize_step, check_step, load_step,
 
 
 def _spec(tmp_path: Path) -> ReleaseSpec:
-    data = demo_spec_dict(tmp_path, rows=400)
+    data = demo_spec_dict(tmp_path, rows=200)
     data["destination"] = {"duckdb": str(tmp_path / "r.duckdb"), "table": "t"}
     return ReleaseSpec.from_dict(data)
 
@@ -78,8 +78,7 @@ def test_a_release_published_between_check_and_publish_is_checked_and_blocks(
 
 
 def test_a_forged_key_for_another_history_is_not_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = _spec(tmp_path)
-    assert run_release(spec).passed
+    spec = _spec(tmp_path)  # a first release: its history is empty, and still keyed
     calls = _counted(monkeypatch)
     candidate = anonymize_step(spec, load_step(spec))
     check = check_step(spec, candidate)
