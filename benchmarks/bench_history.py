@@ -45,6 +45,9 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     --models leak: optimal 4/4, 0, 1.00; mondrian 4/4, 0, 1.01; two-phase and k-member 1/4 (the
     count rule over the intersection is not met after suppression); bucket refuses.
 
+Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
+optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00.
+
 Every person left below 2 values with insertions only is pinned before joining: the
 clustering algorithms already refuse every merge and move that breaks a present record's
 intersection (they judge each candidate cluster with the models, the history model included).
