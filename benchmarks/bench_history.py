@@ -46,7 +46,8 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     count rule over the intersection is not met after suppression); bucket refuses.
 
 Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
-optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00.
+optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00. With --deletions 0.2: bucket 4/4, 59 (5 pinned, 54
+deleted), 1.10; optimal 4/4, 0, 1.00; mondrian 4/4, 1 (1 pinned), 1.01.
 
 Every person left below 2 values with insertions only is pinned before joining: the
 clustering algorithms already refuse every merge and move that breaks a present record's
