@@ -23,6 +23,7 @@ import pandas as pd
 
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.history_check import composition_check
+from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.errors import HistoryError
 from privacy_plugins.release.artifacts import Candidate, CheckResult, RequirementCheck
@@ -175,15 +176,21 @@ def composition_checks(
         count_column=COUNT,
     )
     earlier = f"{len(history)} earlier release{'s' if len(history) != 1 else ''}"
-    return [
-        RequirementCheck(
-            f"composition with {earlier}",
-            result.passed,
-            float(result.records_at_risk),
-            0.0,
-            str(result),
-            name=COMPOSITION_CHECK,
+    passed, at_risk, detail = result.passed, result.records_at_risk, str(result)
+    if spec.history.keep_signatures and len(history):  # deletions: the last release's signatures are kept
+        signature = signature_of_measure(spec, measured)
+        broken = signature_breaks(
+            history.releases[-1].classes, signature, spec.quasi_identifiers, spec.sensitive_attributes, hierarchies
         )
+        records = int(signature.loc[broken, COUNT].sum()) if COUNT in signature else int(broken.sum())
+        if records:
+            passed, at_risk = False, at_risk + records
+            detail += (
+                f"; {records} records in classes that drop a value of an earlier class they overlap "
+                "(history.keep_signatures)"
+            )
+    return [
+        RequirementCheck(f"composition with {earlier}", passed, float(at_risk), 0.0, detail, name=COMPOSITION_CHECK)
     ]
 
 
