@@ -218,6 +218,7 @@ def composition_key(spec: ReleaseSpec, history: ReleaseHistory, measured: Staged
         "candidate": measured.digest,
         "models": [str(model) for model in spec.models()],
         "hierarchies": spec.hierarchies,  # coverage reads them (a folder: by its path)
+        "keep_signatures": spec.history.keep_signatures,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
