@@ -36,6 +36,7 @@ from privacy_plugins.core.composition import STAR, covering_sets
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory
 from privacy_plugins.core.history_check import CompositionResult, composition_check
+from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.core.models import HistoryDiversity, PrivacyModel, bind_hierarchies
 from privacy_plugins.core.parameters import suppression_budget
 from privacy_plugins.core.partition import EquivalenceClasses
@@ -209,6 +210,7 @@ def suppress_at_risk(
     hierarchies: Mapping[Hashable, Hierarchy] | None,
     max_suppressed: int,
     weighted: bool = False,
+    keep_signatures: bool = False,
 ) -> tuple[pd.DataFrame, np.ndarray, CompositionResult, bool]:
     """Remove at-risk records (then the classes that miss a model) until the check passes or the limit is hit.
 
@@ -224,6 +226,8 @@ def suppress_at_risk(
         weighted: ``targets`` and ``published`` are weighted rows, their record counts in ``COUNT``
             (distinct combinations, as the release's snapshot path holds them; several published rows
             may come from one target row); a row is kept or removed with all its records.
+        keep_signatures: also remove the classes that drop a value of a class of the last release they
+            overlap (:func:`~privacy_plugins.core.history_signatures.signature_breaks`: deletions).
 
     Returns:
         ``(published, rows, check, passed)`` after the removals.
@@ -237,11 +241,19 @@ def suppress_at_risk(
     check = composition_check(
         targets, published, history, models, hierarchies=hierarchies, memo=memo, count_column=count
     )
+    previous = history.releases[-1].classes if keep_signatures and len(history) else None
+
+    def breaks(candidate: pd.DataFrame) -> np.ndarray:
+        if previous is None:
+            return np.zeros(len(candidate), dtype=bool)
+        return signature_breaks(previous, candidate, qis, history.sensitive_attributes, hierarchies)
+
     while True:
         within = total - _records(published, weighted) <= max_suppressed
-        if check.passed and within and _holds(published, rows, derived, qis, bound, weighted):
+        broken = breaks(published)
+        if check.passed and within and not broken.any() and _holds(published, rows, derived, qis, bound, weighted):
             return published, rows, check, True
-        drop = check.at_risk[rows]
+        drop = check.at_risk[rows] | broken
         absent = check.at_risk.copy()
         absent[rows] = False
         if absent.any():  # at risk but not published: another class covers them; leave those classes out
@@ -342,6 +354,7 @@ def release_with_history(
     unlisted_columns: str = "refuse",
     seed: int = 0,
     reuse: bool = True,
+    keep_signatures: bool = False,
     **options: Any,
 ) -> HistoryRelease:
     """A release of ``table`` that passes the composition check against ``history``: (a) → (b) → (c).
@@ -361,6 +374,9 @@ def release_with_history(
         seed: for randomized algorithms.
         **options: the algorithm's own options, as for :func:`~privacy_plugins.core.anonymize.anonymize`.
         reuse: try (a), re-applying the last release's transformation, first.
+        keep_signatures: rows were deleted since the last release: every class must keep the values of
+            the last release's classes it overlaps, else its records are suppressed in (c)
+            (:mod:`~privacy_plugins.core.history_signatures`, m-invariance without counterfeits).
 
     Returns:
         A :class:`HistoryRelease`; ``method`` says which way produced it, ``"failed"`` when none
@@ -395,7 +411,7 @@ def release_with_history(
         if reapplied.uncovered <= budget:
             published, rows, check, passed = suppress_at_risk(
                 raw, reapplied.table, reapplied.rows, history, bound,
-                quasi_identifiers=qis, hierarchies=hierarchies, max_suppressed=budget,
+                quasi_identifiers=qis, hierarchies=hierarchies, max_suppressed=budget, keep_signatures=keep_signatures,
             )  # fmt: skip
             suppressed = len(raw) - len(published)
             tried.append(f"reapply: {reapplied.uncovered} uncovered, {check.records_at_risk} at risk after suppression")
@@ -437,7 +453,7 @@ def release_with_history(
         released &= ~marked
         published, rows, check, passed = suppress_at_risk(
             raw, candidate.loc[released].reset_index(drop=True), rows[released], history, bound,
-            quasi_identifiers=qis, hierarchies=hierarchies, max_suppressed=budget,
+            quasi_identifiers=qis, hierarchies=hierarchies, max_suppressed=budget, keep_signatures=keep_signatures,
         )  # fmt: skip
         suppressed = len(raw) - len(published)
         tried.append(f"anonymize: {check.records_at_risk} at risk after suppression")

@@ -178,6 +178,9 @@ class CheckResult(RunArtifact):
     checks: list[RequirementCheck]
     candidate_path: str
     candidate_sha256: str
+    #: What the composition verdict was computed from (the history's releases, the candidate, the models):
+    #: publishing re-runs the composition check only when its own key differs (composition_gate.composition_key).
+    composition_key: str = dataclasses.field(default="", kw_only=True)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
@@ -191,6 +194,7 @@ class CheckResult(RunArtifact):
             run_id=str(data.get("run_id", "")),
             spec_name=str(data.get("spec_name", "")),
             source_fingerprint=str(data.get("source_fingerprint", "")),
+            composition_key=str(data.get("composition_key", "")),
         )
 
     def summary(self) -> str:

@@ -14,6 +14,8 @@ The threat model and the measure: ``docs/composition.md``.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,9 +23,10 @@ import pandas as pd
 
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.history_check import composition_check
+from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.errors import HistoryError
-from privacy_plugins.release.artifacts import Candidate, RequirementCheck
+from privacy_plugins.release.artifacts import Candidate, CheckResult, RequirementCheck
 from privacy_plugins.release.destination.base import Companions, Destination
 from privacy_plugins.release.history_store import (
     appended_tables,
@@ -42,6 +45,7 @@ __all__ = [
     "adopt_published",
     "composition_check_names",
     "composition_checks",
+    "composition_key",
     "history_companions",
     "read_history",
     "run_targets",
@@ -172,16 +176,67 @@ def composition_checks(
         count_column=COUNT,
     )
     earlier = f"{len(history)} earlier release{'s' if len(history) != 1 else ''}"
-    return [
-        RequirementCheck(
-            f"composition with {earlier}",
-            result.passed,
-            float(result.records_at_risk),
-            0.0,
-            str(result),
-            name=COMPOSITION_CHECK,
+    passed, at_risk, detail = result.passed, result.records_at_risk, str(result)
+    if spec.history.keep_signatures and len(history):  # deletions: the last release's signatures are kept
+        signature = signature_of_measure(spec, measured)
+        broken = signature_breaks(
+            history.releases[-1].classes, signature, spec.quasi_identifiers, spec.sensitive_attributes, hierarchies
         )
+        records = int(signature.loc[broken, COUNT].sum()) if COUNT in signature else int(broken.sum())
+        if records:
+            passed, at_risk = False, at_risk + records
+            detail += (
+                f"; {records} records in classes that drop a value of an earlier class they overlap "
+                "(history.keep_signatures)"
+            )
+    return [
+        RequirementCheck(f"composition with {earlier}", passed, float(at_risk), 0.0, detail, name=COMPOSITION_CHECK)
     ]
+
+
+def composition_key(spec: ReleaseSpec, history: ReleaseHistory, measured: StagedMeasure) -> str:
+    """What a composition verdict of this run depends on: every kept release, the candidate, the models.
+
+    The run's targets are fixed per run (its loaded table, checked by digest). A release published in
+    between (or one dropped by ``keep_releases``) changes the key; so does another candidate, a
+    tightened spec or other hierarchies. Each release is named by its sequence, run, time and a
+    hash of its class signature (the history read verified those against its digests and chain).
+    """
+    releases = [
+        [
+            release.sequence,
+            release.run_id,
+            release.published_at,
+            release.release_sha256,
+            int(pd.util.hash_pandas_object(release.classes, index=False).sum()),
+        ]
+        for release in history.releases
+    ]
+    payload = {
+        "history": history.name,
+        "releases": releases,
+        "candidate": measured.digest,
+        "models": [str(model) for model in spec.models()],
+        "hierarchies": spec.hierarchies,  # coverage reads them (a folder: by its path)
+        "keep_signatures": spec.history.keep_signatures,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def cached_composition(
+    spec: ReleaseSpec, history: ReleaseHistory, measured: StagedMeasure, check: CheckResult
+) -> list[RequirementCheck] | None:
+    """The check step's composition verdict when nothing it depends on changed since (``None``: re-run it).
+
+    ``history`` is read under the destination's lock; a release published since the check changes the key.
+    """
+    if not spec.history.enabled or not check.composition_key:
+        return None
+    if composition_key(spec, history, measured) != check.composition_key:
+        LOGGER.info("publish: the release history changed since the check; the composition check runs again")
+        return None
+    kept = [c for c in check.checks if c.name == COMPOSITION_CHECK]
+    return kept or None
 
 
 def history_companions(

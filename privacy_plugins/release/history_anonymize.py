@@ -130,6 +130,7 @@ class AnonymizeHistory:
         extra: the history models (b) adds (empty when the algorithm refuses them).
         levels: the last release's full-domain levels when (a) may re-apply them, else ``None``.
         suppression_limit: the spec's.
+        keep_signatures: (c) also leaves out classes that drop a value of an earlier class they overlap.
     """
 
     history: ReleaseHistory
@@ -139,6 +140,7 @@ class AnonymizeHistory:
     extra: tuple[PrivacyModel, ...]
     levels: Mapping[str, int] | None
     suppression_limit: float
+    keep_signatures: bool = False
 
 
 def anonymize_history(
@@ -150,6 +152,7 @@ def anonymize_history(
     algorithm: str,
     suppression_limit: float,
     reapply_levels: bool,
+    keep_signatures: bool = False,
 ) -> AnonymizeHistory | None:
     """The history for the anonymize step; ``None`` before a first release.
 
@@ -180,6 +183,7 @@ def anonymize_history(
         extra=tuple(extra),
         levels=levels,
         suppression_limit=suppression_limit,
+        keep_signatures=keep_signatures,
     )
 
 
@@ -310,6 +314,7 @@ def _suppressed(
         hierarchies=history.hierarchies,
         max_suppressed=budget,
         weighted=True,
+        keep_signatures=history.keep_signatures,
     )
     mask = np.zeros(len(published), dtype=bool)
     mask[kept[_PUBLISHED].to_numpy(dtype=np.int64)] = True
@@ -347,6 +352,7 @@ def spec_history(spec: ReleaseSpec, hierarchies: Mapping[Hashable, Hierarchy]) -
         suppression_limit=spec.requirements.suppression_limit,
         # (a) recodes every row: a δ-presence research subset is published only through the search
         reapply_levels=spec.history.reapply and all(m.research_subset_column is None for m in spec.models()),
+        keep_signatures=spec.history.keep_signatures,
     )
 
 

@@ -26,17 +26,20 @@ _NAME = re.compile(r"^[A-Za-z0-9_]{1,40}$")
 
 @dataclass(frozen=True)
 class HistorySpec:
-    """``history: {name, keep_releases, reapply}``, or ``history: off``."""
+    """``history: {name, keep_releases, reapply, keep_signatures}``, or ``history: off``."""
 
     enabled: bool = True
     name: str | None = None
     keep_releases: int | None = None
     #: Try the last release's transformation before anonymizing anew (``docs/release-history.md``).
     reapply: bool = True
+    #: Rows may be deleted between releases: every class keeps the values of the last release's classes it
+    #: overlaps (m-invariance without counterfeits: ``privacy_plugins/core/history_signatures.py``).
+    keep_signatures: bool = False
     #: Set in the spec (not the default): a destination that cannot keep one refuses it instead of turning it off.
     explicit: bool = False
 
-    KEYS = ("name", "keep_releases", "reapply")
+    KEYS = ("name", "keep_releases", "reapply", "keep_signatures")
 
     def __post_init__(self) -> None:
         if self.name is not None and not _NAME.match(self.name):
@@ -48,6 +51,8 @@ class HistorySpec:
             raise ConfigurationError(f"history.keep_releases must be an integer >= 1, got {keep!r}")
         if not isinstance(self.reapply, bool):
             raise ConfigurationError(f"history.reapply must be true or false, got {self.reapply!r}")
+        if not isinstance(self.keep_signatures, bool):
+            raise ConfigurationError(f"history.keep_signatures must be true or false, got {self.keep_signatures!r}")
 
     @classmethod
     def from_value(cls, value: Any) -> HistorySpec:
@@ -68,6 +73,7 @@ class HistorySpec:
             name=None if name is None else str(name),
             keep_releases=value.get("keep_releases"),
             reapply=True if value.get("reapply") is None else value["reapply"],
+            keep_signatures=False if value.get("keep_signatures") is None else value["keep_signatures"],
             explicit=True,
         )
 

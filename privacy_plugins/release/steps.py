@@ -77,7 +77,9 @@ from privacy_plugins.release.artifacts import (
 )
 from privacy_plugins.release.column_roles import account_for_columns, pseudonym_key, published_columns, schema_roles
 from privacy_plugins.release.composition_gate import (
+    cached_composition,
     composition_checks,
+    composition_key,
     history_companions,
     read_history,
     run_targets,
@@ -331,9 +333,11 @@ def check_step(
     checks = candidate_checks(
         spec, measured, candidate, opened.loaded_rows, judged_tables(spec, opened.folder, measured)
     )
+    key = ""
     if spec.history.enabled:  # the candidate against every earlier release of its history
         history = read_history(spec, opened.destination)
         checks += composition_checks(spec, history, measured, run_targets(spec, opened.folder))
+        key = composition_key(spec, history, measured)
     LOGGER.info(
         "check: %d of %d checks passed on %d staged rows (%.1fs)",
         sum(c.passed for c in checks),
@@ -352,6 +356,7 @@ def check_step(
         run_id=opened.run,
         spec_name=spec.name,
         source_fingerprint=spec.source_fingerprint,
+        composition_key=key,
     )
 
 
@@ -426,7 +431,8 @@ def publish_step(
         tables = judged_tables(spec, opened.folder, measured)
         checks = candidate_checks(spec, measured, candidate, opened.loaded_rows, tables)
         if history is not None:  # read under the destination's lock: no release can slip in between
-            checks += composition_checks(spec, history, measured, run_targets(spec, opened.folder))
+            cached = cached_composition(spec, history, measured, check)  # unchanged since the check: its verdict
+            checks += cached or composition_checks(spec, history, measured, run_targets(spec, opened.folder))
         remeasured[:] = checks  # what release.html shows
         failed = [c for c in checks if not c.passed and c.name not in allowed_failures]
         if failed:

@@ -120,9 +120,9 @@ def test_c_suppresses_exactly_the_records_at_risk_within_the_limit_and_reports_c
     def choice(limit: float) -> Any:
         kept = anonymize_history(
             history, quasi_identifiers=QIS, models=[KAnonymity(2), DistinctLDiversity("disease", 2)],
-            hierarchies=HIERARCHIES, algorithm="bucket", suppression_limit=limit, reapply_levels=True,
+            hierarchies=HIERARCHIES, algorithm="optimistic", suppression_limit=limit, reapply_levels=True,
         )  # fmt: skip
-        assert kept is not None and kept.extra == ()  # bucket cannot take the history model: (c) does the rest
+        assert kept is not None and kept.extra == ()  # optimistic cannot take the history model: (c) does the rest
         return choose(kept, units, solve, lambda candidate: candidate.reset_index(drop=True))
 
     # Ages 21-24 keep {flu, hiv} ∩ {flu, cold} = {flu}: their 8 records (4 hiv already left out) are at risk.

@@ -73,8 +73,8 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -82,7 +82,7 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
 from privacy_plugins.core.anonymize.cluster_blocks import split_blocks
-from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, size_summary
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes, size_summary
 from privacy_plugins.core.anonymize.feasibility import (
     BUCKETIZING,
     SHOW_VALUES,
@@ -94,7 +94,10 @@ from privacy_plugins.core.anonymize.feasibility import (
 from privacy_plugins.core.anonymize.mondrian import _dimension, publish_groups
 from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
+from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.parameters import TOLERANCE
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.errors import InfeasibleAnonymizationError
 
 #: Rows per block: beyond it the work is about ``n × BLOCK`` instead of ``n²`` (see :mod:`cluster_blocks`),
 #: at a cost in NCP (Adult, l = 3: 0.0576 in one block, 0.0607 in two, 0.0752 in blocks of 2,048 rows).
@@ -143,6 +146,7 @@ class BucketDetails(AnonymizationDetails):
     feasibility: Feasibility
     suppressed: int
     enlarged: int = 0
+    merged: int = 0
     iterations: int = 0
     failed_attempts: int = 0
     seconds_clustering: float = 0.0
@@ -393,24 +397,91 @@ def bucket_clusters(prepared: Prepared, rng: np.random.Generator, *, block: int 
     return group, enlarged
 
 
+#: What bucket promises: the bucketizing models, and the release history's model kept by merging clusters
+#: (merging two clusters keeps k, frequency l — max count ≤ (s₁ + s₂)/l — and only grows a class's values).
+BUCKETIZING_BY_MERGING = replace(BUCKETIZING, promises=BUCKETIZING.promises | {"history_l_diversity"})
+
+
+def merge_until_held(
+    prepared: Prepared, cluster: np.ndarray, models: list[PrivacyModel], quasi_identifiers: tuple[Hashable, ...]
+) -> tuple[np.ndarray, int]:
+    """Merge every cluster missing one of ``models`` into the cluster of least merged box cost; dense ids.
+
+    ``models`` are those the buckets do not build for (the release history's model): monotone
+    under merging (a merged class's values are the union of its parts'), so merging ends, at
+    worst with one cluster. Returns the clusters and the number of merges.
+
+    Raises:
+        InfeasibleAnonymizationError: even the whole table as one cluster misses a model.
+    """
+    frame = prepared.frame[list(dict.fromkeys(c for m in models for c in m.columns))]
+    codes = prepared.space.codes
+    group = cluster.astype(np.int64)
+    n_groups = int(group.max()) + 1 if group.shape[0] else 0
+    merges = 0
+    encodings: dict[Any, Any] = {}
+    while n_groups:
+        classes = EquivalenceClasses.from_class_ids(frame, quasi_identifiers, group, n_groups, encodings=encodings)
+        bad = np.zeros(n_groups, dtype=bool)
+        for model in models:
+            bad |= model.violating_classes(classes)
+        failing = np.flatnonzero(bad)
+        if failing.shape[0] == 0:
+            break
+        if n_groups == 1:
+            failed = ", ".join(str(model) for model in models if model.violating_classes(classes)[0])
+            raise InfeasibleAnonymizationError(
+                f"{failed} does not hold even for the whole table as one cluster; no clustering can satisfy it"
+            )
+        low, high = boxes(codes, group, n_groups)
+        sizes = np.bincount(group, minlength=n_groups).astype(float)
+        cost = prepared.space.box_costs(low, high) * sizes
+        taken = np.zeros(n_groups, dtype=bool)
+        target = np.arange(n_groups)
+        for g in failing.tolist():  # one merge per failing cluster and round; partners not reused in the round
+            if taken[g]:
+                continue
+            merged = prepared.space.box_costs(np.minimum(low, low[:, g : g + 1]), np.maximum(high, high[:, g : g + 1]))
+            increase = merged * (sizes + sizes[g]) - cost - cost[g]
+            increase[taken] = np.inf
+            increase[g] = np.inf
+            if not np.isfinite(increase).any():
+                continue
+            partner = int(np.argmin(increase))
+            target[g] = partner
+            taken[g] = taken[partner] = True
+            merges += 1
+        _, group = np.unique(target[group], return_inverse=True)
+        group = group.astype(np.int64).ravel()
+        n_groups = int(group.max()) + 1
+    return group, merges
+
+
 @dataclass(frozen=True)
 class BucketClusteringAnonymizer:
     """Bucket clustering frequency l-diversification (thesis §3.3), registered as ``"bucket"``."""
 
-    #: Bucketizes one sensitive attribute (feasibility.BUCKETIZING; the release spec reads this).
-    tags: ClassVar[AnonymizerTags] = AnonymizerTags(supported_models=BUCKETIZING)
+    #: Bucketizes one sensitive attribute (feasibility.BUCKETIZING; the release spec reads this), and keeps
+    #: the models that merging cannot break (the release history's) by merging clusters: see :func:`merge_until_held`.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(supported_models=BUCKETIZING_BY_MERGING)
     name: str = "bucket"
     options: tuple[AnonymizerOption, ...] = (SHOW_VALUES_OPTION,)
 
     def run(self, request: AnonymizationRequest, *, show_values: str = "no") -> AnonymizedTable:
         """Feasibility first, then clusters drawn from the buckets, each frequency l-diverse; publish."""
-        prepared = prepare(request, algorithm=self.name, show_values=show_values)
+        merging = BUCKETIZING_BY_MERGING.promises - BUCKETIZING.promises
+        merged_models = [m for m in request.models if m.config_name in merging]
+        bucketed = replace(request, models=tuple(m for m in request.models if m not in merged_models))
+        prepared = prepare(bucketed, algorithm=self.name, show_values=show_values)
         started = time.perf_counter()
         cluster, enlarged = bucket_clusters(prepared, np.random.default_rng(request.seed))
+        merges = 0
+        if merged_models:
+            cluster, merges = merge_until_held(prepared, cluster, merged_models, request.quasi_identifiers)
         seconds = round(time.perf_counter() - started, 4)
         return publish(
             request,
             prepared,
             cluster,
-            {"method": self.name, "enlarged": enlarged, "seconds_clustering": seconds},
+            {"method": self.name, "enlarged": enlarged, "merged": merges, "seconds_clustering": seconds},
         )

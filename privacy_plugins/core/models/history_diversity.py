@@ -28,7 +28,8 @@ l-diversity instead (which this model implies).
 current table only. A record deleted since an earlier release is not a target of the new
 release; if the adversary wrongly assumes her in it, her intersection may shrink (and then
 exclude her value, or not). This model guarantees nothing for deleted records; m-invariance's
-counterfeit tuples would (not implemented). See ``docs/composition.md``.
+signature rule does (:mod:`privacy_plugins.core.history_signatures`, applied by (c) when asked;
+its counterfeit tuples are not implemented). See ``docs/composition.md``.
 """
 
 from __future__ import annotations

@@ -102,6 +102,7 @@ class HistoryModel(dg.Model):
     name: str | None = None
     keep_releases: int | None = None
     reapply: bool | None = None
+    keep_signatures: bool | None = None
 
 
 class PopulationModel(dg.Model):
