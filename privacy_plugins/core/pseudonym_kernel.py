@@ -19,16 +19,11 @@ from typing import Any
 
 import numpy as np
 
-numba: Any
-try:  # optional: the hashlib path runs without it
-    import numba
-except ImportError:  # pragma: no cover - exercised where numba is absent
-    numba = None
+from privacy_plugins.core.compiled import AVAILABLE
+from privacy_plugins.core.compiled import njit as _njit
 
 __all__ = ["AVAILABLE", "TOKEN_BYTES", "hmac_tokens", "midstates"]
 
-#: Whether the compiled kernel can run here.
-AVAILABLE = numba is not None
 #: Characters per token (128 bits in base32).
 TOKEN_BYTES = 26
 _MASK = 0xFFFFFFFF
@@ -52,16 +47,6 @@ _IV = np.array(
     [0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A, 0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19], dtype=np.int64
 )
 _ALPHABET = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz234567", dtype=np.uint8).copy()
-
-
-def _njit(function: Any, **options: Any) -> Any:
-    """``numba.njit`` (cached on disk when a cache directory is writable), else the function itself (never called)."""
-    if numba is None:
-        return function
-    try:
-        return numba.njit(cache=True, nogil=True, **options)(function)
-    except RuntimeError:  # no writable cache location: compile in every process instead
-        return numba.njit(nogil=True, **options)(function)
 
 
 @_njit

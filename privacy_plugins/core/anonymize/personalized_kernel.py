@@ -16,26 +16,10 @@ from typing import Any
 
 import numpy as np
 
-numba: Any
-try:  # optional: the Python path runs without it
-    import numba
-except ImportError:  # pragma: no cover - exercised where numba is absent
-    numba = None
+from privacy_plugins.core.compiled import AVAILABLE
+from privacy_plugins.core.compiled import njit as _njit
 
 __all__ = ["AVAILABLE", "generalize_groups"]
-
-#: Whether the compiled kernel can run here.
-AVAILABLE = numba is not None
-
-
-def _njit(function: Any) -> Any:
-    """``numba.njit`` (cached on disk when a cache directory is writable), else the function itself (never called)."""
-    if numba is None:
-        return function
-    try:
-        return numba.njit(cache=True, nogil=True)(function)
-    except RuntimeError:  # no writable cache location: compile in every process instead
-        return numba.njit(nogil=True)(function)
 
 
 @_njit
