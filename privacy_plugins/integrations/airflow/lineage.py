@@ -49,7 +49,7 @@ def _facet_class() -> type:
     from airflow.providers.common.compat.openlineage.facet import RunFacet
 
     @attrs.define
-    class PrivacyReleaseRunFacet(RunFacet):  # type: ignore[misc]
+    class PrivacyReleaseRunFacet(RunFacet):  # type: ignore[misc,unused-ignore]  (RunFacet is Any without the provider)
         """Counts and measures of a privacy release (no value of the table)."""
 
         numbers: dict[str, Any] = attrs.field(factory=dict)
