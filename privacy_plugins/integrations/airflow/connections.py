@@ -11,9 +11,11 @@ prints it. :func:`airflow_secret` reads a connection's password as a pseudonym k
 
 from __future__ import annotations
 
+from typing import Any
+
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["airflow_resolver", "airflow_secret"]
+__all__ = ["airflow_resolver", "airflow_secret", "masked_connection"]
 
 
 def airflow_resolver(conn_id: str) -> str:
@@ -23,10 +25,11 @@ def airflow_resolver(conn_id: str) -> str:
     return connection_url(conn_id)
 
 
-def airflow_secret(conn_id: str) -> str | None:
-    """The password of Airflow connection ``conn_id`` (a pseudonym key: ``pseudonymize.key: {conn_id: …}``).
+def masked_connection(conn_id: str) -> Any:
+    """Airflow connection ``conn_id`` with its password registered with the secrets masker.
 
-    Registered with the secrets masker, so it is redacted from task logs; it never goes into XCom.
+    Raises:
+        ConfigurationError: Airflow has no such connection (one line naming it and where to define it).
     """
     from airflow.sdk import BaseHook
     from airflow.sdk.log import mask_secret
@@ -40,4 +43,13 @@ def airflow_secret(conn_id: str) -> str | None:
         ) from None
     if connection.password:
         mask_secret(connection.password)
-    return connection.password or None
+    return connection
+
+
+def airflow_secret(conn_id: str) -> str | None:
+    """The password of Airflow connection ``conn_id`` (a pseudonym key: ``pseudonymize.key: {conn_id: …}``).
+
+    Registered with the secrets masker, so it is redacted from task logs; it never goes into XCom.
+    """
+    password: str | None = masked_connection(conn_id).password
+    return password or None

@@ -106,15 +106,9 @@ def connection_url(conn_id: str) -> str:
     """
     from airflow.sdk.log import mask_secret
 
-    try:
-        connection = BaseHook.get_connection(conn_id)
-    except Exception as exc:
-        raise ConfigurationError(
-            f"Airflow has no connection {conn_id!r} ({type(exc).__name__}); define it in Airflow "
-            f"(UI, CLI, secrets backend or AIRFLOW_CONN_{conn_id.upper()})"
-        ) from None
-    if connection.password:
-        mask_secret(connection.password)
+    from privacy_plugins.integrations.airflow.connections import masked_connection
+
+    connection = masked_connection(conn_id)
     try:
         url = _hook_engine_url(connection)
     except ConfigurationError:

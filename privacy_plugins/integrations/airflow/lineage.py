@@ -48,8 +48,9 @@ def _facet_class() -> type:
     import attrs
     from airflow.providers.common.compat.openlineage.facet import RunFacet
 
+    # RunFacet is typed where the OpenLineage provider is installed, Any (a subclassing error) where it is not.
     @attrs.define
-    class PrivacyReleaseRunFacet(RunFacet):  # type: ignore[misc]
+    class PrivacyReleaseRunFacet(RunFacet):  # type: ignore[misc,unused-ignore]
         """Counts and measures of a privacy release (no value of the table)."""
 
         numbers: dict[str, Any] = attrs.field(factory=dict)

@@ -28,7 +28,6 @@ use a bucket/prefix only the Airflow workers' identity can read.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Mapping
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from privacy_plugins.release import ReleaseSpec, run_dir
+from privacy_plugins.release.destination.working_file import file_sha256
 
 __all__ = ["STORAGE_CONN_ENV", "STORAGE_ENV", "ReportStorage", "WorkingStorage"]
 
@@ -83,7 +83,7 @@ class WorkingStorage:
             if item.is_file():
                 target = local / item.name
                 item.fs.get_file(item.path, str(target))
-                self._pulled[item.name] = _sha256(target)
+                self._pulled[item.name] = file_sha256(target)
                 names.append(item.name)
         return sorted(names)
 
@@ -96,7 +96,7 @@ class WorkingStorage:
         names = []
         for path in sorted(local.iterdir()):
             if path.is_file() and not path.is_symlink() and not path.name.startswith("."):
-                if self._pulled.get(path.name) == _sha256(path):
+                if self._pulled.get(path.name) == file_sha256(path):
                     continue  # the remote copy is the one this task pulled: nothing to send
                 target = remote / path.name
                 target.fs.put_file(str(path), target.path)  # streamed
@@ -151,12 +151,3 @@ class ReportStorage:
                 target.fs.put_file(str(content), target.path)
             stored.append(str(target))
         return stored
-
-
-def _sha256(path: Path) -> str:
-    """The file's SHA-256, read in blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

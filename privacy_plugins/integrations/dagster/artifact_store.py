@@ -28,7 +28,6 @@ read is still required (a killed worker cannot clean up; add a lifecycle rule on
 No ``from __future__ import annotations``: Dagster's pydantic-based resources need real annotations.
 """
 
-import hashlib
 import json
 import os
 import stat
@@ -42,6 +41,7 @@ from pydantic import Field, PrivateAttr
 from privacy_plugins.errors import ConfigurationError
 from privacy_plugins.release import Candidate, DiagnosisSummary, LoadedTable, ReleaseSpec
 from privacy_plugins.release.artifacts import RunArtifact, accept_artifact
+from privacy_plugins.release.destination.working_file import file_sha256
 from privacy_plugins.release.destinations import atomic_file
 from privacy_plugins.release.workarea import remove_run_dir, run_dir, safe_name
 
@@ -216,7 +216,7 @@ class ReleaseArtifacts(dg.ConfigurableIOManager):
         for path in sorted(local.iterdir()):
             if path.name.startswith(".") or path.is_symlink() or not path.is_file() or path.suffix == ".lock":
                 continue
-            if self._pulled.get(path.name) == _sha256(path):
+            if self._pulled.get(path.name) == file_sha256(path):
                 continue  # the store's copy is the one this step pulled
             target = files / path.name
             target.fs.put_file(str(path), target.path)
@@ -233,7 +233,7 @@ class ReleaseArtifacts(dg.ConfigurableIOManager):
                 partial = local / f".{item.name}.{os.getpid()}.pull"
                 item.fs.get_file(item.path, str(partial))
                 os.replace(partial, target)  # a step reading the file in parallel (same machine) never sees half of it
-                self._pulled[item.name] = _sha256(target)
+                self._pulled[item.name] = file_sha256(target)
 
 
 def _private(files: Any) -> None:
@@ -242,14 +242,6 @@ def _private(files: Any) -> None:
         path = Path(files.path)
         for part in (path, path.parent, path.parent.parent, path.parent.parent.parent):  # files, run, release, prefix
             os.chmod(part, stat.S_IRWXU)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def release_artifacts(binding: Any, **config: Any) -> ReleaseArtifacts:

@@ -151,3 +151,22 @@ def _leaves(value: Any) -> list[Any]:
     if isinstance(value, dict):
         return [leaf for v in value.values() for leaf in _leaves(v)]
     return [value]
+
+
+@pytest.mark.skipif(not HAS_OPENLINEAGE, reason="Airflow's OpenLineage provider is not installed")
+def test_openlineage_translates_a_duckdb_asset_through_this_providers_converter(tmp_path: Path) -> None:
+    """The OpenLineage provider's asset translation (providers manager → our converter) names it as the facets do."""
+    from airflow.providers.openlineage.utils.utils import translate_airflow_asset
+    from airflow.sdk import Asset
+
+    from privacy_plugins.integrations._destination import dataset_name
+
+    uri = destination_uri(_spec(tmp_path, {"duckdb": "out/r.duckdb", "table": "census"}))
+    assert uri is not None
+    dataset = translate_airflow_asset(Asset(uri=uri), Mock())
+    assert dataset is not None
+    assert (
+        (dataset.namespace, dataset.name)
+        == dataset_name(uri)
+        == (f"duckdb://{tmp_path.resolve()}/out/r.duckdb", "main.census")
+    )

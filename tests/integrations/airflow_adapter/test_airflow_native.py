@@ -8,9 +8,12 @@ re-measures the published table, then fails once it is tampered with.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +54,9 @@ def release(dagbag: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[d
     data["report"] = {"directory": str(folder / "reports")}
     spec_path = folder / "census.yaml"
     spec_path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    run = dagbag.get_dag("privacy_release").test(run_conf={"spec": str(spec_path), "expectation_suite": ""})
+    lineage = folder / "openlineage.ndjson"
+    with _openlineage_to_file(lineage):
+        run = dagbag.get_dag("privacy_release").test(run_conf={"spec": str(spec_path), "expectation_suite": ""})
     try:
         yield {
             "run": run,
@@ -59,10 +64,52 @@ def release(dagbag: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[d
             "spec": ReleaseSpec.from_yaml(spec_path),
             "folder": folder,
             "mart": f"sqlite:///{folder / 'mart.db'}",
+            "lineage": lineage,
         }
     finally:
         for name in env:
             os.environ.pop(name, None)
+
+
+@contextmanager
+def _openlineage_to_file(path: Path) -> Iterator[None]:
+    """Airflow's OpenLineage listener (the provider's own) emitting to a file transport during the run.
+
+    The provider registers its listener at plugin load only when a transport is configured; the test
+    session's plugins are loaded already, so the same listener is added to the task runner's manager here.
+    """
+    if importlib.util.find_spec("airflow.providers.openlineage") is None:
+        yield
+        return
+    from airflow.listeners.listener import get_listener_manager as scheduler_listeners
+    from airflow.providers.openlineage import conf
+    from airflow.providers.openlineage.plugins.listener import get_openlineage_listener
+    from airflow.sdk.listener import get_listener_manager
+
+    manager = get_listener_manager()
+    scheduler_listeners()  # plugins load now, before a transport is set: only this test's listener emits
+    env = {
+        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": str(path), "append": True}),
+        "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",  # no fork inside pytest
+    }
+    os.environ.update(env)
+    _clear_openlineage_conf(conf)
+    listener = get_openlineage_listener()
+    manager.add_listener(listener)
+    try:
+        yield
+    finally:
+        manager.pm.unregister(listener)
+        listener.before_stopping(component=None)  # the provider's own teardown: its process pool, if one started
+        for name in env:
+            os.environ.pop(name, None)
+        _clear_openlineage_conf(conf)
+
+
+def _clear_openlineage_conf(conf: Any) -> None:
+    for value in vars(conf).values():
+        if callable(getattr(value, "cache_clear", None)):
+            value.cache_clear()
 
 
 def _airflow_db_connection(conn_id: str, database: Path) -> None:
@@ -193,3 +240,31 @@ def test_check_published_names_each_drift_in_numbers_only(tmp_path: Path) -> Non
     assert not [value for value in published["disease"].unique() if str(value) in str(info.value)]
     with pytest.raises(PublishedDrift, match="nothing is published"):
         check_published(ReleaseSpec.from_dict(demo_spec_dict(tmp_path / "never")))
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("airflow.providers.openlineage") is None,
+    reason="Airflow's OpenLineage provider is not installed (the airflow extra installs it)",
+)
+def test_openlineage_events_name_the_source_and_destination_with_counts_only(release: dict[str, Any]) -> None:
+    """The provider's listener calls ``get_openlineage_facets_on_complete`` of the publish task of a real run."""
+    text = release["lineage"].read_text(encoding="utf-8")
+    events = [json.loads(line) for line in text.splitlines()]
+    (publish,) = [e for e in events if e["eventType"] == "COMPLETE" and e["job"]["name"].endswith(".publish")]
+    warehouse, mart = (Path(release["folder"] / name).resolve() for name in ("warehouse.db", "mart.db"))
+    assert [(d["namespace"], d["name"]) for d in publish["inputs"]] == [(f"sqlite://{warehouse}", "people")]
+    (output,) = publish["outputs"]
+    assert (output["namespace"], output["name"]) == (f"sqlite://{mart}", "census_release")
+    published = _published(release)
+    assert published is not None
+    assert [f["name"] for f in output["facets"]["schema"]["fields"]] == list(published.columns)
+    numbers = publish["run"]["facets"]["privacyRelease"]["numbers"]
+    xcom = _xcoms(release["run"])["demo_census.publish:return_value"]["numbers"]
+    assert output["outputFacets"]["outputStatistics"]["rowCount"] == xcom["rows"]
+    assert numbers["rows"] == xcom["rows"] and numbers["measured"] == xcom["measured"]
+    assert numbers["suppressed"] == xcom["suppressed"] and numbers["targets"] == xcom["targets"]
+    assert PASSWORD not in text and "reader" not in text
+    source = generate_census(1_500, seed=5)
+    strings = {str(v) for column in source.select_dtypes(exclude="number") for v in source[column].unique()}
+    found = {v for v in strings if len(v) > 3 and f'"{v}"' in text}  # a value as a JSON string anywhere
+    assert not found, sorted(found)[:5]

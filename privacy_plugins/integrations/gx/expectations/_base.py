@@ -31,12 +31,55 @@ from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import size_histogram, to_jsonable
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.engines.population_join import JoinedSizes
-from privacy_plugins.errors import PrivacyRiskWarning
+from privacy_plugins.errors import ConfigurationError, PrivacyRiskWarning
 from privacy_plugins.integrations.gx.expectations._rendering import DataDocsSentences
 from privacy_plugins.integrations.gx.metrics import EQUIVALENCE_CLASSES
 from privacy_plugins.integrations.gx.population_metric import POPULATION_SIZES, PUSHDOWN_ENGINES
 
-__all__ = ["PrivacyExpectation"]
+__all__ = ["PrivacyExpectation", "check_qis_and_secret", "gallery_metadata", "set_metric_kwargs", "validation_result"]
+
+
+def gallery_metadata(maturity: str, *tags: str) -> dict[str, Any]:
+    """GX's gallery metadata of this package's expectations (only the maturity and the tags differ)."""
+    return {
+        "maturity": maturity,
+        "tags": ["privacy", *tags, "table expectation"],
+        "contributors": ["privacy_plugins developers"],
+        "requirements": ["privacy-plugins"],
+        "has_full_test_suite": True,
+        "manually_reviewed_code": True,
+    }
+
+
+def set_metric_kwargs(
+    dependencies: ValidationDependencies, metric: str, value_kwargs: dict[str, Any]
+) -> ValidationDependencies:
+    """``metric`` as GX configured it (the batch's domain, a row condition) with this expectation's value kwargs."""
+    configured = dependencies.get_metric_configuration(metric)
+    assert configured is not None
+    dependencies.set_metric_configuration(
+        metric,
+        MetricConfiguration(
+            metric_name=metric, metric_domain_kwargs=configured.metric_domain_kwargs, metric_value_kwargs=value_kwargs
+        ),
+    )
+    return dependencies
+
+
+def validation_result(success: bool, observed: Any, details: Mapping[str, Any]) -> dict[str, Any]:
+    """GX's result of ``_validate``: the verdict, the observed value and the details, as plain JSON values."""
+    return {
+        "success": bool(success),
+        "result": {"observed_value": to_jsonable(observed), "details": to_jsonable(details)},
+    }
+
+
+def check_qis_and_secret(values: Mapping[str, Any]) -> None:
+    """At least one quasi-identifier, and the sensitive attribute (if any) is not one of them."""
+    if not values["quasi_identifiers"]:
+        raise ConfigurationError("quasi_identifiers: name at least one column")
+    if values.get("sensitive_attribute") in values["quasi_identifiers"]:
+        raise ConfigurationError(f"sensitive_attribute {values['sensitive_attribute']!r} is a quasi-identifier")
 
 
 class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
@@ -55,14 +98,7 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
     metric_dependencies: ClassVar[tuple[str, ...]] = (EQUIVALENCE_CLASSES,)
     success_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "include_values")
     domain_keys: ClassVar[tuple[str, ...]] = ("batch_id", "row_condition", "condition_parser")
-    library_metadata: ClassVar[dict[str, Any]] = {
-        "maturity": "production",
-        "tags": ["privacy", "anonymization", "table expectation"],
-        "contributors": ["privacy_plugins developers"],
-        "requirements": ["privacy-plugins"],
-        "has_full_test_suite": True,
-        "manually_reviewed_code": True,
-    }
+    library_metadata: ClassVar[dict[str, Any]] = gallery_metadata("production", "anonymization")
 
     @pydantic.root_validator(skip_on_failure=True)
     def _check_with_core(cls, values: dict[str, Any]) -> dict[str, Any]:
@@ -135,15 +171,8 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
             )
             return dependencies
         for name in self.metric_dependencies:
-            configured = dependencies.get_metric_configuration(name)
-            assert configured is not None
-            dependencies.set_metric_configuration(
-                name,
-                MetricConfiguration(
-                    metric_name=name,
-                    metric_domain_kwargs=configured.metric_domain_kwargs,
-                    metric_value_kwargs={"quasi_identifiers": list(self.quasi_identifiers), "model_columns": columns},
-                ),
+            set_metric_kwargs(
+                dependencies, name, {"quasi_identifiers": list(self.quasi_identifiers), "model_columns": columns}
             )
         return dependencies
 
@@ -170,10 +199,7 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
         }
         if math.isfinite(observed) and self.observed_is_integer():
             observed = int(observed)
-        return {
-            "success": success,
-            "result": {"observed_value": to_jsonable(observed), "details": to_jsonable(details)},
-        }
+        return validation_result(success, observed, details)
 
     def _validate_population_sizes(self, sizes: JoinedSizes) -> dict[str, Any]:
         """The verdict from the engine's (records, people) per class: the same details, no class values."""
@@ -186,7 +212,4 @@ class PrivacyExpectation(DataDocsSentences, BatchExpectation, ABC):
             "class_size_histogram": size_histogram(sizes.sample),
             "violations": result.violations,
         }
-        return {
-            "success": result.passed,
-            "result": {"observed_value": to_jsonable(result.observed), "details": to_jsonable(details)},
-        }
+        return validation_result(result.passed, result.observed, details)

@@ -17,14 +17,18 @@ from typing import Any, ClassVar
 import pandas as pd
 from great_expectations.compatibility import pydantic
 from great_expectations.expectations.expectation import BatchExpectation
-from great_expectations.validator.metric_configuration import MetricConfiguration
 from great_expectations.validator.validator import ValidationDependencies
 
 from privacy_plugins.core.hierarchies import Hierarchy, build_hierarchy
 from privacy_plugins.core.io import read_table
 from privacy_plugins.core.models import AttackRisk
-from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.integrations.gx.expectations._base import (
+    check_qis_and_secret,
+    gallery_metadata,
+    set_metric_kwargs,
+    validation_result,
+)
 from privacy_plugins.integrations.gx.expectations._rendering import DataDocsSentences
 from privacy_plugins.integrations.gx.row_metrics import TABLE_ROWS
 
@@ -75,23 +79,13 @@ class ExpectTableAttackRiskToBeBelow(DataDocsSentences, BatchExpectation):
         "inference", "confidence", "n_attacks", "seed", "hierarchies",
     )  # fmt: skip
     args_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "original")
-    library_metadata: ClassVar[dict[str, Any]] = {
-        "maturity": "experimental",
-        "tags": ["privacy", "anonymization", "attack", "table expectation"],
-        "contributors": ["privacy_plugins developers"],
-        "requirements": ["privacy-plugins"],
-        "has_full_test_suite": True,
-        "manually_reviewed_code": True,
-    }
+    library_metadata: ClassVar[dict[str, Any]] = gallery_metadata("experimental", "anonymization", "attack")
 
     @pydantic.root_validator(skip_on_failure=True)
     def _check_with_core(cls, values: dict[str, Any]) -> dict[str, Any]:
         """Reject bad limits, a secret that is a QI, or too few QIs, when the expectation is built."""
         cls.model(values)
-        if not values["quasi_identifiers"]:
-            raise ConfigurationError("quasi_identifiers: name at least one column")
-        if values.get("sensitive_attribute") in values["quasi_identifiers"]:
-            raise ConfigurationError(f"sensitive_attribute {values['sensitive_attribute']!r} is a quasi-identifier")
+        check_qis_and_secret(values)
         return values
 
     @classmethod
@@ -129,18 +123,8 @@ class ExpectTableAttackRiskToBeBelow(DataDocsSentences, BatchExpectation):
         dependencies: ValidationDependencies = super().get_validation_dependencies(
             execution_engine=execution_engine, runtime_configuration=runtime_configuration
         )
-        configured = dependencies.get_metric_configuration(TABLE_ROWS)
-        assert configured is not None
         secret = [self.sensitive_attribute] if self.sensitive_attribute else []
-        dependencies.set_metric_configuration(
-            TABLE_ROWS,
-            MetricConfiguration(
-                metric_name=TABLE_ROWS,
-                metric_domain_kwargs=configured.metric_domain_kwargs,
-                metric_value_kwargs={"columns": [*self.quasi_identifiers, *secret]},
-            ),
-        )
-        return dependencies
+        return set_metric_kwargs(dependencies, TABLE_ROWS, {"columns": [*self.quasi_identifiers, *secret]})
 
     def _validate(
         self, metrics: dict[str, Any], runtime_configuration: dict[str, Any] | None = None, execution_engine: Any = None
@@ -173,7 +157,4 @@ class ExpectTableAttackRiskToBeBelow(DataDocsSentences, BatchExpectation):
             "failing": failing,
             "attacks": report.to_dict(),  # rates, intervals and counts only
         }
-        return {
-            "success": not failing,
-            "result": {"observed_value": to_jsonable(max(uppers.values())), "details": to_jsonable(details)},
-        }
+        return validation_result(not failing, max(uppers.values()), details)

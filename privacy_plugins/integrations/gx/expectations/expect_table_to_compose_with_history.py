@@ -19,13 +19,18 @@ from typing import Any, ClassVar
 import pandas as pd
 from great_expectations.compatibility import pydantic
 from great_expectations.expectations.expectation import BatchExpectation
-from great_expectations.validator.metric_configuration import MetricConfiguration
 from great_expectations.validator.validator import ValidationDependencies
 
 from privacy_plugins.core.composition import intersection_attack
 from privacy_plugins.core.hierarchies import Hierarchy, build_hierarchy
 from privacy_plugins.core.io import read_table
 from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.integrations.gx.expectations._base import (
+    check_qis_and_secret,
+    gallery_metadata,
+    set_metric_kwargs,
+    validation_result,
+)
 from privacy_plugins.integrations.gx.expectations._rendering import DataDocsSentences
 from privacy_plugins.integrations.gx.row_metrics import TABLE_ROWS
 
@@ -88,21 +93,11 @@ class ExpectTableToComposeWithHistory(DataDocsSentences, BatchExpectation):
         "quasi_identifiers", "sensitive_attribute", "history", "history_table", "source", "l", "hierarchies",
     )  # fmt: skip
     args_keys: ClassVar[tuple[str, ...]] = ("quasi_identifiers", "sensitive_attribute", "history")
-    library_metadata: ClassVar[dict[str, Any]] = {
-        "maturity": "experimental",
-        "tags": ["privacy", "anonymization", "repeated releases", "table expectation"],
-        "contributors": ["privacy_plugins developers"],
-        "requirements": ["privacy-plugins"],
-        "has_full_test_suite": True,
-        "manually_reviewed_code": True,
-    }
+    library_metadata: ClassVar[dict[str, Any]] = gallery_metadata("experimental", "anonymization", "repeated releases")
 
     @pydantic.root_validator(skip_on_failure=True)
     def _check_settings(cls, values: dict[str, Any]) -> dict[str, Any]:
-        if not values["quasi_identifiers"]:
-            raise ConfigurationError("quasi_identifiers: name at least one column")
-        if values["sensitive_attribute"] in values["quasi_identifiers"]:
-            raise ConfigurationError(f"sensitive_attribute {values['sensitive_attribute']!r} is a quasi-identifier")
+        check_qis_and_secret(values)
         if values["l"] < 1:
             raise ConfigurationError(f"l must be an integer >= 1, got {values['l']!r}")
         return values
@@ -128,17 +123,9 @@ class ExpectTableToComposeWithHistory(DataDocsSentences, BatchExpectation):
         dependencies: ValidationDependencies = super().get_validation_dependencies(
             execution_engine=execution_engine, runtime_configuration=runtime_configuration
         )
-        configured = dependencies.get_metric_configuration(TABLE_ROWS)
-        assert configured is not None
-        dependencies.set_metric_configuration(
-            TABLE_ROWS,
-            MetricConfiguration(
-                metric_name=TABLE_ROWS,
-                metric_domain_kwargs=configured.metric_domain_kwargs,
-                metric_value_kwargs={"columns": [*self.quasi_identifiers, self.sensitive_attribute]},
-            ),
+        return set_metric_kwargs(
+            dependencies, TABLE_ROWS, {"columns": [*self.quasi_identifiers, self.sensitive_attribute]}
         )
-        return dependencies
 
     def _validate(
         self, metrics: dict[str, Any], runtime_configuration: dict[str, Any] | None = None, execution_engine: Any = None
@@ -162,4 +149,4 @@ class ExpectTableToComposeWithHistory(DataDocsSentences, BatchExpectation):
         )
         overall = report.overall
         details = {"releases": len(history) + 1, "history_releases": len(history), "attack": report.to_dict()}
-        return {"success": overall.below_l == 0, "result": {"observed_value": overall.below_l, "details": details}}
+        return validation_result(overall.below_l == 0, overall.below_l, details)

@@ -14,10 +14,10 @@ from typing import Any, ClassVar
 
 from great_expectations.compatibility import pydantic
 from great_expectations.expectations.expectation import BatchExpectation
-from great_expectations.validator.metric_configuration import MetricConfiguration
 from great_expectations.validator.validator import ValidationDependencies
 
 from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.integrations.gx.expectations._base import gallery_metadata, set_metric_kwargs, validation_result
 from privacy_plugins.integrations.gx.expectations._rendering import DataDocsSentences
 from privacy_plugins.integrations.gx.identifier_metric import DIRECT_IDENTIFIERS
 
@@ -47,14 +47,7 @@ class ExpectTableToHaveNoDirectIdentifiers(DataDocsSentences, BatchExpectation):
     success_keys: ClassVar[tuple[str, ...]] = ("columns", "acknowledged", "sample_size")
     domain_keys: ClassVar[tuple[str, ...]] = ("batch_id",)
     args_keys: ClassVar[tuple[str, ...]] = ()
-    library_metadata: ClassVar[dict[str, Any]] = {
-        "maturity": "production",
-        "tags": ["privacy", "direct identifiers", "table expectation"],
-        "contributors": ["privacy_plugins developers"],
-        "requirements": ["privacy-plugins"],
-        "has_full_test_suite": True,
-        "manually_reviewed_code": True,
-    }
+    library_metadata: ClassVar[dict[str, Any]] = gallery_metadata("production", "direct identifiers")
 
     @pydantic.root_validator(skip_on_failure=True)
     def _check_settings(cls, values: dict[str, Any]) -> dict[str, Any]:
@@ -86,17 +79,8 @@ class ExpectTableToHaveNoDirectIdentifiers(DataDocsSentences, BatchExpectation):
         dependencies: ValidationDependencies = super().get_validation_dependencies(
             execution_engine=execution_engine, runtime_configuration=runtime_configuration
         )
-        configured = dependencies.get_metric_configuration(DIRECT_IDENTIFIERS)
-        assert configured is not None
-        dependencies.set_metric_configuration(
-            DIRECT_IDENTIFIERS,
-            MetricConfiguration(
-                metric_name=DIRECT_IDENTIFIERS,
-                metric_domain_kwargs=configured.metric_domain_kwargs,
-                metric_value_kwargs={"columns": self.columns, "sample_size": self.sample_size},
-            ),
-        )
-        return dependencies
+        value_kwargs = {"columns": self.columns, "sample_size": self.sample_size}
+        return set_metric_kwargs(dependencies, DIRECT_IDENTIFIERS, value_kwargs)
 
     def _validate(
         self, metrics: dict[str, Any], runtime_configuration: dict[str, Any] | None = None, execution_engine: Any = None
@@ -108,4 +92,4 @@ class ExpectTableToHaveNoDirectIdentifiers(DataDocsSentences, BatchExpectation):
             "acknowledged": [f for f in findings if f["column"] in self.acknowledged],
             "categories": sorted({f["category"] for f in flagged}),
         }
-        return {"success": not flagged, "result": {"observed_value": len(flagged), "details": details}}
+        return validation_result(not flagged, len(flagged), details)
