@@ -73,7 +73,7 @@ from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ileft
-from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_given_originals, leakage_per_record
+from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_given_original_ids, leakage_per_record
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
@@ -569,8 +569,10 @@ class PersonalizedAnonymizer:
             leak = leakage_per_record(final, final.sensitive(sensitive), None if sa is None else sa.hierarchy)
         actual = leak  # without SA generalization the published table shows every Pleak exactly
         if sa is not None and sensitive is not None:
-            originals = frame[sensitive].iloc[released_rows].reset_index(drop=True)
-            actual = leakage_given_originals(final, final.frame[sensitive], originals, sa.hierarchy)
+            # The nodes are known here (no label looked up again); a generalized original keeps the upper bound.
+            original_ids = original[released_rows]
+            exact = leakage_given_original_ids(final, published_sa[in_sort], original_ids, sa.hierarchy)
+            actual = np.where(sa.tables[0][original_ids] == 0, exact, leak)
 
         costs = []
         leaf_counts, domains = [], []
