@@ -528,13 +528,16 @@ class PersonalizedAnonymizer:
             check = model_frame.copy()
             if sa is not None:
                 check[sensitive] = sa.tables[6][published_sa]
-            qi_text = {
-                q: _labels(d, lab, lows[i], highs[i])[group_of]
-                for i, (q, (d, lab)) in enumerate(zip(qis, coded, strict=True))
-            }
-            for q, text in qi_text.items():
-                check[q] = text
-            classes = EquivalenceClasses.from_frame(check, list(qis))
+            # Each QI's labels are factorized per group, not per row: the codes serve this check and the final classes.
+            qi_text: dict[Hashable, np.ndarray] = {}
+            qi_codes: list[tuple[np.ndarray, int]] = []
+            for i, (q, (d, lab)) in enumerate(zip(qis, coded, strict=True)):
+                per_group = _labels(d, lab, lows[i], highs[i])
+                codes, uniques = pd.factorize(per_group, use_na_sentinel=False)
+                qi_text[q] = per_group[group_of]
+                qi_codes.append((np.asarray(codes, dtype=np.int64)[group_of], len(uniques)))
+                check[q] = qi_text[q]
+            classes = EquivalenceClasses.from_codes(check, tuple(qis), qi_codes)
             bad_class = np.zeros(classes.n_classes, dtype=bool)
             for requested in request.models:
                 bad_class |= requested.violating_classes(classes)
@@ -563,7 +566,9 @@ class PersonalizedAnonymizer:
         position = np.empty(n, dtype=np.int64)
         position[rows] = np.arange(m)
         in_sort = position[released_rows]
-        final = EquivalenceClasses.from_frame(published.reset_index(drop=True), list(qis))
+        final = EquivalenceClasses.from_codes(
+            published.reset_index(drop=True), tuple(qis), [(codes[in_sort], size) for codes, size in qi_codes]
+        )
         leak = np.ones(m)
         if sensitive is not None:
             leak = leakage_per_record(final, final.sensitive(sensitive), None if sa is None else sa.hierarchy)
