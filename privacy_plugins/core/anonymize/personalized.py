@@ -535,9 +535,9 @@ class PersonalizedAnonymizer:
                 per_group = _labels(d, lab, lows[i], highs[i])
                 codes, uniques = pd.factorize(per_group, use_na_sentinel=False)
                 qi_text[q] = per_group[group_of]
-                qi_codes.append((np.asarray(codes, dtype=np.int64)[group_of], len(uniques)))
+                qi_codes.append((np.asarray(codes, dtype=np.int64), len(uniques)))  # per group: small
                 check[q] = qi_text[q]
-            classes = EquivalenceClasses.from_codes(check, tuple(qis), qi_codes)
+            classes = EquivalenceClasses.from_codes(check, tuple(qis), [(c[group_of], n) for c, n in qi_codes])
             bad_class = np.zeros(classes.n_classes, dtype=bool)
             for requested in request.models:
                 bad_class |= requested.violating_classes(classes)
@@ -566,8 +566,9 @@ class PersonalizedAnonymizer:
         position = np.empty(n, dtype=np.int64)
         position[rows] = np.arange(m)
         in_sort = position[released_rows]
+        group_in_order = group_of[in_sort]
         final = EquivalenceClasses.from_codes(
-            published.reset_index(drop=True), tuple(qis), [(codes[in_sort], size) for codes, size in qi_codes]
+            published.reset_index(drop=True), tuple(qis), [(c[group_in_order], size) for c, size in qi_codes]
         )
         leak = np.ones(m)
         if sensitive is not None:
