@@ -13,6 +13,35 @@ run and the table take over the table's own memory (RSS deltas of a few MB are n
 growth exponent is the log-log slope of CPU between consecutive sizes and from the first to the
 last. A run over ``--timeout`` wall seconds is killed and reported as such.
 
+Measured 2026-11-26 19:43–19:58 UTC on the shared 2-core machine while a CI run used both cores (1-minute
+load average 5–8 during every run; CPU seconds are process time, wall about 2–3× that), commit 5fbc3c6
+for two-phase, bucket and k-member, fa35b3e for personalized; numba 0.68.1 installed (compiled kernels):
+
+    algorithm            rows     CPU s   NCP      peak MB  peak/read  (peak − before)/table  exponent
+    two-phase k=10       30,162    6.03   0.0418     281      1.09       5.8
+                        120,648   20.42   0.0177     341      1.32       5.5                 0.88
+                        301,620   43.94   0.0060     444      1.71       4.9                 0.84
+                        995,346   96.33   0.0013     768      2.91       4.1                 0.66  (30k→1M: 0.79)
+    bucket l=3           30,162    3.42   0.0576     265      1.04       2.0
+                        120,648   13.74   0.0553     301      1.18       2.9                 1.00
+                        301,620   24.08   0.0572     370      1.43       2.9                 0.61
+                        995,346   83.07   0.0597     640      2.43       3.1                 1.04  (30k→1M: 0.91)
+    personalized         30,162    0.28   0.1593     292      1.12       9.4
+    (k=4, pleak 0.25)   120,648    0.66   0.0851     391      1.50       9.0                 0.61
+                        301,620    1.62   0.0511     586      2.24       8.8                 0.98
+                        995,346    6.82   0.00000    1277     4.78       8.2                 1.20  (30k→1M: 0.91)
+    k-member k=10        30,162    0.29   0.0654     294      1.03       1.9
+                        995,346    4.97   0.0076     613      2.32       2.9                       (30k→1M: 0.81)
+
+"read" was 256–267 MB at every size (interpreter, pandas, numba and the kernels ≈ 256 MB; the table
+itself 4 / 15 / 38 / 124 MB by ``memory_usage(deep=True)``), so peak/read flatters small tables; at
+~1M rows the goal (≤ 2×) is missed by all four (2.3–4.8×). ARX 3.9.2's local recoding (k = 10,
+100 iterations, ``local 10 100`` after one warm-up run on Adult) on the same 995,346 rows: 2.12 s
+process CPU (9.2 s wall), NCP 0.0062 — two-phase's CPU is 45× ARX's there (goal ≤ 60 s: missed at
+96 s), its NCP 0.0013 below ARX's. Personalized at 1M rows before fa35b3e (5fbc3c6, back to back,
+same load): 6.56 / 5.87 s CPU, peak 1,182 MB; after: 5.75 / 5.48 s, peak 1,291–1,293 MB (numpy's
+traced peak at 301,620 rows: 207.6 → 215.8 MB; the rest of the RSS rise is not attributed).
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_scale.py \\
           [--algorithms two-phase,bucket,personalized] [--copies 1,4,10,33] [--timeout 600]
 """
