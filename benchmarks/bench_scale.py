@@ -15,7 +15,8 @@ last. A run over ``--timeout`` wall seconds is killed and reported as such.
 
 Measured 2026-11-26 19:43–19:58 UTC on the shared 2-core machine while a CI run used both cores (1-minute
 load average 5–8 during every run; CPU seconds are process time, wall about 2–3× that), commit 5fbc3c6
-for two-phase, bucket and k-member, fa35b3e for personalized; numba 0.68.1 installed (compiled kernels):
+for two-phase, bucket and k-member, fa35b3e for personalized (04f091d: same path and output);
+numba 0.68.1 installed (compiled kernels):
 
     algorithm            rows     CPU s   NCP      peak MB  peak/read  (peak − before)/table  exponent
     two-phase k=10       30,162    6.03   0.0418     281      1.09       5.8
@@ -38,9 +39,12 @@ itself 4 / 15 / 38 / 124 MB by ``memory_usage(deep=True)``), so peak/read flatte
 ~1M rows the goal (≤ 2×) is missed by all four (2.3–4.8×). ARX 3.9.2's local recoding (k = 10,
 100 iterations, ``local 10 100`` after one warm-up run on Adult) on the same 995,346 rows: 2.12 s
 process CPU (9.2 s wall), NCP 0.0062 — two-phase's CPU is 45× ARX's there (goal ≤ 60 s: missed at
-96 s), its NCP 0.0013 below ARX's. Personalized at 1M rows before fa35b3e (5fbc3c6, back to back,
-same load): 6.56 / 5.87 s CPU, peak 1,182 MB; after: 5.75 / 5.48 s, peak 1,291–1,293 MB (numpy's
-traced peak at 301,620 rows: 207.6 → 215.8 MB; the rest of the RSS rise is not attributed).
+96 s), its NCP 0.0013 below ARX's. Personalized before / after issue 28's reuse of its own codes
+(5fbc3c6 / 04f091d, back to back, load 4–5, five runs in one process, min and median CPU s): 301,620
+rows 1.60, 1.64 / 1.33, 1.38 (the optimal search 0.06: 27× → 22×; one cold run each as ``bench_personalized
+--speed`` does: 16–21×); 995,346 rows 5.36, 5.82 / 5.13, 5.80 (optimal 0.17–0.18: ~30×). Peak RSS at
+995,346 rows: 1,182 MB before, 1,277–1,293 MB after (numpy's traced peak at 301,620 rows: 207.6 →
+215.8 MB; the rest of the RSS rise is not attributed).
 
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_scale.py \\
           [--algorithms two-phase,bucket,personalized] [--copies 1,4,10,33] [--timeout 600]
