@@ -577,10 +577,14 @@ class PersonalizedAnonymizer:
         if sa is not None and sensitive is not None:
             # The nodes are known here (no label looked up again); a generalized original keeps the upper bound.
             # A published node counts as the release's label reads back (a label at several levels: its lowest).
-            read_level, read_node = hierarchy_nodes(sa.hierarchy, pd.Index(sa.tables[6]))
-            read_back = sa.tables[5][read_level] + read_node
+            # Only the labels published are looked up, as the label path did.
+            published_ids = published_sa[in_sort]
+            read_back = np.arange(sa.tables[0].shape[0], dtype=np.int64)
+            used = np.flatnonzero(np.bincount(published_ids, minlength=read_back.shape[0]))
+            read_level, read_node = hierarchy_nodes(sa.hierarchy, pd.Index(sa.tables[6][used]))
+            read_back[used] = sa.tables[5][read_level] + read_node
             original_ids = original[released_rows]
-            exact = leakage_given_original_ids(final, read_back[published_sa[in_sort]], original_ids, sa.hierarchy)
+            exact = leakage_given_original_ids(final, read_back[published_ids], original_ids, sa.hierarchy)
             actual = np.where(sa.tables[0][original_ids] == 0, exact, leak)
 
         costs = []
