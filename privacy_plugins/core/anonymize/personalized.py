@@ -73,7 +73,7 @@ from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ileft
-from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_given_originals, leakage_per_record
+from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_given_original_ids, leakage_per_record
 from privacy_plugins.core.parameters import TOLERANCE
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.results import to_jsonable
@@ -528,13 +528,16 @@ class PersonalizedAnonymizer:
             check = model_frame.copy()
             if sa is not None:
                 check[sensitive] = sa.tables[6][published_sa]
-            qi_text = {
-                q: _labels(d, lab, lows[i], highs[i])[group_of]
-                for i, (q, (d, lab)) in enumerate(zip(qis, coded, strict=True))
-            }
-            for q, text in qi_text.items():
-                check[q] = text
-            classes = EquivalenceClasses.from_frame(check, list(qis))
+            # Each QI's labels are factorized per group, not per row: the codes serve this check and the final classes.
+            qi_text: dict[Hashable, np.ndarray] = {}
+            qi_codes: list[tuple[np.ndarray, int]] = []
+            for i, (q, (d, lab)) in enumerate(zip(qis, coded, strict=True)):
+                per_group = _labels(d, lab, lows[i], highs[i])
+                codes, uniques = pd.factorize(per_group, use_na_sentinel=False)
+                qi_text[q] = per_group[group_of]
+                qi_codes.append((np.asarray(codes, dtype=np.int64), len(uniques)))  # per group: small
+                check[q] = qi_text[q]
+            classes = EquivalenceClasses.from_codes(check, tuple(qis), [(c[group_of], n) for c, n in qi_codes])
             bad_class = np.zeros(classes.n_classes, dtype=bool)
             for requested in request.models:
                 bad_class |= requested.violating_classes(classes)
@@ -563,14 +566,26 @@ class PersonalizedAnonymizer:
         position = np.empty(n, dtype=np.int64)
         position[rows] = np.arange(m)
         in_sort = position[released_rows]
-        final = EquivalenceClasses.from_frame(published.reset_index(drop=True), list(qis))
+        group_in_order = group_of[in_sort]
+        final = EquivalenceClasses.from_codes(
+            published.reset_index(drop=True), tuple(qis), [(c[group_in_order], size) for c, size in qi_codes]
+        )
         leak = np.ones(m)
         if sensitive is not None:
             leak = leakage_per_record(final, final.sensitive(sensitive), None if sa is None else sa.hierarchy)
         actual = leak  # without SA generalization the published table shows every Pleak exactly
         if sa is not None and sensitive is not None:
-            originals = frame[sensitive].iloc[released_rows].reset_index(drop=True)
-            actual = leakage_given_originals(final, final.frame[sensitive], originals, sa.hierarchy)
+            # The nodes are known here (no label looked up again); a generalized original keeps the upper bound.
+            # A published node counts as the release's label reads back (a label at several levels: its lowest).
+            # Only the labels published are looked up, as the label path did.
+            published_ids = published_sa[in_sort]
+            read_back = np.arange(sa.tables[0].shape[0], dtype=np.int64)
+            used = np.flatnonzero(np.bincount(published_ids, minlength=read_back.shape[0]))
+            read_level, read_node = hierarchy_nodes(sa.hierarchy, pd.Index(sa.tables[6][used]))
+            read_back[used] = sa.tables[5][read_level] + read_node
+            original_ids = original[released_rows]
+            exact = leakage_given_original_ids(final, read_back[published_ids], original_ids, sa.hierarchy)
+            actual = np.where(sa.tables[0][original_ids] == 0, exact, leak)
 
         costs = []
         leaf_counts, domains = [], []

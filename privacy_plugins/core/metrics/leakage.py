@@ -33,6 +33,7 @@ from privacy_plugins.errors import HierarchyError
 __all__ = [
     "LeakageReport",
     "hierarchy_nodes",
+    "leakage_given_original_ids",
     "leakage_given_originals",
     "leakage_per_record",
     "leakage_violations",
@@ -179,14 +180,40 @@ def leakage_given_originals(
         >>> leakage_given_originals(c, df["d"], pd.Series(["flu", "cold", "hiv", "hiv"]), h).tolist()
         [0.375, 0.125, 0.5, 0.5]
     """
+    first = _node_offsets(hierarchy)
     codes, uniques = pd.factorize(pd.Series(published.to_numpy(dtype=object)), use_na_sentinel=False)
     levels, nodes = (a[codes] for a in hierarchy_nodes(hierarchy, pd.Index(uniques)))
-    first = np.cumsum([0] + [len(labels) for labels in hierarchy.labels])  # global node id offset per level
-    n_nodes = int(first[-1])
-    present, count = np.unique(classes.class_of_row * n_nodes + first[levels] + nodes, return_counts=True)
     codes, uniques = pd.factorize(pd.Series(original.to_numpy(dtype=object)), use_na_sentinel=False)
     original_levels, original_nodes = (a[codes] for a in hierarchy_nodes(hierarchy, pd.Index(uniques)))
-    leaf = np.where(original_levels == 0, original_nodes, 0)
+    exact = leakage_given_original_ids(
+        classes, first[levels] + nodes, first[original_levels] + original_nodes, hierarchy
+    )
+    if (original_levels == 0).all():
+        return exact
+    worst = leakage_per_record(classes, classes.sensitive(published.name), hierarchy)
+    return np.where(original_levels == 0, exact, worst)
+
+
+def _node_offsets(hierarchy: Hierarchy) -> np.ndarray:
+    """The first global node id of each level (a node's id: offset of its level + its node code), then the count."""
+    return np.cumsum([0] + [len(labels) for labels in hierarchy.labels]).astype(np.int64)
+
+
+def leakage_given_original_ids(
+    classes: EquivalenceClasses, published: np.ndarray, original: np.ndarray, hierarchy: Hierarchy
+) -> np.ndarray:
+    """:func:`leakage_given_originals` from global node ids (level offset + node; one per row of ``classes``).
+
+    For a caller that holds the sensitive values as hierarchy nodes already (the personalized
+    anonymizer), so no label is looked up again. Exact Pleak for a record whose original is a
+    leaf; for one whose original is generalized the value is meaningless (the caller takes the
+    published-table upper bound there, as :func:`leakage_given_originals` does).
+    """
+    first = _node_offsets(hierarchy)
+    n_nodes = int(first[-1])
+    present, count = np.unique(classes.class_of_row * n_nodes + published, return_counts=True)
+    original_levels = np.searchsorted(first, original, side="right") - 1
+    leaf = np.where(original_levels == 0, original, 0)
     total = np.zeros(classes.class_of_row.shape[0])
     for level in range(hierarchy.height + 1):
         above = hierarchy.codes[level][leaf]
@@ -194,11 +221,7 @@ def leakage_given_originals(
         at = np.minimum(np.searchsorted(present, key), present.shape[0] - 1)
         found = np.where(present[at] == key, count[at], 0)
         total += found * (1.0 if level == 0 else 1.0 / hierarchy.leaf_counts[level][above])
-    exact = total / classes.row_size
-    if (original_levels == 0).all():
-        return exact
-    worst = leakage_per_record(classes, classes.sensitive(published.name), hierarchy)
-    return np.where(original_levels == 0, exact, worst)
+    return np.asarray(total / classes.row_size, dtype=float)
 
 
 def leakage_violations(

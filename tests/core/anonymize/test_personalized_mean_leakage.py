@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import PersonalizedDetails, anonymize
 from privacy_plugins.core.hierarchies import Hierarchy
+from privacy_plugins.core.metrics.leakage import leakage_given_originals
 from privacy_plugins.core.models import PersonalizedLeakage
+from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import InfeasibleAnonymizationError
 from tests.unnamed_columns import other_columns
 
@@ -106,3 +108,33 @@ def test_the_mean_is_songs_pleak_over_the_originals(n: int, seed: int, bound: fl
     assert details.mean_leakage == pytest.approx(actual)
     assert details.mean_leakage <= float(details.leakage.mean()) + 1e-12
     assert details.max_leakage == pytest.approx(float(details.leakage.max()))
+
+
+@pytest.mark.parametrize("seed", [6, 12, 15])
+def test_a_parent_labelled_like_a_leaf_counts_as_the_release_reads_it(seed: int) -> None:
+    # "hiv" is a leaf and the label of its parent (over hiv and hep): the published label reads back as
+    # the leaf (``hierarchy_nodes``), and the mean is measured on what the release holds (issue 28's
+    # node-id path must agree with the label path of ``leakage_given_originals``).
+    hierarchy = Hierarchy.from_rows(
+        "disease", [["flu", "resp", "*"], ["cold", "resp", "*"], ["hiv", "hiv", "*"], ["hep", "hiv", "*"]]
+    )
+    rng = np.random.default_rng(seed)
+    n = 30
+    raw = pd.DataFrame(
+        {
+            "pid": np.arange(n),
+            "age": rng.integers(20, 26, n),
+            "disease": rng.choice(["flu", "cold", "hiv", "hep"], n, p=[0.3, 0.2, 0.2, 0.3]),
+            "b": rng.choice([0.34, 0.4, 0.5], n),
+        }
+    )
+    result = anonymize(raw, algorithm="personalized", quasi_identifiers=["age"],
+                       models=[PersonalizedLeakage("disease", bound_column="b")], hierarchies={"disease": hierarchy},
+                       insensitive=["pid"])  # fmt: skip
+    assert isinstance(result.details, PersonalizedDetails)
+    assert result.details.sensitive_generalized > 0
+    table = result.table
+    classes = EquivalenceClasses.from_frame(table, ["age"])
+    originals = raw.set_index("pid")["disease"].loc[table["pid"]].reset_index(drop=True)
+    expected = leakage_given_originals(classes, table["disease"], originals, hierarchy)
+    assert result.details.mean_leakage == pytest.approx(float(expected.mean()))
