@@ -201,6 +201,7 @@ def anonymize_in_engine(
     )
     checked = _verify_on_snapshot(aggregates, hierarchies, snapshot, solution, models, suppression_limit, algorithm)
     levels = dict(zip(qis, solution.node, strict=True))
+    scope: dict[str, int] = {}  # a δ-presence research subset: its rows out of scope and suppressed
     if subset is None:
         published = publish_node(
             table,
@@ -211,19 +212,15 @@ def anonymize_in_engine(
             suppressed=solution.suppressed_classes(snapshot),
             method=method,
         )
-        return EngineAnonymization(
-            snapshot=snapshot,
-            solution=solution,
-            rows_in=snapshot.n_rows,
-            published=published,
-            dropped_identifiers=tuple(c for c in columns if c in set(identifiers)),
-            checked=checked,
-        )
-    keep = [c for c in columns if c not in set(identifiers)]
-    mappings = label_mappings(aggregates, hierarchies, levels)
-    published, flags = _subset_published(table, snapshot, solution, aggregates, keep, mappings, str(subset), method)
-    weights = snapshot.weights
-    subset_rows = int(weights[flags].sum())
+    else:
+        keep = [c for c in columns if c not in set(identifiers)]
+        mappings = label_mappings(aggregates, hierarchies, levels)
+        published, flags = _subset_published(table, snapshot, solution, aggregates, keep, mappings, str(subset), method)
+        weights = snapshot.weights
+        scope = {
+            "out_of_scope": snapshot.n_rows - int(weights[flags].sum()),
+            "subset_suppressed": int(weights[flags & solution.suppressed_units].sum()),
+        }
     return EngineAnonymization(
         snapshot=snapshot,
         solution=solution,
@@ -231,8 +228,7 @@ def anonymize_in_engine(
         published=published,
         dropped_identifiers=tuple(c for c in columns if c in set(identifiers)),
         checked=checked,
-        out_of_scope=snapshot.n_rows - subset_rows,
-        subset_suppressed=int(weights[flags & solution.suppressed_units].sum()),
+        **scope,
     )
 
 
