@@ -86,6 +86,9 @@ class SensitiveCounts:
     pair_of_row: np.ndarray
     class_start: np.ndarray
     value_totals: np.ndarray
+    #: Measures derived from these counts alone, kept so one re-check does not recompute them
+    #: (e.g. the DCorrelate sums of a sensitive hierarchy, asked for the violations and the maximum).
+    derived: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n_values(self) -> int:

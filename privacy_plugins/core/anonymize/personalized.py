@@ -71,6 +71,7 @@ from privacy_plugins.core.anonymize.cluster_greedy import TABLE_LIMIT
 from privacy_plugins.core.anonymize.mondrian import _dimension, _labels
 from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
+from privacy_plugins.core.frame import EncodedColumn
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ileft
 from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_given_original_ids, leakage_per_record
@@ -201,6 +202,27 @@ class _Quality:
         return total / len(self.dimensions)
 
 
+def _window_span(codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum and maximum of every window of ``k`` consecutive codes, in O(n log k).
+
+    Doubling: after each step ``low[i]`` is the minimum of ``codes[i : i + width]``; two
+    overlapping windows of the largest width ≤ k then cover each window of k. (A reduction
+    over a sliding-window view walks the array with a stride per element and is several
+    times slower.)
+    """
+    low, high, width = codes, codes, 1
+    while 2 * width <= k:
+        low = np.minimum(low[:-width], low[width:])
+        high = np.maximum(high[:-width], high[width:])
+        width *= 2
+    n_windows = codes.shape[0] - k + 1
+    shift = k - width
+    return (
+        np.minimum(low[:n_windows], low[shift : shift + n_windows]),
+        np.maximum(high[:n_windows], high[shift : shift + n_windows]),
+    )
+
+
 def _adaptive_groups(sorted_codes: list[np.ndarray], k: int, quality: _Quality) -> list[int]:
     """Group boundaries (start positions) in sort order by the ILeft rule; see the module docstring.
 
@@ -213,8 +235,8 @@ def _adaptive_groups(sorted_codes: list[np.ndarray], k: int, quality: _Quality) 
     if n < 2 * k:
         return [0]
     # ILeft of the window of k tuples starting at every position (where t would start the next group).
-    windows = [np.lib.stride_tricks.sliding_window_view(c, k) for c in sorted_codes]
-    window_il = quality.ileft([w.min(axis=1) for w in windows], [w.max(axis=1) for w in windows])
+    spans = [_window_span(c, k) for c in sorted_codes]
+    window_il = quality.ileft([low for low, _ in spans], [high for _, high in spans])
     codes = np.stack(sorted_codes)
     tables = quality.span_tables()
     if tables is not None and _numba():
@@ -442,6 +464,20 @@ def _merge_bad_groups(
     return [s for s, gone in zip(starts, drop, strict=True) if not gone], merges
 
 
+def _label_codes(sa: _Sensitive, ids: np.ndarray) -> tuple[np.ndarray, pd.Index]:
+    """Codes of the published sensitive labels of node ``ids``, and the distinct labels they index.
+
+    Two nodes may carry the same label (a parent labelled like its leaf): they share a code,
+    as they would if the published column were factorized again.
+    """
+    present = np.bincount(ids, minlength=sa.tables[6].shape[0]) > 0  # ids are a few hundred node ids
+    used = np.flatnonzero(present)
+    codes, labels = pd.factorize(pd.Index(sa.tables[6][used], dtype=object), use_na_sentinel=False)
+    of_id = np.zeros(present.shape[0], dtype=np.int64)
+    of_id[used] = codes
+    return of_id[ids], pd.Index(np.asarray(labels, dtype=object), dtype=object)
+
+
 @dataclass(frozen=True)
 class PersonalizedAnonymizer:
     """Personalized k-anonymization (Song et al.), registered as ``"personalized"``; see the module docstring."""
@@ -526,18 +562,24 @@ class PersonalizedAnonymizer:
             lows = [np.minimum.reduceat(c, np.asarray(starts)) for c in sorted_codes]
             highs = [np.maximum.reduceat(c, np.asarray(starts)) for c in sorted_codes]
             check = model_frame.copy()
-            if sa is not None:
-                check[sensitive] = sa.tables[6][published_sa]
-            # Each QI's labels are factorized per group, not per row: the codes serve this check and the final classes.
-            qi_text: dict[Hashable, np.ndarray] = {}
+            encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
+            if sa is not None and sensitive is not None:
+                sa_codes, sa_labels = _label_codes(sa, published_sa)
+                check[sensitive] = pd.Categorical.from_codes(sa_codes, categories=sa_labels)
+                encodings[(sensitive, False)] = EncodedColumn(name=sensitive, codes=sa_codes, values=sa_labels)
+            # Each QI's labels are factorized per group, not per row: the codes serve this check and the
+            # final classes, and the QIs are Categoricals over them (no string is made per row).
+            qi_labels: dict[Hashable, pd.Index] = {}
             qi_codes: list[tuple[np.ndarray, int]] = []
             for i, (q, (d, lab)) in enumerate(zip(qis, coded, strict=True)):
                 per_group = _labels(d, lab, lows[i], highs[i])
                 codes, uniques = pd.factorize(per_group, use_na_sentinel=False)
-                qi_text[q] = per_group[group_of]
+                qi_labels[q] = pd.Index(np.asarray(uniques, dtype=object), dtype=object)
                 qi_codes.append((np.asarray(codes, dtype=np.int64), len(uniques)))  # per group: small
-                check[q] = qi_text[q]
-            classes = EquivalenceClasses.from_codes(check, tuple(qis), [(c[group_of], n) for c, n in qi_codes])
+                check[q] = pd.Categorical.from_codes(qi_codes[-1][0][group_of], categories=qi_labels[q])
+            classes = EquivalenceClasses.from_codes(
+                check, tuple(qis), [(c[group_of], n) for c, n in qi_codes], encodings=encodings
+            )
             bad_class = np.zeros(classes.n_classes, dtype=bool)
             for requested in request.models:
                 bad_class |= requested.violating_classes(classes)
@@ -556,19 +598,25 @@ class PersonalizedAnonymizer:
             merges += merged
 
         # Publish in input order.
-        published = frame.drop(columns=list(request.roles.identifiers)).loc[rows].copy()
-        for q in qis:
-            published[q] = pd.Series(np.asarray(qi_text[q], dtype=object), index=rows, dtype=object)
-        if sa is not None:
-            published[sensitive] = pd.Series(check[sensitive].to_numpy(dtype=object), index=rows, dtype=object)
-        published = published.sort_index()
         released_rows = np.sort(rows)
         position = np.empty(n, dtype=np.int64)
         position[rows] = np.arange(m)
         in_sort = position[released_rows]
         group_in_order = group_of[in_sort]
+        published = frame.drop(columns=list(request.roles.identifiers)).take(released_rows).reset_index(drop=True)
+        published_codes: dict[Hashable, tuple[np.ndarray, np.ndarray]] = {}
+        for q, (group_codes, _) in zip(qis, qi_codes, strict=True):
+            row_codes = group_codes[group_in_order]
+            published[q] = pd.Categorical.from_codes(row_codes, categories=qi_labels[q])
+            published_codes[q] = (row_codes, qi_labels[q].to_numpy(dtype=object))
+        final_encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
+        if sa is not None and sensitive is not None:
+            sa_codes, sa_labels = _label_codes(sa, published_sa[in_sort])
+            # Object labels: the sensitive column is not a QI, so it is published as the values themselves.
+            published[sensitive] = pd.Series(sa_labels.to_numpy(dtype=object)[sa_codes], dtype=object)
+            final_encodings[(sensitive, False)] = EncodedColumn(name=sensitive, codes=sa_codes, values=sa_labels)
         final = EquivalenceClasses.from_codes(
-            published.reset_index(drop=True), tuple(qis), [(c[group_in_order], size) for c, size in qi_codes]
+            published, tuple(qis), [(c[group_in_order], size) for c, size in qi_codes], encodings=final_encodings
         )
         leak = np.ones(m)
         if sensitive is not None:
@@ -604,9 +652,10 @@ class PersonalizedAnonymizer:
             n_plain = 1
         table_ncp = float(np.mean([c.mean() for c in costs]))
         return AnonymizedTable(
-            table=published.reset_index(drop=True),
+            table=published,
             released=np.ones(m, dtype=bool),
             suppressed=n_unsat,
+            qi_codes=published_codes,
             utility=UtilityMetrics(
                 ncp=table_ncp,
                 lm=table_ncp * len(qis),

@@ -111,18 +111,18 @@ def _dcorrelate_sums(counts: SensitiveCounts, hierarchy: Hierarchy) -> np.ndarra
     max f(L) over the labels L of the class at or below v.
     """
     levels, nodes = hierarchy_nodes(hierarchy, counts.column.values)
-    # A representative leaf under each node of each level (its first leaf).
-    rep_by_level = []
+    # Per global node id (level offset + node): a representative leaf under it (its first) and its leaves.
+    first = _node_offsets(hierarchy)
+    rep = np.full(int(first[-1]), -1, dtype=np.int64)
+    order = np.arange(hierarchy.n_leaves)[::-1]
     for level in range(hierarchy.height + 1):
-        rep = np.full(len(hierarchy.labels[level]), -1, dtype=np.int64)
-        order = np.arange(hierarchy.n_leaves)[::-1]
-        rep[hierarchy.codes[level][order]] = order
-        rep_by_level.append(rep)
+        rep[first[level] + np.asarray(hierarchy.codes[level])[order]] = order
+    leaves = np.concatenate([np.asarray(hierarchy.leaf_counts[lv], dtype=float) for lv in range(hierarchy.height + 1)])
     value_level = levels[counts.pair_value]
     value_node = nodes[counts.pair_value]
-    pairs = list(zip(value_level.tolist(), value_node.tolist(), strict=True))
-    leaf = np.array([rep_by_level[lv][nd] for lv, nd in pairs], dtype=np.int64)
-    n_leaf = np.array([hierarchy.leaf_counts[lv][nd] for lv, nd in pairs], dtype=float)
+    node_id = first[value_level] + value_node
+    leaf = rep[node_id]
+    n_leaf = leaves[node_id]
     weight = counts.pair_count / n_leaf
     n_pairs = counts.pair_count.shape[0]
     per_class = np.diff(counts.class_start)
@@ -158,7 +158,13 @@ def leakage_per_record(
     """
     if hierarchy is None:
         return counts.pair_count[counts.pair_of_row] / classes.row_size
-    return _dcorrelate_sums(counts, hierarchy)[counts.pair_of_row] / classes.row_size
+    # The sums depend on the counts and the hierarchy only: kept on the counts (the object, not an id,
+    # is compared, so another hierarchy never reads them).
+    kept = counts.derived.get("dcorrelate")
+    if kept is None or kept[0] is not hierarchy:
+        kept = (hierarchy, _dcorrelate_sums(counts, hierarchy))
+        counts.derived["dcorrelate"] = kept
+    return np.asarray(kept[1][counts.pair_of_row] / classes.row_size)
 
 
 def leakage_given_originals(
@@ -199,6 +205,11 @@ def _node_offsets(hierarchy: Hierarchy) -> np.ndarray:
     return np.cumsum([0] + [len(labels) for labels in hierarchy.labels]).astype(np.int64)
 
 
+#: A (class, node) count table up to this size (per row, plus a constant) is looked up densely.
+_DENSE_PER_ROW = 8
+_DENSE_EXTRA = 1 << 20
+
+
 def leakage_given_original_ids(
     classes: EquivalenceClasses, published: np.ndarray, original: np.ndarray, hierarchy: Hierarchy
 ) -> np.ndarray:
@@ -211,15 +222,24 @@ def leakage_given_original_ids(
     """
     first = _node_offsets(hierarchy)
     n_nodes = int(first[-1])
-    present, count = np.unique(classes.class_of_row * n_nodes + published, return_counts=True)
+    rows = classes.class_of_row.shape[0]
+    keys = classes.class_of_row * n_nodes + published
+    dense = classes.n_classes * n_nodes <= _DENSE_PER_ROW * rows + _DENSE_EXTRA
+    if dense:  # one count per (class, node): a lookup, no search
+        table = np.bincount(keys, minlength=classes.n_classes * n_nodes)
+    else:
+        present, count = np.unique(keys, return_counts=True)
     original_levels = np.searchsorted(first, original, side="right") - 1
     leaf = np.where(original_levels == 0, original, 0)
-    total = np.zeros(classes.class_of_row.shape[0])
+    total = np.zeros(rows)
     for level in range(hierarchy.height + 1):
         above = hierarchy.codes[level][leaf]
         key = classes.class_of_row * n_nodes + first[level] + above
-        at = np.minimum(np.searchsorted(present, key), present.shape[0] - 1)
-        found = np.where(present[at] == key, count[at], 0)
+        if dense:
+            found = table[key]
+        else:
+            at = np.minimum(np.searchsorted(present, key), present.shape[0] - 1)
+            found = np.where(present[at] == key, count[at], 0)
         total += found * (1.0 if level == 0 else 1.0 / hierarchy.leaf_counts[level][above])
     return np.asarray(total / classes.row_size, dtype=float)
 

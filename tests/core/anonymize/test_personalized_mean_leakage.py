@@ -138,3 +138,26 @@ def test_a_parent_labelled_like_a_leaf_counts_as_the_release_reads_it(seed: int)
     originals = raw.set_index("pid")["disease"].loc[table["pid"]].reset_index(drop=True)
     expected = leakage_given_originals(classes, table["disease"], originals, hierarchy)
     assert result.details.mean_leakage == pytest.approx(float(expected.mean()))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_sparse_count_lookup_gives_the_dense_lookups_leakage(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Large (class × node) spaces are searched in sorted keys instead of a dense table: same numbers.
+    from privacy_plugins.core.metrics import leakage
+
+    hierarchy = Hierarchy.from_rows(
+        "disease", [["flu", "resp", "*"], ["cold", "resp", "*"], ["hiv", "sti", "*"], ["hep", "sti", "*"]]
+    )
+    rng = np.random.default_rng(seed)
+    n = 40
+    table = pd.DataFrame(
+        {"age": rng.integers(20, 26, n), "disease": rng.choice(["flu", "resp", "hiv", "sti", "*", "hep"], n)}
+    )
+    originals = pd.Series(rng.choice(["flu", "cold", "hiv", "hep", "resp"], n), name="disease")
+    classes = EquivalenceClasses.from_frame(table, ["age"])
+    dense = leakage_given_originals(classes, table["disease"], originals, hierarchy)
+    monkeypatch.setattr(leakage, "_DENSE_PER_ROW", 0)
+    monkeypatch.setattr(leakage, "_DENSE_EXTRA", 0)
+    sparse = leakage_given_originals(classes, table["disease"], originals, hierarchy)
+    assert sparse.tolist() == pytest.approx(dense.tolist())
+    assert (dense > 0).any()
