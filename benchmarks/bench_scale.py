@@ -44,7 +44,10 @@ process CPU (9.2 s wall), NCP 0.0062 — two-phase's CPU is 45× ARX's there (go
 rows 1.60, 1.64 / 1.33, 1.38 (the optimal search 0.06: 27× → 22×; one cold run each as ``bench_personalized
 --speed`` does: 16–21×); 995,346 rows 5.36, 5.82 / 5.13, 5.80 (optimal 0.17–0.18: ~30×). Peak RSS at
 995,346 rows: 1,182 MB before, 1,277–1,293 MB after (numpy's traced peak at 301,620 rows: 207.6 →
-215.8 MB; the rest of the RSS rise is not attributed).
+215.8 MB; the rest of the RSS rise is not attributed). After ``pers28`` (Categorical QIs over the per-group
+codes, no per-row label strings until the re-check hands users their labels; load ~3.3, 21:33 UTC):
+personalized 30,162 / 301,620 / 995,346 rows: 0.10 / 0.65 / 2.74 s CPU, peak 274 / 465 / 910 MB, peak/read
+1.07 / 1.79 / **3.45** (was 4.78), (peak − before)/table 5.2 / 5.6 / 5.3 (was 8.2), exponent 0.94.
 
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_scale.py \\
           [--algorithms two-phase,bucket,personalized] [--copies 1,4,10,33] [--timeout 600]
