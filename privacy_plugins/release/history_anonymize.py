@@ -38,6 +38,7 @@ from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.history_release import history_models, reapply, suppress_at_risk
 from privacy_plugins.core.metrics.information_loss import generalization_costs, ncp
 from privacy_plugins.core.models import PrivacyModel, bind_hierarchies
+from privacy_plugins.core.models.research_subset import subset_flags
 from privacy_plugins.core.parameters import suppression_budget
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import InfeasibleAnonymizationError
@@ -301,6 +302,17 @@ def _suppressed(
 ) -> tuple[np.ndarray, int, bool]:
     """(c) on published units: which are kept, the records still at risk, whether the candidate then passes."""
     qis = list(history.quasi_identifiers)
+    # A research-subset model (δ-presence) is judged on the population by the search, not on the published
+    # rows: (c) leaves subset records out only where that keeps it (they stay in the population).
+    on_population = [m for m in history.models if m.research_subset_column is not None]
+    judged = [m for m in history.models if m.research_subset_column is None]
+    if not all(m.holds_as_the_subset_shrinks for m in on_population):
+        budget = 0
+    # records outside the subset are never published, and are not suppressed: (c)'s limit counts them as given
+    outside = sum(
+        int(units.loc[subset_flags(units, column) != 1.0, COUNT].sum())
+        for column in dict.fromkeys(m.research_subset_column for m in on_population)
+    )
     candidate = published.assign(**{_PUBLISHED: np.arange(len(published))})
     for column in units.columns.difference(candidate.columns):  # the columns the models read, per raw unit
         candidate[column] = units[column].to_numpy()[candidate[UNIT].to_numpy()]
@@ -309,10 +321,10 @@ def _suppressed(
         candidate.drop(columns=[UNIT]),
         candidate[UNIT].to_numpy(dtype=np.int64),
         history.history,
-        history.models,
+        judged,
         quasi_identifiers=qis,
         hierarchies=history.hierarchies,
-        max_suppressed=budget,
+        max_suppressed=budget + outside,
         weighted=True,
         keep_signatures=history.keep_signatures,
     )

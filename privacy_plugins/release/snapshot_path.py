@@ -33,6 +33,7 @@ from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.history import COUNT
 from privacy_plugins.core.io import check_unique_columns
 from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.models.research_subset import subset_flags
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, numeric_columns_as_numbers
 from privacy_plugins.engines.base import ApplyMethod, EngineTable
 from privacy_plugins.engines.full_domain_in_engine import (
@@ -211,9 +212,15 @@ def solved_on_snapshot(
                 method=method,
             )
 
+        # A research subset (δ-presence) publishes its flagged units only: (c) judges and leaves out those,
+        # and the units outside it are removed by their raw values when (c) publishes (the flag never is).
+        subset = next((m.research_subset_column for m in spec.models() if m.research_subset_column is not None), None)
+        in_scope = np.ones(len(units), dtype=bool) if subset is None else subset_flags(units, subset) == 1.0
+
         def published_units(done: EngineAnonymization) -> pd.DataFrame:
             levels = dict(zip(qis, done.solution.node, strict=True))
-            return _published_units(units, hierarchies, levels, done.solution.suppressed_classes(done.snapshot))
+            recoded = _published_units(units, hierarchies, levels, done.solution.suppressed_classes(done.snapshot))
+            return recoded.loc[in_scope[recoded[UNIT].to_numpy(dtype=np.int64)]].reset_index(drop=True)
 
         chosen = choose(history, units, solve, published_units)
         done = chosen.solution
@@ -227,27 +234,30 @@ def solved_on_snapshot(
             if done is None:  # (a): every unit not kept (its own violating classes included)
                 assert chosen.levels is not None
                 levels, suppressed, out = dict(chosen.levels), None, ~kept
+                cost_one = ~kept
             else:  # (b): the search's suppressed classes as it chose them, and the units (c) left out
                 levels = done.solution.details.recoding_levels()
                 suppressed = done.solution.suppressed_classes(done.snapshot)
                 assert chosen.published is not None and chosen.kept is not None
                 out = np.zeros(len(units), dtype=bool)
                 out[chosen.published.loc[~chosen.kept, UNIT].to_numpy(dtype=np.int64)] = True
+                # the search's suppressed units (any flag) and those (c) left out cost 1, as the search measures
+                recoded = _published_units(units, hierarchies, levels, suppressed)[UNIT].to_numpy(dtype=np.int64)
+                cost_one = out.copy()
+                cost_one[np.setdiff1d(np.arange(len(units)), recoded)] = True
             published = publish_node(
                 source,
                 aggregates=aggregates,
                 hierarchies=hierarchies,
                 levels=levels,
-                identifiers=identifiers,
+                identifiers=identifiers if subset is None else [*identifiers, str(subset)],
                 suppressed=suppressed,
-                removed=aggregates.loc[out].drop(columns=[COUNT_COLUMN]),
+                removed=aggregates.loc[out | ~in_scope].drop(columns=[COUNT_COLUMN]),
                 method=method,
             )
-            rows_out, ncp = chosen.records_out, full_domain_ncp(units, hierarchies, levels, ~kept)
+            rows_out, ncp = chosen.records_out, full_domain_ncp(units, hierarchies, levels, cost_one)
             headline = HistoryOutcome.node(levels) if done is None else done.solution.details.headline()
         out_of_scope = done.out_of_scope if done is not None else 0
-        if out_of_scope and chosen.published is not None:  # the spec turns the history off with a subset
-            raise RuntimeError("a research subset cannot be published through the history's (a)/(c) yet")
         outcome = chosen.outcome
         if outcome.releases:
             LOGGER.info("anonymize: %s", outcome.headline())

@@ -682,8 +682,6 @@ class ReleaseSpec:
             why = "a spark: table keeps no release history (no transactional swap to write it); publish to a folder"
         elif tags_of(get_anonymizer(self.algorithm.name)).linked_tables:
             why = f"algorithm {self.algorithm.name!r} publishes two linked tables, whose composition is not checked yet"
-        elif any(m.research_subset_column is not None for m in self.requirements.models(self.sensitive_attributes)):
-            why = "a model publishing a research subset (delta_presence) is not combined with a release history yet"
         if not why:
             return
         if self.history.explicit:

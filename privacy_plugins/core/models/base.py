@@ -141,6 +141,16 @@ class PrivacyModel(ABC):
         """
         return None
 
+    @property
+    def holds_as_the_subset_shrinks(self) -> bool:
+        """For a research-subset model: whether it still holds when published subset records are left out.
+
+        They stay in the population (the adversary's census still counts them). A release history's
+        suppression (c) leaves records out after the search and judges only the published rows; a
+        model for which this is false keeps (c) from leaving any out. Irrelevant for other models.
+        """
+        return True
+
     def population_table_in_engine(self) -> tuple[str, str] | None:
         """(table name, count column) of a population table the model joins where the data lives; else ``None``.
 

@@ -85,6 +85,11 @@ class DeltaPresence(PrivacyModel):
         """δmax (δmin failures show in the violations)."""
         return float(self.dmax)
 
+    @property
+    def holds_as_the_subset_shrinks(self) -> bool:
+        """Leaving subset records out only lowers a class's δ: δmax keeps holding, a positive δmin may not."""
+        return self.dmin == 0
+
     def is_monotonic(self, *, with_suppression: bool) -> bool:
         """Monotone under generalization only without a lower bound, and never under suppression.
 
