@@ -162,7 +162,11 @@ class SparkTable(EngineTable):
             [types.StructField(c, kind, True) for c, kind in kinds.items()]
             + [types.StructField(n, types.DoubleType(), True) for n in numbers]
         )
-        return SparkTable(joined.groupBy(block_column).applyInPandas(function, schema=out))
+
+        def task(block: pd.DataFrame) -> pd.DataFrame:  # a plain function: PySpark reads its arity
+            return function(block)
+
+        return SparkTable(joined.groupBy(block_column).applyInPandas(task, schema=out))
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:
         """The rows through ``toLocalIterator`` (one partition at a time on the driver)."""
