@@ -136,6 +136,9 @@ def anonymize_blocks_in_engine(
         refusal = "a model derives columns or reads a population table, which the blocks' tasks do not have"
     if refusal is not None:
         raise ConfigurationError(f"{algorithm} cannot run block by block in the engine: {refusal}")
+    clash = [c for c in (BLOCK_COLUMN, NCP_COLUMN) if c in table.columns()]
+    if clash:
+        raise ConfigurationError(f"column(s) {clash!r} are reserved for the block path's own data; rename them")
     read = model_columns(models, qis)
     aggregates = table.group_counts([*qis, *read])
     numeric_columns_as_numbers(aggregates)

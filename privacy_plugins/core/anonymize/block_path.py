@@ -238,8 +238,8 @@ def merge_blocks(
 
 
 def _pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
-    """Workers started fresh (``forkserver``): forking a process with threads (a JVM, numba) can hang."""
-    return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+    """Workers started fresh (``spawn``: forking a process with threads can hang), children of this process."""
+    return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
 
 def run_in_blocks(
@@ -254,6 +254,8 @@ def run_in_blocks(
     ``workers``: processes for the blocks (default: the cores, when the table has at least
     :data:`POOL_ROWS` records and several blocks; 1 runs them here, in block order).
     """
+    if len(request.table) <= anonymizer.block_limit() or block_refusal(request.models) is not None:
+        return None  # one block: nothing to plan
     frame = request.table.reset_index(drop=True)
     derived = {c for m in request.models for c in m.derived_columns(frame.iloc[:0])}
     columns = list(dict.fromkeys([*request.quasi_identifiers, *request.model_columns]))
@@ -263,7 +265,8 @@ def run_in_blocks(
     n_blocks = int(block_of_unit.max()) + 1 if block_of_unit.shape[0] else 0
     if n_blocks <= 1:
         return None
-    template = replace(request, numeric_domains=numeric_domains(units, request))
+    # What every block shares, without the table or the progress callback (sent to each worker).
+    template = replace(request, table=frame.iloc[:0], progress=None, numeric_domains=numeric_domains(units, request))
     published = frame.drop(columns=[*request.roles.identifiers, *derived])
     block_of_row = block_of_unit[unit_of_row]
     order = np.argsort(block_of_row, kind="stable")

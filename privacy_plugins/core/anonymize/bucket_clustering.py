@@ -52,11 +52,13 @@ entropy l-diverse too (``max p ≤ 1/l`` ⇒ ``H ≥ ln l``). Other models (recu
 t-closeness, leakage bounds) are refused up front: bucket clustering cannot promise them.
 
 **Speed.** Ties go to the record of lowest seeded key. With numba the growth loop runs
-compiled (:mod:`~privacy_plugins.core.anonymize.bucket_kernel`, the same clusters); the
-work is still about ``n²/s`` (each cluster prices the pool), so tables above :data:`BLOCK`
-rows are first cut into eligible Mondrian-style blocks
-(:mod:`~privacy_plugins.core.anonymize.cluster_blocks`), each block's remainder joining
-the next block's pool; the union of two eligible pools is eligible, so the proof holds per block.
+compiled (:mod:`~privacy_plugins.core.anonymize.bucket_kernel`, the same clusters), pricing
+*units* — distinct QI tuples, whose records cost the same — instead of records (Adult: 11k
+units for 30k records; ~0.7 s CPU per l). The work is still about ``units²/s`` (each cluster
+prices the pool), so tables above :data:`BLOCK` rows are first cut into eligible
+Mondrian-style blocks, each clustered alone (:mod:`~privacy_plugins.core.anonymize.block_path`:
+every block is eligible with at least ``2s`` records, so the proof holds per block, and the
+blocks can run in a process pool or as an engine's tasks).
 
 **Publishing.** Each cluster's QIs as its range / LCA label
 (:func:`~privacy_plugins.core.anonymize.mondrian.publish_groups`), NCP from its box,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -90,9 +91,13 @@ def test_a_process_pool_publishes_what_one_process_does(small_blocks: None) -> N
     anonymizer = get_anonymizer("k-member")
     request = anonymization_request(frame, **{k: v for k, v in settings_of("k-member").items()})
     alone = run_in_blocks(anonymizer, request, {}, workers=1)  # type: ignore[arg-type]
+    seen: list[tuple[int, int]] = []
     started = time.perf_counter()
-    pooled = run_in_blocks(anonymizer, request, {}, workers=2)  # type: ignore[arg-type]
+    # A progress callback cannot be pickled: it stays here while the workers run the blocks.
+    pooled = run_in_blocks(anonymizer, replace(request, progress=lambda done, total: seen.append((done, total))), {},
+                           workers=2)  # type: ignore[arg-type]  # fmt: skip
     assert alone is not None and pooled is not None and time.perf_counter() - started < 60
+    assert seen[-1] == (300, 300)
     pd.testing.assert_frame_equal(alone.table, pooled.table)
     assert alone.utility == pooled.utility
 
