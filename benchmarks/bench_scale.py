@@ -46,6 +46,11 @@ rows 1.60, 1.64 / 1.33, 1.38 (the optimal search 0.06: 27× → 22×; one cold r
 995,346 rows: 1,182 MB before, 1,277–1,293 MB after (numpy's traced peak at 301,620 rows: 207.6 →
 215.8 MB; the rest of the RSS rise is not attributed).
 
+After issue 28's block path (blocks independent, run in a forked process pool whose CPU is counted here)
+and bucket's kernel over units (2026-11-26 ~22:00 UTC, load average ~5.6): bucket l=3 30,162 rows 0.67 s
+CPU, NCP 0.0576; 995,346 rows 8.34 s, NCP 0.0598 (exponent 0.72); k-member k=10 995,346 rows 6.43 s,
+NCP 0.0077 (exponent 0.88 from 0.30 s at 30k).
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_scale.py \\
           [--algorithms two-phase,bucket,personalized] [--copies 1,4,10,33] [--timeout 600]
 """
