@@ -238,8 +238,10 @@ def merge_blocks(
 
 
 def _pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
-    """Workers forked from this process where the platform can (they inherit the loaded package and compiled
-    kernels: ``spawn`` costs each worker ~3 s CPU of imports), else spawned; children of this process either way."""
+    """Workers forked from this process where the platform can, else spawned; children of this process either way.
+
+    Forked workers inherit the loaded package and compiled kernels: a spawned one spends ~3 s CPU on imports.
+    """
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
 
