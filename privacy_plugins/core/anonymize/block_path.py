@@ -34,6 +34,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -238,11 +239,14 @@ def merge_blocks(
 
 
 def _pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
-    """Workers forked from this process where the platform can, else spawned; children of this process either way.
+    """Workers forked from this process when it can and runs no other Python thread, else spawned.
 
-    Forked workers inherit the loaded package and compiled kernels: a spawned one spends ~3 s CPU on imports.
+    Forked workers inherit the loaded package and compiled kernels (a spawned one spends ~3 s CPU on
+    imports); forking beside other threads (a Spark driver's, an orchestrator's) could copy a held
+    lock, so those processes spawn. Children of this process either way.
     """
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    alone = threading.active_count() == 1
+    method = "fork" if alone and "fork" in multiprocessing.get_all_start_methods() else "spawn"
     return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
 
 

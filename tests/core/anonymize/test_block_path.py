@@ -108,3 +108,14 @@ def test_a_model_reading_the_whole_table_keeps_one_block(small_blocks: None) -> 
     result = anonymize(frame.drop(columns=["s"]), algorithm="k-member", quasi_identifiers=["age", "color"],
                        models=models, hierarchies={"color": COLOR}, identifiers=["pid"], seed=1)  # fmt: skip
     assert result.details.kind == "clusters" and result.passed
+
+
+def test_a_blocks_ranges_cost_their_share_of_the_whole_tables_range(small_blocks: None) -> None:
+    """NCP of a numeric QI in blocks is normalized by the whole table's range, as without blocks."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"age": np.concatenate([rng.integers(0, 20, 150), rng.integers(80, 100, 150)])})
+    result = anonymize(frame, algorithm="k-member", quasi_identifiers=["age"], models=[KAnonymity(3)], seed=2)
+    assert result.details.kind == "blocks"
+    bounds = result.table["age"].astype(str).str.strip("[]").str.split("-", expand=True).astype(float)
+    low, high = bounds[0], bounds[1].fillna(bounds[0])
+    assert result.utility.ncp == pytest.approx(float(((high - low) / (frame["age"].max() - frame["age"].min())).mean()))
