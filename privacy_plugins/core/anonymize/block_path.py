@@ -279,7 +279,8 @@ def run_in_blocks(
     block_of_row = block_of_unit[unit_of_row]
     order = np.argsort(block_of_row, kind="stable")
     bounds = np.searchsorted(block_of_row[order], np.arange(n_blocks + 1))
-    parts = [published.iloc[order[bounds[b] : bounds[b + 1]]] for b in range(n_blocks)]
+    ordered = published.iloc[order]  # one gather; each block is then a slice of it
+    parts = [ordered.iloc[bounds[b] : bounds[b + 1]] for b in range(n_blocks)]
     announce_phase(request.progress, f"{anonymizer.name}: {n_blocks} blocks")
     if workers is None:
         workers = min(n_blocks, os.cpu_count() or 1) if len(frame) >= POOL_ROWS else 1
