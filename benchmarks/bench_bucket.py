@@ -15,6 +15,8 @@ Issue 28 (bucket, Adult, seed 0, l = 2…7; NCP / CPU seconds of one ``anonymize
 before 0.0240 / 0.0624 / 0.1229 / 0.2001 / 0.2864 / 0.3778 at ~7–19 s wall each (O(n²) numpy loop);
 after (numba kernel, one block at Adult size, ties by seeded key) 0.0225 / 0.0576 / 0.1170 / 0.1923 / 0.2766 / 0.3668
 at ~3–4 s CPU each (see the report; pure numpy ~ the old time). ``--check`` asserts NCP ≤ the "before" pins.
+With the kernel over units (distinct QI tuples; same clusters, same NCP): 0.67–0.76 s CPU each for l = 2…7
+(2026-11-26 ~21:50 UTC, loaded machine; the first call of a process adds ~1.5 s of numba import and cache load).
 
 Run:  .venv/bin/python benchmarks/bench_bucket.py [--ls 2,3,4,5,6,7,8] [--suppression 0.05] [--arx] \\
           [--plot benchmarks/output/bucket_l.png] [--rows 0] [--seed 0] [--check] [--methods bucket]

@@ -7,12 +7,13 @@ stored or read.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import pandas as pd
 
 from privacy_plugins.engines.aggregates import check_columns
+from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["APPLY_METHODS", "LABEL_MAPPING_COLUMNS", "ApplyMethod", "EngineTable"]
 
@@ -89,6 +90,25 @@ class EngineTable(Protocol):
     ) -> EngineTable:
         """:meth:`generalized` in this engine, its columns already checked."""
         ...
+
+    def blocks_applied(
+        self,
+        keys: pd.DataFrame,
+        block_column: str,
+        function: Callable[[pd.DataFrame], pd.DataFrame],
+        *,
+        keep: Sequence[str],
+        text: Sequence[str],
+        numbers: Sequence[str],
+    ) -> EngineTable:
+        """Every block of records handed to ``function`` as one pandas frame, each block a task of the engine.
+
+        ``keys`` maps value combinations of some columns (missing values equal) to ``block_column``;
+        each record joins its row. ``function`` gets one block's ``keep`` columns and ``block_column``
+        and returns rows with the ``keep`` columns (``text`` ones as strings) and ``numbers`` (floats).
+        Engines that cannot run Python per group refuse (the default).
+        """
+        raise ConfigurationError(f"the {self.engine_name} engine cannot anonymize blocks of records where they live")
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:
         """The rows, ``size`` at a time (to stream them to a destination outside the engine)."""

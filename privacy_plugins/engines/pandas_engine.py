@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +77,26 @@ class PandasTable(EngineTable):
     def population_counts(self, name: str, quasi_identifiers: Sequence[str], count_column: str) -> pd.DataFrame:
         """Refused: a pandas table has no engine to hold a table named ``name``."""
         raise ConfigurationError(f"population table {name!r}: a pandas table has no database; give the table's file")
+
+    def blocks_applied(
+        self,
+        keys: pd.DataFrame,
+        block_column: str,
+        function: Callable[[pd.DataFrame], pd.DataFrame],
+        *,
+        keep: Sequence[str],
+        text: Sequence[str],
+        numbers: Sequence[str],
+    ) -> EngineTable:
+        """Each block in turn, in block order (the engines' reference; the core's own path runs a process pool)."""
+        columns = [c for c in keys.columns if c != block_column]
+        check_columns([*columns, *keep], self.columns())
+        joined = self.frame[list(dict.fromkeys([*keep, *columns]))].merge(keys, how="inner", on=columns, sort=False)
+        parts = [function(group[[*keep, block_column]]) for _, group in joined.groupby(block_column, sort=True)]
+        out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*keep, *numbers])
+        for column in text:
+            out[column] = out[column].astype(object)
+        return PandasTable(out[[*keep, *numbers]])
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:
         """Slices of the frame."""

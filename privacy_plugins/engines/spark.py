@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +131,42 @@ class SparkTable(EngineTable):
             classes = session.createDataFrame(suppressed.astype(str))
             out = out.join(functions.broadcast(classes), on=list(suppressed.columns), how="left_anti").select(*keep)
         return SparkTable(out)
+
+    def blocks_applied(
+        self,
+        keys: pd.DataFrame,
+        block_column: str,
+        function: Callable[[pd.DataFrame], pd.DataFrame],
+        *,
+        keep: Sequence[str],
+        text: Sequence[str],
+        numbers: Sequence[str],
+    ) -> EngineTable:
+        """``keys`` broadcast and joined (null-safe), then ``groupBy(block).applyInPandas(function)`` on the cluster."""
+        from functools import reduce
+
+        from pyspark.sql import functions, types
+
+        columns = [c for c in keys.columns if c != block_column]
+        check_columns([*columns, *keep], self.columns())
+        renamed = {c: f"__pp_key_{i}" for i, c in enumerate(columns)}
+        fields = [types.StructField(renamed[c], self.frame.schema[c].dataType, True) for c in columns]
+        schema = types.StructType([*fields, types.StructField(block_column, types.LongType(), False)])
+        rows = keys[columns].astype(object).where(keys[columns].notna(), None).rename(columns=renamed)
+        rows[block_column] = keys[block_column].astype("int64").tolist()
+        small = functions.broadcast(self.frame.sparkSession.createDataFrame(rows, schema=schema))
+        condition = reduce(lambda a, b: a & b, [self.frame[c].eqNullSafe(small[renamed[c]]) for c in columns])
+        joined = self.frame.join(small, condition, "inner").select(*[self.frame[c] for c in keep], small[block_column])
+        kinds = {c: types.StringType() if c in text else self.frame.schema[c].dataType for c in keep}
+        out = types.StructType(
+            [types.StructField(c, kind, True) for c, kind in kinds.items()]
+            + [types.StructField(n, types.DoubleType(), True) for n in numbers]
+        )
+
+        def task(block: pd.DataFrame) -> pd.DataFrame:  # a plain function: PySpark reads its arity
+            return function(block)
+
+        return SparkTable(joined.groupBy(block_column).applyInPandas(task, schema=out))
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:
         """The rows through ``toLocalIterator`` (one partition at a time on the driver)."""

@@ -17,8 +17,10 @@ e.g. ``spark.hadoop.fs.s3a.secret.key``), except ``spark.master``'s.
 
 from __future__ import annotations
 
+import os
 import re
 import socket
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -149,6 +151,10 @@ def spark_session(settings: Mapping[str, Any] | None, *, setting: str) -> Any:
         "spark.ui.showConsoleProgress": "false",
         **check_spark_settings(settings, setting=setting),
     }
+    if str(config["spark.master"]).startswith("local"):
+        # Python tasks (the block path's applyInPandas) run in this interpreter, which has the package
+        # (PySpark reads the variable when the context starts; its default is whatever python3 is on PATH).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     require_spark(setting)
     _probe(str(config["spark.master"]), setting)
     from pyspark.sql import SparkSession

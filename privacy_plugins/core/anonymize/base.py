@@ -62,6 +62,8 @@ class AnonymizationRequest:
         max_suppressed: ⌊suppression_limit · rows⌋ (:func:`~privacy_plugins.core.parameters.suppression_budget`).
         seed: seed for randomized algorithms (reported with the result).
         progress: called as ``progress(done, total)`` by algorithms that report progress.
+        numeric_domains: when ``table`` is one block of a larger table (:mod:`.block_path`), each
+            numeric QI's (min, max) over that table, so NCP is normalized as for the whole table.
     """
 
     table: pd.DataFrame
@@ -72,6 +74,7 @@ class AnonymizationRequest:
     max_suppressed: int
     seed: int = 0
     progress: Callable[[int, int], None] | None = None
+    numeric_domains: Mapping[Hashable, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def quasi_identifiers(self) -> tuple[Hashable, ...]:

@@ -26,9 +26,15 @@ from privacy_plugins.core.anonymize.cluster_greedy import CostSpace
 __all__ = ["split_blocks"]
 
 
-def _halves(column: np.ndarray) -> np.ndarray | None:
-    """The rows at or below the median code (below it when the median is the maximum); ``None`` if one side is empty."""
-    cut = np.partition(column, (column.shape[0] - 1) // 2)[(column.shape[0] - 1) // 2]
+def _halves(column: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
+    """The units at or below the weighted median code (below it if that is the maximum); ``None``: a side is empty.
+
+    With unit weights this is the median of the records the units stand for, so cutting units
+    gives the blocks cutting their records would.
+    """
+    order = np.argsort(column, kind="stable")
+    middle = (int(weights.sum()) - 1) // 2
+    cut = column[order[int(np.searchsorted(np.cumsum(weights[order]), middle, side="right"))]]
     left = column <= cut
     if left.all():
         left = column < cut
@@ -36,25 +42,33 @@ def _halves(column: np.ndarray) -> np.ndarray | None:
 
 
 def split_blocks(
-    space: CostSpace, rows: np.ndarray, admissible: Callable[[np.ndarray], bool], *, limit: int
+    space: CostSpace,
+    rows: np.ndarray,
+    admissible: Callable[[np.ndarray], bool],
+    *,
+    limit: int,
+    weights: np.ndarray | None = None,
 ) -> list[np.ndarray]:
-    """Cut ``rows`` (indices into ``space.codes``) into blocks of at most ``limit`` rows where an admissible cut exists.
+    """Cut ``rows`` (indices into ``space.codes``) into blocks of at most ``limit`` records where a cut is admissible.
 
-    Every block is admissible if ``rows`` is (each cut keeps both halves admissible).
-    The blocks come in a fixed order (depth first, lower half first) and keep ``rows``' order.
+    ``weights``: records per index (units: distinct QI tuples with their counts); ``None``: one each.
+    Every block is admissible if ``rows`` is (each cut keeps both halves admissible). Indices with
+    equal QI codes always share a block. The blocks come in a fixed order (depth first, lower half
+    first) and keep ``rows``' order.
     """
+    every = np.ones(space.codes.shape[1], dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
     out: list[np.ndarray] = []
     stack = [rows]
     while stack:
         block = stack.pop()
-        if block.shape[0] <= limit:
+        if int(every[block].sum()) <= limit:
             out.append(block)
             continue
         sub = space.codes[:, block]
         low, high = sub.min(axis=1), sub.max(axis=1)
         widths = np.array([float(space.widths(q, low[q : q + 1], high[q : q + 1])[0]) for q in range(space.n_qis)])
         for q in np.argsort(-widths, kind="stable").tolist():
-            left = _halves(sub[q]) if widths[q] > 0 else None
+            left = _halves(sub[q], every[block]) if widths[q] > 0 else None
             if left is not None and admissible(block[left]) and admissible(block[~left]):
                 stack.extend((block[~left], block[left]))
                 break

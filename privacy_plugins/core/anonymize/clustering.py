@@ -105,10 +105,8 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizationResult,
     AnonymizedTable,
 )
-from privacy_plugins.core.anonymize.cluster_blocks import split_blocks
 from privacy_plugins.core.anonymize.cluster_greedy import (
     CostSpace,
-    Failing,
     GreedyStats,
     boxes,
     greedy_clusters,
@@ -236,54 +234,16 @@ def _split_b(space: CostSpace, checker: _Checker, rows: np.ndarray, rng: np.rand
     return best
 
 
-#: Rows per k-member block: greedy k-member is quadratic, so larger tables are cut first (:mod:`cluster_blocks`),
-#: at a cost in NCP (Adult k = 10: 0.0654 in one block, 0.0715 in two, 0.0857 in four; ×4: 0.0267 / 0.0363 in 4).
+#: Records per k-member block: greedy k-member is quadratic, so larger tables are cut first and each block is
+#: clustered alone (:mod:`.block_path`), at a cost in NCP (Adult k = 10: 0.0654 in one block, 0.0715 in two,
+#: 0.0857 in four; ×4: 0.0267 / 0.0363 in 4).
 BLOCK = 131072
-
-
-def _k_member_blocks(
-    space: CostSpace,
-    checker: Failing,
-    rows: np.ndarray,
-    rng: np.random.Generator,
-    *,
-    min_size: int,
-    diversity: list[np.ndarray],
-    stats: GreedyStats,
-    progress: Callable[[int], None],
-    by_size: bool,
-) -> np.ndarray:
-    """Greedy k-member in Mondrian-style blocks of at most :data:`BLOCK` rows, each valid as one cluster.
-
-    A table of at most ``BLOCK`` rows is one block (the plain algorithm). Beyond, the work
-    is ``n × BLOCK`` instead of ``n²``; a block is cut only where both halves meet the models.
-    """
-
-    def admissible(block: np.ndarray) -> bool:
-        return block.shape[0] >= min_size and not checker(block, np.zeros(block.shape[0], dtype=np.int64), 1)[0]
-
-    blocks = split_blocks(space, rows, admissible, limit=BLOCK)
-    if len(blocks) == 1:
-        return greedy_clusters(space, checker, rows, rng, min_size=min_size, relax=False, diversity=diversity,
-                               stats=stats, progress=progress, by_size=by_size)  # fmt: skip
-    cluster = np.empty(rows.shape[0], dtype=np.int64)
-    position = np.empty(int(rows.max()) + 1, dtype=np.int64)
-    position[rows] = np.arange(rows.shape[0])
-    next_id, done = 0, 0
-    for block in blocks:
-        part = greedy_clusters(space, checker, block, rng, min_size=min_size, relax=False, diversity=diversity,
-                               stats=stats, by_size=by_size)  # fmt: skip
-        cluster[position[block]] = part + next_id
-        next_id += int(part.max()) + 1
-        done += block.shape[0]
-        progress(done)
-    return cluster
 
 
 def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -> AnonymizedTable:
     frame = request.table.reset_index(drop=True)
     qis, n = request.quasi_identifiers, len(request.table)
-    coded = [_dimension(frame[q], request.hierarchies.get(q)) for q in qis]
+    coded = [_dimension(frame[q], request.hierarchies.get(q), request.numeric_domains.get(q)) for q in qis]
     dimensions = [d for d, _ in coded]
     checker = _Checker(request, frame)
     every = np.arange(n, dtype=np.int64)
@@ -309,8 +269,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
 
     announce_phase(report, f"{method}: building clusters" if method == "k-member" else f"{method}: merging clusters")
     if method == "k-member":
-        cluster = _k_member_blocks(space, checker, every, rng, min_size=min_size, diversity=diversity, stats=stats,
-                                   progress=phase1_progress, by_size=checker.by_size)  # fmt: skip
+        cluster = greedy_clusters(space, checker, every, rng, min_size=min_size, relax=False, diversity=diversity,
+                                  stats=stats, progress=phase1_progress, by_size=checker.by_size)  # fmt: skip
     else:
         cluster = merge_clusters(space, checker, every, rng, min_size=min_size, stats=stats, progress=phase1_progress,
                                  by_size=checker.by_size)  # fmt: skip
@@ -392,14 +352,37 @@ class KMemberAnonymizer:
     """Greedy k-member clustering (Byun et al.), registered as ``"k-member"``; no options."""
 
     #: Checks every model on each candidate, so it can promise any of them (the release spec reads this);
-    #: every record ends in a cluster: nothing is suppressed.
-    tags: ClassVar[AnonymizerTags] = AnonymizerTags(suppresses=False)
+    #: every record ends in a cluster: nothing is suppressed. Quadratic: tables above :data:`BLOCK` records
+    #: are clustered block by block (:mod:`.block_path`), each block valid as one cluster.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(suppresses=False, works_per_block=True)
     name: str = "k-member"
     options: tuple[AnonymizerOption, ...] = ()
 
     def run(self, request: AnonymizationRequest) -> AnonymizedTable:
         """Cluster greedily until every record is in a cluster that satisfies every model."""
         return _cluster(request, method="k-member", split=None)
+
+    def block_limit(self) -> int:
+        """:data:`BLOCK` records (read when called, so tests and benchmarks may lower it)."""
+        return BLOCK
+
+    def block_admissible(self, units: AnonymizationRequest, weights: np.ndarray) -> Callable[[np.ndarray], bool]:
+        """A block needs the smallest valid size and every model as one class (then k-member can close it)."""
+        models, qis, min_size = units.models, units.quasi_identifiers, units.minimum_class_size
+        frame = units.table[list(units.model_columns)]
+        by_size = all(model.judged_by_size for model in models)
+
+        def admissible(members: np.ndarray) -> bool:
+            if int(weights[members].sum()) < min_size:
+                return False
+            if by_size:
+                return True
+            one = np.zeros(members.shape[0], dtype=np.int64)
+            part = frame.iloc[members].reset_index(drop=True)
+            classes = EquivalenceClasses.from_class_ids(part, qis, one, 1, weights=weights[members])
+            return not any(bool(model.violating_classes(classes)[0]) for model in models)
+
+        return admissible
 
 
 @dataclass(frozen=True)

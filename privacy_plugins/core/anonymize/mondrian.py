@@ -113,8 +113,13 @@ class PartitionDetails(AnonymizationDetails):
         return rows + ([("cuts per quasi-identifier", splits)] if splits else [])
 
 
-def _dimension(series: pd.Series, hierarchy: Hierarchy | None) -> tuple[Dimension, np.ndarray]:
-    """Code one QI; also return the text label of every code (numeric: the value as text)."""
+def _dimension(
+    series: pd.Series, hierarchy: Hierarchy | None, domain: tuple[float, float] | None = None
+) -> tuple[Dimension, np.ndarray]:
+    """Code one QI; also return the text label of every code (numeric: the value as text).
+
+    ``domain``: a numeric QI's (min, max) over the whole table when ``series`` is one block of it.
+    """
     column = series.name
     if hierarchy is not None:
         if not isinstance(hierarchy, Hierarchy):
@@ -144,7 +149,8 @@ def _dimension(series: pd.Series, hierarchy: Hierarchy | None) -> tuple[Dimensio
         )
     values, codes = np.unique(series.to_numpy(), return_inverse=True)
     labels = as_labels(pd.Series(values)).to_numpy(dtype=object)
-    return Dimension(codes=codes.astype(np.int64).ravel(), size=values.shape[0], values=values), labels
+    dimension = Dimension(codes=codes.astype(np.int64).ravel(), size=values.shape[0], values=values, domain=domain)
+    return dimension, labels
 
 
 def _spans(partition_of_row: np.ndarray, n_partitions: int, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

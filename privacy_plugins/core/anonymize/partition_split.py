@@ -62,6 +62,9 @@ class Dimension:
     values: np.ndarray | None = None
     hierarchy: Hierarchy | None = None
     nodes: np.ndarray | None = None
+    #: numeric dimensions of one block of a larger table: that table's (min, max), so the NCP is
+    #: normalized as for the whole table (``None``: the dimension's own values span the domain).
+    domain: tuple[float, float] | None = None
 
     def lowest_common_level(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
         """Hierarchical: the lowest level at which leaves ``low..high`` share one node."""
@@ -79,9 +82,8 @@ class Dimension:
         lowest common ancestor − 1) / (|D| − 1).
         """
         if self.values is not None:
-            return range_costs(
-                self.values[low], self.values[high], domain_min=self.values[0], domain_max=self.values[-1]
-            )
+            low_end, high_end = self.domain if self.domain is not None else (self.values[0], self.values[-1])
+            return range_costs(self.values[low], self.values[high], domain_min=low_end, domain_max=high_end)
         assert self.hierarchy is not None and self.nodes is not None
         level = self.lowest_common_level(low, high)
         return local_generalization_costs(self.hierarchy, level, self.nodes[level, low])

@@ -16,7 +16,10 @@ size is capped before any work), ``needs_hierarchies`` (every QI, not only the
 non-numeric ones), ``linked_tables`` (a QIT and an ST), ``supported_models`` (a
 :class:`ModelSupport`: the model kinds it can promise; a release spec asking others
 is refused at load), ``partial_scope`` (it anonymizes part of the table and offers
-``protected_models``) and ``suppresses`` (it may suppress records). Every caller
+``protected_models``), ``suppresses`` (it may suppress records) and ``works_per_block``
+(it can anonymize Mondrian-style blocks of the table one by one: a
+:class:`BlockAnonymizer`, run through :mod:`.block_path` in memory, in a process pool or on
+an engine). Every caller
 reads them through :func:`tags_of` — an algorithm without ``tags`` gets the
 defaults — and nothing outside an algorithm's own file asks its name.
 
@@ -65,11 +68,14 @@ __all__ = [
     "Anonymizer",
     "AnonymizerOption",
     "AnonymizerTags",
+    "BlockAnonymizer",
     "ModelSupport",
     "PartialScopeAnonymizer",
     "SnapshotAnonymizer",
+    "anonymization_request",
     "anonymize",
     "anonymizer_names",
+    "anonymizer_options",
     "get_anonymizer",
     "register_anonymizer",
     "snapshot_anonymizer",
@@ -205,6 +211,11 @@ class AnonymizerTags:
             population), judges every other model on the subset's rows only, and
             :func:`anonymize` publishes the subset alone, without the flag (issue 30). An
             anonymizer without it refuses such a model.
+        works_per_block: blocks of the table, cut by :func:`~.cluster_blocks.split_blocks`, can be
+            anonymized independently and their outputs published together (each block valid as one
+            class of its own; the whole output is re-checked as always): the anonymizer is then a
+            :class:`BlockAnonymizer` (``block_limit``, ``block_admissible``), and tables above its
+            limit run block by block (:mod:`.block_path`) — locally or on an engine, each block a task.
 
     Raises:
         ValueError: ``works_on_snapshot`` or ``searches_lattice`` without ``needs_hierarchies``
@@ -223,6 +234,7 @@ class AnonymizerTags:
     partial_scope: bool = False
     suppresses: bool = True
     research_subset: bool = False
+    works_per_block: bool = False
 
     def __post_init__(self) -> None:
         if self.research_subset != self.supported_models.research_subset:  # one declaration: the tag
@@ -293,6 +305,23 @@ class PartialScopeAnonymizer(Anonymizer, Protocol):
         ...
 
 
+@runtime_checkable
+class BlockAnonymizer(Anonymizer, Protocol):
+    """An anonymizer tagged ``works_per_block``: it says how large a block is and which blocks it accepts."""
+
+    def block_limit(self) -> int:
+        """Most records per block; a larger table is cut (where an admissible cut exists)."""
+        ...
+
+    def block_admissible(self, units: AnonymizationRequest, weights: np.ndarray) -> Callable[[np.ndarray], bool]:
+        """A test of whether some units (indices into ``units.table``) may form a block of their own.
+
+        ``units.table`` holds the distinct combinations of QIs and model columns, ``weights`` the
+        records of each; a block must be anonymizable alone (e.g. satisfy every model as one class).
+        """
+        ...
+
+
 _DEFAULT_TAGS = AnonymizerTags()
 
 
@@ -344,6 +373,8 @@ def get_anonymizer(name: str) -> Anonymizer:
         missing = "SnapshotAnonymizer (works_on_snapshot)"
     elif tags.partial_scope and not isinstance(anonymizer, PartialScopeAnonymizer):
         missing = "PartialScopeAnonymizer (partial_scope)"
+    elif tags.works_per_block and not isinstance(anonymizer, BlockAnonymizer):
+        missing = "BlockAnonymizer (works_per_block)"
     if missing:
         raise TypeError(f"anonymizer {name!r} is tagged as a {missing} but does not implement it")
     return anonymizer
@@ -364,6 +395,15 @@ def _options(anonymizer: Anonymizer, given: Mapping[str, Any]) -> dict[str, Any]
         )
     return {name: option.validate(given.get(name, option.default), algorithm=anonymizer.name)
             for name, option in schema.items()}  # fmt: skip
+
+
+def anonymizer_options(anonymizer: Anonymizer, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Every option of ``anonymizer``: ``given`` checked against its schema, defaults for the rest.
+
+    Raises:
+        ConfigurationError: an unknown option or a value outside its choices.
+    """
+    return _options(anonymizer, given)
 
 
 def account_for_columns(
@@ -438,6 +478,40 @@ def _request(
     )
 
 
+def anonymization_request(
+    table: object,
+    *,
+    quasi_identifiers: Sequence[Hashable],
+    models: Sequence[PrivacyModel],
+    suppression_limit: float = 0.0,
+    hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+    sensitive_attributes: Sequence[Hashable] | None = None,
+    identifiers: Sequence[Hashable] = (),
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+    insensitive: Sequence[Hashable] | None = None,
+    unlisted_columns: str = "refuse",
+) -> AnonymizationRequest:
+    """The validated request :func:`anonymize` builds (its keywords but ``algorithm`` and the options).
+
+    For callers that run an anonymizer another way, e.g. block by block on an engine
+    (:mod:`~privacy_plugins.engines.blocks_in_engine`), so they validate exactly as :func:`anonymize`.
+    """
+    return _request(
+        table,
+        quasi_identifiers=quasi_identifiers,
+        models=models,
+        suppression_limit=suppression_limit,
+        hierarchies=hierarchies,
+        sensitive_attributes=sensitive_attributes,
+        identifiers=identifiers,
+        seed=seed,
+        progress=progress,
+        insensitive=insensitive,
+        unlisted_columns=unlisted_columns,
+    )
+
+
 def anonymize(
     table: pd.DataFrame,
     *,
@@ -501,7 +575,13 @@ def anonymize(
     )
     chosen = _options(anonymizer, options)
     request, subset_column = research_subset_request(request, anonymizer.name, tags_of(anonymizer).research_subset)
-    output = anonymizer.run(request, **chosen)
+    output = None
+    if tags_of(anonymizer).works_per_block:  # a large table is cut into blocks, each anonymized alone
+        from privacy_plugins.core.anonymize.block_path import run_in_blocks
+
+        output = run_in_blocks(cast(BlockAnonymizer, anonymizer), request, chosen)
+    if output is None:
+        output = anonymizer.run(request, **chosen)
     # An algorithm that protects only part of the table by design (sensitive-values) says
     # which models its output must meet instead; the re-check measures those.
     if tags_of(anonymizer).partial_scope:

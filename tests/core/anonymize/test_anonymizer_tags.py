@@ -22,7 +22,12 @@ from privacy_plugins.core.anonymize import (
     register_anonymizer,
     tags_of,
 )
-from privacy_plugins.core.anonymize.registry import _REGISTRY, PartialScopeAnonymizer, SnapshotAnonymizer
+from privacy_plugins.core.anonymize.registry import (
+    _REGISTRY,
+    BlockAnonymizer,
+    PartialScopeAnonymizer,
+    SnapshotAnonymizer,
+)
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.anonymize.snapshot_search import solve_snapshot
 from privacy_plugins.core.hierarchies import Hierarchy
@@ -39,6 +44,7 @@ TAG_FIELDS = {
     "partial_scope",
     "suppresses",
     "research_subset",  # issue 30: δ-presence's research subset published alone
+    "works_per_block",  # issue 28: blocks anonymized alone (in memory, a pool or an engine)
 }
 
 
@@ -101,6 +107,7 @@ def test_every_registered_anonymizer_declares_frozen_tags(name: str) -> None:
     # What a tag promises, the anonymizer offers.
     assert not tags.works_on_snapshot or isinstance(anonymizer, SnapshotAnonymizer)
     assert not tags.partial_scope or isinstance(anonymizer, PartialScopeAnonymizer)
+    assert not tags.works_per_block or isinstance(anonymizer, BlockAnonymizer)
 
 
 def test_an_anonymizer_without_tags_gets_the_defaults_and_runs(registered: None) -> None:

@@ -58,6 +58,32 @@ def test_the_kernel_builds_the_numpy_loops_clusters(case: tuple[CostSpace, np.nd
     assert got.tolist() == expected.tolist() and got_enlarged == enlarged
 
 
+@compiled
+@pytest.mark.parametrize("unit_values", [0, bucket_kernel.UNIT_VALUES])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(st.integers(0, 10_000), st.sampled_from([2.0, 3.0]), st.integers(2, 4))
+def test_units_of_equal_qis_build_the_records_clusters(
+    monkeypatch: pytest.MonkeyPatch, unit_values: int, seed: int, l: float, s: int
+) -> None:
+    """Many records per QI tuple (the unit kernel's case) and the record kernel (no units): the numpy clusters."""
+    monkeypatch.setattr(bucket_kernel, "UNIT_VALUES", unit_values)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4 * s, 80))
+    values = rng.integers(0, 5, n)
+    values[: n // 3] = np.arange(n // 3) % 5  # no value above n / l
+    assume(np.bincount(values).max() <= np.floor(n / l + TOLERANCE))
+    space = CostSpace([_dimension(pd.Series(rng.integers(0, 3, n)), None)[0],
+                       _dimension(pd.Series(rng.choice(["red", "blue", "orange", "green"], n)), COLOR)[0]])  # fmt: skip
+    keys = rng.random(n)
+    expected, enlarged = cluster_block(space, np.arange(n, dtype=np.int64), values, keys, 5, s, l)
+    got, got_enlarged = bucket_kernel.cluster_block(
+        space.codes, values, keys, 5, s, l, TOLERANCE, int(np.argmin(keys)), space
+    )
+    assert got.tolist() == expected.tolist() and got_enlarged == enlarged
+
+
 @settings(max_examples=30, deadline=None)
 @given(eligible_blocks(), st.integers(2, 12))
 def test_blocks_cover_the_rows_once_and_stay_admissible(

@@ -1,0 +1,67 @@
+"""The block path through an engine's tasks (issue 28; the pandas engine here, Spark in ``test_blocks_spark.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privacy_plugins.core.anonymize import anonymize, bucket_clustering, clustering
+from privacy_plugins.core.hierarchies import Hierarchy
+from privacy_plugins.core.measure import measure
+from privacy_plugins.core.models import DistinctLDiversity, FrequencyLDiversity, KAnonymity, TCloseness
+from privacy_plugins.engines import PandasTable
+from privacy_plugins.engines.blocks_in_engine import anonymize_blocks_in_engine
+from privacy_plugins.errors import ConfigurationError
+
+COLOR = Hierarchy.from_rows(
+    "color",
+    [["red", "warm", "*"], ["blue", "cold", "*"], ["orange", "warm", "*"], ["green", "cold", "*"]],
+)
+PROBLEMS = {
+    "k-member": [KAnonymity(3), DistinctLDiversity("s", 2)],
+    "bucket": [FrequencyLDiversity("s", 2), KAnonymity(2)],
+}
+
+
+def problem(algorithm: str, seed: int = 9) -> dict[str, Any]:
+    return {"quasi_identifiers": ["age", "color"], "models": PROBLEMS[algorithm], "hierarchies": {"color": COLOR},
+            "identifiers": ["pid"], "insensitive": ["note"], "seed": seed}  # fmt: skip
+
+
+@pytest.fixture
+def frame(monkeypatch: pytest.MonkeyPatch) -> pd.DataFrame:
+    monkeypatch.setattr(clustering, "BLOCK", 70)
+    monkeypatch.setattr(bucket_clustering, "BLOCK", 70)
+    rng = np.random.default_rng(6)
+    n = 320
+    return pd.DataFrame({"pid": np.arange(n), "age": rng.integers(17, 90, n),
+                         "color": rng.choice(["red", "blue", "orange", "green"], n),
+                         "s": rng.choice(list("abcde"), n), "note": rng.integers(0, 3, n)})  # fmt: skip
+
+
+@pytest.mark.parametrize("algorithm", sorted(PROBLEMS))
+def test_the_engines_blocks_publish_the_in_memory_multiset(frame: pd.DataFrame, algorithm: str) -> None:
+    memory = anonymize(frame, algorithm=algorithm, **problem(algorithm))
+    engine = anonymize_blocks_in_engine(PandasTable(frame.sample(frac=1.0, random_state=2)), algorithm=algorithm,
+                                        **problem(algorithm))  # fmt: skip
+    published = engine.published.to_pandas()
+    assert memory.details.to_dict()["n_blocks"] == engine.n_blocks > 2
+    assert list(published.columns) == list(memory.table.columns)
+    rows = sorted(map(tuple, published.astype(str).to_numpy().tolist()))
+    assert rows == sorted(map(tuple, memory.table.astype(str).to_numpy().tolist()))
+    assert engine.rows_in == engine.rows_out + engine.suppressed == len(frame)
+    assert engine.ncp == pytest.approx(memory.utility.ncp) and all(result.passed for result in engine.checked)
+    report = measure(published, quasi_identifiers=["age", "color"], sensitive_attributes=["s"])
+    diversity = report.for_attribute("s").frequency_l if algorithm == "bucket" else report.for_attribute("s").distinct_l
+    assert report.k >= max(m.minimum_class_size for m in PROBLEMS[algorithm]) and diversity >= 2 - 1e-9
+
+
+def test_what_cannot_run_per_block_is_refused_by_name(frame: pd.DataFrame) -> None:
+    settings = {**problem("k-member"), "models": [KAnonymity(3), TCloseness("s", 0.5)]}
+    with pytest.raises(ConfigurationError, match="whole table"):
+        anonymize_blocks_in_engine(PandasTable(frame), algorithm="k-member", **settings)
+    with pytest.raises(ConfigurationError, match="'mondrian' does not anonymize block by block"):
+        anonymize_blocks_in_engine(PandasTable(frame), algorithm="mondrian", **problem("k-member"))
