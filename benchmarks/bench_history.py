@@ -135,7 +135,9 @@ def who_is_below(
     return int(below.sum()), int(pinned.sum()), int(deleted.sum())
 
 
-def overlay_counts(published: list[pd.DataFrame], hierarchies: Mapping[Hashable, Hierarchy]) -> tuple[int, int, int, float]:
+def overlay_counts(
+    published: list[pd.DataFrame], hierarchies: Mapping[Hashable, Hierarchy]
+) -> tuple[int, int, int, float]:
     """Over releases 2.. against the earlier ones: overlay cells, cells narrowed below 2, classes that narrow one, s."""
     cells = narrowed = classes = 0
     started = time.perf_counter()

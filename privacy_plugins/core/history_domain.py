@@ -138,9 +138,7 @@ class DomainGuard:
         fresh = np.array([key not in self._seen for key in keys], dtype=bool)  # one entry per class, not per row
         if fresh.any():
             rows = fresh[class_of]
-            found = domain_breaks(
-                self._earlier, candidate.loc[rows], self._qis, self._needs, self._hierarchies
-            )
+            found = domain_breaks(self._earlier, candidate.loc[rows], self._qis, self._needs, self._hierarchies)
             verdict = np.zeros(len(keys), dtype=bool)
             np.logical_or.at(verdict, class_of[rows], found)
             for position in np.flatnonzero(fresh):
@@ -210,8 +208,10 @@ def domain_overlay(
     held = np.ones((n_cells, n_values), dtype=bool)
     for r, (_, class_held, star_values) in enumerate(history):
         mine = release_of[pair_class] == r
-        union = np.zeros((n_cells, n_values), dtype=bool)
-        np.logical_or.at(union, pair_region[mine], class_held[pair_class[mine] - offsets[r]])
+        words = np.packbits(class_held, axis=1, bitorder="little")  # classes × bytes: one OR per pair
+        packed = np.zeros((n_cells, words.shape[1]), dtype=np.uint8)
+        np.bitwise_or.at(packed, pair_region[mine], words[pair_class[mine] - offsets[r]])
+        union = np.unpackbits(packed, axis=1, count=n_values, bitorder="little").astype(bool)
         covered = np.zeros(n_cells, dtype=bool)
         covered[pair_region[mine]] = True
         union[covered] |= star_values
@@ -220,7 +220,9 @@ def domain_overlay(
     return DomainOverlay(region_class, held, new_held, class_of_row, values)
 
 
-def _classes(table: pd.DataFrame, qis: list[Hashable], attribute: Hashable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _classes(
+    table: pd.DataFrame, qis: list[Hashable], attribute: Hashable
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(distinct label tuples as text, the sensitive label of each signature row, its class)."""
     signature = table if COUNT in table.columns else class_signature(table, qis, [attribute])
     if COUNT in signature.columns:
@@ -273,7 +275,7 @@ def _refine(
     earlier class) lands on the slots of the atoms both labels cover; a slot's covering set is the
     sum of its classes' keys; a new region is one (region, covering set).
     """
-    n_atoms, n_labels = grouped.shape
+    n_labels = grouped.shape[1]
     per_label = grouped.sum(axis=0).astype(np.int64)
     rank = np.cumsum(grouped, axis=0, dtype=np.int64) - 1  # atoms × labels: an atom's place among its label's
     width = per_label[region_label]

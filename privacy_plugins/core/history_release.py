@@ -48,7 +48,8 @@ __all__ = [
     "HistoryRelease",
     "Reapplied",
     "domain_needs",
-    "history_models", "reapply",
+    "history_models",
+    "reapply",
     "release_with_history",
     "suppress_at_risk",
 ]

@@ -10,9 +10,9 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from privacy_plugins.core.composition import intersection_attack
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.hierarchies.builders import interval_hierarchy, masking_hierarchy
-from privacy_plugins.core.composition import intersection_attack
 from privacy_plugins.core.history import PublishedRelease, ReleaseHistory, class_signature
 from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.core.history_domain import DomainGuard, domain_breaks
@@ -66,7 +66,9 @@ def oracle(history: list[pd.DataFrame], candidate: pd.DataFrame, l: int) -> list
         labels = (str(row["age"]), str(row["zip"]))
         if labels not in boxes:
             boxes[labels] = {
-                p for p in points if all(_covers(lab, v, hierarchies[q]) for q, lab, v in zip(QIS, labels, p, strict=True))
+                p
+                for p in points
+                if all(_covers(lab, v, hierarchies[q]) for q, lab, v in zip(QIS, labels, p, strict=True))
             }
         return boxes[labels]
 
@@ -91,12 +93,7 @@ def oracle(history: list[pd.DataFrame], candidate: pd.DataFrame, l: int) -> list
             continue
         mates = candidate[(candidate["age"] == row["age"]) & (candidate["zip"] == row["zip"])]
         values = set(mates["disease"])
-        broken.append(
-            any(
-                len(left[p] & values) < min(l, len(left[p]))
-                for p in box(row)
-            )
-        )
+        broken.append(any(len(left[p] & values) < min(l, len(left[p])) for p in box(row)))
     return broken
 
 
@@ -120,7 +117,9 @@ def _sequences(draw: st.DrawFn) -> tuple[list[pd.DataFrame], pd.DataFrame, int]:
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_sequences())
-def test_the_domain_check_matches_a_point_by_point_oracle(sequence: tuple[list[pd.DataFrame], pd.DataFrame, int]) -> None:
+def test_the_domain_check_matches_a_point_by_point_oracle(
+    sequence: tuple[list[pd.DataFrame], pd.DataFrame, int],
+) -> None:
     history, candidate, l = sequence
     signatures = [class_signature(release, QIS, ["disease"]) for release in history]
     found = domain_breaks(signatures, candidate, QIS, {"disease": l}, _hierarchies())
