@@ -194,7 +194,8 @@ def domain_overlay(
     pair_region, pair_class = _overlapping(atoms, codes, n_new, offsets)
     rng = np.random.default_rng(26)
     key = rng.integers(1, np.iinfo(np.int64).max, size=int(offsets[-1]), dtype=np.int64).astype(np.uint64)
-    for q in range(len(qis)):
+    # QIs with few atoms first: the regions split late, so fewer (region, class) pairs are carried
+    for q in np.argsort([len(grouped) for grouped in atoms], kind="stable"):
         region_class, pair_region, pair_class = _refine(
             atoms[q],
             codes[q][-1][region_class],
