@@ -59,19 +59,20 @@ the check judges points of the QI domain, ``core/history_domain.py``); ``--cells
 overlay of each release against the earlier ones (cells, cells left below 2 values, classes that
 narrow one, seconds). Measured 2026-11-26 on domain26 (load ~6), ``--sizes 6000,6500,7000,7500``:
 
-    today (history.protect: records), --cells: optimal 367 cells, 0 narrowed, 0.4 s; mondrian
-    1,688,622 cells, 8,498 narrowed (20 classes), 68.7 s; bucket 245,834 cells, 8,092 narrowed
-    (190 classes), 4.5 s (over releases 2-4).
+    today (history.protect: records), --cells: optimal 367 cells, 0 narrowed, 0.9 s; mondrian
+    393,618 cells, 1,007 narrowed (20 classes), 27.6 s; bucket 83,988 cells, 1,448 narrowed
+    (190 classes), 5.7 s; k-member 360 classes, two-phase 156 narrow a cell (over releases 2-4).
     --protect-domain           methods          passed  < 2 values  NCP ratio  hist s
     optimal                    A R+s R+s R+s    4/4      0           1.04        3.5
-    mondrian                   A A+s A+s A+s    4/4      0           1.02      246.8  (3.4 without)
+    mondrian                   A A+s A+s A+s    4/4      0           1.02       24.5  (7.6 without)
     two-phase                  A F F F          1/4      5 (5 pinned) 1.07
     k-member                   A F F F          1/4      3 (3 pinned) 1.17
     bucket                     A F F F          1/4      2 (2 pinned) 1.08
     --protect-domain --suppression 0.15: k-member 4/4, 0, 1.77; two-phase 4/4, 0, 1.69; bucket 4/4, 0, 1.39.
     --protect-domain --deletions 0.2: optimal 2/4, 5 (5 deleted); mondrian 3/4, 2 (2 deleted);
     two-phase 1/4, 35; k-member 1/4, 33; bucket 1/4, 12.
-    Default sizes, optimal --protect-domain: 4/4, 0, 1.09; with --deletions 0.2: A A F F, 2/4, 0.
+    Default sizes --protect-domain: optimal 4/4, 0, 1.09 (with --deletions 0.2: A A F F, 2/4, 0);
+    mondrian A A+s A+s A+s, 4/4, 0, 1.03, 210 s.
 
 ``--check`` asserts the goals (0 below 2 values over all releases, those pinned before joining
 apart, and every release passed, NCP ratio ≤ 1.25) and exits 1 when one is missed.
