@@ -72,7 +72,8 @@ narrow one, seconds). Measured 2026-11-26 on domain26 (load ~6), ``--sizes 6000,
     --protect-domain --deletions 0.2: optimal 2/4, 5 (5 deleted); mondrian 3/4, 2 (2 deleted);
     two-phase 1/4, 35; k-member 1/4, 33; bucket 1/4, 12.
     Default sizes --protect-domain: optimal 4/4, 0, 1.09 (with --deletions 0.2: A A F F, 2/4, 0);
-    mondrian A A+s A+s A+s, 4/4, 0, 1.03, 210 s (with --deletions 0.2: 4/4, 0, 1.04, 111 s).
+    mondrian A A+s A+s A+s, 4/4, 0, 1.03, 210 s (with --deletions 0.2: 4/4, 0, 1.04, 111 s);
+    bucket A F F F, 1/4 (with --deletions 0.2 too).
 
 ``--check`` asserts the goals (0 below 2 values over all releases, those pinned before joining
 apart, and every release passed, NCP ratio ≤ 1.25) and exits 1 when one is missed.
