@@ -54,7 +54,7 @@ def _narrowing(spec: ReleaseSpec) -> int:
 def test_protecting_the_domain_leaves_out_the_classes_that_narrow_a_point(tmp_path: Path) -> None:
     spec = _spec(tmp_path, "domain")
     assert run_release(spec).passed
-    assert _narrowing(spec) == 0  # with history.protect: records (the default) the same release leaves 1 class
+    assert _narrowing(spec) == 0  # with history.protect: records (the default) the same release narrows it (checked)
 
 
 def test_the_gate_refuses_what_suppression_cannot_fix(tmp_path: Path) -> None:
