@@ -54,12 +54,33 @@ clustering algorithms already refuse every merge and move that breaks a present 
 intersection (they judge each candidate cluster with the models, the history model included).
 Earlier (histaware, 24,000-30,162 rows): two-phase 1, k-member 6, bucket 33 below 2 values.
 
+``--protect-domain`` makes every release with ``protect_domain=True`` (``history: {protect: domain}``:
+the check judges points of the QI domain, ``core/history_domain.py``); ``--cells`` prints the domain
+overlay of each release against the earlier ones (cells, cells left below 2 values, classes that
+narrow one, seconds). Measured 2026-11-26 on domain26 (load ~6), ``--sizes 6000,6500,7000,7500``:
+
+    today (history.protect: records), --cells: optimal 367 cells, 0 narrowed, 0.9 s; mondrian
+    393,618 cells, 1,007 narrowed (20 classes), 27.6 s; bucket 83,988 cells, 1,448 narrowed
+    (190 classes), 5.7 s; k-member 360 classes, two-phase 156 narrow a cell (over releases 2-4).
+    --protect-domain           methods          passed  < 2 values  NCP ratio  hist s
+    optimal                    A R+s R+s R+s    4/4      0           1.04        3.5
+    mondrian                   A A+s A+s A+s    4/4      0           1.02       24.5  (7.6 without)
+    two-phase                  A F F F          1/4      5 (5 pinned) 1.07
+    k-member                   A F F F          1/4      3 (3 pinned) 1.17
+    bucket                     A F F F          1/4      2 (2 pinned) 1.08
+    --protect-domain --suppression 0.15: k-member 4/4, 0, 1.77; two-phase 4/4, 0, 1.69; bucket 4/4, 0, 1.39.
+    --protect-domain --deletions 0.2: optimal 2/4, 5 (5 deleted); mondrian 3/4, 2 (2 deleted);
+    two-phase 1/4, 35; k-member 1/4, 33; bucket 1/4, 12.
+    Default sizes --protect-domain: optimal 4/4, 0, 1.09 (with --deletions 0.2: A A F F, 2/4, 0);
+    mondrian A A+s A+s A+s, 4/4, 0, 1.03, 210 s (with --deletions 0.2: 4/4, 0, 1.04, 111 s);
+    bucket A F F F, 1/4 (with --deletions 0.2 too).
+
 ``--check`` asserts the goals (0 below 2 values over all releases, those pinned before joining
 apart, and every release passed, NCP ratio ≤ 1.25) and exits 1 when one is missed.
 
 Run:  .venv/bin/python benchmarks/bench_history.py [--algorithms optimal,mondrian,two-phase,k-member,bucket]
-      [--models l2|leak] [--deletions 0.2] [--keep-signatures] [--suppression 0.02] [--sizes ...] [--seed 0]
-      [--check]
+      [--models l2|leak] [--deletions 0.2] [--keep-signatures] [--protect-domain] [--cells] [--suppression 0.02]
+      [--sizes ...] [--seed 0] [--check]
 """
 
 from __future__ import annotations
@@ -78,6 +99,7 @@ from privacy_plugins.core.composition import covering_sets, intersection_attack
 from privacy_plugins.core.coverage import covering_pairs
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.history import PublishedRelease, ReleaseHistory, class_signature
+from privacy_plugins.core.history_domain import domain_overlay
 from privacy_plugins.core.history_release import release_with_history
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity, PersonalizedLeakage, PrivacyModel
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
@@ -134,6 +156,22 @@ def who_is_below(
     return int(below.sum()), int(pinned.sum()), int(deleted.sum())
 
 
+def overlay_counts(
+    published: list[pd.DataFrame], hierarchies: Mapping[Hashable, Hierarchy]
+) -> tuple[int, int, int, float]:
+    """Over releases 2.. against the earlier ones: overlay cells, cells narrowed below 2, classes that narrow one, s."""
+    cells = narrowed = classes = 0
+    started = time.perf_counter()
+    for j in range(1, len(published)):
+        earlier = [class_signature(table, QIS, [SENSITIVE]) for table in published[:j]]
+        overlay = domain_overlay(earlier, published[j], QIS, SENSITIVE, hierarchies)
+        below = overlay.narrowed(2)
+        cells += len(overlay.cell_class)
+        narrowed += int(below.sum())
+        classes += len(np.unique(overlay.cell_class[below]))
+    return cells, narrowed, classes, time.perf_counter() - started
+
+
 def batches(adult: pd.DataFrame, sizes: list[int], deletions: float, seed: int) -> list[pd.DataFrame]:
     """Each release's table: the previous one minus ``deletions`` of its rows, plus the next new rows."""
     rng = np.random.default_rng(seed)
@@ -158,6 +196,12 @@ def main() -> int:
     parser.add_argument(
         "--keep-signatures", action="store_true", help="classes keep the last release's signatures (deletions)"
     )
+    parser.add_argument(
+        "--protect-domain", action="store_true", help="judge points of the QI domain (newcomers, deleted people)"
+    )
+    parser.add_argument(
+        "--cells", action="store_true", help="measure the domain overlay of each release against the earlier ones"
+    )
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     loaded = load_adult()
@@ -181,7 +225,7 @@ def main() -> int:
         f"{'worst pair':>10} | "
         f"{'< 2 values':>10} | {'pinned':>6} | {'deleted':>7} | {'NCP hist':>8} | {'NCP indep':>9} | {'ratio':>5} | "
         f"{'hist s':>6} | {'indep s':>7} | "
-        f"{'attack s':>8}"
+        f"{'attack s':>8} | {'cells':>8} | {'narrowed':>8} | {'classes':>7} | {'cells s':>7}"
     )
     missed: list[str] = []
     for algorithm in args.algorithms.split(","):
@@ -201,6 +245,7 @@ def main() -> int:
                     sensitive_attributes=[SENSITIVE],
                     seed=args.seed,
                     keep_signatures=args.keep_signatures,
+                    protect_domain=args.protect_domain,
                 )
                 methods.append(
                     {"reapply": "R", "reapply+suppress": "R+s", "anonymize": "A", "anonymize+suppress": "A+s"}.get(
@@ -249,6 +294,9 @@ def main() -> int:
         below, pinned, deleted = who_is_below(everyone, tables, published, hierarchies)
         assert below == report.overall.below_l, (below, report.overall.below_l)  # the same attack, recounted
         ratio = float(np.mean(ncp_history) / np.mean(ncp_independent))
+        cells, narrowed, narrowing, cell_seconds = (
+            overlay_counts(published, hierarchies) if args.cells else (0, 0, 0, 0.0)
+        )
         print(
             f"{algorithm:>10} | {' '.join(methods):>16} | {passed:>4}/{len(tables)} | "
             f"{report.overall.disclosed:>12,} | "
@@ -256,7 +304,8 @@ def main() -> int:
             f"{worst:>10,} | {report.overall.below_l:>10,} | {pinned:>6,} | {deleted:>7,} | "
             f"{np.mean(ncp_history):>8.4f} | "
             f"{np.mean(ncp_independent):>9.4f} | {ratio:>5.2f} | {history_seconds:>6.1f} | "
-            f"{independent_seconds:>7.1f} | {attack_seconds:>8.1f}"
+            f"{independent_seconds:>7.1f} | {attack_seconds:>8.1f} | {cells:>8,} | {narrowed:>8,} | "
+            f"{narrowing:>7,} | {cell_seconds:>7.1f}"
         )
         if below - pinned or passed < len(tables):
             missed.append(

@@ -36,6 +36,7 @@ from privacy_plugins.core.composition import STAR, covering_sets
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory
 from privacy_plugins.core.history_check import CompositionResult, composition_check
+from privacy_plugins.core.history_domain import DomainGuard
 from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.core.models import HistoryDiversity, PrivacyModel, bind_hierarchies
 from privacy_plugins.core.parameters import suppression_budget
@@ -43,7 +44,15 @@ from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, HierarchyError, InfeasibleAnonymizationError
 
-__all__ = ["HistoryRelease", "Reapplied", "history_models", "reapply", "release_with_history", "suppress_at_risk"]
+__all__ = [
+    "HistoryRelease",
+    "Reapplied",
+    "domain_needs",
+    "history_models",
+    "reapply",
+    "release_with_history",
+    "suppress_at_risk",
+]
 
 #: The private row-id column carried through an anonymizer to map published rows back to records.
 _ROW = "__history_row"
@@ -164,6 +173,15 @@ def history_models(
     return [HistoryDiversity(attribute, float(l), history, hierarchies) for attribute, l in needs.items()]
 
 
+def domain_needs(
+    models: Sequence[PrivacyModel], history: ReleaseHistory, hierarchies: Mapping[Hashable, Hierarchy] | None = None
+) -> dict[Hashable, int]:
+    """Per sensitive attribute, the distinct values every point of the QI domain keeps: the history model's l."""
+    if not len(history):
+        return {}
+    return {m.sensitive_attribute: m.minimum_class_size for m in history_models(models, history, hierarchies)}
+
+
 @dataclass(frozen=True, eq=False)
 class HistoryRelease:
     """The candidate that passed (or the last one tried) and how it was produced. Counts only in ``to_dict``.
@@ -211,6 +229,7 @@ def suppress_at_risk(
     max_suppressed: int,
     weighted: bool = False,
     keep_signatures: bool = False,
+    protect_domain: bool = False,
 ) -> tuple[pd.DataFrame, np.ndarray, CompositionResult, bool]:
     """Remove at-risk records (then the classes that miss a model) until the check passes or the limit is hit.
 
@@ -228,6 +247,9 @@ def suppress_at_risk(
             may come from one target row); a row is kept or removed with all its records.
         keep_signatures: also remove the classes that drop a value of a class of the last release they
             overlap (:func:`~privacy_plugins.core.history_signatures.signature_breaks`: deletions).
+        protect_domain: also remove the classes that leave some point of their box (a person not in the
+            source: pinned before joining, or deleted) fewer values than the history model's l
+            (:func:`~privacy_plugins.core.history_domain.domain_breaks`).
 
     Returns:
         ``(published, rows, check, passed)`` after the removals.
@@ -242,11 +264,19 @@ def suppress_at_risk(
         targets, published, history, models, hierarchies=hierarchies, memo=memo, count_column=count
     )
     previous = history.releases[-1].classes if keep_signatures and len(history) else None
+    guard = (
+        DomainGuard(history.signatures(), qis, domain_needs(models, history, hierarchies), hierarchies)
+        if protect_domain
+        else None
+    )
 
     def breaks(candidate: pd.DataFrame) -> np.ndarray:
-        if previous is None:
-            return np.zeros(len(candidate), dtype=bool)
-        return signature_breaks(previous, candidate, qis, history.sensitive_attributes, hierarchies)
+        broken = np.zeros(len(candidate), dtype=bool)
+        if previous is not None:
+            broken |= signature_breaks(previous, candidate, qis, history.sensitive_attributes, hierarchies)
+        if guard is not None:
+            broken |= guard.breaks(candidate)
+        return broken
 
     while True:
         within = total - _records(published, weighted) <= max_suppressed
@@ -355,6 +385,7 @@ def release_with_history(
     seed: int = 0,
     reuse: bool = True,
     keep_signatures: bool = False,
+    protect_domain: bool = False,
     **options: Any,
 ) -> HistoryRelease:
     """A release of ``table`` that passes the composition check against ``history``: (a) → (b) → (c).
@@ -377,6 +408,9 @@ def release_with_history(
         keep_signatures: rows were deleted since the last release: every class must keep the values of
             the last release's classes it overlaps, else its records are suppressed in (c)
             (:mod:`~privacy_plugins.core.history_signatures`, m-invariance without counterfeits).
+        protect_domain: judge points of the QI domain, not only present records: every class keeps each
+            point of its box at the history model's l values (or all it had), else its records are
+            suppressed in (c) (:mod:`~privacy_plugins.core.history_domain`: newcomers, deleted people).
 
     Returns:
         A :class:`HistoryRelease`; ``method`` says which way produced it, ``"failed"`` when none
@@ -412,6 +446,7 @@ def release_with_history(
             published, rows, check, passed = suppress_at_risk(
                 raw, reapplied.table, reapplied.rows, history, bound,
                 quasi_identifiers=qis, hierarchies=hierarchies, max_suppressed=budget, keep_signatures=keep_signatures,
+                protect_domain=protect_domain,
             )  # fmt: skip
             suppressed = len(raw) - len(published)
             tried.append(f"reapply: {reapplied.uncovered} uncovered, {check.records_at_risk} at risk after suppression")
@@ -454,6 +489,7 @@ def release_with_history(
         published, rows, check, passed = suppress_at_risk(
             raw, candidate.loc[released].reset_index(drop=True), rows[released], history, bound,
             quasi_identifiers=qis, hierarchies=hierarchies, max_suppressed=budget, keep_signatures=keep_signatures,
+            protect_domain=protect_domain,
         )  # fmt: skip
         suppressed = len(raw) - len(published)
         tried.append(f"anonymize: {check.records_at_risk} at risk after suppression")

@@ -23,6 +23,8 @@ import pandas as pd
 
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.history_check import composition_check
+from privacy_plugins.core.history_domain import domain_breaks
+from privacy_plugins.core.history_release import domain_needs
 from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.errors import HistoryError
@@ -189,6 +191,17 @@ def composition_checks(
                 f"; {records} records in classes that drop a value of an earlier class they overlap "
                 "(history.keep_signatures)"
             )
+    if spec.history.protect_domain and len(history):  # every point of the QI domain, not only present records
+        signature = signature_of_measure(spec, measured)
+        needs = domain_needs(spec.models(), history, hierarchies)
+        broken = domain_breaks(history.signatures(), signature, spec.quasi_identifiers, needs, hierarchies)
+        records = int(signature.loc[broken, COUNT].sum()) if COUNT in signature else int(broken.sum())
+        if records:
+            passed, at_risk = False, at_risk + records
+            detail += (
+                f"; {records} records in classes that leave a point of their box (someone not in this source) "
+                "fewer values than l (history.protect: domain)"
+            )
     return [
         RequirementCheck(f"composition with {earlier}", passed, float(at_risk), 0.0, detail, name=COMPOSITION_CHECK)
     ]
@@ -219,6 +232,7 @@ def composition_key(spec: ReleaseSpec, history: ReleaseHistory, measured: Staged
         "models": [str(model) for model in spec.models()],
         "hierarchies": spec.hierarchies,  # coverage reads them (a folder: by its path)
         "keep_signatures": spec.history.keep_signatures,
+        "protect": spec.history.protect,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 

@@ -132,6 +132,7 @@ class AnonymizeHistory:
         levels: the last release's full-domain levels when (a) may re-apply them, else ``None``.
         suppression_limit: the spec's.
         keep_signatures: (c) also leaves out classes that drop a value of an earlier class they overlap.
+        protect_domain: (c) also leaves out classes that narrow a point of their box below l (``history.protect``).
     """
 
     history: ReleaseHistory
@@ -142,6 +143,7 @@ class AnonymizeHistory:
     levels: Mapping[str, int] | None
     suppression_limit: float
     keep_signatures: bool = False
+    protect_domain: bool = False
 
 
 def anonymize_history(
@@ -154,6 +156,7 @@ def anonymize_history(
     suppression_limit: float,
     reapply_levels: bool,
     keep_signatures: bool = False,
+    protect_domain: bool = False,
 ) -> AnonymizeHistory | None:
     """The history for the anonymize step; ``None`` before a first release.
 
@@ -185,6 +188,7 @@ def anonymize_history(
         levels=levels,
         suppression_limit=suppression_limit,
         keep_signatures=keep_signatures,
+        protect_domain=protect_domain,
     )
 
 
@@ -327,6 +331,7 @@ def _suppressed(
         max_suppressed=budget + outside,
         weighted=True,
         keep_signatures=history.keep_signatures,
+        protect_domain=history.protect_domain,
     )
     mask = np.zeros(len(published), dtype=bool)
     mask[kept[_PUBLISHED].to_numpy(dtype=np.int64)] = True
@@ -365,6 +370,7 @@ def spec_history(spec: ReleaseSpec, hierarchies: Mapping[Hashable, Hierarchy]) -
         # (a) recodes every row: a δ-presence research subset is published only through the search
         reapply_levels=spec.history.reapply and all(m.research_subset_column is None for m in spec.models()),
         keep_signatures=spec.history.keep_signatures,
+        protect_domain=spec.history.protect_domain,
     )
 
 

@@ -26,7 +26,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_]{1,40}$")
 
 @dataclass(frozen=True)
 class HistorySpec:
-    """``history: {name, keep_releases, reapply, keep_signatures}``, or ``history: off``."""
+    """``history: {name, keep_releases, reapply, keep_signatures, protect}``, or ``history: off``."""
 
     enabled: bool = True
     name: str | None = None
@@ -36,10 +36,14 @@ class HistorySpec:
     #: Rows may be deleted between releases: every class keeps the values of the last release's classes it
     #: overlaps (m-invariance without counterfeits: ``privacy_plugins/core/history_signatures.py``).
     keep_signatures: bool = False
+    #: What the composition check protects: ``records`` (the current source's, default) or ``domain`` (every
+    #: point of the QI domain: newcomers pinned before they joined, deleted people: ``core/history_domain.py``).
+    protect: str = "records"
     #: Set in the spec (not the default): a destination that cannot keep one refuses it instead of turning it off.
     explicit: bool = False
 
-    KEYS = ("name", "keep_releases", "reapply", "keep_signatures")
+    KEYS = ("name", "keep_releases", "reapply", "keep_signatures", "protect")
+    PROTECT = ("records", "domain")
 
     def __post_init__(self) -> None:
         if self.name is not None and not _NAME.match(self.name):
@@ -53,6 +57,13 @@ class HistorySpec:
             raise ConfigurationError(f"history.reapply must be true or false, got {self.reapply!r}")
         if not isinstance(self.keep_signatures, bool):
             raise ConfigurationError(f"history.keep_signatures must be true or false, got {self.keep_signatures!r}")
+        if self.protect not in self.PROTECT:
+            raise ConfigurationError(f"history.protect must be one of {list(self.PROTECT)}, got {self.protect!r}")
+
+    @property
+    def protect_domain(self) -> bool:
+        """The composition check judges points of the QI domain, not only present records."""
+        return self.protect == "domain"
 
     @classmethod
     def from_value(cls, value: Any) -> HistorySpec:
@@ -74,6 +85,7 @@ class HistorySpec:
             keep_releases=value.get("keep_releases"),
             reapply=True if value.get("reapply") is None else value["reapply"],
             keep_signatures=False if value.get("keep_signatures") is None else value["keep_signatures"],
+            protect="records" if value.get("protect") is None else value["protect"],
             explicit=True,
         )
 

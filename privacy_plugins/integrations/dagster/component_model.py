@@ -103,6 +103,7 @@ class HistoryModel(dg.Model):
     keep_releases: int | None = None
     reapply: bool | None = None
     keep_signatures: bool | None = None
+    protect: str | None = None
 
 
 class PopulationModel(dg.Model):

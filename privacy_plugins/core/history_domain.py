@@ -1,0 +1,327 @@
+"""Points of the QI domain, not only present records: newcomers pinned before they joined, deleted people.
+
+The gate's record check (:mod:`~privacy_plugins.core.history_check`) judges the records of the
+current source. Two kinds of people escape it (``docs/composition.md``): a newcomer whose QI
+point earlier releases (made from other people, before she joined) already narrowed below l,
+and a deleted person the adversary wrongly assumes still present. Both sit at a *point* p of
+the QI domain (the product of the hierarchies' leaves) that some release covers; what the
+adversary believes of anyone at p is
+
+    H(p) = ∩ over the kept releases r of C_r(p),   C_r(p) = ∪ S(G) over the classes G of r covering p
+
+(every value when no class of r covers p: the release tells nothing there). This module
+requires of a candidate, for every class E and every point p of E's box:
+
+    |H(p) ∩ S(E)| ≥ min(l, |H(p)|).
+
+If every release since the first (an l-diverse one) does so, no point — a present, future or
+deleted person — is ever left below l values: the new C(p) holds S(E), so the new intersection
+keeps min(l, |H(p)|) ≥ … ≥ l values. Nothing raw is kept and no row is counterfeited: the
+points come from the published boxes only.
+
+**Cells.** H is constant where the same classes of every release cover a point, so the points of
+a box are grouped into *cells* by refinement, one QI after another: per QI the leaves are grouped
+into atoms (leaves every published label of that QI either covers or not together); a region of
+E's box is split by which still-overlapping earlier classes cover each of its atoms. Labels meet
+over the leaves (:func:`~privacy_plugins.core.coverage.covering_matrix`), so hierarchy nodes
+(full-domain: nested or disjoint, an equi-join at the coarser level) and the ranges and per-class
+levels of local recoding (Mondrian, clustering: a box-overlap join) are handled by one rule.
+A set of covering classes is identified by a sum of random 64-bit keys (collisions: ~n²/2⁶⁴).
+
+**The all-``*`` class** (every QI ``*``: marked suppressed rows) covers every point; counting it
+as a cover would narrow every point nobody else covers to the suppressed rows' values. It is
+therefore no cover here: it only adds its values where another class of its release covers the
+point (as for a present record), and a candidate's all-``*`` class is not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core.coverage import STAR, covering_matrix
+from privacy_plugins.core.hierarchies import Hierarchy, as_labels
+from privacy_plugins.core.history import COUNT, class_signature
+from privacy_plugins.errors import ConfigurationError
+
+__all__ = ["DomainGuard", "DomainOverlay", "domain_breaks", "domain_overlay"]
+
+
+@dataclass(frozen=True, eq=False)
+class DomainOverlay:
+    """The cells of a candidate's boxes over the history, and what each leaves. Counts and codes only.
+
+    Attributes:
+        cell_class: per cell, the candidate class (row of ``class_values``) whose box holds it.
+        history: per cell, H(c) as a boolean row over ``values`` (every value where no release covers it).
+        class_values: per candidate class, S(E) over ``values``.
+        class_of_row: per candidate row, its class (-1: the all-``*`` class, not judged).
+        values: the sensitive labels (columns of the matrices).
+    """
+
+    cell_class: np.ndarray
+    history: np.ndarray
+    class_values: np.ndarray
+    class_of_row: np.ndarray
+    values: pd.Index
+
+    def narrowed(self, l: int) -> np.ndarray:
+        """Per cell: the candidate leaves it fewer than min(l, |H(c)|) values."""
+        kept = (self.history & self.class_values[self.cell_class]).sum(axis=1)
+        return np.asarray(kept < np.minimum(l, self.history.sum(axis=1)), dtype=bool)
+
+
+def domain_breaks(
+    earlier: Sequence[pd.DataFrame],
+    candidate: pd.DataFrame,
+    quasi_identifiers: Sequence[Hashable],
+    needs: Mapping[Hashable, int],
+    hierarchies: Mapping[Hashable, Hierarchy] | None,
+) -> np.ndarray:
+    """Rows of ``candidate`` in a class that narrows some point of its box below ``needs[attribute]``.
+
+    Args:
+        earlier: the kept releases' class signatures (or published tables), oldest first.
+        candidate: the new release as published rows or its class signature.
+        quasi_identifiers: the QIs; each needs a hierarchy (its leaves are the domain).
+        needs: per sensitive attribute, l (distinct values a point must keep, or all it has).
+        hierarchies: per QI.
+    """
+    broken = np.zeros(len(candidate), dtype=bool)
+    if not earlier or not len(candidate):
+        return broken
+    for attribute, l in needs.items():
+        overlay = domain_overlay(earlier, candidate, quasi_identifiers, attribute, hierarchies)
+        failing = np.zeros(len(overlay.class_values), dtype=bool)
+        failing[overlay.cell_class[overlay.narrowed(int(l))]] = True
+        inside = overlay.class_of_row >= 0
+        broken[inside] |= failing[overlay.class_of_row[inside]]
+    return broken
+
+
+class DomainGuard:
+    """:func:`domain_breaks` against one history, remembering each class's verdict.
+
+    A class is judged against the history alone, so its verdict depends only on its box and its
+    sensitive values: a suppression loop that re-checks ever smaller candidates computes the overlay
+    only for the classes it has not seen with those values.
+    """
+
+    def __init__(
+        self,
+        earlier: Sequence[pd.DataFrame],
+        quasi_identifiers: Sequence[Hashable],
+        needs: Mapping[Hashable, int],
+        hierarchies: Mapping[Hashable, Hierarchy] | None,
+    ) -> None:
+        self._earlier = list(earlier)
+        self._qis = list(quasi_identifiers)
+        self._needs = dict(needs)
+        self._hierarchies = hierarchies
+        self._seen: dict[tuple[str, ...], bool] = {}
+
+    def breaks(self, candidate: pd.DataFrame) -> np.ndarray:
+        """Rows of ``candidate`` in a class that narrows a point of its box (see :func:`domain_breaks`)."""
+        if not self._needs or not self._earlier or not len(candidate):
+            return np.zeros(len(candidate), dtype=bool)
+        columns = [*self._qis, *self._needs]
+        text = pd.DataFrame({c: as_labels(candidate[c]).to_numpy(dtype=str) for c in columns})
+        if COUNT in candidate.columns:
+            text.loc[candidate[COUNT].to_numpy() <= 0, list(self._needs)] = ""  # a row standing for no record
+        grouped = text.groupby(self._qis, sort=False)
+        class_of = grouped.ngroup().to_numpy(dtype=np.int64)
+        keys = grouped[list(self._needs)].agg(lambda v: "\x1f".join(sorted(set(v) - {""})))
+        keys = keys.reset_index().astype(str).agg("\x1e".join, axis=1).to_numpy(dtype=object)
+        fresh = np.array([key not in self._seen for key in keys], dtype=bool)  # one entry per class, not per row
+        if fresh.any():
+            rows = fresh[class_of]
+            found = domain_breaks(self._earlier, candidate.loc[rows], self._qis, self._needs, self._hierarchies)
+            verdict = np.zeros(len(keys), dtype=bool)
+            np.logical_or.at(verdict, class_of[rows], found)
+            for position in np.flatnonzero(fresh):
+                self._seen[keys[position]] = bool(verdict[position])
+        return np.array([self._seen[key] for key in keys], dtype=bool)[class_of]
+
+
+def domain_overlay(
+    earlier: Sequence[pd.DataFrame],
+    candidate: pd.DataFrame,
+    quasi_identifiers: Sequence[Hashable],
+    attribute: Hashable,
+    hierarchies: Mapping[Hashable, Hierarchy] | None,
+) -> DomainOverlay:
+    """Every cell of every candidate box over the kept releases (see the module), with H(c) and S(E)."""
+    qis = list(quasi_identifiers)
+    hierarchies = hierarchies or {}
+    missing = [str(qi) for qi in qis if hierarchies.get(qi) is None]
+    if missing:
+        raise ConfigurationError(
+            f"protecting points of the QI domain compares published boxes over the hierarchies' leaves and "
+            f"needs a hierarchy for {missing}"
+        )
+    tables = [_classes(table, qis, attribute) for table in [*earlier, candidate]]
+    values = pd.Index(pd.unique(np.concatenate([t[1] for t in tables]).astype(object)), dtype=object)
+    n_values = len(values)
+    releases = []  # per table: (label text per QI of each class, values per class, star values)
+    for keys, labels, class_of in tables:
+        held = np.zeros((len(keys), n_values), dtype=bool)
+        held[class_of, values.get_indexer(pd.Index(labels, dtype=object))] = True
+        star = (keys == STAR).all(axis=1)
+        star_values = held[star].any(axis=0)
+        releases.append((keys[~star], held[~star], star_values))
+    *history, (new_keys, new_held, _) = releases
+    class_of_row = _row_classes(candidate, qis, new_keys)
+    # per QI: atoms (leaves no label tells apart) × each label's atoms
+    atoms: list[np.ndarray] = []  # atoms × labels of (history classes…, candidate classes)
+    codes: list[list[np.ndarray]] = []  # per QI, per table: each class's label code
+    for q, qi in enumerate(qis):
+        hierarchy = hierarchies[qi]
+        assert hierarchy is not None
+        text = [keys[:, q] for keys, _, _ in releases]
+        labels, inverse = np.unique(np.concatenate(text).astype(str), return_inverse=True)
+        cover = covering_matrix(_domain(hierarchy), pd.Index(labels, dtype=object), hierarchy)
+        grouped = np.unique(cover[cover.any(axis=1)], axis=0)
+        atoms.append(grouped)
+        cut = np.cumsum([0, *(len(t) for t in text)])
+        codes.append([inverse.reshape(-1)[cut[i] : cut[i + 1]] for i in range(len(text))])
+    n_new = len(new_keys)
+    offsets = np.cumsum([0, *(len(keys) for keys, _, _ in history)])
+    release_of = np.repeat(np.arange(len(history)), np.diff(offsets))
+    region_class = np.arange(n_new, dtype=np.int64)
+    pair_region, pair_class = _overlapping(atoms, codes, n_new, offsets)
+    rng = np.random.default_rng(26)
+    key = rng.integers(1, np.iinfo(np.int64).max, size=int(offsets[-1]), dtype=np.int64).astype(np.uint64)
+    # QIs with few atoms first: the regions split late, so fewer (region, class) pairs are carried
+    for q in np.argsort([len(grouped) for grouped in atoms], kind="stable"):
+        region_class, pair_region, pair_class = _refine(
+            atoms[q],
+            codes[q][-1][region_class],
+            np.concatenate(codes[q][:-1]).astype(np.int64) if len(history) else np.zeros(0, np.int64),
+            region_class,
+            pair_region,
+            pair_class,
+            key,
+        )
+    n_cells = len(region_class)
+    held = np.ones((n_cells, n_values), dtype=bool)
+    for r, (_, class_held, star_values) in enumerate(history):
+        mine = release_of[pair_class] == r
+        words = np.packbits(class_held, axis=1, bitorder="little")  # classes × bytes: one OR per pair
+        packed = np.zeros((n_cells, words.shape[1]), dtype=np.uint8)
+        np.bitwise_or.at(packed, pair_region[mine], words[pair_class[mine] - offsets[r]])
+        union = np.unpackbits(packed, axis=1, count=n_values, bitorder="little").astype(bool)
+        covered = np.zeros(n_cells, dtype=bool)
+        covered[pair_region[mine]] = True
+        union[covered] |= star_values
+        union[~covered] = True
+        held &= union
+    return DomainOverlay(region_class, held, new_held, class_of_row, values)
+
+
+def _classes(
+    table: pd.DataFrame, qis: list[Hashable], attribute: Hashable
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct label tuples as text, the sensitive label of each signature row, its class)."""
+    signature = table if COUNT in table.columns else class_signature(table, qis, [attribute])
+    if COUNT in signature.columns:
+        signature = signature.loc[signature[COUNT].to_numpy() > 0]
+    text = pd.DataFrame({qi: as_labels(signature[qi]).to_numpy(dtype=str) for qi in qis})
+    class_of = text.groupby(qis, sort=False).ngroup().to_numpy(dtype=np.int64)
+    keys = text.iloc[np.unique(class_of, return_index=True)[1]].to_numpy(dtype=str).reshape(-1, len(qis))
+    return keys, as_labels(signature[attribute]).to_numpy(dtype=object), class_of
+
+
+def _row_classes(candidate: pd.DataFrame, qis: list[Hashable], keys: np.ndarray) -> np.ndarray:
+    """Each candidate row's class among the judged (non-``*``) classes ``keys``; -1 for the all-``*`` class."""
+    text = pd.MultiIndex.from_arrays([as_labels(candidate[qi]).to_numpy(dtype=str) for qi in qis])
+    known = pd.MultiIndex.from_arrays([keys[:, q] for q in range(len(qis))]) if len(keys) else None
+    if known is None:
+        return np.full(len(candidate), -1, dtype=np.int64)
+    return np.asarray(known.get_indexer(text), dtype=np.int64)
+
+
+def _overlapping(
+    atoms: list[np.ndarray], codes: list[list[np.ndarray]], n_new: int, offsets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every (candidate class, earlier class) whose boxes share a point (some atom on every QI)."""
+    regions, classes = [], []
+    for r in range(len(offsets) - 1):
+        overlap = np.ones((n_new, int(offsets[r + 1] - offsets[r])), dtype=bool)
+        for q, grouped in enumerate(atoms):
+            shares = (grouped.T.astype(np.int32) @ grouped.astype(np.int32)) > 0  # labels × labels
+            overlap &= shares[codes[q][-1]][:, codes[q][r]]
+        region, found = np.nonzero(overlap)
+        regions.append(region.astype(np.int64))
+        classes.append(found.astype(np.int64) + int(offsets[r]))
+    if not regions:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(regions), np.concatenate(classes)
+
+
+def _refine(
+    grouped: np.ndarray,
+    region_label: np.ndarray,
+    class_label: np.ndarray,
+    region_class: np.ndarray,
+    pair_region: np.ndarray,
+    pair_class: np.ndarray,
+    key: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Split every region along one QI by which of its earlier classes cover each of its atoms.
+
+    Integer codes throughout: a slot is one (region, atom of the region's label); a pair (region,
+    earlier class) lands on the slots of the atoms both labels cover; a slot's covering set is the
+    sum of its classes' keys; a new region is one (region, covering set).
+    """
+    n_labels = grouped.shape[1]
+    per_label = grouped.sum(axis=0).astype(np.int64)
+    rank = np.cumsum(grouped, axis=0, dtype=np.int64) - 1  # atoms × labels: an atom's place among its label's
+    width = per_label[region_label]
+    region_start = np.zeros(len(region_label) + 1, dtype=np.int64)
+    np.cumsum(width, out=region_start[1:])
+    # the atoms both labels of each distinct (region label, class label) cover
+    pair_key = region_label[pair_region] * n_labels + class_label[pair_class]
+    distinct, pair_of = np.unique(pair_key, return_inverse=True)
+    both = grouped[:, distinct // n_labels] & grouped[:, distinct % n_labels]  # atoms × distinct pairs
+    shared_pair, shared_atom = np.nonzero(both.T)
+    starts = np.zeros(len(distinct) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(shared_pair, minlength=len(distinct)), out=starts[1:])
+    pair_of = pair_of.reshape(-1)
+    source, chosen = _spread(starts[pair_of], starts[pair_of + 1] - starts[pair_of])
+    atom = shared_atom[chosen]
+    region = pair_region[source]
+    slot = region_start[region] + rank[atom, region_label[region]]
+    order = np.argsort(slot, kind="stable")
+    signature = np.zeros(int(region_start[-1]), dtype=np.uint64)
+    if len(order):
+        sorted_slot = slot[order]
+        first = np.flatnonzero(np.r_[True, sorted_slot[1:] != sorted_slot[:-1]])
+        signature[sorted_slot[first]] = np.add.reduceat(key[pair_class[source[order]]], first)
+    slot_region = np.repeat(np.arange(len(region_label), dtype=np.int64), width)
+    by = np.lexsort((signature, slot_region))
+    change = np.r_[True, (slot_region[by][1:] != slot_region[by][:-1]) | (signature[by][1:] != signature[by][:-1])]
+    change = change[: len(by)]
+    cell = np.empty(len(by), dtype=np.int64)
+    cell[by] = np.cumsum(change) - 1
+    new_class = np.zeros(int(change.sum()), dtype=np.int64)
+    new_class[cell] = region_class[slot_region]
+    n_classes = int(pair_class.max()) + 1 if len(pair_class) else 1
+    found = pd.unique(cell[slot] * n_classes + pair_class[source])
+    return new_class, found // n_classes, found % n_classes
+
+
+def _spread(first: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``(i, first[i] + j)`` for ``j < width[i]``, as two arrays (a vectorized nested loop)."""
+    source = np.repeat(np.arange(len(first), dtype=np.int64), width)
+    offset = np.arange(len(source), dtype=np.int64) - np.repeat(np.cumsum(width) - width, width)
+    return source, np.repeat(first, width) + offset
+
+
+def _domain(hierarchy: Hierarchy) -> pd.Series:
+    """The hierarchy's leaves, numeric when every leaf is a number (so ranges cover them)."""
+    leaves = pd.Series(list(hierarchy.leaves), dtype=object)
+    numbers = pd.to_numeric(leaves, errors="coerce")
+    return pd.Series(numbers.to_numpy(dtype=float)) if not numbers.isna().any() else leaves
