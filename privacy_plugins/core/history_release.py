@@ -36,9 +36,10 @@ from privacy_plugins.core.composition import STAR, covering_sets
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory
 from privacy_plugins.core.history_check import CompositionResult, composition_check
+from privacy_plugins.core.history_share import share_excess
 from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.core.models import HistoryDiversity, PrivacyModel, bind_hierarchies
-from privacy_plugins.core.parameters import TOLERANCE, suppression_budget
+from privacy_plugins.core.parameters import suppression_budget
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.core.roles import AttributeRoles
 from privacy_plugins.errors import ConfigurationError, HierarchyError, InfeasibleAnonymizationError
@@ -266,7 +267,7 @@ def suppress_at_risk(
         drop = broken.copy()
         absent = check.at_risk.copy()
         absent[rows] = False
-        excess = _excess_rows(targets, derived, published, rows, check.at_risk, qis, hierarchies, bound, weighted)
+        excess = share_excess(targets, derived, published, rows, check.at_risk, qis, hierarchies, bound, weighted)
         if excess.any():  # the fewest records of the value over its share among what is left of each target
             drop |= excess
         else:
@@ -295,131 +296,14 @@ def _covering_rows(
     published: pd.DataFrame,
     qis: list[Hashable],
     hierarchies: Mapping[Hashable, Hierarchy] | None,
-    own: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Rows of ``published`` in a class that covers one of ``targets`` (not a class holding a row of ``own``)."""
+    """Rows of ``published`` in a class that covers one of ``targets``."""
     combos = targets[qis].drop_duplicates().reset_index(drop=True)
     probe = published[qis].assign(__value="")
     found = covering_sets(combos, [probe], qis, "__value", hierarchies)
     assert found.matches is not None
     _, cls, class_of_row = found.matches[0]
-    if own is not None:
-        cls = np.setdiff1d(cls, class_of_row[own])
     return np.isin(class_of_row, cls)
-
-
-def _excess_rows(
-    targets: pd.DataFrame,
-    derived: pd.DataFrame,
-    published: pd.DataFrame,
-    rows: np.ndarray,
-    at_risk: np.ndarray,
-    qis: list[Hashable],
-    hierarchies: Mapping[Hashable, Hierarchy] | None,
-    models: Sequence[PrivacyModel],
-    weighted: bool,
-) -> np.ndarray:
-    """Published rows to leave out so that, for each at-risk target, no value is over its share bound.
-
-    For a history model with a share bound b (:attr:`HistoryDiversity.bound`) and a target t at
-    risk, N(t) counts the values of H(t) over the classes covering t; when the most frequent
-    value v holds more than b of it, ⌈(N_v − b·ΣN) / (1 − b)⌉ records with v are the fewest whose
-    removal brings it within b. They are taken from the covering classes other than t's own
-    first, largest classes first (they have records to spare). The removed records stay targets;
-    the check that follows judges them. Targets at risk for another reason get nothing here.
-    """
-    drop = np.zeros(len(published), dtype=bool)
-    chosen = [m for m in models if isinstance(m, HistoryDiversity) and m.bound is not None]
-    risky = np.flatnonzero(at_risk)
-    if not chosen or not risky.shape[0] or not len(published):
-        return drop
-    weight = published[COUNT].to_numpy(dtype=float) if weighted else np.ones(len(published))
-    involved = np.union1d(risky, rows)  # the at-risk targets and the published ones (candidates to remove)
-    combo_of = targets.iloc[involved].groupby(qis, dropna=False, sort=False, observed=True).ngroup().to_numpy()
-    first = np.unique(combo_of, return_index=True)[1]
-    probe = published[qis].assign(__value="")
-    found = covering_sets(targets.iloc[involved[first]][qis].reset_index(drop=True), [probe], qis, "__value", hierarchies)
-    assert found.matches is not None
-    combo, cls, class_of_row = found.matches[0]
-    position = np.full(len(targets), -1, dtype=np.int64)
-    position[involved] = np.arange(involved.shape[0])
-    size = np.bincount(class_of_row, weights=weight)
-    spare = size - max((m.minimum_class_size for m in models), default=1)
-    for model in chosen:
-        assert model.bound is not None
-        sets, universal = model.history_sets(derived.iloc[involved])
-        value = model.values.get_indexer(as_labels(published[model.sensitive_attribute]).to_numpy(dtype=object))
-
-        def left_of(target: int) -> tuple[np.ndarray, np.ndarray]:
-            """The published rows still counted for ``target`` (covering, value in H(t)) and its counts N(t)."""
-            at = position[target]
-            covering = np.isin(class_of_row, cls[combo == combo_of[at]])
-            left = covering & (value >= 0) & sets[at][np.maximum(value, 0)] & ~drop
-            return left, np.bincount(value[left], weights=weight[left], minlength=len(model.values))
-
-        def within(counts: np.ndarray, at: int) -> bool:
-            if universal[at] or sets[at].sum() < model.l - TOLERANCE:  # judged by the model itself / only kept
-                return True
-            total = counts.sum()
-            return bool(total > 0 and (counts > 0).sum() >= model.l - TOLERANCE and counts.max() <= model.bound * total + TOLERANCE)
-
-        for target in risky.tolist():
-            at = position[target]
-            if universal[at]:
-                continue
-            left, counts = left_of(target)
-            top, total = int(np.argmax(counts)), counts.sum()
-            if total <= 0 or counts[top] <= model.bound * total + TOLERANCE:
-                continue
-            need = np.ceil((counts[top] - model.bound * total) / (1.0 - model.bound) - TOLERANCE)
-            own = np.isin(class_of_row, class_of_row[rows == target])
-            candidates = np.flatnonzero(left & (value == top) & (rows != target))
-            for row in candidates[np.lexsort((-size[class_of_row[candidates]], own[candidates]))].tolist():
-                if need <= 0:
-                    break
-                c = class_of_row[row]
-                if spare[c] < weight[row]:  # the class keeps its smallest valid size
-                    continue
-                drop[row] = True  # tentatively: the removed record stays a target and must stay within the bound
-                if not within(left_of(int(rows[row]))[1], position[rows[row]]):
-                    drop[row] = False
-                    continue
-                spare[c], need = spare[c] - weight[row], need - weight[row]
-    return drop
-    weight = published[COUNT].to_numpy(dtype=float) if weighted else np.ones(len(published))
-    combos, combo_of_target = np.unique(
-        targets.iloc[risky][qis].astype(str).to_numpy(dtype=str), axis=0, return_inverse=True
-    )
-    first = np.unique(combo_of_target.reshape(-1), return_index=True)[1]
-    probe = published[qis].assign(__value="")
-    found = covering_sets(targets.iloc[risky[first]][qis].reset_index(drop=True), [probe], qis, "__value", hierarchies)
-    assert found.matches is not None and len(first) == len(combos)
-    combo, cls, class_of_row = found.matches[0]
-    size = np.bincount(class_of_row, weights=weight)
-    spare = size - max((m.minimum_class_size for m in models), default=1)
-    for model in chosen:
-        assert model.bound is not None
-        sets, universal = model.history_sets(derived.iloc[risky])
-        value = model.values.get_indexer(as_labels(published[model.sensitive_attribute]).to_numpy(dtype=object))
-        for i, target in enumerate(risky.tolist()):
-            if universal[i]:
-                continue
-            covering = np.isin(class_of_row, cls[combo == combo_of_target.reshape(-1)[i]])
-            left = covering & (value >= 0) & sets[i][np.maximum(value, 0)] & ~drop
-            counts = np.bincount(value[left], weights=weight[left], minlength=len(model.values))
-            top, total = int(np.argmax(counts)), counts.sum()
-            if total <= 0 or counts[top] <= model.bound * total + TOLERANCE:
-                continue
-            need = np.ceil((counts[top] - model.bound * total) / (1.0 - model.bound) - TOLERANCE)
-            own = np.isin(class_of_row, class_of_row[rows == target])
-            candidates = np.flatnonzero(left & (value == top) & (rows != target))
-            for row in candidates[np.lexsort((-size[class_of_row[candidates]], own[candidates]))].tolist():
-                if need <= 0:
-                    break
-                c = class_of_row[row]
-                if spare[c] >= weight[row]:  # the class keeps its smallest valid size
-                    drop[row], spare[c], need = True, spare[c] - weight[row], need - weight[row]
-    return drop
 
 
 def _classes(

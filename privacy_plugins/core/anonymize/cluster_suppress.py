@@ -1,4 +1,4 @@
-"""Suppression inside the clustering for a model that merging cannot repair (issue 26: a leakage bound over the history).
+"""Suppression inside the clustering for a model merging cannot repair (issue 26: a leakage bound over the history).
 
 The clustering algorithms repair a cluster that misses a model by merging it into a neighbour.
 That works for models merging only helps (k, distinct l, the history model's distinct part); it
@@ -15,7 +15,8 @@ suppression limit allows any record:
    :meth:`~privacy_plugins.core.models.base.PrivacyModel.monotone_relaxation` where clusters
    merge (two-phase's relaxing, the leftovers' repair);
 2. :func:`suppress_failing` first clusters each failing published class again with its nearest
-   clusters (k-member growth under the strict models), kept when fewer records then fail; then it judges the strict models on the *published classes* (clusters with
+   clusters (k-member growth under the strict models), kept when fewer records then fail; then
+   it judges the strict models on the *published classes* (clusters with
    equal labels are one class) and, per failing class, leaves out the one record whose removal
    makes it pass (all classes tried at once, one member position per check), else the whole class;
 3. each record left out is offered to the clusters whose box already contains it (labels
@@ -30,11 +31,10 @@ check judges every target a candidate covers, and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-
-from dataclasses import replace
 
 from privacy_plugins.core.anonymize.base import AnonymizationRequest
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, boxes
@@ -111,8 +111,9 @@ def suppress_failing(
     """
     group = group.copy()
     out = np.zeros(group.shape[0], dtype=bool)
-    for _ in range(POOLINGS if recluster is not None else 0):
-        group = _pooled(space, strict, group, classes_of, recluster)
+    if recluster is not None:
+        for _ in range(POOLINGS):
+            group = _pooled(space, strict, group, classes_of, recluster)
     for _ in range(ROUNDS):
         cls, n_cls = classes_of(np.where(out, -1, group))
         kept = np.flatnonzero(~out)
@@ -142,7 +143,9 @@ def suppress_failing(
     )
 
 
-def _pooled(space: CostSpace, strict: Failing, group: np.ndarray, classes_of: ClassesOf, recluster: Recluster) -> np.ndarray:
+def _pooled(
+    space: CostSpace, strict: Failing, group: np.ndarray, classes_of: ClassesOf, recluster: Recluster
+) -> np.ndarray:
     """Each failing class with its nearest clusters, clustered again when fewer of the pool's records then fail."""
     cls, n_cls = classes_of(group)
     every = np.arange(group.shape[0], dtype=np.int64)
@@ -255,9 +258,14 @@ def published_classes(coded: Sequence[Coded]) -> ClassesOf:
         for dimension, code_labels in coded:
             low, high = _spans(ids[placed], n_groups, dimension.codes[placed])
             labels.append(pd.Series(_labels(dimension, code_labels, low, high), dtype=object))
-        class_of_cluster = pd.DataFrame(dict(enumerate(labels))).groupby(
-            list(range(len(labels))), sort=False, dropna=False
-        ).ngroup().to_numpy(dtype=np.int64) if labels else np.zeros(n_groups, dtype=np.int64)
+        class_of_cluster = (
+            pd.DataFrame(dict(enumerate(labels)))
+            .groupby(list(range(len(labels))), sort=False, dropna=False)
+            .ngroup()
+            .to_numpy(dtype=np.int64)
+            if labels
+            else np.zeros(n_groups, dtype=np.int64)
+        )
         cls = np.full(group.shape[0], -1, dtype=np.int64)
         cls[placed] = class_of_cluster[ids[placed]]
         return cls, int(class_of_cluster.max()) + 1 if n_groups else 0

@@ -121,8 +121,8 @@ from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
 from privacy_plugins.core.anonymize.cluster_suppress import (
     dense,
-    published_classes,
     publish_kept,
+    published_classes,
     relaxed_models,
     suppress_failing,
     suppresses_instead_of_merging,
@@ -384,6 +384,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     seconds2 = time.perf_counter() - started - seconds1
     suppressed = 0
     if suppressing:
+
         def recluster(pool: np.ndarray) -> tuple[np.ndarray, int]:
             """The pool clustered by k-member growing under the strict models; and its rows in failing clusters."""
             local = frame.iloc[pool].reset_index(drop=True)
@@ -397,7 +398,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             failing = local_strict(rows, part, int(part.max()) + 1)
             return part, int(failing[part].sum())
 
-        cluster = suppress_failing(space, strict, cluster, published_classes(coded), max_suppressed=request.max_suppressed,
+        cluster = suppress_failing(space, strict, cluster, published_classes(coded),
+                                   max_suppressed=request.max_suppressed,
                                    describe=", ".join(map(str, request.models)), recluster=recluster)  # fmt: skip
         cluster, n_clusters = dense(cluster)
         published, utility, classes, suppressed = publish_kept(frame, request, coded, cluster, n_clusters)

@@ -197,7 +197,7 @@ class HistoryDiversity(PrivacyModel):
         return np.asarray(left[pair_of_unit.reshape(-1)], dtype=float), need[set_codes]
 
     def history_sets(self, table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """Per row of ``table`` (holding :attr:`set_column`), H(t) as booleans over :attr:`values`, and "no release covers her"."""
+        """Per row of ``table`` (with :attr:`set_column`): H(t) as booleans over :attr:`values`, and "universal"."""
         codes, inverse = np.unique(table[self.set_column].to_numpy(dtype=object).astype(str), return_inverse=True)
         sets, universal = _decode(codes.astype(object), len(self.values))
         return sets[inverse.reshape(-1)], universal[inverse.reshape(-1)]
@@ -215,7 +215,8 @@ class HistoryDiversity(PrivacyModel):
         in_history = self._history_positions(counts.column.values)
         known = in_history[counts.pair_value] >= 0
         class_count = np.zeros((classes.n_classes, len(self.values)), dtype=np.int64)
-        np.add.at(class_count, (counts.pair_class[known], in_history[counts.pair_value[known]]), counts.pair_count[known])
+        where = (counts.pair_class[known], in_history[counts.pair_value[known]])
+        np.add.at(class_count, where, counts.pair_count[known])
         column = classes.encodings.get((self.set_column, False))
         if column is None:
             column = encode_column(classes.frame, self.set_column)
