@@ -18,6 +18,10 @@ territory). Printed per algorithm:
 * ``NCP ratio``: mean NCP of the history-aware releases over that of independent releases of
   the same batches (NCP of the published labels over the hierarchies' leaves, suppressed
   records at 1; the same function for both), the goal being ≤ 1.25;
+* a release that fails (``F``) is refused by the gate, as in a real release: nothing of it is
+  published (it counts NCP 1, enters neither the history nor the attack). Before issue 26's
+  leakage work the failed candidate was published anyway, which counted people a real release
+  never exposes;
 * seconds: history-aware releases, independent releases, and the attack.
 
 * ``pinned``: of those below 2 values, people first in release j > 1 whom releases 1..j−1 (made
@@ -208,12 +212,15 @@ def main() -> int:
                     )
                 )
                 passed += release.passed
-                published.append(release.table)
-                ncp_history.append(published_ncp(release.table, len(table), hierarchies))
-                signature = class_signature(release.table, QIS, [SENSITIVE])
-                history = history.appended(
-                    PublishedRelease(f"r{len(published)}", "", "", release.transformation, signature)
-                )
+                # A release that fails is refused by the gate: nothing is published (NCP 1), nothing is kept.
+                out = release.table if release.passed else release.table.iloc[:0]
+                published.append(out)
+                ncp_history.append(published_ncp(out, len(table), hierarchies))
+                if release.passed:
+                    signature = class_signature(release.table, QIS, [SENSITIVE])
+                    history = history.appended(
+                        PublishedRelease(f"r{len(published)}", "", "", release.transformation, signature)
+                    )
         except ConfigurationError as exc:
             print(f"{algorithm:>10} | refused: {str(exc).splitlines()[0][:120]}")
             continue

@@ -5,15 +5,15 @@ values of her history set H(t) in every candidate class covering her: N(t). When
 frequent value v holds more than the bound b of ΣN, leaving out the whole classes that cover
 her (what (c) does for other rules) costs far more than needed: ⌈(N_v − b·ΣN) / (1 − b)⌉
 records holding v bring v within b. :func:`share_excess` picks them from the covering classes
-other than t's own first, largest first, never taking a class below its smallest valid size,
-and never a record that would then be over the bound itself (a record left out stays a target
-the next check judges). Only history models with a share bound
+other than t's own first, largest first, never taking a class below its smallest valid size or
+out of any model, and never a record that would then be over the bound itself (a record left
+out stays a target the next check judges). Only history models with a share bound
 (:attr:`~privacy_plugins.core.models.HistoryDiversity.bound`) are served; nothing here reports a value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +24,7 @@ from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT
 from privacy_plugins.core.models import HistoryDiversity, PrivacyModel
 from privacy_plugins.core.parameters import TOLERANCE
+from privacy_plugins.core.partition import EquivalenceClasses
 
 __all__ = ["share_excess"]
 
@@ -77,8 +78,21 @@ def share_excess(
         return drop
     coverage = _coverage(targets, published, rows, risky, qis, hierarchies, models, weighted)
     involved = np.flatnonzero(coverage.position >= 0)
+    frame = published.drop(columns=[COUNT], errors="ignore").reset_index(drop=True)
+    for column in derived.columns.difference(frame.columns):  # what the models read, from the raw records
+        frame[column] = derived[column].to_numpy()[rows]
+
+    def class_holds(c: int, drop: np.ndarray) -> bool:
+        """Class ``c`` without the rows in ``drop`` still meets every model."""
+        here = np.flatnonzero((coverage.class_of_row == c) & ~drop)
+        weights = coverage.weight[here].astype(np.int64) if weighted else None
+        members = frame.iloc[here].reset_index(drop=True)
+        single = np.zeros(here.shape[0], dtype=np.int64)
+        one = EquivalenceClasses.from_class_ids(members, tuple(qis), single, 1, weights=weights)
+        return not any(model.violating_classes(one)[0] for model in models)
+
     for model in chosen:
-        _ShareRule(model, coverage, derived.iloc[involved], published).remove(risky, drop)
+        _ShareRule(model, coverage, derived.iloc[involved], published, class_holds).remove(risky, drop)
     return drop
 
 
@@ -112,9 +126,15 @@ class _ShareRule:
     """One history model's share rule over the coverage: N(t), and the records to leave out."""
 
     def __init__(
-        self, model: HistoryDiversity, coverage: _Coverage, derived: pd.DataFrame, published: pd.DataFrame
+        self,
+        model: HistoryDiversity,
+        coverage: _Coverage,
+        derived: pd.DataFrame,
+        published: pd.DataFrame,
+        class_holds: Callable[[int, np.ndarray], bool],
     ) -> None:
         assert model.bound is not None
+        self.class_holds = class_holds
         self.model, self.bound, self.coverage = model, float(model.bound), coverage
         self.sets, self.universal = model.history_sets(derived)
         labels = as_labels(published[model.sensitive_attribute]).to_numpy(dtype=object)
@@ -157,8 +177,8 @@ class _ShareRule:
                 c, weight = coverage.class_of_row[row], coverage.weight[row]
                 if coverage.spare[c] < weight:  # the class keeps its smallest valid size
                     continue
-                drop[row] = True  # tentatively: the record left out stays a target and must stay within
-                if not self.within(int(coverage.rows[row]), drop):
+                drop[row] = True  # tentatively: the record left out stays a target and must stay within,
+                if not self.within(int(coverage.rows[row]), drop) or not self.class_holds(c, drop):  # its class too
                     drop[row] = False
                     continue
                 coverage.spare[c], need = coverage.spare[c] - weight, need - weight

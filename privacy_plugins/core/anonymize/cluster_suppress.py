@@ -64,7 +64,7 @@ OFFERS = 4
 
 #: Nearest clusters pooled with a failing class to cluster again, and passes over the failing classes.
 NEIGHBOURS = 3
-POOLINGS = 2
+POOLINGS = 8
 
 #: ``classes_of(group) -> (class_of_row, n_classes)``: published classes of the rows with ``group >= 0``.
 ClassesOf = Callable[[np.ndarray], tuple[np.ndarray, int]]
@@ -103,7 +103,8 @@ def suppress_failing(
     """``group`` (a cluster per row) with -1 for the records left out so that every published class passes ``strict``.
 
     First each failing class is clustered again with its :data:`NEIGHBOURS` nearest clusters
-    (``recluster``, :data:`POOLINGS` passes), kept when fewer of the pool's records then fail;
+    (``recluster``; passes while one still helps, at most :data:`POOLINGS`), kept when fewer of
+    the pool's records then fail;
     then the removals and offers of the module docstring.
 
     Raises:
@@ -112,8 +113,10 @@ def suppress_failing(
     group = group.copy()
     out = np.zeros(group.shape[0], dtype=bool)
     if recluster is not None:
-        for _ in range(POOLINGS):
-            group = _pooled(space, strict, group, classes_of, recluster)
+        for _ in range(POOLINGS):  # while a pass still lowers the records in failing classes
+            group, changed = _pooled(space, strict, group, classes_of, recluster)
+            if not changed:
+                break
     for _ in range(ROUNDS):
         cls, n_cls = classes_of(np.where(out, -1, group))
         kept = np.flatnonzero(~out)
@@ -145,11 +148,12 @@ def suppress_failing(
 
 def _pooled(
     space: CostSpace, strict: Failing, group: np.ndarray, classes_of: ClassesOf, recluster: Recluster
-) -> np.ndarray:
+) -> tuple[np.ndarray, bool]:
     """Each failing class with its nearest clusters, clustered again when fewer of the pool's records then fail."""
     cls, n_cls = classes_of(group)
     every = np.arange(group.shape[0], dtype=np.int64)
     bad = strict(every, cls, n_cls)
+    changed = False
     first = np.unique(cls, return_index=True)[1]
     for representative in first[bad[cls[first]]].tolist():  # one row per failing class (ids move below)
         here = np.flatnonzero(cls == cls[representative])
@@ -166,11 +170,12 @@ def _pooled(
         local, failing = recluster(pool)
         before = int(np.isin(cls[pool], np.flatnonzero(strict(every, cls, n_cls))).sum())
         if failing < before:
+            changed = True
             group[pool] = n_groups + local
             _, dense_ids = np.unique(group, return_inverse=True)
             group = np.asarray(dense_ids, dtype=np.int64).ravel()
             cls, n_cls = classes_of(group)  # labels moved: classes again (ids of later failing ones may shift)
-    return group
+    return group, changed
 
 
 def _members(cls: np.ndarray, bad: np.ndarray) -> dict[int, np.ndarray]:
