@@ -127,3 +127,17 @@ def test_a_release_under_a_leakage_bound_either_passes_the_gate_and_every_model_
         published = EquivalenceClasses.from_frame(release.table.reset_index(drop=True), QIS)
         assert not any(model.violating_classes(published).any() for model in MODELS)
         history = history.appended(_entry(release.table, dict(release.transformation)))
+
+
+def test_a_limit_too_small_for_the_suppression_path_falls_back_to_merging() -> None:
+    source = _source(14, 150)
+    first = anonymize(source.iloc[:120], algorithm="two-phase", quasi_identifiers=QIS, models=MODELS,
+                      hierarchies=HIERARCHIES, sensitive_attributes=["disease"])  # fmt: skip
+    history = ReleaseHistory("w", tuple(QIS), ("disease",)).appended(_entry(first.table))
+    models = [*MODELS, *history_models(MODELS, history, HIERARCHIES)]
+    options = {"quasi_identifiers": QIS, "hierarchies": HIERARCHIES, "sensitive_attributes": ["disease"]}
+    merged = anonymize(source, algorithm="two-phase", models=models, suppression_limit=0.0, **options)
+    tight = anonymize(source, algorithm="two-phase", models=models, suppression_limit=0.01, **options)  # 1 record
+    assert tight.suppressed == merged.suppressed == 0  # two-phase needs 4 here: it merges as without a limit
+    pd.testing.assert_frame_equal(tight.table, merged.table)
+    assert all(check.passed for check in tight.models)

@@ -96,7 +96,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -398,9 +398,12 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             failing = local_strict(rows, part, int(part.max()) + 1)
             return part, int(failing[part].sum())
 
-        cluster = suppress_failing(space, strict, cluster, published_classes(coded),
-                                   max_suppressed=request.max_suppressed,
-                                   describe=", ".join(map(str, request.models)), recluster=recluster)  # fmt: skip
+        try:
+            cluster = suppress_failing(space, strict, cluster, published_classes(coded),
+                                       max_suppressed=request.max_suppressed,
+                                       describe=", ".join(map(str, request.models)), recluster=recluster)  # fmt: skip
+        except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
+            return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
         published, utility, classes, suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
     else:
