@@ -17,7 +17,12 @@ territory). Printed per algorithm:
   here, since a larger set of releases only shrinks an intersection);
 * ``NCP ratio``: mean NCP of the history-aware releases over that of independent releases of
   the same batches (NCP of the published labels over the hierarchies' leaves, suppressed
-  records at 1; the same function for both), the goal being ≤ 1.25;
+  records at 1; the same function for both), the goal being ≤ 1.25; ``passed ratio`` the same
+  over the releases that passed only;
+* a release that fails (``F``) is refused by the gate, as in a real release: nothing of it is
+  published (it counts NCP 1, enters neither the history nor the attack). Before issue 26's
+  leakage work the failed candidate was published anyway, which counted people a real release
+  never exposes;
 * seconds: history-aware releases, independent releases, and the attack.
 
 * ``pinned``: of those below 2 values, people first in release j > 1 whom releases 1..j−1 (made
@@ -44,6 +49,9 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     algorithm fails from release 2.
     --models leak: optimal 4/4, 0, 1.00; mondrian 4/4, 0, 1.01; two-phase and k-member 1/4 (the
     count rule over the intersection is not met after suppression); bucket refuses.
+    leakbound26 (the clustering's suppression path, (c)'s share removals; a refused release
+    publishes nothing): two-phase A F A+s F 2/4, 0 below 2 values, 1.18 over the passed releases;
+    k-member A A+s F F 2/4, 0, 1.14 (3,000-3,900 rows: 2/4, 0, 1.21 and 2/4, 0, 1.11).
 
 Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
 optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00. With --deletions 0.2: bucket 4/4, 59 (5 pinned, 54
@@ -224,6 +232,7 @@ def main() -> int:
         f"{'algorithm':>10} | {'methods':>16} | {'passed':>6} | {'all: 1 value':>12} | {'correct':>7} | "
         f"{'worst pair':>10} | "
         f"{'< 2 values':>10} | {'pinned':>6} | {'deleted':>7} | {'NCP hist':>8} | {'NCP indep':>9} | {'ratio':>5} | "
+        f"{'passed ratio':>12} | "
         f"{'hist s':>6} | {'indep s':>7} | "
         f"{'attack s':>8} | {'cells':>8} | {'narrowed':>8} | {'classes':>7} | {'cells s':>7}"
     )
@@ -231,6 +240,7 @@ def main() -> int:
     for algorithm in args.algorithms.split(","):
         history = ReleaseHistory("bench", tuple(QIS), (SENSITIVE,))
         published, methods, passed, ncp_history, ncp_independent = [], [], 0, [], []
+        ok: list[bool] = []
         started = time.perf_counter()
         try:
             for table in tables:
@@ -253,12 +263,16 @@ def main() -> int:
                     )
                 )
                 passed += release.passed
-                published.append(release.table)
-                ncp_history.append(published_ncp(release.table, len(table), hierarchies))
-                signature = class_signature(release.table, QIS, [SENSITIVE])
-                history = history.appended(
-                    PublishedRelease(f"r{len(published)}", "", "", release.transformation, signature)
-                )
+                ok.append(release.passed)
+                # A release that fails is refused by the gate: nothing is published (NCP 1), nothing is kept.
+                out = release.table if release.passed else release.table.iloc[:0]
+                published.append(out)
+                ncp_history.append(published_ncp(out, len(table), hierarchies))
+                if release.passed:
+                    signature = class_signature(release.table, QIS, [SENSITIVE])
+                    history = history.appended(
+                        PublishedRelease(f"r{len(published)}", "", "", release.transformation, signature)
+                    )
         except ConfigurationError as exc:
             print(f"{algorithm:>10} | refused: {str(exc).splitlines()[0][:120]}")
             continue
@@ -297,13 +311,15 @@ def main() -> int:
         cells, narrowed, narrowing, cell_seconds = (
             overlay_counts(published, hierarchies) if args.cells else (0, 0, 0, 0.0)
         )
+        kept = np.asarray(ok, dtype=bool)  # the releases that passed, against independent releases of their batches
+        kept_ratio = float(np.mean(np.asarray(ncp_history)[kept]) / np.mean(np.asarray(ncp_independent)[kept]))
         print(
             f"{algorithm:>10} | {' '.join(methods):>16} | {passed:>4}/{len(tables)} | "
             f"{report.overall.disclosed:>12,} | "
             f"{report.overall.disclosed_correctly or 0:>7,} | "
             f"{worst:>10,} | {report.overall.below_l:>10,} | {pinned:>6,} | {deleted:>7,} | "
             f"{np.mean(ncp_history):>8.4f} | "
-            f"{np.mean(ncp_independent):>9.4f} | {ratio:>5.2f} | {history_seconds:>6.1f} | "
+            f"{np.mean(ncp_independent):>9.4f} | {ratio:>5.2f} | {kept_ratio:>12.2f} | {history_seconds:>6.1f} | "
             f"{independent_seconds:>7.1f} | {attack_seconds:>8.1f} | {cells:>8,} | {narrowed:>8,} | "
             f"{narrowing:>7,} | {cell_seconds:>7.1f}"
         )

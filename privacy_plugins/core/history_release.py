@@ -37,6 +37,7 @@ from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory
 from privacy_plugins.core.history_check import CompositionResult, composition_check
 from privacy_plugins.core.history_domain import DomainGuard
+from privacy_plugins.core.history_share import share_excess
 from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.core.models import HistoryDiversity, PrivacyModel, bind_hierarchies
 from privacy_plugins.core.parameters import suppression_budget
@@ -158,10 +159,14 @@ def history_models(
 
     A model judged over an intersection (:meth:`PrivacyModel.intersection_at_risk` is defined)
     needs at least :attr:`~PrivacyModel.minimum_class_size` distinct values left (⌈l⌉ for every
-    l-diversity variant, ⌈1/bound⌉ for one leakage bound), so the history model asks that many;
-    the count-based rules are then checked by the gate and (c).
+    l-diversity variant, ⌈1/bound⌉ for one leakage bound), so the history model asks that many.
+    A model whose rule caps the most frequent value's share with one bound
+    (:attr:`~PrivacyModel.intersection_share_bound`: one leakage bound) also has the history model
+    judge that share on each record's class restricted to her history set (the smallest such bound);
+    the other count-based rules are checked by the gate and (c).
     """
     needs: dict[Hashable, int] = {}
+    shares: dict[Hashable, float] = {}
     probe = np.ones((1, 1))
     for model in models:
         attribute = model.sensitive_attribute
@@ -170,7 +175,13 @@ def history_models(
         if model.intersection_at_risk(probe, np.ones(1)) is None:
             continue
         needs[attribute] = max(needs.get(attribute, 1), model.minimum_class_size, 1)
-    return [HistoryDiversity(attribute, float(l), history, hierarchies) for attribute, l in needs.items()]
+        share = model.intersection_share_bound
+        if share is not None:
+            shares[attribute] = min(shares.get(attribute, 1.0), share)
+    return [
+        HistoryDiversity(attribute, float(l), history, hierarchies, bound=shares.get(attribute))
+        for attribute, l in needs.items()
+    ]
 
 
 def domain_needs(
@@ -283,11 +294,16 @@ def suppress_at_risk(
         broken = breaks(published)
         if check.passed and within and not broken.any() and _holds(published, rows, derived, qis, bound, weighted):
             return published, rows, check, True
-        drop = check.at_risk[rows] | broken
+        drop = broken.copy()
         absent = check.at_risk.copy()
         absent[rows] = False
-        if absent.any():  # at risk but not published: another class covers them; leave those classes out
-            drop |= _covering_rows(targets.loc[absent], published, qis, hierarchies)
+        excess = share_excess(targets, derived, published, rows, check.at_risk, qis, hierarchies, bound, weighted)
+        if excess.any():  # the fewest records of the value over its share among what is left of each target
+            drop |= excess
+        else:
+            drop |= check.at_risk[rows]
+            if absent.any():  # at risk but not published: another class covers them; leave those classes out
+                drop |= _covering_rows(targets.loc[absent], published, qis, hierarchies)
         if not drop.any():
             drop = _violating_rows(published, rows, derived, qis, bound, weighted)
         left_out = total - _records(published, weighted) + _records(published.loc[drop], weighted)

@@ -38,6 +38,8 @@ __all__ = ["TABLE_LIMIT", "Clustering", "CostSpace", "GreedyStats", "boxes", "gr
 #: Domains with at most this many codes get a precomputed table of all span costs.
 TABLE_LIMIT = 1024
 _EPS = 1e-12
+#: With a strict test (models merging does not repair), a cluster grows up to this many times the smallest size.
+STRICT_GROWTH = 2
 
 #: ``failing(rows, group_of_row, n_groups) -> bool[n_groups]``: which groups of ``rows`` miss a model.
 Failing = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
@@ -168,6 +170,7 @@ def greedy_clusters(
     stats: GreedyStats | None = None,
     progress: Callable[[int], None] | None = None,
     by_size: bool = False,
+    strict: Failing | None = None,
 ) -> np.ndarray:
     """Cluster ``rows`` greedily (Byun et al.), every cluster satisfying the models; return a group per row.
 
@@ -184,6 +187,9 @@ def greedy_clusters(
     ``by_size``: every model holds iff a cluster has ``min_size`` records; then, without ``relax``
     and ``diversity``, the compiled pass (:mod:`~privacy_plugins.core.anonymize.cluster_greedy_kernel`)
     runs where numba is installed (the same clusters).
+    ``strict`` (models merging does not repair, :mod:`~privacy_plugins.core.anonymize.cluster_suppress`):
+    a cluster grows until ``strict`` accepts it, up to :data:`STRICT_GROWTH` × ``min_size`` records;
+    then ``failing`` (their relaxation) decides.
     """
     stats = stats if stats is not None else GreedyStats()
     n = rows.shape[0]
@@ -191,7 +197,7 @@ def greedy_clusters(
     div = [column[rows] for column in diversity]
     if div:
         group, n_groups = _greedy_records(space, failing, rows, codes, div, rng, min_size=min_size, relax=relax,
-                                          stats=stats, progress=progress)  # fmt: skip
+                                          stats=stats, progress=progress, strict=strict)  # fmt: skip
     else:
         group, n_groups = _greedy_units(space, failing, rows, codes, rng, min_size=min_size, relax=relax,
                                         stats=stats, progress=progress, by_size=by_size)  # fmt: skip
@@ -222,6 +228,7 @@ def _greedy_records(
     relax: bool,
     stats: GreedyStats,
     progress: Callable[[int], None] | None,
+    strict: Failing | None = None,
 ) -> tuple[np.ndarray, int]:
     """The greedy pass one record at a time (models read columns besides the QIs); groups (-1: left over)."""
     n = rows.shape[0]
@@ -245,10 +252,13 @@ def _greedy_records(
         while True:
             if len(members) >= min_size:
                 stats.model_checks += 1
-                if not failing(rows[members], np.zeros(len(members), dtype=np.int64), 1)[0]:
+                test = strict if strict is not None and len(members) < STRICT_GROWTH * min_size else failing
+                if not test(rows[members], np.zeros(len(members), dtype=np.int64), 1)[0]:
                     valid = True
                     break
             if not alive.any():
+                if strict is not None and len(members) >= min_size:  # too few left to reach 2 · min_size
+                    valid = not failing(rows[members], np.zeros(len(members), dtype=np.int64), 1)[0]
                 break
             cost = space.join_costs(low, high, sub)
             cost[~alive] = np.inf

@@ -77,8 +77,11 @@ announced by name (``"two-phase: merging clusters"``, ``"two-phase: splitting bi
 **Ties** between equally good records are broken by ``numpy.random.default_rng(seed)``
 (deterministic utility-greedy local recoding is attackable: arXiv 2509.03350); the seed
 is in the details. **Suppression:** none — every record ends in a valid cluster when the
-table has at least one valid cluster's worth of records; ``suppressed`` is 0 and
-``suppression_limit`` is accepted and validated only. **Published values:** as Mondrian
+table has at least one valid cluster's worth of records; ``suppressed`` is 0 — except for a
+model that declares merging does not repair it (the history model with a leakage bound):
+then clusters merge with its relaxation and the records of the published classes that still
+miss it are suppressed within ``suppression_limit``
+(:mod:`~privacy_plugins.core.anonymize.cluster_suppress`). **Published values:** as Mondrian
 (ranges ``"[a-b]"`` for numeric QIs without hierarchy, the LCA's label otherwise) and the
 same NCP costs; clusters with equal labels form one published class.
 
@@ -93,7 +96,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -114,6 +117,14 @@ from privacy_plugins.core.anonymize.cluster_greedy import (
 )
 from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
+from privacy_plugins.core.anonymize.cluster_suppress import (
+    dense,
+    publish_kept,
+    published_classes,
+    relaxed_models,
+    suppress_failing,
+    suppresses_instead_of_merging,
+)
 from privacy_plugins.core.anonymize.mondrian import _dimension, publish_groups
 from privacy_plugins.core.anonymize.partition_split import Dimension, partition_rows
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, anonymize
@@ -190,8 +201,10 @@ class ClusterDetails(AnonymizationDetails):
 class _Checker:
     """Which groups of rows miss a model, measured on classes over the whole table."""
 
-    def __init__(self, request: AnonymizationRequest, frame: pd.DataFrame) -> None:
-        self.models = request.models
+    def __init__(
+        self, request: AnonymizationRequest, frame: pd.DataFrame, models: Sequence[PrivacyModel] | None = None
+    ) -> None:
+        self.models = tuple(request.models if models is None else models)
         self.qis = request.quasi_identifiers
         self.frame = frame[list(request.model_columns)]
         self.n = len(frame)
@@ -245,11 +258,14 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     qis, n = request.quasi_identifiers, len(request.table)
     coded = [_dimension(frame[q], request.hierarchies.get(q), request.numeric_domains.get(q)) for q in qis]
     dimensions = [d for d, _ in coded]
-    checker = _Checker(request, frame)
+    strict = _Checker(request, frame)
+    # Models merging does not repair: merge with their relaxation, then suppress (cluster_suppress).
+    suppressing = suppresses_instead_of_merging(request.models, request.max_suppressed)
+    checker = _Checker(request, frame, relaxed_models(request.models)) if suppressing else strict
     every = np.arange(n, dtype=np.int64)
     if checker(every, np.zeros(n, dtype=np.int64), 1)[0]:
         whole = EquivalenceClasses.from_class_ids(checker.frame, qis, np.zeros(n, dtype=np.int64), 1)
-        failed = [f"{m} (observed {m.observed(whole):.4g})" for m in request.models if m.violating_classes(whole)[0]]
+        failed = [f"{m} (observed {m.observed(whole):.4g})" for m in checker.models if m.violating_classes(whole)[0]]
         raise InfeasibleAnonymizationError(
             f"{', '.join(failed)} does not hold even for the whole table as one cluster; "
             "no clustering can satisfy it; relax the requirement"
@@ -257,7 +273,13 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     space = CostSpace(dimensions)
     rng = np.random.default_rng(request.seed)
     min_size = request.minimum_class_size
-    diversity = [pd.factorize(frame[c], use_na_sentinel=False)[0].astype(np.int64) for c in request.model_columns]
+    # With suppression the growth seeks new values of what the models read, not of derived columns (history sets).
+    derived = {c for m in request.models for c in m.derived_columns(frame.iloc[:0])} if suppressing else set()
+    diversity = [
+        pd.factorize(frame[c], use_na_sentinel=False)[0].astype(np.int64)
+        for c in request.model_columns
+        if c not in derived
+    ]
     stats = GreedyStats()
     started = time.perf_counter()
     report = request.progress
@@ -270,7 +292,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     announce_phase(report, f"{method}: building clusters" if method == "k-member" else f"{method}: merging clusters")
     if method == "k-member":
         cluster = greedy_clusters(space, checker, every, rng, min_size=min_size, relax=False, diversity=diversity,
-                                  stats=stats, progress=phase1_progress, by_size=checker.by_size)  # fmt: skip
+                                  stats=stats, progress=phase1_progress, by_size=checker.by_size,
+                                  strict=strict if suppressing else None)  # fmt: skip
     else:
         cluster = merge_clusters(space, checker, every, rng, min_size=min_size, stats=stats, progress=phase1_progress,
                                  by_size=checker.by_size)  # fmt: skip
@@ -294,9 +317,10 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                 big += 1
                 if split == "a":
                     part = greedy_clusters(space, checker, rows, rng, min_size=min_size, relax=False,
-                                           diversity=diversity, stats=stats)  # fmt: skip
-                else:
-                    part = _split_b(space, checker, rows, rng)
+                                           diversity=diversity, stats=stats,
+                                           strict=strict if suppressing else None)  # fmt: skip
+                else:  # a cut is kept when both halves pass every model, strictly
+                    part = _split_b(space, strict, rows, rng)
             else:
                 part = np.zeros(rows.shape[0], dtype=np.int64)
             new[rows] = part + next_id
@@ -312,18 +336,42 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             if report is not None:
                 report(2 * n + (n * round_) // REFINE_ROUNDS, total)
 
-        cluster = refine_clusters(space, checker, every, after_split, rng, min_size=min_size, rounds=REFINE_ROUNDS,
+        cluster = refine_clusters(space, strict, every, after_split, rng, min_size=min_size, rounds=REFINE_ROUNDS,
                                   stats=refine, progress=refine_progress)  # fmt: skip
         if report is not None:
             report(total, total)
     seconds2 = time.perf_counter() - started - seconds1
-    n_clusters = int(cluster.max()) + 1
+    suppressed = 0
+    if suppressing:
 
-    published, utility, classes = publish_groups(frame, request, coded, cluster, n_clusters)
+        def recluster(pool: np.ndarray) -> tuple[np.ndarray, int]:
+            """The pool clustered by k-member growing under the strict models; and its rows in failing clusters."""
+            local = frame.iloc[pool].reset_index(drop=True)
+            local_strict = _Checker(request, local)
+            local_space = CostSpace([Dimension(codes=d.codes[pool], size=d.size, values=d.values, hierarchy=d.hierarchy,
+                                               nodes=d.nodes) for d in dimensions])  # fmt: skip
+            rows = np.arange(pool.shape[0], dtype=np.int64)
+            part = greedy_clusters(local_space, _Checker(request, local, checker.models), rows, rng, min_size=min_size,
+                                   relax=False, diversity=[c[pool] for c in diversity],
+                                   strict=local_strict)  # fmt: skip
+            failing = local_strict(rows, part, int(part.max()) + 1)
+            return part, int(failing[part].sum())
+
+        try:
+            cluster = suppress_failing(space, strict, cluster, published_classes(coded),
+                                       max_suppressed=request.max_suppressed,
+                                       describe=", ".join(map(str, request.models)), recluster=recluster)  # fmt: skip
+        except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
+            return _cluster(replace(request, max_suppressed=0), method=method, split=split)
+        cluster, n_clusters = dense(cluster)
+        published, utility, classes, suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
+    else:
+        n_clusters = int(cluster.max()) + 1
+        published, utility, classes = publish_groups(frame, request, coded, cluster, n_clusters)
     return AnonymizedTable(
         table=published,
-        released=np.ones(n, dtype=bool),
-        suppressed=0,
+        released=np.ones(len(published), dtype=bool),
+        suppressed=suppressed,
         utility=utility,
         details=ClusterDetails(
             method=method,
@@ -331,7 +379,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             seed=request.seed,
             n_clusters=n_clusters,
             n_classes=classes.n_classes,
-            sizes=size_summary(cluster),
+            sizes=size_summary(cluster[cluster >= 0]),
             leftovers=phase1_leftovers,
             absorbed=absorbed,
             clusters_after_phase1=after_phase1,
@@ -352,9 +400,10 @@ class KMemberAnonymizer:
     """Greedy k-member clustering (Byun et al.), registered as ``"k-member"``; no options."""
 
     #: Checks every model on each candidate, so it can promise any of them (the release spec reads this);
-    #: every record ends in a cluster: nothing is suppressed. Quadratic: tables above :data:`BLOCK` records
-    #: are clustered block by block (:mod:`.block_path`), each block valid as one cluster.
-    tags: ClassVar[AnonymizerTags] = AnonymizerTags(suppresses=False, works_per_block=True)
+    #: every record ends in a cluster, except for a model merging does not repair (:mod:`.cluster_suppress`).
+    #: Quadratic: tables above :data:`BLOCK` records are clustered block by block (:mod:`.block_path`), each
+    #: block valid as one cluster.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags(works_per_block=True)
     name: str = "k-member"
     options: tuple[AnonymizerOption, ...] = ()
 
@@ -390,8 +439,8 @@ class TwoPhaseAnonymizer:
     """Two-phase clustering (thesis §3.2), registered as ``"two-phase"``; option ``split`` a|b."""
 
     #: Checks every model on each candidate, so it can promise any of them (the release spec reads this);
-    #: every record ends in a cluster: nothing is suppressed.
-    tags: ClassVar[AnonymizerTags] = AnonymizerTags(suppresses=False)
+    #: every record ends in a cluster, except for a model merging does not repair (:mod:`.cluster_suppress`).
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags()
     name: str = "two-phase"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption(
@@ -432,7 +481,7 @@ def anonymize_clustering(
         models: every cluster must satisfy all of them (k, l-diversity, t-closeness …).
         method: ``"k-member"`` (greedy, Byun et al.) or ``"two-phase"`` (relax, then split).
         split: two-phase only: ``"a"`` (greedy inside big clusters) or ``"b"`` (bisection).
-        suppression_limit: in [0, 1); accepted, but clustering never suppresses.
+        suppression_limit: in [0, 1); clustering suppresses only for a model merging does not repair.
         hierarchies: column → :class:`Hierarchy` (optional for numeric QIs).
         sensitive_attributes: sensitive columns besides those the models name.
         identifiers: direct identifiers, dropped from the output.

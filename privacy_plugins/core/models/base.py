@@ -240,6 +240,25 @@ class PrivacyModel(ABC):
         """
         return None
 
+    @property
+    def repaired_by_merging(self) -> bool:
+        """Whether merging classes that miss the model is a way to meet it (the clustering algorithms repair so).
+
+        ``False`` for a per-record rule merging breaks as easily as it mends (the history model with a
+        share bound): a clustering then merges with :meth:`monotone_relaxation` and suppresses
+        records of the classes that still miss the model, within the suppression limit.
+        """
+        return True
+
+    @property
+    def intersection_share_bound(self) -> float | None:
+        """The one bound its intersection rule holds the most frequent value's share to (max N / ΣN ≤ bound).
+
+        ``None`` (the default) when the rule is not that, or the bound differs per record. The
+        history model judges it per class on each record's history set (``docs/composition.md``).
+        """
+        return None
+
     def measuring_hierarchy(self) -> Hierarchy | None:
         """The sensitive attribute's hierarchy the model measures generalized values with, if any."""
         return None

@@ -49,7 +49,7 @@ from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.models.l_diversity import DistinctLDiversity
-from privacy_plugins.core.parameters import TOLERANCE, check_positive
+from privacy_plugins.core.parameters import TOLERANCE, check_fraction, check_positive
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
@@ -72,6 +72,7 @@ class HistoryDiversity(PrivacyModel):
     l: float
     history: ReleaseHistory = field(compare=False, repr=False)
     hierarchies: Mapping[Hashable, Hierarchy] | None = field(default=None, compare=False, repr=False)
+    bound: float | None = None
 
     requires_sensitive: ClassVar[bool] = True
     monotonic_with_suppression: ClassVar[bool] = False
@@ -82,6 +83,8 @@ class HistoryDiversity(PrivacyModel):
 
     def __post_init__(self) -> None:
         check_positive(self.l, name="l", minimum=1.0, inclusive=True)
+        if self.bound is not None:
+            check_fraction(self.bound, name="bound", open_low=True)
         if not isinstance(self.history, ReleaseHistory):
             raise TypeError(f"history must be a ReleaseHistory, got {type(self.history).__name__}")
         if len(self.history) and self.sensitive_attribute not in self.history.sensitive_attributes:
@@ -90,8 +93,9 @@ class HistoryDiversity(PrivacyModel):
             )
 
     def __str__(self) -> str:
+        share = "" if self.bound is None else f", no value over {self.bound:g} of what is left"
         return (
-            f"distinct-{self.l:g}-diversity for {self.sensitive_attribute!r} "
+            f"distinct-{self.l:g}-diversity{share} for {self.sensitive_attribute!r} "
             f"over the {len(self.history)} releases of history {self.history.name!r}"
         )
 
@@ -119,9 +123,20 @@ class HistoryDiversity(PrivacyModel):
         """This model reading coverage along ``hierarchies`` when it has none yet."""
         return self if self.hierarchies is not None else replace(self, hierarchies=dict(hierarchies))
 
+    @property
+    def repaired_by_merging(self) -> bool:
+        """Not with a share bound: merging can push a value over its share of someone's history set."""
+        return self.bound is None
+
+    def is_monotonic(self, *, with_suppression: bool) -> bool:
+        """Monotone without suppression and without a share ``bound`` (shares can grow when classes merge)."""
+        return self.bound is None and not with_suppression
+
     def monotone_relaxation(self, *, with_suppression: bool) -> PrivacyModel | None:
-        """Itself without suppression; with it, distinct l-diversity (implied: |H ∩ S| ≥ l ⇒ |S| ≥ l)."""
-        return self if not with_suppression else DistinctLDiversity(self.sensitive_attribute, self.l)
+        """Without suppression, the distinct part alone; with it, distinct l-diversity (|H ∩ S| ≥ l ⇒ |S| ≥ l)."""
+        if with_suppression:
+            return DistinctLDiversity(self.sensitive_attribute, self.l)
+        return self if self.bound is None else replace(self, bound=None)
 
     @cached_property
     def values(self) -> pd.Index:
@@ -181,6 +196,44 @@ class HistoryDiversity(PrivacyModel):
         need = np.where(universal, self.l, np.minimum(sets.sum(axis=1), self.l))
         return np.asarray(left[pair_of_unit.reshape(-1)], dtype=float), need[set_codes]
 
+    def history_sets(self, table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of ``table`` (with :attr:`set_column`): H(t) as booleans over :attr:`values`, and "universal"."""
+        codes, inverse = np.unique(table[self.set_column].to_numpy(dtype=object).astype(str), return_inverse=True)
+        sets, universal = _decode(codes.astype(object), len(self.values))
+        return sets[inverse.reshape(-1)], universal[inverse.reshape(-1)]
+
+    def over_share_per_unit(self, classes: EquivalenceClasses) -> np.ndarray:
+        """Units whose class, restricted to their history set H(t), gives one value more than ``bound`` of its rows.
+
+        What the gate's leakage rule asks of t's own class (``docs/composition.md``: max N / ΣN over
+        the values left). Not judged for records no kept release covers (the release's own model
+        judges the whole class) nor for records the history alone leaves fewer than l values (they
+        are only kept from narrowing further, as the gate does).
+        """
+        assert self.bound is not None
+        counts = classes.sensitive(self.sensitive_attribute)
+        in_history = self._history_positions(counts.column.values)
+        known = in_history[counts.pair_value] >= 0
+        class_count = np.zeros((classes.n_classes, len(self.values)), dtype=np.int64)
+        where = (counts.pair_class[known], in_history[counts.pair_value[known]])
+        np.add.at(class_count, where, counts.pair_count[known])
+        column = classes.encodings.get((self.set_column, False))
+        if column is None:
+            column = encode_column(classes.frame, self.set_column)
+            classes.encodings[(self.set_column, False)] = column
+        set_codes, encoded = column.codes, column.values  # noqa: PD011 (an EncodedColumn)
+        sets, universal = self._decoded(encoded)
+        width = max(len(encoded), 1)
+        key = classes.class_of_row.astype(np.int64) * width + set_codes
+        pairs, pair_of_unit = np.unique(key, return_inverse=True)
+        cls, held = pairs // width, pairs % width
+        restricted = class_count[cls] * sets[held]
+        total = restricted.sum(axis=1)
+        top = restricted.max(axis=1, initial=0)
+        judged = ~universal[held] & (sets[held].sum(axis=1) >= self.l - TOLERANCE)
+        over = judged & (total > 0) & (top > (self.bound + TOLERANCE) * total)
+        return np.asarray(over[pair_of_unit.reshape(-1)], dtype=bool)
+
     def _history_positions(self, labels: pd.Index) -> np.ndarray:
         """Each sensitive value's bit among :attr:`values` (-1: not published before), memoized per encoding."""
         key = id(labels)
@@ -208,6 +261,8 @@ class HistoryDiversity(PrivacyModel):
         """Classes holding a record left with fewer values than it needs over the history and the class."""
         left, need = self.left_per_unit(classes)
         short = left < need - TOLERANCE
+        if self.bound is not None:
+            short |= self.over_share_per_unit(classes)
         mask = np.zeros(classes.n_classes, dtype=bool)
         mask[classes.class_of_row[short]] = True
         return mask

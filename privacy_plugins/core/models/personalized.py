@@ -205,6 +205,13 @@ class PersonalizedLeakage(PrivacyModel):
         share = np.divide(counts.max(axis=1, initial=0.0), total, out=np.full(len(counts), np.inf), where=total > 0)
         return np.asarray(share > bounds + TOLERANCE)
 
+    @property
+    def intersection_share_bound(self) -> float | None:
+        """The one bound, when every record has it and the sensitive column is not generalized."""
+        if self.bound is None or self.bound_column is not None or self.sensitive_hierarchy is not None:
+            return None
+        return float(self.bound)
+
     def observed(self, classes: EquivalenceClasses) -> float:
         """The largest leakage of any record."""
         counts = classes.sensitive(self.sensitive_attribute)

@@ -1,0 +1,305 @@
+"""Suppression inside the clustering for a model merging cannot repair (issue 26: a leakage bound over the history).
+
+The clustering algorithms repair a cluster that misses a model by merging it into a neighbour.
+That works for models merging only helps (k, distinct l, the history model's distinct part); it
+does not for a per-record share rule such as the history model with a leakage bound (the most
+frequent value of a class, counted over each record's history set H(t), must stay within the
+bound): merging moves a share towards the table's, which can be over the bound for H(t), so
+failing clusters merge until one holds the whole table. Models declare it
+(:attr:`~privacy_plugins.core.models.base.PrivacyModel.repaired_by_merging`); then, when the
+suppression limit allows any record:
+
+1. the clusters are built with the strict models where a cluster grows or is cut (k-member's
+   greedy growth, up to twice the smallest valid size, after which the relaxed test accepts it;
+   two-phase's splitting and record moves), and with the models'
+   :meth:`~privacy_plugins.core.models.base.PrivacyModel.monotone_relaxation` where clusters
+   merge (two-phase's relaxing, the leftovers' repair);
+2. :func:`suppress_failing` first clusters each failing published class again with its nearest
+   clusters (k-member growth under the strict models), kept when fewer records then fail; then
+   it judges the strict models on the *published classes* (clusters with
+   equal labels are one class) and, per failing class, leaves out the one record whose removal
+   makes it pass (all classes tried at once, one member position per check), else the whole class;
+3. each record left out is offered to the clusters whose box already contains it (labels
+   unchanged: no other class moves) and stays there when its class still passes; the others
+   are suppressed. Above the suppression limit the anonymization is infeasible.
+
+The covering classes of a suppressed record are not judged here: the gate's composition
+check judges every target a candidate covers, and
+:func:`~privacy_plugins.core.history_release.suppress_at_risk` handles what it finds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core.anonymize.base import AnonymizationRequest
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, boxes
+from privacy_plugins.core.anonymize.mondrian import _labels, _spans, publish_groups
+from privacy_plugins.core.anonymize.partition_split import Dimension
+from privacy_plugins.core.metrics.information_loss import UtilityMetrics, discernibility
+from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.errors import InfeasibleAnonymizationError
+
+__all__ = [
+    "dense",
+    "publish_kept",
+    "published_classes",
+    "relaxed_models",
+    "suppress_failing",
+    "suppresses_instead_of_merging",
+]
+
+#: A coded QI and the text label of each of its codes (as Mondrian's ``_dimension`` returns them).
+Coded = tuple[Dimension, np.ndarray]
+
+#: Rounds of single-record removals before failing classes are left out whole.
+ROUNDS = 4
+#: Covering clusters offered to each record left out.
+OFFERS = 4
+
+#: Nearest clusters pooled with a failing class to cluster again, and passes over the failing classes.
+NEIGHBOURS = 3
+POOLINGS = 8
+
+#: ``classes_of(group) -> (class_of_row, n_classes)``: published classes of the rows with ``group >= 0``.
+ClassesOf = Callable[[np.ndarray], tuple[np.ndarray, int]]
+#: ``recluster(rows) -> (group per row (local ids), rows in clusters that fail)``: the rows clustered again.
+Recluster = Callable[[np.ndarray], tuple[np.ndarray, int]]
+
+
+def suppresses_instead_of_merging(models: Sequence[PrivacyModel], max_suppressed: int) -> bool:
+    """A model declares that merging does not repair it, and the limit allows suppressing a record."""
+    return max_suppressed > 0 and any(not model.repaired_by_merging for model in models)
+
+
+def relaxed_models(models: Sequence[PrivacyModel]) -> tuple[PrivacyModel, ...]:
+    """The models merging repairs: each other one replaced by its monotone relaxation (dropped without one)."""
+    relaxed: list[PrivacyModel] = []
+    for model in models:
+        if model.repaired_by_merging:
+            relaxed.append(model)
+            continue
+        weaker = model.monotone_relaxation(with_suppression=False)
+        if weaker is not None:
+            relaxed.append(weaker)
+    return tuple(relaxed)
+
+
+def suppress_failing(
+    space: CostSpace,
+    strict: Failing,
+    group: np.ndarray,
+    classes_of: ClassesOf,
+    *,
+    max_suppressed: int,
+    describe: str,
+    recluster: Recluster | None = None,
+) -> np.ndarray:
+    """``group`` (a cluster per row) with -1 for the records left out so that every published class passes ``strict``.
+
+    First each failing class is clustered again with its :data:`NEIGHBOURS` nearest clusters
+    (``recluster``; passes while one still helps, at most :data:`POOLINGS`), kept when fewer of
+    the pool's records then fail;
+    then the removals and offers of the module docstring.
+
+    Raises:
+        InfeasibleAnonymizationError: more than ``max_suppressed`` records would be left out.
+    """
+    group = group.copy()
+    out = np.zeros(group.shape[0], dtype=bool)
+    if recluster is not None:
+        for _ in range(POOLINGS):  # while a pass still lowers the records in failing classes
+            group, changed = _pooled(space, strict, group, classes_of, recluster)
+            if not changed:
+                break
+    for _ in range(ROUNDS):
+        cls, n_cls = classes_of(np.where(out, -1, group))
+        kept = np.flatnonzero(~out)
+        bad = strict(kept, cls[kept], n_cls)
+        if not bad.any():
+            return np.where(out, -1, group)
+        members = _members(cls, np.flatnonzero(bad))
+        fixed = _single_removals(strict, out, cls, n_cls, members)
+        for c, rows in members.items():
+            if c in fixed:
+                out[fixed[c]] = True
+            else:
+                out[rows] = True
+        _offer(space, strict, group, out, classes_of)
+        if int(out.sum()) > max_suppressed:
+            break
+    while int(out.sum()) <= max_suppressed:  # what still fails is left out whole
+        cls, n_cls = classes_of(np.where(out, -1, group))
+        kept = np.flatnonzero(~out)
+        bad = strict(kept, cls[kept], n_cls)
+        if not bad.any():
+            return np.where(out, -1, group)
+        out[kept[bad[cls[kept]]]] = True
+    raise InfeasibleAnonymizationError(
+        f"{describe}: the clusters meet it only with more than {max_suppressed} records suppressed "
+        "(the suppression limit); raise the limit or relax the requirement"
+    )
+
+
+def _pooled(
+    space: CostSpace, strict: Failing, group: np.ndarray, classes_of: ClassesOf, recluster: Recluster
+) -> tuple[np.ndarray, bool]:
+    """Each failing class with its nearest clusters, clustered again when fewer of the pool's records then fail."""
+    cls, n_cls = classes_of(group)
+    every = np.arange(group.shape[0], dtype=np.int64)
+    bad = strict(every, cls, n_cls)
+    changed = False
+    first = np.unique(cls, return_index=True)[1]
+    for representative in first[bad[cls[first]]].tolist():  # one row per failing class (ids move below)
+        here = np.flatnonzero(cls == cls[representative])
+        n_groups = int(group.max()) + 1
+        low, high = boxes(space.codes, group, n_groups)
+        mine = np.unique(group[here])
+        own_low, own_high = low[:, mine].min(axis=1), high[:, mine].max(axis=1)
+        joined = space.box_costs(np.minimum(low, own_low[:, None]), np.maximum(high, own_high[:, None]))
+        joined[mine] = np.inf
+        joined[np.bincount(group, minlength=n_groups) == 0] = np.inf
+        near = np.argsort(joined, kind="stable")[:NEIGHBOURS]
+        near = near[np.isfinite(joined[near])]
+        pool = np.flatnonzero(np.isin(group, np.concatenate([mine, near])))
+        local, failing = recluster(pool)
+        before = int(np.isin(cls[pool], np.flatnonzero(strict(every, cls, n_cls))).sum())
+        if failing < before:
+            changed = True
+            group[pool] = n_groups + local
+            _, dense_ids = np.unique(group, return_inverse=True)
+            group = np.asarray(dense_ids, dtype=np.int64).ravel()
+            cls, n_cls = classes_of(group)  # labels moved: classes again (ids of later failing ones may shift)
+    return group, changed
+
+
+def _members(cls: np.ndarray, bad: np.ndarray) -> dict[int, np.ndarray]:
+    """The rows of each class in ``bad``."""
+    rows = np.flatnonzero(np.isin(cls, bad))
+    order = rows[np.argsort(cls[rows], kind="stable")]
+    ids, starts = np.unique(cls[order], return_index=True)
+    return {int(c): part for c, part in zip(ids.tolist(), np.split(order, starts[1:]), strict=True)}
+
+
+def _single_removals(
+    strict: Failing, out: np.ndarray, cls: np.ndarray, n_cls: int, members: dict[int, np.ndarray]
+) -> dict[int, int]:
+    """Per failing class, a member whose removal alone makes it pass (every class tried at once per position)."""
+    fixed: dict[int, int] = {}
+    longest = max((rows.shape[0] for rows in members.values()), default=0)
+    for i in range(longest):
+        trial = {c: int(rows[i]) for c, rows in members.items() if c not in fixed and rows.shape[0] > i}
+        if not trial:
+            break
+        removed = out.copy()
+        removed[list(trial.values())] = True
+        kept = np.flatnonzero(~removed)
+        bad = strict(kept, cls[kept], n_cls)
+        fixed.update({c: r for c, r in trial.items() if not bad[c]})
+    return fixed
+
+
+def _offer(space: CostSpace, strict: Failing, group: np.ndarray, out: np.ndarray, classes_of: ClassesOf) -> None:
+    """Each record left out joins a cluster whose box contains it when that cluster's class still passes."""
+    placed = np.where(out, -1, group)
+    n_groups = int(group.max()) + 1
+    low, high = boxes(space.codes, placed, n_groups)
+    live = np.bincount(placed[placed >= 0], minlength=n_groups) > 0
+    waiting = np.flatnonzero(out)
+    if not waiting.shape[0]:
+        return
+    inside = np.ones((waiting.shape[0], n_groups), dtype=bool)
+    for q in range(space.n_qis):
+        codes = space.codes[q, waiting][:, None]
+        inside &= (low[q][None, :] <= codes) & (codes <= high[q][None, :])
+    inside &= live[None, :]
+    for _ in range(OFFERS):
+        cls, _ = classes_of(np.where(out, -1, group))
+        class_of_cluster = np.full(n_groups, -1, dtype=np.int64)
+        kept = np.flatnonzero(~out)
+        class_of_cluster[group[kept]] = cls[kept]
+        trial: dict[int, int] = {}  # class → record: one record per class per check
+        for i, r in enumerate(waiting.tolist()):
+            if not out[r]:
+                continue
+            for g in np.flatnonzero(inside[i]).tolist():
+                inside[i, g] = False
+                if int(class_of_cluster[g]) not in trial:
+                    trial[int(class_of_cluster[g])] = r
+                    group[r] = g
+                    break
+        if not trial:
+            return
+        tried = list(trial.values())
+        out[tried] = False
+        cls, n_cls = classes_of(np.where(out, -1, group))
+        kept = np.flatnonzero(~out)
+        bad = strict(kept, cls[kept], n_cls)
+        rejected = [r for r in tried if bad[cls[r]]]
+        out[rejected] = True
+
+
+def dense(group: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense cluster ids for the rows with ``group >= 0`` (others stay -1) and their number."""
+    result = np.full(group.shape[0], -1, dtype=np.int64)
+    placed = group >= 0
+    codes, uniques = pd.factorize(group[placed], sort=True)
+    result[placed] = codes
+    return result, int(uniques.shape[0])
+
+
+def published_classes(coded: Sequence[Coded]) -> ClassesOf:
+    """``classes_of`` for clusters published as Mondrian publishes groups: equal labels, one class."""
+
+    def classes_of(group: np.ndarray) -> tuple[np.ndarray, int]:
+        ids, n_groups = dense(group)
+        placed = ids >= 0
+        labels = []
+        for dimension, code_labels in coded:
+            low, high = _spans(ids[placed], n_groups, dimension.codes[placed])
+            labels.append(pd.Series(_labels(dimension, code_labels, low, high), dtype=object))
+        class_of_cluster = (
+            pd.DataFrame(dict(enumerate(labels)))
+            .groupby(list(range(len(labels))), sort=False, dropna=False)
+            .ngroup()
+            .to_numpy(dtype=np.int64)
+            if labels
+            else np.zeros(n_groups, dtype=np.int64)
+        )
+        cls = np.full(group.shape[0], -1, dtype=np.int64)
+        cls[placed] = class_of_cluster[ids[placed]]
+        return cls, int(class_of_cluster.max()) + 1 if n_groups else 0
+
+    return classes_of
+
+
+def publish_kept(
+    frame: pd.DataFrame,
+    request: AnonymizationRequest,
+    coded: Sequence[Coded],
+    cluster: np.ndarray,
+    n_clusters: int,
+) -> tuple[pd.DataFrame, UtilityMetrics, EquivalenceClasses, int]:
+    """Publish the rows with a cluster (``cluster >= 0``); the others are suppressed (left out, NCP 1)."""
+    keep = cluster >= 0
+    sub = [
+        (Dimension(codes=d.codes[keep], size=d.size, values=d.values, hierarchy=d.hierarchy, nodes=d.nodes), labels)
+        for d, labels in coded
+    ]
+    published, utility, classes = publish_groups(
+        frame.loc[keep].reset_index(drop=True), request, sub, cluster[keep], n_clusters
+    )
+    n, suppressed = cluster.shape[0], int((~keep).sum())
+    table_ncp = (utility.ncp * (n - suppressed) + suppressed) / max(n, 1)
+    utility = replace(
+        utility,
+        ncp=table_ncp,
+        lm=table_ncp * len(coded),
+        discernibility=discernibility(classes.sizes, suppressed, n),
+    )
+    return published, utility, classes, suppressed
