@@ -132,6 +132,8 @@ def _scan(
     index: Any,
     top: Any,
     cands: Any,
+    bounds: Any,
+    open_keys: Any,
     flat: Any,
     offsets: Any,
     strides: Any,
@@ -162,24 +164,35 @@ def _scan(
     head, nxt, key, keys, n_keys = index[0], index[1], index[3], index[4], index[6]
     width = strides[0]
     own = flat[offsets[0] + low[x, 0] * width + high[x, 0]]
-    m = 0
+    # Each bucket's lower bound; buckets are then visited cheapest first, each priced at once,
+    # so the best price so far tightens early and most buckets are skipped whole.
+    n_open = 0
     for i in range(n_keys[0]):
         k = keys[i]
-        p = head[k]
-        if p < 0:
+        if head[k] < 0:
             continue
         lo, hi = min(k // width, low[x, 0]), max(k % width, high[x, 0])
         joined = flat[offsets[0] + lo * width + hi]
         # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), taken ≥ 1, bounded on the first QI.
-        if size[x] * (joined - own) + (joined - flat[offsets[0] + k]) > found_price + _EPS:
+        bound = size[x] * (joined - own) + (joined - flat[offsets[0] + k])
+        if bound > found_price + _EPS:
             continue
+        bounds[n_open], open_keys[n_open] = bound, k
+        n_open += 1
+    order = np.argsort(bounds[:n_open])
+    for i in range(n_open):
+        j = order[i]
+        if bounds[j] > found_price + _EPS:
+            break  # sorted: every later bucket is above the best too
+        m = 0
+        p = head[open_keys[j]]
         while p >= 0:
             cands[m] = p
             m += 1
             p = nxt[p]
-    found, found_price, found_lend = _best_of(
-        x, cands, m, found, found_price, found_lend, state, flat, offsets, strides, min_size, prio
-    )
+        found, found_price, found_lend = _best_of(
+            x, cands, m, found, found_price, found_lend, state, flat, offsets, strides, min_size, prio
+        )
     best[x], price[x], lend[x] = found, found_price, found_lend
     top[key[x]] = max(top[key[x]], found_price)  # an upper bound of the prices in x's bucket
 
@@ -223,12 +236,14 @@ def _merge_kernel(
         np.zeros(1, dtype=np.int64),
     )
     cands = np.empty(n + 2 * _WINDOW + 2, dtype=np.int64)
+    bounds = np.empty(n_spans)  # scratch of :func:`_scan`: per open bucket its bound and key
+    open_keys = np.empty(n_spans, dtype=np.int64)
     top = np.full(n_spans, -np.inf)  # per bucket, at least the price of every small cluster in it
     for c in range(n):
         _link(c, low[c, 0] * strides[0] + high[c, 0], index)
     for x in range(n):
         if small[x]:
-            _scan(x, -1, state, index, top, cands, flat, offsets, strides, min_size, prio)
+            _scan(x, -1, state, index, top, cands, bounds, open_keys, flat, offsets, strides, min_size, prio)
     steps = 0
     while True:
         if 5 * n_alive < 4 * n_live:  # drop dead clusters from the live list
@@ -369,11 +384,11 @@ def _merge_kernel(
                             best[x], price[x], lend[x] = a, weight * union + base, lends
                 x = b_next[x]
         if small[a]:
-            _scan(a, -1, state, index, top, cands, flat, offsets, strides, min_size, prio)
+            _scan(a, -1, state, index, top, cands, bounds, open_keys, flat, offsets, strides, min_size, prio)
         for i in range(n_live):
             x = live[i]
             if alive[x] and small[x] and x != a and (best[x] == a or best[x] == b):
-                _scan(x, a, state, index, top, cands, flat, offsets, strides, min_size, prio)
+                _scan(x, a, state, index, top, cands, bounds, open_keys, flat, offsets, strides, min_size, prio)
     # Pieces of the live clusters, in list order: (unit, count, dense cluster id).
     out_unit = np.empty(n_pieces, dtype=np.int64)
     out_count = np.empty(n_pieces, dtype=np.int64)

@@ -15,6 +15,13 @@ taken best first, each cluster touching at most one move per round so that every
 exact; the moved-to and moved-from clusters are checked with the models (``failing``) in
 one call and a move whose cluster misses a model is undone.
 
+Rounds share their prices (:class:`_Moves`): a round changes only the few clusters its
+kept moves touched (Adult: ~15 moves per round), so only their boxes, their records'
+savings and their columns are recomputed, and a record priced in the last round keeps its
+cheapest target unless that target or its own cluster changed — the same moves as pricing
+every round afresh (tested), at a fraction of the cost (Adult k = 10: 45 rounds, ~4.5 →
+~1.3 s CPU with the dissolve rounds).
+
 Clusters of exactly the smallest valid size can give no record, so when no move gains, a
 round tries to *dissolve* the costliest clusters: the records of cluster A go one by one
 to the other cluster where they add least (its box updated as it grows), kept when they
@@ -29,7 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from privacy_plugins.core.anonymize.cluster_greedy import Clustering, CostSpace, Failing
+from privacy_plugins.core.anonymize.cluster_greedy import Clustering, CostSpace, Failing, boxes
 
 __all__ = ["RefineStats", "refine_clusters"]
 
@@ -107,70 +114,130 @@ def _joined(
     return union
 
 
-def _move_round(
-    records: Clustering,
-    group: np.ndarray,
-    n_groups: int,
-    rng: np.random.Generator,
-    *,
-    min_size: int,
-    limit: int,
-    per_cluster: int,
-    stats: RefineStats,
-) -> int:
-    """One round of single-record moves (in place); the number of moves kept."""
-    space, codes = records.space, records.codes
-    low, high, size, cost = records.priced_boxes(group, n_groups)
-    new_low, new_high = _without(codes, group, low, high)
-    saving = size[group] * cost[group] - (size[group] - 1) * space.box_costs(new_low, new_high)
-    movable = np.flatnonzero(size[group] > min_size)
-    if movable.shape[0] == 0:
-        return 0
-    # Largest savings first; a random order among equal savings (seeded).
-    movable = movable[rng.permutation(movable.shape[0])]
-    movable = movable[np.argsort(-saving[movable], kind="stable")]
-    # At most ``per_cluster`` candidates per cluster (its largest savings): a cluster takes
-    # part in one move per round, so more would only crowd the others out.
-    by_group = np.argsort(group[movable], kind="stable")
-    starts = np.searchsorted(group[movable][by_group], group[movable][by_group], side="left")
-    rank = np.empty(movable.shape[0], dtype=np.int64)
-    rank[by_group] = np.arange(movable.shape[0]) - starts
-    movable = movable[rank < per_cluster][:limit]
-    target = np.empty(movable.shape[0], dtype=np.int64)
-    gain = np.empty(movable.shape[0])
-    span_rows = _span_rows(space, low, high)
-    for start in range(0, movable.shape[0], _BLOCK):
-        block = movable[start : start + _BLOCK]
-        added = (size + 1) * _joined(space, codes, low, high, block, span_rows) - size * cost
-        at = np.arange(block.shape[0])
-        added[at, group[block]] = np.inf
-        best = np.argmin(added, axis=1)
-        target[start : start + block.shape[0]] = best
-        gain[start : start + block.shape[0]] = saving[block] - added[at, best]
-    touched = np.zeros(n_groups, dtype=bool)
-    moves: list[tuple[int, int, int]] = []
-    for i in np.argsort(-gain, kind="stable").tolist():
-        if gain[i] <= _EPS:
-            break
-        r, source, to = int(movable[i]), int(group[movable[i]]), int(target[i])
-        if touched[source] or touched[to]:
-            continue
-        touched[source] = touched[to] = True
-        moves.append((r, source, to))
-    if not moves:
-        return 0
-    for r, _, to in moves:
-        group[r] = to
-    bad = records.failing(records.rows, group, n_groups)
-    kept = 0
-    for r, source, to in moves:
-        if bad[source] or bad[to]:
-            group[r] = source
-            stats.undone += 1
-        else:
-            kept += 1
-    stats.moves += kept
-    return kept
+class _Moves:
+    """Rounds of single-record moves over one numbering of the clusters, re-pricing only what changed.
+
+    Between rounds only the clusters a kept move touched change, so their boxes, their
+    records' removal savings and their columns of the span tables are recomputed; a record
+    priced last round keeps its cheapest target unless that target or its own cluster
+    changed, and is compared only with the changed clusters (first index among equal
+    prices, as ``np.argmin`` over the whole row). The moves are the ones a round priced
+    from scratch would take (``reuse=False`` does that, for tests).
+    """
+
+    def __init__(self, records: Clustering, group: np.ndarray, n_groups: int, *, reuse: bool = True) -> None:
+        self.records, self.group, self.n_groups, self.reuse = records, group, n_groups, reuse
+        self.low, self.high, self.size, self.cost = records.priced_boxes(group, n_groups)
+        self.saving = np.empty(group.shape[0])
+        self._savings(np.arange(group.shape[0], dtype=np.int64), np.arange(n_groups, dtype=np.int64))
+        self.span_rows = _span_rows(records.space, self.low, self.high)
+        self.known = np.zeros(group.shape[0], dtype=bool)  # priced last round, still exact
+        self.target = np.zeros(group.shape[0], dtype=np.int64)
+        self.added = np.full(group.shape[0], np.inf)
+
+    def _savings(self, members: np.ndarray, clusters: np.ndarray) -> None:
+        """``|A| · D(A) − (|A| − 1) · D(A ∖ r)`` for ``members``, the records of ``clusters``."""
+        local = np.full(self.n_groups, -1, dtype=np.int64)
+        local[clusters] = np.arange(clusters.shape[0])
+        own = self.group[members]
+        new_low, new_high = _without(
+            self.records.codes[:, members], local[own], self.low[:, clusters], self.high[:, clusters]
+        )
+        size, cost = self.size[own], self.cost[own]
+        self.saving[members] = size * cost - (size - 1) * self.records.space.box_costs(new_low, new_high)
+
+    def _changed(self, clusters: np.ndarray) -> None:
+        """Re-price after moves between ``clusters`` (sorted, unique)."""
+        space, codes, group = self.records.space, self.records.codes, self.group
+        members = np.flatnonzero(np.isin(group, clusters))
+        local = np.searchsorted(clusters, group[members])
+        low, high = boxes(codes[:, members], local, clusters.shape[0])
+        self.low[:, clusters], self.high[:, clusters] = low, high
+        self.size[clusters] = np.bincount(local, minlength=clusters.shape[0])
+        self.cost[clusters] = space.box_costs(low, high)
+        self._savings(members, clusters)
+        fresh = _span_rows(space, low, high)
+        for rows, columns in zip(self.span_rows, fresh, strict=True):
+            if rows is not None and columns is not None:
+                rows[:, clusters] = columns
+        # A record priced before stays exact unless its own cluster or its target changed;
+        # else only the changed clusters can now be cheaper (first index among ties, as argmin).
+        hit = np.zeros(self.n_groups, dtype=bool)
+        hit[clusters] = True
+        self.known &= ~hit[group] & ~hit[self.target]
+        kept = np.flatnonzero(self.known)
+        if kept.shape[0] == 0:
+            return
+        sub_rows = [rows[:, clusters] if rows is not None else None for rows in self.span_rows]
+        union = _joined(space, codes, self.low[:, clusters], self.high[:, clusters], kept, sub_rows)
+        added = (self.size[clusters] + 1) * union - self.size[clusters] * self.cost[clusters]
+        at = np.argmin(added, axis=1)
+        value = added[np.arange(kept.shape[0]), at]
+        column = clusters[at]
+        better = (value < self.added[kept]) | ((value == self.added[kept]) & (column < self.target[kept]))
+        self.target[kept[better]], self.added[kept[better]] = column[better], value[better]
+
+    def _price(self, block: np.ndarray) -> None:
+        """Each record of ``block``'s cheapest other cluster and what moving there adds."""
+        space, codes = self.records.space, self.records.codes
+        for start in range(0, block.shape[0], _BLOCK):
+            part = block[start : start + _BLOCK]
+            added = (self.size + 1) * _joined(space, codes, self.low, self.high, part, self.span_rows)
+            added -= self.size * self.cost
+            at = np.arange(part.shape[0])
+            added[at, self.group[part]] = np.inf
+            best = np.argmin(added, axis=1)
+            self.target[part], self.added[part] = best, added[at, best]
+        self.known[block] = True
+
+    def round(self, rng: np.random.Generator, *, min_size: int, limit: int, per_cluster: int, stats: RefineStats) -> int:
+        """One round of moves (``group`` changed in place); the number of moves kept."""
+        group, size, saving = self.group, self.size, self.saving
+        movable = np.flatnonzero(size[group] > min_size)
+        if movable.shape[0] == 0:
+            return 0
+        # Largest savings first; a random order among equal savings (seeded).
+        movable = movable[rng.permutation(movable.shape[0])]
+        movable = movable[np.argsort(-saving[movable], kind="stable")]
+        # At most ``per_cluster`` candidates per cluster (its largest savings): a cluster takes
+        # part in one move per round, so more would only crowd the others out.
+        by_group = np.argsort(group[movable], kind="stable")
+        starts = np.searchsorted(group[movable][by_group], group[movable][by_group], side="left")
+        rank = np.empty(movable.shape[0], dtype=np.int64)
+        rank[by_group] = np.arange(movable.shape[0]) - starts
+        movable = movable[rank < per_cluster][:limit]
+        if not self.reuse:
+            self.known[:] = False
+        self._price(movable[~self.known[movable]])
+        self.known[:] = False  # only this round's candidates are kept up to date
+        self.known[movable] = True
+        target, gain = self.target[movable], saving[movable] - self.added[movable]
+        touched = np.zeros(self.n_groups, dtype=bool)
+        moves: list[tuple[int, int, int]] = []
+        for i in np.argsort(-gain, kind="stable").tolist():
+            if gain[i] <= _EPS:
+                break
+            r, source, to = int(movable[i]), int(group[movable[i]]), int(target[i])
+            if touched[source] or touched[to]:
+                continue
+            touched[source] = touched[to] = True
+            moves.append((r, source, to))
+        if not moves:
+            return 0
+        for r, _, to in moves:
+            group[r] = to
+        bad = self.records.failing(self.records.rows, group, self.n_groups)
+        kept: list[int] = []
+        for r, source, to in moves:
+            if bad[source] or bad[to]:
+                group[r] = source
+                stats.undone += 1
+            else:
+                kept.extend((source, to))
+        stats.moves += len(kept) // 2
+        if kept:
+            self._changed(np.unique(np.array(kept, dtype=np.int64)))
+        return len(kept) // 2
 
 
 def _dissolve_round(
@@ -285,6 +352,7 @@ def refine_clusters(
     dissolve: int | None = None,
     stats: RefineStats | None = None,
     progress: Callable[[int], None] | None = None,
+    reuse: bool = True,
 ) -> np.ndarray:
     """Improve the clustering ``group`` (dense ids over ``rows``) by moves; return the new groups (dense).
 
@@ -292,18 +360,18 @@ def refine_clusters(
     ``progress(round)`` is called after each round. ``limit`` (candidates priced per round)
     defaults to about two million prices per round over the clusters; when no move gains,
     up to ``dissolve`` of the costliest clusters are tried for dissolution (0: never; default:
-    about forty million record × cluster prices per dissolution round).
+    about forty million record × cluster prices per dissolution round). ``reuse=False`` prices
+    every candidate afresh each round (the reference the kept prices are tested against).
     """
     stats = stats if stats is not None else RefineStats()
     group = group.copy()
     records = Clustering(space, failing, rows, space.codes[:, rows])
     n_groups = int(group.max()) + 1
+    mover = _Moves(records, group, n_groups, reuse=reuse)
     for round_ in range(rounds):
         stats.rounds += 1
         budget = limit if limit is not None else max(256, _BUDGET // max(n_groups, 1))
-        moved = _move_round(
-            records, group, n_groups, rng, min_size=min_size, limit=budget, per_cluster=per_cluster, stats=stats
-        )
+        moved = mover.round(rng, min_size=min_size, limit=budget, per_cluster=per_cluster, stats=stats)
         if moved == 0:
             tries = dissolve if dissolve is not None else max(64, _DISSOLVE_BUDGET // max(group.shape[0], 1))
             if tries <= 0:
@@ -311,6 +379,7 @@ def refine_clusters(
             group, n_groups, dissolved = _dissolve_round(records, group, n_groups, candidates=tries, stats=stats)
             if dissolved == 0:
                 break
+            mover = _Moves(records, group, n_groups, reuse=reuse)  # the clusters were renumbered
         if progress is not None:
             progress(round_ + 1)
     return group
