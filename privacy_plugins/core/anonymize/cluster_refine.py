@@ -118,11 +118,12 @@ class _Moves:
     """Rounds of single-record moves over one numbering of the clusters, re-pricing only what changed.
 
     Between rounds only the clusters a kept move touched change, so their boxes, their
-    records' removal savings and their columns of the span tables are recomputed; a record
-    priced last round keeps its cheapest target unless that target or its own cluster
-    changed, and is compared only with the changed clusters (first index among equal
-    prices, as ``np.argmin`` over the whole row). The moves are the ones a round priced
-    from scratch would take (``reuse=False`` does that, for tests).
+    records' removal savings and their columns of the span tables are recomputed. A record
+    keeps the cheapest target found when it was last priced (round ``stamp``) unless that
+    target or its own cluster changed since; then it is compared only with the clusters
+    changed since (first index among equal prices, as ``np.argmin`` over the whole row).
+    The moves are the ones a round priced from scratch would take (``reuse=False`` does
+    that, for tests).
     """
 
     def __init__(self, records: Clustering, group: np.ndarray, n_groups: int, *, reuse: bool = True) -> None:
@@ -131,7 +132,9 @@ class _Moves:
         self.saving = np.empty(group.shape[0])
         self._savings(np.arange(group.shape[0], dtype=np.int64), np.arange(n_groups, dtype=np.int64))
         self.span_rows = _span_rows(records.space, self.low, self.high)
-        self.known = np.zeros(group.shape[0], dtype=bool)  # priced last round, still exact
+        self.clock = 0  # rounds so far
+        self.stamp = np.full(group.shape[0], -1, dtype=np.int64)  # round of the record's last pricing
+        self.changed_at = np.full(n_groups, -1, dtype=np.int64)  # last round whose moves changed the cluster
         self.target = np.zeros(group.shape[0], dtype=np.int64)
         self.added = np.full(group.shape[0], np.inf)
 
@@ -147,7 +150,7 @@ class _Moves:
         self.saving[members] = size * cost - (size - 1) * self.records.space.box_costs(new_low, new_high)
 
     def _changed(self, clusters: np.ndarray) -> None:
-        """Re-price after moves between ``clusters`` (sorted, unique)."""
+        """Boxes, savings and span columns after moves between ``clusters`` (sorted, unique)."""
         space, codes, group = self.records.space, self.records.codes, self.group
         members = np.flatnonzero(np.isin(group, clusters))
         local = np.searchsorted(clusters, group[members])
@@ -160,22 +163,23 @@ class _Moves:
         for rows, columns in zip(self.span_rows, fresh, strict=True):
             if rows is not None and columns is not None:
                 rows[:, clusters] = columns
-        # A record priced before stays exact unless its own cluster or its target changed;
-        # else only the changed clusters can now be cheaper (first index among ties, as argmin).
-        hit = np.zeros(self.n_groups, dtype=bool)
-        hit[clusters] = True
-        self.known &= ~hit[group] & ~hit[self.target]
-        kept = np.flatnonzero(self.known)
-        if kept.shape[0] == 0:
+        self.changed_at[clusters] = self.clock
+
+    def _catch_up(self, block: np.ndarray, since: int) -> None:
+        """Records of ``block``, exact at round ``since``, compared with the clusters changed from then on."""
+        clusters = np.flatnonzero(self.changed_at >= since)
+        if clusters.shape[0] == 0:
             return
+        space, codes = self.records.space, self.records.codes
         sub_rows = [rows[:, clusters] if rows is not None else None for rows in self.span_rows]
-        union = _joined(space, codes, self.low[:, clusters], self.high[:, clusters], kept, sub_rows)
-        added = (self.size[clusters] + 1) * union - self.size[clusters] * self.cost[clusters]
-        at = np.argmin(added, axis=1)
-        value = added[np.arange(kept.shape[0]), at]
-        column = clusters[at]
-        better = (value < self.added[kept]) | ((value == self.added[kept]) & (column < self.target[kept]))
-        self.target[kept[better]], self.added[kept[better]] = column[better], value[better]
+        for start in range(0, block.shape[0], _BLOCK):
+            part = block[start : start + _BLOCK]
+            union = _joined(space, codes, self.low[:, clusters], self.high[:, clusters], part, sub_rows)
+            added = (self.size[clusters] + 1) * union - self.size[clusters] * self.cost[clusters]
+            at = np.argmin(added, axis=1)
+            value, column = added[np.arange(part.shape[0]), at], clusters[at]
+            better = (value < self.added[part]) | ((value == self.added[part]) & (column < self.target[part]))
+            self.target[part[better]], self.added[part[better]] = column[better], value[better]
 
     def _price(self, block: np.ndarray) -> None:
         """Each record of ``block``'s cheapest other cluster and what moving there adds."""
@@ -188,10 +192,23 @@ class _Moves:
             added[at, self.group[part]] = np.inf
             best = np.argmin(added, axis=1)
             self.target[part], self.added[part] = best, added[at, best]
-        self.known[block] = True
+
+    def _prices(self, movable: np.ndarray) -> None:
+        """Bring the cheapest targets of ``movable`` up to date: kept, caught up or priced afresh."""
+        stamp = self.stamp[movable]
+        exact = (stamp >= 0) & (self.changed_at[self.group[movable]] < stamp)
+        exact &= self.changed_at[self.target[movable]] < stamp
+        if not self.reuse:
+            exact[:] = False
+        self._price(movable[~exact])
+        behind = exact & (stamp < self.clock)
+        for since in np.unique(stamp[behind]).tolist():
+            self._catch_up(movable[behind & (stamp == since)], since)
+        self.stamp[movable] = self.clock
 
     def round(self, rng: np.random.Generator, *, min_size: int, limit: int, per_cluster: int, stats: RefineStats) -> int:
         """One round of moves (``group`` changed in place); the number of moves kept."""
+        self.clock += 1
         group, size, saving = self.group, self.size, self.saving
         movable = np.flatnonzero(size[group] > min_size)
         if movable.shape[0] == 0:
@@ -206,11 +223,7 @@ class _Moves:
         rank = np.empty(movable.shape[0], dtype=np.int64)
         rank[by_group] = np.arange(movable.shape[0]) - starts
         movable = movable[rank < per_cluster][:limit]
-        if not self.reuse:
-            self.known[:] = False
-        self._price(movable[~self.known[movable]])
-        self.known[:] = False  # only this round's candidates are kept up to date
-        self.known[movable] = True
+        self._prices(movable)
         target, gain = self.target[movable], saving[movable] - self.added[movable]
         touched = np.zeros(self.n_groups, dtype=bool)
         moves: list[tuple[int, int, int]] = []
