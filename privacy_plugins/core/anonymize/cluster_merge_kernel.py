@@ -345,7 +345,7 @@ def _merge_kernel(
     # Buckets of clusters by their span of the first QI (doubly linked lists), and the
     # buckets ever used (:func:`_scan` visits them).
     n_spans = strides[0] * strides[0] * (strides[1] * strides[1] if two else 1)
-    listable = min(n_spans, 3 * n + 2)  # a merge or lend lists at most two new buckets
+    listable = min(n_spans, 5 * n + 2)  # n units, then at most 2n steps (merges kill, lends validate) of two each
     index = (
         np.full(n_spans, -1, dtype=np.int64),
         np.full(n, -1, dtype=np.int64),
@@ -530,11 +530,12 @@ def _merge_kernel(
             _scan(a, -1, state, index, top, cands, bounds, open_keys, flat, offsets, strides, min_size, prio, two)
             _queue(heap, a, price[a], prio[a])
             _watch(watch, a, state)
-        # The small clusters that pointed at a or b: re-priced (their notes taken off first).
+        # The small clusters that pointed at a or b: re-priced. Both lists are taken off first:
+        # a re-priced cluster may point at a or b again (a new note, kept for the next change).
         seen[a] = steps
-        for c in (a, b):
-            note = watch[0][c]
-            watch[0][c] = -1
+        notes = (watch[0][a], watch[0][b])
+        watch[0][a], watch[0][b] = -1, -1
+        for note in notes:
             while note >= 0:
                 x = watch[1][note]
                 note = watch[2][note]

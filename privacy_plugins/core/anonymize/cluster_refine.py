@@ -32,6 +32,7 @@ undone. Rounds repeat until neither gains or ``rounds`` is reached; the loss nev
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 
 import numpy as np
@@ -42,6 +43,8 @@ __all__ = ["RefineStats", "refine_clusters"]
 
 _EPS = 1e-9
 _BLOCK = 256
+#: Most record × cluster prices held at once (a block of records is cut to fit: bounded memory on big tables).
+_CELLS = 1 << 20
 _BUDGET = 2_000_000
 _DISSOLVE_BUDGET = 10_000_000
 #: Largest span table of one QI (codes × clusters, ~32 MB); a larger QI is priced directly.
@@ -184,8 +187,9 @@ class _Moves:
     def _price(self, block: np.ndarray) -> None:
         """Each record of ``block``'s cheapest other cluster and what moving there adds."""
         space, codes = self.records.space, self.records.codes
-        for start in range(0, block.shape[0], _BLOCK):
-            part = block[start : start + _BLOCK]
+        step = max(8, min(_BLOCK, _CELLS // max(self.n_groups, 1)))
+        for start in range(0, block.shape[0], step):
+            part = block[start : start + step]
             added = (self.size + 1) * _joined(space, codes, self.low, self.high, part, self.span_rows)
             added -= self.size * self.cost
             at = np.arange(part.shape[0])
@@ -253,6 +257,56 @@ class _Moves:
         return len(kept) // 2
 
 
+def _walk(
+    space: CostSpace,
+    member_codes: np.ndarray,
+    added: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    size: np.ndarray,
+    cost: np.ndarray,
+    limit: float,
+) -> tuple[bool, np.ndarray, list[int]]:
+    """Send the records (``member_codes``, prices ``added``) one by one, cheapest first, to their cheapest cluster.
+
+    Whether all found a place for a total below ``limit``; each record's target; the clusters
+    changed (boxes, sizes, costs and ``added`` updated in place; the boxes restored on failure).
+    """
+    saved: dict[int, tuple[np.ndarray, np.ndarray, float, float]] = {}
+    targets = np.empty(member_codes.shape[1], dtype=np.int64)
+    left = np.ones(member_codes.shape[1], dtype=bool)
+    total = 0.0
+    # Each record's cheapest cluster (first among ties), kept up to date as one column changes.
+    row_min, row_at = added.min(axis=1), np.argmin(added, axis=1)
+    while left.any() and total < limit:
+        i = int(np.argmin(np.where(left, row_min, np.inf)))
+        if not left[i] or not np.isfinite(row_min[i]):
+            total = np.inf  # a record fits nowhere: no dissolution
+            break
+        to = int(row_at[i])
+        total += float(added[i, to])
+        targets[i], left[i] = to, False
+        if to not in saved:
+            saved[to] = (low[:, to].copy(), high[:, to].copy(), size[to], cost[to])
+        low[:, to] = np.minimum(low[:, to], member_codes[:, i])
+        high[:, to] = np.maximum(high[:, to], member_codes[:, i])
+        size[to] += 1
+        cost[to] = float(space.box_costs(low[:, to : to + 1], high[:, to : to + 1])[0])
+        column = space.join_one(low[:, to], high[:, to], member_codes)
+        added[:, to] = fresh = (size[to] + 1) * column - size[to] * cost[to]
+        stale = left & (row_at == to)  # their cheapest cluster changed: look again
+        if stale.any():
+            again = np.flatnonzero(stale)
+            row_min[again], row_at[again] = added[again].min(axis=1), np.argmin(added[again], axis=1)
+        better = left & ~stale & ((fresh < row_min) | ((fresh == row_min) & (to < row_at)))
+        row_min[better], row_at[better] = fresh[better], to
+    ok = not left.any() and total < limit
+    if not ok:
+        for back, (lo, hi, n_to, c_to) in saved.items():
+            low[:, back], high[:, back], size[back], cost[back] = lo, hi, n_to, c_to
+    return ok, targets, list(saved)
+
+
 def _dissolve_round(
     records: Clustering,
     group: np.ndarray,
@@ -260,12 +314,14 @@ def _dissolve_round(
     *,
     candidates: int,
     stats: RefineStats,
+    compiled: bool = False,
 ) -> tuple[np.ndarray, int, int]:
     """Dissolve the costliest clusters whose records each fit elsewhere for less; new groups, count, dissolved.
 
     A cluster is dissolved when sending its records one by one to the cheapest other cluster
     (boxes updated as they grow) adds less than the cluster's ``|A| · D(A)``; every cluster
-    takes part in at most one dissolution per round, so the prices are exact.
+    takes part in at most one dissolution per round, so the prices are exact. ``compiled``:
+    the walk runs in :mod:`~privacy_plugins.core.anonymize.cluster_refine_kernel` (same choices).
     """
     if n_groups < 2:
         return group, n_groups, 0
@@ -291,43 +347,18 @@ def _dissolve_round(
         added[:, closed] = np.inf
         # Records go one by one (cheapest first) to their cheapest cluster, whose box, size
         # and cost are updated at once, so later records see the exact price.
-        saved: dict[int, tuple[np.ndarray, np.ndarray, float, float]] = {}
-        targets = np.empty(members.shape[0], dtype=np.int64)
-        left = np.ones(members.shape[0], dtype=bool)
-        total = 0.0
-        # Each record's cheapest cluster (first among ties), kept up to date as one column changes.
-        row_min, row_at = added.min(axis=1), np.argmin(added, axis=1)
-        while left.any() and total < loss[a] - _EPS:
-            i = int(np.argmin(np.where(left, row_min, np.inf)))
-            if not left[i] or not np.isfinite(row_min[i]):
-                total = np.inf  # a record fits nowhere: no dissolution
-                break
-            to = int(row_at[i])
-            total += float(added[i, to])
-            targets[i], left[i] = to, False
-            if to not in saved:
-                saved[to] = (low[:, to].copy(), high[:, to].copy(), size[to], cost[to])
-            r = members[i : i + 1]
-            low[:, to] = np.minimum(low[:, to], codes[:, r[0]])
-            high[:, to] = np.maximum(high[:, to], codes[:, r[0]])
-            size[to] += 1
-            cost[to] = float(space.join_one(low[:, to], high[:, to], low[:, to : to + 1])[0])
-            column = space.join_one(low[:, to], high[:, to], codes[:, members])
-            added[:, to] = fresh = (size[to] + 1) * column - size[to] * cost[to]
-            stale = left & (row_at == to)  # their cheapest cluster changed: look again
-            if stale.any():
-                again = np.flatnonzero(stale)
-                row_min[again], row_at[again] = added[again].min(axis=1), np.argmin(added[again], axis=1)
-            better = left & ~stale & ((fresh < row_min) | ((fresh == row_min) & (to < row_at)))
-            row_min[better], row_at[better] = fresh[better], to
-        changed = list(saved)
-        if not left.any() and total < loss[a] - _EPS:
+        if compiled:
+            from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+            ok, targets, changed = cluster_refine_kernel.walk(
+                added, low, high, size, cost, codes[:, members], space, loss[a] - _EPS
+            )
+        else:
+            ok, targets, changed = _walk(space, codes[:, members], added, low, high, size, cost, loss[a] - _EPS)
+        if ok:
             plans.append((a, members, targets))
             touched[a] = True
             touched[changed] = True
-        else:
-            for back, (lo, hi, n_to, c_to) in saved.items():
-                low[:, back], high[:, back], size[back], cost[back] = lo, hi, n_to, c_to
         if changed:  # the span rows follow the boxes kept (or restored)
             fresh = _span_rows(space, low[:, changed], high[:, changed])
             for rows, columns in zip(span_rows, fresh, strict=True):
@@ -366,6 +397,7 @@ def refine_clusters(
     stats: RefineStats | None = None,
     progress: Callable[[int], None] | None = None,
     reuse: bool = True,
+    compile_walk: bool = True,
 ) -> np.ndarray:
     """Improve the clustering ``group`` (dense ids over ``rows``) by moves; return the new groups (dense).
 
@@ -374,13 +406,15 @@ def refine_clusters(
     defaults to about two million prices per round over the clusters; when no move gains,
     up to ``dissolve`` of the costliest clusters are tried for dissolution (0: never; default:
     about forty million record × cluster prices per dissolution round). ``reuse=False`` prices
-    every candidate afresh each round (the reference the kept prices are tested against).
+    every candidate afresh each round (the reference the kept prices are tested against);
+    ``compile_walk=False`` keeps the dissolution walk in numpy where numba is installed (tests).
     """
     stats = stats if stats is not None else RefineStats()
     group = group.copy()
     records = Clustering(space, failing, rows, space.codes[:, rows])
     n_groups = int(group.max()) + 1
     mover = _Moves(records, group, n_groups, reuse=reuse)
+    compiled = compile_walk and space.flat is not None and importlib.util.find_spec("numba") is not None
     for round_ in range(rounds):
         stats.rounds += 1
         budget = limit if limit is not None else max(256, _BUDGET // max(n_groups, 1))
@@ -389,7 +423,9 @@ def refine_clusters(
             tries = dissolve if dissolve is not None else max(64, _DISSOLVE_BUDGET // max(group.shape[0], 1))
             if tries <= 0:
                 break
-            group, n_groups, dissolved = _dissolve_round(records, group, n_groups, candidates=tries, stats=stats)
+            group, n_groups, dissolved = _dissolve_round(
+                records, group, n_groups, candidates=tries, stats=stats, compiled=compiled
+            )
             if dissolved == 0:
                 break
             mover = _Moves(records, group, n_groups, reuse=reuse)  # the clusters were renumbered

@@ -1,12 +1,14 @@
-"""The local search keeps prices between rounds: the same moves as pricing every round afresh."""
+"""The local search's fast paths (prices kept between rounds, the compiled dissolution walk): same output."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from privacy_plugins.core.anonymize import cluster_refine_kernel
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension
@@ -66,3 +68,37 @@ def test_kept_prices_make_the_moves_of_fresh_prices(
         out[reuse] = (group.tolist(), stats.rounds, stats.moves, stats.dissolved, stats.undone)
     assert out[True] == out[False]
     assert _loss(space, np.array(out[True][0])) <= _loss(space, start) + 1e-9
+
+
+#: k = 2 from [0,4] [18,22] [2,20]: dissolving [2,20] saves (as test_clustering's dissolution test).
+_DISSOLVES = [(0, "red"), (4, "red"), (18, "red"), (22, "red"), (2, "red"), (20, "red")]
+
+
+@pytest.mark.skipif(not cluster_refine_kernel.AVAILABLE, reason="numba is not installed (optional)")
+@settings(max_examples=30, deadline=None)
+@example(_DISSOLVES, 2, 0)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.sampled_from(COLOR.leaves.tolist())), min_size=6, max_size=80),
+    st.integers(2, 4),
+    st.integers(0, 3),
+)
+def test_the_compiled_dissolution_walk_makes_the_numpy_walks_choices(
+    records: list[tuple[int, str]], k: int, seed: int
+) -> None:
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    n = len(df)
+    start = np.minimum(np.arange(n) // k, n // k - 1)  # clusters of k records in input order: costly ones
+
+    def failing(rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        return np.asarray(np.bincount(group, minlength=n_groups) < k, dtype=bool)
+
+    out = {}
+    for compiled in (True, False):
+        stats = RefineStats()
+        group = refine_clusters(space, failing, np.arange(n), start, np.random.default_rng(seed), min_size=k,
+                                rounds=30, stats=stats, compile_walk=compiled)  # fmt: skip
+        out[compiled] = (group.tolist(), stats.rounds, stats.moves, stats.dissolved, stats.undone)
+    assert out[True] == out[False]
+    if records == _DISSOLVES:
+        assert out[True][3] == 1  # the walk ran and dissolved {2, 20}
