@@ -121,23 +121,35 @@ class _Moves:
     """Rounds of single-record moves over one numbering of the clusters, re-pricing only what changed.
 
     Between rounds only the clusters a kept move touched change, so their boxes, their
-    records' removal savings and their columns of the span tables are recomputed. A record
-    keeps the cheapest target found when it was last priced (round ``stamp``) unless that
-    target or its own cluster changed since; then it is compared only with the clusters
-    changed since (first index among equal prices, as ``np.argmin`` over the whole row).
-    The moves are the ones a round priced from scratch would take (``reuse=False`` does
-    that, for tests).
+    records' removal savings and their columns of the span tables are recomputed. Prices
+    are kept per *unit* (distinct QI codes: equal records cost the same in any cluster) as
+    its two cheapest clusters, first index among equal prices — a record's target is the
+    first of them that is not its own cluster, as ``np.argmin`` over its row with its own
+    cluster left out. A unit priced in round ``stamp`` keeps them unless one of the two
+    changed since; else it is compared only with the clusters changed since. The moves are
+    the ones a round priced from scratch would take (``reuse=False`` does that, for tests).
     """
 
-    def __init__(self, records: Clustering, group: np.ndarray, n_groups: int, *, reuse: bool = True) -> None:
+    def __init__(
+        self, records: Clustering, group: np.ndarray, n_groups: int, unit: np.ndarray, *, reuse: bool = True
+    ) -> None:
         self.records, self.group, self.n_groups, self.reuse = records, group, n_groups, reuse
         self.low, self.high, self.size, self.cost = records.priced_boxes(group, n_groups)
         self.saving = np.empty(group.shape[0])
         self._savings(np.arange(group.shape[0], dtype=np.int64), np.arange(n_groups, dtype=np.int64))
         self.span_rows = _span_rows(records.space, self.low, self.high)
         self.clock = 0  # rounds so far
-        self.stamp = np.full(group.shape[0], -1, dtype=np.int64)  # round of the record's last pricing
-        self.changed_at = np.full(n_groups, -1, dtype=np.int64)  # last round whose moves changed the cluster
+        # Last round whose moves changed the cluster (one more entry: "no second cluster", never changed).
+        self.changed_at = np.full(n_groups + 1, -1, dtype=np.int64)
+        self.unit = unit
+        n_units = int(unit.max()) + 1 if unit.shape[0] else 0
+        self.sample = np.zeros(n_units, dtype=np.int64)  # one record of each unit
+        self.sample[unit] = np.arange(unit.shape[0])
+        self.stamp = np.full(n_units, -1, dtype=np.int64)  # round of the unit's last pricing
+        self.first = np.zeros(n_units, dtype=np.int64)
+        self.second = np.full(n_units, n_groups, dtype=np.int64)
+        self.first_added = np.full(n_units, np.inf)
+        self.second_added = np.full(n_units, np.inf)
         self.target = np.zeros(group.shape[0], dtype=np.int64)
         self.added = np.full(group.shape[0], np.inf)
 
@@ -168,47 +180,76 @@ class _Moves:
                 rows[:, clusters] = columns
         self.changed_at[clusters] = self.clock
 
-    def _catch_up(self, block: np.ndarray, since: int) -> None:
-        """Records of ``block``, exact at round ``since``, compared with the clusters changed from then on."""
-        clusters = np.flatnonzero(self.changed_at >= since)
+    def _added(self, units: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
+        """What moving a record of each of ``units`` to each of ``clusters`` (``None``: all) adds."""
+        space, codes = self.records.space, self.records.codes
+        if clusters is None:
+            added = (self.size + 1) * _joined(space, codes, self.low, self.high, self.sample[units], self.span_rows)
+            added -= self.size * self.cost
+            return added
+        sub_rows = [rows[:, clusters] if rows is not None else None for rows in self.span_rows]
+        union = _joined(space, codes, self.low[:, clusters], self.high[:, clusters], self.sample[units], sub_rows)
+        return np.asarray((self.size[clusters] + 1) * union - self.size[clusters] * self.cost[clusters])
+
+    @staticmethod
+    def _two_cheapest(added: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per row the two cheapest ``columns`` (first index among equal prices) and their prices."""
+        at = np.arange(added.shape[0])
+        first = np.argmin(added, axis=1)
+        first_added = added[at, first].copy()
+        added[at, first] = np.inf
+        second = np.argmin(added, axis=1)
+        second_added = added[at, second]
+        return columns[first], first_added, columns[second], second_added
+
+    def _price(self, units: np.ndarray) -> None:
+        """Each of ``units``' two cheapest clusters, priced against every cluster."""
+        step = max(8, min(_BLOCK, _CELLS // max(self.n_groups, 1)))
+        columns = np.arange(self.n_groups, dtype=np.int64)
+        for start in range(0, units.shape[0], step):
+            part = units[start : start + step]
+            first, first_added, second, second_added = self._two_cheapest(self._added(part, None), columns)
+            if self.n_groups == 1:
+                second, second_added = np.full_like(second, self.n_groups), np.full_like(second_added, np.inf)
+            self.first[part], self.first_added[part] = first, first_added
+            self.second[part], self.second_added[part] = second, second_added
+
+    def _catch_up(self, units: np.ndarray, since: int) -> None:
+        """``units``, exact at round ``since``, compared with the clusters changed from then on."""
+        clusters = np.flatnonzero(self.changed_at[: self.n_groups] >= since)
         if clusters.shape[0] == 0:
             return
-        space, codes = self.records.space, self.records.codes
-        sub_rows = [rows[:, clusters] if rows is not None else None for rows in self.span_rows]
-        for start in range(0, block.shape[0], _BLOCK):
-            part = block[start : start + _BLOCK]
-            union = _joined(space, codes, self.low[:, clusters], self.high[:, clusters], part, sub_rows)
-            added = (self.size[clusters] + 1) * union - self.size[clusters] * self.cost[clusters]
-            at = np.argmin(added, axis=1)
-            value, column = added[np.arange(part.shape[0]), at], clusters[at]
-            better = (value < self.added[part]) | ((value == self.added[part]) & (column < self.target[part]))
-            self.target[part[better]], self.added[part[better]] = column[better], value[better]
-
-    def _price(self, block: np.ndarray) -> None:
-        """Each record of ``block``'s cheapest other cluster and what moving there adds."""
-        space, codes = self.records.space, self.records.codes
-        step = max(8, min(_BLOCK, _CELLS // max(self.n_groups, 1)))
-        for start in range(0, block.shape[0], step):
-            part = block[start : start + step]
-            added = (self.size + 1) * _joined(space, codes, self.low, self.high, part, self.span_rows)
-            added -= self.size * self.cost
-            at = np.arange(part.shape[0])
-            added[at, self.group[part]] = np.inf
-            best = np.argmin(added, axis=1)
-            self.target[part], self.added[part] = best, added[at, best]
+        step = max(8, min(_BLOCK, _CELLS // max(clusters.shape[0], 1)))
+        for start in range(0, units.shape[0], step):
+            part = units[start : start + step]
+            first, first_added, second, second_added = self._two_cheapest(self._added(part, clusters), clusters)
+            if clusters.shape[0] == 1:
+                second, second_added = np.full_like(second, self.n_groups), np.full_like(second_added, np.inf)
+            # The two cheapest of four distinct clusters: the kept two (unchanged) and the changed ones' two.
+            values = np.stack([self.first_added[part], self.second_added[part], first_added, second_added], axis=1)
+            ids = np.stack([self.first[part], self.second[part], first, second], axis=1)
+            order = np.lexsort((ids, values), axis=1)[:, :2]
+            at = np.arange(part.shape[0])[:, None]
+            self.first[part], self.second[part] = ids[at, order].T
+            self.first_added[part], self.second_added[part] = values[at, order].T
 
     def _prices(self, movable: np.ndarray) -> None:
         """Bring the cheapest targets of ``movable`` up to date: kept, caught up or priced afresh."""
-        stamp = self.stamp[movable]
-        exact = (stamp >= 0) & (self.changed_at[self.group[movable]] < stamp)
-        exact &= self.changed_at[self.target[movable]] < stamp
+        units = np.unique(self.unit[movable])
+        stamp = self.stamp[units]
+        exact = (stamp >= 0) & (self.changed_at[self.first[units]] < stamp)
+        exact &= self.changed_at[self.second[units]] < stamp
         if not self.reuse:
             exact[:] = False
-        self._price(movable[~exact])
+        self._price(units[~exact])
         behind = exact & (stamp < self.clock)
         for since in np.unique(stamp[behind]).tolist():
-            self._catch_up(movable[behind & (stamp == since)], since)
-        self.stamp[movable] = self.clock
+            self._catch_up(units[behind & (stamp == since)], since)
+        self.stamp[units] = self.clock
+        unit = self.unit[movable]
+        own = self.first[unit] == self.group[movable]
+        self.target[movable] = np.where(own, self.second[unit], self.first[unit])
+        self.added[movable] = np.where(own, self.second_added[unit], self.first_added[unit])
 
     def round(self, rng: np.random.Generator, *, min_size: int, limit: int, per_cluster: int, stats: RefineStats) -> int:
         """One round of moves (``group`` changed in place); the number of moves kept."""
@@ -413,7 +454,8 @@ def refine_clusters(
     group = group.copy()
     records = Clustering(space, failing, rows, space.codes[:, rows])
     n_groups = int(group.max()) + 1
-    mover = _Moves(records, group, n_groups, reuse=reuse)
+    unit = np.asarray(np.unique(records.codes.T, axis=0, return_inverse=True)[1]).ravel()
+    mover = _Moves(records, group, n_groups, unit, reuse=reuse)
     compiled = compile_walk and space.flat is not None and importlib.util.find_spec("numba") is not None
     for round_ in range(rounds):
         stats.rounds += 1
@@ -428,7 +470,7 @@ def refine_clusters(
             )
             if dissolved == 0:
                 break
-            mover = _Moves(records, group, n_groups, reuse=reuse)  # the clusters were renumbered
+            mover = _Moves(records, group, n_groups, unit, reuse=reuse)  # the clusters were renumbered
         if progress is not None:
             progress(round_ + 1)
     return group
