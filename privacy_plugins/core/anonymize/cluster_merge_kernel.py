@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from privacy_plugins.core.anonymize.cluster_greedy import units
 from privacy_plugins.core.compiled import AVAILABLE
 from privacy_plugins.core.compiled import njit as _njit
 
@@ -597,11 +598,10 @@ def merge_units(
     if two:
         rest = [fits[0], *[q for q in rest if q != fits[0]]]
     qi_order = np.array([bucket_qi, *rest], dtype=np.int64)
-    codes, offsets, strides = codes[qi_order], offsets.ravel()[qi_order], strides.ravel()[qi_order]
-    tuples, inverse, counts = np.unique(codes.T, axis=0, return_inverse=True, return_counts=True)
-    inverse = np.asarray(inverse).ravel()
+    offsets, strides = offsets.ravel()[qi_order], strides.ravel()[qi_order]
+    tuples, inverse, counts = units(codes, strides, qi_order)
     n_units = counts.shape[0]
-    unit_codes = np.ascontiguousarray(tuples.astype(np.int64))  # (units, QIs): one cache line per unit
+    unit_codes = np.ascontiguousarray(tuples.T.astype(np.int64))  # (units, QIs): one cache line per unit
     prio, unit_key = rng.random(n_units), rng.random(n_units)
     unit, count, cluster, steps, n_clusters = _merge_kernel(
         unit_codes, counts.astype(np.int64), flat, offsets.ravel().astype(np.int64),

@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from privacy_plugins.core.anonymize.cluster_greedy import Clustering, CostSpace, Failing, boxes
+from privacy_plugins.core.anonymize.cluster_greedy import Clustering, CostSpace, Failing, boxes, columns, units
 
 __all__ = ["RefineStats", "refine_clusters"]
 
@@ -61,22 +61,19 @@ class RefineStats:
         self.undone = 0
 
 
-def _without(codes: np.ndarray, group: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per QI and record, the low and high code of its cluster without the record."""
-    n_qis, n_groups = low.shape
-    new_low = np.empty_like(codes)
-    new_high = np.empty_like(codes)
-    for q in range(n_qis):
-        code, lo, hi = codes[q], low[q][group], high[q][group]
-        at_low, at_high = code == lo, code == hi
-        n_low = np.bincount(group, weights=at_low, minlength=n_groups)
-        n_high = np.bincount(group, weights=at_high, minlength=n_groups)
-        next_low = high[q].copy()  # the smallest code above the lowest (the highest if none)
-        next_high = low[q].copy()
-        np.minimum.at(next_low, group[~at_low], code[~at_low])
-        np.maximum.at(next_high, group[~at_high], code[~at_high])
-        new_low[q] = np.where(at_low & (n_low[group] == 1), next_low[group], lo)
-        new_high[q] = np.where(at_high & (n_high[group] == 1), next_high[group], hi)
+def _without(code: np.ndarray, group: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For one QI: per record (``code``), the low and high code of its cluster without the record."""
+    n_groups = low.shape[0]
+    lo, hi = low[group], high[group]
+    at_low, at_high = code == lo, code == hi
+    n_low = np.bincount(group, weights=at_low, minlength=n_groups)
+    n_high = np.bincount(group, weights=at_high, minlength=n_groups)
+    next_low = high.copy()  # the smallest code above the lowest (the highest if none)
+    next_high = low.copy()
+    np.minimum.at(next_low, group[~at_low], code[~at_low])
+    np.maximum.at(next_high, group[~at_high], code[~at_high])
+    new_low = np.where(at_low & (n_low[group] == 1), next_low[group], lo)
+    new_high = np.where(at_high & (n_high[group] == 1), next_high[group], hi)
     return new_low, new_high
 
 
@@ -158,11 +155,15 @@ class _Moves:
         local = np.full(self.n_groups, -1, dtype=np.int64)
         local[clusters] = np.arange(clusters.shape[0])
         own = self.group[members]
-        new_low, new_high = _without(
-            self.records.codes[:, members], local[own], self.low[:, clusters], self.high[:, clusters]
-        )
+        local_own = local[own]
+        box = np.zeros(members.shape[0])  # D(A ∖ r), QI by QI (as ``box_costs``): no n × QIs arrays
+        for q in range(self.low.shape[0]):
+            new_low, new_high = _without(
+                self.records.codes[q, members], local_own, self.low[q, clusters], self.high[q, clusters]
+            )
+            box += self.records.space.widths(q, new_low, new_high)
         size, cost = self.size[own], self.cost[own]
-        self.saving[members] = size * cost - (size - 1) * self.records.space.box_costs(new_low, new_high)
+        self.saving[members] = size * cost - (size - 1) * box
 
     def _changed(self, clusters: np.ndarray) -> None:
         """Boxes, savings and span columns after moves between ``clusters`` (sorted, unique)."""
@@ -452,9 +453,9 @@ def refine_clusters(
     """
     stats = stats if stats is not None else RefineStats()
     group = group.copy()
-    records = Clustering(space, failing, rows, space.codes[:, rows])
+    records = Clustering(space, failing, rows, columns(space.codes, rows))
     n_groups = int(group.max()) + 1
-    unit = np.asarray(np.unique(records.codes.T, axis=0, return_inverse=True)[1]).ravel()
+    unit = units(records.codes, [d.size for d in space.dimensions])[1]
     mover = _Moves(records, group, n_groups, unit, reuse=reuse)
     compiled = compile_walk and space.flat is not None and importlib.util.find_spec("numba") is not None
     for round_ in range(rounds):
