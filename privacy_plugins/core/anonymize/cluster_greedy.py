@@ -35,7 +35,14 @@ import numpy as np
 from privacy_plugins.core.anonymize.partition_split import Dimension
 
 __all__ = [
-    "TABLE_LIMIT", "Clustering", "CostSpace", "GreedyStats", "boxes", "columns", "greedy_clusters", "size_summary",
+    "TABLE_LIMIT",
+    "Clustering",
+    "CostSpace",
+    "GreedyStats",
+    "boxes",
+    "columns",
+    "greedy_clusters",
+    "size_summary",
     "units",
 ]
 
@@ -415,7 +422,7 @@ def columns(codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
 def units(
     codes: np.ndarray, sizes: Sequence[int], order: Sequence[int] | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct columns of ``codes[order]`` (``(n_qis, n)``, QI ``q`` below ``sizes[q]``): ``(n_qis, units)``, inverse, counts.
+    """Distinct columns of ``codes[order]`` (QI ``q`` below ``sizes[q]``): ``(n_qis, units)``, inverse, counts.
 
     As ``np.unique(codes[order].T, axis=0, ...)`` (units in lexicographic order), through one
     int64 key per record when the codes fit one (mixed radix): no ``n × n_qis`` copies, which

@@ -65,7 +65,9 @@ def _unlink(c: int, index: Any) -> None:  # pragma: no cover
 
 
 @_inline
-def _link(c: int, index: Any, low: Any, high: Any, flat: Any, offsets: Any, strides: Any, two: bool) -> None:  # pragma: no cover
+def _link(
+    c: int, index: Any, low: Any, high: Any, flat: Any, offsets: Any, strides: Any, two: bool
+) -> None:  # pragma: no cover
     """Put cluster ``c`` into the bucket of its span of the first QI (and the second when ``two``).
 
     A bucket seen for the first time is listed among the buckets to visit, with its spans
@@ -318,7 +320,14 @@ def _pop(heap: Any) -> None:  # pragma: no cover
 
 @_njit
 def _merge_kernel(
-    codes: Any, counts: Any, flat: Any, offsets: Any, strides: Any, min_size: float, prio: Any, unit_key: Any,
+    codes: Any,
+    counts: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+    min_size: float,
+    prio: Any,
+    unit_key: Any,
     two: bool,
 ) -> Any:  # pragma: no cover - compiled; covered through merge_units where numba is installed
     n, n_qis = codes.shape
@@ -491,12 +500,9 @@ def _merge_kernel(
             if alive[c]:
                 _link(c, index, low, high, flat, offsets, strides, two)
         steps += 1
-        # a offered to every small cluster not pointing at a or b (those are re-priced below);
-        # a, if still small, priced against every cluster with the same joined costs.
-        # a offered to the small clusters (those pointing at a or b are re-priced below),
-        # bucket by bucket: a bucket whose smallest possible price with a,
-        # T0(span ∪ a) − T0(span), is above every price in it (``top``) is skipped whole.
-        b_head, b_next, b_keys, b_count, b_owns = index[0], index[1], index[4], index[6], index[8]
+        # a offered to the small clusters (those pointing at a or b are re-priced below), bucket
+        # by bucket: a bucket is skipped whole when a cannot beat any member's price (``top``).
+        b_head, b_next, b_keys, b_count = index[0], index[1], index[4], index[6]
         for i in range(b_count[0]):
             k = b_keys[i]
             x = b_head[k]
@@ -542,7 +548,9 @@ def _merge_kernel(
                 note = watch[2][note]
                 if seen[x] != steps and alive[x] and small[x] and (best[x] == a or best[x] == b):
                     seen[x] = steps
-                    _scan(x, a, state, index, top, cands, bounds, open_keys, flat, offsets, strides, min_size, prio, two)
+                    _scan(
+                        x, a, state, index, top, cands, bounds, open_keys, flat, offsets, strides, min_size, prio, two
+                    )
                     _queue(heap, x, price[x], prio[x])
                     _watch(watch, x, state)
     # Pieces of the live clusters, in list order: (unit, count, dense cluster id).
@@ -599,7 +607,7 @@ def merge_units(
         rest = [fits[0], *[q for q in rest if q != fits[0]]]
     qi_order = np.array([bucket_qi, *rest], dtype=np.int64)
     offsets, strides = offsets.ravel()[qi_order], strides.ravel()[qi_order]
-    tuples, inverse, counts = units(codes, strides, qi_order)
+    tuples, inverse, counts = units(codes, strides.tolist(), qi_order.tolist())
     n_units = counts.shape[0]
     unit_codes = np.ascontiguousarray(tuples.T.astype(np.int64))  # (units, QIs): one cache line per unit
     prio, unit_key = rng.random(n_units), rng.random(n_units)

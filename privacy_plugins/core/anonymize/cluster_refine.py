@@ -176,9 +176,9 @@ class _Moves:
         self.cost[clusters] = space.box_costs(low, high)
         self._savings(members, clusters)
         fresh = _span_rows(space, low, high)
-        for rows, columns in zip(self.span_rows, fresh, strict=True):
-            if rows is not None and columns is not None:
-                rows[:, clusters] = columns
+        for rows, kept in zip(self.span_rows, fresh, strict=True):
+            if rows is not None and kept is not None:
+                rows[:, clusters] = kept
         self.changed_at[clusters] = self.clock
 
     def _added(self, units: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
@@ -252,7 +252,9 @@ class _Moves:
         self.target[movable] = np.where(own, self.second[unit], self.first[unit])
         self.added[movable] = np.where(own, self.second_added[unit], self.first_added[unit])
 
-    def round(self, rng: np.random.Generator, *, min_size: int, limit: int, per_cluster: int, stats: RefineStats) -> int:
+    def round(
+        self, rng: np.random.Generator, *, min_size: int, limit: int, per_cluster: int, stats: RefineStats
+    ) -> int:
         """One round of moves (``group`` changed in place); the number of moves kept."""
         self.clock += 1
         group, size, saving = self.group, self.size, self.saving
@@ -403,9 +405,9 @@ def _dissolve_round(
             touched[changed] = True
         if changed:  # the span rows follow the boxes kept (or restored)
             fresh = _span_rows(space, low[:, changed], high[:, changed])
-            for rows, columns in zip(span_rows, fresh, strict=True):
-                if rows is not None and columns is not None:
-                    rows[:, changed] = columns
+            for rows, kept in zip(span_rows, fresh, strict=True):
+                if rows is not None and kept is not None:
+                    rows[:, changed] = kept
     if not plans:
         return group, n_groups, 0
     for _, members, targets in plans:

@@ -91,7 +91,6 @@ def test_without_numba_or_size_only_models_the_numpy_path_runs(monkeypatch: pyte
     assert _sets(_merge(space, 2, 0, by_size=True)) == {frozenset({0, 1, 2}), frozenset({3, 4})}
 
 
-
 @compiled
 @pytest.mark.parametrize("seed", [9, 39])
 def test_skewed_tables_with_seven_quasi_identifiers_keep_every_record(seed: int) -> None:

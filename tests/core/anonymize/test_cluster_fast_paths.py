@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import cluster_refine_kernel
-from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes, columns, units
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension
 from privacy_plugins.core.hierarchies import Hierarchy
@@ -102,3 +102,24 @@ def test_the_compiled_dissolution_walk_makes_the_numpy_walks_choices(
     assert out[True] == out[False]
     if records == _DISSOLVES:
         assert out[True][3] == 1  # the walk ran and dissolved {2, 20}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), st.integers(0, 9)), min_size=1, max_size=60),
+    st.permutations([0, 1, 2]),
+    st.booleans(),
+)
+def test_units_through_one_key_are_numpys_unique_rows(
+    rows: list[tuple[int, int, int]], order: list[int], huge: bool
+) -> None:
+    codes = np.array(rows, dtype=np.int64).T
+    sizes = [6, 3, 10] if not huge else [2**40, 2**40, 10]  # too big for one key: numpy's own path
+    tuples, inverse, counts = units(codes, [sizes[q] for q in order], order)
+    expected, expected_inverse, expected_counts = np.unique(
+        codes[order].T, axis=0, return_inverse=True, return_counts=True
+    )
+    assert np.array_equal(tuples, expected.T) and np.array_equal(inverse, np.ravel(expected_inverse))
+    assert np.array_equal(counts, expected_counts)
+    every = np.arange(codes.shape[1])
+    assert columns(codes, every) is codes and np.array_equal(columns(codes, every[::-1]), codes[:, ::-1])
