@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib.util
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -58,9 +58,10 @@ class CostSpace:
     """The coded quasi-identifiers and the NCP cost of any box over them."""
 
     def __init__(self, dimensions: Sequence[Dimension]) -> None:
-        self.dimensions = tuple(dimensions)
         n = int(dimensions[0].codes.shape[0]) if dimensions else 0
         self.codes = np.stack([d.codes for d in dimensions]) if dimensions else np.zeros((0, n), dtype=np.int64)
+        # The dimensions read their codes from the stacked array (one copy of the codes, not two).
+        self.dimensions = tuple(replace(d, codes=self.codes[q]) for q, d in enumerate(dimensions))
         self.tables: list[np.ndarray | None] = []
         self._all_codes = [np.arange(d.size, dtype=np.int64) for d in dimensions]
         for d in dimensions:

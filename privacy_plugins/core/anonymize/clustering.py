@@ -295,6 +295,9 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             "no clustering can satisfy it; relax the requirement"
         )
     space = CostSpace(dimensions)
+    # Published from the space's dimensions: their codes are rows of ``space.codes`` (one copy at 1M rows).
+    coded = [(d, labels) for d, (_, labels) in zip(space.dimensions, coded, strict=True)]
+    del dimensions
     rng = np.random.default_rng(request.seed)
     min_size = request.minimum_class_size
     diversity = [pd.factorize(frame[c], use_na_sentinel=False)[0].astype(np.int64) for c in request.model_columns]
