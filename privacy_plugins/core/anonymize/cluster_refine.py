@@ -473,6 +473,7 @@ def refine_clusters(
             tries = dissolve if dissolve is not None else max(64, _DISSOLVE_BUDGET // max(group.shape[0], 1))
             if tries <= 0:
                 break
+            del mover  # its prices die with the numbering; its tables would double the round's memory
             group, n_groups, dissolved = _dissolve_round(
                 records, group, n_groups, candidates=tries, stats=stats, compiled=compiled
             )
