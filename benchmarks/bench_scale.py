@@ -46,6 +46,21 @@ rows 1.60, 1.64 / 1.33, 1.38 (the optimal search 0.06: 27× → 22×; one cold r
 995,346 rows: 1,182 MB before, 1,277–1,293 MB after (numpy's traced peak at 301,620 rows: 207.6 →
 215.8 MB; the rest of the RSS rise is not attributed).
 
+Issue 28, third pass (branch twophase28, 2026-11-26 22:21 UTC, load 2.3–2.9; two-phase's phase-1 kernel
+without all-pairs re-pricing, refine prices kept per unit between rounds, compiled dissolution walk, one
+copy of the QI codes):
+
+    algorithm            rows     CPU s   NCP      peak MB  peak/read  (peak − before)/table  exponent
+    two-phase k=10       30,162    2.92   0.0416     273      1.06       4.3
+                        120,648    5.80   0.0177     308      1.19       3.4                 0.49
+                        301,620    8.68   0.0060     363      1.39       2.8                 0.44
+                        995,346   21.84   0.0013     577      2.12       2.6                 0.77  (30k→1M: 0.57)
+
+At 1M rows: CPU 96 → 22 s (goal ≤ 60 s: met), exponent 0.57 (goal ≤ 1.1: met), peak/read 2.91 → 2.12
+(goal ≤ 2: missed by ~6 %). ``tracemalloc`` at 1M rows: the clustering's own peak is ~+140 MB over what
+stays alive (refine), publishing the output table ~+230 MB (``mondrian.publish_groups``: one object
+column per QI, the per-QI costs, the published classes), so publishing now sets the peak.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_scale.py \\
           [--algorithms two-phase,bucket,personalized] [--copies 1,4,10,33] [--timeout 600]
 """
