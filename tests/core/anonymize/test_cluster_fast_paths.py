@@ -123,3 +123,36 @@ def test_units_through_one_key_are_numpys_unique_rows(
     assert np.array_equal(counts, expected_counts)
     every = np.arange(codes.shape[1])
     assert columns(codes, every) is codes and np.array_equal(columns(codes, every[::-1]), codes[:, ::-1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 12), st.sampled_from(COLOR.leaves.tolist())), min_size=2, max_size=50),
+    st.integers(1, 6),
+)
+def test_unit_prices_give_each_record_its_cheapest_other_cluster(records: list[tuple[int, str]], n_groups: int) -> None:
+    from privacy_plugins.core.anonymize.cluster_greedy import Clustering
+    from privacy_plugins.core.anonymize.cluster_refine import _Moves
+
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    n = len(df)
+    group = np.arange(n) % min(n_groups, n)
+    g = int(group.max()) + 1
+    records_ = Clustering(space, lambda r, grp, m: np.zeros(m, dtype=bool), np.arange(n), space.codes)
+    mover = _Moves(records_, group, g, units(space.codes, [d.size for d in space.dimensions])[1])
+    every = np.arange(n)
+    mover._prices(every)
+    low, high = boxes(space.codes, group, g)
+    size = np.bincount(group, minlength=g).astype(float)
+    cost = space.box_costs(low, high)
+    for r in every.tolist():  # the definition: argmin over the other clusters (first index among ties)
+        joined = space.box_costs(
+            np.minimum(low, space.codes[:, r : r + 1]), np.maximum(high, space.codes[:, r : r + 1])
+        )
+        added = (size + 1) * joined - size * cost
+        added[group[r]] = np.inf
+        if g > 1:
+            assert mover.target[r] == int(np.argmin(added)) and mover.added[r] == pytest.approx(added.min())
+        else:
+            assert mover.added[r] == np.inf
