@@ -419,6 +419,16 @@ def _merge_kernel(
                     live[m] = live[i]
                     m += 1
             n_live = m
+            m = 0  # drop empty buckets from the list (listed again when a cluster enters them)
+            for i in range(index[6][0]):
+                k = index[4][i]
+                if index[0][k] >= 0:
+                    index[4][m], index[8][m] = k, index[8][i]
+                    index[7][m, :] = index[7][i, :]
+                    m += 1
+                else:
+                    index[5][k] = False
+            index[6][0] = m
             top[:] = -np.inf  # tighten the buckets' price bounds
             for i in range(n_live):
                 x = live[i]
