@@ -66,7 +66,9 @@ same moves, tested); the dissolution walk is compiled (the same choices, tested)
    10   0.0455 / 1.03   0.0418 / 5.30 (4.9×)                          0.0416 / 2.57 (2.5×)
    20   0.0637 / 1.27   0.0616 / 6.50 (5.7×)                          0.0618 / 2.88 (2.3×)
 
-NCP goals met (≤ 1.02 × the pins, below ARX's); the CPU goal (≤ ARX's) is not: 2.3–2.5× ARX. Where the
+A second run at 22:29 (after dropping empty buckets from the kernel's list): ARX 0.89 / 0.90 / 0.86 s,
+two-phase 2.14 / 2.50 / 2.88 s (2.4 / 2.8 / 3.3×), same NCPs. NCP goals met (≤ 1.02 × the pins, below
+ARX's); the CPU goal (≤ ARX's) is not: 2.3–3.3× ARX (ARX's own CPU varies 0.86–1.27 s). Where the
 time goes now (k = 10, CPU s, one run): phase 1 ~1.5–1.8 (the merge kernel's ~10k steps: offering each
 merged cluster to the small ones and re-pricing those that pointed at it), splitting ~0.1–0.2, refine
 ~1.0 (move rounds ~0.6, dissolve rounds ~0.35), publishing and re-measuring ~0.05.
