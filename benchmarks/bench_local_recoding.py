@@ -54,6 +54,25 @@ blocks): 0.31 / 2.10 / 2.74 / 5.44 s CPU (30k → 965k rows: growth exponent 0.8
 / 0.0081 (×4 cut into four blocks of 30k instead: 0.75 s, NCP 0.0363: blocks cost NCP). Two-phase's profile at k = 10:
 the compiled merge kernel ~55 %, the refine rounds ~40 % (move pricing, dissolve rounds, ``_without``).
 
+Issue 28, third pass (branch twophase28, 2026-11-26 22:20, load 2.6–3): two-phase with no all-pairs
+re-pricing — phase 1's kernel buckets clusters by the spans of two QIs (visited cheapest bound first),
+takes the next small cluster from a heap with lazy invalidation, finds the clusters to re-price through
+per-partner notes and offers a merged cluster only to buckets where it can win; the refine rounds keep
+prices per unit (distinct QI codes) between rounds and re-price only the clusters a move changed (the
+same moves, tested); the dissolution walk is compiled (the same choices, tested). Same run, `--check`:
+
+    k   ARX local       two-phase before (6c0ed29, 21:24, load 0.6)   two-phase after
+    5   0.0307 / 0.88   0.0263 / 4.33 (4.8×)                          0.0263 / 2.23 (2.5×)
+   10   0.0455 / 1.03   0.0418 / 5.30 (4.9×)                          0.0416 / 2.57 (2.5×)
+   20   0.0637 / 1.27   0.0616 / 6.50 (5.7×)                          0.0618 / 2.88 (2.3×)
+
+A second run at 22:29 (after dropping empty buckets from the kernel's list): ARX 0.89 / 0.90 / 0.86 s,
+two-phase 2.14 / 2.50 / 2.88 s (2.4 / 2.8 / 3.3×), same NCPs. NCP goals met (≤ 1.02 × the pins, below
+ARX's); the CPU goal (≤ ARX's) is not: 2.3–3.3× ARX (ARX's own CPU varies 0.86–1.27 s). Where the
+time goes now (k = 10, CPU s, one run): phase 1 ~1.5–1.8 (the merge kernel's ~10k steps: offering each
+merged cluster to the small ones and re-pricing those that pointed at it), splitting ~0.1–0.2, refine
+~1.0 (move rounds ~0.6, dissolve rounds ~0.35), publishing and re-measuring ~0.05.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check]
 """

@@ -54,6 +54,21 @@ and bucket's kernel over units (2026-11-26 ~22:00 UTC, load average ~5.6): bucke
 CPU, NCP 0.0576; 995,346 rows 8.34 s, NCP 0.0598 (exponent 0.72); k-member k=10 995,346 rows 6.43 s,
 NCP 0.0077 (exponent 0.88 from 0.30 s at 30k).
 
+Issue 28, third pass (branch twophase28, 2026-11-26 22:21 UTC, load 2.3–2.9; two-phase's phase-1 kernel
+without all-pairs re-pricing, refine prices kept per unit between rounds, compiled dissolution walk, one
+copy of the QI codes):
+
+    algorithm            rows     CPU s   NCP      peak MB  peak/read  (peak − before)/table  exponent
+    two-phase k=10       30,162    2.92   0.0416     273      1.06       4.3
+                        120,648    5.80   0.0177     308      1.19       3.4                 0.49
+                        301,620    8.68   0.0060     363      1.39       2.8                 0.44
+                        995,346   21.84   0.0013     577      2.12       2.6                 0.77  (30k→1M: 0.57)
+
+At 1M rows: CPU 96 → 22 s (goal ≤ 60 s: met), exponent 0.57 (goal ≤ 1.1: met), peak/read 2.91 → 2.12
+(goal ≤ 2: missed by ~6 %). ``tracemalloc`` at 1M rows: the clustering's own peak is ~+140 MB over what
+stays alive (refine), publishing the output table ~+230 MB (``mondrian.publish_groups``: one object
+column per QI, the per-QI costs, the published classes), so publishing now sets the peak.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_scale.py \\
           [--algorithms two-phase,bucket,personalized] [--copies 1,4,10,33] [--timeout 600]
 """

@@ -26,14 +26,25 @@ References:
 from __future__ import annotations
 
 import importlib.util
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from privacy_plugins.core.anonymize.partition_split import Dimension
 
-__all__ = ["TABLE_LIMIT", "Clustering", "CostSpace", "GreedyStats", "boxes", "greedy_clusters", "size_summary"]
+__all__ = [
+    "TABLE_LIMIT",
+    "Clustering",
+    "CostSpace",
+    "GreedyStats",
+    "boxes",
+    "columns",
+    "greedy_clusters",
+    "size_summary",
+    "units",
+]
 
 #: Domains with at most this many codes get a precomputed table of all span costs.
 TABLE_LIMIT = 1024
@@ -49,9 +60,10 @@ class CostSpace:
     """The coded quasi-identifiers and the NCP cost of any box over them."""
 
     def __init__(self, dimensions: Sequence[Dimension]) -> None:
-        self.dimensions = tuple(dimensions)
         n = int(dimensions[0].codes.shape[0]) if dimensions else 0
         self.codes = np.stack([d.codes for d in dimensions]) if dimensions else np.zeros((0, n), dtype=np.int64)
+        # The dimensions read their codes from the stacked array (one copy of the codes, not two).
+        self.dimensions = tuple(replace(d, codes=self.codes[q]) for q, d in enumerate(dimensions))
         self.tables: list[np.ndarray | None] = []
         self._all_codes = [np.arange(d.size, dtype=np.int64) for d in dimensions]
         for d in dimensions:
@@ -409,6 +421,36 @@ def _greedy_units(
             reported = n - left_records
             progress(reported)
     return group, n_groups
+
+
+def columns(codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``codes[:, rows]``, without a copy when ``rows`` is every column in order (the whole table)."""
+    if rows.shape[0] == codes.shape[1] and (rows.shape[0] == 0 or (rows[0] == 0 and (np.diff(rows) == 1).all())):
+        return codes
+    return codes[:, rows]
+
+
+def units(
+    codes: np.ndarray, sizes: Sequence[int], order: Sequence[int] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct columns of ``codes[order]`` (QI ``q`` below ``sizes[q]``): ``(n_qis, units)``, inverse, counts.
+
+    As ``np.unique(codes[order].T, axis=0, ...)`` (units in lexicographic order), through one
+    int64 key per record when the codes fit one (mixed radix): no ``n × n_qis`` copies, which
+    matters for memory at a million rows. ``sizes`` are in ``order`` too.
+    """
+    rows = list(range(codes.shape[0])) if order is None else [int(q) for q in order]
+    n = codes.shape[1]
+    radix = [int(size) for size in sizes]
+    if not rows or n == 0 or math.prod(max(r, 1) for r in radix) >= 2**62:
+        tuples, inverse, counts = np.unique(codes[rows].T, axis=0, return_inverse=True, return_counts=True)
+        return np.ascontiguousarray(tuples.T), np.asarray(inverse).ravel(), counts
+    key = np.zeros(n, dtype=np.int64)
+    for q, r in zip(rows, radix, strict=True):
+        key *= r
+        key += codes[q]
+    _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    return np.ascontiguousarray(codes[:, first][rows]), np.asarray(inverse).ravel(), counts
 
 
 def size_summary(cluster: np.ndarray) -> dict[str, float]:

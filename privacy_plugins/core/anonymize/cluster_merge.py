@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, GreedyStats
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, GreedyStats, columns
 
 __all__ = ["merge_clusters"]
 
@@ -203,7 +203,7 @@ def merge_clusters(
         from privacy_plugins.core.anonymize import cluster_merge_kernel  # imports numba: only when it runs
 
         group, steps, n_clusters = cluster_merge_kernel.merge_units(
-            space.flat, space.offsets, space.strides, space.codes[:, rows], rng, min_size=min_size
+            space.flat, space.offsets, space.strides, columns(space.codes, rows), rng, min_size=min_size
         )
         stats.steps += steps
         stats.clusters += n_clusters

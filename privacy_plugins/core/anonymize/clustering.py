@@ -271,6 +271,9 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             "no clustering can satisfy it; relax the requirement"
         )
     space = CostSpace(dimensions)
+    # Published from the space's dimensions: their codes are rows of ``space.codes`` (one copy at 1M rows).
+    coded = [(d, labels) for d, (_, labels) in zip(space.dimensions, coded, strict=True)]
+    del dimensions
     rng = np.random.default_rng(request.seed)
     min_size = request.minimum_class_size
     # With suppression the growth seeks new values of what the models read, not of derived columns (history sets).

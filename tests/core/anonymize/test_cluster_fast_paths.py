@@ -1,0 +1,158 @@
+"""The local search's fast paths (prices kept between rounds, the compiled dissolution walk): same output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from privacy_plugins.core.anonymize import cluster_refine_kernel
+from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes, columns, units
+from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
+from privacy_plugins.core.anonymize.mondrian import _dimension
+from privacy_plugins.core.hierarchies import Hierarchy
+
+COLOR = Hierarchy.from_rows(
+    "color",
+    [["red", "warm", "*"], ["blue", "cold", "*"], ["orange", "warm", "*"], ["green", "cold", "*"]],
+)
+
+
+def _loss(space: CostSpace, group: np.ndarray) -> float:
+    low, high = boxes(space.codes, group, int(group.max()) + 1)
+    return float((space.box_costs(low, high) * np.bincount(group)).sum())
+
+
+#: A cluster that receives a record is every waiting record's target: their kept prices must go.
+_SHARED_TARGET = [(0, "red"), (0, "blue"), *[(0, "red")] * 3, (0, "blue"), *[(0, "red")] * 5, (0, "blue")]
+
+
+@settings(max_examples=40, deadline=None)
+@example([*_SHARED_TARGET, (0, "red"), (0, "red"), (0, "blue"), (0, "orange")], 2, 0, None, False)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.sampled_from(COLOR.leaves.tolist())), min_size=6, max_size=80),
+    st.integers(2, 4),
+    st.integers(0, 3),
+    st.sampled_from([None, 3]),
+    st.booleans(),
+)
+def test_kept_prices_make_the_moves_of_fresh_prices(
+    records: list[tuple[int, str]], k: int, seed: int, limit: int | None, odd_fails: bool
+) -> None:
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    n = len(df)
+    rows = np.arange(n)
+    # A valid start: records in random order dealt into clusters of k (the last takes the rest).
+    order = np.random.default_rng(seed).permutation(n)
+    start = np.empty(n, dtype=np.int64)
+    start[order] = np.minimum(np.arange(n) // k, n // k - 1)
+
+    def failing(rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        bad = np.bincount(group, minlength=n_groups) < k
+        if odd_fails:  # a model beyond size: clusters holding record 0 with an odd size fail (moves undone)
+            holding = np.zeros(n_groups, dtype=bool)
+            holding[group[rows == 0]] = True
+            bad |= holding & (np.bincount(group, minlength=n_groups) % 2 == 1)
+        return np.asarray(bad, dtype=bool)
+
+    if failing(rows, start, n // k).any():
+        return
+    out = {}
+    for reuse in (True, False):
+        stats = RefineStats()
+        group = refine_clusters(space, failing, rows, start, np.random.default_rng(seed), min_size=k, rounds=30,
+                                limit=limit, stats=stats, reuse=reuse)  # fmt: skip
+        out[reuse] = (group.tolist(), stats.rounds, stats.moves, stats.dissolved, stats.undone)
+    assert out[True] == out[False]
+    assert _loss(space, np.array(out[True][0])) <= _loss(space, start) + 1e-9
+
+
+#: k = 2 from [0,4] [18,22] [2,20]: dissolving [2,20] saves (as test_clustering's dissolution test).
+_DISSOLVES = [(0, "red"), (4, "red"), (18, "red"), (22, "red"), (2, "red"), (20, "red")]
+
+
+@pytest.mark.skipif(not cluster_refine_kernel.AVAILABLE, reason="numba is not installed (optional)")
+@settings(max_examples=30, deadline=None)
+@example(_DISSOLVES, 2, 0)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.sampled_from(COLOR.leaves.tolist())), min_size=6, max_size=80),
+    st.integers(2, 4),
+    st.integers(0, 3),
+)
+def test_the_compiled_dissolution_walk_makes_the_numpy_walks_choices(
+    records: list[tuple[int, str]], k: int, seed: int
+) -> None:
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    n = len(df)
+    start = np.minimum(np.arange(n) // k, n // k - 1)  # clusters of k records in input order: costly ones
+
+    def failing(rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        return np.asarray(np.bincount(group, minlength=n_groups) < k, dtype=bool)
+
+    out = {}
+    for compiled in (True, False):
+        stats = RefineStats()
+        group = refine_clusters(space, failing, np.arange(n), start, np.random.default_rng(seed), min_size=k,
+                                rounds=30, stats=stats, compile_walk=compiled)  # fmt: skip
+        out[compiled] = (group.tolist(), stats.rounds, stats.moves, stats.dissolved, stats.undone)
+    assert out[True] == out[False]
+    if records == _DISSOLVES:
+        assert out[True][3] == 1  # the walk ran and dissolved {2, 20}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), st.integers(0, 9)), min_size=1, max_size=60),
+    st.permutations([0, 1, 2]),
+    st.booleans(),
+)
+def test_units_through_one_key_are_numpys_unique_rows(
+    rows: list[tuple[int, int, int]], order: list[int], huge: bool
+) -> None:
+    codes = np.array(rows, dtype=np.int64).T
+    sizes = [6, 3, 10] if not huge else [2**40, 2**40, 10]  # too big for one key: numpy's own path
+    tuples, inverse, counts = units(codes, [sizes[q] for q in order], order)
+    expected, expected_inverse, expected_counts = np.unique(
+        codes[order].T, axis=0, return_inverse=True, return_counts=True
+    )
+    assert np.array_equal(tuples, expected.T) and np.array_equal(inverse, np.ravel(expected_inverse))
+    assert np.array_equal(counts, expected_counts)
+    every = np.arange(codes.shape[1])
+    assert columns(codes, every) is codes and np.array_equal(columns(codes, every[::-1]), codes[:, ::-1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 12), st.sampled_from(COLOR.leaves.tolist())), min_size=2, max_size=50),
+    st.integers(1, 6),
+)
+def test_unit_prices_give_each_record_its_cheapest_other_cluster(records: list[tuple[int, str]], n_groups: int) -> None:
+    from privacy_plugins.core.anonymize.cluster_greedy import Clustering
+    from privacy_plugins.core.anonymize.cluster_refine import _Moves
+
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    n = len(df)
+    group = np.arange(n) % min(n_groups, n)
+    g = int(group.max()) + 1
+    records_ = Clustering(space, lambda r, grp, m: np.zeros(m, dtype=bool), np.arange(n), space.codes)
+    mover = _Moves(records_, group, g, units(space.codes, [d.size for d in space.dimensions])[1])
+    every = np.arange(n)
+    mover._prices(every)
+    low, high = boxes(space.codes, group, g)
+    size = np.bincount(group, minlength=g).astype(float)
+    cost = space.box_costs(low, high)
+    for r in every.tolist():  # the definition: argmin over the other clusters (first index among ties)
+        joined = space.box_costs(
+            np.minimum(low, space.codes[:, r : r + 1]), np.maximum(high, space.codes[:, r : r + 1])
+        )
+        added = (size + 1) * joined - size * cost
+        added[group[r]] = np.inf
+        if g > 1:
+            assert mover.target[r] == int(np.argmin(added)) and mover.added[r] == pytest.approx(added.min())
+        else:
+            assert mover.added[r] == np.inf
