@@ -352,7 +352,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             local = frame.iloc[pool].reset_index(drop=True)
             local_strict = _Checker(request, local)
             local_space = CostSpace([Dimension(codes=d.codes[pool], size=d.size, values=d.values, hierarchy=d.hierarchy,
-                                               nodes=d.nodes) for d in dimensions])  # fmt: skip
+                                               nodes=d.nodes) for d in space.dimensions])  # fmt: skip
             rows = np.arange(pool.shape[0], dtype=np.int64)
             part = greedy_clusters(local_space, _Checker(request, local, checker.models), rows, rng, min_size=min_size,
                                    relax=False, diversity=[c[pool] for c in diversity],
