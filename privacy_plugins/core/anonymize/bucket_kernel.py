@@ -103,6 +103,45 @@ def _row(lo: int, hi: int, base: int, stride: int, flat: Any, row: Any) -> None:
 
 
 @_njit
+def _widen(codes: Any, r: int, low: Any, high: Any, changed: Any) -> None:  # pragma: no cover
+    """The cluster's span per QI grown by column ``r`` of ``codes``; ``changed[q]``: whether QI q's grew."""
+    for q in range(low.shape[0]):
+        c = codes[q, r]
+        changed[q] = c < low[q] or c > high[q]
+        low[q] = min(low[q], c)
+        high[q] = max(high[q], c)
+
+
+@_njit
+def _reprice(
+    first: bool,
+    changed: Any,
+    low: Any,
+    high: Any,
+    offsets: Any,
+    strides: Any,
+    flat: Any,
+    row: Any,
+    pcodes: Any,
+    n_pool: int,
+    total: Any,
+    terms: Any,
+) -> None:  # pragma: no cover
+    """Each pool entry's price of joining the cluster, D(c ∪ r) = Σ_q term_q(r), for the QIs whose span grew."""
+    for q in range(low.shape[0]):
+        if not (first or changed[q]):
+            continue
+        _row(low[q], high[q], offsets[q], strides[q], flat, row)
+        for i in range(n_pool):
+            fresh = row[pcodes[q, i]]
+            if first:
+                total[i] = fresh if q == 0 else total[i] + fresh
+            else:
+                total[i] += fresh - terms[q, i]
+            terms[q, i] = fresh
+
+
+@_njit
 def _cluster_block(
     codes: Any,
     values: Any,
@@ -170,25 +209,11 @@ def _cluster_block(
             counts[v] -= 1
             _remove(at, n_pool, pool, total, terms, pcodes, pvals, pkeys)
             n_pool -= 1
-            for q in range(n_qis):
-                c = codes[q, r]
-                changed[q] = c < low[q] or c > high[q]
-                low[q] = min(low[q], c)
-                high[q] = max(high[q], c)
+            _widen(codes, r, low, high, changed)
             if taken == size:
                 break
             # D(c ∪ r) = Σ_q term_q(r): only the QIs whose span just grew are recomputed.
-            for q in range(n_qis):
-                if not (first or changed[q]):
-                    continue
-                _row(low[q], high[q], offsets[q], strides[q], flat, row)
-                for i in range(n_pool):
-                    fresh = row[pcodes[q, i]]
-                    if first:
-                        total[i] = fresh if q == 0 else total[i] + fresh
-                    else:
-                        total[i] += fresh - terms[q, i]
-                    terms[q, i] = fresh
+            _reprice(first, changed, low, high, offsets, strides, flat, row, pcodes, n_pool, total, terms)
             first = False
             _loyal(in_cluster, counts, size - taken, n_pool, l, cap, tol, loyal)
             at = _choose(total, n_pool, loyal, pvals, pkeys, False)
@@ -359,24 +384,10 @@ def _cluster_units(
                     terms[q, at] = terms[q, e]
                     pcodes[q, at] = pcodes[q, e]
                 n_pool -= 1
-            for q in range(n_qis):
-                c = ucodes[q, u]
-                changed[q] = c < low[q] or c > high[q]
-                low[q] = min(low[q], c)
-                high[q] = max(high[q], c)
+            _widen(ucodes, u, low, high, changed)
             if taken == size:
                 break
-            for q in range(n_qis):
-                if not (first or changed[q]):
-                    continue
-                _row(low[q], high[q], offsets[q], strides[q], flat, row)
-                for i in range(n_pool):
-                    fresh = row[pcodes[q, i]]
-                    if first:
-                        total[i] = fresh if q == 0 else total[i] + fresh
-                    else:
-                        total[i] += fresh - terms[q, i]
-                    terms[q, i] = fresh
+            _reprice(first, changed, low, high, offsets, strides, flat, row, pcodes, n_pool, total, terms)
             first = False
             _loyal(in_cluster, counts, size - taken, n_records, l, cap, tol, loyal)
             at, j = _choose_units(total, n_pool, _mask(loyal), pmask, pool, head, stop, rec_values, rec_keys, alive,

@@ -424,20 +424,25 @@ def account_for_columns(
     )
 
 
-def _request(
+def anonymization_request(
     table: object,
     *,
     quasi_identifiers: Sequence[Hashable],
     models: Sequence[PrivacyModel],
-    suppression_limit: float,
-    hierarchies: Mapping[Hashable, Hierarchy] | None,
-    sensitive_attributes: Sequence[Hashable] | None,
-    identifiers: Sequence[Hashable],
-    seed: int,
-    progress: Callable[[int, int], None] | None,
+    suppression_limit: float = 0.0,
+    hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+    sensitive_attributes: Sequence[Hashable] | None = None,
+    identifiers: Sequence[Hashable] = (),
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
     insensitive: Sequence[Hashable] | None = None,
     unlisted_columns: str = "refuse",
 ) -> AnonymizationRequest:
+    """The validated request :func:`anonymize` builds (its keywords but ``algorithm`` and the options).
+
+    Also for callers that run an anonymizer another way, e.g. block by block on an engine
+    (:mod:`~privacy_plugins.engines.blocks_in_engine`), so they validate exactly as :func:`anonymize`.
+    """
     if not models:
         raise ConfigurationError("models must name at least one privacy model (e.g. KAnonymity(5))")
     for model in models:
@@ -475,40 +480,6 @@ def _request(
         max_suppressed=suppression_budget(limit, len(frame)),
         seed=check_integer(seed, name="seed", minimum=0),
         progress=progress,
-    )
-
-
-def anonymization_request(
-    table: object,
-    *,
-    quasi_identifiers: Sequence[Hashable],
-    models: Sequence[PrivacyModel],
-    suppression_limit: float = 0.0,
-    hierarchies: Mapping[Hashable, Hierarchy] | None = None,
-    sensitive_attributes: Sequence[Hashable] | None = None,
-    identifiers: Sequence[Hashable] = (),
-    seed: int = 0,
-    progress: Callable[[int, int], None] | None = None,
-    insensitive: Sequence[Hashable] | None = None,
-    unlisted_columns: str = "refuse",
-) -> AnonymizationRequest:
-    """The validated request :func:`anonymize` builds (its keywords but ``algorithm`` and the options).
-
-    For callers that run an anonymizer another way, e.g. block by block on an engine
-    (:mod:`~privacy_plugins.engines.blocks_in_engine`), so they validate exactly as :func:`anonymize`.
-    """
-    return _request(
-        table,
-        quasi_identifiers=quasi_identifiers,
-        models=models,
-        suppression_limit=suppression_limit,
-        hierarchies=hierarchies,
-        sensitive_attributes=sensitive_attributes,
-        identifiers=identifiers,
-        seed=seed,
-        progress=progress,
-        insensitive=insensitive,
-        unlisted_columns=unlisted_columns,
     )
 
 
@@ -560,7 +531,7 @@ def anonymize(
     """
     started = time.perf_counter()
     anonymizer = get_anonymizer(algorithm)
-    request = _request(
+    request = anonymization_request(
         table,
         quasi_identifiers=quasi_identifiers,
         models=models,

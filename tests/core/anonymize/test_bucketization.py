@@ -232,7 +232,7 @@ def test_anatomy_pairs_are_l_diverse_when_re_measured(case: tuple[pd.DataFrame, 
 def test_verify_rejects_a_pair_that_does_not_join() -> None:
     table = pd.DataFrame({"age": [20, 30, 40, 50], "s": list("abab")})
     result = anonymize(table, algorithm="anatomy", quasi_identifiers=["age"], models=[FrequencyLDiversity("s", 2)])
-    from privacy_plugins.core.anonymize.registry import _request
+    from privacy_plugins.core.anonymize.registry import anonymization_request as _request
 
     request = _request(table, quasi_identifiers=["age"], models=[FrequencyLDiversity("s", 2)], suppression_limit=0.0,
                        hierarchies=None, sensitive_attributes=None, identifiers=(), seed=0, progress=None)  # fmt: skip

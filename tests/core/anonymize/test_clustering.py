@@ -14,7 +14,7 @@ from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
 from privacy_plugins.core.anonymize.clustering import ClusterDetails, _Checker, _split_b, anonymize_clustering
 from privacy_plugins.core.anonymize.mondrian import _dimension
-from privacy_plugins.core.anonymize.registry import _request
+from privacy_plugins.core.anonymize.registry import anonymization_request as _request
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.models import DistinctLDiversity, EntropyLDiversity, KAnonymity, PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
