@@ -22,7 +22,8 @@ from privacy_plugins.core.anonymize import (
     tags_of,
     verify,
 )
-from privacy_plugins.core.anonymize.registry import _REGISTRY, _request
+from privacy_plugins.core.anonymize.registry import _REGISTRY
+from privacy_plugins.core.anonymize.registry import anonymization_request as _request
 from privacy_plugins.core.diagnosis import find_borders
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.metrics import distinct_l_per_class
