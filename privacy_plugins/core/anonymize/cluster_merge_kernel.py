@@ -33,7 +33,15 @@ rows now grows with exponent ~0.6):
 * a merged cluster ``a`` is offered only to buckets where it can beat some member:
   ``|x| · (D(x ∪ a) − D(x)) < price(x)`` needs ``D(x ∪ a) < price / |x| + D(x)``, and
   ``D(x ∪ a)`` is at least the bucket spans joined with ``a``'s plus ``a``'s cost on the
-  other QIs (``top`` keeps the largest ``price / |x| + D(x)`` per bucket).
+  other QIs, ``D(x ∪ a) − D(x)`` at least the bucket spans' increase (``top`` keeps the
+  largest ``price / |x| + D(x)`` and ``price / |x|`` per listed bucket, in list order);
+* a bucket's members share its spans, so a member (offered ``a``, or a candidate of a
+  re-pricing) is priced only when ``joined + max(D(x) − own_x, D(p) − own_p)``, the bucket
+  QIs' joined cost plus either one's cost on the other QIs, can still win; its sum then
+  starts from ``joined`` (Adult k = 10: 32M → 3M offers priced, the same steps).
+
+``merge_units(prune=False)`` skips none of these (every bucket, member and candidate priced):
+the reference the pruned run is tested equal to.
 """
 
 from __future__ import annotations
@@ -49,6 +57,9 @@ from privacy_plugins.core.compiled import njit as _njit
 __all__ = ["AVAILABLE", "merge_units"]
 
 _EPS = 1e-12
+#: How far a lower bound may exceed the best price and still be priced: bounds are sums in another
+#: order than the prices (rounding), so a tie must not be skipped on them.
+_SLACK = 1e-9
 #: Neighbouring ids priced first by a full re-pricing (a tight bound early).
 _WINDOW = 4
 #: Most buckets (span pairs of the bucket QIs): two QIs key the buckets when their spans fit.
@@ -87,8 +98,8 @@ def _link(
 ) -> None:  # pragma: no cover
     """Put cluster ``c`` into the bucket of its span of the first QI (and the second when ``two``).
 
-    A bucket seen for the first time is listed among the buckets to visit, with its spans
-    and their cost (so visiting it needs no decoding).
+    A bucket seen for the first time is listed among the buckets to visit (``listed[k]``: its
+    slot), with its spans and their cost (so visiting it needs no decoding).
     """
     head, nxt, prv, key, keys, listed, n_keys, spans, owns = index
     k = low[c, 0] * strides[0] + high[c, 0]
@@ -98,9 +109,9 @@ def _link(
     if head[k] >= 0:
         prv[head[k]] = c
     head[k] = c
-    if not listed[k]:
-        listed[k] = True
+    if listed[k] < 0:
         i = n_keys[0]
+        listed[k] = i
         keys[i] = k
         own = 0.0
         for q in range(2 if two else 1):
@@ -138,11 +149,19 @@ def _best_of(
     strides: Any,
     min_size: float,
     prio: Any,
+    start: int,
+    joined: float,
+    x_own: float,
+    p_own: float,
+    slack: float,
 ) -> tuple[int, float, bool]:  # pragma: no cover
     """The best completion of small ``x`` among ``cands[:m]`` and the best so far.
 
-    A candidate's QIs are summed only while its partial price can still win (costs are
-    non-negative); ties go to the lower priority.
+    The candidates share their spans of the QIs before ``start`` (a bucket's; ``start = 0``:
+    none), whose cost joined with ``x``'s is ``joined`` and alone ``x_own`` for ``x``, ``p_own``
+    for a candidate: ``D(x ∪ p) ≥ joined + max(D(x) − x_own, D(p) − p_own)`` skips most
+    candidates unpriced. A candidate's other QIs are summed only while its partial price can
+    still win (costs are non-negative); ties go to the lower priority.
     """
     low, high, size, cost, alive, small = state[0], state[1], state[2], state[3], state[4], state[5]
     n_qis = low.shape[1]
@@ -156,10 +175,10 @@ def _best_of(
         base = -size[x] * cost[x] - taken * cost[p]
         weight = size[x] + taken
         bound = found_price + _EPS
-        if weight * max(cost[x], cost[p]) + base > bound:  # D(x ∪ p) >= max(D(x), D(p))
+        if weight * (joined + max(cost[x] - x_own, cost[p] - p_own)) + base > bound + slack:
             continue
-        union = 0.0
-        for q in range(n_qis):
+        union = joined  # summed in QI order, as a sum from the first QI
+        for q in range(start, n_qis):
             lo = low[x, q] if low[x, q] < low[p, q] else low[p, q]
             hi = high[x, q] if high[x, q] > high[p, q] else high[p, q]
             union += flat[offsets[q] + lo * strides[q] + hi]
@@ -182,6 +201,7 @@ def _scan(
     top: Any,
     cands: Any,
     bounds: Any,
+    joins: Any,
     open_keys: Any,
     flat: Any,
     offsets: Any,
@@ -189,6 +209,7 @@ def _scan(
     min_size: float,
     prio: Any,
     two: bool,
+    slack: float,
 ) -> None:  # pragma: no cover
     """Best completion of small cluster ``x`` over the live clusters.
 
@@ -209,40 +230,45 @@ def _scan(
             cands[m] = p
             m += 1
     found, found_price, found_lend = _best_of(
-        x, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio
+        x, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0, 0.0, slack
     )
     head, nxt, key, keys, n_keys, spans, owns = index[0], index[1], index[3], index[4], index[6], index[7], index[8]
     # Each bucket's lower bound; buckets are then visited cheapest first, each priced at once,
     # so the best price so far tightens early and most buckets are skipped whole.
     n_open = 0
     for i in range(n_keys[0]):
-        k = keys[i]
-        if head[k] < 0:
-            continue
         joined, own = _bucket_join(i, spans, low, high, x, flat, offsets, strides, two)
         # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), taken ≥ 1, bounded on the bucket QIs.
         bound = size[x] * (joined - own) + (joined - owns[i])
-        if bound > found_price + _EPS:
+        if bound > found_price + slack or head[keys[i]] < 0:  # the dense bound first: few bucket heads read
             continue
-        bounds[n_open], open_keys[n_open] = bound, k
+        bounds[n_open], joins[n_open], open_keys[n_open] = bound, joined, i
         n_open += 1
+    x_own = 0.0
+    for q in range(2 if two else 1):
+        x_own += flat[offsets[q] + low[x, q] * strides[q] + high[x, q]]
     order = np.argsort(bounds[:n_open])
     for i in range(n_open):
         j = order[i]
-        if bounds[j] > found_price + _EPS:
+        if bounds[j] > found_price + slack:
             break  # sorted: every later bucket is above the best too
         m = 0
-        p = head[open_keys[j]]
+        listed = open_keys[j]
+        p = head[keys[listed]]
         while p >= 0:
             cands[m] = p
             m += 1
             p = nxt[p]
         found, found_price, found_lend = _best_of(
-            x, cands, m, found, found_price, found_lend, state, flat, offsets, strides, min_size, prio
-        )
+            x, cands, m, found, found_price, found_lend, state, flat, offsets, strides, min_size, prio,
+            2 if two else 1, joins[j], x_own, owns[listed], slack,
+        )  # fmt: skip
     best[x], price[x], lend[x] = found, found_price, found_lend
-    # Per bucket, at least every small member's price / size + D: what an offer must beat (see the merge loop).
-    top[key[x]] = max(top[key[x]], found_price / size[x] + state[3][x])
+    # Per listed bucket, at least every small member's price / size + D and price / size: what an offer
+    # must beat (see the merge loop).
+    slot = index[5][key[x]]
+    top[0, slot] = max(top[0, slot], found_price / size[x] + state[3][x])
+    top[1, slot] = max(top[1, slot], found_price / size[x])
 
 
 @_njit
@@ -346,6 +372,7 @@ def _merge_kernel(
     prio: Any,
     unit_key: Any,
     two: bool,
+    slack: float,
 ) -> Any:  # pragma: no cover - compiled; covered through merge_units where numba is installed
     n, n_qis = codes.shape
     low, high = codes.copy(), codes.copy()
@@ -379,20 +406,39 @@ def _merge_kernel(
         np.full(n, -1, dtype=np.int64),
         np.full(n, -1, dtype=np.int64),
         np.empty(listable, dtype=np.int64),
-        np.zeros(n_spans, dtype=np.bool_),
+        np.full(n_spans, -1, dtype=np.int64),  # per bucket its slot in the list (-1: not listed)
         np.zeros(1, dtype=np.int64),
         np.empty((listable, 4), dtype=np.int64),  # per listed bucket: its spans of the bucket QIs
         np.empty(listable),  # and their cost
     )
     cands = np.empty(n + 2 * _WINDOW + 2, dtype=np.int64)
     bounds = np.empty(listable)  # scratch of :func:`_scan`: per open bucket its bound and key
+    joins = np.empty(listable)  # and the cost of its spans joined with the scanned cluster's
     open_keys = np.empty(listable, dtype=np.int64)
-    top = np.full(n_spans, -np.inf)  # per bucket, at least price / size + D of every small member
+    # Per listed bucket, at least price / size + D (row 0) and price / size (row 1) of every small member.
+    top = np.full((2, listable), -np.inf)
     for c in range(n):
         _link(c, index, low, high, flat, offsets, strides, two)
     for x in range(n):
         if small[x]:
-            _scan(x, -1, state, index, top, cands, bounds, open_keys, flat, offsets, strides, min_size, prio, two)
+            _scan(
+                x,
+                -1,
+                state,
+                index,
+                top,
+                cands,
+                bounds,
+                joins,
+                open_keys,
+                flat,
+                offsets,
+                strides,
+                min_size,
+                prio,
+                two,
+                slack,
+            )
     # The small clusters by price (ties: lower priority), a binary heap with stale entries
     # skipped when they come up: an entry is current while its version is the cluster's.
     heap = (
@@ -423,17 +469,19 @@ def _merge_kernel(
             for i in range(index[6][0]):
                 k = index[4][i]
                 if index[0][k] >= 0:
-                    index[4][m], index[8][m] = k, index[8][i]
+                    index[4][m], index[8][m], index[5][k] = k, index[8][i], m
                     index[7][m, :] = index[7][i, :]
                     m += 1
                 else:
-                    index[5][k] = False
+                    index[5][k] = -1
             index[6][0] = m
-            top[:] = -np.inf  # tighten the buckets' price bounds
+            top[:, :] = -np.inf  # tighten the buckets' price bounds
             for i in range(n_live):
                 x = live[i]
                 if small[x]:
-                    top[index[3][x]] = max(top[index[3][x]], price[x] / size[x] + cost[x])
+                    slot = index[5][index[3][x]]
+                    top[0, slot] = max(top[0, slot], price[x] / size[x] + cost[x])
+                    top[1, slot] = max(top[1, slot], price[x] / size[x])
         a = -1
         while heap[4][0] > 0:
             x = heap[2][0]
@@ -529,17 +577,16 @@ def _merge_kernel(
         steps += 1
         # a offered to the small clusters (those pointing at a or b are re-priced below), bucket
         # by bucket: a bucket is skipped whole when a cannot beat any member's price (``top``).
-        b_head, b_next, b_keys, b_count = index[0], index[1], index[4], index[6]
+        b_head, b_next, b_keys, b_count, b_owns = index[0], index[1], index[4], index[6], index[8]
+        start = 2 if two else 1
         for i in range(b_count[0]):
-            k = b_keys[i]
-            x = b_head[k]
-            if x < 0:
-                continue
             # a can beat x's price only if |x| · (D(x ∪ a) − D(x)) < price(x), i.e. D(x ∪ a) < price / |x| + D(x);
-            # D(x ∪ a) ≥ the bucket QIs' joined cost + a's cost on the other QIs.
+            # D(x ∪ a) ≥ the bucket QIs' joined cost + a's cost on the other QIs, and D(x ∪ a) − D(x) ≥ the
+            # bucket QIs' joined cost − their cost alone (x's spans there are the bucket's).
             joined, own = _bucket_join(i, index[7], low, high, a, flat, offsets, strides, two)
-            if joined + cost[a] - own > top[k] + _EPS:
+            if joined + cost[a] - own > top[0, i] + slack or joined - b_owns[i] > top[1, i] + slack:
                 continue
+            x = b_head[b_keys[i]]
             while x >= 0:
                 if small[x] and x != a and best[x] != a and best[x] != b:
                     need = min_size - size[x]
@@ -547,9 +594,10 @@ def _merge_kernel(
                     taken = need if lends else size[a]
                     weight, base = size[x] + taken, -size[x] * cost[x] - taken * cost[a]
                     bound = price[x] - _EPS
-                    if weight * max(cost[x], cost[a]) + base < bound:
-                        union = 0.0
-                        for q in range(n_qis):
+                    # On the bucket QIs x's spans are the bucket's: D(x ∪ a) ≥ joined + either one's other QIs.
+                    if weight * (joined + max(cost[x] - b_owns[i], cost[a] - own)) + base < bound + slack:
+                        union = joined  # summed in QI order, as a sum from the first QI
+                        for q in range(start, n_qis):
                             lo = low[x, q] if low[x, q] < low[a, q] else low[a, q]
                             hi = high[x, q] if high[x, q] > high[a, q] else high[a, q]
                             union += flat[offsets[q] + lo * strides[q] + hi]
@@ -561,7 +609,24 @@ def _merge_kernel(
                             _watch(watch, x, state)
                 x = b_next[x]
         if small[a]:
-            _scan(a, -1, state, index, top, cands, bounds, open_keys, flat, offsets, strides, min_size, prio, two)
+            _scan(
+                a,
+                -1,
+                state,
+                index,
+                top,
+                cands,
+                bounds,
+                joins,
+                open_keys,
+                flat,
+                offsets,
+                strides,
+                min_size,
+                prio,
+                two,
+                slack,
+            )
             _queue(heap, a, price[a], prio[a])
             _watch(watch, a, state)
         # The small clusters that pointed at a or b: re-priced. Both lists are taken off first:
@@ -576,7 +641,22 @@ def _merge_kernel(
                 if seen[x] != steps and alive[x] and small[x] and (best[x] == a or best[x] == b):
                     seen[x] = steps
                     _scan(
-                        x, a, state, index, top, cands, bounds, open_keys, flat, offsets, strides, min_size, prio, two
+                        x,
+                        a,
+                        state,
+                        index,
+                        top,
+                        cands,
+                        bounds,
+                        joins,
+                        open_keys,
+                        flat,
+                        offsets,
+                        strides,
+                        min_size,
+                        prio,
+                        two,
+                        slack,
                     )
                     _queue(heap, x, price[x], prio[x])
                     _watch(watch, x, state)
@@ -605,13 +685,15 @@ def merge_units(
     rng: np.random.Generator,
     *,
     min_size: int,
+    prune: bool = True,
 ) -> tuple[np.ndarray, int, int]:
     """Phase 1 over records with QI ``codes`` (``(n_qis, n)``), valid iff ``min_size`` records.
 
     Returns a group per record (dense ids), the steps taken and the number of clusters.
 
     ``flat``, ``offsets``, ``strides``: :attr:`CostSpace.flat` and its index arrays. The
-    records of a unit go to its pieces in a seeded random order.
+    records of a unit go to its pieces in a seeded random order. ``prune=False`` prices every
+    bucket and candidate whatever its lower bound (the reference the pruned run is tested against).
     """
     n = codes.shape[1]
     # QIs that separate records most first (the expected span cost of two random records):
@@ -640,7 +722,7 @@ def merge_units(
     prio, unit_key = rng.random(n_units), rng.random(n_units)
     unit, count, cluster, steps, n_clusters = _merge_kernel(
         unit_codes, counts.astype(np.int64), flat, offsets.ravel().astype(np.int64),
-        strides.ravel().astype(np.int64), float(min_size), prio, unit_key, two,
+        strides.ravel().astype(np.int64), float(min_size), prio, unit_key, two, _SLACK if prune else np.inf,
     )  # fmt: skip
     # Each unit's records in a seeded random order, dealt to its pieces in piece order.
     shuffled = rng.permutation(n)

@@ -106,3 +106,25 @@ def test_skewed_tables_with_seven_quasi_identifiers_keep_every_record(seed: int)
     groups = _merge(space, 5, seed, by_size=True)
     sizes = np.bincount(groups)
     assert groups.shape == (n,) and (sizes >= 5).all() and sizes.sum() == n
+
+
+@compiled
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 6), st.integers(40, 300))
+def test_the_price_bounds_skip_only_what_could_not_win(seed: int, k: int, n: int) -> None:
+    # Issue 28: buckets, offers and candidates are skipped on lower bounds of their prices; pricing
+    # every bucket and every candidate instead (``prune=False``) must take the very same steps.
+    rng = np.random.default_rng(seed)
+    columns = [rng.choice(card, n, p=(w := rng.zipf(1.6, card).astype(float)) / w.sum()) for card in (30, 9, 5, 4)]
+    colors = rng.choice(COLOR.leaves, n)
+    space = CostSpace(
+        [_dimension(pd.Series(column), None)[0] for column in columns] + [_dimension(pd.Series(colors), COLOR)[0]]
+    )
+    assert space.flat is not None
+    runs = [
+        cluster_merge_kernel.merge_units(
+            space.flat, space.offsets, space.strides, space.codes, np.random.default_rng(seed), min_size=k, prune=prune
+        )
+        for prune in (True, False)
+    ]
+    assert np.array_equal(runs[0][0], runs[1][0]) and runs[0][1:] == runs[1][1:]
