@@ -82,6 +82,31 @@ def _without(code: np.ndarray, group: np.ndarray, low: np.ndarray, high: np.ndar
     return new_low, new_high
 
 
+def _leaders(items: np.ndarray, saving: np.ndarray, group: np.ndarray, n_groups: int, per_group: int) -> np.ndarray:
+    """``items`` by saving, largest first (ties: in the given order), at most ``per_group`` per group.
+
+    What a stable sort by ``-saving`` and then ranking within each group selects, without
+    sorting every item: each group's leaders are found by grouped maxima (one pass per leader),
+    and only they are sorted (Adult k = 20: ~20k movable records, ~3k leaders per round).
+    """
+    position = np.arange(items.shape[0], dtype=np.int64)
+    left = np.ones(items.shape[0], dtype=bool)
+    chosen: list[np.ndarray] = []
+    for _ in range(per_group):
+        top = np.full(n_groups, -np.inf)
+        np.maximum.at(top, group[left], saving[left])
+        at_top = np.flatnonzero(left & (saving == top[group]))
+        first = np.full(n_groups, items.shape[0], dtype=np.int64)
+        np.minimum.at(first, group[at_top], position[at_top])
+        lead = first[first < items.shape[0]]
+        if lead.shape[0] == 0:
+            break
+        chosen.append(lead)
+        left[lead] = False
+    picked = np.sort(np.concatenate(chosen)) if chosen else position[:0]
+    return items[picked[np.argsort(-saving[picked], kind="stable")]]
+
+
 def _span_rows(space: CostSpace, low: np.ndarray, high: np.ndarray) -> list[np.ndarray | None]:
     """Per QI with a span table, ``rows[q][v, c]`` = cost of cluster ``c``'s span of QI ``q`` joined with code ``v``.
 
@@ -266,16 +291,11 @@ class _Moves:
         movable = np.flatnonzero(size[group] > min_size)
         if movable.shape[0] == 0:
             return 0
-        # Largest savings first; a random order among equal savings (seeded).
+        # Largest savings first; a random order among equal savings (seeded). At most ``per_cluster``
+        # candidates per cluster (its largest savings): a cluster takes part in one move per round,
+        # so more would only crowd the others out.
         movable = movable[rng.permutation(movable.shape[0])]
-        movable = movable[np.argsort(-saving[movable], kind="stable")]
-        # At most ``per_cluster`` candidates per cluster (its largest savings): a cluster takes
-        # part in one move per round, so more would only crowd the others out.
-        by_group = np.argsort(group[movable], kind="stable")
-        starts = np.searchsorted(group[movable][by_group], group[movable][by_group], side="left")
-        rank = np.empty(movable.shape[0], dtype=np.int64)
-        rank[by_group] = np.arange(movable.shape[0]) - starts
-        movable = movable[rank < per_cluster][:limit]
+        movable = _leaders(movable, saving[movable], group[movable], self.n_groups, per_cluster)[:limit]
         self._prices(movable)
         target, gain = self.target[movable], saving[movable] - self.added[movable]
         touched = np.zeros(self.n_groups, dtype=bool)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import cluster_refine_kernel
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes, columns, units
-from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
+from privacy_plugins.core.anonymize.cluster_refine import RefineStats, _leaders, refine_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension
 from privacy_plugins.core.hierarchies import Hierarchy
 
@@ -156,3 +156,23 @@ def test_unit_prices_give_each_record_its_cheapest_other_cluster(records: list[t
             assert mover.target[r] == int(np.argmin(added)) and mover.added[r] == pytest.approx(added.min())
         else:
             assert mover.added[r] == np.inf
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.5])), max_size=60),
+    st.integers(1, 3),
+)
+def test_round_leaders_are_the_stable_sorts_choice(items: list[tuple[int, float]], per_group: int) -> None:
+    # Issue 28: a round's candidates (largest savings first, at most ``per_group`` per cluster,
+    # ties in the given order) without sorting every record; the two stable sorts chose them before.
+    group = np.array([g for g, _ in items], dtype=np.int64)
+    saving = np.array([s for _, s in items])
+    ids = np.arange(group.shape[0], dtype=np.int64) * 7 + 3
+    order = np.argsort(-saving, kind="stable")
+    by_group = np.argsort(group[order], kind="stable")
+    starts = np.searchsorted(group[order][by_group], group[order][by_group], side="left")
+    rank = np.empty(order.shape[0], dtype=np.int64)
+    rank[by_group] = np.arange(order.shape[0]) - starts
+    expected = ids[order][rank < per_group]
+    assert np.array_equal(_leaders(ids, saving, group, 6, per_group), expected)
