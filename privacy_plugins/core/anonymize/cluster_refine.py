@@ -158,9 +158,18 @@ class _Moves:
     """
 
     def __init__(
-        self, records: Clustering, group: np.ndarray, n_groups: int, unit: np.ndarray, *, reuse: bool = True
+        self,
+        records: Clustering,
+        group: np.ndarray,
+        n_groups: int,
+        unit: np.ndarray,
+        *,
+        reuse: bool = True,
+        compiled: bool = False,
     ) -> None:
         self.records, self.group, self.n_groups, self.reuse = records, group, n_groups, reuse
+        #: Catch-ups run in :mod:`~privacy_plugins.core.anonymize.cluster_refine_kernel` (the same prices).
+        self.compiled = compiled
         self.low, self.high, self.size, self.cost = records.priced_boxes(group, n_groups)
         self.saving = np.empty(group.shape[0])
         self._savings(np.arange(group.shape[0], dtype=np.int64), np.arange(n_groups, dtype=np.int64))
@@ -274,8 +283,19 @@ class _Moves:
             exact[:] = False
         self._price(units[~exact])
         behind = exact & (stamp < self.clock)
-        for since in np.unique(stamp[behind]).tolist():
-            self._catch_up(units[behind & (stamp == since)], since)
+        if self.compiled and behind.any() and all(rows is not None for rows in self.span_rows):
+            from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+            late = units[behind]
+            cheapest = (self.first[late], self.first_added[late], self.second[late], self.second_added[late])
+            cluster_refine_kernel.catch_up(
+                self.records.codes[:, self.sample[late]], stamp[behind], self.changed_at,
+                tuple(rows for rows in self.span_rows if rows is not None), self.size, self.cost, cheapest,
+            )  # fmt: skip
+            self.first[late], self.first_added[late], self.second[late], self.second_added[late] = cheapest
+        else:
+            for since in np.unique(stamp[behind]).tolist():
+                self._catch_up(units[behind & (stamp == since)], since)
         self.stamp[units] = self.clock
         unit = self.unit[movable]
         own = self.first[unit] == self.group[movable]
@@ -483,8 +503,8 @@ def refine_clusters(
     records = Clustering(space, failing, rows, columns(space.codes, rows))
     n_groups = int(group.max()) + 1
     unit = units(records.codes, [d.size for d in space.dimensions])[1]
-    mover = _Moves(records, group, n_groups, unit, reuse=reuse)
     compiled = compile_walk and space.flat is not None and importlib.util.find_spec("numba") is not None
+    mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled)
     for round_ in range(rounds):
         stats.rounds += 1
         budget = limit if limit is not None else max(256, _BUDGET // max(n_groups, 1))
@@ -499,7 +519,7 @@ def refine_clusters(
             )
             if dissolved == 0:
                 break
-            mover = _Moves(records, group, n_groups, unit, reuse=reuse)  # the clusters were renumbered
+            mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled)  # renumbered clusters
         if progress is not None:
             progress(round_ + 1)
     return group

@@ -17,7 +17,7 @@ import numpy as np
 from privacy_plugins.core.compiled import AVAILABLE
 from privacy_plugins.core.compiled import njit as _njit
 
-__all__ = ["AVAILABLE", "walk"]
+__all__ = ["AVAILABLE", "catch_up", "walk"]
 
 
 @_njit
@@ -133,3 +133,61 @@ def walk(
         space.offsets.ravel(), space.strides.ravel(), float(limit),
     )  # fmt: skip
     return bool(ok), targets, changed.tolist()
+
+
+@_njit
+def _catch_up(
+    codes: Any,
+    stamp: Any,
+    clusters: Any,
+    changed_at: Any,
+    rows: Any,
+    size: Any,
+    cost: Any,
+    first: Any,
+    first_added: Any,
+    second: Any,
+    second_added: Any,
+) -> None:  # pragma: no cover - compiled; covered through catch_up where numba is installed
+    n_qis, n_units = codes.shape
+    for u in range(n_units):
+        f, fa, s, sa = first[u], first_added[u], second[u], second_added[u]
+        for i in range(clusters.shape[0]):
+            c = clusters[i]
+            if changed_at[c] < stamp[u]:
+                break  # sorted: the rest changed before the unit was priced
+            union = 0.0
+            for q in range(n_qis):
+                union += rows[q][codes[q, u], c]
+            a = (size[c] + 1) * union
+            value = a - size[c] * cost[c]
+            if value < fa or (value == fa and c < f):
+                f, fa, s, sa = c, value, f, fa
+            elif value < sa or (value == sa and c < s):
+                s, sa = c, value
+        first[u], first_added[u], second[u], second_added[u] = f, fa, s, sa
+
+
+def catch_up(
+    codes: np.ndarray,
+    stamp: np.ndarray,
+    changed_at: np.ndarray,
+    rows: tuple[np.ndarray, ...],
+    size: np.ndarray,
+    cost: np.ndarray,
+    cheapest: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    """Units (sample ``codes``, ``(QIs, units)``), exact at round ``stamp``, compared with the clusters changed since.
+
+    ``cheapest`` (first, its price, second, its price per unit) is updated in place to the two
+    cheapest by (price, cluster id) of the kept two and every cluster with ``changed_at ≥ stamp``
+    — what :meth:`cluster_refine._Moves._catch_up` keeps, one unit at a time without temporaries.
+    ``rows``: the span tables of every QI (``rows[q][code, cluster]``).
+    """
+    n_groups = size.shape[0]
+    clusters = np.argsort(-changed_at[:n_groups], kind="stable")
+    first, first_added, second, second_added = cheapest
+    _catch_up(
+        np.ascontiguousarray(codes), stamp, clusters, changed_at, rows, size, cost, first, first_added, second,
+        second_added,
+    )  # fmt: skip
