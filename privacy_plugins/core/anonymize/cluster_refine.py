@@ -419,11 +419,14 @@ def _dissolve_round(
     loss = size * cost
     span_rows = _span_rows(space, low, high)
     touched = np.zeros(n_groups, dtype=bool)
+    # Each cluster's members in ascending order (as ``np.flatnonzero(group == a)``), from one sort.
+    by_group = np.argsort(group, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(np.bincount(group, minlength=n_groups))))
     plans: list[tuple[int, np.ndarray, np.ndarray]] = []
     for a in np.argsort(-loss, kind="stable")[:candidates].tolist():
         if touched[a] or loss[a] <= _EPS:
             continue
-        members = np.flatnonzero(group == a)
+        members = by_group[starts[a] : starts[a + 1]]
         closed = touched.copy()
         closed[a] = True
         union = _joined(space, codes, low, high, members, span_rows)
