@@ -22,7 +22,10 @@ are kept per *unit* (distinct QI codes) as its two cheapest clusters with the ro
 were made; a unit whose two are unchanged is compared only with the clusters changed
 since, the others are priced afresh — the same moves as pricing every round afresh
 (``reuse=False``, tested equal), each unit priced about once instead of every record
-every round (Adult k = 20, 100 rounds: ~2.0 → ~0.9 s CPU for the move rounds).
+every round (Adult k = 20, 100 rounds: ~2.0 → ~0.9 s CPU for the move rounds). Where numba
+is installed the catch-up runs compiled one unit at a time (no ``units × clusters`` temporaries,
+one call per round instead of one per round the units were priced in; the same prices), and a
+round's candidates are picked by grouped maxima, not by sorting every movable record.
 
 Clusters of exactly the smallest valid size can give no record, so when no move gains, a
 round tries to *dissolve* the costliest clusters: the records of cluster A go one by one

@@ -1,4 +1,8 @@
-"""Compiled dissolution walk of the local search (numba, optional): :func:`cluster_refine._dissolve_round`'s inner loop.
+"""Compiled loops of the local search (numba, optional): the dissolution walk and the move rounds' catch-up.
+
+:func:`catch_up` compares each unit whose kept two cheapest clusters are still exact with the
+clusters changed since it was priced (``_Moves._catch_up``'s numpy, one unit at a time, the
+same prices and the same tie rule: lower price, then lower cluster id). The walk:
 
 A dissolution sends a cluster's records one by one (cheapest first) to their cheapest other
 cluster, updating that cluster's box, size and cost and its column of prices after every
