@@ -73,6 +73,19 @@ time goes now (k = 10, CPU s, one run): phase 1 ~1.5–1.8 (the merge kernel's ~
 merged cluster to the small ones and re-pricing those that pointed at it), splitting ~0.1–0.2, refine
 ~1.0 (move rounds ~0.6, dissolve rounds ~0.35), publishing and re-measuring ~0.05.
 
+Issue 28, fourth pass (branch arx28, 2026-11-27 ~01:20, machine at load 13–16: CPU seconds inflated for
+everyone): the same outputs (published tables byte-equal to c430be5's at k = 5 / 10 / 20), cheaper steps —
+phase 1 prices a bucket member (an offer, or a re-pricing candidate) only when the bucket's spans plus either
+cluster's cost on the other QIs can still win (offers priced at k = 10: 32M → 3M; ``merge_units(prune=False)``
+is the tested reference), the refine rounds pick their candidates by grouped maxima instead of two sorts of
+every movable record, the catch-up of kept prices runs compiled per unit, and a dissolve round sorts the
+groups once. Back to back, two runs each (ours only, CPU s): c430be5 2.54–2.74 / 2.75–3.25 / 3.12–3.52,
+arx28 2.31–2.53 / 2.46–2.52 / 2.60–2.77. Same-run ``--check`` (01:16): ARX 0.0307 / 1.11, 0.0455 / 1.33,
+0.0637 / 1.30; two-phase 0.0263 / 2.70 (2.4×), 0.0416 / 2.76 (2.1×), 0.0618 / 3.07 (2.4×); k-member 0.0380 /
+0.54 (0.49×), 0.0654 / 0.31 (0.23×), 0.1034 / 0.27 (0.21×). NCP goals met; two-phase CPU ≤ ARX's is not (k-member
+≤ 2× ARX is). Where two-phase's time goes now (k = 10, loaded): phase 1 ~1.5 s (~33k full re-pricings, each
+bounding ~900 buckets and pricing ~700 candidates; the offers ~0.4 s), splitting ~0.1–0.3 s, refining ~0.7–0.9 s.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check]
 """
