@@ -394,7 +394,7 @@ class SqlTable(EngineTable):
             connection.execute(sa.text(f"CREATE TEMPORARY TABLE {quoted} AS {create}"))
             self.session.helpers.append(name)
             output = lightweight_table(connection, name)
-            ids = [int(b) for b, in connection.execute(sa.select(block).distinct().order_by(block)).fetchall()]
+            ids = [int(b) for (b,) in connection.execute(sa.select(block).distinct().order_by(block)).fetchall()]
             for b in ids:
                 rows = connection.execute(sa.select(*[source.c[c] for c in keep], block).select_from(joined)
                                           .where(block == b)).fetchall()  # fmt: skip

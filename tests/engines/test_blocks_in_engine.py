@@ -13,8 +13,14 @@ from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.measure import measure
 from privacy_plugins.core.models import DistinctLDiversity, FrequencyLDiversity, KAnonymity, TCloseness
 from privacy_plugins.engines import PandasTable
+from privacy_plugins.engines import spark as spark_engine
 from privacy_plugins.engines.blocks_in_engine import anonymize_blocks_in_engine
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import (
+    ConfigurationError,
+    HierarchyError,
+    InfeasibleAnonymizationError,
+    PrivacyPluginsError,
+)
 
 COLOR = Hierarchy.from_rows(
     "color",
@@ -65,3 +71,29 @@ def test_what_cannot_run_per_block_is_refused_by_name(frame: pd.DataFrame) -> No
         anonymize_blocks_in_engine(PandasTable(frame), algorithm="k-member", **settings)
     with pytest.raises(ConfigurationError, match="'mondrian' does not anonymize block by block"):
         anonymize_blocks_in_engine(PandasTable(frame), algorithm="mondrian", **problem("k-member"))
+
+
+class PythonException(Exception):
+    """Stands for PySpark's: its text is the task's whole traceback, with the marked line somewhere inside."""
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected", "message"),
+    [
+        (HierarchyError("value of 'color' is not a leaf"), ConfigurationError, "value of 'color' is not a leaf"),
+        (InfeasibleAnonymizationError("a block of 2 records"), InfeasibleAnonymizationError, "a block of 2 records"),
+        (KeyError("Jane Doe"), PrivacyPluginsError, "a block task failed in Spark with KeyError (its message is not "
+                                                    "shown)"),
+    ],
+)  # fmt: skip
+def test_a_spark_task_error_crosses_to_the_driver_as_one_line(
+    raised: Exception, expected: type[Exception], message: str
+) -> None:
+    marked = spark_engine._task_failure(raised)
+    assert "Jane" not in str(marked)  # a foreign error's message never leaves the task
+    trace = f'Traceback (most recent call last):\n  File "worker.py", line 9\n{raised!r}\nRuntimeError: {marked}\n'
+    with pytest.raises(expected) as caught, spark_engine.task_errors():
+        raise PythonException(trace)
+    assert type(caught.value) is expected and str(caught.value) == message
+    with pytest.raises(PythonException), spark_engine.task_errors():  # a Spark failure of its own: left as it is
+        raise PythonException("executor lost")

@@ -61,7 +61,7 @@ def spec_dict(folder: Path, algorithm: str, **source: Any) -> dict[str, Any]:
 
 
 def released(data: dict[str, Any]) -> tuple[Any, Any, Any]:
-    """The release steps but the diagnosis (its plots cost seconds; it reads what load stored): loaded, candidate, check."""
+    """The release steps but the diagnosis (its plots cost seconds): loaded, candidate, check."""
     spec = ReleaseSpec.from_dict(data)
     loaded = load_step(spec)
     candidate = anonymize_step(spec, loaded)
