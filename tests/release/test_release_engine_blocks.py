@@ -132,6 +132,7 @@ def test_a_block_that_cannot_meet_the_requirements_stages_nothing(
         raise InfeasibleAnonymizationError("k-member: 3 records cannot form a class of 4")
 
     loaded = load_step(spec)
+    assert loaded.kind == "blocks"
     monkeypatch.setattr(clustering.KMemberAnonymizer, "run", infeasible)
     with pytest.raises(InfeasibleAnonymizationError, match="^k-member: 3 records cannot form a class of 4$"):
         anonymize_step(spec, loaded)  # the flow reports it as "requirements cannot be met" (exit 1)
