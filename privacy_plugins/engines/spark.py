@@ -60,12 +60,14 @@ def _task_failure(exc: BaseException) -> RuntimeError:
 def task_errors() -> Iterator[None]:
     """Around a Spark action: a task's failure raised again as the product's own error, in one line.
 
-    A Spark failure without our mark (an executor lost, a cast Spark refused) is left as it is.
+    Spark reports a task's error as a ``PythonException`` (or inside a job's failure, by version and
+    action): whatever the class, its text holds the task's marked line. A failure without our mark
+    (an executor lost, a cast Spark refused) is left as it is.
     """
     try:
         yield
     except Exception as exc:
-        found = _MARK.search(str(exc)) if type(exc).__name__ == "PythonException" else None
+        found = _MARK.search(str(exc))
         if found is None:
             raise
         kind, text = found.group(1), base64.urlsafe_b64decode(found.group(2)).decode("utf-8")

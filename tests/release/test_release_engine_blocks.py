@@ -138,3 +138,15 @@ def test_a_block_that_cannot_meet_the_requirements_stages_nothing(
         anonymize_step(spec, loaded)  # the flow reports it as "requirements cannot be met" (exit 1)
     assert not list((tmp_path / "t" / "work").rglob("candidate*"))  # nothing staged (the spec keeps its workdir)
     assert not (tmp_path / "t" / "release.duckdb").exists()
+
+
+def test_a_history_s_first_release_takes_the_block_route_and_the_next_reads_the_rows(
+    small_blocks: None, tmp_path: Path
+) -> None:
+    """The gate's composition check judges the block route's candidate; steering against a release needs the rows."""
+    db = census_db(tmp_path / "source.duckdb")
+    data = spec_dict(tmp_path / "h", "k-member", duckdb=str(db), table="census") | {"history": True}
+    loaded, candidate, check = released(data)
+    assert loaded.kind == "blocks" and candidate.rows_in == ROWS == candidate.rows_out + candidate.suppressed
+    assert [c.passed for c in check.checks if c.name == "composition"] == [True]
+    assert load_step(ReleaseSpec.from_dict(data)).kind == "rows"  # the history now holds a release
