@@ -7,7 +7,8 @@ stores one ``GROUP BY`` of the source (the same snapshot file as a full-domain r
 ``LoadedTable.kind == "blocks"``), the anonymize step plans the blocks on it, the engine runs
 each block as a task (Spark: ``groupBy(block).applyInPandas``; a database: one block at a time
 in this process, into a temporary table) and re-measures the whole output with one more
-``GROUP BY``. No row crosses to the driver beyond those two ``GROUP BY``s, and
+``GROUP BY``. No record crosses to the driver beyond those two ``GROUP BY``s (and the identifier
+gate's sample of single-column values, as on the snapshot route), and
 ``source.max_rows_in_memory`` does not apply. From there the candidate is staged, checked
 (the history's composition check included), gated and published like any other.
 
