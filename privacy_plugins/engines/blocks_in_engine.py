@@ -53,7 +53,7 @@ from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.full_domain_in_engine import model_columns
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["EngineBlocks", "anonymize_blocks_in_engine"]
+__all__ = ["EngineBlocks", "anonymize_blocks_in_engine", "engine_block_refusal"]
 
 #: The per-record NCP column the tasks add for the whole table's NCP (never published).
 NCP_COLUMN = "__privacy_plugins_ncp__"
@@ -100,6 +100,20 @@ class _BlockTask:
         return table[[*rows.columns, NCP_COLUMN]]
 
 
+def engine_block_refusal(models: Sequence[PrivacyModel], quasi_identifiers: Sequence[str]) -> str | None:
+    """Why these models cannot be met block by block in an engine's tasks (``None``: they can).
+
+    Besides the core's :func:`~privacy_plugins.core.anonymize.block_path.block_refusal` (a model
+    that compares classes with the whole table), a model that derives columns on the driver or
+    reads a population table of the engine: the tasks have neither.
+    """
+    refusal = block_refusal(models)
+    if refusal is None and any(m.derived_columns(pd.DataFrame(columns=list(quasi_identifiers)))
+                               or m.population_table_in_engine() for m in models):  # fmt: skip
+        refusal = "a model derives columns or reads a population table, which the blocks' tasks do not have"
+    return refusal
+
+
 def anonymize_blocks_in_engine(
     table: EngineTable,
     *,
@@ -113,11 +127,16 @@ def anonymize_blocks_in_engine(
     suppression_limit: float = 0.0,
     seed: int = 0,
     options: Mapping[str, Any] | None = None,
+    aggregates: pd.DataFrame | None = None,
 ) -> EngineBlocks:
     """``algorithm`` (tagged ``works_per_block``) run block by block in the engine; the whole output re-checked.
 
     The same published multiset as ``anonymize(table.to_pandas(), algorithm=…)``, with the records
     never brought to the driver (only the units' counts).
+
+    ``aggregates``: the result of ``table.group_counts`` over the QIs, the columns the models read
+    and possibly more columns (summed away), when the caller already ran it (a release's load step):
+    then no ``GROUP BY`` of the source runs here, only the one re-measuring the output.
 
     Raises:
         ConfigurationError: the algorithm does not work per block, a model needs the whole table or
@@ -130,17 +149,18 @@ def anonymize_blocks_in_engine(
     block_anonymizer = cast(BlockAnonymizer, anonymizer)
     chosen = anonymizer_options(anonymizer, dict(options or {}))
     qis = [str(q) for q in quasi_identifiers]
-    refusal = block_refusal(models)
-    if refusal is None and any(m.derived_columns(pd.DataFrame(columns=qis)) or m.population_table_in_engine()
-                               for m in models):  # fmt: skip
-        refusal = "a model derives columns or reads a population table, which the blocks' tasks do not have"
+    refusal = engine_block_refusal(models, qis)
     if refusal is not None:
         raise ConfigurationError(f"{algorithm} cannot run block by block in the engine: {refusal}")
     clash = [c for c in (BLOCK_COLUMN, NCP_COLUMN) if c in table.columns()]
     if clash:
         raise ConfigurationError(f"column(s) {clash!r} are reserved for the block path's own data; rename them")
     read = model_columns(models, qis)
-    aggregates = table.group_counts([*qis, *read])
+    if aggregates is None:
+        aggregates = table.group_counts([*qis, *read])
+    else:
+        grouped = aggregates.groupby([*qis, *read], dropna=False, sort=False, observed=True)[COUNT_COLUMN]
+        aggregates = grouped.sum().reset_index()
     numeric_columns_as_numbers(aggregates)
     weights = aggregates[COUNT_COLUMN].to_numpy(dtype=np.int64)
     units = aggregates.drop(columns=[COUNT_COLUMN]).reset_index(drop=True)

@@ -1,8 +1,18 @@
-"""The Spark engine, through PySpark: GROUP BY on the cluster, broadcast mappings, anti-join suppression."""
+"""The Spark engine, through PySpark: GROUP BY on the cluster, broadcast mappings, anti-join suppression.
+
+Python run in Spark's tasks (:meth:`SparkTable.blocks_applied`) fails on the driver as Spark's
+``PythonException``, whose text is the task's whole traceback (and may quote a value). The tasks
+therefore raise the product's own errors as one marked line (:func:`_task_failure`), and every
+action that runs them (:func:`task_errors`) raises that error again on the driver — its class and
+first line, never the traceback, and only the exception's type for an error that is not ours.
+"""
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,9 +22,57 @@ from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns, classes_from_aggregates
 from privacy_plugins.engines.base import ApplyMethod, EngineTable
 from privacy_plugins.engines.spark_session import is_spark_path, spark_session
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import (
+    ConfigurationError,
+    InfeasibleAnonymizationError,
+    PrivacyPluginsError,
+    VerificationError,
+)
 
-__all__ = ["SparkTable", "classes_from_spark", "open_spark_table"]
+__all__ = ["SparkTable", "classes_from_spark", "open_spark_table", "task_errors"]
+
+#: The product's errors a task may raise, by the word that carries them to the driver (first match wins).
+_TASK_ERRORS: tuple[tuple[str, type[PrivacyPluginsError]], ...] = (
+    ("infeasible", InfeasibleAnonymizationError),  # the requirements cannot be met in a block: exit 1
+    ("verification", VerificationError),
+    ("input", ConfigurationError),  # bad input: exit 2
+    ("error", PrivacyPluginsError),
+)
+_MARK = re.compile(r"\[privacy_plugins task error: (\w+) ([A-Za-z0-9_=-]*)\]")
+
+
+def _task_failure(exc: BaseException) -> RuntimeError:
+    """The one marked line a task raises for ``exc``: its kind and, for the product's own errors, its first line.
+
+    The product's messages name settings and counts, never values (the project's rule); a foreign
+    exception's message may quote a value, so only its type travels.
+    """
+    kind = next((word for word, cls in _TASK_ERRORS if isinstance(exc, cls)), "")
+    if kind:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    else:
+        kind, text = "error", f"a block task failed in Spark with {type(exc).__name__} (its message is not shown)"
+    encoded = base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii")
+    return RuntimeError(f"[privacy_plugins task error: {kind} {encoded}]")
+
+
+@contextmanager
+def task_errors() -> Iterator[None]:
+    """Around a Spark action: a task's failure raised again as the product's own error, in one line.
+
+    Spark reports a task's error as a ``PythonException`` (or inside a job's failure, by version and
+    action): whatever the class, its text holds the task's marked line. A failure without our mark
+    (an executor lost, a cast Spark refused) is left as it is.
+    """
+    try:
+        yield
+    except Exception as exc:
+        found = _MARK.search(str(exc))
+        if found is None:
+            raise
+        kind, text = found.group(1), base64.urlsafe_b64decode(found.group(2)).decode("utf-8")
+        error = next((cls for word, cls in _TASK_ERRORS if word == kind), PrivacyPluginsError)
+        raise error(text) from None
 
 
 def open_spark_table(source: str, settings: Mapping[str, Any] | None = None) -> SparkTable:
@@ -72,11 +130,13 @@ class SparkTable(EngineTable):
 
     def count(self) -> int:
         """``frame.count()``."""
-        return int(self.frame.count())
+        with task_errors():
+            return int(self.frame.count())
 
     def group_counts(self, columns: Sequence[str]) -> pd.DataFrame:
         """One ``groupBy().count()`` on the cluster."""
-        return _group_counts(self.frame, columns)
+        with task_errors():
+            return _group_counts(self.frame, columns)
 
     def population_join(self, population: EngineTable, quasi_identifiers: Sequence[str], count_column: str) -> Any:
         """Class sizes joined with a Spark population table's counts, on the cluster (only sizes collected)."""
@@ -164,7 +224,10 @@ class SparkTable(EngineTable):
         )
 
         def task(block: pd.DataFrame) -> pd.DataFrame:  # a plain function: PySpark reads its arity
-            return function(block)
+            try:
+                return function(block)
+            except Exception as exc:  # the driver sees one marked line, not this traceback (task_errors)
+                raise _task_failure(exc) from None
 
         return SparkTable(joined.groupBy(block_column).applyInPandas(task, schema=out))
 
@@ -172,14 +235,16 @@ class SparkTable(EngineTable):
         """The rows through ``toLocalIterator`` (one partition at a time on the driver)."""
         names = self.columns()
         chunk: list[Any] = []
-        for row in self.frame.toLocalIterator():
-            chunk.append(tuple(row))
-            if len(chunk) >= size:
-                yield pd.DataFrame.from_records(chunk, columns=names)
-                chunk = []
+        with task_errors():
+            for row in self.frame.toLocalIterator():
+                chunk.append(tuple(row))
+                if len(chunk) >= size:
+                    yield pd.DataFrame.from_records(chunk, columns=names)
+                    chunk = []
         if chunk:
             yield pd.DataFrame.from_records(chunk, columns=names)
 
     def to_pandas(self) -> pd.DataFrame:
         """All rows."""
-        return self.frame.toPandas()
+        with task_errors():
+            return self.frame.toPandas()

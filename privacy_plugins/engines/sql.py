@@ -167,6 +167,27 @@ def _create_temporary(connection: sa.Connection, name: str, frame: pd.DataFrame)
         connection.execute(table.insert(), rows)
 
 
+def _insert(connection: sa.Connection, table: Any, frame: pd.DataFrame) -> None:
+    """The frame's rows appended to ``table`` (DuckDB scans the frame; elsewhere one parameterized INSERT)."""
+    import sqlalchemy as sa
+    from pandas.io.sql import SQLDatabase, SQLTable
+
+    if not len(frame):
+        return
+    if connection.dialect.name == "duckdb":
+        raw: Any = connection.connection.dbapi_connection  # duckdb_engine forwards register to DuckDB
+        view = f"pp_frame_{uuid.uuid4().hex[:8]}"
+        raw.register(view, frame)
+        try:
+            names = ", ".join(connection.dialect.identifier_preparer.quote(str(c)) for c in frame.columns)
+            connection.execute(sa.text(f"INSERT INTO {table.name} ({names}) SELECT {names} FROM {view}"))
+        finally:
+            raw.unregister(view)
+        return
+    keys, data = SQLTable("frame", SQLDatabase(connection), frame=frame, index=False).insert_data()
+    connection.execute(table.insert(), [dict(zip(keys, row, strict=True)) for row in zip(*data, strict=True)])
+
+
 @dataclass
 class SqlTable(EngineTable):
     """A table, view or query result in a SQL database, as an :class:`~privacy_plugins.engines.base.EngineTable`.
@@ -334,6 +355,52 @@ class SqlTable(EngineTable):
                 .subquery("published")
             )
         return SqlTable(self.engine, mapped, self.session)
+
+    def blocks_applied(
+        self,
+        keys: pd.DataFrame,
+        block_column: str,
+        function: Callable[[pd.DataFrame], pd.DataFrame],
+        *,
+        keep: Sequence[str],
+        text: Sequence[str],
+        numbers: Sequence[str],
+    ) -> EngineTable:
+        """Each block read in turn, ``function`` run on it here, its rows stored in a temporary table.
+
+        A database runs no Python per group, so this process is the task: ``keys`` is a temporary
+        helper table joined to the records (``IS NOT DISTINCT FROM``: missing values match), one
+        SELECT per block reads that block's records, and only one block (at most the anonymizer's
+        ``block_limit`` records) is in memory at a time. The output goes to a temporary table of the
+        pinned connection (dropped with its session, like every helper): the published table is that
+        table, already computed, not a view of the source.
+        """
+        import sqlalchemy as sa
+
+        columns = [c for c in keys.columns if c != block_column]
+        check_columns([*columns, *keep], self.columns())
+        renamed = {c: f"__pp_key_{i}" for i, c in enumerate(columns)}
+        helper = self._helper(keys[[*columns, block_column]].rename(columns=renamed)).alias("block_keys")
+        source = subquery_of(self.selectable)
+        condition = sa.and_(*[source.c[c].is_not_distinct_from(helper.c[renamed[c]]) for c in columns])
+        block = helper.c[block_column]
+        joined = source.join(helper, condition)
+        typed = [sa.cast(source.c[c], sa.String).label(c) if c in text else source.c[c].label(c) for c in keep]
+        empty = sa.select(*typed, *[sa.cast(sa.null(), sa.Double).label(n) for n in numbers]).where(sa.false())
+        name = f"pp_helper_{uuid.uuid4().hex[:12]}"
+        with self.transaction() as connection:
+            quoted = connection.dialect.identifier_preparer.quote(name)
+            create = empty.select_from(source).compile(connection, compile_kwargs={"literal_binds": True})
+            connection.execute(sa.text(f"CREATE TEMPORARY TABLE {quoted} AS {create}"))
+            self.session.helpers.append(name)
+            output = lightweight_table(connection, name)
+            ids = [int(b) for (b,) in connection.execute(sa.select(block).distinct().order_by(block)).fetchall()]
+            for b in ids:
+                rows = connection.execute(sa.select(*[source.c[c] for c in keep], block).select_from(joined)
+                                          .where(block == b)).fetchall()  # fmt: skip
+                done = function(frame_from_rows(rows, [*keep, block_column], coerce_float=True))
+                _insert(connection, output, done[[*keep, *numbers]])
+        return SqlTable(self.engine, output, self.session)
 
     def select_sql(self) -> str:
         """The table's SELECT as plain SQL of this dialect (values inlined), for ``CREATE TABLE … AS``."""

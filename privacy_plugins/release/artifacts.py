@@ -79,9 +79,10 @@ class LoadedTable(RunArtifact):
     dropped_identifiers: list[str]
     sha256: str = dataclasses.field(default="", kw_only=True)
     #: ``"rows"``: ``path`` is the table itself; ``"snapshot"``: ``path`` is the weighted snapshot
-    #: (one row per distinct QI / model-column combination and its count), not the rows.
+    #: (one row per distinct QI / model-column combination and its count), not the rows; ``"blocks"``:
+    #: the same snapshot, for a release the engine anonymizes block by block (``release/blocks_path.py``).
     kind: str = dataclasses.field(default="rows", kw_only=True)
-    #: Where the rows stay for a ``"snapshot"`` (``duckdb:census``, ``spark:/data/census.parquet``), else empty.
+    #: Where the rows stay for a snapshot or blocks (``duckdb:census``, ``spark:/data/census.parquet``), else empty.
     source: str = dataclasses.field(default="", kw_only=True)
     #: The role of every source column (``release/column_roles.py``): what was dropped, pseudonymized, published.
     column_roles: dict[str, str] = dataclasses.field(default_factory=dict, kw_only=True)

@@ -22,13 +22,14 @@ from __future__ import annotations
 import time
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize import snapshot_anonymizer
 from privacy_plugins.core.anonymize.snapshot import Snapshot
+from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.history import COUNT
 from privacy_plugins.core.io import check_unique_columns
@@ -58,7 +59,7 @@ from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.source_table import opened_source, same_database, source_name
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.staged_candidate import SNAPSHOT_FILE
-from privacy_plugins.release.validation import check_lattice
+from privacy_plugins.release.validation import check_lattice, checked_hierarchies
 from privacy_plugins.release.workarea import run_dir
 
 __all__ = ["load_snapshot", "pushdown_reason", "solved_on_snapshot"]
@@ -110,10 +111,12 @@ def _check_staging_name(spec: ReleaseSpec, source: EngineTable, run_id: str) -> 
         staging.check_registry(connection)  # refuse someone else's pp_working_tables before anything is written
 
 
-def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
+def load_snapshot(spec: ReleaseSpec, *, run_id: str, kind: Literal["snapshot", "blocks"] = "snapshot") -> LoadedTable:
     """The load step on the snapshot: check the source against the spec and store its weighted snapshot.
 
     Called by ``load_step`` once the destination and the report folder were found writable.
+    ``kind="blocks"``: the same ``GROUP BY`` for a release anonymized block by block in the engine
+    (:mod:`.blocks_path`); its hierarchies are checked as the rows' would be, without a lattice.
 
     Raises:
         ConfigurationError, HierarchyError, UnknownColumnError: bad spec or data (before anything is written).
@@ -137,28 +140,36 @@ def load_snapshot(spec: ReleaseSpec, *, run_id: str) -> LoadedTable:
         flagged = flag_in_engine(spec, source, roles)  # sampled by the engine
         raw = source.group_counts([*qis, *others])
         where = source_name(spec, source)
-    aggregates, hierarchies, snapshot = _prepared(spec, raw)
-    check_lattice(spec, hierarchies)
-    validate_models(aggregates, snapshot.n_rows, models)
+    if kind == "blocks":  # local recoding: no lattice, and a numeric QI may have no hierarchy
+        aggregates = validate_frame(raw.copy())
+        numeric_columns_as_numbers(aggregates)
+        checked_hierarchies(spec, aggregates)
+        n_rows, n_units = int(aggregates[COUNT_COLUMN].sum()), len(aggregates)
+    else:
+        aggregates, hierarchies, snapshot = _prepared(spec, raw)
+        check_lattice(spec, hierarchies)
+        n_rows, n_units = snapshot.n_rows, len(snapshot.units)
+    validate_models(aggregates, n_rows, models)
     path = run_dir(spec, run_id, create=True) / SNAPSHOT_FILE
     digest = write_parquet(aggregates, path)
     LOGGER.info(
-        "load: %d rows, %d distinct combinations, in %s (pushdown; snapshot stored; %.1fs)",
-        snapshot.n_rows,
-        len(snapshot.units),
+        "load: %d rows, %d distinct combinations, in %s (%s; snapshot stored; %.1fs)",
+        n_rows,
+        n_units,
         where,
+        "pushdown" if kind == "snapshot" else "block by block in the engine",
         time.monotonic() - started,
     )
     return LoadedTable(
         path=str(path),
-        rows=snapshot.n_rows,
+        rows=n_rows,
         columns=[c for c in columns if c not in dropped_columns(roles)],
         dropped_identifiers=list(spec.identifiers),
         run_id=run_id,
         spec_name=spec.name,
         source_fingerprint=spec.source_fingerprint,
         sha256=digest,
-        kind="snapshot",
+        kind=kind,
         source=where,
         column_roles=roles,
         flagged_identifiers=flagged,

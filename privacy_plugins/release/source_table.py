@@ -25,7 +25,7 @@ from privacy_plugins.release.destination.sql import transactional_engine
 from privacy_plugins.release.sources import read_source, source_url
 from privacy_plugins.release.spec import ReleaseSpec
 
-__all__ = ["opened_source", "same_database", "source_name"]
+__all__ = ["opened_source", "rows_in_engine", "same_database", "source_name"]
 
 
 def _is_parquet(path: Path) -> bool:
@@ -74,6 +74,16 @@ def _open(spec: ReleaseSpec) -> EngineTable:
     if spec.source.table is not None:
         return SqlTable.from_table(engine, spec.source.table)
     return SqlTable.from_query(engine, str(spec.source.query))
+
+
+def rows_in_engine(spec: ReleaseSpec) -> bool:
+    """Whether opening the source leaves its rows in an engine (Spark, a database, a large file by DuckDB).
+
+    ``False`` for a generated table or a file below ``source.out_of_core_bytes``: read into memory anyway.
+    """
+    if spec.source.spark is not None or _large_file(spec) is not None:
+        return True
+    return spec.source.generate is None and spec.source.path is None
 
 
 def same_database(spec: ReleaseSpec) -> bool:

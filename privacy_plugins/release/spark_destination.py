@@ -67,7 +67,7 @@ from typing import Any
 import pandas as pd
 
 from privacy_plugins.engines.base import EngineTable
-from privacy_plugins.engines.spark import SparkTable
+from privacy_plugins.engines.spark import SparkTable, task_errors
 from privacy_plugins.engines.spark_session import check_master, is_spark_path, require_spark, spark_session
 from privacy_plugins.errors import ConfigurationError, DestinationError, PublishError
 from privacy_plugins.release import locations
@@ -130,10 +130,11 @@ def _session(destination: DestinationSpec) -> Any:
 def _write_stage(frame: Any, staging: str, *, folder: bool) -> None:
     """Spark writes ``frame`` to the staging folder or table (fails if it exists)."""
     writer = frame.write.mode("errorifexists")
-    if folder:
-        writer.parquet(staging)
-    else:
-        writer.saveAsTable(staging)
+    with task_errors():  # a block task failing in this write: the product's one-line error
+        if folder:
+            writer.parquet(staging)
+        else:
+            writer.saveAsTable(staging)
 
 
 @dataclass

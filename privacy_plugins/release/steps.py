@@ -8,8 +8,11 @@ One path. The algorithm's tags decide how the load and anonymize steps work, wha
 the source (:func:`~privacy_plugins.release.snapshot_path.pushdown_reason`): an algorithm that
 ``works_on_snapshot`` (full-domain, ``suppressed_rows: remove``) runs *on the weighted
 snapshot* — load stores one ``GROUP BY`` of the source (``LoadedTable.kind == "snapshot"``),
-anonymize searches it and the source's engine applies the node (:mod:`.snapshot_path`); every
-other algorithm reads the rows (``kind == "rows"``) and anonymizes them in memory. Either
+anonymize searches it and the source's engine applies the node (:mod:`.snapshot_path`); one
+that ``works_per_block`` (k-member, bucket) on a source an engine holds stores the same
+``GROUP BY`` (``kind == "blocks"``) and the engine anonymizes it block by block, each block a
+task (:mod:`.blocks_path`); every other release reads the rows (``kind == "rows"``) and
+anonymizes them in memory. Either
 way the anonymize step hands its output to the destination, which stages it
 (``Destination.stage``: a run-bound staging table where the rows already are, else the
 run's Parquet working file(s)); from there on there is one check and one publish for
@@ -49,7 +52,7 @@ from typing import Any
 
 import pandas as pd
 
-from privacy_plugins.core.anonymize import AnonymizationResult, anonymize
+from privacy_plugins.core.anonymize import AnonymizationResult, anonymize, get_anonymizer, tags_of
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.history import ReleaseHistory
 from privacy_plugins.core.models import PrivacyModel, check_name
@@ -75,6 +78,7 @@ from privacy_plugins.release.artifacts import (
     write_parquet,
     write_report,
 )
+from privacy_plugins.release.blocks_path import blocks_reason, rows_needed_because, solved_in_blocks
 from privacy_plugins.release.column_roles import account_for_columns, pseudonym_key, published_columns, schema_roles
 from privacy_plugins.release.composition_gate import (
     cached_composition,
@@ -96,6 +100,7 @@ from privacy_plugins.release.published_numbers import measure_classes
 from privacy_plugins.release.release_report import write_release_html
 from privacy_plugins.release.requirement_checks import candidate_checks
 from privacy_plugins.release.snapshot_path import load_snapshot, pushdown_reason, solved_on_snapshot
+from privacy_plugins.release.source_table import rows_in_engine
 from privacy_plugins.release.sources import read_source
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.staged_candidate import (
@@ -134,21 +139,33 @@ def _on_snapshot(spec: ReleaseSpec) -> bool:
     return pushdown_reason(spec) is None
 
 
+def _kinds(spec: ReleaseSpec) -> tuple[str, ...]:
+    """The kinds of loaded table this spec's anonymize step accepts (the tags and the source decide).
+
+    A block algorithm on an engine's source is loaded as ``"blocks"``, or as ``"rows"`` when the
+    history held a release at the load step (:func:`~privacy_plugins.release.blocks_path.blocks_reason`).
+    """
+    if _on_snapshot(spec):
+        return ("snapshot",)
+    return ("blocks", "rows") if blocks_reason(spec) is None else ("rows",)
+
+
 def _loaded(spec: ReleaseSpec, loaded: LoadedTable, run_id: str | None) -> tuple[str, Path, pd.DataFrame]:
     """The run, its folder and the loaded table or snapshot, read from its exact, unchanged bytes.
 
-    Refuses an artifact of another run or spec, and one of the other kind (the spec's algorithm
+    Refuses an artifact of another run or spec, and one of another kind (the spec's algorithm
     changed between tasks: the algorithm is not part of the source fingerprint).
     """
-    kind = "snapshot" if _on_snapshot(spec) else "rows"
-    if loaded.kind != kind:
+    kinds = _kinds(spec)
+    if loaded.kind not in kinds:
+        reads = {"snapshot": "weighted snapshot", "blocks": "source's units, block by block", "rows": "rows"}
         raise ForeignArtifactError(
-            f"release {spec.name!r} reads the {'weighted snapshot' if kind == 'snapshot' else 'rows'}, but the "
+            f"release {spec.name!r} reads the {reads[kinds[0]]}, but the "
             f"loaded table holds the {loaded.kind} (the spec's source or algorithm changed between steps?); "
             "refusing it — re-run from the load step"
         )
     run, folder = accept_artifact(spec, loaded, run_id, "loaded table")
-    name = SNAPSHOT_FILE if kind == "snapshot" else LOADED_FILE
+    name = LOADED_FILE if loaded.kind == "rows" else SNAPSHOT_FILE
     return run, folder, own_file(loaded.path, folder / name, loaded.sha256, "loaded table")
 
 
@@ -168,14 +185,20 @@ def load_step(spec: ReleaseSpec, *, run_id: str | None = None) -> LoadedTable:
     """
     spec.destination.check_writable()  # an unwritable destination or report folder fails before any work
     spec.report.check_writable()
+    earlier = 0
     if spec.history.enabled:  # so does a missing or changed release history (read while no release publishes)
         with destination_lock(spec.destination):
-            read_history(spec, open_destination(spec.destination))
+            earlier = len(read_history(spec, open_destination(spec.destination)))
     if _on_snapshot(spec):
         return load_snapshot(spec, run_id=run_id or new_run_id())
+    in_blocks = blocks_reason(spec, earlier_releases=earlier)
+    if in_blocks is None:  # local recoding block by block where the rows are: only the units are stored
+        return load_snapshot(spec, run_id=run_id or new_run_id(), kind="blocks")
     key = pseudonym_key(spec)  # a missing or short key, or a column without a role: exit 2 before any row is read
     schema_roles(spec)
-    frame = validate_frame(read_source(spec.source))
+    block_algorithm = tags_of(get_anonymizer(spec.algorithm.name)).works_per_block
+    because = rows_needed_because(spec, in_blocks) if block_algorithm and rows_in_engine(spec) else None
+    frame = validate_frame(read_source(spec.source, needs_rows_because=because))
     roles = account_for_columns(spec, [str(c) for c in frame.columns])
     validate_against_data(spec, frame)
     flagged = flag_identifiers(spec, frame, roles)
@@ -207,7 +230,7 @@ def diagnose_step(
     snapshot the same diagnosis is computed with its counts as weights.
     """
     _, _, frame = _loaded(spec, loaded, run_id)
-    weights = COUNT_COLUMN if loaded.kind == "snapshot" else None
+    weights = None if loaded.kind == "rows" else COUNT_COLUMN
     return write_diagnosis(spec, frame, weights=weights, on_progress=on_progress, flagged=loaded.flagged_identifiers)
 
 
@@ -233,7 +256,7 @@ def anonymize_step(
         run, folder, stored = _loaded(spec, loaded, run_id)
         for stale in [*folder.glob("candidate*.parquet"), folder / REPORT_FILE]:  # never an earlier candidate
             stale.unlink(missing_ok=True)
-        solve = solved_on_snapshot if loaded.kind == "snapshot" else _solved_in_memory
+        solve = {"snapshot": solved_on_snapshot, "blocks": solved_in_blocks}.get(loaded.kind, _solved_in_memory)
         with solve(spec, loaded, stored, on_progress) as solved:
             staged = open_destination(spec.destination).stage(solved.parts, StageRun(spec, run, folder))
             columns = {part: table.columns() for part, table in solved.parts.items()}
