@@ -58,8 +58,8 @@ References:
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -68,7 +68,7 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
 from privacy_plugins.core.anonymize.cluster_greedy import TABLE_LIMIT
-from privacy_plugins.core.anonymize.mondrian import _dimension, _labels
+from privacy_plugins.core.anonymize.mondrian import _dimension, _labels, small_codes
 from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.frame import EncodedColumn
@@ -512,6 +512,7 @@ class PersonalizedAnonymizer:
         if sa is not None:
             levels, nodes = hierarchy_nodes(sa.hierarchy, frame[sensitive])
             original = sa.tables[5][np.asarray(levels, dtype=np.int64)] + np.asarray(nodes, dtype=np.int64)
+            del levels, nodes
 
         # Theorem 1 for the whole table: bound < 1/n can be met in no group.
         unsatisfiable = bounds * n < 1.0 - TOLERANCE
@@ -528,10 +529,13 @@ class PersonalizedAnonymizer:
             raise InfeasibleAnonymizationError(f"{kept.shape[0]} records remain, fewer than k = {k}")
 
         coded = [_dimension(frame[q].iloc[kept].reset_index(drop=True), request.hierarchies.get(q)) for q in qis]
-        dimensions = [d for d, _ in coded]
-        order = sort_order(dimensions)
+        order = sort_order([d for d, _ in coded])
         rows = kept[order]  # frame rows in sort order
-        sorted_codes = [d.codes[order] for d in dimensions]
+        # One copy of each QI's codes, in sort order: the unsorted ones are not read again.
+        coded = [(replace(d, codes=d.codes[order]), labels) for d, labels in coded]
+        del kept, order
+        dimensions = [d for d, _ in coded]
+        sorted_codes = [d.codes for d in dimensions]
         quality = _Quality(dimensions)
         starts = _adaptive_groups(sorted_codes, k, quality)
         model_frame = frame.loc[rows, list(request.model_columns)].reset_index(drop=True)
@@ -597,31 +601,48 @@ class PersonalizedAnonymizer:
             starts, merged = _merge_bad_groups(starts, m, bad_group, lows, highs, quality)
             merges += merged
 
+        # What only the loop read (the last round's check frame and classes, the sorted codes): freed before publishing.
+        del sorted_codes, sorted_bounds, check, classes, encodings, model_frame, cache, bad_class, bad_group
         # Publish in input order.
         released_rows = np.sort(rows)
         position = np.empty(n, dtype=np.int64)
         position[rows] = np.arange(m)
         in_sort = position[released_rows]
+        del position, rows
         group_in_order = group_of[in_sort]
-        published = frame.drop(columns=list(request.roles.identifiers)).take(released_rows).reset_index(drop=True)
+        del group_of
+        everything = m == n  # no record suppressed: the released rows are the table's, in order
         published_codes: dict[Hashable, tuple[np.ndarray, np.ndarray]] = {}
-        for q, (group_codes, _) in zip(qis, qi_codes, strict=True):
-            row_codes = group_codes[group_in_order]
-            published[q] = pd.Categorical.from_codes(row_codes, categories=qi_labels[q])
-            published_codes[q] = (row_codes, qi_labels[q].to_numpy(dtype=object))
+        for q, (group_codes, size) in zip(qis, qi_codes, strict=True):
+            published_codes[q] = (small_codes(group_codes, size)[group_in_order], qi_labels[q].to_numpy(dtype=object))
         final_encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
+        columns: dict[Hashable, pd.Series | pd.Categorical] = {}
         if sa is not None and sensitive is not None:
             sa_codes, sa_labels = _label_codes(sa, published_sa[in_sort])
             # Object labels: the sensitive column is not a QI, so it is published as the values themselves.
-            published[sensitive] = pd.Series(sa_labels.to_numpy(dtype=object)[sa_codes], dtype=object)
+            columns[sensitive] = pd.Series(sa_labels.to_numpy(dtype=object)[sa_codes], dtype=object, copy=False)
             final_encodings[(sensitive, False)] = EncodedColumn(name=sensitive, codes=sa_codes, values=sa_labels)
+        for q, (row_codes, _) in published_codes.items():
+            columns[q] = pd.Categorical.from_codes(row_codes, categories=qi_labels[q], validate=False)
+        # Only the columns published as they are are gathered (the QIs and a generalized SA are built above).
+        identifiers = set(request.roles.identifiers)
+        names = [c for c in frame.columns if c not in identifiers]
+        for c in names:
+            if c not in columns:
+                columns[c] = frame[c] if everything else frame[c].take(released_rows).reset_index(drop=True)
+        published = pd.DataFrame({c: columns[c] for c in names}, index=pd.RangeIndex(m), copy=False)
+        published.columns = frame.columns.drop(list(identifiers)) if identifiers else frame.columns
+        del columns
         final = EquivalenceClasses.from_codes(
-            published, tuple(qis), [(c[group_in_order], size) for c, size in qi_codes], encodings=final_encodings
+            published,
+            tuple(qis),
+            [(published_codes[q][0], size) for q, (_, size) in zip(qis, qi_codes, strict=True)],
+            encodings=final_encodings,
         )
         leak = np.ones(m)
         if sensitive is not None:
             leak = leakage_per_record(final, final.sensitive(sensitive), None if sa is None else sa.hierarchy)
-        actual = leak  # without SA generalization the published table shows every Pleak exactly
+        mean_leakage = float(leak.mean())  # without SA generalization the published table shows every Pleak exactly
         if sa is not None and sensitive is not None:
             # The nodes are known here (no label looked up again); a generalized original keeps the upper bound.
             # A published node counts as the release's label reads back (a label at several levels: its lowest).
@@ -633,24 +654,31 @@ class PersonalizedAnonymizer:
             read_back[used] = sa.tables[5][read_level] + read_node
             original_ids = original[released_rows]
             exact = leakage_given_original_ids(final, read_back[published_ids], original_ids, sa.hierarchy)
-            actual = np.where(sa.tables[0][original_ids] == 0, exact, leak)
+            mean_leakage = float(np.where(sa.tables[0][original_ids] == 0, exact, leak).mean())
+            del published_ids, original_ids, exact
+        del original
 
-        costs = []
-        leaf_counts, domains = [], []
-        for d, low, high in zip(dimensions, lows, highs, strict=True):
-            costs.append(d.widths(low, high)[group_of][in_sort])
-            leaf_counts.append(quality.covered(d, low, high)[group_of][in_sort])
-            domains.append(d.size)
+        # Each QI's per-record costs and leaf counts are made and summed one QI at a time (as before, in
+        # publish order: the same floats), so at most one of them is alive.
+        domains = [d.size for d in dimensions]
         n_plain = 0
         generalized = 0
+        sa_ids = np.zeros(0, dtype=np.int64)
         if sa is not None:
             sa_ids = published_sa[in_sort]
-            leaf_counts.append(np.asarray(sa.tables[1][sa_ids], dtype=float))
             domains.append(sa.hierarchy.n_leaves)
             generalized = int((sa.tables[0][sa_ids] > 0).sum())
         elif sensitive is not None:
             n_plain = 1
-        table_ncp = float(np.mean([c.mean() for c in costs]))
+
+        def leaf_counts() -> Iterator[np.ndarray]:
+            for d, low, high in zip(dimensions, lows, highs, strict=True):
+                yield quality.covered(d, low, high)[group_in_order]
+            if sa is not None:
+                yield np.asarray(sa.tables[1][sa_ids], dtype=float)
+
+        spans = zip(dimensions, lows, highs, strict=True)
+        table_ncp = float(np.mean([d.widths(low, high)[group_in_order].mean() for d, low, high in spans]))
         return AnonymizedTable(
             table=published,
             released=np.ones(m, dtype=bool),
@@ -661,7 +689,7 @@ class PersonalizedAnonymizer:
                 lm=table_ncp * len(qis),
                 discernibility=discernibility(final.sizes, n_unsat, n),
                 c_avg=average_class_size(final.sizes, k),
-                ileft=ileft(leaf_counts, domains, np.zeros(m, dtype=bool), n_ungeneralized=n_plain),
+                ileft=ileft(leaf_counts(), domains, np.zeros(m, dtype=bool), n_ungeneralized=n_plain),
             ),
             details=PersonalizedDetails(
                 k=k,
@@ -674,7 +702,7 @@ class PersonalizedAnonymizer:
                 sensitive_generalized=generalized,
                 generalization_steps=steps,
                 max_leakage=float(leak.max()),
-                mean_leakage=float(actual.mean()),
+                mean_leakage=mean_leakage,
                 leakage=leak,
                 bounds=bounds[released_rows],
             ),
