@@ -194,6 +194,15 @@ class _Quality:
         offsets = np.concatenate(([0], np.cumsum(sizes * sizes)[:-1])).astype(np.int64)
         return np.concatenate(parts), offsets, sizes
 
+    def window_ileft(self, sorted_codes: Sequence[np.ndarray] | np.ndarray, k: int) -> np.ndarray:
+        """:meth:`ileft` of the window of ``k`` tuples starting at every position, one QI's spans at a time."""
+        total = np.zeros(0)
+        for i, (d, codes) in enumerate(zip(self.dimensions, sorted_codes, strict=True)):
+            low, high = _window_span(codes, k)
+            term = 1.0 - (self.covered(d, low, high) - 1.0) / d.size
+            total = term if i == 0 else total + term  # as ``ileft`` adds them: the same floats
+        return total / len(self.dimensions)
+
     def ileft(self, lows: Sequence[np.ndarray], highs: Sequence[np.ndarray]) -> np.ndarray:
         """Mean over QIs of 1 − (leaves − 1)/|D| for each span."""
         total = np.zeros(lows[0].shape[0])
@@ -223,7 +232,7 @@ def _window_span(codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def _adaptive_groups(sorted_codes: list[np.ndarray], k: int, quality: _Quality) -> list[int]:
+def _adaptive_groups(sorted_codes: Sequence[np.ndarray] | np.ndarray, k: int, quality: _Quality) -> list[int]:
     """Group boundaries (start positions) in sort order by the ILeft rule; see the module docstring.
 
     A group grows one tuple at a time while that loses no more ILeft than starting the next
@@ -235,9 +244,9 @@ def _adaptive_groups(sorted_codes: list[np.ndarray], k: int, quality: _Quality) 
     if n < 2 * k:
         return [0]
     # ILeft of the window of k tuples starting at every position (where t would start the next group).
-    spans = [_window_span(c, k) for c in sorted_codes]
-    window_il = quality.ileft([low for low, _ in spans], [high for _, high in spans])
-    codes = np.stack(sorted_codes)
+    window_il = quality.window_ileft(sorted_codes, k)
+    # One row of codes per QI (a 2-D array given is used as it is: no second copy of the codes).
+    codes = sorted_codes if isinstance(sorted_codes, np.ndarray) else np.stack(sorted_codes)
     tables = quality.span_tables()
     if tables is not None and _numba():
         from privacy_plugins.core.anonymize import personalized_kernel  # imports numba: only when it runs
@@ -505,6 +514,7 @@ class PersonalizedAnonymizer:
         for model in leakage_models:
             resolved = model.leakage_bounds(frame)
             bounds = np.minimum(bounds, np.ones(n) if resolved is None else resolved)
+            del resolved
             sensitive = model.sensitive_attribute
             hierarchy = model.measuring_hierarchy()
             if hierarchy is not None:
@@ -528,14 +538,20 @@ class PersonalizedAnonymizer:
         if kept.shape[0] < k:
             raise InfeasibleAnonymizationError(f"{kept.shape[0]} records remain, fewer than k = {k}")
 
-        coded = [_dimension(frame[q].iloc[kept].reset_index(drop=True), request.hierarchies.get(q)) for q in qis]
+        # (Every record kept: the columns as they are, no gathered copy of their values.)
+        whole = kept.shape[0] == n
+        coded = [_dimension(frame[q] if whole else frame[q].iloc[kept].reset_index(drop=True),
+                            request.hierarchies.get(q)) for q in qis]  # fmt: skip
         order = sort_order([d for d, _ in coded])
         rows = kept[order]  # frame rows in sort order
-        # One copy of each QI's codes, in sort order: the unsorted ones are not read again.
-        coded = [(replace(d, codes=d.codes[order]), labels) for d, labels in coded]
+        # One copy of the QIs' codes, in sort order, one row per QI (the grouping kernel reads the 2-D array;
+        # each dimension holds its row): the unsorted codes are not read again.
+        sorted_codes = np.empty((len(coded), rows.shape[0]), dtype=np.int64)
+        for i, (d, _) in enumerate(coded):
+            np.take(d.codes, order, out=sorted_codes[i])
+        coded = [(replace(d, codes=sorted_codes[i]), labels) for i, (d, labels) in enumerate(coded)]
         del kept, order
         dimensions = [d for d, _ in coded]
-        sorted_codes = [d.codes for d in dimensions]
         quality = _Quality(dimensions)
         starts = _adaptive_groups(sorted_codes, k, quality)
         model_frame = frame.loc[rows, list(request.model_columns)].reset_index(drop=True)
@@ -601,8 +617,14 @@ class PersonalizedAnonymizer:
             starts, merged = _merge_bad_groups(starts, m, bad_group, lows, highs, quality)
             merges += merged
 
-        # What only the loop read (the last round's check frame and classes, the sorted codes): freed before publishing.
+        # What only the loop read (the last round's check frame and classes, the generalized SA per group, the
+        # sorted codes, which the dimensions hold: only their hierarchies and spans are read from here on).
         del sorted_codes, sorted_bounds, check, classes, encodings, model_frame, cache, bad_class, bad_group
+        if sa is not None:
+            del results
+        del coded, d  # (the loops' last dimension holds the sorted codes too)
+        dimensions = [replace(d, codes=np.zeros(0, dtype=np.int64)) for d in dimensions]
+        quality = _Quality(dimensions)
         # Publish in input order.
         released_rows = np.sort(rows)
         position = np.empty(n, dtype=np.int64)
@@ -610,6 +632,8 @@ class PersonalizedAnonymizer:
         in_sort = position[released_rows]
         del position, rows
         group_in_order = group_of[in_sort]
+        if sa is not None:
+            published_sa = published_sa[in_sort]  # the generalized SA ids in publish order (one copy)
         del group_of
         everything = m == n  # no record suppressed: the released rows are the table's, in order
         published_codes: dict[Hashable, tuple[np.ndarray, np.ndarray]] = {}
@@ -618,7 +642,7 @@ class PersonalizedAnonymizer:
         final_encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
         columns: dict[Hashable, pd.Series | pd.Categorical] = {}
         if sa is not None and sensitive is not None:
-            sa_codes, sa_labels = _label_codes(sa, published_sa[in_sort])
+            sa_codes, sa_labels = _label_codes(sa, published_sa)
             # Object labels: the sensitive column is not a QI, so it is published as the values themselves.
             columns[sensitive] = pd.Series(sa_labels.to_numpy(dtype=object)[sa_codes], dtype=object, copy=False)
             final_encodings[(sensitive, False)] = EncodedColumn(name=sensitive, codes=sa_codes, values=sa_labels)
@@ -647,16 +671,16 @@ class PersonalizedAnonymizer:
             # The nodes are known here (no label looked up again); a generalized original keeps the upper bound.
             # A published node counts as the release's label reads back (a label at several levels: its lowest).
             # Only the labels published are looked up, as the label path did.
-            published_ids = published_sa[in_sort]
+            published_ids = published_sa
             read_back = np.arange(sa.tables[0].shape[0], dtype=np.int64)
             used = np.flatnonzero(np.bincount(published_ids, minlength=read_back.shape[0]))
             read_level, read_node = hierarchy_nodes(sa.hierarchy, pd.Index(sa.tables[6][used]))
             read_back[used] = sa.tables[5][read_level] + read_node
             original_ids = original[released_rows]
+            del original
             exact = leakage_given_original_ids(final, read_back[published_ids], original_ids, sa.hierarchy)
             mean_leakage = float(np.where(sa.tables[0][original_ids] == 0, exact, leak).mean())
             del published_ids, original_ids, exact
-        del original
 
         # Each QI's per-record costs and leaf counts are made and summed one QI at a time (as before, in
         # publish order: the same floats), so at most one of them is alive.
@@ -665,7 +689,7 @@ class PersonalizedAnonymizer:
         generalized = 0
         sa_ids = np.zeros(0, dtype=np.int64)
         if sa is not None:
-            sa_ids = published_sa[in_sort]
+            sa_ids = published_sa
             domains.append(sa.hierarchy.n_leaves)
             generalized = int((sa.tables[0][sa_ids] > 0).sum())
         elif sensitive is not None:
