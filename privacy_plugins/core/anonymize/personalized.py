@@ -76,7 +76,7 @@ from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ileft
 from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_given_original_ids, leakage_per_record
 from privacy_plugins.core.parameters import TOLERANCE
-from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.partition import EquivalenceClasses, combine_codes
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
@@ -547,14 +547,17 @@ class PersonalizedAnonymizer:
         # One copy of the QIs' codes, in sort order, one row per QI (the grouping kernel reads the 2-D array;
         # each dimension holds its row): the unsorted codes are not read again.
         sorted_codes = np.empty((len(coded), rows.shape[0]), dtype=np.int64)
-        for i, (d, _) in enumerate(coded):
+        for i, (d, labels) in enumerate(coded):  # each QI's unsorted codes freed as soon as they are sorted
             np.take(d.codes, order, out=sorted_codes[i])
-        coded = [(replace(d, codes=sorted_codes[i]), labels) for i, (d, labels) in enumerate(coded)]
-        del kept, order
+            coded[i] = (replace(d, codes=sorted_codes[i]), labels)
+        del kept, order, d
         dimensions = [d for d, _ in coded]
         quality = _Quality(dimensions)
         starts = _adaptive_groups(sorted_codes, k, quality)
-        model_frame = frame.loc[rows, list(request.model_columns)].reset_index(drop=True)
+        # The columns the models read, in sort order; a generalized sensitive column is set each round from its
+        # codes (the raw one is never read there, so it is not gathered).
+        replaced = {sensitive} if sa is not None else set()
+        model_frame = frame.loc[rows, [c for c in request.model_columns if c not in replaced]].reset_index(drop=True)
         m = rows.shape[0]
         theorem1 = 0
         merges = rounds = 0
@@ -596,9 +599,13 @@ class PersonalizedAnonymizer:
                 codes, uniques = pd.factorize(per_group, use_na_sentinel=False)
                 qi_labels[q] = pd.Index(np.asarray(uniques, dtype=object), dtype=object)
                 qi_codes.append((np.asarray(codes, dtype=np.int64), len(uniques)))  # per group: small
-                check[q] = pd.Categorical.from_codes(qi_codes[-1][0][group_of], categories=qi_labels[q])
-            classes = EquivalenceClasses.from_codes(
-                check, tuple(qis), [(c[group_of], n) for c, n in qi_codes], encodings=encodings
+                check[q] = pd.Categorical.from_codes(
+                    small_codes(codes, len(uniques))[group_of], categories=qi_labels[q], validate=False
+                )
+            # A row's class is its group's: the groups' label codes are combined (no per-row key is hashed).
+            class_of_group, n_classes = combine_codes(qi_codes, len(starts))
+            classes = EquivalenceClasses.from_class_ids(
+                check, tuple(qis), class_of_group[group_of], n_classes, encodings=encodings
             )
             bad_class = np.zeros(classes.n_classes, dtype=bool)
             for requested in request.models:
@@ -657,11 +664,8 @@ class PersonalizedAnonymizer:
         published = pd.DataFrame({c: columns[c] for c in names}, index=pd.RangeIndex(m), copy=False)
         published.columns = frame.columns.drop(list(identifiers)) if identifiers else frame.columns
         del columns
-        final = EquivalenceClasses.from_codes(
-            published,
-            tuple(qis),
-            [(published_codes[q][0], size) for q, (_, size) in zip(qis, qi_codes, strict=True)],
-            encodings=final_encodings,
+        final = EquivalenceClasses.from_class_ids(
+            published, tuple(qis), class_of_group[group_in_order], n_classes, encodings=final_encodings
         )
         leak = np.ones(m)
         if sensitive is not None:
