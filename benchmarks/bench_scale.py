@@ -86,7 +86,7 @@ import time
 from typing import Any
 
 #: The models of each algorithm (as in bench_local_recoding, bench_bucket and bench_personalized).
-RUNS = {"two-phase": "k10", "k-member": "k10", "bucket": "l3", "personalized": "k4+pleak0.25"}
+RUNS = {"two-phase": "k10", "k-member": "k10", "bucket": "l3", "personalized": "k4+pleak0.25", "mondrian": "k10"}
 SENSITIVE = "occupation"
 
 
@@ -120,6 +120,7 @@ def child(algorithm: str, copies: int) -> dict[str, Any]:
         models: list[Any] = {
             "two-phase": [KAnonymity(10)],
             "k-member": [KAnonymity(10)],
+            "mondrian": [KAnonymity(10)],
             "bucket": [FrequencyLDiversity(SENSITIVE, 3)],
             "personalized": [KAnonymity(4), PersonalizedLeakage(SENSITIVE, bound=0.25)],
         }[algorithm]
