@@ -195,11 +195,12 @@ class PublishedGroups(NamedTuple):
 def small_codes(codes: np.ndarray, n_values: int) -> np.ndarray:
     """``codes`` (in ``0..n_values-1``) in the narrowest signed integer type that holds them.
 
-    A Categorical keeps its codes in that type anyway; taking per-row codes from a small
-    per-group array of it makes the per-row array small from the start (1 byte a row, not 8).
+    A Categorical keeps its codes in that type anyway (the same thresholds as pandas, so it keeps
+    these very codes, no copy); taking per-row codes from a small per-group array of it makes the
+    per-row array small from the start (1 byte a row, not 8).
     """
     for dtype in (np.int8, np.int16, np.int32):
-        if n_values <= np.iinfo(dtype).max:
+        if n_values < np.iinfo(dtype).max:
             return codes.astype(dtype, copy=False)
     return codes.astype(np.int64, copy=False)
 

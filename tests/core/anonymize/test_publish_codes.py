@@ -71,15 +71,21 @@ def test_published_categoricals_spell_what_the_object_labels_were(seed: int, n: 
 def test_codes_take_the_narrowest_type_that_holds_them() -> None:
     codes = np.array([0, 1, 2], dtype=np.int64)
     assert small_codes(codes, 3).dtype == np.int8
-    assert small_codes(codes, 127).dtype == np.int8 and small_codes(codes, 128).dtype == np.int16
+    assert small_codes(codes, 126).dtype == np.int8 and small_codes(codes, 127).dtype == np.int16
     assert small_codes(codes, 40_000).dtype == np.int32 and small_codes(codes, 2**31).dtype == np.int64
+    # The Categorical keeps the very array (pandas picks the same type): no second copy of the codes.
+    for n_values in (3, 126, 127, 40_000):
+        small = small_codes(np.zeros(5, dtype=np.int64), n_values)
+        values = pd.Categorical.from_codes(small, categories=pd.Index(range(n_values)), validate=False)
+        assert np.shares_memory(values.codes, small)
 
 
 def test_blocks_merge_their_codes_and_users_get_object_labels(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(clustering, "BLOCK", 80)
     frame = table(2, 300)
     settings_ = {"quasi_identifiers": ["age", "color"], "models": [KAnonymity(3), DistinctLDiversity("s", 2)],
-                 "hierarchies": {"color": COLOR}, "identifiers": ["pid"], "insensitive": ["note"], "seed": 5}  # fmt: skip
+                 "hierarchies": {"color": COLOR}, "identifiers": ["pid"], "insensitive": ["note"],
+                 "seed": 5}  # fmt: skip
     request = anonymization_request(frame, **settings_)  # type: ignore[arg-type]
     output = run_in_blocks(get_anonymizer("k-member"), request, {}, workers=1)  # type: ignore[arg-type]
     assert output is not None and output.qi_codes is not None
