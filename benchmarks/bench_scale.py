@@ -76,13 +76,14 @@ per-record costs as it makes them, the block path gathers each block's rows when
 the blocks' codes instead of spelling labels per row, and personalized keeps one copy of its sorted
 codes, frees its loop state before publishing and groups rows into classes per group. The published
 tables are unchanged (a hash of a canonical sort, the NCP, discernibility and details equal main's on
-Adult ×2 for every algorithm, with and without suppression). At 995,346 rows (main c430be5 → mem28):
+Adult ×2 for every algorithm, with and without suppression). At 995,346 rows, main c430be5 → mem28, each
+run with warm numba caches ("read" 262–271 MB):
 
     algorithm            peak MB      peak/read     note
-    two-phase k=10       577 → 484    2.12 → 1.78   (main: the third pass above; 30k/120k/300k: 1.06/1.19/1.36)
-    personalized         927 → 481    3.22 → 1.84
-    k-member k=10        712 → 492    2.45 → 1.87
-    bucket l=3           782 → 498    2.48 → 1.89
+    two-phase k=10       575 → 484    2.12 → 1.78   (30k / 120k / 300k rows after: 1.06 / 1.19 / 1.36)
+    personalized         904 → 481    3.43 → 1.84
+    k-member k=10        684 → 492    2.61 → 1.87
+    bucket l=3           717 → 498    2.73 → 1.89
     mondrian k=10        426 → 353    3.07 → 2.48   (no numba loaded: "read" is 139 MB, not ~260; its peak is
                                                      now set by the partitioner, ``partition_split.partition_rows``)
 
