@@ -31,13 +31,14 @@ number of blocks (see :mod:`~.cluster_blocks`), which is why the limits are larg
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -45,12 +46,12 @@ import pandas as pd
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
 from privacy_plugins.core.anonymize.cluster_blocks import split_blocks
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace
-from privacy_plugins.core.anonymize.mondrian import _dimension
+from privacy_plugins.core.anonymize.mondrian import _dimension, small_codes
 from privacy_plugins.core.anonymize.registry import BlockAnonymizer, with_derived_columns
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.parameters import suppression_budget
-from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.partition import EquivalenceClasses, combine_codes
 from privacy_plugins.core.progress import announce_phase
 
 __all__ = [
@@ -202,24 +203,65 @@ def anonymize_block(
     return anonymizer.run(request, **options)  # derived columns kept: the re-check reads them
 
 
+def _merged_codes(
+    outputs: Sequence[AnonymizedTable], quasi_identifiers: Sequence[Hashable]
+) -> dict[Hashable, tuple[np.ndarray, np.ndarray]] | None:
+    """Every QI's codes over the blocks' rows (block order) and the union of their labels; ``None`` without codes.
+
+    Each block factorized its own labels; a block's codes are mapped onto the union's (one
+    lookup per distinct label), so no label is made per row.
+    """
+    if any(o.qi_codes is None for o in outputs):
+        return None
+    merged: dict[Hashable, tuple[np.ndarray, np.ndarray]] = {}
+    for q in quasi_identifiers:
+        pairs = [cast(Mapping[Hashable, tuple[np.ndarray, np.ndarray]], o.qi_codes)[q] for o in outputs]
+        union = pd.Index(np.concatenate([np.asarray(labels, dtype=object) for _, labels in pairs]), dtype=object)
+        labels = np.asarray(union.unique(), dtype=object)
+        index = pd.Index(labels, dtype=object)
+        codes = [small_codes(index.get_indexer(pd.Index(block_labels, dtype=object)), labels.shape[0])[block_codes]
+                 for block_codes, block_labels in pairs]  # fmt: skip
+        merged[q] = (np.concatenate(codes), labels)
+    return merged
+
+
 def merge_blocks(
     outputs: Sequence[AnonymizedTable], request: AnonymizationRequest, *, limit: int, rows_per_block: Sequence[int]
 ) -> AnonymizedTable:
-    """The blocks' outputs as one (block order): rows concatenated, NCP averaged over the published records."""
+    """The blocks' outputs as one (block order): rows concatenated, NCP averaged over the published records.
+
+    QIs published as Categoricals over codes stay so (over the union of the blocks' labels) and
+    their codes go to the re-check, which groups by them; otherwise each block's labels are spelt out.
+    """
+    qis = list(request.quasi_identifiers)
+    merged = _merged_codes(outputs, qis)
     tables = []
     for output in outputs:
         table = output.table.reset_index(drop=True)
-        if output.qi_codes is not None:  # Categorical QIs as labels: the blocks' categories differ
+        if merged is not None:
+            table = table.drop(columns=qis)
+        elif output.qi_codes is not None:  # Categorical QIs as labels: the blocks' categories differ
             for column, (codes, labels) in output.qi_codes.items():
                 table[column] = pd.Series(np.asarray(labels, dtype=object)[codes], dtype=object)
         tables.append(table)
     published = pd.concat(tables, ignore_index=True)
+    del tables
     released = np.concatenate([np.asarray(o.released, dtype=bool) for o in outputs])
     out = np.array([int(np.asarray(o.released, dtype=bool).sum()) for o in outputs], dtype=float)
     ncp = float((np.array([o.utility.ncp for o in outputs]) * out).sum() / out.sum()) if out.sum() else 0.0
     suppressed = sum(o.suppressed for o in outputs)
-    qis = list(request.quasi_identifiers)
-    sizes = EquivalenceClasses.from_frame(published[released].reset_index(drop=True), qis).sizes
+    if merged is not None:
+        columns = list(outputs[0].table.columns)
+        for q, (codes, labels) in merged.items():
+            values = pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object), validate=False)
+            published[q] = pd.Series(values, index=published.index, copy=False)
+        published = published[columns]
+        parts = [(codes[released], labels.shape[0]) for codes, labels in merged.values()]
+        class_of_row, n_classes = combine_codes(parts, int(released.sum()))
+        sizes = np.bincount(class_of_row, minlength=n_classes).astype(np.int64)
+        del parts, class_of_row
+    else:
+        sizes = EquivalenceClasses.from_frame(published[released].reset_index(drop=True), qis).sizes
     utility = UtilityMetrics(
         ncp=ncp,
         lm=ncp * len(qis),
@@ -235,7 +277,7 @@ def merge_blocks(
         first_headline=outputs[0].details.headline(),
     )
     return AnonymizedTable(table=published, released=released, suppressed=suppressed, utility=utility,
-                           details=details)  # fmt: skip
+                           details=details, qi_codes=merged)  # fmt: skip
 
 
 def _pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
@@ -279,26 +321,35 @@ def run_in_blocks(
     block_of_row = block_of_unit[unit_of_row]
     order = np.argsort(block_of_row, kind="stable")
     bounds = np.searchsorted(block_of_row[order], np.arange(n_blocks + 1))
-    ordered = published.iloc[order]  # one gather; each block is then a slice of it
-    parts = [ordered.iloc[bounds[b] : bounds[b + 1]] for b in range(n_blocks)]
+    rows_per_block = np.diff(bounds).tolist()
+
+    def part(b: int) -> pd.DataFrame:
+        """Block ``b``'s records: gathered when it is sent, so only the blocks in flight are copies."""
+        return published.take(order[bounds[b] : bounds[b + 1]])
+
     announce_phase(request.progress, f"{anonymizer.name}: {n_blocks} blocks")
     if workers is None:
         workers = min(n_blocks, os.cpu_count() or 1) if len(frame) >= POOL_ROWS else 1
     outputs: list[AnonymizedTable] = []
     report: Callable[[int, int], None] | None = request.progress
+
+    def collect(output: AnonymizedTable) -> None:
+        outputs.append(output)
+        if report is not None:
+            report(int(bounds[len(outputs)]), len(frame))
+
     if workers > 1:
         with _pool(workers) as pool:
-            futures = [pool.submit(anonymize_block, anonymizer, template, options, part, b)
-                       for b, part in enumerate(parts)]  # fmt: skip
-            for part, future in zip(parts, futures, strict=True):
-                outputs.append(future.result())
-                if report is not None:
-                    report(sum(len(p) for p in parts[: len(outputs)]), len(frame))
-                del part
+            # Results are taken in block order; at most two blocks per worker are queued at a time.
+            pending: collections.deque[concurrent.futures.Future[AnonymizedTable]] = collections.deque()
+            for b in range(n_blocks):
+                pending.append(pool.submit(anonymize_block, anonymizer, template, options, part(b), b))
+                if len(pending) >= 2 * workers:
+                    collect(pending.popleft().result())
+            while pending:
+                collect(pending.popleft().result())
     else:
-        for b, part in enumerate(parts):
-            outputs.append(anonymize_block(anonymizer, template, options, part, b))
-            if report is not None:
-                report(int(bounds[b + 1]), len(frame))
+        for b in range(n_blocks):
+            collect(anonymize_block(anonymizer, template, options, part(b), b))
     limit = anonymizer.block_limit()
-    return merge_blocks(outputs, request, limit=limit, rows_per_block=[len(p) for p in parts])
+    return merge_blocks(outputs, request, limit=limit, rows_per_block=rows_per_block)

@@ -198,12 +198,13 @@ def publish(
 ) -> AnonymizedTable:
     """Publish each cluster's QIs as its range / LCA label (suppressed records removed)."""
     n_clusters = int(cluster.max()) + 1
-    published, utility, classes = publish_groups(prepared.frame, request, prepared.coded, cluster, n_clusters)
+    published, utility, classes, qi_codes = publish_groups(prepared.frame, request, prepared.coded, cluster, n_clusters)
     return AnonymizedTable(
         table=published,
         released=np.ones(len(published), dtype=bool),
         suppressed=prepared.suppressed,
         utility=utility,
+        qi_codes=qi_codes,
         details=BucketDetails(
             seed=request.seed,
             l=prepared.target.l,

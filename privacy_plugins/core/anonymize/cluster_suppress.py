@@ -38,11 +38,10 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationRequest
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, boxes
-from privacy_plugins.core.anonymize.mondrian import _labels, _spans, publish_groups
+from privacy_plugins.core.anonymize.mondrian import PublishedGroups, _labels, _spans, publish_groups
 from privacy_plugins.core.anonymize.partition_split import Dimension
-from privacy_plugins.core.metrics.information_loss import UtilityMetrics, discernibility
+from privacy_plugins.core.metrics.information_loss import discernibility
 from privacy_plugins.core.models import PrivacyModel
-from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import InfeasibleAnonymizationError
 
 __all__ = [
@@ -284,14 +283,14 @@ def publish_kept(
     coded: Sequence[Coded],
     cluster: np.ndarray,
     n_clusters: int,
-) -> tuple[pd.DataFrame, UtilityMetrics, EquivalenceClasses, int]:
+) -> tuple[PublishedGroups, int]:
     """Publish the rows with a cluster (``cluster >= 0``); the others are suppressed (left out, NCP 1)."""
     keep = cluster >= 0
     sub = [
         (Dimension(codes=d.codes[keep], size=d.size, values=d.values, hierarchy=d.hierarchy, nodes=d.nodes), labels)
         for d, labels in coded
     ]
-    published, utility, classes = publish_groups(
+    published, utility, classes, qi_codes = publish_groups(
         frame.loc[keep].reset_index(drop=True), request, sub, cluster[keep], n_clusters
     )
     n, suppressed = cluster.shape[0], int((~keep).sum())
@@ -302,4 +301,4 @@ def publish_kept(
         lm=table_ncp * len(coded),
         discernibility=discernibility(classes.sizes, suppressed, n),
     )
-    return published, utility, classes, suppressed
+    return PublishedGroups(published, utility, classes, qi_codes), suppressed

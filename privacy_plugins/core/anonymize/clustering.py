@@ -367,15 +367,16 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
-        published, utility, classes, suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
+        (published, utility, classes, qi_codes), suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
     else:
         n_clusters = int(cluster.max()) + 1
-        published, utility, classes = publish_groups(frame, request, coded, cluster, n_clusters)
+        published, utility, classes, qi_codes = publish_groups(frame, request, coded, cluster, n_clusters)
     return AnonymizedTable(
         table=published,
         released=np.ones(len(published), dtype=bool),
         suppressed=suppressed,
         utility=utility,
+        qi_codes=qi_codes,
         details=ClusterDetails(
             method=method,
             split=split,

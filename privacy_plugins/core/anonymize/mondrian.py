@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, cast
+from typing import ClassVar, Literal, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
@@ -60,7 +60,7 @@ from privacy_plugins.core.anonymize.partition_split import Dimension, partition_
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, anonymize
 from privacy_plugins.core.frame import EncodedColumn
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
-from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ncp
+from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError, HierarchyError, InfeasibleAnonymizationError
@@ -181,35 +181,86 @@ def _labels(dimension: Dimension, code_labels: np.ndarray, low: np.ndarray, high
     return text[inverse.ravel()]
 
 
+class PublishedGroups(NamedTuple):
+    """What :func:`publish_groups` gives: the table, its utility and classes, and its QIs' codes."""
+
+    table: pd.DataFrame
+    utility: UtilityMetrics
+    classes: EquivalenceClasses
+    #: per QI, ``(codes, labels)`` with ``labels[codes]`` the published column (``AnonymizedTable.qi_codes``);
+    #: ``None`` when a published label is missing (a Categorical cannot hold it: object columns then)
+    qi_codes: dict[Hashable, tuple[np.ndarray, np.ndarray]] | None
+
+
+def small_codes(codes: np.ndarray, n_values: int) -> np.ndarray:
+    """``codes`` (in ``0..n_values-1``) in the narrowest signed integer type that holds them.
+
+    A Categorical keeps its codes in that type anyway (the same thresholds as pandas, so it keeps
+    these very codes, no copy); taking per-row codes from a small per-group array of it makes the
+    per-row array small from the start (1 byte a row, not 8).
+    """
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_values < np.iinfo(dtype).max:
+            return codes.astype(dtype, copy=False)
+    return codes.astype(np.int64, copy=False)
+
+
 def publish_groups(
     frame: pd.DataFrame,
     request: AnonymizationRequest,
     coded: Sequence[tuple[Dimension, np.ndarray]],
     group_of_row: np.ndarray,
     n_groups: int,
-) -> tuple[pd.DataFrame, UtilityMetrics, EquivalenceClasses]:
+) -> PublishedGroups:
     """Publish local recoding: each group's QIs as its range / LCA label; the utility and the published classes.
 
     Shared by every algorithm that assigns rows to groups (Mondrian's partitions, clusters):
     identifiers dropped, QIs as text, NCP from each group's span.
+
+    Memory (1M rows): each QI is labelled per *group*, its distinct labels factorized, and the
+    column published as a Categorical over those codes (1–4 bytes a row; :func:`~.base.verify`
+    checks the codes spell the column, groups by them and hands users the object labels). Each
+    QI's per-row cost is summed as soon as it is made, so one cost array is alive at a time.
     """
     qis = request.quasi_identifiers
-    published = frame.drop(columns=list(request.roles.identifiers))
-    costs = []
+    identifiers = set(request.roles.identifiers)
+    columns: dict[Hashable, pd.Series] = {}
+    qi_codes: dict[Hashable, tuple[np.ndarray, np.ndarray]] = {}
+    parts: list[tuple[np.ndarray, int]] = []
+    totals: list[float] = []
+    missing = False
     for q, (dimension, code_labels) in zip(qis, coded, strict=True):
         low, high = _spans(group_of_row, n_groups, dimension.codes)
-        text = _labels(dimension, code_labels, low, high)
-        published[q] = pd.Series(text[group_of_row], index=published.index, dtype=object)
-        costs.append(dimension.widths(low, high)[group_of_row])
-    classes = EquivalenceClasses.from_frame(published, list(qis))
-    table_ncp = ncp(costs, np.zeros(len(frame), dtype=bool))
+        per_group, labels = pd.factorize(_labels(dimension, code_labels, low, high), use_na_sentinel=False)
+        labels = np.asarray(labels, dtype=object)
+        row_codes = small_codes(per_group, labels.shape[0])[group_of_row]
+        missing = missing or bool(pd.isna(labels).any())
+        qi_codes[q] = (row_codes, labels)
+        parts.append((row_codes, labels.shape[0]))
+        # As ``ncp`` sums it (every row's cost, in row order): the same float, one QI's costs alive at a time.
+        totals.append(float(dimension.widths(low, high)[group_of_row].sum()))
+    for q, (row_codes, labels) in qi_codes.items():
+        if missing:  # a missing label (a hierarchy may have one) cannot be a category: object labels, as before
+            columns[q] = pd.Series(labels[row_codes], index=frame.index, name=q, dtype=object, copy=False)
+        else:
+            values = pd.Categorical.from_codes(row_codes, categories=pd.Index(labels, dtype=object), validate=False)
+            columns[q] = pd.Series(values, index=frame.index, name=q, copy=False)
+    # One constructor over Series (copy=False: no consolidation, no copy of the other columns).
+    published = pd.DataFrame(
+        {c: columns[c] if c in columns else frame[c] for c in frame.columns if c not in identifiers},
+        index=frame.index,
+        copy=False,
+    )
+    published.columns = frame.columns.drop(list(identifiers)) if identifiers else frame.columns
+    classes = EquivalenceClasses.from_codes(published, tuple(qis), parts)
+    table_ncp = sum(totals) / (float(len(frame)) * len(qis))
     utility = UtilityMetrics(
         ncp=table_ncp,
         lm=table_ncp * len(qis),
         discernibility=discernibility(classes.sizes, 0, len(frame)),
         c_avg=average_class_size(classes.sizes, request.minimum_class_size),
     )
-    return published, utility, classes
+    return PublishedGroups(published, utility, classes, None if missing else qi_codes)
 
 
 @dataclass(frozen=True)
@@ -261,12 +312,15 @@ class MondrianAnonymizer:
         run = partition_rows(
             dimensions, allowed, mode=cast(Literal["strict", "relaxed"], mode), rng=np.random.default_rng(request.seed)
         )
-        published, utility, classes = publish_groups(frame, request, coded, run.partition_of_row, run.n_partitions)
+        published, utility, classes, qi_codes = publish_groups(
+            frame, request, coded, run.partition_of_row, run.n_partitions
+        )
         return AnonymizedTable(
             table=published,
             released=np.ones(len(published), dtype=bool),
             suppressed=0,
             utility=utility,
+            qi_codes=qi_codes,
             details=PartitionDetails(
                 mode=mode,
                 seed=request.seed,

@@ -58,8 +58,8 @@ References:
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -68,7 +68,7 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
 from privacy_plugins.core.anonymize.cluster_greedy import TABLE_LIMIT
-from privacy_plugins.core.anonymize.mondrian import _dimension, _labels
+from privacy_plugins.core.anonymize.mondrian import _dimension, _labels, small_codes
 from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.frame import EncodedColumn
@@ -76,7 +76,7 @@ from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility, ileft
 from privacy_plugins.core.metrics.leakage import hierarchy_nodes, leakage_given_original_ids, leakage_per_record
 from privacy_plugins.core.parameters import TOLERANCE
-from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.partition import EquivalenceClasses, combine_codes
 from privacy_plugins.core.results import to_jsonable
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
@@ -194,6 +194,15 @@ class _Quality:
         offsets = np.concatenate(([0], np.cumsum(sizes * sizes)[:-1])).astype(np.int64)
         return np.concatenate(parts), offsets, sizes
 
+    def window_ileft(self, sorted_codes: Sequence[np.ndarray] | np.ndarray, k: int) -> np.ndarray:
+        """:meth:`ileft` of the window of ``k`` tuples starting at every position, one QI's spans at a time."""
+        total = np.zeros(0)
+        for i, (d, codes) in enumerate(zip(self.dimensions, sorted_codes, strict=True)):
+            low, high = _window_span(codes, k)
+            term = 1.0 - (self.covered(d, low, high) - 1.0) / d.size
+            total = term if i == 0 else total + term  # as ``ileft`` adds them: the same floats
+        return total / len(self.dimensions)
+
     def ileft(self, lows: Sequence[np.ndarray], highs: Sequence[np.ndarray]) -> np.ndarray:
         """Mean over QIs of 1 − (leaves − 1)/|D| for each span."""
         total = np.zeros(lows[0].shape[0])
@@ -223,7 +232,7 @@ def _window_span(codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def _adaptive_groups(sorted_codes: list[np.ndarray], k: int, quality: _Quality) -> list[int]:
+def _adaptive_groups(sorted_codes: Sequence[np.ndarray] | np.ndarray, k: int, quality: _Quality) -> list[int]:
     """Group boundaries (start positions) in sort order by the ILeft rule; see the module docstring.
 
     A group grows one tuple at a time while that loses no more ILeft than starting the next
@@ -235,9 +244,9 @@ def _adaptive_groups(sorted_codes: list[np.ndarray], k: int, quality: _Quality) 
     if n < 2 * k:
         return [0]
     # ILeft of the window of k tuples starting at every position (where t would start the next group).
-    spans = [_window_span(c, k) for c in sorted_codes]
-    window_il = quality.ileft([low for low, _ in spans], [high for _, high in spans])
-    codes = np.stack(sorted_codes)
+    window_il = quality.window_ileft(sorted_codes, k)
+    # One row of codes per QI (a 2-D array given is used as it is: no second copy of the codes).
+    codes = sorted_codes if isinstance(sorted_codes, np.ndarray) else np.stack(sorted_codes)
     tables = quality.span_tables()
     if tables is not None and _numba():
         from privacy_plugins.core.anonymize import personalized_kernel  # imports numba: only when it runs
@@ -505,6 +514,7 @@ class PersonalizedAnonymizer:
         for model in leakage_models:
             resolved = model.leakage_bounds(frame)
             bounds = np.minimum(bounds, np.ones(n) if resolved is None else resolved)
+            del resolved
             sensitive = model.sensitive_attribute
             hierarchy = model.measuring_hierarchy()
             if hierarchy is not None:
@@ -512,6 +522,7 @@ class PersonalizedAnonymizer:
         if sa is not None:
             levels, nodes = hierarchy_nodes(sa.hierarchy, frame[sensitive])
             original = sa.tables[5][np.asarray(levels, dtype=np.int64)] + np.asarray(nodes, dtype=np.int64)
+            del levels, nodes
 
         # Theorem 1 for the whole table: bound < 1/n can be met in no group.
         unsatisfiable = bounds * n < 1.0 - TOLERANCE
@@ -527,14 +538,26 @@ class PersonalizedAnonymizer:
         if kept.shape[0] < k:
             raise InfeasibleAnonymizationError(f"{kept.shape[0]} records remain, fewer than k = {k}")
 
-        coded = [_dimension(frame[q].iloc[kept].reset_index(drop=True), request.hierarchies.get(q)) for q in qis]
-        dimensions = [d for d, _ in coded]
-        order = sort_order(dimensions)
+        # (Every record kept: the columns as they are, no gathered copy of their values.)
+        whole = kept.shape[0] == n
+        coded = [_dimension(frame[q] if whole else frame[q].iloc[kept].reset_index(drop=True),
+                            request.hierarchies.get(q)) for q in qis]  # fmt: skip
+        order = sort_order([d for d, _ in coded])
         rows = kept[order]  # frame rows in sort order
-        sorted_codes = [d.codes[order] for d in dimensions]
+        # One copy of the QIs' codes, in sort order, one row per QI (the grouping kernel reads the 2-D array;
+        # each dimension holds its row): the unsorted codes are not read again.
+        sorted_codes = np.empty((len(coded), rows.shape[0]), dtype=np.int64)
+        for i, (d, labels) in enumerate(coded):  # each QI's unsorted codes freed as soon as they are sorted
+            np.take(d.codes, order, out=sorted_codes[i])
+            coded[i] = (replace(d, codes=sorted_codes[i]), labels)
+        del kept, order, d
+        dimensions = [d for d, _ in coded]
         quality = _Quality(dimensions)
         starts = _adaptive_groups(sorted_codes, k, quality)
-        model_frame = frame.loc[rows, list(request.model_columns)].reset_index(drop=True)
+        # The columns the models read, in sort order; a generalized sensitive column is set each round from its
+        # codes (the raw one is never read there, so it is not gathered).
+        replaced = {sensitive} if sa is not None else set()
+        model_frame = frame.loc[rows, [c for c in request.model_columns if c not in replaced]].reset_index(drop=True)
         m = rows.shape[0]
         theorem1 = 0
         merges = rounds = 0
@@ -576,9 +599,13 @@ class PersonalizedAnonymizer:
                 codes, uniques = pd.factorize(per_group, use_na_sentinel=False)
                 qi_labels[q] = pd.Index(np.asarray(uniques, dtype=object), dtype=object)
                 qi_codes.append((np.asarray(codes, dtype=np.int64), len(uniques)))  # per group: small
-                check[q] = pd.Categorical.from_codes(qi_codes[-1][0][group_of], categories=qi_labels[q])
-            classes = EquivalenceClasses.from_codes(
-                check, tuple(qis), [(c[group_of], n) for c, n in qi_codes], encodings=encodings
+                check[q] = pd.Categorical.from_codes(
+                    small_codes(codes, len(uniques))[group_of], categories=qi_labels[q], validate=False
+                )
+            # A row's class is its group's: the groups' label codes are combined (no per-row key is hashed).
+            class_of_group, n_classes = combine_codes(qi_codes, len(starts))
+            classes = EquivalenceClasses.from_class_ids(
+                check, tuple(qis), class_of_group[group_of], n_classes, encodings=encodings
             )
             bad_class = np.zeros(classes.n_classes, dtype=bool)
             for requested in request.models:
@@ -597,60 +624,89 @@ class PersonalizedAnonymizer:
             starts, merged = _merge_bad_groups(starts, m, bad_group, lows, highs, quality)
             merges += merged
 
+        # What only the loop read (the last round's check frame and classes, the generalized SA per group, the
+        # sorted codes, which the dimensions hold: only their hierarchies and spans are read from here on).
+        del sorted_codes, sorted_bounds, check, classes, encodings, model_frame, cache, bad_class, bad_group
+        if sa is not None:
+            del results
+        del coded, d  # (the loops' last dimension holds the sorted codes too)
+        dimensions = [replace(d, codes=np.zeros(0, dtype=np.int64)) for d in dimensions]
+        quality = _Quality(dimensions)
         # Publish in input order.
         released_rows = np.sort(rows)
         position = np.empty(n, dtype=np.int64)
         position[rows] = np.arange(m)
         in_sort = position[released_rows]
+        del position, rows
         group_in_order = group_of[in_sort]
-        published = frame.drop(columns=list(request.roles.identifiers)).take(released_rows).reset_index(drop=True)
+        if sa is not None:
+            published_sa = published_sa[in_sort]  # the generalized SA ids in publish order (one copy)
+        del group_of
+        everything = m == n  # no record suppressed: the released rows are the table's, in order
         published_codes: dict[Hashable, tuple[np.ndarray, np.ndarray]] = {}
-        for q, (group_codes, _) in zip(qis, qi_codes, strict=True):
-            row_codes = group_codes[group_in_order]
-            published[q] = pd.Categorical.from_codes(row_codes, categories=qi_labels[q])
-            published_codes[q] = (row_codes, qi_labels[q].to_numpy(dtype=object))
+        for q, (group_codes, size) in zip(qis, qi_codes, strict=True):
+            published_codes[q] = (small_codes(group_codes, size)[group_in_order], qi_labels[q].to_numpy(dtype=object))
         final_encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
+        columns: dict[Hashable, pd.Series | pd.Categorical] = {}
         if sa is not None and sensitive is not None:
-            sa_codes, sa_labels = _label_codes(sa, published_sa[in_sort])
+            sa_codes, sa_labels = _label_codes(sa, published_sa)
             # Object labels: the sensitive column is not a QI, so it is published as the values themselves.
-            published[sensitive] = pd.Series(sa_labels.to_numpy(dtype=object)[sa_codes], dtype=object)
+            columns[sensitive] = pd.Series(sa_labels.to_numpy(dtype=object)[sa_codes], dtype=object, copy=False)
             final_encodings[(sensitive, False)] = EncodedColumn(name=sensitive, codes=sa_codes, values=sa_labels)
-        final = EquivalenceClasses.from_codes(
-            published, tuple(qis), [(c[group_in_order], size) for c, size in qi_codes], encodings=final_encodings
+        for q, (row_codes, _) in published_codes.items():
+            columns[q] = pd.Categorical.from_codes(row_codes, categories=qi_labels[q], validate=False)
+        # Only the columns published as they are are gathered (the QIs and a generalized SA are built above).
+        identifiers = set(request.roles.identifiers)
+        names = [c for c in frame.columns if c not in identifiers]
+        for c in names:
+            if c not in columns:
+                columns[c] = frame[c] if everything else frame[c].take(released_rows).reset_index(drop=True)
+        published = pd.DataFrame({c: columns[c] for c in names}, index=pd.RangeIndex(m), copy=False)
+        published.columns = frame.columns.drop(list(identifiers)) if identifiers else frame.columns
+        del columns
+        final = EquivalenceClasses.from_class_ids(
+            published, tuple(qis), class_of_group[group_in_order], n_classes, encodings=final_encodings
         )
         leak = np.ones(m)
         if sensitive is not None:
             leak = leakage_per_record(final, final.sensitive(sensitive), None if sa is None else sa.hierarchy)
-        actual = leak  # without SA generalization the published table shows every Pleak exactly
+        mean_leakage = float(leak.mean())  # without SA generalization the published table shows every Pleak exactly
         if sa is not None and sensitive is not None:
             # The nodes are known here (no label looked up again); a generalized original keeps the upper bound.
             # A published node counts as the release's label reads back (a label at several levels: its lowest).
             # Only the labels published are looked up, as the label path did.
-            published_ids = published_sa[in_sort]
+            published_ids = published_sa
             read_back = np.arange(sa.tables[0].shape[0], dtype=np.int64)
             used = np.flatnonzero(np.bincount(published_ids, minlength=read_back.shape[0]))
             read_level, read_node = hierarchy_nodes(sa.hierarchy, pd.Index(sa.tables[6][used]))
             read_back[used] = sa.tables[5][read_level] + read_node
             original_ids = original[released_rows]
+            del original
             exact = leakage_given_original_ids(final, read_back[published_ids], original_ids, sa.hierarchy)
-            actual = np.where(sa.tables[0][original_ids] == 0, exact, leak)
+            mean_leakage = float(np.where(sa.tables[0][original_ids] == 0, exact, leak).mean())
+            del published_ids, original_ids, exact
 
-        costs = []
-        leaf_counts, domains = [], []
-        for d, low, high in zip(dimensions, lows, highs, strict=True):
-            costs.append(d.widths(low, high)[group_of][in_sort])
-            leaf_counts.append(quality.covered(d, low, high)[group_of][in_sort])
-            domains.append(d.size)
+        # Each QI's per-record costs and leaf counts are made and summed one QI at a time (as before, in
+        # publish order: the same floats), so at most one of them is alive.
+        domains = [d.size for d in dimensions]
         n_plain = 0
         generalized = 0
+        sa_ids = np.zeros(0, dtype=np.int64)
         if sa is not None:
-            sa_ids = published_sa[in_sort]
-            leaf_counts.append(np.asarray(sa.tables[1][sa_ids], dtype=float))
+            sa_ids = published_sa
             domains.append(sa.hierarchy.n_leaves)
             generalized = int((sa.tables[0][sa_ids] > 0).sum())
         elif sensitive is not None:
             n_plain = 1
-        table_ncp = float(np.mean([c.mean() for c in costs]))
+
+        def leaf_counts() -> Iterator[np.ndarray]:
+            for d, low, high in zip(dimensions, lows, highs, strict=True):
+                yield quality.covered(d, low, high)[group_in_order]
+            if sa is not None:
+                yield np.asarray(sa.tables[1][sa_ids], dtype=float)
+
+        spans = zip(dimensions, lows, highs, strict=True)
+        table_ncp = float(np.mean([d.widths(low, high)[group_in_order].mean() for d, low, high in spans]))
         return AnonymizedTable(
             table=published,
             released=np.ones(m, dtype=bool),
@@ -661,7 +717,7 @@ class PersonalizedAnonymizer:
                 lm=table_ncp * len(qis),
                 discernibility=discernibility(final.sizes, n_unsat, n),
                 c_avg=average_class_size(final.sizes, k),
-                ileft=ileft(leaf_counts, domains, np.zeros(m, dtype=bool), n_ungeneralized=n_plain),
+                ileft=ileft(leaf_counts(), domains, np.zeros(m, dtype=bool), n_ungeneralized=n_plain),
             ),
             details=PersonalizedDetails(
                 k=k,
@@ -674,7 +730,7 @@ class PersonalizedAnonymizer:
                 sensitive_generalized=generalized,
                 generalization_steps=steps,
                 max_leakage=float(leak.max()),
-                mean_leakage=float(actual.mean()),
+                mean_leakage=mean_leakage,
                 leakage=leak,
                 bounds=bounds[released_rows],
             ),

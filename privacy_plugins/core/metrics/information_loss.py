@@ -21,7 +21,7 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,7 +139,7 @@ def precision(levels: Sequence[int], heights: Sequence[int]) -> float:
 
 
 def ileft(
-    leaf_counts: Sequence[np.ndarray],
+    leaf_counts: Iterable[np.ndarray],
     domain_sizes: Sequence[int],
     suppressed: np.ndarray,
     *,
@@ -149,7 +149,8 @@ def ileft(
     """ILeft of the table: mean over tuples of the mean ILeft of their values.
 
     Args:
-        leaf_counts: per generalized attribute, the leaves under each record's published value.
+        leaf_counts: per generalized attribute, the leaves under each record's published value
+            (any iterable: a generator keeps one attribute's counts in memory at a time).
         domain_sizes: per generalized attribute, |D| (leaves of its hierarchy).
         suppressed: suppressed records; each of their values counts as the root (1/|D|),
             and their ungeneralized values as fully lost (0).
@@ -159,8 +160,10 @@ def ileft(
     """
     w = np.ones(suppressed.shape[0]) if weights is None else weights
     per_tuple = np.zeros(suppressed.shape[0])
+    n_generalized = 0
     for counts, domain in zip(leaf_counts, domain_sizes, strict=True):
         per_tuple += np.where(suppressed, 1.0 / domain, 1.0 - (counts - 1) / domain)
+        n_generalized += 1
     per_tuple += np.where(suppressed, 0.0, float(n_ungeneralized))
-    per_tuple /= len(leaf_counts) + n_ungeneralized
+    per_tuple /= n_generalized + n_ungeneralized
     return float((per_tuple * w).sum() / w.sum())
