@@ -83,6 +83,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
+from privacy_plugins.core.anonymize.cluster_domain import box_rules, repair_boxes
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes, size_summary
 from privacy_plugins.core.anonymize.feasibility import (
     BUCKETIZING,
@@ -472,6 +473,10 @@ class BucketClusteringAnonymizer:
         merges = 0
         if merged_models:
             cluster, merges = merge_until_held(prepared, cluster, merged_models, request.quasi_identifiers)
+            # merging keeps frequency l: the clusters whose published box breaks a box rule merge too
+            cluster, repair = repair_boxes(prepared.space, prepared.coded, prepared.frame,
+                                           request.quasi_identifiers, cluster, box_rules(merged_models))  # fmt: skip
+            merges += repair.merges
         seconds = round(time.perf_counter() - started, 4)
         return publish(
             request,

@@ -108,6 +108,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizationResult,
     AnonymizedTable,
 )
+from privacy_plugins.core.anonymize.cluster_domain import box_rules, repair_boxes
 from privacy_plugins.core.anonymize.cluster_greedy import (
     CostSpace,
     GreedyStats,
@@ -344,6 +345,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
         if report is not None:
             report(total, total)
     seconds2 = time.perf_counter() - started - seconds1
+    # The domain rule (history: {protect: domain}) is asked of each cluster's published box: merge those breaking it.
+    cluster, box_repair = repair_boxes(space, coded, frame, qis, cluster, box_rules(request.models), failing=strict)
     suppressed = 0
     if suppressing:
 
