@@ -7,8 +7,8 @@ clusters merged — and needs a verdict per candidate, with the candidate's own 
 box asks does not depend on the values: the distinct non-empty H(c) of the cells it covers.
 :class:`BoxRule` computes them once per box (one :func:`~privacy_plugins.core.history_domain.domain_overlay`
 over every box not seen yet, batched) and keeps them; a candidate is then judged by a few
-boolean operations on its value set. Cells no kept release covers (H = every value) are not
-kept: there the rule asks l values of the class, which the release's own models ask.
+boolean operations on its value set. Where no kept release covers a cell (H = every value) the
+class must hold l values of any kind.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.coverage import STAR
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT
 from privacy_plugins.core.history_domain import domain_overlay
@@ -59,29 +60,37 @@ class BoxRule:
         found = pd.unique(pd.concat(published, ignore_index=True).to_numpy(dtype=object)) if published else []
         #: The sensitive labels the history published: the columns of every value set.
         self.values = pd.Index(sorted(map(str, found)), dtype=object)
-        self._asks: dict[tuple[str, ...], np.ndarray] = {}
+        self._asks: dict[tuple[str, ...], tuple[np.ndarray, bool]] = {}
 
     def held(self, values: np.ndarray | pd.Series, group: np.ndarray, n_groups: int) -> np.ndarray:
-        """Per group, its sensitive values over :attr:`values` (``values[i]`` is row i's, ``group[i]`` its group)."""
-        position = self.values.get_indexer(as_labels(pd.Series(np.asarray(values, dtype=object))).astype(str))
-        held = np.zeros((n_groups, len(self.values)), dtype=bool)
-        known = (position >= 0) & (group >= 0)
-        held[group[known], position[known]] = True
+        """Per group, its sensitive values (``values[i]`` is row i's, ``group[i]`` its group).
+
+        Columns: :attr:`values` first, then the values the history never published (they count only
+        where no release covers a cell).
+        """
+        text = as_labels(pd.Series(np.asarray(values, dtype=object))).astype(str)
+        known = pd.Index(text, dtype=object).unique().difference(self.values)
+        everything = self.values.append(known)
+        position = everything.get_indexer(text)
+        held = np.zeros((n_groups, len(everything)), dtype=bool)
+        placed = group >= 0
+        held[group[placed], position[placed]] = True
         return held
 
     def breaks(self, labels: pd.DataFrame, held: np.ndarray) -> np.ndarray:
         """Per candidate (row of ``labels``: its QI labels; row of ``held``: its values), whether a cell breaks the rule."""
         keys = self._keys(labels)
-        self._learn(labels, keys)
-        asks = [self._asks[key] for key in keys]
+        self._learn(keys)
+        asks = [self._asks[key][0] for key in keys]
+        # a cell no release covers leaves every value: the class must hold l of any
+        broken = np.array([self._asks[key][1] for key in keys], dtype=bool) & (held.sum(axis=1) < self.l)
         sizes = np.array([len(a) for a in asks], dtype=np.int64)
         if not sizes.sum():
-            return np.zeros(len(keys), dtype=bool)
+            return broken
         rows = np.concatenate([a for a in asks if len(a)])
         owner = np.repeat(np.arange(len(keys)), sizes)
-        kept = (rows & held[owner]).sum(axis=1)
+        kept = (rows & held[owner, : len(self.values)]).sum(axis=1)
         short = kept < np.minimum(self.l, rows.sum(axis=1))
-        broken = np.zeros(len(keys), dtype=bool)
         broken[owner[short]] = True
         return broken
 
@@ -89,13 +98,20 @@ class BoxRule:
         text = pd.DataFrame({q: as_labels(labels[q]).to_numpy(dtype=str) for q in self._qis})
         return list(text.itertuples(index=False, name=None))  # one key per candidate class, not per record
 
-    def _learn(self, labels: pd.DataFrame, keys: list[tuple[str, ...]]) -> None:
-        """What every box not seen yet asks: the distinct H(c) of its cells that some release covers."""
+    def _learn(self, keys: list[tuple[str, ...]]) -> None:
+        """What every box not seen yet asks: the distinct H(c) of its cells some release covers; and whether
+        some cell of it no release covers."""
         fresh = list(dict.fromkeys(key for key in keys if key not in self._asks))
         if not fresh:
             return
+        nothing = np.zeros((0, len(self.values)), dtype=bool)
+        for key in [key for key in fresh if all(label == STAR for label in key)]:
+            self._asks[key] = (nothing, False)  # the all-* box: marked suppressed rows, not judged (as the gate)
+            fresh.remove(key)
+        if not fresh:
+            return
         if not self._earlier:
-            self._asks.update({key: np.zeros((0, len(self.values)), dtype=bool) for key in fresh})
+            self._asks.update({key: (nothing, True) for key in fresh})
             return
         probe = pd.DataFrame(fresh, columns=self._qis, dtype=object)
         probe[self.attribute] = _PROBE
@@ -103,14 +119,13 @@ class BoxRule:
         column = overlay.values.get_indexer(self.values)
         history = np.zeros((len(overlay.history), len(self.values)), dtype=bool)
         history[:, column >= 0] = overlay.history[:, column[column >= 0]]
-        covered = ~overlay.history[:, overlay.values.get_loc(_PROBE)] & history.any(axis=1)
+        universal = overlay.history[:, overlay.values.get_loc(_PROBE)]
+        open_box = np.zeros(len(overlay.class_values), dtype=bool)
+        open_box[overlay.cell_class[universal]] = True
         order = np.argsort(overlay.cell_class, kind="stable")
-        order = order[covered[order]]
+        order = order[(~universal & history.any(axis=1))[order]]
         starts = np.searchsorted(overlay.cell_class[order], np.arange(len(overlay.class_values) + 1))
         for position, key in enumerate(fresh):
             cls = int(overlay.class_of_row[position])
-            if cls < 0:  # the all-* box: marked suppressed rows, not judged (as the gate does)
-                self._asks[key] = np.zeros((0, len(self.values)), dtype=bool)
-                continue
             cells = history[order[starts[cls] : starts[cls + 1]]]
-            self._asks[key] = np.unique(cells, axis=0) if len(cells) else cells
+            self._asks[key] = (np.unique(cells, axis=0) if len(cells) else cells, bool(open_box[cls]))
