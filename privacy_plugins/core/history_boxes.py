@@ -78,7 +78,7 @@ class BoxRule:
         return held
 
     def breaks(self, labels: pd.DataFrame, held: np.ndarray) -> np.ndarray:
-        """Per candidate (row of ``labels``: its QI labels; row of ``held``: its values), whether a cell breaks the rule."""
+        """Per candidate (a row of ``labels``: its QI labels; of ``held``: its values): does a cell break the rule."""
         keys = self._keys(labels)
         self._learn(keys)
         asks = [self._asks[key][0] for key in keys]
@@ -99,8 +99,10 @@ class BoxRule:
         return list(text.itertuples(index=False, name=None))  # one key per candidate class, not per record
 
     def _learn(self, keys: list[tuple[str, ...]]) -> None:
-        """What every box not seen yet asks: the distinct H(c) of its cells some release covers; and whether
-        some cell of it no release covers."""
+        """What every box not seen yet asks.
+
+        The distinct H(c) of its cells some release covers, and whether some cell of it no release covers.
+        """
         fresh = list(dict.fromkeys(key for key in keys if key not in self._asks))
         if not fresh:
             return
@@ -116,10 +118,10 @@ class BoxRule:
         probe = pd.DataFrame(fresh, columns=self._qis, dtype=object)
         probe[self.attribute] = _PROBE
         overlay = domain_overlay(self._earlier, probe, self._qis, self.attribute, self._hierarchies)
-        column = overlay.values.get_indexer(self.values)
+        column = overlay.values.get_indexer(self.values)  # noqa: PD011 (a pd.Index)
         history = np.zeros((len(overlay.history), len(self.values)), dtype=bool)
         history[:, column >= 0] = overlay.history[:, column[column >= 0]]
-        universal = overlay.history[:, overlay.values.get_loc(_PROBE)]
+        universal = overlay.history[:, overlay.values.get_loc(_PROBE)]  # noqa: PD011 (a pd.Index)
         open_box = np.zeros(len(overlay.class_values), dtype=bool)
         open_box[overlay.cell_class[universal]] = True
         order = np.argsort(overlay.cell_class, kind="stable")

@@ -99,13 +99,14 @@ def repair_boxes(
         if not bad.any() or n < 2:
             break
         stats.passes += 1
-        moved = _dissolve(space, codes, low, high, ids, n, bad)
+        # moving single records can break a model merging keeps (frequency l): only with the models' check
+        moved = _dissolve(space, codes, low, high, ids, n, bad) if failing is not None else None
         if moved is not None and failing is not None:
             moved_ids, n_moved = _dense(moved)
             if failing(rows, moved_ids, n_moved).any():
                 moved = None
         if moved is not None:
-            stats.dissolved += int(len(np.unique(ids[moved != ids])))
+            stats.dissolved += len(np.unique(ids[moved != ids]))
             group[rows] = moved
             continue
         target = _partners(space, coded, qis, rules, low, high, held, ids, n, np.flatnonzero(bad), neighbours,
@@ -120,7 +121,7 @@ def repair_boxes(
             missed = failing(rows, new_ids, n_new)
             undo = missed[new_ids]  # only a merged cluster can newly miss a model; its parts go back
             if undo.any():
-                stats.undone += int(len(np.unique(new_ids[undo])))
+                stats.undone += len(np.unique(new_ids[undo]))
                 new[undo] = ids[undo]
         if np.array_equal(new, ids):
             break
@@ -132,9 +133,11 @@ def repair_boxes(
 def _dissolve(
     space: CostSpace, codes: np.ndarray, low: np.ndarray, high: np.ndarray, ids: np.ndarray, n: int, bad: np.ndarray
 ) -> np.ndarray | None:
-    """Clusters ``ids`` with every breaking cluster whose records all lie in the span of a cluster that does not
-    break a rule dissolved into the narrowest such cluster (its labels do not change, its values only grow);
-    ``None`` when no breaking cluster can be."""
+    """Clusters ``ids`` with the breaking clusters dissolved whose records all fit in other clusters' spans.
+
+    Each record goes to the narrowest cluster that does not break a rule and whose code span holds it
+    (its labels do not change, its values only grow); ``None`` when no breaking cluster can be dissolved.
+    """
     members = np.flatnonzero(bad[ids])
     inside = np.ones((members.shape[0], n), dtype=bool)
     for q in range(codes.shape[0]):
@@ -164,8 +167,10 @@ def _box_labels(
 ) -> pd.DataFrame:
     """The published labels of boxes given as ``(n_qis, m)`` code spans."""
     return pd.DataFrame(
-        {qi: _labels(dimension, code_labels, low[q], high[q]) for q, (qi, (dimension, code_labels)) in
-         enumerate(zip(qis, coded, strict=True))}  # fmt: skip
+        {
+            qi: _labels(dimension, code_labels, low[q], high[q])
+            for q, (qi, (dimension, code_labels)) in enumerate(zip(qis, coded, strict=True))
+        }
     )
 
 

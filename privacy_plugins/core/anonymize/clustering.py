@@ -346,7 +346,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             report(total, total)
     seconds2 = time.perf_counter() - started - seconds1
     # The domain rule (history: {protect: domain}) is asked of each cluster's published box: merge those breaking it.
-    cluster, box_repair = repair_boxes(space, coded, frame, qis, cluster, box_rules(request.models), failing=strict)
+    cluster, _ = repair_boxes(space, coded, frame, qis, cluster, box_rules(request.models), failing=strict)
     suppressed = 0
     if suppressing:
 

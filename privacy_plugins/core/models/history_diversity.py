@@ -127,7 +127,7 @@ class HistoryDiversity(PrivacyModel):
         return self if self.hierarchies is not None else replace(self, hierarchies=dict(hierarchies))
 
     def box_rule(self) -> BoxRule | None:
-        """With ``domain`` (``history: {protect: domain}``): the domain rule on each class's box, over the kept releases.
+        """With ``domain`` (``history: {protect: domain}``): the domain rule on each class's box over the history.
 
         Every cell of a class's box that a kept release covers must keep min(l, |H(c)|) of the
         class's values (:mod:`~privacy_plugins.core.history_domain`); one rule per model, so its
