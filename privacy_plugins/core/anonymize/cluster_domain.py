@@ -41,6 +41,8 @@ __all__ = ["BoxRepair", "box_rules", "repair_boxes"]
 NEIGHBOURS = 48
 #: Most passes of merges.
 PASSES = 6
+#: (breaking cluster, cluster) pairs priced at once (memory: a few arrays of this many numbers per QI).
+CELLS = 1 << 21
 #: Merge a cluster with no repairing partner into its nearest one (the next pass tries again from there).
 GROW = False
 
@@ -200,17 +202,22 @@ def _partners(
     sizes = np.bincount(ids, minlength=n).astype(float)
     cost = space.box_costs(low, high) * sizes
     n_qis = low.shape[0]
-    joined_low = np.minimum(low[:, bad, None], low[:, None, :]).reshape(n_qis, -1)
-    joined_high = np.maximum(high[:, bad, None], high[:, None, :]).reshape(n_qis, -1)
-    increase = (
-        space.box_costs(joined_low, joined_high).reshape(len(bad), n) * (sizes[bad, None] + sizes[None, :])
-        - cost[bad, None]
-        - cost[None, :]
-    )
-    increase[np.arange(len(bad)), bad] = np.inf
     m = min(neighbours, n - 1)
-    near = np.argpartition(increase, m - 1, axis=1)[:, :m]
-    price = np.take_along_axis(increase, near, axis=1)
+    near = np.empty((len(bad), m), dtype=np.int64)
+    price = np.empty((len(bad), m))
+    chunk = max(1, CELLS // max(n, 1))  # breaking clusters priced at once against every cluster
+    for start in range(0, len(bad), chunk):
+        part = bad[start : start + chunk]
+        joined_low = np.minimum(low[:, part, None], low[:, None, :]).reshape(n_qis, -1)
+        joined_high = np.maximum(high[:, part, None], high[:, None, :]).reshape(n_qis, -1)
+        increase = (
+            space.box_costs(joined_low, joined_high).reshape(len(part), n) * (sizes[part, None] + sizes[None, :])
+            - cost[part, None]
+            - cost[None, :]
+        )
+        increase[np.arange(len(part)), part] = np.inf
+        near[start : start + chunk] = np.argpartition(increase, m - 1, axis=1)[:, :m]
+        price[start : start + chunk] = np.take_along_axis(increase, near[start : start + chunk], axis=1)
     order = np.argsort(price, axis=1, kind="stable")
     near, price = np.take_along_axis(near, order, axis=1), np.take_along_axis(price, order, axis=1)
     first, second = np.repeat(bad, m), near.reshape(-1)
