@@ -9,6 +9,11 @@ box asks does not depend on the values: the distinct non-empty H(c) of the cells
 over every box not seen yet, batched) and keeps them; a candidate is then judged by a few
 boolean operations on its value set. Where no kept release covers a cell (H = every value) the
 class must hold l values of any kind.
+
+**The all-``*`` box always breaks the rule here.** The gate reads a class whose every label is
+``*`` as marked suppressed rows and does not judge it, while an adversary sees a class covering
+everyone: a point only it covers would be narrowed to its values. A search must therefore never
+publish one (a merge of large clusters can reach it).
 """
 
 from __future__ import annotations
@@ -84,6 +89,7 @@ class BoxRule:
         asks = [self._asks[key][0] for key in keys]
         # a cell no release covers leaves every value: the class must hold l of any
         broken = np.array([self._asks[key][1] for key in keys], dtype=bool) & (held.sum(axis=1) < self.l)
+        broken |= np.array([all(label == STAR for label in key) for key in keys], dtype=bool)
         sizes = np.array([len(a) for a in asks], dtype=np.int64)
         if not sizes.sum():
             return broken
@@ -108,7 +114,7 @@ class BoxRule:
             return
         nothing = np.zeros((0, len(self.values)), dtype=bool)
         for key in [key for key in fresh if all(label == STAR for label in key)]:
-            self._asks[key] = (nothing, False)  # the all-* box: marked suppressed rows, not judged (as the gate)
+            self._asks[key] = (nothing, False)  # the all-* box: always broken (see breaks)
             fresh.remove(key)
         if not fresh:
             return
