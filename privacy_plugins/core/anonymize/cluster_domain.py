@@ -32,6 +32,7 @@ import pandas as pd
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, boxes
 from privacy_plugins.core.anonymize.mondrian import _labels
 from privacy_plugins.core.anonymize.partition_split import Dimension
+from privacy_plugins.core.coverage import STAR
 from privacy_plugins.core.history_boxes import BoxRule
 from privacy_plugins.core.models import PrivacyModel
 
@@ -57,6 +58,7 @@ class BoxRepair:
     dissolved: int = 0
     undone: int = 0
     passes: int = 0
+    left_out: int = 0
 
 
 def box_rules(models: Sequence[PrivacyModel]) -> list[BoxRule]:
@@ -75,10 +77,13 @@ def repair_boxes(
     failing: Failing | None = None,
     passes: int = PASSES,
     neighbours: int = NEIGHBOURS,
+    leave_out: int = 0,
 ) -> tuple[np.ndarray, BoxRepair]:
     """``group`` (a cluster per row of ``frame``; -1: left out) with clusters merged until their boxes meet ``rules``.
 
-    The clusters come back numbered densely from 0 (-1 stays -1).
+    The clusters come back numbered densely from 0 (-1 stays -1). A cluster still breaking a rule whose
+    labels are all ``*`` (the gate reads such a class as suppressed rows and cannot judge it, see
+    :mod:`~privacy_plugins.core.history_boxes`) is left out (-1) when at most ``leave_out`` records are.
 
     ``coded`` are the QIs as the algorithm publishes them (``space``'s dimensions and their code labels).
     """
@@ -129,6 +134,15 @@ def repair_boxes(
             break
         group[rows] = new
     group[rows] = _dense(group[rows])[0]
+    if stats.left and leave_out > 0:  # a class published all-* is one the gate cannot judge: never publish it
+        ids, n = _dense(group[rows])
+        low, high = boxes(codes, ids, n)
+        starred = (_box_labels(coded, qis, low, high).astype(str) == STAR).all(axis=1).to_numpy()
+        out = starred[ids]
+        if out.any() and int(out.sum()) <= leave_out:
+            group[rows[out]] = -1
+            stats.left_out = int(out.sum())
+            group[rows[~out]] = _dense(group[rows[~out]])[0]
     return group, stats
 
 

@@ -346,7 +346,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             report(total, total)
     seconds2 = time.perf_counter() - started - seconds1
     # The domain rule (history: {protect: domain}) is asked of each cluster's published box: merge those breaking it.
-    cluster, _ = repair_boxes(space, coded, frame, qis, cluster, box_rules(request.models), failing=strict)
+    cluster, _ = repair_boxes(space, coded, frame, qis, cluster, box_rules(request.models), failing=strict,
+                              leave_out=0 if suppressing else request.max_suppressed)  # fmt: skip
     suppressed = 0
     if suppressing:
 
@@ -370,6 +371,9 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
+        published, utility, classes, suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
+    elif (cluster < 0).any():  # an all-* class the domain rule left out (cluster_domain)
+        n_clusters = int(cluster.max()) + 1
         published, utility, classes, suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
     else:
         n_clusters = int(cluster.max()) + 1
