@@ -81,7 +81,10 @@ table has at least one valid cluster's worth of records; ``suppressed`` is 0 —
 model that declares merging does not repair it (the history model with a leakage bound):
 then clusters merge with its relaxation and the records of the published classes that still
 miss it are suppressed within ``suppression_limit``
-(:mod:`~privacy_plugins.core.anonymize.cluster_suppress`). **Published values:** as Mondrian
+(:mod:`~privacy_plugins.core.anonymize.cluster_suppress`). **The release history's domain rule**
+(``history: {protect: domain}``): clusters whose published box breaks it are dissolved or merged
+after the clustering; one left with every label ``*`` is left out within the limit
+(:mod:`~privacy_plugins.core.anonymize.cluster_domain`). **Published values:** as Mondrian
 (ranges ``"[a-b]"`` for numeric QIs without hierarchy, the LCA's label otherwise) and the
 same NCP costs; clusters with equal labels form one published class.
 
