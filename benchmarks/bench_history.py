@@ -83,6 +83,13 @@ narrow one, seconds). Measured 2026-11-26 on domain26 (load ~6), ``--sizes 6000,
     mondrian A A+s A+s A+s, 4/4, 0, 1.03, 210 s (with --deletions 0.2: 4/4, 0, 1.04, 111 s);
     bucket A F F F, 1/4 (with --deletions 0.2 too).
 
+domclust26 (2026-11-27, load 13-21), the domain rule inside the clustering / bucket search
+(``core/anonymize/cluster_domain.py``), ``--sizes 6000,6500,7000,7500 --deletions 0.2 --protect-domain``:
+two-phase A A+s A+s A+s 4/4, 0 below 2 values, 1.31; k-member A A+s A+s A+s 4/4, 0, 1.45; bucket
+4/4, 0, 1.21 (was 1/4 each); optimal A A+s F F 2/4 and mondrian A A+s A+s F 3/4 unchanged. Default
+sizes with ``--deletions 0.2 --protect-domain``: bucket A A A+s A+s 4/4, 0, 1.19, 518 s; two-phase
+A A+s A+s A+s 4/4, 0, 1.40, 428 s.
+
 ``--check`` asserts the goals (0 below 2 values over all releases, those pinned before joining
 apart, and every release passed, NCP ratio ≤ 1.25) and exits 1 when one is missed.
 

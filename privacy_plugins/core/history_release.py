@@ -153,7 +153,11 @@ def _reapply_levels(
 
 
 def history_models(
-    models: Sequence[PrivacyModel], history: ReleaseHistory, hierarchies: Mapping[Hashable, Hierarchy] | None = None
+    models: Sequence[PrivacyModel],
+    history: ReleaseHistory,
+    hierarchies: Mapping[Hashable, Hierarchy] | None = None,
+    *,
+    domain: bool = False,
 ) -> list[HistoryDiversity]:
     """One history model per sensitive attribute judged over intersections, with l = the largest class need.
 
@@ -163,7 +167,8 @@ def history_models(
     A model whose rule caps the most frequent value's share with one bound
     (:attr:`~PrivacyModel.intersection_share_bound`: one leakage bound) also has the history model
     judge that share on each record's class restricted to her history set (the smallest such bound);
-    the other count-based rules are checked by the gate and (c).
+    the other count-based rules are checked by the gate and (c). ``domain`` (``history: {protect: domain}``):
+    the models also ask the domain rule of each class's box (:meth:`HistoryDiversity.box_rule`).
     """
     needs: dict[Hashable, int] = {}
     shares: dict[Hashable, float] = {}
@@ -179,7 +184,7 @@ def history_models(
         if share is not None:
             shares[attribute] = min(shares.get(attribute, 1.0), share)
     return [
-        HistoryDiversity(attribute, float(l), history, hierarchies, bound=shares.get(attribute))
+        HistoryDiversity(attribute, float(l), history, hierarchies, bound=shares.get(attribute), domain=domain)
         for attribute, l in needs.items()
     ]
 
@@ -472,7 +477,7 @@ def release_with_history(
             last = (published, check, suppressed, previous.transformation)
         else:
             tried.append(f"reapply: {reapplied.uncovered} uncovered, above the suppression limit ({budget})")
-    extra: list[PrivacyModel] = list(history_models(bound, history, hierarchies))
+    extra: list[PrivacyModel] = list(history_models(bound, history, hierarchies, domain=protect_domain))
     refusal = tags_of(get_anonymizer(algorithm)).supported_models.refusal([*models, *extra])
     if extra and refusal is not None:  # an algorithm that cannot take the model: (c) does the rest
         tried.append(f"anonymize: {algorithm} {refusal}; anonymized without the history model")

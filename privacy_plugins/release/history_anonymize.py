@@ -166,7 +166,7 @@ def anonymize_history(
     if not len(history):
         return None
     bound = tuple(bind_hierarchies(models, hierarchies))
-    extra: list[PrivacyModel] = list(history_models(bound, history, hierarchies))
+    extra: list[PrivacyModel] = list(history_models(bound, history, hierarchies, domain=protect_domain))
     refusal = tags_of(get_anonymizer(algorithm)).supported_models.refusal([*bound, *extra])
     if extra and refusal is not None:
         LOGGER.info("anonymize: %s %s; (c) and the composition check guard the history", algorithm, refusal)

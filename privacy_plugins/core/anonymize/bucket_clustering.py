@@ -83,6 +83,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
+from privacy_plugins.core.anonymize.cluster_domain import box_rules, repair_boxes
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes, size_summary
 from privacy_plugins.core.anonymize.feasibility import (
     BUCKETIZING,
@@ -473,6 +474,17 @@ class BucketClusteringAnonymizer:
         merges = 0
         if merged_models:
             cluster, merges = merge_until_held(prepared, cluster, merged_models, request.quasi_identifiers)
+            # merging keeps frequency l: the clusters whose published box breaks a box rule merge too
+            cluster, repair = repair_boxes(prepared.space, prepared.coded, prepared.frame,
+                                           request.quasi_identifiers, cluster, box_rules(merged_models),
+                                           leave_out=request.max_suppressed - prepared.suppressed)  # fmt: skip
+            merges += repair.merges
+            if repair.left_out:  # records of an all-* class breaking the rule: suppressed
+                kept = cluster >= 0
+                coded = [(replace(d, codes=d.codes[kept]), labels) for d, labels in prepared.coded]
+                prepared = replace(prepared, frame=prepared.frame.loc[kept].reset_index(drop=True), coded=coded,
+                                   suppressed=prepared.suppressed + repair.left_out)  # fmt: skip
+                cluster = cluster[kept]
         seconds = round(time.perf_counter() - started, 4)
         return publish(
             request,

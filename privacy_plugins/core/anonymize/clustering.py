@@ -81,7 +81,10 @@ table has at least one valid cluster's worth of records; ``suppressed`` is 0 —
 model that declares merging does not repair it (the history model with a leakage bound):
 then clusters merge with its relaxation and the records of the published classes that still
 miss it are suppressed within ``suppression_limit``
-(:mod:`~privacy_plugins.core.anonymize.cluster_suppress`). **Published values:** as Mondrian
+(:mod:`~privacy_plugins.core.anonymize.cluster_suppress`). **The release history's domain rule**
+(``history: {protect: domain}``): clusters whose published box breaks it are dissolved or merged
+after the clustering; one left with every label ``*`` is left out within the limit
+(:mod:`~privacy_plugins.core.anonymize.cluster_domain`). **Published values:** as Mondrian
 (ranges ``"[a-b]"`` for numeric QIs without hierarchy, the LCA's label otherwise) and the
 same NCP costs; clusters with equal labels form one published class.
 
@@ -108,6 +111,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizationResult,
     AnonymizedTable,
 )
+from privacy_plugins.core.anonymize.cluster_domain import box_rules, repair_boxes
 from privacy_plugins.core.anonymize.cluster_greedy import (
     CostSpace,
     GreedyStats,
@@ -344,6 +348,9 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
         if report is not None:
             report(total, total)
     seconds2 = time.perf_counter() - started - seconds1
+    # The domain rule (history: {protect: domain}) is asked of each cluster's published box: merge those breaking it.
+    cluster, _ = repair_boxes(space, coded, frame, qis, cluster, box_rules(request.models), failing=strict,
+                              leave_out=0 if suppressing else request.max_suppressed)  # fmt: skip
     suppressed = 0
     if suppressing:
 
@@ -367,6 +374,9 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
+        (published, utility, classes, qi_codes), suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
+    elif (cluster < 0).any():  # an all-* class the domain rule left out (cluster_domain)
+        n_clusters = int(cluster.max()) + 1
         (published, utility, classes, qi_codes), suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
     else:
         n_clusters = int(cluster.max()) + 1

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+    from privacy_plugins.core.history_boxes import BoxRule
     from privacy_plugins.core.metrics.population import ReleasePopulation
 
 __all__ = ["MeasuredResult", "ModelResult", "PrivacyModel", "bind_hierarchies", "validate_on_units"]
@@ -237,6 +238,15 @@ class PrivacyModel(ABC):
         leaves the adversary (``docs/composition.md``); ``bounds`` the targets' leakage bounds
         (:meth:`leakage_bounds`) when the model sets them. Models that judge class sizes or
         the whole table (k-anonymity, t-closeness) are not defined on an intersection.
+        """
+        return None
+
+    def box_rule(self) -> BoxRule | None:
+        """A rule the model also asks of each class's published *box* (its QI labels), not only its records.
+
+        ``None`` by default. The history model with ``domain`` returns the domain rule
+        (:class:`~privacy_plugins.core.history_boxes.BoxRule`): a search that publishes boxes
+        (clustering, bucket) judges its candidates with it (``docs/composition.md``).
         """
         return None
 

@@ -47,6 +47,7 @@ from privacy_plugins.core.composition import covering_sets
 from privacy_plugins.core.frame import encode_column
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, ReleaseHistory
+from privacy_plugins.core.history_boxes import BoxRule
 from privacy_plugins.core.models.base import PrivacyModel
 from privacy_plugins.core.models.l_diversity import DistinctLDiversity
 from privacy_plugins.core.parameters import TOLERANCE, check_fraction, check_positive
@@ -73,6 +74,7 @@ class HistoryDiversity(PrivacyModel):
     history: ReleaseHistory = field(compare=False, repr=False)
     hierarchies: Mapping[Hashable, Hierarchy] | None = field(default=None, compare=False, repr=False)
     bound: float | None = None
+    domain: bool = False
 
     requires_sensitive: ClassVar[bool] = True
     monotonic_with_suppression: ClassVar[bool] = False
@@ -94,8 +96,9 @@ class HistoryDiversity(PrivacyModel):
 
     def __str__(self) -> str:
         share = "" if self.bound is None else f", no value over {self.bound:g} of what is left"
+        points = ", every point of each class's box" if self.domain else ""
         return (
-            f"distinct-{self.l:g}-diversity{share} for {self.sensitive_attribute!r} "
+            f"distinct-{self.l:g}-diversity{share}{points} for {self.sensitive_attribute!r} "
             f"over the {len(self.history)} releases of history {self.history.name!r}"
         )
 
@@ -122,6 +125,25 @@ class HistoryDiversity(PrivacyModel):
     def with_hierarchies(self, hierarchies: Mapping[Hashable, Hierarchy]) -> HistoryDiversity:
         """This model reading coverage along ``hierarchies`` when it has none yet."""
         return self if self.hierarchies is not None else replace(self, hierarchies=dict(hierarchies))
+
+    def box_rule(self) -> BoxRule | None:
+        """With ``domain`` (``history: {protect: domain}``): the domain rule on each class's box over the history.
+
+        Every cell of a class's box that a kept release covers must keep min(l, |H(c)|) of the
+        class's values (:mod:`~privacy_plugins.core.history_domain`); one rule per model, so its
+        memo of what each box asks serves the whole search.
+        """
+        return self._box_rule if self.domain and len(self.history) else None
+
+    @cached_property
+    def _box_rule(self) -> BoxRule:
+        return BoxRule(
+            self.history.signatures(),
+            self.history.quasi_identifiers,
+            self.sensitive_attribute,
+            self.minimum_class_size,
+            self.hierarchies,
+        )
 
     @property
     def repaired_by_merging(self) -> bool:

@@ -1,0 +1,139 @@
+"""The domain rule judged on candidate boxes inside a search (``history: {protect: domain}``).
+
+:mod:`~privacy_plugins.core.history_domain` judges a finished candidate: every cell of the
+overlay of a class's box with the earlier releases must keep |H(c) ∩ S(E)| ≥ min(l, |H(c)|).
+A search (the clustering algorithms, bucket) proposes many candidate classes — a cluster, two
+clusters merged — and needs a verdict per candidate, with the candidate's own values. What a
+box asks does not depend on the values: the distinct non-empty H(c) of the cells it covers.
+:class:`BoxRule` computes them once per box (one :func:`~privacy_plugins.core.history_domain.domain_overlay`
+over every box not seen yet, batched) and keeps them; a candidate is then judged by a few
+boolean operations on its value set. Where no kept release covers a cell (H = every value) the
+class must hold l values of any kind.
+
+**The all-``*`` box always breaks the rule here.** The gate reads a class whose every label is
+``*`` as marked suppressed rows and does not judge it, while an adversary sees a class covering
+everyone: a point only it covers would be narrowed to its values. A search must therefore never
+publish one (a merge of large clusters can reach it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from privacy_plugins.core.coverage import STAR
+from privacy_plugins.core.hierarchies import Hierarchy, as_labels
+from privacy_plugins.core.history import COUNT
+from privacy_plugins.core.history_domain import domain_overlay
+
+__all__ = ["BoxRule"]
+
+#: The sensitive label given to probed boxes: in H(c) exactly where no kept release covers the cell.
+_PROBE = "\x00no release covers this cell\x00"
+
+
+class BoxRule:
+    """Which candidate classes (a box as QI labels, a value set) break the domain rule against a history.
+
+    Args:
+        earlier: the kept releases' class signatures (``__count`` per row) or published tables, oldest first.
+        quasi_identifiers: the QIs; each needs a hierarchy.
+        attribute: the sensitive attribute.
+        l: the distinct values every point must keep (or all it has).
+        hierarchies: per QI.
+    """
+
+    def __init__(
+        self,
+        earlier: Sequence[pd.DataFrame],
+        quasi_identifiers: Sequence[Hashable],
+        attribute: Hashable,
+        l: int,
+        hierarchies: Mapping[Hashable, Hierarchy] | None,
+    ) -> None:
+        self.attribute = attribute
+        self.l = int(l)
+        self._earlier = list(earlier)
+        self._qis = list(quasi_identifiers)
+        self._hierarchies = hierarchies
+        published = [
+            as_labels(t.loc[t[COUNT].to_numpy() > 0, attribute] if COUNT in t.columns else t[attribute])
+            for t in self._earlier
+        ]
+        found = pd.unique(pd.concat(published, ignore_index=True).to_numpy(dtype=object)) if published else []
+        #: The sensitive labels the history published: the columns of every value set.
+        self.values = pd.Index(sorted(map(str, found)), dtype=object)
+        self._asks: dict[tuple[str, ...], tuple[np.ndarray, bool]] = {}
+
+    def held(self, values: np.ndarray | pd.Series, group: np.ndarray, n_groups: int) -> np.ndarray:
+        """Per group, its sensitive values (``values[i]`` is row i's, ``group[i]`` its group).
+
+        Columns: :attr:`values` first, then the values the history never published (they count only
+        where no release covers a cell).
+        """
+        text = as_labels(pd.Series(np.asarray(values, dtype=object))).astype(str)
+        known = pd.Index(text, dtype=object).unique().difference(self.values)
+        everything = self.values.append(known)
+        position = everything.get_indexer(text)
+        held = np.zeros((n_groups, len(everything)), dtype=bool)
+        placed = group >= 0
+        held[group[placed], position[placed]] = True
+        return held
+
+    def breaks(self, labels: pd.DataFrame, held: np.ndarray) -> np.ndarray:
+        """Per candidate (a row of ``labels``: its QI labels; of ``held``: its values): does a cell break the rule."""
+        keys = self._keys(labels)
+        self._learn(keys)
+        asks = [self._asks[key][0] for key in keys]
+        # a cell no release covers leaves every value: the class must hold l of any
+        broken = np.array([self._asks[key][1] for key in keys], dtype=bool) & (held.sum(axis=1) < self.l)
+        broken |= np.array([all(label == STAR for label in key) for key in keys], dtype=bool)
+        sizes = np.array([len(a) for a in asks], dtype=np.int64)
+        if not sizes.sum():
+            return broken
+        rows = np.concatenate([a for a in asks if len(a)])
+        owner = np.repeat(np.arange(len(keys)), sizes)
+        kept = (rows & held[owner, : len(self.values)]).sum(axis=1)
+        short = kept < np.minimum(self.l, rows.sum(axis=1))
+        broken[owner[short]] = True
+        return broken
+
+    def _keys(self, labels: pd.DataFrame) -> list[tuple[str, ...]]:
+        text = pd.DataFrame({q: as_labels(labels[q]).to_numpy(dtype=str) for q in self._qis})
+        return list(text.itertuples(index=False, name=None))  # one key per candidate class, not per record
+
+    def _learn(self, keys: list[tuple[str, ...]]) -> None:
+        """What every box not seen yet asks.
+
+        The distinct H(c) of its cells some release covers, and whether some cell of it no release covers.
+        """
+        fresh = list(dict.fromkeys(key for key in keys if key not in self._asks))
+        if not fresh:
+            return
+        nothing = np.zeros((0, len(self.values)), dtype=bool)
+        for key in [key for key in fresh if all(label == STAR for label in key)]:
+            self._asks[key] = (nothing, False)  # the all-* box: always broken (see breaks)
+            fresh.remove(key)
+        if not fresh:
+            return
+        if not self._earlier:
+            self._asks.update({key: (nothing, True) for key in fresh})
+            return
+        probe = pd.DataFrame(fresh, columns=self._qis, dtype=object)
+        probe[self.attribute] = _PROBE
+        overlay = domain_overlay(self._earlier, probe, self._qis, self.attribute, self._hierarchies)
+        column = overlay.values.get_indexer(self.values)  # noqa: PD011 (a pd.Index)
+        history = np.zeros((len(overlay.history), len(self.values)), dtype=bool)
+        history[:, column >= 0] = overlay.history[:, column[column >= 0]]
+        universal = overlay.history[:, overlay.values.get_loc(_PROBE)]  # noqa: PD011 (a pd.Index)
+        open_box = np.zeros(len(overlay.class_values), dtype=bool)
+        open_box[overlay.cell_class[universal]] = True
+        order = np.argsort(overlay.cell_class, kind="stable")
+        order = order[(~universal & history.any(axis=1))[order]]
+        starts = np.searchsorted(overlay.cell_class[order], np.arange(len(overlay.class_values) + 1))
+        for position, key in enumerate(fresh):
+            cls = int(overlay.class_of_row[position])
+            cells = history[order[starts[cls] : starts[cls + 1]]]
+            self._asks[key] = (np.unique(cells, axis=0) if len(cells) else cells, bool(open_box[cls]))
