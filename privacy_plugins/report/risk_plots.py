@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from html import escape
 
 from privacy_plugins.core.diagnosis import PrivacyDiagnosis
-from privacy_plugins.report.plots import NEUTRAL, SATISFIES, VIOLATES, _figure, figure_svg
+from privacy_plugins.report.plots import NEUTRAL, SATISFIES, VIOLATES, _figure, _text_width, figure_svg
 
 __all__ = ["attacker_risk_svg", "population_section"]
 
@@ -29,7 +29,13 @@ def attacker_risk_svg(distributions: Mapping[str, Mapping[str, int]], *, thresho
     used = [i for i, label in enumerate(labels) if any(distributions[a][label] for a in attackers)]
     shown = labels[min(used) :] if used else labels[-1:]
     rows = max(1, sum(distributions[attackers[0]].values()))
-    figure = _figure(width=7.5, height=0.6 + 0.22 * len(shown))
+    figure = _figure(
+        width=7.5,
+        height=1.3 + 0.22 * len(shown),
+        left=0.3 + max(_text_width(label, 7) for label in shown),
+        top=0.6,
+        gap=0.2,  # the panels share the y axis: no tick labels between them
+    )
     for axes, attacker in zip(figure.subplots(1, len(attackers), sharey=True), attackers, strict=True):
         shares = [distributions[attacker][label] / rows for label in shown]
         colors = [VIOLATES if _low_end(label) >= threshold else SATISFIES for label in shown]
