@@ -99,6 +99,8 @@ def suppress_failing(
     max_suppressed: int,
     describe: str,
     recluster: Recluster | None = None,
+    values: np.ndarray | None = None,
+    min_size: int = 1,
 ) -> np.ndarray:
     """``group`` (a cluster per row) with -1 for the records left out so that every published class passes ``strict``.
 
@@ -117,7 +119,7 @@ def suppress_failing(
             group, changed = _pooled(space, strict, group, classes_of, recluster)
             if not changed:
                 break
-    for _ in range(ROUNDS):
+    for round_ in range(ROUNDS):
         cls, n_cls = classes_of(np.where(out, -1, group))
         kept = np.flatnonzero(~out)
         bad = strict(kept, cls[kept], n_cls)
@@ -128,6 +130,8 @@ def suppress_failing(
         for c, rows in members.items():
             if c in fixed:
                 out[fixed[c]] = True
+            elif values is not None and round_ < ROUNDS - 1 and rows.shape[0] > min_size:
+                out[_most_frequent(rows, values)] = True  # towards balance; whole only in the last round
             else:
                 out[rows] = True
         _offer(space, strict, group, out, classes_of)
@@ -176,6 +180,13 @@ def _pooled(
             group = np.asarray(dense_ids, dtype=np.int64).ravel()
             cls, n_cls = classes_of(group)  # labels moved: classes again (ids of later failing ones may shift)
     return group, changed
+
+
+def _most_frequent(rows: np.ndarray, values: np.ndarray) -> int:
+    """The last of ``rows`` holding their most frequent value (``values``: a code per row of the table)."""
+    codes = values[rows]
+    top = np.bincount(codes).argmax()
+    return int(rows[np.flatnonzero(codes == top)[-1]])
 
 
 def _members(cls: np.ndarray, bad: np.ndarray) -> dict[int, np.ndarray]:
