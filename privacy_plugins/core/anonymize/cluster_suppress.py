@@ -172,13 +172,14 @@ def _pooled(
         near = near[np.isfinite(joined[near])]
         pool = np.flatnonzero(np.isin(group, np.concatenate([mine, near])))
         local, failing = recluster(pool)
-        before = int(np.isin(cls[pool], np.flatnonzero(strict(every, cls, n_cls))).sum())
+        before = int(bad[cls[pool]].sum())
         if failing < before:
             changed = True
             group[pool] = n_groups + local
             _, dense_ids = np.unique(group, return_inverse=True)
             group = np.asarray(dense_ids, dtype=np.int64).ravel()
             cls, n_cls = classes_of(group)  # labels moved: classes again (ids of later failing ones may shift)
+            bad = strict(every, cls, n_cls)
     return group, changed
 
 
