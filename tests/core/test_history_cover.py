@@ -43,9 +43,7 @@ def _covers(label: object, value: object, qi: str) -> bool:
         low, high = text[1:-1].split("-")
         return float(low) <= float(value) <= float(high)  # type: ignore[arg-type]
     hierarchy = HIERARCHIES[qi]
-    return any(
-        str(hierarchy.generalize(pd.Series([value]), level)[0]) == text for level in range(hierarchy.height + 1)
-    )
+    return any(str(hierarchy.generalize(pd.Series([value]), level)[0]) == text for level in range(hierarchy.height + 1))
 
 
 def _rows(table: pd.DataFrame) -> list[dict[str, object]]:

@@ -102,6 +102,7 @@ class CoverJudge:
             self.bounds.append(lowest)
 
     def __call__(self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
+        """Classes (of ``rows``, by ``group_of_row``) failing ``strict`` or blamed for a covered record at risk."""
         bad = np.asarray(self.strict(rows, group_of_row, n_groups), dtype=bool).copy()
         if not self.models or not rows.shape[0]:
             return bad
@@ -124,7 +125,7 @@ class CoverJudge:
 
     def pairs(self, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every (point, class) with the point inside the class's extent on every QI."""
-        n_qis, n_classes = low.shape
+        n_qis = low.shape[0]
         live = np.flatnonzero(high[0] >= low[0]) if n_qis else np.zeros(0, dtype=np.int64)
         if not n_qis or not live.shape[0]:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)

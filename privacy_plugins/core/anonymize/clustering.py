@@ -108,6 +108,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizationResult,
     AnonymizedTable,
 )
+from privacy_plugins.core.anonymize.cluster_cover import covering
 from privacy_plugins.core.anonymize.cluster_greedy import (
     CostSpace,
     GreedyStats,
@@ -117,7 +118,6 @@ from privacy_plugins.core.anonymize.cluster_greedy import (
 )
 from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
-from privacy_plugins.core.anonymize.cluster_cover import covering
 from privacy_plugins.core.anonymize.cluster_suppress import (
     dense,
     publish_kept,
@@ -363,8 +363,11 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
 
         try:
             judge = covering(strict, space.dimensions, frame, request.models)  # covered records too, as the gate
+            # Classes no single removal repairs first lose their most frequent value of this attribute.
             shared = [m.sensitive_attribute for m in request.models if not m.repaired_by_merging]
-            values = pd.factorize(frame[shared[0]], use_na_sentinel=False)[0] if shared and shared[0] is not None else None
+            values = None
+            if shared and shared[0] is not None:
+                values = pd.factorize(frame[shared[0]], use_na_sentinel=False)[0]
             cluster = suppress_failing(space, judge, cluster, published_classes(coded),
                                        max_suppressed=request.max_suppressed,
                                        describe=", ".join(map(str, request.models)), recluster=recluster,
