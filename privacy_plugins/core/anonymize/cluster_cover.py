@@ -147,13 +147,13 @@ class CoverJudge:
                 cls = np.repeat(live[part], n)
                 offset = np.arange(total) - np.repeat(np.cumsum(n) - n, n)
                 point = self.order[axis][np.repeat(start[part], n) + offset]
-                keep = np.ones(total, dtype=bool)
-                for q in range(n_qis):
-                    if q != axis:
+                for q in np.argsort(sizes).tolist():  # most selective first; survivors only
+                    if q != axis and point.shape[0]:
                         code = self.points[q, point]
-                        keep &= (low[q, cls] <= code) & (code <= high[q, cls])
-                found_points.append(point[keep])
-                found_classes.append(cls[keep])
+                        keep = (low[q, cls] <= code) & (code <= high[q, cls])
+                        point, cls = point[keep], cls[keep]
+                found_points.append(point)
+                found_classes.append(cls)
             begin = stop
         if not found_points:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
