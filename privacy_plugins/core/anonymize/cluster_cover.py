@@ -42,6 +42,8 @@ __all__ = ["CoverJudge", "covering"]
 
 #: Candidate (point, class) pairs per chunk of the box join (bounds its memory).
 CHUNK = 4_000_000
+#: Class extents whose covered points are remembered (cleared beyond).
+MEMO = 200_000
 
 
 class _Attribute:
@@ -91,6 +93,7 @@ class CoverJudge:
         self.attributes = {
             m.sensitive_attribute: _Attribute(frame, m.sensitive_attribute, models, first) for m in self.models
         }
+        self._memo: dict[bytes, np.ndarray] = {}
         self.bounds: list[np.ndarray | None] = []
         for m in self.models:
             per_row = m.leakage_bounds(frame)
@@ -124,7 +127,33 @@ class CoverJudge:
         return low, high
 
     def pairs(self, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Every (point, class) with the point inside the class's extent on every QI."""
+        """Every (point, class) with the point inside the class's extent on every QI.
+
+        A class's points depend on its extent only: they are remembered per extent, so a check
+        after a few removals joins only the classes whose extent changed.
+        """
+        n_classes = low.shape[1]
+        keys = np.ascontiguousarray(np.concatenate([low, high]).T)
+        if len(self._memo) > MEMO:
+            self._memo.clear()
+        found: list[np.ndarray | None] = [self._memo.get(row.tobytes()) for row in keys]
+        missing = np.array([c for c, hit in enumerate(found) if hit is None], dtype=np.int64)
+        if missing.shape[0]:
+            point, local = self._join(low[:, missing], high[:, missing])
+            order = np.argsort(local, kind="stable")
+            split = np.searchsorted(local[order], np.arange(missing.shape[0] + 1))
+            for i, c in enumerate(missing.tolist()):
+                points = point[order[split[i] : split[i + 1]]]
+                found[c] = points
+                self._memo[keys[c].tobytes()] = points
+        lengths = np.array([0 if f is None else f.shape[0] for f in found], dtype=np.int64)
+        if not lengths.sum():
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        points = np.concatenate([f for f in found if f is not None])
+        return points, np.repeat(np.arange(n_classes, dtype=np.int64), lengths)
+
+    def _join(self, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The box join of :meth:`pairs` for the classes given (ids local to them)."""
         n_qis = low.shape[0]
         live = np.flatnonzero(high[0] >= low[0]) if n_qis else np.zeros(0, dtype=np.int64)
         if not n_qis or not live.shape[0]:

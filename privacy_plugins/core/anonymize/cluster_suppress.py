@@ -18,14 +18,17 @@ suppression limit allows any record:
    clusters (k-member growth under the strict models), kept when fewer records then fail; then
    it judges the strict models on the *published classes* (clusters with
    equal labels are one class) and, per failing class, leaves out the one record whose removal
-   makes it pass (all classes tried at once, one member position per check), else the whole class;
+   makes it pass (all classes tried at once, one member position per check); a class no single
+   removal repairs loses one record of its most frequent sensitive value (``values``) and is
+   judged again in the next round, and is left out whole only in the last round;
 3. each record left out is offered to the clusters whose box already contains it (labels
    unchanged: no other class moves) and stays there when its class still passes; the others
    are suppressed. Above the suppression limit the anonymization is infeasible.
 
-The covering classes of a suppressed record are not judged here: the gate's composition
-check judges every target a candidate covers, and
-:func:`~privacy_plugins.core.history_release.suppress_at_risk` handles what it finds.
+``strict`` is what the caller judges with: the clustering passes
+:class:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge`, which also judges every record
+a class covers (members of other classes and records left out alike), as the gate's composition
+check does; :func:`~privacy_plugins.core.history_release.suppress_at_risk` handles what still fails.
 """
 
 from __future__ import annotations
