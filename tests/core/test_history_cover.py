@@ -8,6 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.anonymize.cluster_cover import CoverJudge
@@ -165,3 +167,26 @@ def test_the_clusterings_own_output_passes_the_gate_when_neighbours_overlap(algo
     assert all(check.passed for check in result.models)
     assert composition_check(source, result.table, history, models, hierarchies=HIERARCHIES).passed
     assert _naive_at_risk(source, [first.table], result.table) == []
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n_classes=st.integers(1, 12))
+def test_the_cover_join_finds_exactly_the_points_inside_each_extent_also_when_remembered(
+    seed: int, n_classes: int
+) -> None:
+    _, model, _ = _tipped()
+    rng = np.random.default_rng(seed)
+    table = pd.DataFrame(
+        {"age": rng.integers(18, 40, 40), "zip": rng.choice(ZIPS, 40), "disease": rng.choice(["flu", "hiv"], 40)}
+    )
+    judge = _judge(with_derived_columns(table, [model]), model)
+    for _ in range(2):  # the second join of the same or other extents reads the memo
+        group = rng.integers(0, n_classes, 40)
+        low, high = judge.extents(np.arange(40), group, n_classes)
+        point, cls = judge.pairs(low, high)
+        inside = np.all(
+            (low[:, None, :] <= judge.points[:, :, None]) & (judge.points[:, :, None] <= high[:, None, :]), axis=0
+        )
+        assert sorted(zip(point.tolist(), cls.tolist(), strict=True)) == sorted(zip(*np.nonzero(inside), strict=True))
+        # every class covers its own members' points
+        assert inside[judge.point_of_row, group].all()

@@ -42,8 +42,8 @@ __all__ = ["CoverJudge", "covering"]
 
 #: Candidate (point, class) pairs per chunk of the box join (bounds its memory).
 CHUNK = 4_000_000
-#: Class extents whose covered points are remembered (cleared beyond).
-MEMO = 200_000
+#: Covered points remembered over all class extents (all forgotten beyond: bounds the memo's memory).
+MEMO = 20_000_000
 
 
 class _Attribute:
@@ -94,6 +94,7 @@ class CoverJudge:
             m.sensitive_attribute: _Attribute(frame, m.sensitive_attribute, models, first) for m in self.models
         }
         self._memo: dict[bytes, np.ndarray] = {}
+        self._stored = 0
         self.bounds: list[np.ndarray | None] = []
         for m in self.models:
             per_row = m.leakage_bounds(frame)
@@ -134,8 +135,9 @@ class CoverJudge:
         """
         n_classes = low.shape[1]
         keys = np.ascontiguousarray(np.concatenate([low, high]).T)
-        if len(self._memo) > MEMO:
+        if self._stored > MEMO:
             self._memo.clear()
+            self._stored = 0
         found: list[np.ndarray | None] = [self._memo.get(row.tobytes()) for row in keys]
         missing = np.array([c for c, hit in enumerate(found) if hit is None], dtype=np.int64)
         if missing.shape[0]:
@@ -146,6 +148,7 @@ class CoverJudge:
                 points = point[order[split[i] : split[i + 1]]]
                 found[c] = points
                 self._memo[keys[c].tobytes()] = points
+                self._stored += points.shape[0] + 1
         lengths = np.array([0 if f is None else f.shape[0] for f in found], dtype=np.int64)
         if not lengths.sum():
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
