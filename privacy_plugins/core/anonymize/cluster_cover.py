@@ -51,7 +51,8 @@ class _Attribute:
 
     def __init__(self, frame: pd.DataFrame, attribute: Hashable, models: Sequence[PrivacyModel], first: np.ndarray):
         labels = as_labels(frame[attribute]).to_numpy(dtype=object)
-        history = next((found for m in models if (found := m.intersection_history(frame)) is not None), None)
+        ours = [m for m in models if m.sensitive_attribute == attribute]
+        history = next((found for m in ours if (found := m.intersection_history(frame)) is not None), None)
         known = pd.Index([], dtype=object) if history is None else history[0]
         extra = pd.Index(pd.unique(labels[known.get_indexer(labels) < 0]))
         self.values = known.append(extra)
@@ -91,7 +92,8 @@ class CoverJudge:
         self.extent = [_node_extents(d) for d in dimensions]
         self.models = [m for m in models if m.sensitive_attribute is not None]
         self.attributes = {
-            m.sensitive_attribute: _Attribute(frame, m.sensitive_attribute, models, first) for m in self.models
+            attribute: _Attribute(frame, attribute, models, first)
+            for attribute in dict.fromkeys(m.sensitive_attribute for m in self.models)
         }
         self._memo: dict[bytes, np.ndarray] = {}
         self._stored = 0
