@@ -61,7 +61,7 @@ __all__ = [
 Coded = tuple[Dimension, np.ndarray]
 
 #: Rounds of single-record removals before failing classes are left out whole.
-ROUNDS = 4
+ROUNDS = 12
 #: Covering clusters offered to each record left out.
 OFFERS = 4
 
