@@ -147,9 +147,10 @@ def test_a_record_left_out_is_still_judged_by_the_classes_covering_her() -> None
     assert not _judge(without_her, model)(rows, group, 2).any()  # the members alone pass
 
 
-@pytest.mark.parametrize(("algorithm", "seed"), [("k-member", 0), ("two-phase", 1)])
+@pytest.mark.parametrize(("algorithm", "seed"), [("k-member", 0), ("two-phase", 1), ("two-phase", 9)])
 def test_the_clusterings_own_output_passes_the_gate_when_neighbours_overlap(algorithm: str, seed: int) -> None:
-    # On c430be5 both outputs left records whom a neighbouring class tipped over the bound (6 and 24 at risk).
+    # On c430be5 the first two outputs left records whom a neighbouring class tipped over the bound (6 and 24
+    # at risk) and the third was infeasible within 5%; with 4 removal rounds (not 12) it still was.
     rng = np.random.default_rng(seed)
     source = pd.DataFrame(
         {
