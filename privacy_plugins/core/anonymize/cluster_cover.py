@@ -207,9 +207,11 @@ class CoverJudge:
             attribute = self.attributes[model.sensitive_attribute]
             width = len(attribute.values)
             if model.sensitive_attribute not in counts_of:
-                per_class = np.bincount(
-                    group_of_row * width + attribute.code[rows], minlength=n_groups * width
-                ).reshape(n_groups, width)
+                per_class = (
+                    np.bincount(group_of_row * width + attribute.code[rows], minlength=n_groups * width)
+                    .reshape(n_groups, width)
+                    .astype(np.int32)
+                )  # pairs × values: half the memory of int64
                 counts_of[model.sensitive_attribute] = per_class
             per_class = counts_of[model.sensitive_attribute]
             pair_counts = per_class[cls] * attribute.sets[point]
