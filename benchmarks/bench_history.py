@@ -52,6 +52,9 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     leakbound26 (the clustering's suppression path, (c)'s share removals; a refused release
     publishes nothing): two-phase A F A+s F 2/4, 0 below 2 values, 1.18 over the passed releases;
     k-member A A+s F F 2/4, 0, 1.14 (3,000-3,900 rows: 2/4, 0, 1.21 and 2/4, 0, 1.11).
+    cover26 (the suppression pass judges every record a class covers, cluster_cover.py; load ~6-10):
+    k-member A A+s A A 4/4, 0 below 2 values, 1.25 (354 s vs 22 s independent); two-phase A A A F
+    3/4, 0, 1.31 over the passed (423 s vs 19 s).
 
 Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
 optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00. With --deletions 0.2: bucket 4/4, 59 (5 pinned, 54

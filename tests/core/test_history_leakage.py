@@ -130,7 +130,7 @@ def test_a_release_under_a_leakage_bound_either_passes_the_gate_and_every_model_
 
 
 def test_a_limit_too_small_for_the_suppression_path_falls_back_to_merging() -> None:
-    source = _source(14, 150)
+    source = _source(18, 150)  # seed 14 needed 4 records on c430be5, 1 since cover26
     first = anonymize(source.iloc[:120], algorithm="two-phase", quasi_identifiers=QIS, models=MODELS,
                       hierarchies=HIERARCHIES, sensitive_attributes=["disease"])  # fmt: skip
     history = ReleaseHistory("w", tuple(QIS), ("disease",)).appended(_entry(first.table))

@@ -18,14 +18,17 @@ suppression limit allows any record:
    clusters (k-member growth under the strict models), kept when fewer records then fail; then
    it judges the strict models on the *published classes* (clusters with
    equal labels are one class) and, per failing class, leaves out the one record whose removal
-   makes it pass (all classes tried at once, one member position per check), else the whole class;
+   makes it pass (all classes tried at once, one member position per check); a class no single
+   removal repairs loses one record of its most frequent sensitive value (``values``) and is
+   judged again in the next round, and is left out whole only in the last round;
 3. each record left out is offered to the clusters whose box already contains it (labels
    unchanged: no other class moves) and stays there when its class still passes; the others
    are suppressed. Above the suppression limit the anonymization is infeasible.
 
-The covering classes of a suppressed record are not judged here: the gate's composition
-check judges every target a candidate covers, and
-:func:`~privacy_plugins.core.history_release.suppress_at_risk` handles what it finds.
+``strict`` is what the caller judges with: the clustering passes
+:class:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge`, which also judges every record
+a class covers (members of other classes and records left out alike), as the gate's composition
+check does; :func:`~privacy_plugins.core.history_release.suppress_at_risk` handles what still fails.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ __all__ = [
 Coded = tuple[Dimension, np.ndarray]
 
 #: Rounds of single-record removals before failing classes are left out whole.
-ROUNDS = 4
+ROUNDS = 12
 #: Covering clusters offered to each record left out.
 OFFERS = 4
 
@@ -98,6 +101,8 @@ def suppress_failing(
     max_suppressed: int,
     describe: str,
     recluster: Recluster | None = None,
+    values: np.ndarray | None = None,
+    min_size: int = 1,
 ) -> np.ndarray:
     """``group`` (a cluster per row) with -1 for the records left out so that every published class passes ``strict``.
 
@@ -116,7 +121,7 @@ def suppress_failing(
             group, changed = _pooled(space, strict, group, classes_of, recluster)
             if not changed:
                 break
-    for _ in range(ROUNDS):
+    for round_ in range(ROUNDS):
         cls, n_cls = classes_of(np.where(out, -1, group))
         kept = np.flatnonzero(~out)
         bad = strict(kept, cls[kept], n_cls)
@@ -127,6 +132,8 @@ def suppress_failing(
         for c, rows in members.items():
             if c in fixed:
                 out[fixed[c]] = True
+            elif values is not None and round_ < ROUNDS - 1 and rows.shape[0] > min_size:
+                out[_most_frequent(rows, values)] = True  # towards balance; whole only in the last round
             else:
                 out[rows] = True
         _offer(space, strict, group, out, classes_of)
@@ -167,14 +174,22 @@ def _pooled(
         near = near[np.isfinite(joined[near])]
         pool = np.flatnonzero(np.isin(group, np.concatenate([mine, near])))
         local, failing = recluster(pool)
-        before = int(np.isin(cls[pool], np.flatnonzero(strict(every, cls, n_cls))).sum())
+        before = int(bad[cls[pool]].sum())
         if failing < before:
             changed = True
             group[pool] = n_groups + local
             _, dense_ids = np.unique(group, return_inverse=True)
             group = np.asarray(dense_ids, dtype=np.int64).ravel()
             cls, n_cls = classes_of(group)  # labels moved: classes again (ids of later failing ones may shift)
+            bad = strict(every, cls, n_cls)
     return group, changed
+
+
+def _most_frequent(rows: np.ndarray, values: np.ndarray) -> int:
+    """The last of ``rows`` holding their most frequent value (``values``: a code per row of the table)."""
+    codes = values[rows]
+    top = np.bincount(codes).argmax()
+    return int(rows[np.flatnonzero(codes == top)[-1]])
 
 
 def _members(cls: np.ndarray, bad: np.ndarray) -> dict[int, np.ndarray]:

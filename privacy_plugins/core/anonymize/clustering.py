@@ -111,6 +111,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizationResult,
     AnonymizedTable,
 )
+from privacy_plugins.core.anonymize.cluster_cover import covering
 from privacy_plugins.core.anonymize.cluster_domain import box_rules, repair_boxes
 from privacy_plugins.core.anonymize.cluster_greedy import (
     CostSpace,
@@ -368,9 +369,16 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             return part, int(failing[part].sum())
 
         try:
-            cluster = suppress_failing(space, strict, cluster, published_classes(coded),
+            judge = covering(strict, space.dimensions, frame, request.models)  # covered records too, as the gate
+            # Classes no single removal repairs first lose their most frequent value of this attribute.
+            shared = [m.sensitive_attribute for m in request.models if not m.repaired_by_merging]
+            values = None
+            if shared and shared[0] is not None:
+                values = pd.factorize(frame[shared[0]], use_na_sentinel=False)[0]
+            cluster = suppress_failing(space, judge, cluster, published_classes(coded),
                                        max_suppressed=request.max_suppressed,
-                                       describe=", ".join(map(str, request.models)), recluster=recluster)  # fmt: skip
+                                       describe=", ".join(map(str, request.models)), recluster=recluster,
+                                       values=values, min_size=min_size)  # fmt: skip
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)

@@ -250,6 +250,15 @@ class PrivacyModel(ABC):
         """
         return None
 
+    def intersection_history(self, table: pd.DataFrame) -> tuple[pd.Index, np.ndarray, np.ndarray] | None:
+        """What the release history leaves each row of ``table``: the history's values, H(t), "no release covers".
+
+        ``None`` (the default) for a model that holds no history; the history model returns its
+        sorted published values, H(t) as booleans over them per row, and per row whether no kept
+        release covers it (``docs/composition.md``). ``table`` carries :meth:`derived_columns`.
+        """
+        return None
+
     @property
     def repaired_by_merging(self) -> bool:
         """Whether merging classes that miss the model is a way to meet it (the clustering algorithms repair so).

@@ -224,6 +224,10 @@ class HistoryDiversity(PrivacyModel):
         sets, universal = _decode(codes.astype(object), len(self.values))
         return sets[inverse.reshape(-1)], universal[inverse.reshape(-1)]
 
+    def intersection_history(self, table: pd.DataFrame) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+        """The history's values and, per row of ``table`` (with :attr:`set_column`), H(t) and "universal"."""
+        return (self.values, *self.history_sets(table))
+
     def over_share_per_unit(self, classes: EquivalenceClasses) -> np.ndarray:
         """Units whose class, restricted to their history set H(t), gives one value more than ``bound`` of its rows.
 
