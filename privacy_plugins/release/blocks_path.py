@@ -33,13 +33,13 @@ import pandas as pd
 from privacy_plugins.core.anonymize import get_anonymizer, tags_of
 from privacy_plugins.engines.aggregates import numeric_columns_as_numbers
 from privacy_plugins.engines.blocks_in_engine import anonymize_blocks_in_engine, engine_block_refusal
-from privacy_plugins.errors import ConfigurationError, ForeignArtifactError
+from privacy_plugins.errors import ForeignArtifactError
 from privacy_plugins.release.artifacts import LoadedTable, Solved
 from privacy_plugins.release.column_roles import dropped_columns
 from privacy_plugins.release.destination import TABLE
 from privacy_plugins.release.history_anonymize import spec_history
 from privacy_plugins.release.progress import LOGGER, OnProgress
-from privacy_plugins.release.source_table import opened_source, rows_in_engine
+from privacy_plugins.release.source_table import opened_unchanged, rows_in_engine
 from privacy_plugins.release.spec import ReleaseSpec
 
 __all__ = ["blocks_reason", "solved_in_blocks"]
@@ -102,13 +102,7 @@ def solved_in_blocks(
             "to anonymize block by block in the engine, which cannot steer against it; re-run from the load step"
         )
     roles = loaded.column_roles
-    with opened_source(spec) as source:
-        rows = source.count()
-        if rows != loaded.rows:
-            raise ConfigurationError(
-                f"the source has {rows} rows now but had {loaded.rows} when it was loaded: it changed since the "
-                "load step; re-run the release from the load step"
-            )
+    with opened_unchanged(spec, loaded.rows) as source:
         done = anonymize_blocks_in_engine(
             source,
             algorithm=spec.algorithm.name,

@@ -56,7 +56,7 @@ from privacy_plugins.release.destination import TABLE
 from privacy_plugins.release.history_anonymize import UNIT, HistoryOutcome, choose, full_domain_ncp, spec_history
 from privacy_plugins.release.identifier_gate import flag_in_engine
 from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
-from privacy_plugins.release.source_table import opened_source, same_database, source_name
+from privacy_plugins.release.source_table import opened_source, opened_unchanged, same_database, source_name
 from privacy_plugins.release.spec import ReleaseSpec
 from privacy_plugins.release.staged_candidate import SNAPSHOT_FILE
 from privacy_plugins.release.validation import check_lattice, checked_hierarchies
@@ -199,13 +199,7 @@ def solved_on_snapshot(
     # Mapping tables joined were faster than CASE on DuckDB (bench_engines, 10M rows) but are
     # written next to the source: only when the release writes into that database anyway.
     method: ApplyMethod = "join" if same_database(spec) else "case"
-    with opened_source(spec) as source:
-        rows = source.count()
-        if rows != loaded.rows:
-            raise ConfigurationError(
-                f"the source has {rows} rows now but had {loaded.rows} when it was loaded: it changed since the "
-                "load step; re-run the release from the load step"
-            )
+    with opened_unchanged(spec, loaded.rows) as source:
 
         def solve(extra: Sequence[PrivacyModel]) -> EngineAnonymization:
             return anonymize_in_engine(

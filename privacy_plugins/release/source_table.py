@@ -110,6 +110,23 @@ def opened_source(spec: ReleaseSpec) -> Iterator[EngineTable]:
             source.engine.dispose()
 
 
+@contextmanager
+def opened_unchanged(spec: ReleaseSpec, loaded_rows: int) -> Iterator[EngineTable]:
+    """:func:`opened_source`, refused when the source no longer has the ``loaded_rows`` the load step counted.
+
+    A step after the load works on the source where it lives: a table changed since the
+    load would be anonymized from other rows than those the load step measured.
+    """
+    with opened_source(spec) as source:
+        rows = source.count()
+        if rows != loaded_rows:
+            raise ConfigurationError(
+                f"the source has {rows} rows now but had {loaded_rows} when it was loaded: it changed since the "
+                "load step; re-run the release from the load step"
+            )
+        yield source
+
+
 def source_name(spec: ReleaseSpec, source: EngineTable) -> str:
     """Where the rows stay, for the ``LoadedTable`` and the logs (never a URL: it may hold a password)."""
     generated = "generated" if spec.source.generate is not None else "query"
