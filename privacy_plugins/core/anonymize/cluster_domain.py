@@ -44,8 +44,6 @@ NEIGHBOURS = 48
 PASSES = 6
 #: (breaking cluster, cluster) pairs priced at once (memory: a few arrays of this many numbers per QI).
 CELLS = 1 << 21
-#: Merge a cluster with no repairing partner into its nearest one (the next pass tries again from there).
-GROW = False
 
 
 @dataclass
@@ -116,8 +114,7 @@ def repair_boxes(
             stats.dissolved += len(np.unique(ids[moved != ids]))
             group[rows] = moved
             continue
-        target = _partners(space, coded, qis, rules, low, high, held, ids, n, np.flatnonzero(bad), neighbours,
-                           grow=GROW and step < passes - 1)  # fmt: skip
+        target = _partners(space, coded, qis, rules, low, high, held, ids, n, np.flatnonzero(bad), neighbours)
         merged = target != np.arange(n)
         if not merged.any():
             break
@@ -209,8 +206,6 @@ def _partners(
     n: int,
     bad: np.ndarray,
     neighbours: int,
-    *,
-    grow: bool,
 ) -> np.ndarray:
     """Per cluster, the cluster it merges into this pass (itself when none)."""
     sizes = np.bincount(ids, minlength=n).astype(float)
@@ -248,8 +243,6 @@ def _partners(
             continue
         free = ~taken[near[i]]
         choice = np.flatnonzero(meets[i] & free)
-        if not choice.shape[0] and grow:
-            choice = np.flatnonzero(free)
         if not choice.shape[0]:
             continue
         partner = int(near[i, choice[0]])
