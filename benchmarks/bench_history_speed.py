@@ -102,12 +102,29 @@ def batches(db: Path, rows: int, releases: int) -> list[tuple[str, int]]:
     return tables
 
 
+def export(db: Path, table: str, folder: Path) -> Path:
+    """The batch as a Parquet file, so the release reads it into memory (the pandas path)."""
+    import duckdb
+
+    path = folder / f"{table}.parquet"
+    with duckdb.connect(str(db), read_only=True) as connection:
+        connection.execute(f"COPY {table} TO '{path}' (FORMAT parquet)")
+    return path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--releases", type=int, default=3)
     parser.add_argument("--algorithms", default="optimal,mondrian")
     parser.add_argument("--db", type=Path, default=Path("/tmp/adult1m_hist.duckdb"))
+    parser.add_argument(
+        "--store",
+        choices=("duckdb", "parquet"),
+        default="duckdb",
+        help="duckdb: source and destination in the DuckDB file (the engine path); parquet: each "
+        "batch exported to a Parquet file read into memory, released to a Parquet folder",
+    )
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     if not ADULT.exists():
@@ -148,18 +165,24 @@ def main() -> int:
     for algorithm in args.algorithms.split(","):
         tables = batches(args.db, args.rows, args.releases)
         report = Path(tempfile.mkdtemp(prefix="bench_history_speed_"))
+        store = Path(tempfile.mkdtemp(prefix="bench_history_store_"))
         for position, (table, rows) in enumerate(tables, start=1):
+            source: dict[str, Any] = {"duckdb": str(args.db), "table": table}
+            destination: dict[str, Any] = {"duckdb": str(args.db), "table": f"released_{algorithm}"}
+            if args.store == "parquet":
+                source = {"path": str(export(args.db, table, store)), "out_of_core_bytes": 1 << 40}
+                destination = {"parquet": str(store / f"released_{algorithm}")}
             spec = ReleaseSpec.from_dict(
                 {
                     "name": f"speed_{algorithm}",
-                    "source": {"duckdb": str(args.db), "table": table},
+                    "source": source,
                     "quasi_identifiers": QIS,
                     "sensitive_attributes": ["occupation"],
                     "insensitive": ["salary-class"],
                     "hierarchies": str(ADULT),
                     "requirements": {"k": 5, "l": 2, "l_variant": "distinct", "suppression_limit": 0.05},
                     "algorithm": {"name": algorithm},
-                    "destination": {"duckdb": str(args.db), "table": f"released_{algorithm}"},
+                    "destination": destination,
                     "report": {"directory": str(report)},
                 }
             )
@@ -170,6 +193,7 @@ def main() -> int:
             ratio = timing["check"] / seconds
             line = {
                 "algorithm": algorithm,
+                "store": args.store,
                 "release": position,
                 "rows": rows,
                 "passed": result.passed,
@@ -185,6 +209,7 @@ def main() -> int:
             if position > 1 and ratio > 0.20:
                 missed.append(f"{algorithm} release {position}: check {ratio:.0%} of the release")
         shutil.rmtree(report, ignore_errors=True)
+        shutil.rmtree(store, ignore_errors=True)
     if differences:
         print("results differ from the old implementation: " + "; ".join(differences[:3]))
     if args.check and (missed or differences):
