@@ -44,7 +44,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Literal, NamedTuple, cast
 
 import numpy as np
@@ -205,6 +205,11 @@ def small_codes(codes: np.ndarray, n_values: int) -> np.ndarray:
     return codes.astype(np.int64, copy=False)
 
 
+def narrow(dimension: Dimension) -> Dimension:
+    """``dimension`` with its codes in the narrowest integer type that holds them (:func:`small_codes`)."""
+    return replace(dimension, codes=small_codes(dimension.codes, dimension.size))
+
+
 def publish_groups(
     frame: pd.DataFrame,
     request: AnonymizationRequest,
@@ -286,7 +291,8 @@ class MondrianAnonymizer:
         """Partition until no cut keeps every model in both halves; publish ranges / LCA labels."""
         frame, models = request.table.reset_index(drop=True), request.models
         qis = request.quasi_identifiers
-        coded = [_dimension(frame[q], request.hierarchies.get(q)) for q in qis]
+        # One copy of each QI's codes, 1–4 bytes a row (the partitioner and publishing only index with them).
+        coded = [(narrow(d), labels) for d, labels in (_dimension(frame[q], request.hierarchies.get(q)) for q in qis)]
         dimensions = [d for d, _ in coded]
 
         # The models read the sensitive (and bound) columns of the whole table; each column
@@ -308,6 +314,7 @@ class MondrianAnonymizer:
                     f"{model} does not hold even for the whole table as one class (observed "
                     f"{model.observed(whole):.4g}); no partitioning can satisfy it; relax the requirement"
                 )
+        del whole
 
         run = partition_rows(
             dimensions, allowed, mode=cast(Literal["strict", "relaxed"], mode), rng=np.random.default_rng(request.seed)
