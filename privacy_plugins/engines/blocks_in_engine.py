@@ -48,6 +48,7 @@ from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.core.parameters import suppression_budget
+from privacy_plugins.core.progress import ProgressCallback, announce_phase
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates, numeric_columns_as_numbers
 from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.full_domain_in_engine import model_columns
@@ -64,6 +65,8 @@ class EngineBlocks:
     """What :func:`anonymize_blocks_in_engine` did, and the (lazy) published table in the engine."""
 
     published: EngineTable
+    #: the blocks' output as the engine computed it (once); ``uncache()`` it once ``published`` has been read
+    blocks: EngineTable
     rows_in: int
     rows_out: int
     suppressed: int
@@ -128,6 +131,7 @@ def anonymize_blocks_in_engine(
     seed: int = 0,
     options: Mapping[str, Any] | None = None,
     aggregates: pd.DataFrame | None = None,
+    progress: ProgressCallback | None = None,
 ) -> EngineBlocks:
     """``algorithm`` (tagged ``works_per_block``) run block by block in the engine; the whole output re-checked.
 
@@ -137,6 +141,10 @@ def anonymize_blocks_in_engine(
     ``aggregates``: the result of ``table.group_counts`` over the QIs, the columns the models read
     and possibly more columns (summed away), when the caller already ran it (a release's load step):
     then no ``GROUP BY`` of the source runs here, only the one re-measuring the output.
+
+    ``progress``: told the phases and ``(blocks done, blocks)`` as the engine finishes them (a database
+    after each block; Spark as each task ends). Every block is clustered once: the re-check and the
+    destination read what the engine computed (Spark: persisted; ``blocks.uncache()`` frees it).
 
     Raises:
         ConfigurationError: the algorithm does not work per block, a model needs the whole table or
@@ -182,9 +190,18 @@ def anonymize_blocks_in_engine(
     block_of_unit = plan_blocks(block_anonymizer, replace(request, table=units), weights)
     template = replace(request, table=units.iloc[:0], numeric_domains=numeric_domains(units, request))
     task = _BlockTask(block_anonymizer, template, chosen, anonymizer.name)
+    n_blocks = int(block_of_unit.max()) + 1 if block_of_unit.shape[0] else 0
+    announce_phase(progress, f"{anonymizer.name}: {n_blocks:,} blocks anonymized as {table.engine_name} tasks")
     published = table.blocks_applied(
-        block_keys(units, block_of_unit, qis), BLOCK_COLUMN, task, keep=keep, text=qis, numbers=[NCP_COLUMN]
+        block_keys(units, block_of_unit, qis),
+        BLOCK_COLUMN,
+        task,
+        keep=keep,
+        text=qis,
+        numbers=[NCP_COLUMN],
+        progress=progress,
     )
+    announce_phase(progress, f"{anonymizer.name}: the whole output re-measured")
     measured = published.group_counts([*qis, *read, NCP_COLUMN])
     rows_in, rows_out = int(weights.sum()), int(measured[COUNT_COLUMN].sum())
     ncp = float((measured[NCP_COLUMN] * measured[COUNT_COLUMN]).sum() / rows_out) if rows_out else 0.0
@@ -200,10 +217,11 @@ def anonymize_blocks_in_engine(
     )
     return EngineBlocks(
         published=published.generalized(keep=keep, mappings={}, suppressed=pd.DataFrame(), method="case"),
+        blocks=published,
         rows_in=rows_in,
         rows_out=rows_out,
         suppressed=rows_in - rows_out,
-        n_blocks=int(block_of_unit.max()) + 1 if block_of_unit.shape[0] else 0,
+        n_blocks=n_blocks,
         ncp=ncp,
         checked=checked,
         dropped_identifiers=tuple(c for c in columns if c in set(identifiers)),
