@@ -15,8 +15,10 @@ For an anonymizer tagged ``works_per_block`` (k-member, bucket):
    counts, the blocks' NCP) and checked by the core's ``verify_classes`` — every model on the
    published table, as in memory.
 
-The published table stays lazy in the engine (a destination streams or writes it); it is
-recomputed from the source when read again, deterministically.
+Every block is clustered once, where it is applied: a database writes the blocks' output to a
+temporary table, Spark persists it (memory, then disk) and computes it with one action, so the
+re-check's ``GROUP BY`` and the destination read what was computed (``EngineBlocks.blocks.uncache()``
+frees Spark's copy); ``progress`` hears the blocks done as the engine finishes them.
 """
 
 from __future__ import annotations

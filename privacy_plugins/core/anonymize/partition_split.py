@@ -124,8 +124,8 @@ def _sort_keys(
     """
     n_parts = int(choice.shape[0])
     dtype = np.int32 if n_parts * radix < np.iinfo(np.int32).max else np.int64
-    key = part_of_pos.astype(dtype)
-    key *= radix
+    key: np.ndarray = part_of_pos.astype(dtype)
+    np.multiply(key, radix, out=key)
     chosen = choice.astype(np.int16)[part_of_pos]
     for j, dimension in enumerate(dimensions):
         here = chosen == j
