@@ -204,19 +204,25 @@ def anonymize_blocks_in_engine(
         progress=progress,
     )
     announce_phase(progress, f"{anonymizer.name}: the whole output re-measured")
-    measured = published.group_counts([*qis, *read, NCP_COLUMN])
-    rows_in, rows_out = int(weights.sum()), int(measured[COUNT_COLUMN].sum())
-    ncp = float((measured[NCP_COLUMN] * measured[COUNT_COLUMN]).sum() / rows_out) if rows_out else 0.0
-    counts = measured.drop(columns=[NCP_COLUMN]).groupby([*qis, *read], dropna=False, sort=False)[COUNT_COLUMN].sum()
-    checked = verify_classes(
-        classes_from_aggregates(counts.reset_index(), qis) if rows_out else None,
-        request.models,
-        rows_in=rows_in,
-        rows_out=rows_out,
-        suppressed=rows_in - rows_out,
-        max_suppressed=suppression_budget(suppression_limit, rows_in),
-        algorithm=anonymizer.name,
-    )
+    rows_in = int(weights.sum())
+    try:
+        measured = published.group_counts([*qis, *read, NCP_COLUMN])
+        rows_out = int(measured[COUNT_COLUMN].sum())
+        ncp = float((measured[NCP_COLUMN] * measured[COUNT_COLUMN]).sum() / rows_out) if rows_out else 0.0
+        grouped = measured.drop(columns=[NCP_COLUMN]).groupby([*qis, *read], dropna=False, sort=False)
+        counts = grouped[COUNT_COLUMN].sum()
+        checked = verify_classes(
+            classes_from_aggregates(counts.reset_index(), qis) if rows_out else None,
+            request.models,
+            rows_in=rows_in,
+            rows_out=rows_out,
+            suppressed=rows_in - rows_out,
+            max_suppressed=suppression_budget(suppression_limit, rows_in),
+            algorithm=anonymizer.name,
+        )
+    except BaseException:
+        published.uncache()  # nothing will read the blocks
+        raise
     return EngineBlocks(
         published=published.generalized(keep=keep, mappings={}, suppressed=pd.DataFrame(), method="case"),
         blocks=published,
