@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 
 import pandas as pd
 
+from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.engines.aggregates import check_columns
 from privacy_plugins.errors import ConfigurationError
 
@@ -100,15 +101,21 @@ class EngineTable(Protocol):
         keep: Sequence[str],
         text: Sequence[str],
         numbers: Sequence[str],
+        progress: ProgressCallback | None = None,
     ) -> EngineTable:
         """Every block of records handed to ``function`` as one pandas frame, each block a task of the engine.
 
         ``keys`` maps value combinations of some columns (missing values equal) to ``block_column``;
         each record joins its row. ``function`` gets one block's ``keep`` columns and ``block_column``
         and returns rows with the ``keep`` columns (``text`` ones as strings) and ``numbers`` (floats).
-        Engines that cannot run Python per group refuse (the default).
+        Every block is run once, here: the table returned is computed (reading it again runs no
+        block), and ``progress(blocks done, blocks)`` is told as blocks finish (as often as the engine
+        lets it know). Engines that cannot run Python per group refuse (the default).
         """
         raise ConfigurationError(f"the {self.engine_name} engine cannot anonymize blocks of records where they live")
+
+    def uncache(self) -> None:
+        """Free what the engine keeps computed for this table (Spark: the persisted blocks); nothing by default."""
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:
         """The rows, ``size`` at a time (to stream them to a destination outside the engine)."""

@@ -15,8 +15,10 @@ For an anonymizer tagged ``works_per_block`` (k-member, bucket):
    counts, the blocks' NCP) and checked by the core's ``verify_classes`` — every model on the
    published table, as in memory.
 
-The published table stays lazy in the engine (a destination streams or writes it); it is
-recomputed from the source when read again, deterministically.
+Every block is clustered once, where it is applied: a database writes the blocks' output to a
+temporary table, Spark persists it (memory, then disk) and computes it with one action, so the
+re-check's ``GROUP BY`` and the destination read what was computed (``EngineBlocks.blocks.uncache()``
+frees Spark's copy); ``progress`` hears the blocks done as the engine finishes them.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.models.base import ModelResult
 from privacy_plugins.core.parameters import suppression_budget
+from privacy_plugins.core.progress import ProgressCallback, announce_phase
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, classes_from_aggregates, numeric_columns_as_numbers
 from privacy_plugins.engines.base import EngineTable
 from privacy_plugins.engines.full_domain_in_engine import model_columns
@@ -64,6 +67,8 @@ class EngineBlocks:
     """What :func:`anonymize_blocks_in_engine` did, and the (lazy) published table in the engine."""
 
     published: EngineTable
+    #: the blocks' output as the engine computed it (once); ``uncache()`` it once ``published`` has been read
+    blocks: EngineTable
     rows_in: int
     rows_out: int
     suppressed: int
@@ -128,6 +133,7 @@ def anonymize_blocks_in_engine(
     seed: int = 0,
     options: Mapping[str, Any] | None = None,
     aggregates: pd.DataFrame | None = None,
+    progress: ProgressCallback | None = None,
 ) -> EngineBlocks:
     """``algorithm`` (tagged ``works_per_block``) run block by block in the engine; the whole output re-checked.
 
@@ -137,6 +143,10 @@ def anonymize_blocks_in_engine(
     ``aggregates``: the result of ``table.group_counts`` over the QIs, the columns the models read
     and possibly more columns (summed away), when the caller already ran it (a release's load step):
     then no ``GROUP BY`` of the source runs here, only the one re-measuring the output.
+
+    ``progress``: told the phases and ``(blocks done, blocks)`` as the engine finishes them (a database
+    after each block; Spark as each task ends). Every block is clustered once: the re-check and the
+    destination read what the engine computed (Spark: persisted; ``blocks.uncache()`` frees it).
 
     Raises:
         ConfigurationError: the algorithm does not work per block, a model needs the whole table or
@@ -182,28 +192,44 @@ def anonymize_blocks_in_engine(
     block_of_unit = plan_blocks(block_anonymizer, replace(request, table=units), weights)
     template = replace(request, table=units.iloc[:0], numeric_domains=numeric_domains(units, request))
     task = _BlockTask(block_anonymizer, template, chosen, anonymizer.name)
+    n_blocks = int(block_of_unit.max()) + 1 if block_of_unit.shape[0] else 0
+    announce_phase(progress, f"{anonymizer.name}: {n_blocks:,} blocks anonymized as {table.engine_name} tasks")
     published = table.blocks_applied(
-        block_keys(units, block_of_unit, qis), BLOCK_COLUMN, task, keep=keep, text=qis, numbers=[NCP_COLUMN]
+        block_keys(units, block_of_unit, qis),
+        BLOCK_COLUMN,
+        task,
+        keep=keep,
+        text=qis,
+        numbers=[NCP_COLUMN],
+        progress=progress,
     )
-    measured = published.group_counts([*qis, *read, NCP_COLUMN])
-    rows_in, rows_out = int(weights.sum()), int(measured[COUNT_COLUMN].sum())
-    ncp = float((measured[NCP_COLUMN] * measured[COUNT_COLUMN]).sum() / rows_out) if rows_out else 0.0
-    counts = measured.drop(columns=[NCP_COLUMN]).groupby([*qis, *read], dropna=False, sort=False)[COUNT_COLUMN].sum()
-    checked = verify_classes(
-        classes_from_aggregates(counts.reset_index(), qis) if rows_out else None,
-        request.models,
-        rows_in=rows_in,
-        rows_out=rows_out,
-        suppressed=rows_in - rows_out,
-        max_suppressed=suppression_budget(suppression_limit, rows_in),
-        algorithm=anonymizer.name,
-    )
+    announce_phase(progress, f"{anonymizer.name}: the whole output re-measured")
+    rows_in = int(weights.sum())
+    try:
+        measured = published.group_counts([*qis, *read, NCP_COLUMN])
+        rows_out = int(measured[COUNT_COLUMN].sum())
+        ncp = float((measured[NCP_COLUMN] * measured[COUNT_COLUMN]).sum() / rows_out) if rows_out else 0.0
+        grouped = measured.drop(columns=[NCP_COLUMN]).groupby([*qis, *read], dropna=False, sort=False)
+        counts = grouped[COUNT_COLUMN].sum()
+        checked = verify_classes(
+            classes_from_aggregates(counts.reset_index(), qis) if rows_out else None,
+            request.models,
+            rows_in=rows_in,
+            rows_out=rows_out,
+            suppressed=rows_in - rows_out,
+            max_suppressed=suppression_budget(suppression_limit, rows_in),
+            algorithm=anonymizer.name,
+        )
+    except BaseException:
+        published.uncache()  # nothing will read the blocks
+        raise
     return EngineBlocks(
         published=published.generalized(keep=keep, mappings={}, suppressed=pd.DataFrame(), method="case"),
+        blocks=published,
         rows_in=rows_in,
         rows_out=rows_out,
         suppressed=rows_in - rows_out,
-        n_blocks=int(block_of_unit.max()) + 1 if block_of_unit.shape[0] else 0,
+        n_blocks=n_blocks,
         ncp=ncp,
         checked=checked,
         dropped_identifiers=tuple(c for c in columns if c in set(identifiers)),

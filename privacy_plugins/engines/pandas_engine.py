@@ -10,6 +10,7 @@ import pandas as pd
 
 from privacy_plugins.core.frame import validate_frame
 from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns
 from privacy_plugins.engines.base import ApplyMethod, EngineTable
 from privacy_plugins.errors import ConfigurationError
@@ -87,12 +88,18 @@ class PandasTable(EngineTable):
         keep: Sequence[str],
         text: Sequence[str],
         numbers: Sequence[str],
+        progress: ProgressCallback | None = None,
     ) -> EngineTable:
         """Each block in turn, in block order (the engines' reference; the core's own path runs a process pool)."""
         columns = [c for c in keys.columns if c != block_column]
         check_columns([*columns, *keep], self.columns())
         joined = self.frame[list(dict.fromkeys([*keep, *columns]))].merge(keys, how="inner", on=columns, sort=False)
-        parts = [function(group[[*keep, block_column]]) for _, group in joined.groupby(block_column, sort=True)]
+        groups = joined.groupby(block_column, sort=True)
+        parts = []
+        for _, group in groups:
+            parts.append(function(group[[*keep, block_column]]))
+            if progress is not None:
+                progress(len(parts), groups.ngroups)
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*keep, *numbers])
         for column in text:
             out[column] = out[column].astype(object)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns, classes_from_aggregates
 from privacy_plugins.engines.base import ApplyMethod, EngineTable
 from privacy_plugins.engines.spark_session import is_spark_path, spark_session
@@ -38,6 +40,8 @@ _TASK_ERRORS: tuple[tuple[str, type[PrivacyPluginsError]], ...] = (
     ("input", ConfigurationError),  # bad input: exit 2
     ("error", PrivacyPluginsError),
 )
+#: Seconds between two looks at the blocks done while a job runs.
+POLL_SECONDS = 0.5
 _MARK = re.compile(r"\[privacy_plugins task error: (\w+) ([A-Za-z0-9_=-]*)\]")
 
 
@@ -73,6 +77,32 @@ def task_errors() -> Iterator[None]:
         kind, text = found.group(1), base64.urlsafe_b64decode(found.group(2)).decode("utf-8")
         error = next((cls for word, cls in _TASK_ERRORS if word == kind), PrivacyPluginsError)
         raise error(text) from None
+
+
+@contextmanager
+def _reported(done: Callable[[], int], total: int, progress: ProgressCallback | None) -> Iterator[None]:
+    """While the body (a Spark action) runs, ``progress(done(), total)`` as the count moves; all done at the end."""
+    if progress is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def poll() -> None:
+        last = 0
+        while not stop.wait(POLL_SECONDS):
+            now = min(done(), total)  # a retried task may count its blocks twice
+            if now != last:
+                last = now
+                progress(now, total)
+
+    thread = threading.Thread(target=poll, name="privacy_plugins-blocks-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+    progress(total, total)
 
 
 def open_spark_table(source: str, settings: Mapping[str, Any] | None = None) -> SparkTable:
@@ -201,10 +231,18 @@ class SparkTable(EngineTable):
         keep: Sequence[str],
         text: Sequence[str],
         numbers: Sequence[str],
+        progress: ProgressCallback | None = None,
     ) -> EngineTable:
-        """``keys`` broadcast and joined (null-safe), then ``groupBy(block).applyInPandas(function)`` on the cluster."""
+        """``keys`` broadcast and joined (null-safe), then ``groupBy(block).applyInPandas(function)`` on the cluster.
+
+        The output is persisted (memory, then disk) and computed here by one action, so the re-check's
+        ``GROUP BY`` and the destination read the blocks Spark kept instead of clustering every block
+        again; :meth:`uncache` frees them. An accumulator counts the blocks done; Spark merges it as
+        each task ends, and a thread hands it to ``progress`` while the job runs.
+        """
         from functools import reduce
 
+        from pyspark import StorageLevel
         from pyspark.sql import functions, types
 
         columns = [c for c in keys.columns if c != block_column]
@@ -223,13 +261,24 @@ class SparkTable(EngineTable):
             + [types.StructField(n, types.DoubleType(), True) for n in numbers]
         )
 
+        finished = self.frame.sparkSession.sparkContext.accumulator(0)
+
         def task(block: pd.DataFrame) -> pd.DataFrame:  # a plain function: PySpark reads its arity
             try:
-                return function(block)
+                done = function(block)
             except Exception as exc:  # the driver sees one marked line, not this traceback (task_errors)
                 raise _task_failure(exc) from None
+            finished.add(1)
+            return done
 
-        return SparkTable(joined.groupBy(block_column).applyInPandas(task, schema=out))
+        blocks = joined.groupBy(block_column).applyInPandas(task, schema=out).persist(StorageLevel.MEMORY_AND_DISK)
+        with task_errors(), _reported(lambda: int(finished.value), int(keys[block_column].nunique()), progress):
+            blocks.count()  # every block clustered once, into Spark's cache
+        return SparkTable(blocks)
+
+    def uncache(self) -> None:
+        """Free the persisted blocks (:meth:`blocks_applied`)."""
+        self.frame.unpersist()
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:
         """The rows through ``toLocalIterator`` (one partition at a time on the driver)."""

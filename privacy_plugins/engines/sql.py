@@ -29,6 +29,7 @@ import pandas as pd
 
 from privacy_plugins.core.disclosure import showing_values
 from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.core.progress import ProgressCallback
 from privacy_plugins.engines.aggregates import COUNT_COLUMN, check_columns, classes_from_aggregates
 from privacy_plugins.engines.base import ApplyMethod, EngineTable
 from privacy_plugins.errors import ConfigurationError
@@ -365,6 +366,7 @@ class SqlTable(EngineTable):
         keep: Sequence[str],
         text: Sequence[str],
         numbers: Sequence[str],
+        progress: ProgressCallback | None = None,
     ) -> EngineTable:
         """Each block read in turn, ``function`` run on it here, its rows stored in a temporary table.
 
@@ -395,11 +397,13 @@ class SqlTable(EngineTable):
             self.session.helpers.append(name)
             output = lightweight_table(connection, name)
             ids = [int(b) for (b,) in connection.execute(sa.select(block).distinct().order_by(block)).fetchall()]
-            for b in ids:
+            for finished, b in enumerate(ids, start=1):
                 rows = connection.execute(sa.select(*[source.c[c] for c in keep], block).select_from(joined)
                                           .where(block == b)).fetchall()  # fmt: skip
                 done = function(frame_from_rows(rows, [*keep, block_column], coerce_float=True))
                 _insert(connection, output, done[[*keep, *numbers]])
+                if progress is not None:
+                    progress(finished, len(ids))
         return SqlTable(self.engine, output, self.session)
 
     def select_sql(self) -> str:

@@ -38,7 +38,7 @@ from privacy_plugins.release.artifacts import LoadedTable, Solved
 from privacy_plugins.release.column_roles import dropped_columns
 from privacy_plugins.release.destination import TABLE
 from privacy_plugins.release.history_anonymize import spec_history
-from privacy_plugins.release.progress import LOGGER, OnProgress
+from privacy_plugins.release.progress import LOGGER, OnProgress, StepProgress
 from privacy_plugins.release.source_table import opened_unchanged, rows_in_engine
 from privacy_plugins.release.spec import ReleaseSpec
 
@@ -83,15 +83,14 @@ def solved_in_blocks(
     """The blocks anonymized in the source's engine; yield the published rows as a table of the open source.
 
     ``stored`` is the load step's ``GROUP BY`` (the hierarchies are built from its values, as the
-    in-memory path builds them from the rows'). ``on_progress`` is not called: the engine's tasks
-    report nothing back until the job ends.
+    in-memory path builds them from the rows'). ``on_progress`` is told the phases and the blocks
+    done (a database after each block, Spark as each task ends), and the log has a line now and then.
 
     Raises:
         InfeasibleAnonymizationError: a block cannot meet the requirements (nothing is staged).
         VerificationError: a block or the whole output fails the core's re-check.
         ConfigurationError: the source changed since the load step, or a release joined the history.
     """
-    del on_progress
     aggregates = stored.copy()
     numeric_columns_as_numbers(aggregates)
     qis = [str(q) for q in spec.quasi_identifiers]
@@ -116,28 +115,32 @@ def solved_in_blocks(
             seed=spec.algorithm.seed,
             options=spec.algorithm.options,
             aggregates=aggregates,  # the load step's GROUP BY: the source is not grouped again
+            progress=StepProgress("anonymize", "blocks anonymized", on_progress),
         )
         headline = f"{done.n_blocks:,} block(s) anonymized as {source.engine_name} tasks"
         LOGGER.info("anonymize: %s", headline)
-        yield Solved(
-            parts={TABLE: done.published},
-            algorithm=spec.algorithm.name,
-            levels={},
-            rows_in=done.rows_in,
-            rows_out=done.rows_out,
-            suppressed=done.suppressed,
-            ncp=done.ncp,
-            headline=headline,
-            report={
-                "algorithm": spec.algorithm.name,
-                "rows_in": done.rows_in,
-                "rows_out": done.rows_out,
-                "suppressed": done.suppressed,
-                "ncp": done.ncp,
-                "n_blocks": done.n_blocks,
-                "engine": source.engine_name,
-                "seed": spec.algorithm.seed,
-                "models": [result.to_dict() for result in done.checked],  # the core's re-check of the whole
-            },
-            engine=source.engine_name,
-        )
+        try:
+            yield Solved(
+                parts={TABLE: done.published},
+                algorithm=spec.algorithm.name,
+                levels={},
+                rows_in=done.rows_in,
+                rows_out=done.rows_out,
+                suppressed=done.suppressed,
+                ncp=done.ncp,
+                headline=headline,
+                report={
+                    "algorithm": spec.algorithm.name,
+                    "rows_in": done.rows_in,
+                    "rows_out": done.rows_out,
+                    "suppressed": done.suppressed,
+                    "ncp": done.ncp,
+                    "n_blocks": done.n_blocks,
+                    "engine": source.engine_name,
+                    "seed": spec.algorithm.seed,
+                    "models": [result.to_dict() for result in done.checked],  # the core's re-check of the whole
+                },
+                engine=source.engine_name,
+            )
+        finally:
+            done.blocks.uncache()  # the destination has read the blocks Spark kept

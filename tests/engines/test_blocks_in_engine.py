@@ -80,6 +80,30 @@ def test_the_engines_blocks_publish_the_in_memory_multiset(
     assert report.k >= max(m.minimum_class_size for m in PROBLEMS[algorithm]) and diversity >= 2 - 1e-9
 
 
+@pytest.mark.parametrize("engine_kind", ["pandas", "sqlite"])
+def test_the_engines_report_each_block_and_the_phases(frame: pd.DataFrame, engine_kind: str, tmp_path: Path) -> None:
+    class Recorder:
+        def __init__(self) -> None:
+            self.calls: list[object] = []
+
+        def __call__(self, done: int, total: int | None) -> None:
+            self.calls.append((done, total))
+
+        def phase(self, name: str) -> None:
+            self.calls.append(name)
+
+    recorder = Recorder()
+    table = engine_table(engine_kind, frame, tmp_path)
+    engine = anonymize_blocks_in_engine(table, algorithm="k-member", progress=recorder, **problem("k-member"))
+    n = engine.n_blocks
+    assert n > 2
+    assert recorder.calls == [
+        f"k-member: {n} blocks anonymized as {table.engine_name} tasks",
+        *((done, n) for done in range(1, n + 1)),
+        "k-member: the whole output re-measured",
+    ]
+
+
 def test_what_cannot_run_per_block_is_refused_by_name(frame: pd.DataFrame) -> None:
     settings = {**problem("k-member"), "models": [KAnonymity(3), TCloseness("s", 0.5)]}
     with pytest.raises(ConfigurationError, match="whole table"):

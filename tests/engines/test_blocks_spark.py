@@ -100,6 +100,31 @@ def test_spark_blocks_publish_the_in_memory_multiset(spark2: Any, monkeypatch: p
         assert report.k >= 2 and report.for_attribute("s").distinct_l >= 2
 
 
+def test_spark_clusters_each_block_once_and_reports_them(spark2: Any) -> None:
+    """The re-check's GROUP BY and every read after it use the blocks Spark kept: no block runs twice."""
+    frame = spark2.createDataFrame([(g, v) for g in range(6) for v in range(5)], schema="g bigint, v bigint")
+    runs = spark2.sparkContext.accumulator(0)
+
+    def clustered(block: pd.DataFrame) -> pd.DataFrame:  # a closure: pickled by value into the tasks
+        runs.add(1)
+        return block[["g", "v"]].assign(x=1.0)
+
+    keys = pd.DataFrame({"g": range(6), "b": [0, 0, 1, 1, 2, 2]})
+    reported: list[tuple[int, int | None]] = []
+    table = SparkTable(frame).blocks_applied(
+        keys, "b", clustered, keep=["g", "v"], text=[], numbers=["x"], progress=lambda d, t: reported.append((d, t))
+    )
+    assert runs.value == 3 and reported[-1] == (3, 3)
+    assert all(0 < done <= 3 and total == 3 for done, total in reported)
+    assert int(table.group_counts(["g"])[COUNT_COLUMN].sum()) == 30
+    assert len(table.to_pandas()) == 30
+    assert (
+        len(table.generalized(keep=["g", "v"], mappings={}, suppressed=pd.DataFrame(), method="case").to_pandas()) == 30
+    )
+    assert runs.value == 3  # read three times after the blocks ran: each block clustered once
+    table.uncache()
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -184,9 +209,8 @@ def test_a_failing_block_is_the_products_own_one_line_error(spark2: Any) -> None
             raise raised
         return block[["color", "n"]]
 
-    table = SparkTable(frame).blocks_applied(keys, "block", fails, keep=["color", "n"], text=["color"], numbers=[])
-    with pytest.raises(expected) as caught:
-        table.group_counts(["color"])
+    with pytest.raises(expected) as caught:  # the blocks run where they are applied (once, persisted)
+        SparkTable(frame).blocks_applied(keys, "block", fails, keep=["color", "n"], text=["color"], numbers=[])
     assert type(caught.value) is expected and str(caught.value) == message  # one line: no traceback, no value
     assert "Jane" not in repr(caught.value)
     assert caught.value.__cause__ is None and caught.value.__suppress_context__

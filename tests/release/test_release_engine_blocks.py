@@ -60,11 +60,11 @@ def spec_dict(folder: Path, algorithm: str, **source: Any) -> dict[str, Any]:
     return data
 
 
-def released(data: dict[str, Any]) -> tuple[Any, Any, Any]:
+def released(data: dict[str, Any], on_progress: Any = None) -> tuple[Any, Any, Any]:
     """The release steps but the diagnosis (its plots cost seconds): loaded, candidate, check."""
     spec = ReleaseSpec.from_dict(data)
     loaded = load_step(spec)
-    candidate = anonymize_step(spec, loaded)
+    candidate = anonymize_step(spec, loaded, on_progress=on_progress)
     check = check_step(spec, candidate)
     assert check.passed, check.summary()
     publish_step(spec, candidate, check)
@@ -96,9 +96,12 @@ def test_a_duckdb_source_is_anonymized_block_by_block_as_in_memory(
         return applied(self, keys, block_column, *args, **kwargs)
 
     monkeypatch.setattr(sql_engine.SqlTable, "blocks_applied", counted)
-    loaded, candidate, check = released(data)
+    progress: list[tuple[str, int, int | None]] = []
+    loaded, candidate, check = released(data, on_progress=lambda *call: progress.append(call))
     assert loaded.kind == "blocks" and loaded.source == "duckdb:census"
     assert len(blocks) == 1 and blocks[0] > 2  # one pass of the engine, the table cut into blocks
+    # The database runs the blocks here, one at a time: the anonymize step reports each.
+    assert progress == [("anonymize", done, blocks[0]) for done in range(1, blocks[0] + 1)]
     assert candidate.rows_in == ROWS == candidate.rows_out + candidate.suppressed
     assert candidate.suppressed == memory.suppressed
     assert candidate.ncp == pytest.approx(memory.ncp)

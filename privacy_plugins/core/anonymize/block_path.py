@@ -46,7 +46,7 @@ import pandas as pd
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
 from privacy_plugins.core.anonymize.cluster_blocks import split_blocks
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace
-from privacy_plugins.core.anonymize.mondrian import _dimension, small_codes
+from privacy_plugins.core.anonymize.mondrian import _dimension, distinct_as_keys, small_codes
 from privacy_plugins.core.anonymize.registry import BlockAnonymizer, with_derived_columns
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility
 from privacy_plugins.core.models import PrivacyModel
@@ -218,6 +218,8 @@ def _merged_codes(
         pairs = [cast(Mapping[Hashable, tuple[np.ndarray, np.ndarray]], o.qi_codes)[q] for o in outputs]
         union = pd.Index(np.concatenate([np.asarray(labels, dtype=object) for _, labels in pairs]), dtype=object)
         labels = np.asarray(union.unique(), dtype=object)
+        if not distinct_as_keys(np.asarray(union, dtype=object), labels.shape[0]):
+            return None  # two blocks' labels fold into one category (1 and True): each block's spelt out
         index = pd.Index(labels, dtype=object)
         codes = [small_codes(index.get_indexer(pd.Index(block_labels, dtype=object)), labels.shape[0])[block_codes]
                  for block_codes, block_labels in pairs]  # fmt: skip

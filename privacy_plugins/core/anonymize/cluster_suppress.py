@@ -301,10 +301,8 @@ def publish_kept(
 ) -> tuple[PublishedGroups, int]:
     """Publish the rows with a cluster (``cluster >= 0``); the others are suppressed (left out, NCP 1)."""
     keep = cluster >= 0
-    sub = [
-        (Dimension(codes=d.codes[keep], size=d.size, values=d.values, hierarchy=d.hierarchy, nodes=d.nodes), labels)
-        for d, labels in coded
-    ]
+    # ``replace`` keeps every field but the codes: a block's numeric ``domain`` (the whole table's range) too.
+    sub = [(replace(d, codes=d.codes[keep]), labels) for d, labels in coded]
     published, utility, classes, qi_codes = publish_groups(
         frame.loc[keep].reset_index(drop=True), request, sub, cluster[keep], n_clusters
     )

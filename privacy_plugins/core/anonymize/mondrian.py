@@ -44,7 +44,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Literal, NamedTuple, cast
 
 import numpy as np
@@ -65,7 +65,7 @@ from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError, HierarchyError, InfeasibleAnonymizationError
 
-__all__ = ["MONDRIAN_MODES", "MondrianAnonymizer", "PartitionDetails", "anonymize_mondrian"]
+__all__ = ["MONDRIAN_MODES", "MondrianAnonymizer", "PartitionDetails", "anonymize_mondrian", "distinct_as_keys"]
 
 MONDRIAN_MODES = ("strict", "relaxed")
 
@@ -188,7 +188,7 @@ class PublishedGroups(NamedTuple):
     utility: UtilityMetrics
     classes: EquivalenceClasses
     #: per QI, ``(codes, labels)`` with ``labels[codes]`` the published column (``AnonymizedTable.qi_codes``);
-    #: ``None`` when a published label is missing (a Categorical cannot hold it: object columns then)
+    #: ``None`` when a published label is missing or labels fold (:func:`distinct_as_keys`): object columns then
     qi_codes: dict[Hashable, tuple[np.ndarray, np.ndarray]] | None
 
 
@@ -203,6 +203,24 @@ def small_codes(codes: np.ndarray, n_values: int) -> np.ndarray:
         if n_values < np.iinfo(dtype).max:
             return codes.astype(dtype, copy=False)
     return codes.astype(np.int64, copy=False)
+
+
+def distinct_as_keys(labels: np.ndarray, n_distinct: int) -> bool:
+    """Whether ``labels`` hold ``n_distinct`` values when ``1``, ``1.0`` and ``True`` count as different.
+
+    Factorizing (and a Categorical's categories) folds labels that compare equal as Python keys into
+    one, so a hand-built hierarchy with both ``1`` and ``True`` at one level would publish one for the
+    other; its column is then spelled from the labels themselves (object). Text labels (every label
+    a loaded or built hierarchy has, and every range) never fold: only other labels are looked at.
+    """
+    if pd.api.types.infer_dtype(labels, skipna=True) == "string":
+        return True
+    return len({(type(value), value) for value in labels.tolist()}) == n_distinct
+
+
+def narrow(dimension: Dimension) -> Dimension:
+    """``dimension`` with its codes in the narrowest integer type that holds them (:func:`small_codes`)."""
+    return replace(dimension, codes=small_codes(dimension.codes, dimension.size))
 
 
 def publish_groups(
@@ -229,18 +247,25 @@ def publish_groups(
     parts: list[tuple[np.ndarray, int]] = []
     totals: list[float] = []
     missing = False
+    folding: dict[Hashable, np.ndarray] = {}  # QIs whose labels fold (see distinct_as_keys): each group's own label
     for q, (dimension, code_labels) in zip(qis, coded, strict=True):
         low, high = _spans(group_of_row, n_groups, dimension.codes)
-        per_group, labels = pd.factorize(_labels(dimension, code_labels, low, high), use_na_sentinel=False)
+        group_labels = _labels(dimension, code_labels, low, high)
+        per_group, labels = pd.factorize(group_labels, use_na_sentinel=False)
         labels = np.asarray(labels, dtype=object)
+        if not distinct_as_keys(group_labels, labels.shape[0]):
+            folding[q] = group_labels
+        del group_labels
         row_codes = small_codes(per_group, labels.shape[0])[group_of_row]
-        missing = missing or bool(pd.isna(labels).any())
+        missing = missing or bool(pd.isna(labels).any()) or bool(folding)
         qi_codes[q] = (row_codes, labels)
         parts.append((row_codes, labels.shape[0]))
         # As ``ncp`` sums it (every row's cost, in row order): the same float, one QI's costs alive at a time.
         totals.append(float(dimension.widths(low, high)[group_of_row].sum()))
     for q, (row_codes, labels) in qi_codes.items():
-        if missing:  # a missing label (a hierarchy may have one) cannot be a category: object labels, as before
+        if q in folding:
+            columns[q] = pd.Series(folding[q][group_of_row], index=frame.index, name=q, dtype=object, copy=False)
+        elif missing:  # a missing label (a hierarchy may have one) cannot be a category: object labels, as before
             columns[q] = pd.Series(labels[row_codes], index=frame.index, name=q, dtype=object, copy=False)
         else:
             values = pd.Categorical.from_codes(row_codes, categories=pd.Index(labels, dtype=object), validate=False)
@@ -286,7 +311,8 @@ class MondrianAnonymizer:
         """Partition until no cut keeps every model in both halves; publish ranges / LCA labels."""
         frame, models = request.table.reset_index(drop=True), request.models
         qis = request.quasi_identifiers
-        coded = [_dimension(frame[q], request.hierarchies.get(q)) for q in qis]
+        # One copy of each QI's codes, 1–4 bytes a row (the partitioner and publishing only index with them).
+        coded = [(narrow(d), labels) for d, labels in (_dimension(frame[q], request.hierarchies.get(q)) for q in qis)]
         dimensions = [d for d, _ in coded]
 
         # The models read the sensitive (and bound) columns of the whole table; each column
@@ -308,6 +334,7 @@ class MondrianAnonymizer:
                     f"{model} does not hold even for the whole table as one class (observed "
                     f"{model.observed(whole):.4g}); no partitioning can satisfy it; relax the requirement"
                 )
+        del whole
 
         run = partition_rows(
             dimensions, allowed, mode=cast(Literal["strict", "relaxed"], mode), rng=np.random.default_rng(request.seed)

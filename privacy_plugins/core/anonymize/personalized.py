@@ -68,7 +68,7 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationDetails, AnonymizationRequest, AnonymizedTable
 from privacy_plugins.core.anonymize.cluster_greedy import TABLE_LIMIT
-from privacy_plugins.core.anonymize.mondrian import _dimension, _labels, small_codes
+from privacy_plugins.core.anonymize.mondrian import _dimension, _labels, distinct_as_keys, small_codes
 from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.frame import EncodedColumn
@@ -594,9 +594,12 @@ class PersonalizedAnonymizer:
             # final classes, and the QIs are Categoricals over them (no string is made per row).
             qi_labels: dict[Hashable, pd.Index] = {}
             qi_codes: list[tuple[np.ndarray, int]] = []
+            folding: dict[Hashable, np.ndarray] = {}  # labels that fold into one category: each group's own
             for i, (q, (d, lab)) in enumerate(zip(qis, coded, strict=True)):
                 per_group = _labels(d, lab, lows[i], highs[i])
                 codes, uniques = pd.factorize(per_group, use_na_sentinel=False)
+                if not distinct_as_keys(per_group, len(uniques)):
+                    folding[q] = per_group
                 qi_labels[q] = pd.Index(np.asarray(uniques, dtype=object), dtype=object)
                 qi_codes.append((np.asarray(codes, dtype=np.int64), len(uniques)))  # per group: small
                 check[q] = pd.Categorical.from_codes(
@@ -654,7 +657,10 @@ class PersonalizedAnonymizer:
             columns[sensitive] = pd.Series(sa_labels.to_numpy(dtype=object)[sa_codes], dtype=object, copy=False)
             final_encodings[(sensitive, False)] = EncodedColumn(name=sensitive, codes=sa_codes, values=sa_labels)
         for q, (row_codes, _) in published_codes.items():
-            columns[q] = pd.Categorical.from_codes(row_codes, categories=qi_labels[q], validate=False)
+            if q in folding:
+                columns[q] = pd.Series(folding[q][group_in_order], dtype=object, copy=False)
+            else:
+                columns[q] = pd.Categorical.from_codes(row_codes, categories=qi_labels[q], validate=False)
         # Only the columns published as they are are gathered (the QIs and a generalized SA are built above).
         identifiers = set(request.roles.identifiers)
         names = [c for c in frame.columns if c not in identifiers]
@@ -711,7 +717,7 @@ class PersonalizedAnonymizer:
             table=published,
             released=np.ones(m, dtype=bool),
             suppressed=n_unsat,
-            qi_codes=published_codes,
+            qi_codes=None if folding else published_codes,  # folding labels: spelt out, no codes
             utility=UtilityMetrics(
                 ncp=table_ncp,
                 lm=table_ncp * len(qis),

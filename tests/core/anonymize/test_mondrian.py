@@ -307,3 +307,79 @@ def test_adult(adult: tuple[pd.DataFrame, dict[str, Hierarchy]], models: list[Pr
     assert all(model.evaluate(recheck).passed for model in models)
     if models == [KAnonymity(10)] and mode == "strict":
         assert result.utility.ncp <= 0.12
+
+
+def _naive_partition(dimensions: list[Dimension], k: int, mode: str, rng: np.random.Generator) -> list[int]:
+    """The partitioner as plain lists, one partition at a time (same rounds and generator calls): group of each row."""
+    codes = [np.asarray(d.codes, dtype=np.int64).tolist() for d in dimensions]
+    n_dims, group, n_groups = len(dimensions), [-1] * len(codes[0]), 0
+    open_parts: list[tuple[list[int], list[bool]]] = [(list(range(len(codes[0]))), [False] * n_dims)]
+    while open_parts:
+        widths = np.array(
+            [
+                [0.0 if tried[j] else float(d.widths(np.array([min(codes[j][r] for r in rows)]),
+                                                     np.array([max(codes[j][r] for r in rows)]))[0])
+                 for j, d in enumerate(dimensions)]
+                for rows, tried in open_parts
+            ]
+        )  # fmt: skip
+        best = widths.max(axis=1)
+        priority = rng.random(widths.shape)
+        choices = []
+        for p, (rows, _) in enumerate(open_parts):
+            if not (widths[p] > 0).any():
+                group = [n_groups if i in rows else g for i, g in enumerate(group)]
+                n_groups += 1
+                choices.append(-1)
+                continue
+            tied = [j for j in range(n_dims) if widths[p, j] > 0 and abs(widths[p, j] - best[p]) <= 1e-12 * best[p]]
+            choices.append(max(tied, key=lambda j: (priority[p, j], -j)))
+        kept = [(part, c) for part, c in zip(open_parts, choices, strict=True) if c >= 0]
+        if not kept:
+            break
+        if mode == "relaxed":  # the open rows, concatenated, are shuffled before the (stable) sort
+            flat = [r for (rows, _), _ in kept for r in rows]
+            position = {r: i for i, r in enumerate(flat[s] for s in rng.permutation(len(flat)))}
+            kept = [((sorted(rows, key=position.__getitem__), tried), c) for (rows, tried), c in kept]
+        open_parts = []
+        for (rows, tried), c in kept:
+            rows = sorted(rows, key=lambda r: codes[c][r])
+            median = codes[c][rows[(len(rows) - 1) // 2]]
+            n_left = sum(codes[c][r] <= median for r in rows)
+            if n_left == len(rows):
+                n_left = sum(codes[c][r] < median for r in rows)
+            if mode == "relaxed" and dimensions[c].hierarchy is None:
+                n_left = len(rows) // 2
+            if min(n_left, len(rows) - n_left) >= k:
+                open_parts += [(rows[:n_left], [False] * n_dims), (rows[n_left:], [False] * n_dims)]
+            else:
+                open_parts.append((rows, [t or j == c for j, t in enumerate(tried)]))
+    return group
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.sampled_from(LEAVES), st.integers(-3, 3)), min_size=1, max_size=40),
+    st.integers(1, 4),
+    st.sampled_from(["strict", "relaxed"]),
+    st.integers(0, 9),
+    st.booleans(),
+)
+def test_property_partitioner_equals_a_naive_one(
+    rows: list[tuple[int, str, int]], k: int, mode: str, seed: int, narrow: bool
+) -> None:
+    """Same partitions as a list-based partitioner, whatever the codes' integer type (narrow codes, int32 keys)."""
+    from privacy_plugins.core.anonymize.mondrian import _dimension
+    from privacy_plugins.core.anonymize.mondrian import narrow as narrowed
+
+    a, color, b = (list(column) for column in zip(*rows, strict=True))
+    dimensions = [_numeric(a), _dimension(pd.Series(color, name="color"), COLOR)[0], _numeric(b)]
+    if narrow:
+        dimensions = [narrowed(d) for d in dimensions]
+
+    def k_anonymous_halves(class_of_row: np.ndarray, n_classes: int, n_candidates: int) -> np.ndarray:
+        sizes = np.bincount(class_of_row, minlength=n_classes)[: 2 * n_candidates]
+        return np.asarray((sizes.reshape(n_candidates, 2) >= k).all(axis=1))
+
+    run = partition_rows(dimensions, k_anonymous_halves, mode=mode, rng=np.random.default_rng(seed))  # type: ignore[arg-type]
+    expected = _naive_partition(dimensions, k, mode, np.random.default_rng(seed))
+    assert run.partition_of_row.tolist() == expected
