@@ -25,7 +25,7 @@ import pandas as pd
 from privacy_plugins.core.hierarchies import as_labels
 from privacy_plugins.errors import UnknownColumnError
 
-__all__ = ["COUNT", "PublishedRelease", "ReleaseHistory", "class_signature"]
+__all__ = ["COUNT", "PublishedRelease", "ReleaseHistory", "class_signature", "linked_signature"]
 
 #: The rows-per-signature-row column of a class signature.
 COUNT = "__count"
@@ -44,6 +44,7 @@ class PublishedRelease:
             (local recoding: new records are recoded to the labels of a covering class).
         classes: the class signature (:func:`class_signature`).
         sequence: its number in the history (1 for the first release ever kept; 0 until appended).
+        published_rows: the rows it published, when its signature's counts do not add up to them.
         release_sha256: the published file's SHA-256 where the store needs it to tell a published
             release from one killed before its swap (a single Parquet file); empty otherwise.
     """
@@ -55,10 +56,17 @@ class PublishedRelease:
     classes: pd.DataFrame = field(repr=False)
     sequence: int = 0
     release_sha256: str = ""
+    published_rows: int | None = None
 
     @property
     def rows(self) -> int:
-        """Rows the release published (marked suppressed rows included)."""
+        """Rows the release published (marked suppressed rows included).
+
+        The signature's counts add up to them, except for a two-table release (:func:`linked_signature`
+        counts a group once per QI tuple it holds), which states them (``published_rows``).
+        """
+        if self.published_rows is not None:
+            return self.published_rows
         return int(self.classes[COUNT].sum()) if len(self.classes) else 0
 
 
@@ -116,3 +124,41 @@ def class_signature(
     counted = labels.groupby(columns, dropna=False, sort=True).size().rename(COUNT).reset_index()
     counted[COUNT] = counted[COUNT].astype("int64")
     return counted
+
+
+def linked_signature(
+    qit: pd.DataFrame,
+    st: pd.DataFrame,
+    group_column: str,
+    quasi_identifiers: Sequence[Hashable],
+    sensitive_attributes: Sequence[Hashable],
+) -> pd.DataFrame:
+    """The class signature of a two-table release (Anatomy's QIT + ST), in the layout of :func:`class_signature`.
+
+    The QIT publishes exact QI values, so a group covers a target when it holds a row with
+    exactly her QI tuple, and her candidate values are the union of the values of every group
+    that holds it. One row per distinct (group, QI tuple) carrying the group's sensitive counts,
+    summed per (QI tuple, value): a class of the signature is a QI tuple, its values the union over
+    the groups holding it and its counts their sum — each group once, however many of its rows
+    hold the tuple. Only published values (QIT labels, ST values and counts); no group id.
+
+    Example:
+        >>> qit = pd.DataFrame({"age": [30, 30, 41, 30], "group_id": [0, 0, 1, 1]})
+        >>> st = pd.DataFrame({"group_id": [0, 0, 1, 1], "disease": ["flu", "hiv", "flu", "cold"], "count": 1})
+        >>> linked_signature(qit, st, "group_id", ["age"], ["disease"]).values.tolist()
+        [['30', 'cold', 1], ['30', 'flu', 2], ['30', 'hiv', 1], ['41', 'cold', 1], ['41', 'flu', 1]]
+    """
+    qis, sensitive = list(quasi_identifiers), list(sensitive_attributes)
+    missing = [c for c in qis if c not in qit.columns] + [c for c in sensitive if c not in st.columns]
+    if missing or group_column not in qit.columns or group_column not in st.columns or "count" not in st.columns:
+        raise UnknownColumnError(f"the linked pair lacks column(s) {missing or [group_column, 'count']!r}")
+    held = pd.DataFrame({q: as_labels(qit[q]) for q in qis})
+    held[group_column] = qit[group_column].to_numpy()
+    held = held.drop_duplicates(ignore_index=True)  # a group holding a tuple twice covers it once
+    values = pd.DataFrame({c: as_labels(st[c]) for c in sensitive})
+    values[group_column] = st[group_column].to_numpy()
+    values[COUNT] = st["count"].to_numpy(dtype="int64")
+    joined = held.merge(values, on=group_column, how="inner")
+    signature = joined.groupby([*qis, *sensitive], dropna=False, sort=True)[COUNT].sum().reset_index()
+    signature[COUNT] = signature[COUNT].astype("int64")
+    return signature[[*qis, *sensitive, COUNT]]

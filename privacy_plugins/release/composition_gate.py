@@ -29,7 +29,7 @@ from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.errors import HistoryError
 from privacy_plugins.release.artifacts import Candidate, CheckResult, RequirementCheck
-from privacy_plugins.release.destination.base import Companions, Destination
+from privacy_plugins.release.destination.base import LINKED_PARTS, Companions, Destination
 from privacy_plugins.release.history_store import (
     appended_tables,
     history_from_tables,
@@ -91,8 +91,11 @@ def _holds_a_release(spec: ReleaseSpec, destination: Destination) -> bool:
     Asked of the table's schema (no row is read); any error reading it is raised.
     """
     columns = destination.published_columns()
-    if columns is None:
-        return False
+    if columns is None:  # a two-table release: the columns of its two parts
+        pair = destination.read(LINKED_PARTS)
+        if pair is None:
+            return False
+        columns = [str(c) for part in pair.values() for c in part.columns]
     missing = [str(c) for c in [*spec.quasi_identifiers, *spec.sensitive_attributes] if str(c) not in columns]
     if missing:
         LOGGER.info(
@@ -102,6 +105,14 @@ def _holds_a_release(spec: ReleaseSpec, destination: Destination) -> bool:
         )
         return False
     return True
+
+
+def _published_pair(spec: ReleaseSpec, destination: Destination) -> StagedMeasure | None:
+    """A two-table release published at the destination, measured by its groups (``None``: none)."""
+    from privacy_plugins.release.staging import measure_pair
+
+    pair = destination.read(LINKED_PARTS)
+    return None if pair is None else measure_pair(spec, pair["qit"], pair["st"], "")
 
 
 def run_targets(spec: ReleaseSpec, folder: Path) -> pd.DataFrame:
@@ -274,6 +285,7 @@ def history_companions(
         classes=signature_of_measure(spec, measured),
         transformation={"algorithm": candidate.algorithm, **transformation},
         release_sha256=(candidate.sha256 or measured.digest) if anchored else "",  # a staged Spark folder: digest
+        rows=measured.rows,
     )
 
 
@@ -288,7 +300,7 @@ def adopt_published(spec: ReleaseSpec, destination: Destination) -> ReleaseHisto
     names = history_tables(spec)
     if destination.read_companions(names.names):
         raise HistoryError(f"{spec.destination.describe()} already keeps the release history {names.classes!r}")
-    measured = destination.measure_published(spec, "")
+    measured = destination.measure_published(spec, "") or _published_pair(spec, destination)
     if measured is None:
         raise HistoryError(f"nothing is published at {spec.destination.describe()}: there is no release to adopt")
     run_id = "adopted-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -299,6 +311,7 @@ def adopt_published(spec: ReleaseSpec, destination: Destination) -> ReleaseHisto
         classes=signature_of_measure(spec, measured),
         transformation={"adopted": True},
         release_sha256=destination.published_sha256() or "",
+        rows=measured.rows,
     )
     destination.write_companions(tables)
     return history_from_tables(spec, tables, published_sha256=destination.published_sha256())

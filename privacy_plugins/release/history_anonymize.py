@@ -35,6 +35,7 @@ from privacy_plugins.core.anonymize import get_anonymizer, tags_of
 from privacy_plugins.core.anonymize.base import levels_text
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.history import COUNT, ReleaseHistory
+from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.core.history_release import history_models, reapply, suppress_at_risk
 from privacy_plugins.core.metrics.information_loss import generalization_costs, ncp
 from privacy_plugins.core.models import PrivacyModel, bind_hierarchies
@@ -133,6 +134,10 @@ class AnonymizeHistory:
         suppression_limit: the spec's.
         keep_signatures: (c) also leaves out classes that drop a value of an earlier class they overlap.
         protect_domain: (c) also leaves out classes that narrow a point of their box below l (``history.protect``).
+        repairs: (c) applies to the algorithm's output: its published units are its classes. Not for an algorithm
+            that publishes two linked tables (Anatomy): a record's classes there are every group holding her exact
+            QI tuple, and leaving one record out takes a value from its group (which holds each value once), so the
+            group itself would fail l; the gate's composition check judges the pair as published.
     """
 
     history: ReleaseHistory
@@ -144,6 +149,7 @@ class AnonymizeHistory:
     suppression_limit: float
     keep_signatures: bool = False
     protect_domain: bool = False
+    repairs: bool = True
 
 
 def anonymize_history(
@@ -167,7 +173,8 @@ def anonymize_history(
         return None
     bound = tuple(bind_hierarchies(models, hierarchies))
     extra: list[PrivacyModel] = list(history_models(bound, history, hierarchies, domain=protect_domain))
-    refusal = tags_of(get_anonymizer(algorithm)).supported_models.refusal([*bound, *extra])
+    tags = tags_of(get_anonymizer(algorithm))
+    refusal = tags.supported_models.refusal([*bound, *extra])
     if extra and refusal is not None:
         LOGGER.info("anonymize: %s %s; (c) and the composition check guard the history", algorithm, refusal)
         extra = []
@@ -189,6 +196,7 @@ def anonymize_history(
         suppression_limit=suppression_limit,
         keep_signatures=keep_signatures,
         protect_domain=protect_domain,
+        repairs=not tags.linked_tables,
     )
 
 
@@ -228,6 +236,7 @@ def choose(
     units: pd.DataFrame,
     solve: Callable[[Sequence[PrivacyModel]], T],
     published_units: Callable[[T], pd.DataFrame],
+    signature: Callable[[T], pd.DataFrame] | None = None,
 ) -> Chosen[T]:
     """(a) → (b) → (c) on the run's units.
 
@@ -238,6 +247,8 @@ def choose(
             ``InfeasibleAnonymizationError``).
         published_units: a solution's published records as units: the QIs' labels, ``UNIT`` (the raw unit)
             and ``COUNT`` (a raw unit may be split over classes by local recoding); suppressed records left out.
+        signature: a solution's class signature, for an output (c) does not repair (``history.repairs`` false):
+            its records at risk are counted on it and reported; the gate refuses it.
     """
     if history is None:
         return Chosen(solve(()), None, None, None, HistoryOutcome())
@@ -256,6 +267,16 @@ def choose(
         LOGGER.info("anonymize: no candidate meets the history model; anonymizing without it, then (c)")
         extra = ()
         solution = solve(extra)
+    if not history.repairs:  # a two-table output: judged as published (its signature), nothing left out
+        at_risk = 0
+        if signature is not None:
+            check = composition_check(
+                units, signature(solution), history.history, history.models,
+                hierarchies=history.hierarchies, count_column=COUNT,
+            )  # fmt: skip
+            at_risk = check.records_at_risk
+        outcome = HistoryOutcome(len(history.history), "anonymize", bool(extra), 0, at_risk)
+        return Chosen(solution, None, None, None, outcome)
     published = published_units(solution)
     kept, at_risk, passed = _suppressed(history, units, published, budget)
     left_out = int(published[COUNT].sum()) - int(published.loc[kept, COUNT].sum())

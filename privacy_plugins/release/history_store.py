@@ -91,7 +91,12 @@ def history_tables(spec: ReleaseSpec) -> HistoryTables:
 
 
 def signature_of_measure(spec: ReleaseSpec, measured: StagedMeasure) -> pd.DataFrame:
-    """The class signature of staged rows from their measured classes (one ``GROUP BY`` already ran)."""
+    """The class signature of staged rows from their measured classes (one ``GROUP BY`` already ran).
+
+    A two-table release carries its own (``measured.signature``: its QI tuples, not its groups).
+    """
+    if measured.signature is not None:
+        return measured.signature.copy()
     classes = measured.classes
     columns = [*spec.quasi_identifiers, *spec.sensitive_attributes]
     frame = pd.DataFrame({column: as_labels(classes.frame[column]) for column in columns})
@@ -121,8 +126,12 @@ def appended_tables(
     classes: pd.DataFrame,
     transformation: Mapping[str, Any],
     release_sha256: str = "",
+    rows: int | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The history's two tables with this release appended (and only ``keep_releases`` kept)."""
+    """The history's two tables with this release appended (and only ``keep_releases`` kept).
+
+    ``rows``: the rows published, when the signature's counts do not add up to them (a two-table release).
+    """
     release = PublishedRelease(
         run_id=run_id,
         published_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -130,6 +139,7 @@ def appended_tables(
         transformation=dict(transformation),
         classes=classes,
         release_sha256=release_sha256,
+        published_rows=rows,
     )
     return _tables(spec, history.appended(release, keep_releases=spec.history.keep_releases))
 
@@ -220,6 +230,7 @@ def history_from_tables(
                 classes=own,
                 sequence=int(record[RELEASE]),
                 release_sha256=str(record["release_sha256"] or ""),
+                published_rows=int(record["rows"]),
             )
         )
     return ReleaseHistory(empty.name, empty.quasi_identifiers, empty.sensitive_attributes, tuple(kept))

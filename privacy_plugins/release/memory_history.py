@@ -62,6 +62,15 @@ class MemoryRows:
         self.table = frame.assign(**{_ROW: np.arange(len(frame), dtype=np.int64)})
         self.helper_columns = [_ROW]
 
+    def signature(self, result: AnonymizationResult) -> pd.DataFrame:
+        """The class signature of the algorithm's output as published (a two-table output: its QI tuples)."""
+        from privacy_plugins.core.history import class_signature, linked_signature
+
+        qis, sensitive = self.qis, list(self.spec.sensitive_attributes)
+        if result.linked is None:
+            return class_signature(result.table, qis, sensitive)
+        return linked_signature(result.table, result.linked.table, result.linked.group_column, qis, sensitive)
+
     def published_units(self, result: AnonymizationResult) -> pd.DataFrame:
         """The algorithm's released records as units (a raw unit split over classes is one unit per class)."""
         return self._published(result)[0]

@@ -253,6 +253,9 @@ class StagedMeasure:
 
     ``parts``: each staged part's columns as written (``{"table": columns}``, or a two-table
     release's ``{"qit": …, "st": …}``, whose ``columns`` are those of its joined groups).
+    ``signature``: a two-table release's class signature for the history (its groups are not its
+    classes for an adversary who reads the QIT's exact values: :func:`~privacy_plugins.core.history.linked_signature`);
+    ``None`` for one table, whose signature is its measured classes.
     """
 
     columns: list[str]
@@ -260,6 +263,7 @@ class StagedMeasure:
     classes: EquivalenceClasses
     digest: str
     parts: dict[str, list[str]] = field(default_factory=dict)
+    signature: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     @property
     def written(self) -> dict[str, list[str]]:
@@ -310,9 +314,11 @@ def measure_pair(spec: ReleaseSpec, qit: pd.DataFrame, st: pd.DataFrame, digest:
     """
     from privacy_plugins.core.anonymize import linked_classes
     from privacy_plugins.core.anonymize.anatomy import GROUP_COLUMN
+    from privacy_plugins.core.history import linked_signature
     from privacy_plugins.release.linked import joined_view
 
     classes = linked_classes(qit, st, GROUP_COLUMN, spec.quasi_identifiers, spec.sensitive_attributes)
     columns = [str(c) for c in joined_view(st.iloc[:0], GROUP_COLUMN, spec.quasi_identifiers).columns]
     parts = {"qit": [str(c) for c in qit.columns], "st": [str(c) for c in st.columns]}
-    return StagedMeasure(columns, len(qit), classes, digest, parts)
+    signature = linked_signature(qit, st, GROUP_COLUMN, spec.quasi_identifiers, spec.sensitive_attributes)
+    return StagedMeasure(columns, len(qit), classes, digest, parts, signature)

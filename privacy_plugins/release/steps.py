@@ -332,7 +332,7 @@ def _solved_in_memory(
             progress=StepProgress("anonymize", "nodes checked", on_progress),
         )
 
-    yield rows.solved(choose(rows.history, rows.units, solve, rows.published_units))
+    yield rows.solved(choose(rows.history, rows.units, solve, rows.published_units, rows.signature))
 
 
 def check_step(

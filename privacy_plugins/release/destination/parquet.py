@@ -30,6 +30,7 @@ from privacy_plugins.errors import DestinationError, ForeignArtifactError, Publi
 from privacy_plugins.release import locations
 from privacy_plugins.release.destination import base, working_file
 from privacy_plugins.release.destination.base import (
+    LINKED_PARTS,
     TABLE,
     Accept,
     Companions,
@@ -85,7 +86,7 @@ class ParquetDestination:
         link = self.folder / self.spec.table
         if link.exists() and not link.is_symlink():
             raise PublishError(f"{link} exists and is not the link of a linked release; nothing was published")
-        remove_dead(link, [self._file(part) for part in parts])
+        remove_dead(link, _PairVersionFiles(self._file(part) for part in parts))
         with writing(new_version(link)) as version:
             yield version, lambda: swap_link(link, version)
 
@@ -97,8 +98,9 @@ class ParquetDestination:
     ) -> None:
         """Write each part, verify its count, ``measure`` the written files, the hook, then swap them in together.
 
-        The companions ``measure`` returns (one table only) go behind their own link beside the file, swapped just
-        before the file is renamed in (``history_store`` says how a reader reconciles the two).
+        The companions ``measure`` returns go behind their own link beside a single file, swapped just before the
+        file is renamed in (``history_store`` says how a reader reconciles the two); a linked pair's go into the
+        pair's version folder, so the one link swap publishes the pair and its history together.
         """
         import pyarrow.parquet as pq
 
@@ -108,10 +110,10 @@ class ParquetDestination:
                 write(paths[part])
                 verify(rows[part], pq.ParquetFile(paths[part]).metadata.num_rows, str(paths[part]))
             companions = measure(paths) or {}
-            if companions:
-                if list(writers) != [TABLE]:
-                    raise PublishError("a linked pair keeps no release history; nothing was published")
+            if companions and list(writers) == [TABLE]:
                 swap_companions(self._companion_link, companions)
+            for name, frame in companions.items() if list(writers) != [TABLE] else ():
+                frame.to_parquet(where / f"{name}.parquet", index=False)  # a pair's: in its version, one link swap
             base.before_swap()
             swap()
 
@@ -120,14 +122,26 @@ class ParquetDestination:
         return self.folder / f"{self.spec.table}.companions"
 
     def write_companions(self, companions: Companions) -> None:
-        """Swap the companions' link to a new version holding them."""
+        """Swap the companions' link to a new version holding them (a linked pair: a new version of the pair)."""
+        pair = self.folder / self.spec.table
         with publishing(self.spec, what="the release history"):
             self.folder.mkdir(parents=True, exist_ok=True)
-            swap_companions(self._companion_link, companions)
+            if not pair.is_symlink():
+                swap_companions(self._companion_link, companions)
+                return
+            current = pair.resolve()
+            with writing(new_version(pair)) as version:
+                for part in LINKED_PARTS:
+                    shutil.copyfile(current / self._file(part), version / self._file(part))
+                for name, frame in companions.items():
+                    frame.to_parquet(version / f"{name}.parquet", index=False)
+                swap_link(pair, version)
 
     def read_companions(self, names: Sequence[str]) -> dict[str, pd.DataFrame]:
-        """The companions beside the published file (their current version)."""
-        return reading(self.spec, lambda: read_companions(self._companion_link, names))
+        """The companions beside the published file (their current version), or in a linked pair's version."""
+        pair = self.folder / self.spec.table
+        link = pair if pair.is_symlink() else self._companion_link
+        return reading(self.spec, lambda: read_companions(link, names))
 
     def published_sha256(self) -> str | None:
         """The single published file's SHA-256 ("" when none): its companions are swapped just before it."""
@@ -236,6 +250,14 @@ class ParquetDestination:
         if not path.is_file() or path.is_symlink():
             return None
         return working_file.measure_file(spec, path)
+
+
+class _PairVersionFiles(frozenset[str]):
+    """What a pair's version folder holds: its two parts and its release history's tables (``pp_history_*``)."""
+
+    def __contains__(self, name: object) -> bool:
+        history = isinstance(name, str) and name.startswith("pp_history_") and name.endswith(".parquet")
+        return history or super().__contains__(name)
 
 
 def _writer(frame: pd.DataFrame) -> Write:

@@ -1,0 +1,149 @@
+"""Two-table (Anatomy) releases keep a release history and are checked against it (issue 26).
+
+The signature of a pair (``core.history.linked_signature``) against a naive record-by-record
+oracle; releases of a growing table to DuckDB and a Parquet folder: appended in the pair's
+swap, read back verified, only published values, and a release the history makes disclosing
+is blocked with nothing written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from release_fixtures import demo_spec_dict
+
+from privacy_plugins.core.demo import generate_census
+from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, linked_signature
+from privacy_plugins.core.history_check import composition_check
+from privacy_plugins.core.models import DistinctLDiversity
+from privacy_plugins.release import ReleaseSpec, run_release
+from privacy_plugins.release.composition_gate import read_history
+from privacy_plugins.release.destination import open_destination
+from privacy_plugins.release.linked import read_linked
+
+QIS = ["a", "b"]
+
+
+def _pairs(seed: int, releases: int, rows: int) -> tuple[pd.DataFrame, list[tuple[pd.DataFrame, pd.DataFrame]]]:
+    """A source and ``releases`` random QIT + ST pairs of growing prefixes of it (groups of 2–3 records)."""
+    rng = np.random.default_rng(seed)
+    source = pd.DataFrame(
+        {"a": rng.integers(0, 3, rows), "b": rng.choice(["x", "y"], rows), "s": rng.choice(list("pqrst"), rows)}
+    )
+    pairs = []
+    for r in range(releases):
+        n = rows - (releases - 1 - r) * max(1, rows // 6)
+        part = source.head(n)
+        group = rng.permutation(n) // rng.integers(2, 4)
+        qit = part[QIS].assign(group_id=group)
+        st_ = part.assign(group_id=group).groupby(["group_id", "s"]).size().rename("count").reset_index()
+        pairs.append((qit, st_))
+    return source, pairs
+
+
+def _naive_values(qit: pd.DataFrame, st_: pd.DataFrame, target: dict[str, Any]) -> dict[str, int] | None:
+    """Record by record: the values (and summed counts) of every group holding exactly the target's QIs."""
+    groups = set()
+    for _, row in qit.iterrows():
+        if all(str(row[q]) == str(target[q]) for q in QIS):
+            groups.add(row["group_id"])
+    if not groups:
+        return None
+    counts: dict[str, int] = {}
+    for _, row in st_.iterrows():
+        if row["group_id"] in groups:  # each group once, however many of its rows hold the tuple
+            counts[str(row["s"])] = counts.get(str(row["s"]), 0) + int(row["count"])
+    return counts
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), releases=st.integers(2, 3), rows=st.integers(8, 30))
+def test_the_check_on_pair_signatures_matches_a_naive_intersection_oracle(seed: int, releases: int, rows: int) -> None:
+    source, pairs = _pairs(seed, releases, rows)
+    signatures = [linked_signature(q, s, "group_id", QIS, ["s"]) for q, s in pairs]
+    history = ReleaseHistory("h", tuple(QIS), ("s",))
+    for signature in signatures[:-1]:
+        history = history.appended(PublishedRelease("r", "t", "f", {}, signature))
+    result = composition_check(source, signatures[-1], history, [DistinctLDiversity("s", 2)])
+    expected = []
+    for target in source.to_dict("records"):
+        per_release = [_naive_values(q, s, target) for q, s in pairs]
+        # the signature of the candidate: union and summed counts over the groups holding her tuple
+        candidate = per_release[-1]
+        if candidate is not None:
+            shown = signatures[-1]
+            mine = shown[(shown["a"] == str(target["a"])) & (shown["b"] == str(target["b"]))]
+            assert dict(zip(mine["s"], mine[COUNT].astype(int), strict=True)) == candidate
+        earlier = [set(v) for v in per_release[:-1] if v is not None]
+        before = len(set.intersection(*earlier)) if earlier else np.inf
+        left = set.intersection(*earlier, set(candidate)) if candidate is not None else set()
+        # the gate's rule: fewer than 2 values left, or — when the history alone already leaves fewer — fewer still
+        expected.append(candidate is not None and len(left) < min(2, before))
+    assert result.at_risk.tolist() == expected
+    assert result.records_at_risk == sum(expected)
+
+
+def _spec(tmp_path: Path, kind: str, source: Path, **overrides: Any) -> ReleaseSpec:
+    data = demo_spec_dict(tmp_path, sensitive_attributes=["disease"], **overrides)
+    data["source"] = {"path": str(source)}
+    data["insensitive"] = ["occupation", "income"]
+    data["algorithm"] = {"name": "anatomy"}
+    data["requirements"] = {"k": 4, "l": 2}
+    data["destination"] = {kind: str(tmp_path / ("r.duckdb" if kind == "duckdb" else "out")), "table": "census"}
+    return ReleaseSpec.from_dict(data)
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "parquet"])
+def test_anatomy_releases_keep_a_history_and_a_disclosing_one_is_blocked(tmp_path: Path, kind: str) -> None:
+    census = generate_census(400, seed=3)
+    source = tmp_path / "source.parquet"
+    census.head(300).to_parquet(source, index=False)
+    spec = _spec(tmp_path, kind, source)
+    assert spec.history.enabled  # on by default, as for every release
+    assert run_release(spec).passed
+    assert run_release(spec).passed  # the same rows: the same groups, every intersection its own group's values
+    history = read_history(spec, open_destination(spec.destination))  # read back and verified (digests, chain)
+    assert [r.sequence for r in history.releases] == [1, 2] and [r.rows for r in history.releases] == [300, 300]
+    pair = read_linked(spec.destination)
+    assert pair is not None
+    published = linked_signature(pair["qit"], pair["st"], "group_id", spec.quasi_identifiers, ["disease"])
+    for release in history.releases:  # the pair's signature exactly, and nothing the pair did not show
+        pd.testing.assert_frame_equal(release.classes, published, check_dtype=False)
+        for column in spec.quasi_identifiers:
+            assert set(release.classes[column]) <= set(pair["qit"][column].astype(str))
+        assert set(release.classes["disease"]) <= set(pair["st"]["disease"].astype(str))
+        assert set(release.classes.columns) == {*spec.quasi_identifiers, "disease", COUNT}  # no group id
+        assert release.transformation == {"algorithm": "anatomy"}
+
+    census.to_parquet(source, index=False)  # grown: Anatomy regroups, and the groups' intersections narrow
+    result = run_release(spec)
+    assert not result.passed and result.check is not None
+    failed = {c.name: c for c in result.check.checks if not c.passed}
+    assert set(failed) == {"composition"} and failed["composition"].observed > 0
+    assert result.candidate is not None and result.candidate.history["records_at_risk"] == failed["composition"].observed
+    assert result.candidate.history["history_model"] is False  # Anatomy refuses the history model
+    after = read_linked(spec.destination)
+    assert after is not None and len(after["qit"]) == 300  # nothing written: the old pair, the old history
+    assert len(read_history(spec, open_destination(spec.destination))) == 2
+
+
+def test_a_published_pair_without_history_is_an_error_until_adopted(tmp_path: Path) -> None:
+    from privacy_plugins.errors import HistoryError
+    from privacy_plugins.release.composition_gate import adopt_published
+
+    source = tmp_path / "source.parquet"
+    generate_census(300, seed=3).to_parquet(source, index=False)
+    spec = _spec(tmp_path, "parquet", source)
+    assert run_release(_spec(tmp_path, "parquet", source, history=False)).passed
+    with pytest.raises(HistoryError, match="no release history"):
+        read_history(spec, open_destination(spec.destination))
+    adopted = adopt_published(spec, open_destination(spec.destination))
+    assert len(adopted) == 1 and adopted.releases[0].rows == 300
+    assert run_release(spec).passed
+    assert len(read_history(spec, open_destination(spec.destination))) == 2
