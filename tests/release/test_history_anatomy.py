@@ -8,26 +8,30 @@ is blocked with nothing written.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from release_fixtures import demo_spec_dict
 
+from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.demo import generate_census
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, linked_signature
 from privacy_plugins.core.history_check import composition_check
-from privacy_plugins.core.models import DistinctLDiversity
+from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 from privacy_plugins.release import ReleaseSpec, run_release
 from privacy_plugins.release.composition_gate import read_history
 from privacy_plugins.release.destination import open_destination
 from privacy_plugins.release.linked import read_linked
 
 QIS = ["a", "b"]
+CENSUS_QIS = ["age", "sex", "zip", "education", "marital_status"]
 
 
 def _pairs(seed: int, releases: int, rows: int) -> tuple[pd.DataFrame, list[tuple[pd.DataFrame, pd.DataFrame]]]:
@@ -89,21 +93,36 @@ def test_the_check_on_pair_signatures_matches_a_naive_intersection_oracle(seed: 
     assert result.records_at_risk == sum(expected)
 
 
-def _spec(tmp_path: Path, kind: str, source: Path, **overrides: Any) -> ReleaseSpec:
+def _data(tmp_path: Path, kind: str, source: Path, **overrides: Any) -> dict[str, Any]:
     data = demo_spec_dict(tmp_path, sensitive_attributes=["disease"], **overrides)
     data["source"] = {"path": str(source)}
     data["insensitive"] = ["occupation", "income"]
     data["algorithm"] = {"name": "anatomy"}
     data["requirements"] = {"k": 4, "l": 2}
     data["destination"] = {kind: str(tmp_path / ("r.duckdb" if kind == "duckdb" else "out")), "table": "census"}
-    return ReleaseSpec.from_dict(data)
+    return data
+
+
+def _spec(tmp_path: Path, kind: str, source: Path, **overrides: Any) -> ReleaseSpec:
+    return ReleaseSpec.from_dict(_data(tmp_path, kind, source, **overrides))
+
+
+def _cli_json(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, dict[str, Any]]:
+    from privacy_plugins.cli import main
+
+    code = main(list(arguments))
+    return code, json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.parametrize("kind", ["duckdb", "parquet"])
-def test_anatomy_releases_keep_a_history_and_a_disclosing_one_is_blocked(tmp_path: Path, kind: str) -> None:
+def test_anatomy_releases_keep_a_history_and_a_disclosing_one_is_blocked(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     census = generate_census(400, seed=3)
     source = tmp_path / "source.parquet"
     census.head(300).to_parquet(source, index=False)
+    spec_file = tmp_path / "anatomy.yaml"
+    spec_file.write_text(yaml.safe_dump(_data(tmp_path, kind, source)))
     spec = _spec(tmp_path, kind, source)
     assert spec.history.enabled  # on by default, as for every release
     assert run_release(spec).passed
@@ -120,6 +139,10 @@ def test_anatomy_releases_keep_a_history_and_a_disclosing_one_is_blocked(tmp_pat
         assert set(release.classes["disease"]) <= set(pair["st"]["disease"].astype(str))
         assert set(release.classes.columns) == {*spec.quasi_identifiers, "disease", COUNT}  # no group id
         assert release.transformation == {"algorithm": "anatomy"}
+    capsys.readouterr()
+    code, listed = _cli_json(capsys, "history", str(spec_file), "--format", "json")  # lists it, attacks it
+    assert code == 0 and len(listed["releases"]) == 2
+    assert next(a for a in listed["attacks"] if a["sensitive_attribute"] == "disease")["overall"]["below_l"] == 0
 
     census.to_parquet(source, index=False)  # grown: Anatomy regroups, and the groups' intersections narrow
     result = run_release(spec)
@@ -131,6 +154,64 @@ def test_anatomy_releases_keep_a_history_and_a_disclosing_one_is_blocked(tmp_pat
     after = read_linked(spec.destination)
     assert after is not None and len(after["qit"]) == 300  # nothing written: the old pair, the old history
     assert len(read_history(spec, open_destination(spec.destination))) == 2
+    capsys.readouterr()
+    from privacy_plugins.cli import main
+
+    assert main(["release", str(spec_file), "--quiet"]) == 1  # the CLI: exit 1, with the composition numbers
+    assert "composition" in capsys.readouterr().out
+
+
+def test_diagnose_releases_attacks_anatomy_pairs_given_as_qit_plus_st(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    census = generate_census(400, seed=3)
+    paths = []
+    for n in (300, 400):  # two Anatomy releases of a growing table, as any tool might have published them
+        result = anonymize(
+            census.head(n), algorithm="anatomy", quasi_identifiers=CENSUS_QIS, identifiers=["person_id"],
+            insensitive=["occupation", "income"], models=[DistinctLDiversity("disease", 2), KAnonymity(4)], seed=1,
+        )  # fmt: skip
+        assert result.linked is not None
+        qit, st_ = tmp_path / f"r{n}_qit.parquet", tmp_path / f"r{n}_st.parquet"
+        result.table.to_parquet(qit, index=False)
+        result.linked.table.to_parquet(st_, index=False)
+        paths.append(f"{qit}+{st_}")
+    source = tmp_path / "source.parquet"
+    census.to_parquet(source, index=False)
+    common = ["--source", str(source), "--quasi-identifiers", ",".join(CENSUS_QIS)]
+    common += ["--sensitive-attributes", "disease", "--format", "json"]
+    code, alone = _cli_json(capsys, "diagnose-releases", paths[0], *common)
+    assert code == 0 and alone["attacks"][0]["overall"]["below_l"] == 0  # one release: its groups' 2 values
+    code, both = _cli_json(capsys, "diagnose-releases", *paths, *common)
+    assert code == 1 and both["attacks"][0]["overall"]["below_l"] > 0  # regrouped: the intersections narrow
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "parquet"])
+def test_a_crash_before_the_pair_swap_keeps_the_old_pair_with_the_old_history(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from privacy_plugins.release.destination import base as destination_base
+
+    source = tmp_path / "source.parquet"
+    generate_census(300, seed=3).to_parquet(source, index=False)
+    spec = _spec(tmp_path, kind, source)
+    assert run_release(spec).passed
+    before = read_linked(spec.destination)
+
+    def crash() -> None:
+        raise RuntimeError("injected crash before the swap")
+
+    monkeypatch.setattr(destination_base, "before_swap", crash)
+    with pytest.raises(RuntimeError, match="injected crash"):
+        run_release(spec)
+    monkeypatch.undo()
+    after = read_linked(spec.destination)
+    assert before is not None and after is not None
+    for part in ("qit", "st"):
+        pd.testing.assert_frame_equal(before[part], after[part])
+    assert [r.sequence for r in read_history(spec, open_destination(spec.destination)).releases] == [1]
+    assert run_release(spec).passed
+    assert [r.sequence for r in read_history(spec, open_destination(spec.destination)).releases] == [1, 2]
 
 
 def test_a_published_pair_without_history_is_an_error_until_adopted(tmp_path: Path) -> None:
