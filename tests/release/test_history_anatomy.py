@@ -149,7 +149,9 @@ def test_anatomy_releases_keep_a_history_and_a_disclosing_one_is_blocked(
     assert not result.passed and result.check is not None
     failed = {c.name: c for c in result.check.checks if not c.passed}
     assert set(failed) == {"composition"} and failed["composition"].observed > 0
-    assert result.candidate is not None and result.candidate.history["records_at_risk"] == failed["composition"].observed
+    assert (
+        result.candidate is not None and result.candidate.history["records_at_risk"] == failed["composition"].observed
+    )
     assert result.candidate.history["history_model"] is False  # Anatomy refuses the history model
     after = read_linked(spec.destination)
     assert after is not None and len(after["qit"]) == 300  # nothing written: the old pair, the old history
