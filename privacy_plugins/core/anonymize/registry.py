@@ -199,7 +199,8 @@ class AnonymizerTags:
             (Π (height + 1) nodes), which is refused above the cap before any work.
         needs_hierarchies: every quasi-identifier needs a hierarchy (otherwise only the
             non-numeric ones do: numeric ones may be published as ranges).
-        linked_tables: it publishes two tables joined by a group id (a QIT and an ST).
+        linked_tables: it publishes two tables joined by a group id (a QIT and an ST); the release history signs
+            it by its QI tuples (``history.linked_signature``) and (c) does not leave records out of it.
         supported_models: the model kinds it can promise on the whole published table
             (:class:`ModelSupport`); a release spec asking others is refused at load.
         partial_scope: it anonymizes part of the table by design (sensitive-values) and
