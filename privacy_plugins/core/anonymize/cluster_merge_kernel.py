@@ -235,7 +235,7 @@ def _scan(
     head, nxt, key, keys, n_keys, spans, owns = index[0], index[1], index[3], index[4], index[6], index[7], index[8]
     # Each bucket's lower bound; buckets are then visited cheapest first, each priced at once,
     # so the best price so far tightens early and most buckets are skipped whole.
-    n_open = 0
+    n_open, cheapest = 0, 0
     for i in range(n_keys[0]):
         joined, own = _bucket_join(i, spans, low, high, x, flat, offsets, strides, two)
         # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), taken ≥ 1, bounded on the bucket QIs.
@@ -243,15 +243,18 @@ def _scan(
         if bound > found_price + slack or head[keys[i]] < 0:  # the dense bound first: few bucket heads read
             continue
         bounds[n_open], joins[n_open], open_keys[n_open] = bound, joined, i
+        if bound < bounds[cheapest]:
+            cheapest = n_open
         n_open += 1
     x_own = 0.0
     for q in range(2 if two else 1):
         x_own += flat[offsets[q] + low[x, q] * strides[q] + high[x, q]]
-    order = np.argsort(bounds[:n_open])
-    for i in range(n_open):
-        j = order[i]
-        if bounds[j] > found_price + slack:
-            break  # sorted: every later bucket is above the best too
+    # The cheapest bucket first (a tight best early), then the others in list order, each
+    # skipped while its bound is above the best so far: sorting them costs more than it saves.
+    for i in range(-1 if n_open > 0 else 0, n_open):
+        j = cheapest if i < 0 else i
+        if (i >= 0 and j == cheapest) or bounds[j] > found_price + slack:
+            continue
         m = 0
         listed = open_keys[j]
         p = head[keys[listed]]
