@@ -451,8 +451,11 @@ def _dissolve_round(
         closed[a] = True
         # Whatever the order, each record ends in a box holding it and its target's: the
         # dissolution adds at least Σ_r min_t D(t ∪ r). No saving possible: skip the walk.
+        minima = None
         if every_row:
-            nearest, added = cluster_refine_kernel.dissolve_prices(codes[:, members], every_row, size, cost, closed)
+            nearest, added, minima = cluster_refine_kernel.dissolve_prices(
+                codes[:, members], every_row, size, cost, closed
+            )
             if float(nearest.sum()) >= loss[a] - _EPS:
                 continue
         else:
@@ -466,7 +469,7 @@ def _dissolve_round(
         # and cost are updated at once, so later records see the exact price.
         if compiled:
             ok, targets, changed = cluster_refine_kernel.walk(
-                added, low, high, size, cost, codes[:, members], space, loss[a] - _EPS
+                added, low, high, size, cost, codes[:, members], space, loss[a] - _EPS, minima
             )
         else:
             ok, targets, changed = _walk(space, codes[:, members], added, low, high, size, cost, loss[a] - _EPS)

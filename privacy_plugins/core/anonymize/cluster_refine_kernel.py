@@ -36,17 +36,12 @@ def _walk(
     offsets: Any,
     strides: Any,
     limit: float,
+    row_min: Any,
+    row_at: Any,
 ) -> Any:  # pragma: no cover - compiled; covered through walk where numba is installed
+    """``row_min``, ``row_at``: each record's cheapest cluster (first among ties), :func:`_row_minima`."""
     m, n_groups = added.shape
     n_qis = low.shape[0]
-    row_min = np.empty(m)
-    row_at = np.empty(m, dtype=np.int64)
-    for i in range(m):
-        at = 0
-        for t in range(1, n_groups):
-            if added[i, t] < added[i, at]:
-                at = t
-        row_min[i], row_at[i] = added[i, at], at
     targets = np.empty(m, dtype=np.int64)
     left = np.ones(m, dtype=np.bool_)
     n_left = m
@@ -117,6 +112,21 @@ def _walk(
     return ok, targets, changed[:n_changed].copy()
 
 
+@_njit
+def _row_minima(added: Any) -> Any:  # pragma: no cover - compiled; covered through walk where numba is installed
+    """Each row's least value and its first column."""
+    m, n_groups = added.shape
+    row_min = np.empty(m)
+    row_at = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        at = 0
+        for t in range(1, n_groups):
+            if added[i, t] < added[i, at]:
+                at = t
+        row_min[i], row_at[i] = added[i, at], at
+    return row_min, row_at
+
+
 def walk(
     added: np.ndarray,
     low: np.ndarray,
@@ -126,15 +136,18 @@ def walk(
     member_codes: np.ndarray,
     space: Any,
     limit: float,
+    minima: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[bool, np.ndarray, list[int]]:
     """Whether the records (``member_codes``, prices ``added``) all find a place for a total below ``limit``.
 
     Returns that, each record's target and the clusters changed (boxes, sizes and costs
-    updated in place when it succeeds, restored when not).
+    updated in place when it succeeds, restored when not). ``minima``: each row's least price and
+    its first cluster when known (:func:`dissolve_prices`), else found here.
     """
+    row_min, row_at = minima if minima is not None else _row_minima(added)
     ok, targets, changed = _walk(
         added, low, high, size, cost, np.ascontiguousarray(member_codes), space.flat,
-        space.offsets.ravel(), space.strides.ravel(), float(limit),
+        space.offsets.ravel(), space.strides.ravel(), float(limit), row_min.copy(), row_at.copy(),
     )  # fmt: skip
     return bool(ok), targets, changed.tolist()
 
@@ -210,7 +223,7 @@ def _price(
 
 @_njit
 def _dissolve_prices(
-    codes: Any, rows: Any, size: Any, cost: Any, closed: Any, nearest: Any, added: Any
+    codes: Any, rows: Any, size: Any, cost: Any, closed: Any, nearest: Any, added: Any, row_min: Any, row_at: Any
 ) -> None:  # pragma: no cover - compiled; covered through dissolve_prices where numba is installed
     n_qis, m = codes.shape
     n_groups = size.shape[0]
@@ -221,28 +234,32 @@ def _dissolve_prices(
             row = rows[q][codes[q, i]]
             for c in range(n_groups):
                 union[c] += row[c]
-        low = np.inf
+        low, at = np.inf, 0
         for c in range(n_groups):
             if closed[c]:
                 added[i, c] = np.inf
                 continue
             low = min(low, union[c])
             added[i, c] = (size[c] + 1) * union[c] - size[c] * cost[c]
-        nearest[i] = low
+            if added[i, c] < added[i, at]:  # as :func:`_row_minima`: the first column of the least
+                at = c
+        nearest[i], row_min[i], row_at[i] = low, added[i, at], at
 
 
 def dissolve_prices(
     codes: np.ndarray, rows: tuple[np.ndarray, ...], size: np.ndarray, cost: np.ndarray, closed: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """A dissolution's records (``codes``, ``(QIs, m)``) against every cluster, as ``_dissolve_round``'s numpy.
 
-    Each record's least ``D(t ∪ r)`` over the open clusters and what it adds to each cluster
-    (``inf`` where ``closed``), one row at a time over contiguous span rows (no temporaries).
+    Each record's least ``D(t ∪ r)`` over the open clusters, what it adds to each cluster
+    (``inf`` where ``closed``), and its least addition with the first cluster giving it (for
+    :func:`walk`), one row at a time over contiguous span rows (no temporaries).
     """
-    nearest = np.empty(codes.shape[1])
-    added = np.empty((codes.shape[1], size.shape[0]))
-    _dissolve_prices(np.ascontiguousarray(codes), rows, size, cost, closed, nearest, added)
-    return nearest, added
+    m = codes.shape[1]
+    nearest, row_min, row_at = np.empty(m), np.empty(m), np.empty(m, dtype=np.int64)
+    added = np.empty((m, size.shape[0]))
+    _dissolve_prices(np.ascontiguousarray(codes), rows, size, cost, closed, nearest, added, row_min, row_at)
+    return nearest, added, (row_min, row_at)
 
 
 def price(
