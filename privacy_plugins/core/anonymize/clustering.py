@@ -46,6 +46,8 @@ loss by splitting big clusters", "pseudo code of splitting big clusters"):
     kept only when both halves hold every model, until no cut is allowed; both the strict
     and the relaxed cut are tried and the partition of lower loss is kept (strict keeps
     equal values together, [0,1,2 | 8,9]; relaxed halves a run of equal values, [0,5,5 | 5,5,10]).
+    When every model is judged by size, all big clusters are bisected in the same rounds (one
+    ``partition_rows`` per mode over all of them, each cluster its own start partition).
 
   Neither can raise the loss: every sub-box lies inside the big box. With k only, phase 1
   rarely leaves a big cluster that is not a run of equal records (borrowing replaces
