@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -125,22 +127,30 @@ def test_units_through_one_key_are_numpys_unique_rows(
     assert columns(codes, every) is codes and np.array_equal(columns(codes, every[::-1]), codes[:, ::-1])
 
 
+def _dealt(records: list[tuple[int, str]], n_groups: int) -> tuple[CostSpace, Any, np.ndarray, int, np.ndarray]:
+    """Records (age, color) dealt round-robin into ``n_groups`` clusters: space, records, groups, count, units."""
+    from privacy_plugins.core.anonymize.cluster_greedy import Clustering
+
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    n = len(df)
+    group = np.arange(n) % min(n_groups, n)
+    records_ = Clustering(space, lambda r, grp, m: np.zeros(m, dtype=bool), np.arange(n), space.codes)
+    unit = units(space.codes, [d.size for d in space.dimensions])[1]
+    return space, records_, group, int(group.max()) + 1, unit
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 12), st.sampled_from(COLOR.leaves.tolist())), min_size=2, max_size=50),
     st.integers(1, 6),
 )
 def test_unit_prices_give_each_record_its_cheapest_other_cluster(records: list[tuple[int, str]], n_groups: int) -> None:
-    from privacy_plugins.core.anonymize.cluster_greedy import Clustering
     from privacy_plugins.core.anonymize.cluster_refine import _Moves
 
-    df = pd.DataFrame(records, columns=["age", "color"])
-    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
-    n = len(df)
-    group = np.arange(n) % min(n_groups, n)
-    g = int(group.max()) + 1
-    records_ = Clustering(space, lambda r, grp, m: np.zeros(m, dtype=bool), np.arange(n), space.codes)
-    mover = _Moves(records_, group, g, units(space.codes, [d.size for d in space.dimensions])[1])
+    space, records_, group, g, unit = _dealt(records, n_groups)
+    n = len(records)
+    mover = _Moves(records_, group, g, unit)
     every = np.arange(n)
     mover._prices(every)
     low, high = boxes(space.codes, group, g)
@@ -186,16 +196,9 @@ def test_round_leaders_are_the_stable_sorts_choice(items: list[tuple[int, float]
 )
 def test_compiled_unit_and_dissolution_prices_are_numpys(records: list[tuple[int, str]], n_groups: int) -> None:
     """Few ages: many equal prices, so the tie rule (lower cluster id) is exercised, first and second."""
-    from privacy_plugins.core.anonymize.cluster_greedy import Clustering
     from privacy_plugins.core.anonymize.cluster_refine import _joined, _Moves, _span_rows
 
-    df = pd.DataFrame(records, columns=["age", "color"])
-    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
-    n = len(df)
-    group = np.arange(n) % min(n_groups, n)
-    g = int(group.max()) + 1
-    records_ = Clustering(space, lambda r, grp, m: np.zeros(m, dtype=bool), np.arange(n), space.codes)
-    unit = units(space.codes, [d.size for d in space.dimensions])[1]
+    space, records_, group, g, unit = _dealt(records, n_groups)
     every_unit = np.arange(int(unit.max()) + 1)
     kept = []
     for compiled in (False, True):
