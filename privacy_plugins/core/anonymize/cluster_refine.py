@@ -456,7 +456,11 @@ def _dissolve_round(
             nearest, added, minima = cluster_refine_kernel.dissolve_prices(
                 codes[:, members], every_row, size, cost, closed
             )
-            if float(nearest.sum()) >= loss[a] - _EPS:
+            if float(nearest[0].sum()) >= loss[a] - _EPS:
+                continue
+            # A tighter bound (shares of the targets' growth, see ``dissolve_prices``): a walk it
+            # rules out would fail anyway, so skipping it changes nothing.
+            if float(nearest[1].sum()) >= loss[a] - _EPS + _EPS * (1.0 + loss[a]):
                 continue
         else:
             union = _joined(space, codes, low, high, members, span_rows)

@@ -226,19 +226,21 @@ def _dissolve_prices(
     codes: Any, rows: Any, size: Any, cost: Any, closed: Any, nearest: Any, added: Any, row_min: Any, row_at: Any
 ) -> None:  # pragma: no cover - compiled; covered through dissolve_prices where numba is installed
     n_groups = size.shape[0]
+    m = codes.shape[1]
     union = np.empty(n_groups)
-    for i in range(codes.shape[1]):
+    for i in range(m):
         _joined_row(codes, i, rows, union)
-        low, at = np.inf, 0
+        low, share, at = np.inf, np.inf, 0
         for c in range(n_groups):
             if closed[c]:
                 added[i, c] = np.inf
                 continue
             low = min(low, union[c])
+            share = min(share, union[c] + size[c] * (union[c] - cost[c]) / m)
             added[i, c] = (size[c] + 1) * union[c] - size[c] * cost[c]
             if added[i, c] < added[i, at]:  # as :func:`_row_minima`: the first column of the least
                 at = c
-        nearest[i], row_min[i], row_at[i] = low, added[i, at], at
+        nearest[0, i], nearest[1, i], row_min[i], row_at[i] = low, share, added[i, at], at
 
 
 def dissolve_prices(
@@ -246,12 +248,18 @@ def dissolve_prices(
 ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """A dissolution's records (``codes``, ``(QIs, m)``) against every cluster, as ``_dissolve_round``'s numpy.
 
-    Each record's least ``D(t ∪ r)`` over the open clusters, what it adds to each cluster
+    Per record (``m`` of them), over the open clusters ``t``: its least ``D(t ∪ r)`` and least
+    ``D(t ∪ r) + |t| · (D(t ∪ r) − D(t)) / m`` (rows of ``nearest``), what it adds to each cluster
     (``inf`` where ``closed``), and its least addition with the first cluster giving it (for
     :func:`walk`), one row at a time over contiguous span rows (no temporaries).
+
+    Why the second: a dissolution grows each target ``t`` to ``t'`` and adds
+    ``Σ_t (|t| + n_t) · D(t') − |t| · D(t)``; each of the ``n_t ≤ m`` records sent to ``t`` takes
+    ``D(t ∪ r)`` and a ``1 / n_t`` share of ``|t| · (D(t') − D(t))``, so the sum over the records of
+    the second row bounds the walk's total from below — tighter than the first.
     """
     m = codes.shape[1]
-    nearest, row_min, row_at = np.empty(m), np.empty(m), np.empty(m, dtype=np.int64)
+    nearest, row_min, row_at = np.empty((2, m)), np.empty(m), np.empty(m, dtype=np.int64)
     added = np.empty((m, size.shape[0]))
     _dissolve_prices(np.ascontiguousarray(codes), rows, size, cost, closed, nearest, added, row_min, row_at)
     return nearest, added, (row_min, row_at)

@@ -223,5 +223,5 @@ def test_compiled_unit_and_dissolution_prices_are_numpys(records: list[tuple[int
     nearest, compiled_added, (row_min, row_at) = cluster_refine_kernel.dissolve_prices(
         space.codes[:, members], tuple(r for r in rows if r is not None), size, cost, closed
     )
-    assert nearest.tolist() == union.min(axis=1).tolist() and compiled_added.tolist() == added.tolist()
+    assert nearest[0].tolist() == union.min(axis=1).tolist() and compiled_added.tolist() == added.tolist()
     assert row_at.tolist() == np.argmin(added, axis=1).tolist() and row_min.tolist() == added.min(axis=1).tolist()
