@@ -86,6 +86,26 @@ arx28 2.31–2.53 / 2.46–2.52 / 2.60–2.77. Same-run ``--check`` (01:16): ARX
 ≤ 2× ARX is). Where two-phase's time goes now (k = 10, loaded): phase 1 ~1.5 s (~33k full re-pricings, each
 bounding ~900 buckets and pricing ~700 candidates; the offers ~0.4 s), splitting ~0.1–0.3 s, refining ~0.7–0.9 s.
 
+Issue 28, fifth pass (branch fast28, 2026-11-27 04:20, load 5.1–5.5; the published tables byte-equal to
+f364ed8's at k = 5 / 10 / 20): phase 1's re-pricing visits the cheapest bucket first and the rest in list
+order (no sort per re-pricing); the refine step prices units and a dissolution's records in compiled
+loops over one row of joined costs (no units × clusters temporaries); a dissolution walk is skipped on a
+tighter lower bound (each record's share of its target's growth: ~37 % fewer walks, none that would have
+succeeded); splitting B bisects every big cluster in the same Mondrian rounds (``partition_rows(start=)``),
+not one call per cluster. Same run, ``--check``, two runs (ARX's CPU / ours, ratio):
+
+    k   ARX local       two-phase f364ed8 (04:21, one run)   two-phase fast28 (04:20 and 04:21)
+    5   0.0307 / 0.64–0.73   0.0263 / 1.86 (2.7×)          0.0263 / 1.25, 1.23 (1.7×, 1.9×)
+   10   0.0455 / 0.89–1.19   0.0416 / 2.15 (1.8×)          0.0416 / 1.48, 1.51 (1.6×, 1.7×)
+   20   0.0637 / 0.75–1.15   0.0618 / 2.22 (3.0×)          0.0618 / 1.68, 1.67 (1.5×, 1.7×)
+
+k-member in the same runs: 0.36 / 0.26 / 0.22 s (0.5–0.6× / 0.3× / 0.2× ARX). NCP goals met; two-phase
+CPU ≤ ARX's still is not (1.5–1.9×). Where two-phase's time goes now (k = 10, CPU s): phase 1 ~1.0 (its
+initial pricing ~0.14, the ~22k re-pricings ~0.55 of which ~0.17 bounding every listed bucket, the offers
+~0.25 for ~400 accepted out of ~30M members looked at), splitting ~0.01, refining ~0.45 (move rounds ~0.2,
+dissolve rounds ~0.2). ``bench_scale.py --algorithms two-phase --copies 1,4`` back to back (04:14, load
+5.6): f364ed8 2.26 / 4.39 s CPU, fast28 1.49 / 3.82 s, NCP 0.04158 / 0.01771 both.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check]
 """
