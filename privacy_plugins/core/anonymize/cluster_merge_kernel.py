@@ -35,7 +35,10 @@ rows now grows with exponent ~0.6):
   ``|x| · (D(x ∪ a) − D(x)) < price(x)`` needs ``D(x ∪ a) < price / |x| + D(x)``, and
   ``D(x ∪ a)`` is at least the bucket spans joined with ``a``'s plus ``a``'s cost on the
   other QIs, ``D(x ∪ a) − D(x)`` at least the bucket spans' increase (``top`` keeps the
-  largest ``price / |x| + D(x)`` and ``price / |x|`` per listed bucket, in list order);
+  largest ``price / |x| + D(x)`` and ``price / |x|`` per listed bucket, in list order); counting
+  what ``a`` gives too (at least all of ``a`` unless it can spare a record), ``D(x ∪ a)`` must also stay
+  below ``(max(price + |x| · D(x)) + least · D(a)) / (min |x| + least)`` — for a big ``a`` barely above
+  ``D(a)`` (Adult: ~10 % of phase 1, the same steps);
 * a bucket's members share its spans, so a member (offered ``a``, or a candidate of a
   re-pricing) is priced only when ``joined + max(D(x) − own_x, D(p) − own_p)``, the bucket
   QIs' joined cost plus either one's cost on the other QIs, can still win; its sum then
@@ -273,6 +276,8 @@ def _scan(
     slot = index[5][key[x]]
     top[0, slot] = max(top[0, slot], found_price / size[x] + state[3][x])
     top[1, slot] = max(top[1, slot], found_price / size[x])
+    top[2, slot] = max(top[2, slot], found_price + size[x] * state[3][x])
+    top[3, slot] = max(top[3, slot], -size[x])
 
 
 @_njit
@@ -419,8 +424,9 @@ def _merge_kernel(
     bounds = np.empty(listable)  # scratch of :func:`_scan`: per open bucket its bound and key
     joins = np.empty(listable)  # and the cost of its spans joined with the scanned cluster's
     open_keys = np.empty(listable, dtype=np.int64)
-    # Per listed bucket, at least price / size + D (row 0) and price / size (row 1) of every small member.
-    top = np.full((2, listable), -np.inf)
+    # Per listed bucket, at least price / size + D (row 0), price / size (row 1), price + size · D (row 2) and
+    # − size (row 3) of every small member.
+    top = np.full((4, listable), -np.inf)
     for c in range(n):
         _link(c, index, low, high, flat, offsets, strides, two)
     for x in range(n):
@@ -486,6 +492,8 @@ def _merge_kernel(
                     slot = index[5][index[3][x]]
                     top[0, slot] = max(top[0, slot], price[x] / size[x] + cost[x])
                     top[1, slot] = max(top[1, slot], price[x] / size[x])
+                    top[2, slot] = max(top[2, slot], price[x] + size[x] * cost[x])
+                    top[3, slot] = max(top[3, slot], -size[x])
         a = -1
         while heap[4][0] > 0:
             x = heap[2][0]
@@ -583,12 +591,19 @@ def _merge_kernel(
         # by bucket: a bucket is skipped whole when a cannot beat any member's price (``top``).
         b_head, b_next, b_keys, b_count, b_owns = index[0], index[1], index[4], index[6], index[8]
         start = 2 if two else 1
+        # What a takes from any small x at least: all of a unless a can spare a record beyond min_size.
+        least = size[a] if small[a] or size[a] - 1 < min_size else 1.0
         for i in range(b_count[0]):
             # a can beat x's price only if |x| · (D(x ∪ a) − D(x)) < price(x), i.e. D(x ∪ a) < price / |x| + D(x);
             # D(x ∪ a) ≥ the bucket QIs' joined cost + a's cost on the other QIs, and D(x ∪ a) − D(x) ≥ the
             # bucket QIs' joined cost − their cost alone (x's spans there are the bucket's).
             joined, own = _bucket_join(i, index[7], low, high, a, flat, offsets, strides, two)
             if joined + cost[a] - own > top[0, i] + slack or joined - b_owns[i] > top[1, i] + slack:
+                continue
+            # With what a gives counted too: |x| · (D(x ∪ a) − D(x)) + least · (D(x ∪ a) − D(a)) < price(x) needs
+            # D(x ∪ a) < (price + |x| · D(x) + least · D(a)) / (|x| + least), at most (row 2 + least · D(a)) /
+            # (smallest |x| + least): for a big a, barely above D(a).
+            if joined + cost[a] - own > (top[2, i] + least * cost[a]) / (least - top[3, i]) + slack:
                 continue
             x = b_head[b_keys[i]]
             while x >= 0:
