@@ -98,14 +98,15 @@ def _unlink(c: int, index: Any) -> None:  # pragma: no cover
 
 @_inline
 def _link(
-    c: int, index: Any, low: Any, high: Any, flat: Any, offsets: Any, strides: Any, two: bool
+    c: int, index: Any, low: Any, high: Any, flat: Any, offsets: Any, strides: Any, two: bool, c_size: float
 ) -> None:  # pragma: no cover
-    """Put cluster ``c`` into the bucket of its span of the first QI (and the second when ``two``).
+    """Put cluster ``c`` (``c_size`` records) into the bucket of its span of the first QI (and the second when ``two``).
 
     A bucket seen for the first time is listed among the buckets to visit (``listed[k]``: its
-    slot), with its spans and their cost (so visiting it needs no decoding).
+    slot), with its spans and their cost (so visiting it needs no decoding); ``fewest`` keeps at
+    most the size of its smallest member.
     """
-    head, nxt, prv, key, keys, listed, n_keys, spans, owns = index
+    head, nxt, prv, key, keys, listed, n_keys, spans, owns, fewest = index
     k = low[c, 0] * strides[0] + high[c, 0]
     if two:
         k = k * strides[1] * strides[1] + low[c, 1] * strides[1] + high[c, 1]
@@ -122,7 +123,9 @@ def _link(
             spans[i, 2 * q], spans[i, 2 * q + 1] = low[c, q], high[c, q]
             own += flat[offsets[q] + low[c, q] * strides[q] + high[c, q]]
         owns[i] = own
+        fewest[i] = c_size
         n_keys[0] += 1
+    fewest[listed[k]] = min(fewest[listed[k]], c_size)
 
 
 @_inline
@@ -237,13 +240,15 @@ def _scan(
         x, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0, 0.0, slack
     )
     head, nxt, key, keys, n_keys, spans, owns = index[0], index[1], index[3], index[4], index[6], index[7], index[8]
+    fewest, need = index[9], min_size - size[x]
     # Each bucket's lower bound; the cheapest bucket is then visited first, so the best price
     # so far tightens early and most buckets are skipped whole.
     n_open, cheapest = 0, 0
     for i in range(n_keys[0]):
         joined, own = _bucket_join(i, spans, low, high, x, flat, offsets, strides, two)
-        # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), taken ≥ 1, bounded on the bucket QIs.
-        bound = size[x] * (joined - own) + (joined - owns[i])
+        # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), bounded on the bucket QIs; p gives x what it
+        # needs (lending) or all of itself: taken ≥ min(need, the bucket's smallest member).
+        bound = size[x] * (joined - own) + min(need, fewest[i]) * (joined - owns[i])
         if bound > found_price + slack or head[keys[i]] < 0:  # the dense bound first: few bucket heads read
             continue
         bounds[n_open], joins[n_open], open_keys[n_open] = bound, joined, i
@@ -419,6 +424,7 @@ def _merge_kernel(
         np.zeros(1, dtype=np.int64),
         np.empty((listable, 4), dtype=np.int64),  # per listed bucket: its spans of the bucket QIs
         np.empty(listable),  # and their cost
+        np.empty(listable),  # and at most its smallest member's size
     )
     cands = np.empty(n + 2 * _WINDOW + 2, dtype=np.int64)
     bounds = np.empty(listable)  # scratch of :func:`_scan`: per open bucket its bound and key
@@ -428,7 +434,7 @@ def _merge_kernel(
     # − size (row 3) of every small member.
     top = np.full((4, listable), -np.inf)
     for c in range(n):
-        _link(c, index, low, high, flat, offsets, strides, two)
+        _link(c, index, low, high, flat, offsets, strides, two, size[c])
     for x in range(n):
         if small[x]:
             _scan(
@@ -479,7 +485,7 @@ def _merge_kernel(
             for i in range(index[6][0]):
                 k = index[4][i]
                 if index[0][k] >= 0:
-                    index[4][m], index[8][m], index[5][k] = k, index[8][i], m
+                    index[4][m], index[8][m], index[9][m], index[5][k] = k, index[8][i], index[9][i], m
                     index[7][m, :] = index[7][i, :]
                     m += 1
                 else:
@@ -585,7 +591,7 @@ def _merge_kernel(
         for c in (a, b):
             _unlink(c, index)
             if alive[c]:
-                _link(c, index, low, high, flat, offsets, strides, two)
+                _link(c, index, low, high, flat, offsets, strides, two, size[c])
         steps += 1
         # a offered to the small clusters (those pointing at a or b are re-priced below), bucket
         # by bucket: a bucket is skipped whole when a cannot beat any member's price (``top``).
