@@ -86,6 +86,30 @@ arx28 2.31–2.53 / 2.46–2.52 / 2.60–2.77. Same-run ``--check`` (01:16): ARX
 ≤ 2× ARX is). Where two-phase's time goes now (k = 10, loaded): phase 1 ~1.5 s (~33k full re-pricings, each
 bounding ~900 buckets and pricing ~700 candidates; the offers ~0.4 s), splitting ~0.1–0.3 s, refining ~0.7–0.9 s.
 
+Issue 28, fifth pass (branch fast28, 2026-11-27 04:26, load 4.9–5.5; the published tables byte-equal to
+f364ed8's at k = 5 / 10 / 20): phase 1's re-pricing visits the cheapest bucket first and the rest in list
+order (no sort per re-pricing), and its bucket bounds count what a partner must give (an offer: all of the
+offered cluster unless it can spare a record; a re-pricing: the bucket's smallest member or x's need), so
+fewer buckets are opened (the same steps: ``prune=False`` still tested equal); the refine step prices units
+and a dissolution's records in compiled loops over one row of joined costs (no units × clusters
+temporaries); a dissolution walk is skipped on a tighter lower bound (each record's share of its target's
+growth: ~37 % fewer walks, none that would have succeeded); splitting B bisects every big cluster in the
+same Mondrian rounds (``partition_rows(start=)``), not one call per cluster. Same run, ``--check``, two
+runs back to back, then f364ed8 (NCP / CPU s, ratio to ARX in the same run):
+
+    k   ARX local (3 runs)    two-phase fast28 (2 runs)             two-phase f364ed8
+    5   0.0307 / 0.67–0.74    0.0263 / 1.08, 1.07 (1.6×, 1.5×)      0.0263 / 1.72 (2.5×)
+   10   0.0455 / 0.71–0.99    0.0416 / 1.32, 1.31 (1.4×, 1.3×)      0.0416 / 2.12 (3.0×)
+   20   0.0637 / 1.03–1.47    0.0618 / 1.44, 1.46 (1.4×, 1.4×)      0.0618 / 2.21 (1.5×)
+
+k-member in the same runs: 0.36 / 0.26 / 0.21 s (0.5× / 0.3× / 0.2× ARX). NCP goals met; two-phase
+CPU ≤ ARX's still is not (1.3–1.6×; ~37 % less CPU than f364ed8). Where two-phase's time goes now
+(k = 10, CPU s): phase 1 ~0.85 (its initial pricing ~0.14; ~22k re-pricings, each bounding every listed
+bucket, ~0.17 of it; the offers), splitting ~0.01, refining ~0.45 (move rounds ~0.2, about half of it fresh
+pricing of every unit after each dissolve round renumbers the clusters; dissolve rounds ~0.2, ~700 walks for
+~24 dissolutions). ``bench_scale.py --algorithms two-phase --copies 1,4`` back to back (04:14, load 5.6,
+before the phase-1 bound changes): f364ed8 2.26 / 4.39 s CPU, fast28 1.49 / 3.82 s, NCP 0.04158 / 0.01771 both.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check]
 """

@@ -24,8 +24,9 @@ rows now grows with exponent ~0.6):
 * clusters are bucketed by their spans of two QIs (the one with most codes in use and the
   one separating records most after it, when their span pairs fit :data:`_BUCKETS`);
   a bucket's lower bound on a price is read from its spans, stored when it is first
-  listed, and a re-pricing visits the buckets cheapest bound first, each priced at once,
-  so the best price so far prunes the rest (a third of the price computations);
+  listed, and a re-pricing visits the bucket of cheapest bound first, then the others in
+  list order, each skipped while its bound is above the best price so far (sorting every
+  re-pricing's open buckets cost more than the extra members it spared: ~10 % of phase 1);
 * the next small cluster comes from a binary heap keyed by (price, priority) whose stale
   entries (a version per cluster) are dropped when they come up, not from a scan;
 * the small clusters to re-price after a step are found through per-partner notes
@@ -34,7 +35,10 @@ rows now grows with exponent ~0.6):
   ``|x| · (D(x ∪ a) − D(x)) < price(x)`` needs ``D(x ∪ a) < price / |x| + D(x)``, and
   ``D(x ∪ a)`` is at least the bucket spans joined with ``a``'s plus ``a``'s cost on the
   other QIs, ``D(x ∪ a) − D(x)`` at least the bucket spans' increase (``top`` keeps the
-  largest ``price / |x| + D(x)`` and ``price / |x|`` per listed bucket, in list order);
+  largest ``price / |x| + D(x)`` and ``price / |x|`` per listed bucket, in list order); counting
+  what ``a`` gives too (at least all of ``a`` unless it can spare a record), ``D(x ∪ a)`` must also stay
+  below ``(max(price + |x| · D(x)) + least · D(a)) / (min |x| + least)`` — for a big ``a`` barely above
+  ``D(a)`` (Adult: ~10 % of phase 1, the same steps);
 * a bucket's members share its spans, so a member (offered ``a``, or a candidate of a
   re-pricing) is priced only when ``joined + max(D(x) − own_x, D(p) − own_p)``, the bucket
   QIs' joined cost plus either one's cost on the other QIs, can still win; its sum then
@@ -94,14 +98,15 @@ def _unlink(c: int, index: Any) -> None:  # pragma: no cover
 
 @_inline
 def _link(
-    c: int, index: Any, low: Any, high: Any, flat: Any, offsets: Any, strides: Any, two: bool
+    c: int, index: Any, low: Any, high: Any, flat: Any, offsets: Any, strides: Any, two: bool, c_size: float
 ) -> None:  # pragma: no cover
-    """Put cluster ``c`` into the bucket of its span of the first QI (and the second when ``two``).
+    """Put cluster ``c`` (``c_size`` records) into the bucket of its span of the first QI (and the second when ``two``).
 
     A bucket seen for the first time is listed among the buckets to visit (``listed[k]``: its
-    slot), with its spans and their cost (so visiting it needs no decoding).
+    slot), with its spans and their cost (so visiting it needs no decoding); ``fewest`` keeps at
+    most the size of its smallest member.
     """
-    head, nxt, prv, key, keys, listed, n_keys, spans, owns = index
+    head, nxt, prv, key, keys, listed, n_keys, spans, owns, fewest = index
     k = low[c, 0] * strides[0] + high[c, 0]
     if two:
         k = k * strides[1] * strides[1] + low[c, 1] * strides[1] + high[c, 1]
@@ -118,7 +123,9 @@ def _link(
             spans[i, 2 * q], spans[i, 2 * q + 1] = low[c, q], high[c, q]
             own += flat[offsets[q] + low[c, q] * strides[q] + high[c, q]]
         owns[i] = own
+        fewest[i] = c_size
         n_keys[0] += 1
+    fewest[listed[k]] = min(fewest[listed[k]], c_size)
 
 
 @_inline
@@ -233,25 +240,30 @@ def _scan(
         x, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0, 0.0, slack
     )
     head, nxt, key, keys, n_keys, spans, owns = index[0], index[1], index[3], index[4], index[6], index[7], index[8]
-    # Each bucket's lower bound; buckets are then visited cheapest first, each priced at once,
-    # so the best price so far tightens early and most buckets are skipped whole.
-    n_open = 0
+    fewest, need = index[9], min_size - size[x]
+    # Each bucket's lower bound; the cheapest bucket is then visited first, so the best price
+    # so far tightens early and most buckets are skipped whole.
+    n_open, cheapest = 0, 0
     for i in range(n_keys[0]):
         joined, own = _bucket_join(i, spans, low, high, x, flat, offsets, strides, two)
-        # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), taken ≥ 1, bounded on the bucket QIs.
-        bound = size[x] * (joined - own) + (joined - owns[i])
+        # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), bounded on the bucket QIs; p gives x what it
+        # needs (lending) or all of itself: taken ≥ min(need, the bucket's smallest member).
+        bound = size[x] * (joined - own) + min(need, fewest[i]) * (joined - owns[i])
         if bound > found_price + slack or head[keys[i]] < 0:  # the dense bound first: few bucket heads read
             continue
         bounds[n_open], joins[n_open], open_keys[n_open] = bound, joined, i
+        if bound < bounds[cheapest]:
+            cheapest = n_open
         n_open += 1
     x_own = 0.0
     for q in range(2 if two else 1):
         x_own += flat[offsets[q] + low[x, q] * strides[q] + high[x, q]]
-    order = np.argsort(bounds[:n_open])
-    for i in range(n_open):
-        j = order[i]
-        if bounds[j] > found_price + slack:
-            break  # sorted: every later bucket is above the best too
+    # The cheapest bucket first (a tight best early), then the others in list order, each
+    # skipped while its bound is above the best so far: sorting them costs more than it saves.
+    for i in range(-1 if n_open > 0 else 0, n_open):
+        j = cheapest if i < 0 else i
+        if (i >= 0 and j == cheapest) or bounds[j] > found_price + slack:
+            continue
         m = 0
         listed = open_keys[j]
         p = head[keys[listed]]
@@ -269,6 +281,8 @@ def _scan(
     slot = index[5][key[x]]
     top[0, slot] = max(top[0, slot], found_price / size[x] + state[3][x])
     top[1, slot] = max(top[1, slot], found_price / size[x])
+    top[2, slot] = max(top[2, slot], found_price + size[x] * state[3][x])
+    top[3, slot] = max(top[3, slot], -size[x])
 
 
 @_njit
@@ -410,15 +424,17 @@ def _merge_kernel(
         np.zeros(1, dtype=np.int64),
         np.empty((listable, 4), dtype=np.int64),  # per listed bucket: its spans of the bucket QIs
         np.empty(listable),  # and their cost
+        np.empty(listable),  # and at most its smallest member's size
     )
     cands = np.empty(n + 2 * _WINDOW + 2, dtype=np.int64)
     bounds = np.empty(listable)  # scratch of :func:`_scan`: per open bucket its bound and key
     joins = np.empty(listable)  # and the cost of its spans joined with the scanned cluster's
     open_keys = np.empty(listable, dtype=np.int64)
-    # Per listed bucket, at least price / size + D (row 0) and price / size (row 1) of every small member.
-    top = np.full((2, listable), -np.inf)
+    # Per listed bucket, at least price / size + D (row 0), price / size (row 1), price + size · D (row 2) and
+    # − size (row 3) of every small member.
+    top = np.full((4, listable), -np.inf)
     for c in range(n):
-        _link(c, index, low, high, flat, offsets, strides, two)
+        _link(c, index, low, high, flat, offsets, strides, two, size[c])
     for x in range(n):
         if small[x]:
             _scan(
@@ -469,7 +485,7 @@ def _merge_kernel(
             for i in range(index[6][0]):
                 k = index[4][i]
                 if index[0][k] >= 0:
-                    index[4][m], index[8][m], index[5][k] = k, index[8][i], m
+                    index[4][m], index[8][m], index[9][m], index[5][k] = k, index[8][i], index[9][i], m
                     index[7][m, :] = index[7][i, :]
                     m += 1
                 else:
@@ -482,6 +498,8 @@ def _merge_kernel(
                     slot = index[5][index[3][x]]
                     top[0, slot] = max(top[0, slot], price[x] / size[x] + cost[x])
                     top[1, slot] = max(top[1, slot], price[x] / size[x])
+                    top[2, slot] = max(top[2, slot], price[x] + size[x] * cost[x])
+                    top[3, slot] = max(top[3, slot], -size[x])
         a = -1
         while heap[4][0] > 0:
             x = heap[2][0]
@@ -573,18 +591,25 @@ def _merge_kernel(
         for c in (a, b):
             _unlink(c, index)
             if alive[c]:
-                _link(c, index, low, high, flat, offsets, strides, two)
+                _link(c, index, low, high, flat, offsets, strides, two, size[c])
         steps += 1
         # a offered to the small clusters (those pointing at a or b are re-priced below), bucket
         # by bucket: a bucket is skipped whole when a cannot beat any member's price (``top``).
         b_head, b_next, b_keys, b_count, b_owns = index[0], index[1], index[4], index[6], index[8]
         start = 2 if two else 1
+        # What a takes from any small x at least: all of a unless a can spare a record beyond min_size.
+        least = size[a] if small[a] or size[a] - 1 < min_size else 1.0
         for i in range(b_count[0]):
             # a can beat x's price only if |x| · (D(x ∪ a) − D(x)) < price(x), i.e. D(x ∪ a) < price / |x| + D(x);
             # D(x ∪ a) ≥ the bucket QIs' joined cost + a's cost on the other QIs, and D(x ∪ a) − D(x) ≥ the
             # bucket QIs' joined cost − their cost alone (x's spans there are the bucket's).
             joined, own = _bucket_join(i, index[7], low, high, a, flat, offsets, strides, two)
             if joined + cost[a] - own > top[0, i] + slack or joined - b_owns[i] > top[1, i] + slack:
+                continue
+            # With what a gives counted too: |x| · (D(x ∪ a) − D(x)) + least · (D(x ∪ a) − D(a)) < price(x) needs
+            # D(x ∪ a) < (price + |x| · D(x) + least · D(a)) / (|x| + least), at most (row 2 + least · D(a)) /
+            # (smallest |x| + least): for a big a, barely above D(a).
+            if joined + cost[a] - own > (top[2, i] + least * cost[a]) / (least - top[3, i]) + slack:
                 continue
             x = b_head[b_keys[i]]
             while x >= 0:

@@ -247,6 +247,17 @@ class _Moves:
 
     def _price(self, units: np.ndarray) -> None:
         """Each of ``units``' two cheapest clusters, priced against every cluster."""
+        if self.compiled and units.shape[0] and all(rows is not None for rows in self.span_rows):
+            from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+            cheapest = (np.empty(units.shape[0], dtype=np.int64), np.empty(units.shape[0]),
+                        np.empty(units.shape[0], dtype=np.int64), np.empty(units.shape[0]))  # fmt: skip
+            cluster_refine_kernel.price(
+                self.records.codes[:, self.sample[units]],
+                tuple(rows for rows in self.span_rows if rows is not None), self.size, self.cost, cheapest,
+            )  # fmt: skip
+            self.first[units], self.first_added[units], self.second[units], self.second_added[units] = cheapest
+            return
         step = max(8, min(_BLOCK, _CELLS // max(self.n_groups, 1)))
         columns = np.arange(self.n_groups, dtype=np.int64)
         for start in range(0, units.shape[0], step):
@@ -426,27 +437,43 @@ def _dissolve_round(
     by_group = np.argsort(group, kind="stable")
     starts = np.concatenate(([0], np.cumsum(np.bincount(group, minlength=n_groups))))
     plans: list[tuple[int, np.ndarray, np.ndarray]] = []
+    every_row: tuple[np.ndarray, ...] = ()  # compiled pricing: the span rows of every QI (none missing)
+    if compiled:
+        from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+        if all(rows is not None for rows in span_rows):
+            every_row = tuple(rows for rows in span_rows if rows is not None)
     for a in np.argsort(-loss, kind="stable")[:candidates].tolist():
         if touched[a] or loss[a] <= _EPS:
             continue
         members = by_group[starts[a] : starts[a + 1]]
         closed = touched.copy()
         closed[a] = True
-        union = _joined(space, codes, low, high, members, span_rows)
-        union[:, closed] = np.inf
         # Whatever the order, each record ends in a box holding it and its target's: the
         # dissolution adds at least Σ_r min_t D(t ∪ r). No saving possible: skip the walk.
-        if float(union.min(axis=1).sum()) >= loss[a] - _EPS:
-            continue
-        added = (size + 1) * union - size * cost
-        added[:, closed] = np.inf
+        minima = None
+        if every_row:
+            nearest, added, minima = cluster_refine_kernel.dissolve_prices(
+                codes[:, members], every_row, size, cost, closed
+            )
+            if float(nearest[0].sum()) >= loss[a] - _EPS:
+                continue
+            # A tighter bound (shares of the targets' growth, see ``dissolve_prices``): a walk it
+            # rules out would fail anyway, so skipping it changes nothing.
+            if float(nearest[1].sum()) >= loss[a] - _EPS + _EPS * (1.0 + loss[a]):
+                continue
+        else:
+            union = _joined(space, codes, low, high, members, span_rows)
+            union[:, closed] = np.inf
+            if float(union.min(axis=1).sum()) >= loss[a] - _EPS:
+                continue
+            added = (size + 1) * union - size * cost
+            added[:, closed] = np.inf
         # Records go one by one (cheapest first) to their cheapest cluster, whose box, size
         # and cost are updated at once, so later records see the exact price.
         if compiled:
-            from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
-
             ok, targets, changed = cluster_refine_kernel.walk(
-                added, low, high, size, cost, codes[:, members], space, loss[a] - _EPS
+                added, low, high, size, cost, codes[:, members], space, loss[a] - _EPS, minima
             )
         else:
             ok, targets, changed = _walk(space, codes[:, members], added, low, high, size, cost, loss[a] - _EPS)

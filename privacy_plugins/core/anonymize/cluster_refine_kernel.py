@@ -14,6 +14,7 @@ same choices with the same arithmetic (first index among equal prices), tested e
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ import numpy as np
 from privacy_plugins.core.compiled import AVAILABLE
 from privacy_plugins.core.compiled import njit as _njit
 
-__all__ = ["AVAILABLE", "catch_up", "walk"]
+__all__ = ["AVAILABLE", "catch_up", "dissolve_prices", "price", "walk"]
 
 
 @_njit
@@ -36,17 +37,12 @@ def _walk(
     offsets: Any,
     strides: Any,
     limit: float,
+    row_min: Any,
+    row_at: Any,
 ) -> Any:  # pragma: no cover - compiled; covered through walk where numba is installed
+    """``row_min``, ``row_at``: each record's cheapest cluster (first among ties), :func:`_row_minima`."""
     m, n_groups = added.shape
     n_qis = low.shape[0]
-    row_min = np.empty(m)
-    row_at = np.empty(m, dtype=np.int64)
-    for i in range(m):
-        at = 0
-        for t in range(1, n_groups):
-            if added[i, t] < added[i, at]:
-                at = t
-        row_min[i], row_at[i] = added[i, at], at
     targets = np.empty(m, dtype=np.int64)
     left = np.ones(m, dtype=np.bool_)
     n_left = m
@@ -117,6 +113,21 @@ def _walk(
     return ok, targets, changed[:n_changed].copy()
 
 
+@_njit
+def _row_minima(added: Any) -> Any:  # pragma: no cover - compiled; covered through walk where numba is installed
+    """Each row's least value and its first column."""
+    m, n_groups = added.shape
+    row_min = np.empty(m)
+    row_at = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        at = 0
+        for t in range(1, n_groups):
+            if added[i, t] < added[i, at]:
+                at = t
+        row_min[i], row_at[i] = added[i, at], at
+    return row_min, row_at
+
+
 def walk(
     added: np.ndarray,
     low: np.ndarray,
@@ -126,15 +137,18 @@ def walk(
     member_codes: np.ndarray,
     space: Any,
     limit: float,
+    minima: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[bool, np.ndarray, list[int]]:
     """Whether the records (``member_codes``, prices ``added``) all find a place for a total below ``limit``.
 
     Returns that, each record's target and the clusters changed (boxes, sizes and costs
-    updated in place when it succeeds, restored when not).
+    updated in place when it succeeds, restored when not). ``minima``: each row's least price and
+    its first cluster when known (:func:`dissolve_prices`), else found here.
     """
+    row_min, row_at = minima if minima is not None else _row_minima(added)
     ok, targets, changed = _walk(
         added, low, high, size, cost, np.ascontiguousarray(member_codes), space.flat,
-        space.offsets.ravel(), space.strides.ravel(), float(limit),
+        space.offsets.ravel(), space.strides.ravel(), float(limit), row_min.copy(), row_at.copy(),
     )  # fmt: skip
     return bool(ok), targets, changed.tolist()
 
@@ -163,13 +177,109 @@ def _catch_up(
             union = 0.0
             for q in range(n_qis):
                 union += rows[q][codes[q, u], c]
-            a = (size[c] + 1) * union
-            value = a - size[c] * cost[c]
+                # Costs are non-negative and rounding is monotone: a partial sum above the second
+                # cheapest stays above it (skipped unpriced; the same two kept).
+                if (size[c] + 1) * union - size[c] * cost[c] > sa:
+                    break
+            value = (size[c] + 1) * union - size[c] * cost[c]
+            if value > sa:
+                continue
             if value < fa or (value == fa and c < f):
                 f, fa, s, sa = c, value, f, fa
             elif value < sa or (value == sa and c < s):
                 s, sa = c, value
         first[u], first_added[u], second[u], second_added[u] = f, fa, s, sa
+
+
+@partial(_njit, inline="always")
+def _joined_row(codes: Any, i: int, rows: Any, union: Any) -> None:  # pragma: no cover - compiled
+    """``union[c] = D(c ∪ r)`` for record ``i`` of ``codes`` and every cluster ``c``.
+
+    Summed QI by QI over contiguous span rows, in numpy's ``_joined`` order (the same sums).
+    """
+    union[:] = 0.0
+    for q in range(codes.shape[0]):
+        row = rows[q][codes[q, i]]
+        for c in range(union.shape[0]):
+            union[c] += row[c]
+
+
+@_njit
+def _price(codes: Any, rows: Any, size: Any, cost: Any, cheapest: Any) -> None:  # pragma: no cover - compiled
+    first, first_added, second, second_added = cheapest
+    n_groups = size.shape[0]
+    union = np.empty(n_groups)
+    for u in range(codes.shape[1]):
+        _joined_row(codes, u, rows, union)
+        f, fa, s, sa = n_groups, np.inf, n_groups, np.inf
+        for c in range(n_groups):
+            value = (size[c] + 1) * union[c] - size[c] * cost[c]
+            if value < fa:
+                f, fa, s, sa = c, value, f, fa
+            elif value < sa:
+                s, sa = c, value
+        first[u], first_added[u], second[u], second_added[u] = f, fa, s, sa
+
+
+@_njit
+def _dissolve_prices(
+    codes: Any, rows: Any, size: Any, cost: Any, closed: Any, nearest: Any, added: Any, row_min: Any, row_at: Any
+) -> None:  # pragma: no cover - compiled; covered through dissolve_prices where numba is installed
+    n_groups = size.shape[0]
+    m = codes.shape[1]
+    union = np.empty(n_groups)
+    for i in range(m):
+        _joined_row(codes, i, rows, union)
+        low, share, at = np.inf, np.inf, 0
+        for c in range(n_groups):
+            if closed[c]:
+                added[i, c] = np.inf
+                continue
+            low = min(low, union[c])
+            share = min(share, union[c] + size[c] * (union[c] - cost[c]) / m)
+            added[i, c] = (size[c] + 1) * union[c] - size[c] * cost[c]
+            if added[i, c] < added[i, at]:  # as :func:`_row_minima`: the first column of the least
+                at = c
+        nearest[0, i], nearest[1, i], row_min[i], row_at[i] = low, share, added[i, at], at
+
+
+def dissolve_prices(
+    codes: np.ndarray, rows: tuple[np.ndarray, ...], size: np.ndarray, cost: np.ndarray, closed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """A dissolution's records (``codes``, ``(QIs, m)``) against every cluster, as ``_dissolve_round``'s numpy.
+
+    Per record (``m`` of them), over the open clusters ``t``: its least ``D(t ∪ r)`` and least
+    ``D(t ∪ r) + |t| · (D(t ∪ r) − D(t)) / m`` (rows of ``nearest``), what it adds to each cluster
+    (``inf`` where ``closed``), and its least addition with the first cluster giving it (for
+    :func:`walk`), one row at a time over contiguous span rows (no temporaries).
+
+    Why the second: a dissolution grows each target ``t`` to ``t'`` and adds
+    ``Σ_t (|t| + n_t) · D(t') − |t| · D(t)``; each of the ``n_t ≤ m`` records sent to ``t`` takes
+    ``D(t ∪ r)`` and a ``1 / n_t`` share of ``|t| · (D(t') − D(t))``, so the sum over the records of
+    the second row bounds the walk's total from below — tighter than the first.
+    """
+    m = codes.shape[1]
+    nearest, row_min, row_at = np.empty((2, m)), np.empty(m), np.empty(m, dtype=np.int64)
+    added = np.empty((m, size.shape[0]))
+    _dissolve_prices(np.ascontiguousarray(codes), rows, size, cost, closed, nearest, added, row_min, row_at)
+    return nearest, added, (row_min, row_at)
+
+
+def price(
+    codes: np.ndarray,
+    rows: tuple[np.ndarray, ...],
+    size: np.ndarray,
+    cost: np.ndarray,
+    cheapest: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    """Units (sample ``codes``) priced against every cluster: ``cheapest`` set to their two cheapest.
+
+    What :meth:`cluster_refine._Moves._price` computes (the same arithmetic, the two least by
+    (price, cluster id); ``n_groups`` and ``inf`` where there is no second), one unit at a time
+    over one row of joined costs: no ``units × clusters`` temporaries (numpy's blocks of 256 units
+    gather megabytes per QI; Adult k = 10, 11k units × 2k clusters: ~0.3 → ~0.05 s).
+    """
+    _price(np.ascontiguousarray(codes), rows, size, cost, cheapest)
 
 
 def catch_up(

@@ -161,6 +161,7 @@ def partition_rows(
     *,
     mode: Literal["strict", "relaxed"],
     rng: np.random.Generator,
+    start: np.ndarray | None = None,
 ) -> PartitionRun:
     """Split the rows top-down until no partition has an allowed split (see the module docstring).
 
@@ -172,6 +173,8 @@ def partition_rows(
             numeric (range) dimensions the left half takes exactly ⌊m/2⌋ rows, the rows with
             the boundary value divided at random; on hierarchical dimensions a cut is strict.
         rng: breaks ties between equally wide dimensions, and chooses the straddling rows.
+        start: the first partition of every row (dense ids; default: one partition of every row),
+            each split on its own — many parts split in the same rounds, not one call each.
     """
     n_rows = int(dimensions[0].codes.shape[0]) if dimensions else 0
     n_dims = len(dimensions)
@@ -187,9 +190,13 @@ def partition_rows(
     splits = np.zeros(n_dims, dtype=np.int64)
     rounds = candidates_checked = 0
 
-    perm = np.arange(n_rows, dtype=index)  # open rows, grouped by partition
-    sizes = np.array([n_rows], dtype=np.int64)  # open partitions, in order
-    tried = np.zeros((1, n_dims), dtype=bool)
+    if start is None:
+        perm = np.arange(n_rows, dtype=index)  # open rows, grouped by partition
+        sizes = np.array([n_rows], dtype=np.int64)  # open partitions, in order
+    else:
+        perm = np.argsort(start, kind="stable").astype(index, copy=False)
+        sizes = np.bincount(start).astype(np.int64)
+    tried = np.zeros((sizes.shape[0], n_dims), dtype=bool)
     while sizes.shape[0]:
         rounds += 1
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))

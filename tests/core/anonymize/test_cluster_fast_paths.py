@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -125,22 +127,30 @@ def test_units_through_one_key_are_numpys_unique_rows(
     assert columns(codes, every) is codes and np.array_equal(columns(codes, every[::-1]), codes[:, ::-1])
 
 
+def _dealt(records: list[tuple[int, str]], n_groups: int) -> tuple[CostSpace, Any, np.ndarray, int, np.ndarray]:
+    """Records (age, color) dealt round-robin into ``n_groups`` clusters: space, records, groups, count, units."""
+    from privacy_plugins.core.anonymize.cluster_greedy import Clustering
+
+    df = pd.DataFrame(records, columns=["age", "color"])
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    n = len(df)
+    group = np.arange(n) % min(n_groups, n)
+    records_ = Clustering(space, lambda r, grp, m: np.zeros(m, dtype=bool), np.arange(n), space.codes)
+    unit = units(space.codes, [d.size for d in space.dimensions])[1]
+    return space, records_, group, int(group.max()) + 1, unit
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 12), st.sampled_from(COLOR.leaves.tolist())), min_size=2, max_size=50),
     st.integers(1, 6),
 )
 def test_unit_prices_give_each_record_its_cheapest_other_cluster(records: list[tuple[int, str]], n_groups: int) -> None:
-    from privacy_plugins.core.anonymize.cluster_greedy import Clustering
     from privacy_plugins.core.anonymize.cluster_refine import _Moves
 
-    df = pd.DataFrame(records, columns=["age", "color"])
-    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
-    n = len(df)
-    group = np.arange(n) % min(n_groups, n)
-    g = int(group.max()) + 1
-    records_ = Clustering(space, lambda r, grp, m: np.zeros(m, dtype=bool), np.arange(n), space.codes)
-    mover = _Moves(records_, group, g, units(space.codes, [d.size for d in space.dimensions])[1])
+    space, records_, group, g, unit = _dealt(records, n_groups)
+    n = len(records)
+    mover = _Moves(records_, group, g, unit)
     every = np.arange(n)
     mover._prices(every)
     low, high = boxes(space.codes, group, g)
@@ -176,3 +186,42 @@ def test_round_leaders_are_the_stable_sorts_choice(items: list[tuple[int, float]
     rank[by_group] = np.arange(order.shape[0]) - starts
     expected = ids[order][rank < per_group]
     assert np.array_equal(_leaders(ids, saving, group, 6, per_group), expected)
+
+
+@pytest.mark.skipif(not cluster_refine_kernel.AVAILABLE, reason="numba is not installed (optional)")
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.sampled_from(COLOR.leaves.tolist())), min_size=2, max_size=60),
+    st.integers(1, 7),
+)
+def test_compiled_unit_and_dissolution_prices_are_numpys(records: list[tuple[int, str]], n_groups: int) -> None:
+    """Few ages: many equal prices, so the tie rule (lower cluster id) is exercised, first and second."""
+    from privacy_plugins.core.anonymize.cluster_refine import _joined, _Moves, _span_rows
+
+    space, records_, group, g, unit = _dealt(records, n_groups)
+    every_unit = np.arange(int(unit.max()) + 1)
+    kept = []
+    for compiled in (False, True):
+        mover = _Moves(records_, group, g, unit, compiled=compiled)
+        mover._price(every_unit)
+        kept.append(
+            (mover.first.tolist(), mover.first_added.tolist(), mover.second.tolist(), mover.second_added.tolist())
+        )
+    assert kept[0] == kept[1]  # exactly: the same arithmetic
+    low, high = boxes(space.codes, group, g)
+    size = np.bincount(group, minlength=g).astype(float)
+    cost = space.box_costs(low, high)
+    rows = _span_rows(space, low, high)
+    assert all(r is not None for r in rows)
+    closed = np.zeros(g, dtype=bool)
+    closed[0] = True
+    members = np.flatnonzero(group == 0)
+    union = _joined(space, space.codes, low, high, members, rows)
+    union[:, closed] = np.inf
+    added = (size + 1) * union - size * cost
+    added[:, closed] = np.inf
+    nearest, compiled_added, (row_min, row_at) = cluster_refine_kernel.dissolve_prices(
+        space.codes[:, members], tuple(r for r in rows if r is not None), size, cost, closed
+    )
+    assert nearest[0].tolist() == union.min(axis=1).tolist() and compiled_added.tolist() == added.tolist()
+    assert row_at.tolist() == np.argmin(added, axis=1).tolist() and row_min.tolist() == added.min(axis=1).tolist()
