@@ -223,7 +223,9 @@ def _history_values(models: list[PrivacyModel], rows: pd.DataFrame, labels: pd.I
             continue
         known, held, universal = found
         position = pd.Index(known).get_indexer(as_labels(pd.Series(labels, dtype=object)))
-        mapped = np.where(position >= 0, held[:, np.maximum(position, 0)], False)
+        mapped = np.zeros((len(rows), len(labels)), dtype=bool)
+        if held.shape[1]:
+            mapped = np.where(position >= 0, held[:, np.maximum(position, 0)], False)
         wanted[:, : len(labels)] |= mapped | universal[:, None]
     return wanted
 
