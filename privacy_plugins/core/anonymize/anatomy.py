@@ -159,9 +159,9 @@ def merge_until_covered(
 
     ``qit``: the published rows (QIs and the models' record columns), ``sensitive`` their values.
     ``models`` (the release history's) are monotone under merging: a tuple's covering values only grow.
-    Each round, every failing tuple proposes merging the group of its first row with the group that
-    adds the most of its missing history values (ties: the smaller); proposals are matched so that a
-    group merges once per round (the best proposal first, at least one per round).
+    Each round, the failing tuples in turn merge the group of their first row with the group that
+    adds the most of their missing history values (ties: the one holding fewer values), each group in one merge per
+    round (as bucket's :func:`~privacy_plugins.core.anonymize.bucket_clustering.merge_until_held`).
 
     Raises:
         InfeasibleAnonymizationError: even the whole table as one group misses a model.
@@ -175,13 +175,14 @@ def merge_until_covered(
     n_values = max(len(labels), 1)
     wanted = _history_values(models, qit.iloc[first], labels)  # per tuple: its history values (record columns)
     group = np.unique(group, return_inverse=True)[1].astype(np.int64).ravel()
+    frame = qit[list(dict.fromkeys([*quasi_identifiers, *columns]))].copy()
     merges = 0
     while True:
         n_groups = int(group.max()) + 1 if group.shape[0] else 0
         keys, counts = np.unique(group * n_values + value_of_row, return_counts=True)
         st = pd.DataFrame({GROUP_COLUMN: keys // n_values, attribute: labels.take(keys % n_values), "count": counts})
-        frame = qit[list(dict.fromkeys([*quasi_identifiers, *columns]))].assign(**{GROUP_COLUMN: group})
-        classes = covering_classes(frame, st, GROUP_COLUMN, quasi_identifiers, columns)
+        frame[GROUP_COLUMN] = group
+        classes = covering_classes(frame, st, GROUP_COLUMN, quasi_identifiers, columns, tuples=tuple_of_row)
         bad = np.zeros(classes.n_classes, dtype=bool)
         for model in models:
             bad |= model.violating_classes(classes)
@@ -194,24 +195,48 @@ def merge_until_covered(
             )
         has = np.zeros((n_groups, n_values), dtype=bool)
         has[keys // n_values, keys % n_values] = True
-        pairs = np.unique(tuple_of_row * n_groups + group)
-        covered = np.zeros((classes.n_classes, n_values), dtype=np.int64)
-        np.add.at(covered, pairs // n_groups, has[pairs % n_groups])
-        sizes = np.bincount(group, minlength=n_groups)
-        own = group[first[failing]]
-        missing = (wanted[failing] & (covered[failing] == 0)).astype(np.float32)
-        partner = np.empty(failing.shape[0], dtype=np.int64)
-        score = np.empty(failing.shape[0], dtype=float)
-        for at in range(0, failing.shape[0], 512):  # chunks of failing tuples × groups (bounded memory)
-            part = slice(at, at + 512)
-            gain = missing[part] @ has.T.astype(np.float32)
-            ranked = gain * (sizes.max() + 1.0) - sizes  # the most missing values, then the smaller group
-            ranked[np.arange(ranked.shape[0]), own[part]] = -np.inf
-            partner[part] = np.argmax(ranked, axis=1)
-            score[part] = ranked[np.arange(ranked.shape[0]), partner[part]]
-        target, merged = _matched(own, partner, score, n_groups)
+        missing = wanted[failing] & ~_covered(failing, tuple_of_row, group, has)
+        target, merged = _partners(group[first[failing]], missing, has)
         merges += merged
         group = np.unique(target[group], return_inverse=True)[1].astype(np.int64).ravel()
+
+
+def _covered(failing: np.ndarray, tuple_of_row: np.ndarray, group: np.ndarray, has: np.ndarray) -> np.ndarray:
+    """Per failing tuple (sorted ids): the values of the groups holding it."""
+    n_groups, n_values = has.shape
+    pairs = np.unique(tuple_of_row * n_groups + group)
+    held, by = pairs // n_groups, pairs % n_groups
+    chosen = np.isin(held, failing)
+    at = np.searchsorted(failing, held[chosen])
+    pair, value = np.nonzero(has[by[chosen]])
+    hit = np.bincount(at[pair] * n_values + value, minlength=failing.shape[0] * n_values)
+    return hit.reshape(failing.shape[0], n_values) > 0
+
+
+def _partners(own: np.ndarray, missing: np.ndarray, has: np.ndarray) -> tuple[np.ndarray, int]:
+    """Group → group it merges into: each failing tuple's group with the untaken group adding most of ``missing``.
+
+    A loop over failing tuples (not records), each a vector over groups; a group merges once per round.
+    """
+    n_groups = has.shape[0]
+    sizes = has.sum(axis=1).astype(float)  # values held: the smaller partner changes fewer published distributions
+    values = has.astype(np.float32)
+    taken = np.zeros(n_groups, dtype=bool)
+    target = np.arange(n_groups)
+    merged = 0
+    for g, lacking in zip(own.tolist(), missing.astype(np.float32), strict=True):
+        if taken[g]:
+            continue
+        ranked = (values @ lacking) * (n_groups + 1.0) - sizes
+        ranked[taken] = -np.inf
+        ranked[g] = -np.inf
+        partner = int(np.argmax(ranked))
+        if not np.isfinite(ranked[partner]):
+            continue
+        target[partner] = g
+        taken[g] = taken[partner] = True
+        merged += 1
+    return target, merged
 
 
 def _history_values(models: list[PrivacyModel], rows: pd.DataFrame, labels: pd.Index) -> np.ndarray:
@@ -228,23 +253,6 @@ def _history_values(models: list[PrivacyModel], rows: pd.DataFrame, labels: pd.I
             mapped = np.where(position >= 0, held[:, np.maximum(position, 0)], False)
         wanted[:, : len(labels)] |= mapped | universal[:, None]
     return wanted
-
-
-def _matched(own: np.ndarray, partner: np.ndarray, score: np.ndarray, n_groups: int) -> tuple[np.ndarray, int]:
-    """Group → group it merges into: the best proposals first, each group in one merge per round (at least one)."""
-    order = np.argsort(-score, kind="stable")
-    own, partner = own[order], partner[order]
-    first_own = np.zeros(own.shape[0], dtype=bool)
-    first_own[np.unique(own, return_index=True)[1]] = True
-    first_partner = np.zeros(own.shape[0], dtype=bool)
-    first_partner[np.unique(partner, return_index=True)[1]] = True
-    kept = first_own & first_partner
-    kept &= ~np.isin(own, partner[kept]) & ~np.isin(partner, own[kept])  # disjoint pairs only
-    if not kept.any():
-        kept[0] = True
-    target = np.arange(n_groups)
-    target[partner[kept]] = own[kept]
-    return target, int(kept.sum())
 
 
 @dataclass(frozen=True)

@@ -42,18 +42,20 @@ def covering_classes(
     group_column: str,
     quasi_identifiers: Sequence[Hashable],
     record_columns: Sequence[Hashable],
+    tuples: np.ndarray | None = None,
 ) -> EquivalenceClasses:
     """One class per exact QI tuple: the ST rows of every group holding it (weights: counts), its record columns.
 
-    Class ``i`` is the tuple of :func:`tuple_ids` ``i``. A record column must be one value per
-    tuple (it is derived from the raw QIs), else the pair is refused.
+    Class ``i`` is the tuple of :func:`tuple_ids` ``i`` (``tuples``: those ids, when the caller has
+    them). A record column must be one value per tuple (it is derived from the raw QIs), else the
+    pair is refused.
 
     Raises:
         VerificationError: an ST group no QIT row holds, a QIT group absent from the ST, or a
             record column that differs within a tuple.
     """
     qis = list(quasi_identifiers)
-    tuple_of_row = tuple_ids(qit, qis)
+    tuple_of_row = tuple_ids(qit, qis) if tuples is None else tuples
     n_tuples = int(tuple_of_row.max()) + 1 if len(qit) else 0
     first = np.unique(tuple_of_row, return_index=True)[1]
     record = {}
