@@ -283,7 +283,7 @@ def test_a_published_pair_without_history_is_an_error_until_adopted(tmp_path: Pa
 
 
 def _grown_releases(seed: int, sizes: list[int], merge: bool = True) -> tuple[pd.DataFrame, list[Any]]:
-    """Anatomy releases (k = 3, distinct 2-diversity) of growing prefixes, each with the history model of the earlier."""
+    """Anatomy releases (k = 3, distinct 2-diversity) of growing prefixes, each with the earlier ones' history model."""
     from privacy_plugins.core.history_release import history_models
 
     rng = np.random.default_rng(seed)
@@ -313,7 +313,7 @@ def test_anatomy_with_the_history_model_leaves_nobody_below_l_and_keeps_its_grou
     pairs = [{"qit": r.table, "st": r.linked.table} for r in results if r.linked is not None]
     for upto, size in enumerate(sizes, start=1):  # every release against the ones before it
         assert _naive_at_risk(source.head(size), pairs[:upto], QIS, "s", 2) == 0
-    for result, pair in zip(results, pairs, strict=True):
+    for pair in pairs:
         _assert_anatomy_groups(pair["st"], k=3, l=2)  # merged groups keep Anatomy's guarantee
     assert results[0].details.merged == 0  # the first release has no history to keep
 
