@@ -336,3 +336,25 @@ def test_the_re_check_judges_the_history_model_on_the_groups_covering_each_tuple
     monkeypatch.setattr(anatomy, "merge_until_covered", lambda qit, sensitive, group, models, qis: (group, 0))
     with pytest.raises(VerificationError, match="history"):  # an Anatomy that skips the merge is refused
         _grown_releases(7, [40, 55, 70])
+
+
+def test_release_with_history_releases_a_growing_table_with_anatomy() -> None:
+    from privacy_plugins.core.history_release import release_with_history
+
+    census = generate_census(420, seed=5)
+    models = [DistinctLDiversity("disease", 2), KAnonymity(4)]
+    history = ReleaseHistory("h", tuple(CENSUS_QIS), ("disease",))
+    pairs = []
+    for n in (300, 360, 420):
+        release = release_with_history(
+            census.head(n), quasi_identifiers=CENSUS_QIS, models=models, history=history, algorithm="anatomy",
+            identifiers=["person_id"], insensitive=["occupation", "income"], seed=2,
+        )  # fmt: skip
+        assert release.passed and release.check.records_at_risk == 0 and release.linked is not None
+        assert release.method == "anonymize" and len(release.table) == n  # nothing suppressed, no helper column
+        assert "__history_row" not in release.table.columns
+        pairs.append({"qit": release.table, "st": release.linked})
+        assert _naive_at_risk(census.head(n), pairs, CENSUS_QIS, "disease", 2) == 0
+        _assert_anatomy_groups(release.linked, k=4, l=2)
+        signature = linked_signature(release.table, release.linked, "group_id", CENSUS_QIS, ["disease"])
+        history = history.appended(PublishedRelease("r", "t", "f", {}, signature, published_rows=n))
