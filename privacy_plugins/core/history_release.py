@@ -34,7 +34,7 @@ from privacy_plugins.core.anonymize import anonymize, get_anonymizer, tags_of
 from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM, account_for_columns, with_derived_columns
 from privacy_plugins.core.composition import STAR, covering_sets
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
-from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory
+from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, linked_signature
 from privacy_plugins.core.history_check import CompositionResult, composition_check
 from privacy_plugins.core.history_domain import DomainGuard
 from privacy_plugins.core.history_share import share_excess
@@ -209,6 +209,8 @@ class HistoryRelease:
         suppressed: records not published.
         tried: what each step gave, e.g. ``["reapply: 12 records at risk", …]`` (counts only).
         transformation: what to store in the history entry (``{"levels": …}`` for full-domain; empty otherwise).
+        linked: a two-table release's sensitive table (Anatomy's ST; ``table`` is its QIT), judged with it as
+            published (:func:`~privacy_plugins.core.history.linked_signature`); ``None`` for one table.
     """
 
     table: pd.DataFrame
@@ -217,6 +219,7 @@ class HistoryRelease:
     suppressed: int
     tried: tuple[str, ...]
     transformation: Mapping[str, Any]
+    linked: pd.DataFrame | None = None
 
     @property
     def passed(self) -> bool:
@@ -460,7 +463,10 @@ def release_with_history(
     budget = suppression_budget(suppression_limit, len(raw))
     tried: list[str] = []
     last: tuple[pd.DataFrame, CompositionResult, int, Mapping[str, Any]] | None = None
-    if reuse and len(history):
+    two_tables = tags_of(get_anonymizer(algorithm)).linked_tables
+    if two_tables and reuse and len(history):
+        tried.append("reapply: not defined for a two-table release (its groups are its transformation)")
+    if reuse and len(history) and not two_tables:
         previous = history.releases[-1]
         reapplied = reapply(raw.drop(columns=[c for c in identifiers if c in raw.columns]), previous, qis, hierarchies)
         if reapplied.uncovered <= budget:
@@ -500,6 +506,8 @@ def release_with_history(
     except InfeasibleAnonymizationError as exc:
         tried.append(f"anonymize: infeasible ({str(exc).splitlines()[0]})")
     else:
+        if result.linked is not None:  # judged as published (the pair's signature); (c) does not apply
+            return _linked_release(raw, result, history, bound, qis, hierarchies, tried)
         levels = result.details.recoding_levels()
         transformation: dict[str, Any] = {"levels": levels} if levels else {}
         rows = result.table[_ROW].to_numpy(dtype=np.int64)
@@ -524,3 +532,28 @@ def release_with_history(
         return HistoryRelease(empty, "failed", check, len(raw), tuple(tried), {})
     published, check, suppressed, kept = last
     return HistoryRelease(published, "failed", check, suppressed, tuple(tried), kept)
+
+
+def _linked_release(
+    raw: pd.DataFrame,
+    result: Any,
+    history: ReleaseHistory,
+    models: Sequence[PrivacyModel],
+    quasi_identifiers: list[Hashable],
+    hierarchies: Mapping[Hashable, Hierarchy] | None,
+    tried: list[str],
+) -> HistoryRelease:
+    """A two-table output (Anatomy) checked on its pair's signature; nothing is left out.
+
+    (c) does not apply: a record's classes are every group holding her exact QI tuple, and leaving
+    her out takes a value from her group (see ``docs/release-history.md``); the algorithm keeps
+    the history model itself (Anatomy merges groups).
+    """
+    qit = result.table.drop(columns=[_ROW])
+    st = result.linked.table
+    sensitive = [c for c in st.columns if c not in (result.linked.group_column, "count")]
+    signature = linked_signature(qit, st, result.linked.group_column, quasi_identifiers, sensitive)
+    check = composition_check(raw, signature, history, models, hierarchies=hierarchies)
+    tried.append(f"anonymize: {check.records_at_risk} at risk (two tables: nothing suppressed by the history)")
+    method = "anonymize" if check.passed else "failed"
+    return HistoryRelease(qit, method, check, result.suppressed, tuple(tried), {}, linked=st)

@@ -93,6 +93,39 @@ def test_the_check_on_pair_signatures_matches_a_naive_intersection_oracle(seed: 
     assert result.records_at_risk == sum(expected)
 
 
+def _naive_at_risk(
+    source: pd.DataFrame, pairs: list[dict[str, pd.DataFrame]], qis: list[str], attribute: str, l: int
+) -> int:
+    """Person by person: the values every release's groups holding exactly her QI tuple leave her, intersected.
+
+    At risk: fewer than l values left, unless the earlier releases alone already leave fewer and the
+    last narrows nothing further (the gate's rule).
+    """
+    at_risk = 0
+    for target in source.to_dict("records"):
+        sets = []
+        for pair in pairs:
+            qit, st_ = pair["qit"], pair["st"]
+            holds = np.logical_and.reduce([qit[q].astype(str).to_numpy() == str(target[q]) for q in qis])
+            groups = set(qit.loc[holds, "group_id"])
+            if groups:
+                sets.append(set(st_.loc[st_["group_id"].isin(groups), attribute].astype(str)))
+        if not sets:
+            continue
+        before = len(set.intersection(*sets[:-1])) if len(sets) > 1 else np.inf
+        left = len(set.intersection(*sets))
+        at_risk += left < min(l, before)
+    return at_risk
+
+
+def _assert_anatomy_groups(st_: pd.DataFrame, *, k: int, l: int) -> None:
+    """Anatomy's guarantee on every (merged) group: ≥ k rows, no value above size / l (hence l distinct values)."""
+    sizes = st_.groupby("group_id")["count"].sum()
+    most = st_.groupby("group_id")["count"].max()
+    assert (sizes >= k).all() and (most * l <= sizes).all()
+    assert (st_.groupby("group_id").size() >= l).all()
+
+
 def _data(tmp_path: Path, kind: str, source: Path, **overrides: Any) -> dict[str, Any]:
     data = demo_spec_dict(tmp_path, sensitive_attributes=["disease"], **overrides)
     data["source"] = {"path": str(source)}
@@ -145,22 +178,39 @@ def test_anatomy_releases_keep_a_history_and_a_disclosing_one_is_blocked(
     assert next(a for a in listed["attacks"] if a["sensitive_attribute"] == "disease")["overall"]["below_l"] == 0
 
     census.to_parquet(source, index=False)  # grown: Anatomy regroups, and the groups' intersections narrow
-    result = run_release(spec)
+    from privacy_plugins.core.anonymize.anatomy import AnatomyAnonymizer
+    from privacy_plugins.core.anonymize.feasibility import BUCKETIZING
+    from privacy_plugins.core.anonymize.registry import AnonymizerTags
+
+    with pytest.MonkeyPatch.context() as patch:  # an Anatomy without the history model (lead40's): the gate blocks it
+        patch.setattr(AnatomyAnonymizer, "tags", AnonymizerTags(supported_models=BUCKETIZING, linked_tables=True))
+        result = run_release(spec)
     assert not result.passed and result.check is not None
     failed = {c.name: c for c in result.check.checks if not c.passed}
     assert set(failed) == {"composition"} and failed["composition"].observed > 0
     assert (
         result.candidate is not None and result.candidate.history["records_at_risk"] == failed["composition"].observed
     )
-    assert result.candidate.history["history_model"] is False  # Anatomy refuses the history model
+    assert result.candidate.history["history_model"] is False  # that Anatomy refuses the history model
     after = read_linked(spec.destination)
     assert after is not None and len(after["qit"]) == 300  # nothing written: the old pair, the old history
     assert len(read_history(spec, open_destination(spec.destination))) == 2
     capsys.readouterr()
     from privacy_plugins.cli import main
 
-    assert main(["release", str(spec_file), "--quiet"]) == 1  # the CLI: exit 1, with the composition numbers
-    assert "composition" in capsys.readouterr().out
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(AnatomyAnonymizer, "tags", AnonymizerTags(supported_models=BUCKETIZING, linked_tables=True))
+        assert main(["release", str(spec_file), "--quiet"]) == 1  # the CLI: exit 1, with the composition numbers
+        assert "composition" in capsys.readouterr().out
+
+    grown = run_release(spec)  # Anatomy takes the history model: groups merged until no intersection narrows
+    assert grown.passed and grown.candidate is not None
+    assert grown.candidate.history["history_model"] is True and grown.candidate.history["records_at_risk"] == 0
+    after = read_linked(spec.destination)
+    assert after is not None and len(after["qit"]) == 400
+    assert [r.rows for r in read_history(spec, open_destination(spec.destination)).releases] == [300, 300, 400]
+    assert _naive_at_risk(census, [pair, pair, after], spec.quasi_identifiers, "disease", 2) == 0
+    _assert_anatomy_groups(after["st"], k=4, l=2)
 
 
 def test_diagnose_releases_attacks_anatomy_pairs_given_as_qit_plus_st(
@@ -230,3 +280,81 @@ def test_a_published_pair_without_history_is_an_error_until_adopted(tmp_path: Pa
     assert len(adopted) == 1 and adopted.releases[0].rows == 300
     assert run_release(spec).passed
     assert len(read_history(spec, open_destination(spec.destination))) == 2
+
+
+def _grown_releases(seed: int, sizes: list[int], merge: bool = True) -> tuple[pd.DataFrame, list[Any]]:
+    """Anatomy releases (k = 3, distinct 2-diversity) of growing prefixes, each with the earlier ones' history model."""
+    from privacy_plugins.core.history_release import history_models
+
+    rng = np.random.default_rng(seed)
+    n = sizes[-1]
+    source = pd.DataFrame(
+        {"a": rng.integers(0, 15, n), "b": rng.choice(["x", "y", "z"], n), "s": rng.permutation(np.arange(n) % 5)}
+    ).astype({"s": str})
+    models = [DistinctLDiversity("s", 2), KAnonymity(3)]
+    history = ReleaseHistory("h", tuple(QIS), ("s",))
+    results = []
+    for size in sizes:
+        extra = history_models(models, history) if merge else []
+        result = anonymize(source.head(size), algorithm="anatomy", quasi_identifiers=QIS,
+                           models=[*models, *extra], seed=seed)  # fmt: skip
+        assert result.linked is not None
+        results.append(result)
+        signature = linked_signature(result.table, result.linked.table, "group_id", QIS, ["s"])
+        history = history.appended(PublishedRelease("r", "t", "f", {}, signature))
+    return source, results
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), releases=st.integers(2, 3))
+def test_anatomy_with_the_history_model_leaves_nobody_below_l_and_keeps_its_groups(seed: int, releases: int) -> None:
+    sizes = [40 + 15 * r for r in range(releases)]
+    source, results = _grown_releases(seed, sizes)
+    pairs = [{"qit": r.table, "st": r.linked.table} for r in results if r.linked is not None]
+    for upto, size in enumerate(sizes, start=1):  # every release against the ones before it
+        assert _naive_at_risk(source.head(size), pairs[:upto], QIS, "s", 2) == 0
+    for pair in pairs:
+        _assert_anatomy_groups(pair["st"], k=3, l=2)  # merged groups keep Anatomy's guarantee
+    assert results[0].details.merged == 0  # the first release has no history to keep
+
+
+def test_the_naive_oracle_sees_the_regrouping_that_the_merge_repairs() -> None:
+    sizes = [40, 55, 70]
+    source, plain = _grown_releases(7, sizes, merge=False)
+    pairs = [{"qit": r.table, "st": r.linked.table} for r in plain if r.linked is not None]
+    assert _naive_at_risk(source, pairs, QIS, "s", 2) > 0  # without the history model: someone narrowed
+    _, merged = _grown_releases(7, sizes)
+    assert sum(r.details.merged for r in merged) > 0
+
+
+def test_the_re_check_judges_the_history_model_on_the_groups_covering_each_tuple(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from privacy_plugins.core.anonymize import anatomy
+    from privacy_plugins.core.anonymize.base import VerificationError
+
+    monkeypatch.setattr(anatomy, "merge_until_covered", lambda qit, sensitive, group, models, qis: (group, 0))
+    with pytest.raises(VerificationError, match="history"):  # an Anatomy that skips the merge is refused
+        _grown_releases(7, [40, 55, 70])
+
+
+def test_release_with_history_releases_a_growing_table_with_anatomy() -> None:
+    from privacy_plugins.core.history_release import release_with_history
+
+    census = generate_census(420, seed=5)
+    models = [DistinctLDiversity("disease", 2), KAnonymity(4)]
+    history = ReleaseHistory("h", tuple(CENSUS_QIS), ("disease",))
+    pairs = []
+    for n in (300, 360, 420):
+        release = release_with_history(
+            census.head(n), quasi_identifiers=CENSUS_QIS, models=models, history=history, algorithm="anatomy",
+            identifiers=["person_id"], insensitive=["occupation", "income"], seed=2,
+        )  # fmt: skip
+        assert release.passed and release.check.records_at_risk == 0 and release.linked is not None
+        assert release.method == "anonymize" and len(release.table) == n  # nothing suppressed, no helper column
+        assert "__history_row" not in release.table.columns
+        pairs.append({"qit": release.table, "st": release.linked})
+        assert _naive_at_risk(census.head(n), pairs, CENSUS_QIS, "disease", 2) == 0
+        _assert_anatomy_groups(release.linked, k=4, l=2)
+        signature = linked_signature(release.table, release.linked, "group_id", CENSUS_QIS, ["disease"])
+        history = history.appended(PublishedRelease("r", "t", "f", {}, signature, published_rows=n))

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from privacy_plugins.core.anonymize.linked_cover import covering_classes, record_models
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics
 from privacy_plugins.core.models import ModelResult, PrivacyModel
@@ -396,6 +397,10 @@ def verify(
     # Measure the table exactly as published: rows kept but marked as suppressed (all QIs ``*``)
     # are published too, so they form one more class that must satisfy every model.
     recheck: EquivalenceClasses | None = None
+    # A pair's models reading a per-record QIT column (the release history's set H(t)) are judged on what
+    # covers each exact QI tuple (every group holding it), the others on the groups.
+    per_record = record_models(request.models, list(output.table.columns)) if output.linked is not None else []
+    covered: EquivalenceClasses | None = None
     if rows_in == rows_out + output.suppressed:  # (else verify_classes says so before anything is measured)
         if output.linked is not None:
             try:
@@ -406,19 +411,28 @@ def verify(
                     request.quasi_identifiers,
                     request.roles.sensitive_attributes,
                 )
+                if per_record:
+                    columns = {c for m in per_record for c in m.columns if c in output.table.columns}
+                    covered = covering_classes(
+                        output.table, output.linked.table, output.linked.group_column,
+                        request.quasi_identifiers, sorted(columns, key=str),
+                    )  # fmt: skip
             except VerificationError as exc:
                 raise VerificationError(f"{algorithm}: {exc}") from None
         else:
             recheck = _published_classes(output, request.quasi_identifiers, algorithm=algorithm)
-    checked = verify_classes(
-        recheck,
-        request.models,
-        rows_in=rows_in,
-        rows_out=rows_out,
-        suppressed=output.suppressed,
-        max_suppressed=request.max_suppressed,
-        algorithm=algorithm,
-    )
+    accounting = {
+        "rows_in": rows_in,
+        "rows_out": rows_out,
+        "suppressed": output.suppressed,
+        "max_suppressed": request.max_suppressed,
+        "algorithm": algorithm,
+    }
+    on_groups = [m for m in request.models if all(m is not r for r in per_record)]
+    measured = dict(zip(map(id, on_groups), verify_classes(recheck, on_groups, **accounting), strict=True))
+    if per_record:
+        measured.update(zip(map(id, per_record), verify_classes(covered, per_record, **accounting), strict=True))
+    checked = tuple(measured[id(m)] for m in request.models)
     assert recheck is not None
     return AnonymizationResult(
         algorithm=algorithm,
