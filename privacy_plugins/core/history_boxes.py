@@ -19,6 +19,7 @@ publish one (a merge of large clusters can reach it).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,10 +29,18 @@ from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT
 from privacy_plugins.core.history_domain import domain_overlay
 
-__all__ = ["BoxRule"]
+if TYPE_CHECKING:
+    from privacy_plugins.core.models.base import PrivacyModel
+
+__all__ = ["BoxRule", "box_rules"]
 
 #: The sensitive label given to probed boxes: in H(c) exactly where no kept release covers the cell.
 _PROBE = "\x00no release covers this cell\x00"
+
+
+def box_rules(models: Sequence[PrivacyModel]) -> list[BoxRule]:
+    """The box rules ``models`` ask (:meth:`PrivacyModel.box_rule`; none without ``history: {protect: domain}``)."""
+    return [rule for rule in (model.box_rule() for model in models) if rule is not None]
 
 
 class BoxRule:

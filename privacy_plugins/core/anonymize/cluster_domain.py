@@ -33,8 +33,7 @@ from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, bo
 from privacy_plugins.core.anonymize.mondrian import _labels
 from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.coverage import STAR
-from privacy_plugins.core.history_boxes import BoxRule
-from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.history_boxes import BoxRule, box_rules
 
 __all__ = ["BoxRepair", "box_rules", "repair_boxes"]
 
@@ -57,11 +56,6 @@ class BoxRepair:
     undone: int = 0
     passes: int = 0
     left_out: int = 0
-
-
-def box_rules(models: Sequence[PrivacyModel]) -> list[BoxRule]:
-    """The box rules the models ask (none without ``history: {protect: domain}``)."""
-    return [rule for rule in (model.box_rule() for model in models) if rule is not None]
 
 
 def repair_boxes(

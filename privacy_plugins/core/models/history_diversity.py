@@ -151,14 +151,18 @@ class HistoryDiversity(PrivacyModel):
         return self.bound is None
 
     def is_monotonic(self, *, with_suppression: bool) -> bool:
-        """Monotone without suppression and without a share ``bound`` (shares can grow when classes merge)."""
-        return self.bound is None and not with_suppression
+        """Monotone without suppression, without a share ``bound`` and without ``domain``.
+
+        Shares can grow when classes merge; a coarser box also covers points no finer class did
+        (:mod:`~privacy_plugins.core.anonymize.lattice_boxes`).
+        """
+        return self.bound is None and not self.domain and not with_suppression
 
     def monotone_relaxation(self, *, with_suppression: bool) -> PrivacyModel | None:
-        """Without suppression, the distinct part alone; with it, distinct l-diversity (|H ∩ S| ≥ l ⇒ |S| ≥ l)."""
+        """Without suppression, the distinct record part alone; with it, distinct l-diversity (|H ∩ S| ≥ l ⇒ |S| ≥ l)."""
         if with_suppression:
             return DistinctLDiversity(self.sensitive_attribute, self.l)
-        return self if self.bound is None else replace(self, bound=None)
+        return self if self.is_monotonic(with_suppression=False) else replace(self, bound=None, domain=False)
 
     @cached_property
     def values(self) -> pd.Index:
