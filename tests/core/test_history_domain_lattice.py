@@ -68,7 +68,7 @@ def _release_with(algorithm: str, history: list[pd.DataFrame], table: pd.DataFra
     return result
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_cases())
 def test_the_full_domain_search_keeps_every_point_and_stays_optimal(
     case: tuple[list[pd.DataFrame], pd.DataFrame, float],
@@ -85,7 +85,7 @@ def test_the_full_domain_search_keeps_every_point_and_stays_optimal(
     assert not any(oracle(history, optimal.table, 2))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_cases())
 def test_mondrian_refuses_cuts_that_narrow_a_point(case: tuple[list[pd.DataFrame], pd.DataFrame, float]) -> None:
     """Every partition Mondrian publishes came from an allowed cut (or is the whole table): no published class

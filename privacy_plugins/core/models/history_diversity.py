@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.composition import covering_sets
+from privacy_plugins.core.coverage import marked_suppressed
 from privacy_plugins.core.frame import encode_column
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, ReleaseHistory
@@ -167,7 +168,11 @@ class HistoryDiversity(PrivacyModel):
     @cached_property
     def values(self) -> pd.Index:
         """The sensitive labels the history published (the bits of an encoded set), sorted."""
-        published = [as_labels(signature[self.sensitive_attribute]) for signature in self.history.signatures()]
+        qis, attribute = list(self.history.quasi_identifiers), self.sensitive_attribute
+        published = [  # marked suppressed rows publish no value (core/coverage.py)
+            as_labels(signature.loc[~marked_suppressed(signature, qis, attribute), attribute])
+            for signature in self.history.signatures()
+        ]
         if not published:
             return pd.Index([], dtype=object)
         return pd.Index(sorted(pd.unique(pd.concat(published, ignore_index=True).to_numpy(dtype=object))))
