@@ -211,7 +211,8 @@ def intersection_attack(
             uncovered |= ~sets[member][1]
         size = held.sum(axis=1)[combo_of_group]
         single = size == 1
-        right = single & (truth >= 0) & held[combo_of_group, np.maximum(truth, 0)]
+        right = single & (truth >= 0)
+        right &= held[combo_of_group, np.maximum(truth, 0)] if len(values) else False  # every row marked: no value
         return IntersectionCount(
             releases=members,
             records=int(counts.sum()),

@@ -145,7 +145,8 @@ class DomainGuard:
             np.logical_or.at(verdict, class_of[rows], found)
             for position in np.flatnonzero(fresh):
                 self._seen[keys[position]] = bool(verdict[position])
-        return np.array([self._seen[key] for key in keys], dtype=bool)[class_of]
+        marked = np.logical_and.reduce([marked_suppressed(candidate, self._qis, a) for a in self._needs])
+        return np.array([self._seen[key] for key in keys], dtype=bool)[class_of] & ~marked
 
 
 def domain_overlay(
@@ -174,6 +175,7 @@ def domain_overlay(
         releases.append((keys, held))
     *history, (new_keys, new_held) = releases
     class_of_row = _row_classes(candidate, qis, new_keys)
+    class_of_row[marked_suppressed(candidate, qis, attribute)] = -1  # (they may share an all-* class's labels)
     # per QI: atoms (leaves no label tells apart) × each label's atoms
     atoms: list[np.ndarray] = []  # atoms × labels of (history classes…, candidate classes)
     codes: list[list[np.ndarray]] = []  # per QI, per table: each class's label code

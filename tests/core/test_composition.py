@@ -234,6 +234,9 @@ def test_an_all_star_class_covers_everyone_marked_rows_and_missing_releases_tell
         marked.loc[2, "age"] = "*"
         report = intersection_attack(source, [marked], quasi_identifiers=["age"], sensitive_attribute="disease")
         assert (report.overall.disclosed, report.overall.uncovered, report.overall.smallest) == (0, 1, 2)
+    only_marked = pd.DataFrame({"age": ["*"], "disease": ["*"]})  # a release of marked rows only: no value at all
+    report = intersection_attack(source, [only_marked], quasi_identifiers=["age"], sensitive_attribute="disease")
+    assert (report.overall.disclosed, report.overall.uncovered) == (0, 3)
 
 
 def test_interval_hierarchy_labels_are_read_as_half_open_ranges_without_the_hierarchy() -> None:
