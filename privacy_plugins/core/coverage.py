@@ -33,20 +33,30 @@ import pandas as pd
 
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 
-__all__ = ["STAR", "covering_index", "marked_suppressed", "covering_matrix", "covering_pairs", "label_intervals", "range_pairs"]
+__all__ = [
+    "STAR",
+    "covering_index",
+    "covering_matrix",
+    "covering_pairs",
+    "label_intervals",
+    "marked_suppressed",
+    "range_pairs",
+]
 
 #: The label of a generalized-away value and of every QI of a marked suppressed row.
 STAR = "*"
+
+
 def marked_suppressed(table: pd.DataFrame, quasi_identifiers: Sequence[Hashable], attribute: Hashable) -> np.ndarray:
     """Rows of a published table that are marked suppressed rows for ``attribute``: no cover, no value.
 
     Every QI ``"*"`` and the sensitive value hidden (``"*"`` or missing); see the module.
     """
-    if not len(table):
-        return np.zeros(0, dtype=bool)
-    starred = np.logical_and.reduce([as_labels(table[qi]).to_numpy(dtype=object) == STAR for qi in quasi_identifiers])
-    if not starred.any():
-        return starred
+    starred = np.ones(len(table), dtype=bool)
+    for qi in quasi_identifiers:  # most releases have no all-* row: stop at the first QI that says so
+        starred &= as_labels(table[qi]).to_numpy(dtype=object) == STAR
+        if not starred.any():
+            return starred
     values = as_labels(table[attribute])
     hidden = values.isna().to_numpy() | (values.to_numpy(dtype=object) == STAR)
     return np.asarray(starred & hidden, dtype=bool)

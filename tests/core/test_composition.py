@@ -77,7 +77,8 @@ def oracle(
 
     (disclosed, disclosed to the record's own value, below l, empty, smallest)
     """
-    universe = {_text(row[sensitive]) for release in releases for _, row in release.iterrows() if not _marked(row, qis, sensitive)}
+    rows = [row for release in releases for _, row in release.iterrows() if not _marked(row, qis, sensitive)]
+    universe = {_text(row[sensitive]) for row in rows}
     candidates: list[list[set[str]]] = []
     for _, record in source.iterrows():
         per_release = []

@@ -67,8 +67,8 @@ def test_a_release_published_between_check_and_publish_is_checked_and_blocks(
     destination = open_destination(spec.destination)
     first = appended_tables(spec, read_history(spec, destination), run_id="r1", classes=classes(["smallpox", "asthma"]),
                             transformation={})  # fmt: skip
-    tables = appended_tables(spec, history_from_tables(spec, first), run_id="r2", classes=classes(["smallpox", "diabetes"]),
-                             transformation={})  # fmt: skip
+    tables = appended_tables(spec, history_from_tables(spec, first), run_id="r2",
+                             classes=classes(["smallpox", "diabetes"]), transformation={})  # fmt: skip
     destination.write_companions(tables)
     with pytest.raises(ReleaseBlocked, match="composition"):
         publish_step(spec, candidate, check)

@@ -160,7 +160,7 @@ class HistoryDiversity(PrivacyModel):
         return self.bound is None and not self.domain and not with_suppression
 
     def monotone_relaxation(self, *, with_suppression: bool) -> PrivacyModel | None:
-        """Without suppression, the distinct record part alone; with it, distinct l-diversity (|H ∩ S| ≥ l ⇒ |S| ≥ l)."""
+        """Without suppression, the distinct record part; with it, distinct l-diversity (|H ∩ S| ≥ l ⇒ |S| ≥ l)."""
         if with_suppression:
             return DistinctLDiversity(self.sensitive_attribute, self.l)
         return self if self.is_monotonic(with_suppression=False) else replace(self, bound=None, domain=False)
