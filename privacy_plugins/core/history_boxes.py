@@ -18,7 +18,7 @@ covering everyone (:mod:`~privacy_plugins.core.coverage`, marked suppressed rows
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -74,6 +74,7 @@ class BoxRule:
         #: The sensitive labels the history published: the columns of every value set.
         self.values = pd.Index(sorted(map(str, found)), dtype=object)
         self._asks: dict[tuple[str, ...], tuple[np.ndarray, bool]] = {}
+        self._memo: dict[int, Any] = {}  # the earlier releases' classes, parsed once (domain_overlay)
 
     def held(self, values: np.ndarray | pd.Series, group: np.ndarray, n_groups: int) -> np.ndarray:
         """Per group, its sensitive values (``values[i]`` is row i's, ``group[i]`` its group).
@@ -131,7 +132,7 @@ class BoxRule:
             return
         probe = pd.DataFrame(fresh, columns=self._qis, dtype=object)
         probe[self.attribute] = _PROBE
-        overlay = domain_overlay(self._earlier, probe, self._qis, self.attribute, self._hierarchies)
+        overlay = domain_overlay(self._earlier, probe, self._qis, self.attribute, self._hierarchies, self._memo)
         column = overlay.values.get_indexer(self.values)  # noqa: PD011 (a pd.Index)
         history = np.zeros((len(overlay.history), len(self.values)), dtype=bool)
         history[:, column >= 0] = overlay.history[:, column[column >= 0]]

@@ -155,8 +155,13 @@ def domain_overlay(
     quasi_identifiers: Sequence[Hashable],
     attribute: Hashable,
     hierarchies: Mapping[Hashable, Hierarchy] | None,
+    memo: dict[int, tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None,
 ) -> DomainOverlay:
-    """Every cell of every candidate box over the kept releases (see the module), with H(c) and S(E)."""
+    """Every cell of every candidate box over the kept releases (see the module), with H(c) and S(E).
+
+    ``memo``: the earlier releases' classes, kept across calls against the same releases (a search
+    asks about new boxes many times; keyed by each release table's identity, which it keeps alive).
+    """
     qis = list(quasi_identifiers)
     hierarchies = hierarchies or {}
     missing = [str(qi) for qi in qis if hierarchies.get(qi) is None]
@@ -165,7 +170,7 @@ def domain_overlay(
             f"protecting points of the QI domain compares published boxes over the hierarchies' leaves and "
             f"needs a hierarchy for {missing}"
         )
-    tables = [_classes(table, qis, attribute) for table in [*earlier, candidate]]
+    tables = [_remembered(memo, table, qis, attribute) for table in earlier] + [_classes(candidate, qis, attribute)]
     values = pd.Index(pd.unique(np.concatenate([t[1] for t in tables]).astype(object)), dtype=object)
     n_values = len(values)
     releases = []  # per table: (label text per QI of each class, values per class)
@@ -220,6 +225,21 @@ def domain_overlay(
         union[~covered] = True
         held &= union
     return DomainOverlay(region_class, held, new_held, class_of_row, values)
+
+
+def _remembered(
+    memo: dict[int, tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray, np.ndarray]]] | None,
+    table: pd.DataFrame,
+    qis: list[Hashable],
+    attribute: Hashable,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_classes` of an earlier release, from ``memo`` when it was computed before."""
+    if memo is None:
+        return _classes(table, qis, attribute)
+    found = memo.get(id(table))
+    if found is None or found[0] is not table:
+        found = memo[id(table)] = (table, _classes(table, qis, attribute))
+    return found[1]
 
 
 def _classes(
