@@ -93,6 +93,12 @@ two-phase A A+s A+s A+s 4/4, 0 below 2 values, 1.31; k-member A A+s A+s A+s 4/4,
 sizes with ``--deletions 0.2 --protect-domain``: bucket A A A+s A+s 4/4, 0, 1.19, 518 s; two-phase
 A A+s A+s A+s 4/4, 0, 1.40, 428 s.
 
+domsearch26 (2026-11-27, load ~5), the domain rule inside the full-domain search (checked on the nodes
+the models pass, never pruned with) and Mondrian (cuts whose halves break it refused), same command:
+optimal A A R+s R+s 4/4, 0, 1.01 (was 2/4); mondrian A A A A 4/4, 0, 1.05 (was 3/4), about twice the
+CPU time. Default sizes with ``--deletions 0.2 --protect-domain``: optimal A A A A 4/4, 0, 1.03 (was
+A A F F); mondrian A A A A 4/4, 0, 1.06, 542 s wall at load ~5.
+
 ``--check`` asserts the goals (0 below 2 values over all releases, those pinned before joining
 apart, and every release passed, NCP ratio ≤ 1.25) and exits 1 when one is missed.
 

@@ -11,13 +11,16 @@ Coverage of one QI value by one published label (the union of these rules):
 
 * the label is the value itself, written as :func:`~privacy_plugins.core.hierarchies.as_labels`
   writes it (``39`` and ``39.0`` are both ``"39"``);
-* the label is ``"*"`` (a hierarchy's top, or a row marked suppressed: every QI ``"*"``);
+* the label is ``"*"`` (a hierarchy's top, or a class generalized away on every QI);
 * a hierarchy is given for the QI and maps the value to that label at some level;
 * the QI is numeric in the source and the label is a range the anonymizers print:
   ``"[a-b]"`` (closed, Mondrian and clustering), ``"[a-b)"`` (half-open, interval
   hierarchies) or ``"a-b"`` (closed), with a ≤ value ≤ b (< b when half-open).
 
-A class covers a target when every QI label covers the target's value.
+A class covers a target when every QI label covers the target's value. A row marked
+suppressed (every QI ``"*"``, its sensitive value hidden: ``"*"`` or missing) publishes no
+value and covers nobody (:func:`~privacy_plugins.core.coverage.marked_suppressed`); a class
+whose labels are all ``"*"`` but whose values are published covers everyone.
 
 A release in which no class covers the target tells her nothing: she cannot tell a
 record the release removed (suppressed) from a person who is not in it, so that release
@@ -54,7 +57,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.coverage import STAR, covering_index
+from privacy_plugins.core.coverage import STAR, covering_index, marked_suppressed
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.errors import ConfigurationError, UnknownColumnError
 
@@ -208,7 +211,8 @@ def intersection_attack(
             uncovered |= ~sets[member][1]
         size = held.sum(axis=1)[combo_of_group]
         single = size == 1
-        right = single & (truth >= 0) & held[combo_of_group, np.maximum(truth, 0)]
+        right = single & (truth >= 0)
+        right &= held[combo_of_group, np.maximum(truth, 0)] if len(values) else False  # every row marked: no value
         return IntersectionCount(
             releases=members,
             records=int(counts.sum()),
@@ -265,11 +269,12 @@ def covering_sets(
 
     The shared core of :func:`intersection_attack` and the history checks: ``combos`` holds
     distinct raw QI combinations (the targets); a release is a published table or a class
-    signature (then ``count_column`` holds its rows per signature row). No argument checks:
-    the callers validate.
+    signature (then ``count_column`` holds its rows per signature row). Marked suppressed rows
+    are left out (``matches`` then numbers the rows kept). No argument checks: the callers validate.
     """
     qis = list(quasi_identifiers)
     hierarchies = hierarchies or {}
+    releases = [_readable(release, qis, sensitive_attribute) for release in releases]
     coded = [{column: _coded(release[column]) for column in [*qis, sensitive_attribute]} for release in releases]
     values = _union([columns[sensitive_attribute][1] for columns in coded])
     raw_codes: list[np.ndarray] = []
@@ -307,6 +312,12 @@ def covering_sets(
         counts=[counts for _, _, counts, _ in found if counts is not None] if with_counts else None,
         matches=[matches for _, _, _, matches in found],
     )
+
+
+def _readable(release: pd.DataFrame, qis: list[Hashable], attribute: Hashable) -> pd.DataFrame:
+    """``release`` without its marked suppressed rows (:func:`~privacy_plugins.core.coverage.marked_suppressed`)."""
+    marked = marked_suppressed(release, qis, attribute)
+    return release.loc[~marked].reset_index(drop=True) if marked.any() else release
 
 
 def _coded(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:

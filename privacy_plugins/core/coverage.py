@@ -13,21 +13,55 @@ A published label covers a raw value when (the union of):
 The intersection attack (:mod:`privacy_plugins.core.composition`) and the attacks of
 :mod:`privacy_plugins.core.attacks` both read a release through these rules, so a label
 means the same leaves to each of them.
+
+**Marked suppressed rows** (:func:`marked_suppressed`): a row whose every QI is ``"*"`` *and*
+whose sensitive value is hidden (``"*"`` or missing, as ``suppressed_rows: mark`` publishes
+it) tells nothing about anyone's value: every reader of a release (the intersection attack,
+the gate's record and domain checks, the history model) leaves it out, as a removed row. Any
+other class whose labels are all ``"*"`` publishes real values: it covers every point, like
+any class covers the points its labels cover (an adversary who assumes her target in the
+release finds it there).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 
-__all__ = ["STAR", "covering_index", "covering_matrix", "covering_pairs", "label_intervals", "range_pairs"]
+__all__ = [
+    "STAR",
+    "covering_index",
+    "covering_matrix",
+    "covering_pairs",
+    "label_intervals",
+    "marked_suppressed",
+    "range_pairs",
+]
 
 #: The label of a generalized-away value and of every QI of a marked suppressed row.
 STAR = "*"
+
+
+def marked_suppressed(table: pd.DataFrame, quasi_identifiers: Sequence[Hashable], attribute: Hashable) -> np.ndarray:
+    """Rows of a published table that are marked suppressed rows for ``attribute``: no cover, no value.
+
+    Every QI ``"*"`` and the sensitive value hidden (``"*"`` or missing); see the module.
+    """
+    starred = np.ones(len(table), dtype=bool)
+    for qi in quasi_identifiers:  # most releases have no all-* row: stop at the first QI that says so
+        starred &= as_labels(table[qi]).to_numpy(dtype=object) == STAR
+        if not starred.any():
+            return starred
+    values = as_labels(table[attribute])
+    hidden = values.isna().to_numpy() | (values.to_numpy(dtype=object) == STAR)
+    return np.asarray(starred & hidden, dtype=bool)
+
+
 _NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _RANGE = re.compile(rf"^(?:\[(?P<a>{_NUMBER})-(?P<b>{_NUMBER})(?P<end>[\])])|(?P<c>{_NUMBER})-(?P<d>{_NUMBER}))$")
 

@@ -10,28 +10,36 @@ over every box not seen yet, batched) and keeps them; a candidate is then judged
 boolean operations on its value set. Where no kept release covers a cell (H = every value) the
 class must hold l values of any kind.
 
-**The all-``*`` box always breaks the rule here.** The gate reads a class whose every label is
-``*`` as marked suppressed rows and does not judge it, while an adversary sees a class covering
-everyone: a point only it covers would be narrowed to its values. A search must therefore never
-publish one (a merge of large clusters can reach it).
+The all-``*`` box is judged like any other (its box is the whole domain): the gate and the
+intersection attack read a class whose labels are all ``*`` and whose values are published as
+covering everyone (:mod:`~privacy_plugins.core.coverage`, marked suppressed rows aside).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.coverage import STAR
+from privacy_plugins.core.coverage import marked_suppressed
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT
 from privacy_plugins.core.history_domain import domain_overlay
 
-__all__ = ["BoxRule"]
+if TYPE_CHECKING:
+    from privacy_plugins.core.models.base import PrivacyModel
+
+__all__ = ["BoxRule", "box_rules"]
 
 #: The sensitive label given to probed boxes: in H(c) exactly where no kept release covers the cell.
 _PROBE = "\x00no release covers this cell\x00"
+
+
+def box_rules(models: Sequence[PrivacyModel]) -> list[BoxRule]:
+    """The box rules ``models`` ask (:meth:`PrivacyModel.box_rule`; none without ``history: {protect: domain}``)."""
+    return [rule for rule in (model.box_rule() for model in models) if rule is not None]
 
 
 class BoxRule:
@@ -59,13 +67,14 @@ class BoxRule:
         self._qis = list(quasi_identifiers)
         self._hierarchies = hierarchies
         published = [
-            as_labels(t.loc[t[COUNT].to_numpy() > 0, attribute] if COUNT in t.columns else t[attribute])
-            for t in self._earlier
+            as_labels(t.loc[(t[COUNT].to_numpy() > 0 if COUNT in t.columns else True) & readable, attribute])
+            for t, readable in ((t, ~marked_suppressed(t, self._qis, attribute)) for t in self._earlier)
         ]
         found = pd.unique(pd.concat(published, ignore_index=True).to_numpy(dtype=object)) if published else []
         #: The sensitive labels the history published: the columns of every value set.
         self.values = pd.Index(sorted(map(str, found)), dtype=object)
         self._asks: dict[tuple[str, ...], tuple[np.ndarray, bool]] = {}
+        self._memo: dict[int, Any] = {}  # the earlier releases' classes, parsed once (domain_overlay)
 
     def held(self, values: np.ndarray | pd.Series, group: np.ndarray, n_groups: int) -> np.ndarray:
         """Per group, its sensitive values (``values[i]`` is row i's, ``group[i]`` its group).
@@ -84,20 +93,25 @@ class BoxRule:
 
     def breaks(self, labels: pd.DataFrame, held: np.ndarray) -> np.ndarray:
         """Per candidate (a row of ``labels``: its QI labels; of ``held``: its values): does a cell break the rule."""
-        keys = self._keys(labels)
+        broken = np.zeros(len(labels), dtype=bool)
+        # A class holding every value the history published (and l at least) keeps every H(c) whole: no
+        # overlay needed (on Adult most large boxes, whose overlays are the costly ones).
+        judged = np.flatnonzero(~(held[:, : len(self.values)].all(axis=1) & (held.sum(axis=1) >= self.l)))
+        if not judged.shape[0]:
+            return broken
+        keys = self._keys(labels.iloc[judged])
         self._learn(keys)
+        held = held[judged]
         asks = [self._asks[key][0] for key in keys]
         # a cell no release covers leaves every value: the class must hold l of any
-        broken = np.array([self._asks[key][1] for key in keys], dtype=bool) & (held.sum(axis=1) < self.l)
-        broken |= np.array([all(label == STAR for label in key) for key in keys], dtype=bool)
+        found = np.array([self._asks[key][1] for key in keys], dtype=bool) & (held.sum(axis=1) < self.l)
         sizes = np.array([len(a) for a in asks], dtype=np.int64)
-        if not sizes.sum():
-            return broken
-        rows = np.concatenate([a for a in asks if len(a)])
-        owner = np.repeat(np.arange(len(keys)), sizes)
-        kept = (rows & held[owner, : len(self.values)]).sum(axis=1)
-        short = kept < np.minimum(self.l, rows.sum(axis=1))
-        broken[owner[short]] = True
+        if sizes.sum():
+            rows = np.concatenate([a for a in asks if len(a)])
+            owner = np.repeat(np.arange(len(keys)), sizes)
+            kept = (rows & held[owner, : len(self.values)]).sum(axis=1)
+            found[owner[kept < np.minimum(self.l, rows.sum(axis=1))]] = True
+        broken[judged] = found
         return broken
 
     def _keys(self, labels: pd.DataFrame) -> list[tuple[str, ...]]:
@@ -113,17 +127,12 @@ class BoxRule:
         if not fresh:
             return
         nothing = np.zeros((0, len(self.values)), dtype=bool)
-        for key in [key for key in fresh if all(label == STAR for label in key)]:
-            self._asks[key] = (nothing, False)  # the all-* box: always broken (see breaks)
-            fresh.remove(key)
-        if not fresh:
-            return
         if not self._earlier:
             self._asks.update({key: (nothing, True) for key in fresh})
             return
         probe = pd.DataFrame(fresh, columns=self._qis, dtype=object)
         probe[self.attribute] = _PROBE
-        overlay = domain_overlay(self._earlier, probe, self._qis, self.attribute, self._hierarchies)
+        overlay = domain_overlay(self._earlier, probe, self._qis, self.attribute, self._hierarchies, self._memo)
         column = overlay.values.get_indexer(self.values)  # noqa: PD011 (a pd.Index)
         history = np.zeros((len(overlay.history), len(self.values)), dtype=bool)
         history[:, column >= 0] = overlay.history[:, column[column >= 0]]

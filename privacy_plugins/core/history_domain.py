@@ -28,10 +28,12 @@ over the leaves (:func:`~privacy_plugins.core.coverage.covering_matrix`), so hie
 levels of local recoding (Mondrian, clustering: a box-overlap join) are handled by one rule.
 A set of covering classes is identified by a sum of random 64-bit keys (collisions: ~n²/2⁶⁴).
 
-**The all-``*`` class** (every QI ``*``: marked suppressed rows) covers every point; counting it
-as a cover would narrow every point nobody else covers to the suppressed rows' values. It is
-therefore no cover here: it only adds its values where another class of its release covers the
-point (as for a present record), and a candidate's all-``*`` class is not judged.
+**Marked suppressed rows** (every QI ``*``, the sensitive value hidden:
+:func:`~privacy_plugins.core.coverage.marked_suppressed`) publish no value: they are left out
+of every release and of the candidate, as the intersection attack leaves them out. A class whose
+labels are all ``*`` but whose values are published is a class like any other: its box is the
+whole domain (it narrows every point nobody else covers to its values), and a candidate's is
+judged.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.coverage import STAR, covering_matrix
+from privacy_plugins.core.coverage import covering_matrix, marked_suppressed
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, class_signature
 from privacy_plugins.errors import ConfigurationError
@@ -58,7 +60,7 @@ class DomainOverlay:
         cell_class: per cell, the candidate class (row of ``class_values``) whose box holds it.
         history: per cell, H(c) as a boolean row over ``values`` (every value where no release covers it).
         class_values: per candidate class, S(E) over ``values``.
-        class_of_row: per candidate row, its class (-1: the all-``*`` class, not judged).
+        class_of_row: per candidate row, its class (-1: a marked suppressed row, not judged).
         values: the sensitive labels (columns of the matrices).
     """
 
@@ -143,7 +145,8 @@ class DomainGuard:
             np.logical_or.at(verdict, class_of[rows], found)
             for position in np.flatnonzero(fresh):
                 self._seen[keys[position]] = bool(verdict[position])
-        return np.array([self._seen[key] for key in keys], dtype=bool)[class_of]
+        marked = np.logical_and.reduce([marked_suppressed(candidate, self._qis, a) for a in self._needs])
+        return np.array([self._seen[key] for key in keys], dtype=bool)[class_of] & ~marked
 
 
 def domain_overlay(
@@ -152,8 +155,13 @@ def domain_overlay(
     quasi_identifiers: Sequence[Hashable],
     attribute: Hashable,
     hierarchies: Mapping[Hashable, Hierarchy] | None,
+    memo: dict[int, tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None,
 ) -> DomainOverlay:
-    """Every cell of every candidate box over the kept releases (see the module), with H(c) and S(E)."""
+    """Every cell of every candidate box over the kept releases (see the module), with H(c) and S(E).
+
+    ``memo``: the earlier releases' classes, kept across calls against the same releases (a search
+    asks about new boxes many times; keyed by each release table's identity, which it keeps alive).
+    """
     qis = list(quasi_identifiers)
     hierarchies = hierarchies or {}
     missing = [str(qi) for qi in qis if hierarchies.get(qi) is None]
@@ -162,25 +170,24 @@ def domain_overlay(
             f"protecting points of the QI domain compares published boxes over the hierarchies' leaves and "
             f"needs a hierarchy for {missing}"
         )
-    tables = [_classes(table, qis, attribute) for table in [*earlier, candidate]]
+    tables = [_remembered(memo, table, qis, attribute) for table in earlier] + [_classes(candidate, qis, attribute)]
     values = pd.Index(pd.unique(np.concatenate([t[1] for t in tables]).astype(object)), dtype=object)
     n_values = len(values)
-    releases = []  # per table: (label text per QI of each class, values per class, star values)
+    releases = []  # per table: (label text per QI of each class, values per class)
     for keys, labels, class_of in tables:
         held = np.zeros((len(keys), n_values), dtype=bool)
         held[class_of, values.get_indexer(pd.Index(labels, dtype=object))] = True
-        star = (keys == STAR).all(axis=1)
-        star_values = held[star].any(axis=0)
-        releases.append((keys[~star], held[~star], star_values))
-    *history, (new_keys, new_held, _) = releases
+        releases.append((keys, held))
+    *history, (new_keys, new_held) = releases
     class_of_row = _row_classes(candidate, qis, new_keys)
+    class_of_row[marked_suppressed(candidate, qis, attribute)] = -1  # (they may share an all-* class's labels)
     # per QI: atoms (leaves no label tells apart) × each label's atoms
     atoms: list[np.ndarray] = []  # atoms × labels of (history classes…, candidate classes)
     codes: list[list[np.ndarray]] = []  # per QI, per table: each class's label code
     for q, qi in enumerate(qis):
         hierarchy = hierarchies[qi]
         assert hierarchy is not None
-        text = [keys[:, q] for keys, _, _ in releases]
+        text = [keys[:, q] for keys, _ in releases]
         labels, inverse = np.unique(np.concatenate(text).astype(str), return_inverse=True)
         cover = covering_matrix(_domain(hierarchy), pd.Index(labels, dtype=object), hierarchy)
         grouped = np.unique(cover[cover.any(axis=1)], axis=0)
@@ -188,7 +195,7 @@ def domain_overlay(
         cut = np.cumsum([0, *(len(t) for t in text)])
         codes.append([inverse.reshape(-1)[cut[i] : cut[i + 1]] for i in range(len(text))])
     n_new = len(new_keys)
-    offsets = np.cumsum([0, *(len(keys) for keys, _, _ in history)])
+    offsets = np.cumsum([0, *(len(keys) for keys, _ in history)])
     release_of = np.repeat(np.arange(len(history)), np.diff(offsets))
     region_class = np.arange(n_new, dtype=np.int64)
     pair_region, pair_class = _overlapping(atoms, codes, n_new, offsets)
@@ -207,7 +214,7 @@ def domain_overlay(
         )
     n_cells = len(region_class)
     held = np.ones((n_cells, n_values), dtype=bool)
-    for r, (_, class_held, star_values) in enumerate(history):
+    for r, (_, class_held) in enumerate(history):
         mine = release_of[pair_class] == r
         words = np.packbits(class_held, axis=1, bitorder="little")  # classes × bytes: one OR per pair
         packed = np.zeros((n_cells, words.shape[1]), dtype=np.uint8)
@@ -215,10 +222,24 @@ def domain_overlay(
         union = np.unpackbits(packed, axis=1, count=n_values, bitorder="little").astype(bool)
         covered = np.zeros(n_cells, dtype=bool)
         covered[pair_region[mine]] = True
-        union[covered] |= star_values
         union[~covered] = True
         held &= union
     return DomainOverlay(region_class, held, new_held, class_of_row, values)
+
+
+def _remembered(
+    memo: dict[int, tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray, np.ndarray]]] | None,
+    table: pd.DataFrame,
+    qis: list[Hashable],
+    attribute: Hashable,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_classes` of an earlier release, from ``memo`` when it was computed before."""
+    if memo is None:
+        return _classes(table, qis, attribute)
+    found = memo.get(id(table))
+    if found is None or found[0] is not table:
+        found = memo[id(table)] = (table, _classes(table, qis, attribute))
+    return found[1]
 
 
 def _classes(
@@ -228,6 +249,7 @@ def _classes(
     signature = table if COUNT in table.columns else class_signature(table, qis, [attribute])
     if COUNT in signature.columns:
         signature = signature.loc[signature[COUNT].to_numpy() > 0]
+    signature = signature.loc[~marked_suppressed(signature, qis, attribute)]
     text = pd.DataFrame({qi: as_labels(signature[qi]).to_numpy(dtype=str) for qi in qis})
     class_of = text.groupby(qis, sort=False).ngroup().to_numpy(dtype=np.int64)
     keys = text.iloc[np.unique(class_of, return_index=True)[1]].to_numpy(dtype=str).reshape(-1, len(qis))
@@ -235,7 +257,7 @@ def _classes(
 
 
 def _row_classes(candidate: pd.DataFrame, qis: list[Hashable], keys: np.ndarray) -> np.ndarray:
-    """Each candidate row's class among the judged (non-``*``) classes ``keys``; -1 for the all-``*`` class."""
+    """Each candidate row's class among ``keys``; -1 for a marked suppressed row (not judged)."""
     text = pd.MultiIndex.from_arrays([as_labels(candidate[qi]).to_numpy(dtype=str) for qi in qis])
     known = pd.MultiIndex.from_arrays([keys[:, q] for q in range(len(qis))]) if len(keys) else None
     if known is None:

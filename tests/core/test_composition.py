@@ -60,6 +60,11 @@ def _covers(label: object, value: object, hierarchy: Hierarchy | None) -> bool:
     return False
 
 
+def _marked(row: pd.Series, qis: Sequence[str], sensitive: str) -> bool:
+    """Every QI ``*`` and the sensitive value hidden (``*`` or missing)."""
+    return all(_text(row[q]) == "*" for q in qis) and (pd.isna(row[sensitive]) or _text(row[sensitive]) == "*")
+
+
 def oracle(
     source: pd.DataFrame,
     releases: Sequence[pd.DataFrame],
@@ -72,13 +77,16 @@ def oracle(
 
     (disclosed, disclosed to the record's own value, below l, empty, smallest)
     """
-    universe = {_text(v) for release in releases for v in release[sensitive]}
+    rows = [row for release in releases for _, row in release.iterrows() if not _marked(row, qis, sensitive)]
+    universe = {_text(row[sensitive]) for row in rows}
     candidates: list[list[set[str]]] = []
     for _, record in source.iterrows():
         per_release = []
         for release in releases:
             held: set[str] | None = None
             for _, row in release.iterrows():
+                if _marked(row, qis, sensitive):  # a marked suppressed row publishes no value: it covers nobody
+                    continue
                 if all(_covers(row[q], record[q], hierarchies.get(q)) for q in qis):
                     held = (held or set()) | {_text(row[sensitive])}
             per_release.append(universe if held is None else held)
@@ -211,7 +219,7 @@ def test_worked_example_two_releases_disclose_one_person() -> None:
     assert report.to_dict()["overall"] == report.pairs[0].to_dict() | {"releases": [0, 1]}
 
 
-def test_marked_suppressed_rows_cover_everyone_and_missing_releases_tell_nothing() -> None:
+def test_an_all_star_class_covers_everyone_marked_rows_and_missing_releases_tell_nothing() -> None:
     source = pd.DataFrame({"age": [30, 31, 50], "disease": ["flu", "hiv", "cold"]})
     marked = pd.DataFrame({"age": ["[30-31]", "[30-31]", "*"], "disease": ["flu", "hiv", "cold"]})
     removed = pd.DataFrame({"age": ["[30-31]", "[30-31]"], "disease": ["flu", "hiv"]})
@@ -221,6 +229,15 @@ def test_marked_suppressed_rows_cover_everyone_and_missing_releases_tell_nothing
     report = intersection_attack(source, [removed], quasi_identifiers=["age"], sensitive_attribute="disease")
     assert report.overall.disclosed == 0 and report.overall.uncovered == 1
     assert report.overall.smallest == 2
+    # Marked suppressed rows (the value hidden: "*" or missing) publish no value: as removed rows.
+    for hidden in ("*", None):
+        marked = removed.iloc[[0, 1, 1]].reset_index(drop=True).assign(disease=["flu", "hiv", hidden])
+        marked.loc[2, "age"] = "*"
+        report = intersection_attack(source, [marked], quasi_identifiers=["age"], sensitive_attribute="disease")
+        assert (report.overall.disclosed, report.overall.uncovered, report.overall.smallest) == (0, 1, 2)
+    only_marked = pd.DataFrame({"age": ["*"], "disease": ["*"]})  # a release of marked rows only: no value at all
+    report = intersection_attack(source, [only_marked], quasi_identifiers=["age"], sensitive_attribute="disease")
+    assert (report.overall.disclosed, report.overall.uncovered) == (0, 3)
 
 
 def test_interval_hierarchy_labels_are_read_as_half_open_ranges_without_the_hierarchy() -> None:

@@ -10,7 +10,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privacy_plugins.core.composition import intersection_attack
+from privacy_plugins.core.composition import covering_sets, intersection_attack
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.hierarchies.builders import interval_hierarchy, masking_hierarchy
 from privacy_plugins.core.history import PublishedRelease, ReleaseHistory, class_signature
@@ -53,8 +53,9 @@ def _covers(label: str, value: object, hierarchy: Hierarchy) -> bool:
 def _point_values(history: list[pd.DataFrame]) -> tuple[dict[tuple[int, str], set[str]], object]:
     """H(p) for every point of the domain (ages × zips), and the box of a class (a function of a row).
 
-    Per release, the values of the classes covering p (the all-``*`` class adds its values only where
-    another class covers p; a release covering p with no other class tells nothing), intersected.
+    Per release, the values of the classes covering p (a class whose labels are all ``*`` covers every
+    point; marked suppressed rows, all ``*`` with the value hidden, cover nobody; a release covering p with
+    no class tells nothing), intersected.
     """
     hierarchies = _hierarchies()
     points = list(itertools.product(AGES, ZIPS))
@@ -76,16 +77,16 @@ def _point_values(history: list[pd.DataFrame]) -> tuple[dict[tuple[int, str], se
     for point in points:
         held = set(DISEASES)
         for release in releases:
-            rows = [row for row in release if not _star(row) and point in box(row)]
+            rows = [row for row in release if not _marked(row) and point in box(row)]
             if rows:
-                stars = {str(row["disease"]) for row in release if _star(row)}
-                held &= {str(row["disease"]) for row in rows} | stars
+                held &= {str(row["disease"]) for row in rows}
         left[point] = held
     return left, box
 
 
-def _star(row: pd.Series) -> bool:
-    return all(str(row[q]) == "*" for q in QIS)
+def _marked(row: pd.Series) -> bool:
+    """A marked suppressed row: every QI ``*`` and the value hidden."""
+    return all(str(row[q]) == "*" for q in QIS) and str(row["disease"]) == "*"
 
 
 def oracle(history: list[pd.DataFrame], candidate: pd.DataFrame, l: int) -> list[bool]:
@@ -93,11 +94,11 @@ def oracle(history: list[pd.DataFrame], candidate: pd.DataFrame, l: int) -> list
     left, box = _point_values(history)
     broken = []
     for _, row in candidate.iterrows():
-        if _star(row):
+        if _marked(row):
             broken.append(False)
             continue
         mates = candidate[(candidate["age"] == row["age"]) & (candidate["zip"] == row["zip"])]
-        values = set(mates["disease"])
+        values = {str(m["disease"]) for _, m in mates.iterrows() if not _marked(m)}
         broken.append(any(len(left[p] & values) < min(l, len(left[p])) for p in box(row)))  # type: ignore[operator]
     return broken
 
@@ -107,10 +108,11 @@ def _release(draw: st.DrawFn) -> pd.DataFrame:
     rows = []
     for _ in range(n):
         age, zip_ = draw(st.sampled_from(AGE_LABELS)), draw(st.sampled_from(ZIP_LABELS))
+        marked = False
         if draw(st.integers(0, 5)) == 0:
-            age, zip_ = "*", "*"
+            age, zip_, marked = "*", "*", draw(st.booleans())  # an all-* class, or marked suppressed rows
         for disease in draw(st.sets(st.sampled_from(DISEASES), min_size=1, max_size=3)):
-            rows.append({"age": age, "zip": zip_, "disease": disease})
+            rows.append({"age": age, "zip": zip_, "disease": "*" if marked else disease})
     return pd.DataFrame(rows)
 
 
@@ -132,6 +134,32 @@ def test_the_domain_check_matches_a_point_by_point_oracle(
     guard = DomainGuard(signatures, QIS, {"disease": l}, _hierarchies())
     assert guard.breaks(candidate).tolist() == found.tolist()
     assert guard.breaks(candidate.iloc[::-1]).tolist() == found.tolist()[::-1]  # remembered per class
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_sequences())
+def test_the_gate_and_the_attack_read_releases_alike(sequence: tuple[list[pd.DataFrame], pd.DataFrame, int]) -> None:
+    """One definition of what a release tells (all-``*`` classes and marked suppressed rows included).
+
+    The naive H(p) above is the intersection attack's at every point of the domain, and a candidate the domain
+    check passes leaves every point at least min(l, |H(p)|) values under the attack. Before, the check skipped a
+    class whose labels are all ``*`` while the attack read it as covering everyone."""
+    history, candidate, l = sequence
+    points = list(itertools.product(AGES, ZIPS))
+    left, _ = _point_values(history)
+    sets = covering_sets(pd.DataFrame(points, columns=QIS), [*history, candidate], QIS, "disease", _hierarchies())
+    labels = np.asarray(sets.labels, dtype=object)
+
+    def values(members: range) -> list[set[str]]:
+        held = np.logical_and.reduce([sets.held[m] for m in members])
+        return [set(labels[row]) for row in held]
+
+    before = values(range(len(history)))
+    assert before == [left[p] & set(labels) for p in points]
+    signatures = [class_signature(release, QIS, ["disease"]) for release in history]
+    if not domain_breaks(signatures, candidate, QIS, {"disease": l}, _hierarchies()).any():
+        after = values(range(len(history) + 1))
+        assert all(len(a) >= min(l, len(b)) for a, b in zip(after, before, strict=True))
 
 
 def _history(*published: pd.DataFrame) -> ReleaseHistory:

@@ -62,7 +62,8 @@ def test_each_publish_appends_its_classes_and_only_published_labels(tmp_path: Pa
 
 
 def _disclosing_history(spec: ReleaseSpec) -> dict[str, pd.DataFrame]:
-    """Two earlier 'releases' that, intersected, leave every record one disease: any candidate fails."""
+    """Two earlier 'releases' that, intersected, leave every record one disease the source never holds: any
+    candidate fails (their incomes are hidden: they tell nothing about income)."""
     star = dict.fromkeys(spec.quasi_identifiers, "*")
 
     def release(values: list[str]) -> pd.DataFrame:
@@ -70,11 +71,11 @@ def _disclosing_history(spec: ReleaseSpec) -> dict[str, pd.DataFrame]:
         return pd.DataFrame(rows).assign(**{COUNT: 300})
 
     empty = read_history(spec, open_destination(spec.destination))
-    first = appended_tables(spec, empty, run_id="r1", classes=release(["flu", "asthma"]), transformation={})
+    first = appended_tables(spec, empty, run_id="r1", classes=release(["smallpox", "asthma"]), transformation={})
     from privacy_plugins.release.history_store import history_from_tables
 
     grown = history_from_tables(spec, first)
-    return appended_tables(spec, grown, run_id="r2", classes=release(["flu", "diabetes"]), transformation={})
+    return appended_tables(spec, grown, run_id="r2", classes=release(["smallpox", "diabetes"]), transformation={})
 
 
 def test_a_candidate_that_the_history_undoes_is_blocked_and_nothing_changes(tmp_path: Path) -> None:
@@ -85,7 +86,7 @@ def test_a_candidate_that_the_history_undoes_is_blocked_and_nothing_changes(tmp_
     assert not result.passed
     failed = {c.name: c for c in result.check.checks if not c.passed} if result.check else {}
     assert "composition" in failed, result.failure
-    assert failed["composition"].observed > 0  # the history leaves only "flu": a class without it empties it
+    assert failed["composition"].observed > 0  # the history leaves only "smallpox": every class empties it
     assert read_published(spec.destination) is None
     assert len(_history(spec)) == 2
 
@@ -107,7 +108,7 @@ def test_the_cli_exits_1_for_a_composition_failure_and_history_lists_it(tmp_path
     assert [r["run_id"] for r in report["releases"]] == ["r1", "r2"]
     disease = next(a for a in report["attacks"] if a["sensitive_attribute"] == "disease")
     assert disease["overall"]["below_l"] == disease["records"] == 600
-    assert "flu" not in listed.stdout  # counts only
+    assert "smallpox" not in listed.stdout  # counts only
 
 
 @pytest.mark.parametrize("kind", sorted(DESTINATIONS))

@@ -33,8 +33,7 @@ from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, bo
 from privacy_plugins.core.anonymize.mondrian import _labels
 from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.coverage import STAR
-from privacy_plugins.core.history_boxes import BoxRule
-from privacy_plugins.core.models import PrivacyModel
+from privacy_plugins.core.history_boxes import BoxRule, box_rules
 
 __all__ = ["BoxRepair", "box_rules", "repair_boxes"]
 
@@ -59,11 +58,6 @@ class BoxRepair:
     left_out: int = 0
 
 
-def box_rules(models: Sequence[PrivacyModel]) -> list[BoxRule]:
-    """The box rules the models ask (none without ``history: {protect: domain}``)."""
-    return [rule for rule in (model.box_rule() for model in models) if rule is not None]
-
-
 def repair_boxes(
     space: CostSpace,
     coded: Sequence[tuple[Dimension, np.ndarray]],
@@ -80,8 +74,9 @@ def repair_boxes(
     """``group`` (a cluster per row of ``frame``; -1: left out) with clusters merged until their boxes meet ``rules``.
 
     The clusters come back numbered densely from 0 (-1 stays -1). A cluster still breaking a rule whose
-    labels are all ``*`` (the gate reads such a class as suppressed rows and cannot judge it, see
-    :mod:`~privacy_plugins.core.history_boxes`) is left out (-1) when at most ``leave_out`` records are.
+    labels are all ``*`` is left out (-1) when at most ``leave_out`` records are: its box is the whole
+    domain, which no merge shrinks, so only leaving it out repairs it (what the release's (c) would do;
+    the gate judges such a class like any other, :mod:`~privacy_plugins.core.coverage`).
 
     ``coded`` are the QIs as the algorithm publishes them (``space``'s dimensions and their code labels).
     """
@@ -131,7 +126,7 @@ def repair_boxes(
             break
         group[rows] = new
     group[rows] = _dense(group[rows])[0]
-    if stats.left and leave_out > 0:  # a class published all-* is one the gate cannot judge: never publish it
+    if stats.left and leave_out > 0:  # an all-* box breaking the rule: no merge repairs it
         ids, n = _dense(group[rows])
         low, high = boxes(codes, ids, n)
         starred = (_box_labels(coded, qis, low, high).astype(str) == STAR).all(axis=1).to_numpy()

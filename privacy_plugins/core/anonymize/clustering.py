@@ -431,7 +431,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
         (published, utility, classes, qi_codes), suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
-    elif (cluster < 0).any():  # an all-* class the domain rule left out (cluster_domain)
+    elif (cluster < 0).any():  # an all-* class breaking the domain rule, left out (cluster_domain)
         n_clusters = int(cluster.max()) + 1
         (published, utility, classes, qi_codes), suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
     else:

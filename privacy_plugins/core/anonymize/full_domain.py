@@ -42,10 +42,12 @@ from privacy_plugins.core.anonymize.generalization_lattice import (
     optimal_search,
     samarati_search,
 )
+from privacy_plugins.core.anonymize.lattice_boxes import breaking_classes
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, anonymize
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy
+from privacy_plugins.core.history_boxes import box_rules
 from privacy_plugins.core.metrics.information_loss import (
     UtilityMetrics,
     average_class_size,
@@ -189,6 +191,7 @@ def _suppressed_units(snapshot: Snapshot, node: Node, models: Sequence[PrivacyMo
     violating = np.zeros(classes.n_classes, dtype=bool)
     for model in models:
         violating |= model.violating_classes(classes)
+    violating |= breaking_classes(box_rules(models), snapshot, node, classes)
     return np.asarray(violating[classes.class_of_row], dtype=bool)
 
 

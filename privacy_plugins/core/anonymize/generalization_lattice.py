@@ -41,7 +41,9 @@ from typing import Literal
 
 import numpy as np
 
+from privacy_plugins.core.anonymize.lattice_boxes import breaking_classes
 from privacy_plugins.core.anonymize.snapshot import Snapshot
+from privacy_plugins.core.history_boxes import box_rules
 from privacy_plugins.core.metrics.information_loss import discernibility, generalization_costs
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import dense_key_limit
@@ -156,6 +158,8 @@ class LatticeSearch:
         self.relaxed = _relaxation(self.models, with_suppression=with_suppression)
         self.redistributing = [m for m in self.models if m.depends_on_table_distribution]
         self.bounding = [m for m in self.models if m.bounds_suppression]
+        #: Rules asked of each class's box (never monotone: judged on nodes the models pass, never pruned with).
+        self.box_rules = box_rules(self.models)
         self.relaxed_is_models = len(self.relaxed) == len(self.models) and all(
             r is m for r, m in zip(self.relaxed, self.models, strict=True)
         )
@@ -289,6 +293,9 @@ class LatticeSearch:
             model.suppression_bound(classes) > self.max_suppressed + 1e-9 * classes.n_rows
             for model in self.bounding
         )
+        if self.box_rules and suppressed <= self.max_suppressed:  # only a node the models pass can need it
+            violating = violating | breaking_classes(self.box_rules, self.snapshot, node, classes)
+            suppressed = int(classes.sizes[violating].sum())
         satisfied = suppressed <= self.max_suppressed and suppressed < classes.n_rows
         # Per-unit flags cost a pass over the units: only a satisfying node with
         # suppressed classes reads them (failing nodes, the most checked, never do).

@@ -60,6 +60,7 @@ from privacy_plugins.core.anonymize.partition_split import Dimension, partition_
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, anonymize
 from privacy_plugins.core.frame import EncodedColumn
 from privacy_plugins.core.hierarchies.hierarchy import Hierarchy, as_labels
+from privacy_plugins.core.history_boxes import BoxRule, box_rules
 from privacy_plugins.core.metrics.information_loss import UtilityMetrics, average_class_size, discernibility
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
@@ -179,6 +180,38 @@ def _labels(dimension: Dimension, code_labels: np.ndarray, low: np.ndarray, high
         dtype=object,
     )
     return text[inverse.ravel()]
+
+
+def _halves_breaking(
+    rules: Sequence[BoxRule],
+    coded: Sequence[tuple[Dimension, np.ndarray]],
+    quasi_identifiers: Sequence[Hashable],
+    frame: pd.DataFrame,
+    class_of_row: np.ndarray,
+    judged: np.ndarray,
+) -> np.ndarray:
+    """Per candidate cut: a half's box (its labels as they would be published) and values break one of ``rules``.
+
+    Only the ``judged`` candidates are looked at (the others are refused anyway). A refused cut
+    leaves the partition whole, as when a half misses a model; like the clustering algorithms'
+    refused merges, what still breaks a rule is left to the release's suppression (c).
+    """
+    rows = np.flatnonzero(class_of_row < 2 * judged.shape[0])
+    rows = rows[judged[class_of_row[rows] // 2]]
+    ids, halves = pd.factorize(class_of_row[rows], sort=True)
+    n = len(halves)
+    labels = pd.DataFrame(
+        {
+            qi: _labels(dimension, text, *_spans(ids, n, dimension.codes[rows]))
+            for qi, (dimension, text) in zip(quasi_identifiers, coded, strict=True)
+        }
+    )
+    bad = np.zeros(n, dtype=bool)
+    for rule in rules:
+        bad |= rule.breaks(labels, rule.held(frame[rule.attribute].to_numpy()[rows], ids, n))
+    broken = np.zeros(judged.shape[0], dtype=bool)
+    broken[np.asarray(halves)[bad] // 2] = True
+    return broken
 
 
 class PublishedGroups(NamedTuple):
@@ -320,12 +353,17 @@ class MondrianAnonymizer:
         model_frame = frame[list(request.model_columns)]
         encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
 
+        rules = box_rules(models)
+
         def allowed(class_of_row: np.ndarray, n_classes: int, n_candidates: int) -> np.ndarray:
             classes = EquivalenceClasses.from_class_ids(model_frame, qis, class_of_row, n_classes, encodings=encodings)
             bad = np.zeros(n_classes, dtype=bool)
             for model in models:
                 bad |= model.violating_classes(classes)
-            return np.asarray(~bad[: 2 * n_candidates].reshape(n_candidates, 2).any(axis=1), dtype=bool)
+            verdict = np.asarray(~bad[: 2 * n_candidates].reshape(n_candidates, 2).any(axis=1), dtype=bool)
+            if rules and verdict.any():
+                verdict &= ~_halves_breaking(rules, coded, qis, model_frame, class_of_row, verdict)
+            return verdict
 
         whole = EquivalenceClasses.from_class_ids(model_frame, qis, np.zeros(len(frame), dtype=np.int64), 1)
         for model in models:

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.composition import covering_sets
+from privacy_plugins.core.coverage import marked_suppressed
 from privacy_plugins.core.frame import encode_column
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, ReleaseHistory
@@ -151,19 +152,27 @@ class HistoryDiversity(PrivacyModel):
         return self.bound is None
 
     def is_monotonic(self, *, with_suppression: bool) -> bool:
-        """Monotone without suppression and without a share ``bound`` (shares can grow when classes merge)."""
-        return self.bound is None and not with_suppression
+        """Monotone without suppression, without a share ``bound`` and without ``domain``.
+
+        Shares can grow when classes merge; a coarser box also covers points no finer class did
+        (:mod:`~privacy_plugins.core.anonymize.lattice_boxes`).
+        """
+        return self.bound is None and not self.domain and not with_suppression
 
     def monotone_relaxation(self, *, with_suppression: bool) -> PrivacyModel | None:
-        """Without suppression, the distinct part alone; with it, distinct l-diversity (|H ∩ S| ≥ l ⇒ |S| ≥ l)."""
+        """Without suppression, the distinct record part; with it, distinct l-diversity (|H ∩ S| ≥ l ⇒ |S| ≥ l)."""
         if with_suppression:
             return DistinctLDiversity(self.sensitive_attribute, self.l)
-        return self if self.bound is None else replace(self, bound=None)
+        return self if self.is_monotonic(with_suppression=False) else replace(self, bound=None, domain=False)
 
     @cached_property
     def values(self) -> pd.Index:
         """The sensitive labels the history published (the bits of an encoded set), sorted."""
-        published = [as_labels(signature[self.sensitive_attribute]) for signature in self.history.signatures()]
+        qis, attribute = list(self.history.quasi_identifiers), self.sensitive_attribute
+        published = [  # marked suppressed rows publish no value (core/coverage.py)
+            as_labels(signature.loc[~marked_suppressed(signature, qis, attribute), attribute])
+            for signature in self.history.signatures()
+        ]
         if not published:
             return pd.Index([], dtype=object)
         return pd.Index(sorted(pd.unique(pd.concat(published, ignore_index=True).to_numpy(dtype=object))))
