@@ -97,7 +97,8 @@ domsearch26 (2026-11-27, load ~5), the domain rule inside the full-domain search
 the models pass, never pruned with) and Mondrian (cuts whose halves break it refused), same command:
 optimal A A R+s R+s 4/4, 0, 1.01 (was 2/4); mondrian A A A A 4/4, 0, 1.05 (was 3/4), about twice the
 CPU time. Default sizes with ``--deletions 0.2 --protect-domain``: optimal A A A A 4/4, 0, 1.03 (was
-A A F F); mondrian A A A A 4/4, 0, 1.06, 542 s wall at load ~5.
+A A F F); mondrian A A A A 4/4, 0, 1.06, 262 s wall, 146 s CPU at load ~5 (main, back to back:
+A A+s A+s A+s 4/4, 0, 1.04, 138 s wall, 79 s CPU).
 
 ``--check`` asserts the goals (0 below 2 values over all releases, those pinned before joining
 apart, and every release passed, NCP ratio ≤ 1.25) and exits 1 when one is missed.
