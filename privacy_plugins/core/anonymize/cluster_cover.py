@@ -195,11 +195,47 @@ class CoverJudge:
 
     def covering_blame(self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
         """Classes to blame for a covered record at risk (every record of the table is a target)."""
+        return self._blame(rows, group_of_row, n_groups)[0]
+
+    def over_share(self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> dict[int, np.ndarray]:
+        """Per blamed class, members (rows of the table) holding the value over a covered target's share bound.
+
+        As many as bring that value within the bound for the target that needs most
+        (⌈(N_v − b·ΣN) / (1 − b)⌉, ``core/history_share.py``'s count), at most the members holding it.
+        Leaving them out lowers the value over its share in the target's N(t), where a class's own
+        most frequent value may not be the one (a class blamed for a neighbour's target passes on
+        its members). Only share bounds give a hint; classes without one are absent.
+        """
+        _, value, need = self._blame(rows, group_of_row, n_groups)
+        blamed = np.flatnonzero(value >= 0)
+        if not blamed.shape[0]:
+            return {}
+        code = next(iter(self.attributes.values())).code[rows]
+        width = int(max(code.max(initial=0), value.max(initial=0))) + 1
+        key = group_of_row * width + code
+        order = np.argsort(key, kind="stable")
+        wanted = blamed * width + value[blamed]
+        low = np.searchsorted(key[order], wanted, side="left")
+        high = np.searchsorted(key[order], wanted, side="right")
+        take = np.minimum(high - low, need[blamed])
+        return {
+            int(c): rows[order[h - t : h]]
+            for c, h, t in zip(blamed.tolist(), high.tolist(), take.tolist(), strict=True)
+            if t > 0
+        }
+
+    def _blame(
+        self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Blamed classes; per class the value over a share bound (first attribute's code) of a target it is blamed
+        for (-1: none), and how many records of it that target needs left out."""
         bad = np.zeros(n_groups, dtype=bool)
+        over = np.full(n_groups, -1, dtype=np.int64)
+        need = np.zeros(n_groups, dtype=np.int64)
         low, high = self.extents(rows, group_of_row, n_groups)
         point, cls = self.pairs(low, high)
         if not point.shape[0]:
-            return bad
+            return bad, over, need
         n_points = self.points.shape[1]
         covered = np.bincount(point, minlength=n_points) > 0
         counts_of: dict[Hashable, np.ndarray] = {}
@@ -234,7 +270,14 @@ class CoverJudge:
             blamed_point = np.bincount(point[mine], minlength=n_points) > 0
             mine |= at & ~blamed_point[point]  # nobody alone: every class covering her
             bad[cls[mine]] = True
-        return bad
+            if bounds is not None and attribute is next(iter(self.attributes.values())):
+                hit = point[mine]
+                top, total, bound = totals[hit].max(axis=1), totals[hit].sum(axis=1), bounds[hit]
+                count = np.ceil((top - bound * total) / np.maximum(1.0 - bound, 1e-9) - 1e-9)
+                share = np.ceil(np.maximum(count, 1) / np.bincount(hit, minlength=n_points)[hit])  # split among
+                over[cls[mine]] = np.argmax(totals[hit], axis=1)  # the classes she blames
+                np.maximum.at(need, cls[mine], share.astype(np.int64))
+        return bad, over, need
 
 
 def covering(strict: Failing, dimensions: Sequence[Dimension], frame: pd.DataFrame,
