@@ -76,3 +76,26 @@ def test_the_pooling_pass_equals_the_pass_that_re_measures_everything_after_each
     found, found_changed = _pooled(space, strict, group.copy(), classes_of, recluster)
     assert found_changed == expected_changed
     assert found.tolist() == expected.tolist()
+
+
+def test_a_state_passing_on_members_is_returned_when_only_covered_records_still_fail() -> None:
+    from privacy_plugins.core.anonymize.cluster_suppress import suppress_failing
+    from privacy_plugins.errors import InfeasibleAnonymizationError
+
+    space = _space(np.array([[0, 1, 2, 3, 4, 5]]))
+    group = np.array([0, 0, 0, 1, 1, 1])
+
+    def covered(rows: np.ndarray, cls: np.ndarray, n_cls: int) -> np.ndarray:  # class 0 tips a covered record
+        return np.arange(n_cls) == 0
+
+    def on_members(rows: np.ndarray, cls: np.ndarray, n_cls: int) -> np.ndarray:
+        return np.zeros(n_cls, dtype=bool)
+
+    found = suppress_failing(space, covered, group, dense, max_suppressed=0, describe="x", members_only=on_members)
+    assert found.tolist() == group.tolist()  # nothing left out: (c) judges the covered records
+    try:
+        suppress_failing(space, covered, group, dense, max_suppressed=0, describe="x", members_only=covered)
+    except InfeasibleAnonymizationError:
+        pass
+    else:
+        raise AssertionError("a class failing on its members is never published")
