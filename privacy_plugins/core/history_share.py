@@ -99,10 +99,17 @@ def share_excess(
     for column in derived.columns.difference(frame.columns):  # what the models read, from the raw records
         frame[column] = derived[column].to_numpy()[rows]
 
+    judged: dict[tuple[int, bytes], bool] = {}  # (class, its rows left out) → verdict: targets share candidates
+
     def class_holds(c: int, drop: np.ndarray) -> bool:
         """Class ``c`` without the rows in ``drop`` still meets every model."""
-        here = coverage.members(c)
-        here = here[~drop[here]]
+        every = coverage.members(c)
+        key = (c, every[drop[every]].tobytes())
+        if key not in judged:
+            judged[key] = _holds(every[~drop[every]])
+        return judged[key]
+
+    def _holds(here: np.ndarray) -> bool:
         weights = coverage.weight[here].astype(np.int64) if weighted else None
         members = frame.iloc[here].reset_index(drop=True)
         single = np.zeros(here.shape[0], dtype=np.int64)
