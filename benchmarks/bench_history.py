@@ -330,7 +330,8 @@ def main() -> int:
             f"{worst:>10,} | {report.overall.below_l:>10,} | {pinned:>6,} | {deleted:>7,} | "
             f"{np.mean(ncp_history):>8.4f} | "
             f"{np.mean(ncp_independent):>9.4f} | {ratio:>5.2f} | {kept_ratio:>12.2f} | {history_seconds:>6.1f} | "
-            f"{independent_seconds:>7.1f} | {history_cpu:>8.1f} | {independent_cpu:>9.1f} | {attack_seconds:>8.1f} | {cells:>8,} | {narrowed:>8,} | "
+            f"{independent_seconds:>7.1f} | {history_cpu:>8.1f} | {independent_cpu:>9.1f} | {attack_seconds:>8.1f} | "
+            f"{cells:>8,} | {narrowed:>8,} | "
             f"{narrowing:>7,} | {cell_seconds:>7.1f}"
         )
         if below - pinned or passed < len(tables):

@@ -227,8 +227,11 @@ class CoverJudge:
     def _blame(
         self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Blamed classes; per class the value over a share bound (first attribute's code) of a target it is blamed
-        for (-1: none), and how many records of it that target needs left out."""
+        """Blamed classes; per class a value over a share bound of a target it is blamed for, and how many to leave out.
+
+        The value is the first attribute's code (-1: none); the count is that target's
+        ⌈(N_v − b·ΣN) / (1 − b)⌉ split among the classes she blames.
+        """
         bad = np.zeros(n_groups, dtype=bool)
         over = np.full(n_groups, -1, dtype=np.int64)
         need = np.zeros(n_groups, dtype=np.int64)

@@ -252,8 +252,10 @@ def _split_b(space: CostSpace, checker: _Checker, rows: np.ndarray, rng: np.rand
     return best
 
 
-def _strict_below(relaxed: _Checker, strict: _Checker, size: int) -> Callable[[np.ndarray, np.ndarray, int], np.ndarray]:
-    """Phase 1's test with suppression: a cluster misses when it misses the relaxation, or the strict models below ``size``.
+def _strict_below(
+    relaxed: _Checker, strict: _Checker, size: int
+) -> Callable[[np.ndarray, np.ndarray, int], np.ndarray]:
+    """Phase 1's test with suppression: a cluster misses the relaxation, or the strict models below ``size`` records.
 
     A cluster of the relaxation that breaks the strict models (a share over its bound) keeps
     merging until it has ``size`` records; phase 2 then cuts it under the strict models. So
@@ -271,7 +273,7 @@ def _strict_below(relaxed: _Checker, strict: _Checker, size: int) -> Callable[[n
 
 
 def _fewer_failing(strict: _Checker, rows: np.ndarray, part: np.ndarray, other: Callable[[], np.ndarray]) -> np.ndarray:
-    """``part`` (clusters of ``rows``), or ``other()`` when ``part`` leaves rows failing ``strict`` and it leaves fewer."""
+    """``part`` (clusters of ``rows``), or ``other()`` when ``part`` leaves rows failing ``strict`` and it fewer."""
     failing = strict(rows, part, int(part.max()) + 1)[part].sum()
     if not failing:
         return part
