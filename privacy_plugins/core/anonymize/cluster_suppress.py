@@ -11,19 +11,26 @@ suppression limit allows any record:
 
 1. the clusters are built with the strict models where a cluster grows or is cut (k-member's
    greedy growth, up to twice the smallest valid size, after which the relaxed test accepts it;
-   two-phase's splitting and record moves), and with the models'
+   two-phase's splitting — Mondrian's strict bisection, or the strict greedy growth when that
+   leaves fewer records failing — and record moves), and with the models'
    :meth:`~privacy_plugins.core.models.base.PrivacyModel.monotone_relaxation` where clusters
-   merge (two-phase's relaxing, the leftovers' repair);
+   merge (two-phase's relaxing, where a cluster breaking the strict models also keeps merging
+   until it has twice the smallest valid size, so that the splitting cuts it; the leftovers' repair);
 2. :func:`suppress_failing` first clusters each failing published class again with its nearest
    clusters (k-member growth under the strict models), kept when fewer records then fail; then
    it judges the strict models on the *published classes* (clusters with
    equal labels are one class) and, per failing class, leaves out the one record whose removal
    makes it pass (all classes tried at once, one member position per check); a class no single
-   removal repairs loses one record of its most frequent sensitive value (``values``) and is
-   judged again in the next round, and is left out whole only in the last round;
+   removal repairs loses one record of the value over the share of a covered target it is
+   blamed for (``towards``: :meth:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge.over_share`),
+   else of its most frequent sensitive value (``values``), and is judged again in the next
+   round (at most :data:`ROUNDS`), and is left out whole only in the last round;
 3. each record left out is offered to the clusters whose box already contains it (labels
    unchanged: no other class moves) and stays there when its class still passes; the others
-   are suppressed. Above the suppression limit the anonymization is infeasible.
+   are suppressed. Above the suppression limit the anonymization is infeasible — unless an
+   earlier state within the limit had every class pass the models on its own members
+   (``members_only``): that state is published, and the release's (c) leaves out the records of
+   the values over the covered targets' shares.
 
 ``strict`` is what the caller judges with: the clustering passes
 :class:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge`, which also judges every record
