@@ -55,6 +55,12 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     cover26 (the suppression pass judges every record a class covers, cluster_cover.py; load ~6-10):
     k-member A A+s A A 4/4, 0 below 2 values, 1.25 (354 s vs 22 s independent); two-phase A A A F
     3/4, 0, 1.31 over the passed (423 s vs 19 s).
+    leak26 (pooling keeps its boxes, share removals remember class verdicts, two-phase merges
+    strict-failing clusters to 2k, removals aim at the value over a covered target's share; load
+    4.5-5.3, CPU seconds history-aware vs independent, main f364ed8 back to back): two-phase
+    A A A A+s 4/4, 1 below 2 values (pinned), 1.36, 47.2 s vs 10.7 s (main: A A A F 3/4, 1.31 over
+    the passed, 58.1 s vs 11.7 s); k-member A A+s A A 4/4, 0, 1.25, 34.8 s vs 3.4 s (main: the same,
+    40.5 s vs 3.5 s).
 
 Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
 optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00. With --deletions 0.2: bucket 4/4, 59 (5 pinned, 54
