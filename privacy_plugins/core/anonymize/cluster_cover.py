@@ -38,7 +38,7 @@ from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.hierarchies import as_labels
 from privacy_plugins.core.models import PrivacyModel
 
-__all__ = ["CoverJudge", "covering"]
+__all__ = ["CoverJudge"]
 
 #: Candidate (point, class) pairs per chunk of the box join (bounds its memory).
 CHUNK = 4_000_000
@@ -281,12 +281,6 @@ class CoverJudge:
                 over[cls[mine]] = np.argmax(totals[hit], axis=1)  # the classes she blames
                 np.maximum.at(need, cls[mine], share.astype(np.int64))
         return bad, over, need
-
-
-def covering(strict: Failing, dimensions: Sequence[Dimension], frame: pd.DataFrame,
-             models: Sequence[PrivacyModel]) -> Failing:  # fmt: skip
-    """``strict`` and the covered records' verdict (:class:`CoverJudge`) as one :data:`Failing`."""
-    return CoverJudge(strict, dimensions, frame, models)
 
 
 def _node_extents(dimension: Dimension) -> tuple[np.ndarray, np.ndarray] | None:

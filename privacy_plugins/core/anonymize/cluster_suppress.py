@@ -142,7 +142,7 @@ def suppress_failing(
             group, changed = _pooled(space, strict, group, classes_of, recluster)
             if not changed:
                 break
-    on_members: np.ndarray | None = None  # the last state within the limit whose classes pass ``members``
+    on_members: np.ndarray | None = None  # the last state within the limit whose classes pass ``members_only``
     for round_ in range(ROUNDS):
         cls, n_cls = classes_of(np.where(out, -1, group))
         kept = np.flatnonzero(~out)
