@@ -273,7 +273,7 @@ def _strict_below(
 
 
 def _fewer_failing(strict: _Checker, rows: np.ndarray, part: np.ndarray, other: Callable[[], np.ndarray]) -> np.ndarray:
-    """``part`` (clusters of ``rows``); or ``other()`` when ``part`` leaves rows failing ``strict`` and it fewer."""
+    """``part``, or ``other()`` (clusters of ``rows`` too) when that leaves fewer rows failing ``strict``."""
     failing = strict(rows, part, int(part.max()) + 1)[part].sum()
     if not failing:
         return part
