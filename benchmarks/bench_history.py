@@ -60,7 +60,8 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     4.5-5.3, CPU seconds history-aware vs independent, main f364ed8 back to back): two-phase
     A A A A+s 4/4, 1 below 2 values (pinned), 1.36, 47.2 s vs 10.7 s (main: A A A F 3/4, 1.31 over
     the passed, 58.1 s vs 11.7 s); k-member A A+s A A 4/4, 0, 1.25, 34.8 s vs 3.4 s (main: the same,
-    40.5 s vs 3.5 s).
+    40.5 s vs 3.5 s). Default sizes (24,000-30,162), two-phase: A A A A+s 4/4, 2 below 2 values (both
+    pinned), 1.32, 872 CPU s vs 55.5 s (load 3-5; leakbound26: 2/4).
 
 Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
 optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00. With --deletions 0.2: bucket 4/4, 59 (5 pinned, 54
