@@ -42,9 +42,26 @@ class _Coverage:
     class_of_row: np.ndarray
     spare: np.ndarray  # records each class can lose and keep its smallest valid size
 
+    def __post_init__(self) -> None:
+        # Rows per class and classes per combination, sorted once: a target's covering rows are a gather.
+        self._class_rows = np.argsort(self.class_of_row, kind="stable")
+        n_classes = int(self.class_of_row.max()) + 1 if self.class_of_row.shape[0] else 0
+        self._class_start = np.searchsorted(self.class_of_row[self._class_rows], np.arange(n_classes + 1))
+        by_combo = np.argsort(self.combo, kind="stable")
+        self._combo_classes = self.cls[by_combo]
+        n_combos = int(self.combo_of.max()) + 1 if self.combo_of.shape[0] else 0
+        self._combo_start = np.searchsorted(self.combo[by_combo], np.arange(n_combos + 1))
+
     def covering(self, target: int) -> np.ndarray:
-        """Published rows of the classes covering ``target``."""
-        return np.isin(self.class_of_row, self.cls[self.combo == self.combo_of[self.position[target]]])
+        """Published rows of the classes covering ``target`` (indices, ascending)."""
+        combo = self.combo_of[self.position[target]]
+        classes = self._combo_classes[self._combo_start[combo] : self._combo_start[combo + 1]]
+        parts = [self._class_rows[self._class_start[c] : self._class_start[c + 1]] for c in classes.tolist()]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+    def members(self, c: int) -> np.ndarray:
+        """Published rows of class ``c`` (ascending)."""
+        return self._class_rows[self._class_start[c] : self._class_start[c + 1]]
 
 
 def share_excess(
@@ -82,9 +99,17 @@ def share_excess(
     for column in derived.columns.difference(frame.columns):  # what the models read, from the raw records
         frame[column] = derived[column].to_numpy()[rows]
 
+    judged: dict[tuple[int, bytes], bool] = {}  # (class, its rows left out) → verdict: targets share candidates
+
     def class_holds(c: int, drop: np.ndarray) -> bool:
         """Class ``c`` without the rows in ``drop`` still meets every model."""
-        here = np.flatnonzero((coverage.class_of_row == c) & ~drop)
+        every = coverage.members(c)
+        key = (c, every[drop[every]].tobytes())
+        if key not in judged:
+            judged[key] = _holds(every[~drop[every]])
+        return judged[key]
+
+    def _holds(here: np.ndarray) -> bool:
         weights = coverage.weight[here].astype(np.int64) if weighted else None
         members = frame.iloc[here].reset_index(drop=True)
         single = np.zeros(here.shape[0], dtype=np.int64)
@@ -141,10 +166,12 @@ class _ShareRule:
         self.value = model.values.get_indexer(labels)  # noqa: PD011 (the history's published labels)
 
     def counted(self, target: int, drop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The published rows still counted for ``target`` (covering, value in H(t)) and N(t)."""
+        """The published rows still counted for ``target`` (covering, value in H(t): indices) and N(t)."""
         at = self.coverage.position[target]
         value, weight = self.value, self.coverage.weight
-        left = self.coverage.covering(target) & (value >= 0) & self.sets[at][np.maximum(value, 0)] & ~drop
+        rows = self.coverage.covering(target)
+        here = value[rows]
+        left = rows[(here >= 0) & self.sets[at][np.maximum(here, 0)] & ~drop[rows]]
         return left, np.bincount(value[left], weights=weight[left], minlength=len(self.model.values))
 
     def within(self, target: int, drop: np.ndarray) -> bool:
@@ -168,10 +195,10 @@ class _ShareRule:
             if total <= 0 or counts[top] <= self.bound * total + TOLERANCE:
                 continue
             need = np.ceil((counts[top] - self.bound * total) / (1.0 - self.bound) - TOLERANCE)
-            own = np.isin(coverage.class_of_row, coverage.class_of_row[coverage.rows == target])
-            candidates = np.flatnonzero(left & (self.value == top) & (coverage.rows != target))
+            candidates = left[(self.value[left] == top) & (coverage.rows[left] != target)]
+            own = np.isin(coverage.class_of_row[candidates], coverage.class_of_row[coverage.rows == target])
             size = coverage.spare[coverage.class_of_row[candidates]]
-            for row in candidates[np.lexsort((-size, own[candidates]))].tolist():
+            for row in candidates[np.lexsort((-size, own))].tolist():
                 if need <= 0:
                     break
                 c, weight = coverage.class_of_row[row], coverage.weight[row]

@@ -147,10 +147,17 @@ def test_a_record_left_out_is_still_judged_by_the_classes_covering_her() -> None
     assert not _judge(without_her, model)(rows, group, 2).any()  # the members alone pass
 
 
-@pytest.mark.parametrize(("algorithm", "seed"), [("k-member", 0), ("two-phase", 1), ("two-phase", 9)])
-def test_the_clusterings_own_output_passes_the_gate_when_neighbours_overlap(algorithm: str, seed: int) -> None:
+@pytest.mark.parametrize(
+    ("algorithm", "seed", "limit"),
+    [("k-member", 0, 0.05), ("two-phase", 1, 0.05), ("two-phase", 9, 0.05), ("two-phase", 3, 0.03),
+     ("two-phase", 18, 0.03)],
+)  # fmt: skip
+def test_the_clusterings_own_output_passes_the_gate_when_neighbours_overlap(
+    algorithm: str, seed: int, limit: float
+) -> None:
     # On c430be5 the first two outputs left records whom a neighbouring class tipped over the bound (6 and 24
-    # at risk) and the third was infeasible within 5%; with 4 removal rounds (not 12) it still was.
+    # at risk) and the third was infeasible within 5%; with 4 removal rounds (not 12) it still was. On f364ed8
+    # the last two were infeasible within 3% (two-phase's relaxed merging left classes only removals repair).
     rng = np.random.default_rng(seed)
     source = pd.DataFrame(
         {
@@ -163,8 +170,8 @@ def test_the_clusterings_own_output_passes_the_gate_when_neighbours_overlap(algo
     first = anonymize(source.iloc[:200], algorithm=algorithm, models=MODELS, **options)
     history = ReleaseHistory("w", tuple(QIS), ("disease",)).appended(_entry(first.table))
     models = [*MODELS, *history_models(MODELS, history, HIERARCHIES)]
-    result = anonymize(source, algorithm=algorithm, models=models, suppression_limit=0.05, **options)
-    assert result.suppressed <= int(0.05 * 260)
+    result = anonymize(source, algorithm=algorithm, models=models, suppression_limit=limit, **options)
+    assert result.suppressed <= int(limit * 260)
     assert all(check.passed for check in result.models)
     assert composition_check(source, result.table, history, models, hierarchies=HIERARCHIES).passed
     assert _naive_at_risk(source, [first.table], result.table) == []
@@ -191,3 +198,16 @@ def test_the_cover_join_finds_exactly_the_points_inside_each_extent_also_when_re
         assert sorted(zip(point.tolist(), cls.tolist(), strict=True)) == sorted(zip(*np.nonzero(inside), strict=True))
         # every class covers its own members' points
         assert inside[judge.point_of_row, group].all()
+
+
+def test_a_blamed_neighbour_gives_up_the_value_over_her_share_not_its_own_most_frequent() -> None:
+    frame, model, _ = _tipped()
+    # The neighbour (class 1) holds two colds and one flu: its most frequent value is cold, but what tips
+    # her N = {flu: 2, hiv: 1} over the bound is its flu (cold is not in her H = {flu, hiv}).
+    frame = pd.concat([frame, frame.iloc[[2]].assign(age=23)], ignore_index=True)
+    group = np.array([0, 0, 1, 1, 1])
+    judge = _judge(frame, model)
+    assert judge(np.arange(5), group, 2).tolist() == [False, True]
+    hint = judge.over_share(np.arange(5), group, 2)
+    assert {c: rows.tolist() for c, rows in hint.items()} == {1: [3]}  # the flu, one record is enough
+    assert frame.loc[3, "disease"] == "flu"

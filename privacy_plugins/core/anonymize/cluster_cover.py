@@ -38,7 +38,7 @@ from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.hierarchies import as_labels
 from privacy_plugins.core.models import PrivacyModel
 
-__all__ = ["CoverJudge", "covering"]
+__all__ = ["CoverJudge"]
 
 #: Candidate (point, class) pairs per chunk of the box join (bounds its memory).
 CHUNK = 4_000_000
@@ -195,11 +195,50 @@ class CoverJudge:
 
     def covering_blame(self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
         """Classes to blame for a covered record at risk (every record of the table is a target)."""
+        return self._blame(rows, group_of_row, n_groups)[0]
+
+    def over_share(self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> dict[int, np.ndarray]:
+        """Per blamed class, members (rows of the table) holding the value over a covered target's share bound.
+
+        As many as bring that value within the bound for the target that needs most
+        (⌈(N_v − b·ΣN) / (1 − b)⌉, ``core/history_share.py``'s count), at most the members holding it.
+        Leaving them out lowers the value over its share in the target's N(t), where a class's own
+        most frequent value may not be the one (a class blamed for a neighbour's target passes on
+        its members). Only share bounds give a hint; classes without one are absent.
+        """
+        _, value, need = self._blame(rows, group_of_row, n_groups)
+        blamed = np.flatnonzero(value >= 0)
+        if not blamed.shape[0]:
+            return {}
+        code = next(iter(self.attributes.values())).code[rows]
+        width = int(max(code.max(initial=0), value.max(initial=0))) + 1
+        key = group_of_row * width + code
+        order = np.argsort(key, kind="stable")
+        wanted = blamed * width + value[blamed]
+        low = np.searchsorted(key[order], wanted, side="left")
+        high = np.searchsorted(key[order], wanted, side="right")
+        take = np.minimum(high - low, need[blamed])
+        return {
+            int(c): rows[order[h - t : h]]
+            for c, h, t in zip(blamed.tolist(), high.tolist(), take.tolist(), strict=True)
+            if t > 0
+        }
+
+    def _blame(
+        self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Blamed classes; per class a value over a share bound of a target it is blamed for, and how many to leave out.
+
+        The value is the first attribute's code (-1: none); the count is that target's
+        ⌈(N_v − b·ΣN) / (1 − b)⌉ split among the classes she blames.
+        """
         bad = np.zeros(n_groups, dtype=bool)
+        over = np.full(n_groups, -1, dtype=np.int64)
+        need = np.zeros(n_groups, dtype=np.int64)
         low, high = self.extents(rows, group_of_row, n_groups)
         point, cls = self.pairs(low, high)
         if not point.shape[0]:
-            return bad
+            return bad, over, need
         n_points = self.points.shape[1]
         covered = np.bincount(point, minlength=n_points) > 0
         counts_of: dict[Hashable, np.ndarray] = {}
@@ -234,13 +273,14 @@ class CoverJudge:
             blamed_point = np.bincount(point[mine], minlength=n_points) > 0
             mine |= at & ~blamed_point[point]  # nobody alone: every class covering her
             bad[cls[mine]] = True
-        return bad
-
-
-def covering(strict: Failing, dimensions: Sequence[Dimension], frame: pd.DataFrame,
-             models: Sequence[PrivacyModel]) -> Failing:  # fmt: skip
-    """``strict`` and the covered records' verdict (:class:`CoverJudge`) as one :data:`Failing`."""
-    return CoverJudge(strict, dimensions, frame, models)
+            if bounds is not None and attribute is next(iter(self.attributes.values())):
+                hit = point[mine]
+                top, total, bound = totals[hit].max(axis=1), totals[hit].sum(axis=1), bounds[hit]
+                count = np.ceil((top - bound * total) / np.maximum(1.0 - bound, 1e-9) - 1e-9)
+                share = np.ceil(np.maximum(count, 1) / np.bincount(hit, minlength=n_points)[hit])  # split among
+                over[cls[mine]] = np.argmax(totals[hit], axis=1)  # the classes she blames
+                np.maximum.at(need, cls[mine], share.astype(np.int64))
+        return bad, over, need
 
 
 def _node_extents(dimension: Dimension) -> tuple[np.ndarray, np.ndarray] | None:

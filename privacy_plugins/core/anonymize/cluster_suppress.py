@@ -11,19 +11,26 @@ suppression limit allows any record:
 
 1. the clusters are built with the strict models where a cluster grows or is cut (k-member's
    greedy growth, up to twice the smallest valid size, after which the relaxed test accepts it;
-   two-phase's splitting and record moves), and with the models'
+   two-phase's splitting — Mondrian's strict bisection, or the strict greedy growth when that
+   leaves fewer records failing — and record moves), and with the models'
    :meth:`~privacy_plugins.core.models.base.PrivacyModel.monotone_relaxation` where clusters
-   merge (two-phase's relaxing, the leftovers' repair);
+   merge (two-phase's relaxing, where a cluster breaking the strict models also keeps merging
+   until it has twice the smallest valid size, so that the splitting cuts it; the leftovers' repair);
 2. :func:`suppress_failing` first clusters each failing published class again with its nearest
    clusters (k-member growth under the strict models), kept when fewer records then fail; then
    it judges the strict models on the *published classes* (clusters with
    equal labels are one class) and, per failing class, leaves out the one record whose removal
    makes it pass (all classes tried at once, one member position per check); a class no single
-   removal repairs loses one record of its most frequent sensitive value (``values``) and is
-   judged again in the next round, and is left out whole only in the last round;
+   removal repairs loses one record of the value over the share of a covered target it is
+   blamed for (``towards``: :meth:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge.over_share`),
+   else of its most frequent sensitive value (``values``), and is judged again in the next
+   round (at most :data:`ROUNDS`), and is left out whole only in the last round;
 3. each record left out is offered to the clusters whose box already contains it (labels
    unchanged: no other class moves) and stays there when its class still passes; the others
-   are suppressed. Above the suppression limit the anonymization is infeasible.
+   are suppressed. Above the suppression limit the anonymization is infeasible — unless an
+   earlier state within the limit had every class pass the models on its own members
+   (``members_only``): that state is published, and the release's (c) leaves out the records of
+   the values over the covered targets' shares.
 
 ``strict`` is what the caller judges with: the clustering passes
 :class:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge`, which also judges every record
@@ -60,7 +67,7 @@ __all__ = [
 Coded = tuple[Dimension, np.ndarray]
 
 #: Rounds of single-record removals before failing classes are left out whole.
-ROUNDS = 12
+ROUNDS = 48
 #: Covering clusters offered to each record left out.
 OFFERS = 4
 
@@ -70,6 +77,8 @@ POOLINGS = 8
 
 #: ``classes_of(group) -> (class_of_row, n_classes)``: published classes of the rows with ``group >= 0``.
 ClassesOf = Callable[[np.ndarray], tuple[np.ndarray, int]]
+#: ``towards(rows, class_of_row, n_classes) -> {class: rows to leave out first}`` (classes no single removal repairs).
+Towards = Callable[[np.ndarray, np.ndarray, int], dict[int, np.ndarray]]
 #: ``recluster(rows) -> (group per row (local ids), rows in clusters that fail)``: the rows clustered again.
 Recluster = Callable[[np.ndarray], tuple[np.ndarray, int]]
 
@@ -103,16 +112,28 @@ def suppress_failing(
     recluster: Recluster | None = None,
     values: np.ndarray | None = None,
     min_size: int = 1,
+    towards: Towards | None = None,
+    members_only: Failing | None = None,
 ) -> np.ndarray:
     """``group`` (a cluster per row) with -1 for the records left out so that every published class passes ``strict``.
 
     First each failing class is clustered again with its :data:`NEIGHBOURS` nearest clusters
     (``recluster``; passes while one still helps, at most :data:`POOLINGS`), kept when fewer of
     the pool's records then fail;
-    then the removals and offers of the module docstring.
+    then the removals and offers of the module docstring. A class no single removal repairs
+    first loses ``towards``'s record for it (the value over a covered target's share) when there
+    is one, else one of its most frequent value (``values``).
+
+    When the limit is reached before every class passes ``strict`` but an earlier state within
+    the limit had every class pass ``members_only`` (the models on the class's own members, what
+    the anonymizer's output is re-measured with), that state is returned: the records it still
+    leaves at risk are covered by classes that pass on their members, and the release's (c)
+    (:func:`~privacy_plugins.core.history_share.share_excess`) leaves out exactly the records of
+    the value over their share.
 
     Raises:
-        InfeasibleAnonymizationError: more than ``max_suppressed`` records would be left out.
+        InfeasibleAnonymizationError: more than ``max_suppressed`` records would be left out (and no
+            state within the limit passes ``members_only``).
     """
     group = group.copy()
     out = np.zeros(group.shape[0], dtype=bool)
@@ -121,17 +142,23 @@ def suppress_failing(
             group, changed = _pooled(space, strict, group, classes_of, recluster)
             if not changed:
                 break
+    on_members: np.ndarray | None = None  # the last state within the limit whose classes pass ``members_only``
     for round_ in range(ROUNDS):
         cls, n_cls = classes_of(np.where(out, -1, group))
         kept = np.flatnonzero(~out)
         bad = strict(kept, cls[kept], n_cls)
         if not bad.any():
             return np.where(out, -1, group)
-        members = _members(cls, np.flatnonzero(bad))
-        fixed = _single_removals(strict, out, cls, n_cls, members)
-        for c, rows in members.items():
+        if members_only is not None and not members_only(kept, cls[kept], n_cls).any():
+            on_members = np.where(out, -1, group)
+        failing = _members(cls, np.flatnonzero(bad))
+        fixed = _single_removals(strict, out, cls, n_cls, failing)
+        hint = towards(kept, cls[kept], n_cls) if towards is not None and len(fixed) < len(failing) else None
+        for c, rows in failing.items():
             if c in fixed:
                 out[fixed[c]] = True
+            elif hint and c in hint and round_ < ROUNDS - 1 and rows.shape[0] > min_size:
+                out[hint[c][-1]] = True  # the value over a covered target's share
             elif values is not None and round_ < ROUNDS - 1 and rows.shape[0] > min_size:
                 out[_most_frequent(rows, values)] = True  # towards balance; whole only in the last round
             else:
@@ -146,6 +173,8 @@ def suppress_failing(
         if not bad.any():
             return np.where(out, -1, group)
         out[kept[bad[cls[kept]]]] = True
+    if on_members is not None:  # what only covered records still need is left to the release's suppression (c)
+        return on_members
     raise InfeasibleAnonymizationError(
         f"{describe}: the clusters meet it only with more than {max_suppressed} records suppressed "
         "(the suppression limit); raise the limit or relax the requirement"
@@ -153,35 +182,56 @@ def suppress_failing(
 
 
 def _pooled(
-    space: CostSpace, strict: Failing, group: np.ndarray, classes_of: ClassesOf, recluster: Recluster
+    space: CostSpace,
+    strict: Failing,
+    group: np.ndarray,
+    classes_of: ClassesOf,
+    recluster: Recluster,
 ) -> tuple[np.ndarray, bool]:
-    """Each failing class with its nearest clusters, clustered again when fewer of the pool's records then fail."""
+    """One pass: each failing class with its nearest clusters, clustered again when fewer of the pool's records fail.
+
+    Boxes and members are measured once per pass and kept up to date as pools are clustered
+    again (new clusters take new ids; the ids are made dense at the end of the pass, which keeps
+    their order), so the result is the one of judging and boxing the whole table after each change.
+    """
     cls, n_cls = classes_of(group)
     every = np.arange(group.shape[0], dtype=np.int64)
     bad = strict(every, cls, n_cls)
     changed = False
+    n_groups = int(group.max()) + 1
+    low, high = boxes(space.codes, group, n_groups)
+    size = np.bincount(group, minlength=n_groups)
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], np.arange(n_groups + 1))
+    members = [order[starts[g] : starts[g + 1]] for g in range(n_groups)]
     first = np.unique(cls, return_index=True)[1]
     for representative in first[bad[cls[first]]].tolist():  # one row per failing class (ids move below)
-        here = np.flatnonzero(cls == cls[representative])
-        n_groups = int(group.max()) + 1
-        low, high = boxes(space.codes, group, n_groups)
-        mine = np.unique(group[here])
+        mine = np.unique(group[cls == cls[representative]])
         own_low, own_high = low[:, mine].min(axis=1), high[:, mine].max(axis=1)
         joined = space.box_costs(np.minimum(low, own_low[:, None]), np.maximum(high, own_high[:, None]))
         joined[mine] = np.inf
-        joined[np.bincount(group, minlength=n_groups) == 0] = np.inf
+        joined[size == 0] = np.inf
         near = np.argsort(joined, kind="stable")[:NEIGHBOURS]
         near = near[np.isfinite(joined[near])]
-        pool = np.flatnonzero(np.isin(group, np.concatenate([mine, near])))
+        pool = np.sort(np.concatenate([members[g] for g in np.concatenate([mine, near]).tolist()]))
         local, failing = recluster(pool)
         before = int(bad[cls[pool]].sum())
         if failing < before:
             changed = True
+            n_new = int(local.max()) + 1
             group[pool] = n_groups + local
-            _, dense_ids = np.unique(group, return_inverse=True)
-            group = np.asarray(dense_ids, dtype=np.int64).ravel()
+            size[np.concatenate([mine, near])] = 0
+            new_low, new_high = boxes(space.codes[:, pool], local, n_new)
+            low, high = np.concatenate([low, new_low], axis=1), np.concatenate([high, new_high], axis=1)
+            size = np.concatenate([size, np.bincount(local, minlength=n_new)])
+            by_local = np.argsort(local, kind="stable")
+            cut = np.searchsorted(local[by_local], np.arange(n_new + 1))
+            members.extend(pool[by_local[cut[g] : cut[g + 1]]] for g in range(n_new))
+            n_groups += n_new
             cls, n_cls = classes_of(group)  # labels moved: classes again (ids of later failing ones may shift)
             bad = strict(every, cls, n_cls)
+    if changed:
+        group = dense(group)[0]
     return group, changed
 
 

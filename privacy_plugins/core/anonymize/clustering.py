@@ -113,7 +113,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizationResult,
     AnonymizedTable,
 )
-from privacy_plugins.core.anonymize.cluster_cover import covering
+from privacy_plugins.core.anonymize.cluster_cover import CoverJudge
 from privacy_plugins.core.anonymize.cluster_domain import box_rules, repair_boxes
 from privacy_plugins.core.anonymize.cluster_greedy import (
     CostSpace,
@@ -296,6 +296,35 @@ def _split_all_b(
     return new, n_big
 
 
+def _strict_below(
+    relaxed: _Checker, strict: _Checker, size: int
+) -> Callable[[np.ndarray, np.ndarray, int], np.ndarray]:
+    """Phase 1's test with suppression: a cluster misses the relaxation, or the strict models below ``size`` records.
+
+    A cluster of the relaxation that breaks the strict models (a share over its bound) keeps
+    merging until it has ``size`` records; phase 2 then cuts it under the strict models. So
+    fewer of the published classes break a share that only removals repair.
+    """
+
+    def failing(rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
+        bad = np.asarray(relaxed(rows, group_of_row, n_groups), dtype=bool).copy()
+        below = np.bincount(group_of_row, minlength=n_groups)[:n_groups] < size
+        if (below & ~bad).any():
+            bad |= below & np.asarray(strict(rows, group_of_row, n_groups), dtype=bool)
+        return bad
+
+    return failing
+
+
+def _fewer_failing(strict: _Checker, rows: np.ndarray, part: np.ndarray, other: Callable[[], np.ndarray]) -> np.ndarray:
+    """``part``, or ``other()`` (clusters of ``rows`` too) when that leaves fewer rows failing ``strict``."""
+    failing = strict(rows, part, int(part.max()) + 1)[part].sum()
+    if not failing:
+        return part
+    second = other()
+    return second if strict(rows, second, int(second.max()) + 1)[second].sum() < failing else part
+
+
 #: Records per k-member block: greedy k-member is quadratic, so larger tables are cut first and each block is
 #: clustered alone (:mod:`.block_path`), at a cost in NCP (Adult k = 10: 0.0654 in one block, 0.0715 in two,
 #: 0.0857 in four; ×4: 0.0267 / 0.0363 in 4).
@@ -347,7 +376,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                                   stats=stats, progress=phase1_progress, by_size=checker.by_size,
                                   strict=strict if suppressing else None)  # fmt: skip
     else:
-        cluster = merge_clusters(space, checker, every, rng, min_size=min_size, stats=stats, progress=phase1_progress,
+        merging = _strict_below(checker, strict, 2 * min_size) if suppressing else checker
+        cluster = merge_clusters(space, merging, every, rng, min_size=min_size, stats=stats, progress=phase1_progress,
                                  by_size=checker.by_size)  # fmt: skip
     after_phase1 = int(cluster.max()) + 1
     phase1_sizes = np.bincount(cluster)
@@ -377,6 +407,10 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                                            strict=strict if suppressing else None)  # fmt: skip
                 else:  # a cut is kept when both halves pass every model, strictly
                     part = _split_b(space, strict, rows, rng)
+                    if suppressing:  # halves still breaking a share: the strict greedy growth when it leaves fewer
+                        part = _fewer_failing(strict, rows, part, lambda rows=rows: greedy_clusters(
+                            space, checker, rows, rng, min_size=min_size, relax=False, diversity=diversity,
+                            stats=stats, strict=strict))  # fmt: skip
             else:
                 part = np.zeros(rows.shape[0], dtype=np.int64)
             new[rows] = part + next_id
@@ -417,7 +451,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             return part, int(failing[part].sum())
 
         try:
-            judge = covering(strict, space.dimensions, frame, request.models)  # covered records too, as the gate
+            judge = CoverJudge(strict, space.dimensions, frame, request.models)  # covered records too, as the gate
             # Classes no single removal repairs first lose their most frequent value of this attribute.
             shared = [m.sensitive_attribute for m in request.models if not m.repaired_by_merging]
             values = None
@@ -426,7 +460,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             cluster = suppress_failing(space, judge, cluster, published_classes(coded),
                                        max_suppressed=request.max_suppressed,
                                        describe=", ".join(map(str, request.models)), recluster=recluster,
-                                       values=values, min_size=min_size)  # fmt: skip
+                                       values=values, min_size=min_size, towards=judge.over_share,
+                                       members_only=strict)  # fmt: skip
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
