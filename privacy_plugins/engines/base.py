@@ -116,6 +116,7 @@ class EngineTable(Protocol):
 
     def uncache(self) -> None:
         """Free what the engine keeps computed for this table (Spark: the persisted blocks); nothing by default."""
+        return None
 
     def batches(self, size: int) -> Iterator[pd.DataFrame]:
         """The rows, ``size`` at a time (to stream them to a destination outside the engine)."""

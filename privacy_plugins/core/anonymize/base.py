@@ -421,7 +421,7 @@ def verify(
                 raise VerificationError(f"{algorithm}: {exc}") from None
         else:
             recheck = _published_classes(output, request.quasi_identifiers, algorithm=algorithm)
-    accounting = {
+    accounting: dict[str, Any] = {
         "rows_in": rows_in,
         "rows_out": rows_out,
         "suppressed": output.suppressed,

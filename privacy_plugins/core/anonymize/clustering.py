@@ -102,6 +102,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -408,9 +409,9 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                 else:  # a cut is kept when both halves pass every model, strictly
                     part = _split_b(space, strict, rows, rng)
                     if suppressing:  # halves still breaking a share: the strict greedy growth when it leaves fewer
-                        part = _fewer_failing(strict, rows, part, lambda rows=rows: greedy_clusters(
-                            space, checker, rows, rng, min_size=min_size, relax=False, diversity=diversity,
-                            stats=stats, strict=strict))  # fmt: skip
+                        greedy = partial(greedy_clusters, space, checker, rows, rng, min_size=min_size, relax=False,
+                                         diversity=diversity, stats=stats, strict=strict)  # fmt: skip
+                        part = _fewer_failing(strict, rows, part, greedy)
             else:
                 part = np.zeros(rows.shape[0], dtype=np.int64)
             new[rows] = part + next_id
