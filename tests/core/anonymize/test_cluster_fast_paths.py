@@ -225,3 +225,27 @@ def test_compiled_unit_and_dissolution_prices_are_numpys(records: list[tuple[int
     )
     assert nearest[0].tolist() == union.min(axis=1).tolist() and compiled_added.tolist() == added.tolist()
     assert row_at.tolist() == np.argmin(added, axis=1).tolist() and row_min.tolist() == added.min(axis=1).tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_prices_kept_across_a_dissolve_round_make_the_moves_of_fresh_prices(seed: int) -> None:
+    # Issue 28: after a dissolve round the units keep their prices (renumbered); those pointing at a
+    # cluster that took records or was dissolved are priced afresh, the others compare with the grown
+    # clusters. Clusters of k in input order over a wide age range: several dissolutions, then moves.
+    rng = np.random.default_rng(seed)
+    n, k = 240, 3
+    df = pd.DataFrame({"age": rng.integers(0, 60, n), "color": rng.choice(COLOR.leaves, n)})
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    start = np.minimum(np.arange(n) // k, n // k - 1)
+
+    def failing(rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        return np.asarray(np.bincount(group, minlength=n_groups) < k, dtype=bool)
+
+    out = {}
+    for reuse in (True, False):
+        stats = RefineStats()
+        group = refine_clusters(space, failing, np.arange(n), start, np.random.default_rng(seed), min_size=k,
+                                rounds=60, limit=8, dissolve=4, stats=stats, reuse=reuse)  # fmt: skip
+        out[reuse] = (group.tolist(), stats.rounds, stats.moves, stats.dissolved, stats.undone)
+    assert out[True][3] > 0  # dissolutions happened (and rounds after them)
+    assert out[True] == out[False]
