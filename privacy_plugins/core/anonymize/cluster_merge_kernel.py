@@ -129,7 +129,9 @@ def _link(
 
 
 @_inline
-def _bucket_own(low: Any, high: Any, c: int, flat: Any, offsets: Any, strides: Any, two: bool) -> float:  # pragma: no cover
+def _bucket_own(
+    low: Any, high: Any, c: int, flat: Any, offsets: Any, strides: Any, two: bool
+) -> float:  # pragma: no cover
     """Cluster ``c``'s cost on the bucket QIs (once per scan or offer, not per bucket)."""
     own = 0.0
     for q in range(2 if two else 1):
