@@ -511,7 +511,7 @@ def _dissolve_round(
             plans.append((a, members, targets))
             touched[a] = True
             touched[changed] = True
-        if changed:  # the span rows follow the boxes kept (or restored)
+        if ok and changed:  # the span rows follow the boxes kept (a failed walk restores them exactly)
             fresh = _span_rows(space, low[:, changed], high[:, changed])
             for rows, kept in zip(span_rows, fresh, strict=True):
                 if rows is not None and kept is not None:
