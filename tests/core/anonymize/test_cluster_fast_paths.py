@@ -230,14 +230,15 @@ def test_compiled_unit_and_dissolution_prices_are_numpys(records: list[tuple[int
     assert row_at.tolist() == np.argmin(added, axis=1).tolist() and row_min.tolist() == added.min(axis=1).tolist()
 
 
+@pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("seed", range(6))
-def test_prices_kept_across_a_dissolve_round_make_the_moves_of_fresh_prices(seed: int) -> None:
+def test_prices_kept_across_a_dissolve_round_make_the_moves_of_fresh_prices(seed: int, compiled: bool) -> None:
     # Issue 28: after a dissolve round the units keep their prices (renumbered); those pointing at a
     # cluster that took records or was dissolved are priced afresh, the others compare with the grown
     # clusters. Clusters of k in input order over a wide age range: several dissolutions, then moves.
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({"age": rng.integers(0, 60, 240), "color": rng.choice(COLOR.leaves, 240)})
-    options = {"rounds": 60, "limit": 8, "dissolve": 4}
+    options = {"rounds": 60, "limit": 8, "dissolve": 4, "compile_walk": compiled}  # False: numpy's catch-up
     out = {reuse: _refined_in_order(df, 3, seed, reuse=reuse, **options) for reuse in (True, False)}
     assert out[True][3] > 0  # dissolutions happened (and rounds after them)
     assert out[True] == out[False]
