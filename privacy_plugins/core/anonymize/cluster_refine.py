@@ -169,13 +169,21 @@ class _Moves:
         *,
         reuse: bool = True,
         compiled: bool = False,
+        adopted: tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray] | None = None,
     ) -> None:
+        """``adopted``: :meth:`adopt`'s arguments (after a dissolve round; savings made for the grown clusters only)."""
         self.records, self.group, self.n_groups, self.reuse = records, group, n_groups, reuse
         #: Catch-ups run in :mod:`~privacy_plugins.core.anonymize.cluster_refine_kernel` (the same prices).
         self.compiled = compiled
         self.low, self.high, self.size, self.cost = records.priced_boxes(group, n_groups)
-        self.saving = np.empty(group.shape[0])
-        self._savings(np.arange(group.shape[0], dtype=np.int64), np.arange(n_groups, dtype=np.int64))
+        if adopted is None:
+            self.saving = np.empty(group.shape[0])
+            self._savings(np.arange(group.shape[0], dtype=np.int64), np.arange(n_groups, dtype=np.int64))
+        else:  # a record's saving needs only its own cluster: the clusters that took no record keep theirs
+            kept, renumber, grown = adopted
+            self.saving = kept[-1].copy()
+            now = renumber[grown]
+            self._savings(np.flatnonzero(np.isin(group, now)), now)
         self.span_rows = _span_rows(records.space, self.low, self.high)
         self.clock = 0  # rounds so far
         # Last round whose moves changed the cluster (one more entry: "no second cluster", never changed).
@@ -191,11 +199,14 @@ class _Moves:
         self.second_added = np.full(n_units, np.inf)
         self.target = np.zeros(group.shape[0], dtype=np.int64)
         self.added = np.full(group.shape[0], np.inf)
+        if adopted is not None:
+            self.adopt(*adopted)
 
     def kept(self) -> tuple[np.ndarray, ...]:
         """What :meth:`adopt` needs of these prices (the unit arrays and each cluster's last change; no tables)."""
         clock = np.array([self.clock], dtype=np.int64)
-        return (clock, self.changed_at, self.stamp, self.first, self.second, self.first_added, self.second_added)
+        kept = (self.changed_at, self.stamp, self.first, self.second, self.first_added, self.second_added)
+        return (clock, *kept, self.saving)
 
     def adopt(self, kept: tuple[np.ndarray, ...], renumber: np.ndarray, grown: np.ndarray) -> None:
         """Take the prices of the mover before a dissolve round (``kept``) instead of pricing every unit afresh.
@@ -206,7 +217,7 @@ class _Moves:
         dissolved cluster is priced afresh. The numbering keeps the clusters' order, so the
         prices and their ties are those of a fresh pricing.
         """
-        clock, changed_at, stamp, first, second, first_added, second_added = kept
+        clock, changed_at, stamp, first, second, first_added, second_added, _ = kept
         self.clock = int(clock[0])
         old = renumber.shape[0]
         alive = renumber >= 0
@@ -587,9 +598,8 @@ def refine_clusters(
             )
             if dissolved == 0:
                 break
-            mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled)  # renumbered clusters
-            if reuse:
-                mover.adopt(kept, renumber, grown)
+            adopted = (kept, renumber, grown) if reuse else None
+            mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled, adopted=adopted)
         if progress is not None:
             progress(round_ + 1)
     return group
