@@ -85,6 +85,13 @@ def _without(code: np.ndarray, group: np.ndarray, low: np.ndarray, high: np.ndar
     return new_low, new_high
 
 
+def _members(group: np.ndarray, clusters: np.ndarray, n_groups: int) -> np.ndarray:
+    """The records of ``clusters``, ascending (``np.isin`` through a mask over the groups: no sort)."""
+    mask = np.zeros(n_groups, dtype=bool)
+    mask[clusters] = True
+    return np.flatnonzero(mask[group])
+
+
 def _leaders(items: np.ndarray, saving: np.ndarray, group: np.ndarray, n_groups: int, per_group: int) -> np.ndarray:
     """``items`` by saving, largest first (ties: in the given order), at most ``per_group`` per group.
 
@@ -183,7 +190,7 @@ class _Moves:
             kept, renumber, grown = adopted
             self.saving = kept[-1].copy()
             now = renumber[grown]
-            self._savings(np.flatnonzero(np.isin(group, now)), now)
+            self._savings(_members(group, now, n_groups), now)
         self.span_rows = _span_rows(records.space, self.low, self.high)
         self.clock = 0  # rounds so far
         # Last round whose moves changed the cluster (one more entry: "no second cluster", never changed).
@@ -247,7 +254,7 @@ class _Moves:
     def _changed(self, clusters: np.ndarray) -> None:
         """Boxes, savings and span columns after moves between ``clusters`` (sorted, unique)."""
         space, codes, group = self.records.space, self.records.codes, self.group
-        members = np.flatnonzero(np.isin(group, clusters))
+        members = _members(group, clusters, self.n_groups)
         local = np.searchsorted(clusters, group[members])
         low, high = boxes(codes[:, members], local, clusters.shape[0])
         self.low[:, clusters], self.high[:, clusters] = low, high
