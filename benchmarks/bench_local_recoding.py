@@ -110,6 +110,33 @@ pricing of every unit after each dissolve round renumbers the clusters; dissolve
 ~24 dissolutions). ``bench_scale.py --algorithms two-phase --copies 1,4`` back to back (04:14, load 5.6,
 before the phase-1 bound changes): f364ed8 2.26 / 4.39 s CPU, fast28 1.49 / 3.82 s, NCP 0.04158 / 0.01771 both.
 
+Issue 28, sixth pass (branch fast28b, 2026-11-27 04:55, load 1–3; the published tables byte-equal to
+lead40's at k = 5 / 10 / 20, NCP 0.026297 / 0.041582 / 0.061787): refine keeps its unit prices across a
+dissolve round (renumbered; a unit pointing at a cluster that grew or was dissolved is priced afresh, the
+others are caught up with the grown clusters) and the records' savings of the clusters that took no
+record, instead of pricing every unit and record again; a failed dissolution walk no longer recomputes the
+span rows of the boxes it restored exactly (dissolve rounds at k = 10: 0.17 → 0.13 s); a round's changed
+clusters' records come from a mask, not ``np.isin``; phase 1 computes the scanned / offered cluster's own
+cost on the bucket QIs once, not per bucket. Same run, back to back, lead40 then this branch twice
+(NCP / CPU s, ratio to ARX in the same run):
+
+    k   ARX local (4 runs)    two-phase lead40 (2 runs)         two-phase fast28b (2 runs)
+    5   0.0307 / 0.74–0.78    0.0263 / 1.03, 1.07 (1.3×, 1.4×)  0.0263 / 0.95, 0.97 (1.3×, 1.2×)
+   10   0.0455 / 0.94–1.01    0.0416 / 1.25, 1.28 (1.3×, 1.3×)  0.0416 / 1.14, 1.18 (1.2×, 1.2×)
+   20   0.0637 / 1.07–1.46    0.0618 / 1.52, 1.43 (1.1×, 1.3×)  0.0618 / 1.29, 1.31 (1.0×, 0.9×)
+
+Three more ``--check`` runs of this branch (load 1–2.4): 0.93–0.97 / 1.15–1.25 / 1.27–1.31 s against ARX's
+0.55–0.76 / 0.87–1.05 / 0.90–1.04 (1.3–1.7× / 1.2–1.3× / 1.2–1.5×): ~8–12 % less CPU than lead40; at or below
+ARX only at k = 20 in some runs, ARX's own CPU varying ±30 % between runs. Where the time goes now (k = 10,
+CPU s): phase 1 ~0.80 (counted: ~33k scans bound ~29M buckets, ~0.16 s, and list ~31M candidates of which
+~22M are priced, ~0.35 s; offers ~0.15 s: 11M bucket bounds, 8.4M members walked, 3M priced, ~430
+accepted); refine ~0.33 (move rounds 0.18, of it fresh unit prices 0.05 and box updates 0.03; dissolve
+rounds 0.13, of it the compiled dissolution prices 0.07 for ~1,300 candidates). Tried and dropped (no gain,
+same steps): grouping the listed buckets by their first-QI span (a group bound skips ~46 % of the bucket
+bounds but costs as much as it saves), one ``(n, 2, QIs)`` array for low and high (memory is not the
+bottleneck), skipping buckets with no small member before an offer's join, a wider id window, inlining
+``_best_of``. Phase 1 needs fewer re-pricings (~23k after ~10k steps), not cheaper ones, to go further.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check]
 """

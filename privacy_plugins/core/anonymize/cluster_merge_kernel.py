@@ -129,17 +129,27 @@ def _link(
 
 
 @_inline
+def _bucket_own(
+    low: Any, high: Any, c: int, flat: Any, offsets: Any, strides: Any, two: bool
+) -> float:  # pragma: no cover
+    """Cluster ``c``'s cost on the bucket QIs (once per scan or offer, not per bucket)."""
+    own = 0.0
+    for q in range(2 if two else 1):
+        own += flat[offsets[q] + low[c, q] * strides[q] + high[c, q]]
+    return own
+
+
+@_inline
 def _bucket_join(
     i: int, spans: Any, low: Any, high: Any, c: int, flat: Any, offsets: Any, strides: Any, two: bool
-) -> tuple[float, float]:  # pragma: no cover
-    """On the bucket QIs: the cost of listed bucket ``i``'s spans joined with cluster ``c``'s, and ``c``'s own."""
-    joined, own = 0.0, 0.0
+) -> float:  # pragma: no cover
+    """On the bucket QIs: the cost of listed bucket ``i``'s spans joined with cluster ``c``'s."""
+    joined = 0.0
     for q in range(2 if two else 1):
         width = strides[q]
         lo, hi = min(spans[i, 2 * q], low[c, q]), max(spans[i, 2 * q + 1], high[c, q])
         joined += flat[offsets[q] + lo * width + hi]
-        own += flat[offsets[q] + low[c, q] * width + high[c, q]]
-    return joined, own
+    return joined
 
 
 @_njit
@@ -244,8 +254,9 @@ def _scan(
     # Each bucket's lower bound; the cheapest bucket is then visited first, so the best price
     # so far tightens early and most buckets are skipped whole.
     n_open, cheapest = 0, 0
+    own = _bucket_own(low, high, x, flat, offsets, strides, two)
     for i in range(n_keys[0]):
-        joined, own = _bucket_join(i, spans, low, high, x, flat, offsets, strides, two)
+        joined = _bucket_join(i, spans, low, high, x, flat, offsets, strides, two)
         # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), bounded on the bucket QIs; p gives x what it
         # needs (lending) or all of itself: taken ≥ min(need, the bucket's smallest member).
         bound = size[x] * (joined - own) + min(need, fewest[i]) * (joined - owns[i])
@@ -255,9 +266,7 @@ def _scan(
         if bound < bounds[cheapest]:
             cheapest = n_open
         n_open += 1
-    x_own = 0.0
-    for q in range(2 if two else 1):
-        x_own += flat[offsets[q] + low[x, q] * strides[q] + high[x, q]]
+    x_own = own
     # The cheapest bucket first (a tight best early), then the others in list order, each
     # skipped while its bound is above the best so far: sorting them costs more than it saves.
     for i in range(-1 if n_open > 0 else 0, n_open):
@@ -599,11 +608,12 @@ def _merge_kernel(
         start = 2 if two else 1
         # What a takes from any small x at least: all of a unless a can spare a record beyond min_size.
         least = size[a] if small[a] or size[a] - 1 < min_size else 1.0
+        own = _bucket_own(low, high, a, flat, offsets, strides, two)
         for i in range(b_count[0]):
             # a can beat x's price only if |x| · (D(x ∪ a) − D(x)) < price(x), i.e. D(x ∪ a) < price / |x| + D(x);
             # D(x ∪ a) ≥ the bucket QIs' joined cost + a's cost on the other QIs, and D(x ∪ a) − D(x) ≥ the
             # bucket QIs' joined cost − their cost alone (x's spans there are the bucket's).
-            joined, own = _bucket_join(i, index[7], low, high, a, flat, offsets, strides, two)
+            joined = _bucket_join(i, index[7], low, high, a, flat, offsets, strides, two)
             if joined + cost[a] - own > top[0, i] + slack or joined - b_owns[i] > top[1, i] + slack:
                 continue
             # With what a gives counted too: |x| · (D(x ∪ a) − D(x)) + least · (D(x ∪ a) − D(a)) < price(x) needs

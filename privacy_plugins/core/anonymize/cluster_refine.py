@@ -85,6 +85,13 @@ def _without(code: np.ndarray, group: np.ndarray, low: np.ndarray, high: np.ndar
     return new_low, new_high
 
 
+def _members(group: np.ndarray, clusters: np.ndarray, n_groups: int) -> np.ndarray:
+    """The records of ``clusters``, ascending (``np.isin`` through a mask over the groups: no sort)."""
+    mask = np.zeros(n_groups, dtype=bool)
+    mask[clusters] = True
+    return np.flatnonzero(mask[group])
+
+
 def _leaders(items: np.ndarray, saving: np.ndarray, group: np.ndarray, n_groups: int, per_group: int) -> np.ndarray:
     """``items`` by saving, largest first (ties: in the given order), at most ``per_group`` per group.
 
@@ -169,13 +176,21 @@ class _Moves:
         *,
         reuse: bool = True,
         compiled: bool = False,
+        adopted: tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray] | None = None,
     ) -> None:
+        """``adopted``: :meth:`adopt`'s arguments (after a dissolve round; savings made for the grown clusters only)."""
         self.records, self.group, self.n_groups, self.reuse = records, group, n_groups, reuse
         #: Catch-ups run in :mod:`~privacy_plugins.core.anonymize.cluster_refine_kernel` (the same prices).
         self.compiled = compiled
         self.low, self.high, self.size, self.cost = records.priced_boxes(group, n_groups)
-        self.saving = np.empty(group.shape[0])
-        self._savings(np.arange(group.shape[0], dtype=np.int64), np.arange(n_groups, dtype=np.int64))
+        if adopted is None:
+            self.saving = np.empty(group.shape[0])
+            self._savings(np.arange(group.shape[0], dtype=np.int64), np.arange(n_groups, dtype=np.int64))
+        else:  # a record's saving needs only its own cluster: the clusters that took no record keep theirs
+            kept, renumber, grown = adopted
+            self.saving = kept[-1].copy()
+            now = renumber[grown]
+            self._savings(_members(group, now, n_groups), now)
         self.span_rows = _span_rows(records.space, self.low, self.high)
         self.clock = 0  # rounds so far
         # Last round whose moves changed the cluster (one more entry: "no second cluster", never changed).
@@ -191,6 +206,35 @@ class _Moves:
         self.second_added = np.full(n_units, np.inf)
         self.target = np.zeros(group.shape[0], dtype=np.int64)
         self.added = np.full(group.shape[0], np.inf)
+        if adopted is not None:
+            self.adopt(*adopted)
+
+    def kept(self) -> tuple[np.ndarray, ...]:
+        """What :meth:`adopt` needs of these prices (the unit arrays and each cluster's last change; no tables)."""
+        clock = np.array([self.clock], dtype=np.int64)
+        kept = (self.changed_at, self.stamp, self.first, self.second, self.first_added, self.second_added)
+        return (clock, *kept, self.saving)
+
+    def adopt(self, kept: tuple[np.ndarray, ...], renumber: np.ndarray, grown: np.ndarray) -> None:
+        """Take the prices of the mover before a dissolve round (``kept``) instead of pricing every unit afresh.
+
+        ``renumber``: each old cluster's id now (-1: dissolved); ``grown``: the old ids of the
+        clusters that took records. They count as changed in the last round, so a unit pointing
+        at one is priced afresh and the others compare with them (catch-up); a unit pointing at a
+        dissolved cluster is priced afresh. The numbering keeps the clusters' order, so the
+        prices and their ties are those of a fresh pricing.
+        """
+        clock, changed_at, stamp, first, second, first_added, second_added, _ = kept
+        self.clock = int(clock[0])
+        old = renumber.shape[0]
+        alive = renumber >= 0
+        self.changed_at[renumber[alive]] = changed_at[:old][alive]
+        self.changed_at[renumber[grown]] = self.clock
+        to = np.append(renumber, self.n_groups)  # "no second cluster" stays the sentinel
+        new_first, new_second = to[first], to[second]
+        self.stamp = np.where((new_first < 0) | (new_second < 0), -1, stamp)
+        self.first, self.second = np.maximum(new_first, 0), np.maximum(new_second, 0)
+        self.first_added, self.second_added = first_added, second_added
 
     def _savings(self, members: np.ndarray, clusters: np.ndarray) -> None:
         """``|A| · D(A) − (|A| − 1) · D(A ∖ r)`` for ``members``, the records of ``clusters``."""
@@ -210,7 +254,7 @@ class _Moves:
     def _changed(self, clusters: np.ndarray) -> None:
         """Boxes, savings and span columns after moves between ``clusters`` (sorted, unique)."""
         space, codes, group = self.records.space, self.records.codes, self.group
-        members = np.flatnonzero(np.isin(group, clusters))
+        members = _members(group, clusters, self.n_groups)
         local = np.searchsorted(clusters, group[members])
         low, high = boxes(codes[:, members], local, clusters.shape[0])
         self.low[:, clusters], self.high[:, clusters] = low, high
@@ -418,16 +462,20 @@ def _dissolve_round(
     candidates: int,
     stats: RefineStats,
     compiled: bool = False,
-) -> tuple[np.ndarray, int, int]:
-    """Dissolve the costliest clusters whose records each fit elsewhere for less; new groups, count, dissolved.
+) -> tuple[np.ndarray, int, int, np.ndarray, np.ndarray]:
+    """Dissolve the costliest clusters whose records each fit elsewhere for less.
+
+    Returns the new groups, their count, the number dissolved, each old cluster's new id (-1:
+    dissolved) and the old ids of the clusters that took records.
 
     A cluster is dissolved when sending its records one by one to the cheapest other cluster
     (boxes updated as they grow) adds less than the cluster's ``|A| · D(A)``; every cluster
     takes part in at most one dissolution per round, so the prices are exact. ``compiled``:
     the walk runs in :mod:`~privacy_plugins.core.anonymize.cluster_refine_kernel` (same choices).
     """
+    unchanged = np.arange(n_groups, dtype=np.int64)
     if n_groups < 2:
-        return group, n_groups, 0
+        return group, n_groups, 0, unchanged, unchanged[:0]
     space, codes = records.space, records.codes
     low, high, size, cost = records.priced_boxes(group, n_groups)
     loss = size * cost
@@ -481,27 +529,31 @@ def _dissolve_round(
             plans.append((a, members, targets))
             touched[a] = True
             touched[changed] = True
-        if changed:  # the span rows follow the boxes kept (or restored)
+        if ok and changed:  # the span rows follow the boxes kept (a failed walk restores them exactly)
             fresh = _span_rows(space, low[:, changed], high[:, changed])
             for rows, kept in zip(span_rows, fresh, strict=True):
                 if rows is not None and kept is not None:
                     rows[:, changed] = kept
     if not plans:
-        return group, n_groups, 0
+        return group, n_groups, 0, unchanged, unchanged[:0]
     for _, members, targets in plans:
         group[members] = targets
     bad = records.failing(records.rows, group, n_groups)
-    dissolved = 0
+    dissolved, grown = 0, []
     for a, members, targets in plans:
         if bad[targets].any():
             group[members] = a
             stats.undone += 1
         else:
             dissolved += 1
+            grown.append(targets)
     stats.dissolved += dissolved
-    _, dense = np.unique(group, return_inverse=True)
+    survivors, dense = np.unique(group, return_inverse=True)
     group = np.asarray(dense, dtype=np.int64).ravel()
-    return group, int(group.max()) + 1, dissolved
+    renumber = np.full(n_groups, -1, dtype=np.int64)
+    renumber[survivors] = np.arange(survivors.shape[0])
+    grown_ids = np.unique(np.concatenate(grown)) if grown else unchanged[:0]
+    return group, int(group.max()) + 1, dissolved, renumber, grown_ids
 
 
 def refine_clusters(
@@ -546,13 +598,15 @@ def refine_clusters(
             tries = dissolve if dissolve is not None else max(64, _DISSOLVE_BUDGET // max(group.shape[0], 1))
             if tries <= 0:
                 break
-            del mover  # its prices die with the numbering; its tables would double the round's memory
-            group, n_groups, dissolved = _dissolve_round(
+            kept = mover.kept()  # its unit prices, renumbered after the round; not its tables (memory)
+            del mover
+            group, n_groups, dissolved, renumber, grown = _dissolve_round(
                 records, group, n_groups, candidates=tries, stats=stats, compiled=compiled
             )
             if dissolved == 0:
                 break
-            mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled)  # renumbered clusters
+            adopted = (kept, renumber, grown) if reuse else None
+            mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled, adopted=adopted)
         if progress is not None:
             progress(round_ + 1)
     return group

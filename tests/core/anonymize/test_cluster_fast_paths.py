@@ -72,6 +72,21 @@ def test_kept_prices_make_the_moves_of_fresh_prices(
     assert _loss(space, np.array(out[True][0])) <= _loss(space, start) + 1e-9
 
 
+def _refined_in_order(df: pd.DataFrame, k: int, seed: int, **options: Any) -> tuple[Any, ...]:
+    """Records (age, color) dealt into clusters of ``k`` in input order (costly ones), refined: groups and stats."""
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    n = len(df)
+    start = np.minimum(np.arange(n) // k, n // k - 1)
+
+    def failing(rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        return np.asarray(np.bincount(group, minlength=n_groups) < k, dtype=bool)
+
+    stats = RefineStats()
+    group = refine_clusters(space, failing, np.arange(n), start, np.random.default_rng(seed), min_size=k,
+                            stats=stats, **options)  # fmt: skip
+    return group.tolist(), stats.rounds, stats.moves, stats.dissolved, stats.undone
+
+
 #: k = 2 from [0,4] [18,22] [2,20]: dissolving [2,20] saves (as test_clustering's dissolution test).
 _DISSOLVES = [(0, "red"), (4, "red"), (18, "red"), (22, "red"), (2, "red"), (20, "red")]
 
@@ -88,19 +103,7 @@ def test_the_compiled_dissolution_walk_makes_the_numpy_walks_choices(
     records: list[tuple[int, str]], k: int, seed: int
 ) -> None:
     df = pd.DataFrame(records, columns=["age", "color"])
-    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
-    n = len(df)
-    start = np.minimum(np.arange(n) // k, n // k - 1)  # clusters of k records in input order: costly ones
-
-    def failing(rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
-        return np.asarray(np.bincount(group, minlength=n_groups) < k, dtype=bool)
-
-    out = {}
-    for compiled in (True, False):
-        stats = RefineStats()
-        group = refine_clusters(space, failing, np.arange(n), start, np.random.default_rng(seed), min_size=k,
-                                rounds=30, stats=stats, compile_walk=compiled)  # fmt: skip
-        out[compiled] = (group.tolist(), stats.rounds, stats.moves, stats.dissolved, stats.undone)
+    out = {compiled: _refined_in_order(df, k, seed, rounds=30, compile_walk=compiled) for compiled in (True, False)}
     assert out[True] == out[False]
     if records == _DISSOLVES:
         assert out[True][3] == 1  # the walk ran and dissolved {2, 20}
@@ -225,3 +228,17 @@ def test_compiled_unit_and_dissolution_prices_are_numpys(records: list[tuple[int
     )
     assert nearest[0].tolist() == union.min(axis=1).tolist() and compiled_added.tolist() == added.tolist()
     assert row_at.tolist() == np.argmin(added, axis=1).tolist() and row_min.tolist() == added.min(axis=1).tolist()
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("seed", range(6))
+def test_prices_kept_across_a_dissolve_round_make_the_moves_of_fresh_prices(seed: int, compiled: bool) -> None:
+    # Issue 28: after a dissolve round the units keep their prices (renumbered); those pointing at a
+    # cluster that took records or was dissolved are priced afresh, the others compare with the grown
+    # clusters. Clusters of k in input order over a wide age range: several dissolutions, then moves.
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.integers(0, 60, 240), "color": rng.choice(COLOR.leaves, 240)})
+    options = {"rounds": 60, "limit": 8, "dissolve": 4, "compile_walk": compiled}  # False: numpy's catch-up
+    out = {reuse: _refined_in_order(df, 3, seed, reuse=reuse, **options) for reuse in (True, False)}
+    assert out[True][3] > 0  # dissolutions happened (and rounds after them)
+    assert out[True] == out[False]
