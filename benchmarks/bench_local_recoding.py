@@ -160,6 +160,9 @@ and the Adult tables unchanged, NCP 0.041582 at k = 10) but more CPU, so all dro
   buckets' and members' bounds, the losers' prices), accepted below it. The floor is barely above
   the best price (a bucket bound just above it), exceeding it in 2,278 of the 11,342 failures;
   3,616 settled. Phase 1 0.80 → 0.88–0.90 s.
+* A changed rule (not a pruning): a small cluster pointing at a lender that kept its box and still
+  lends to it keeps that price and is priced only against the borrower. Phase 1 0.79 s either way
+  (no gain) and the choices change (NCP 0.026297 / 0.041654 / 0.061673): dropped too.
 
 So what a scan learns about the other clusters is no sharper than its best price; proving a
 re-pricing's result without visiting the unchanged buckets rarely works and its bookkeeping costs
