@@ -137,6 +137,42 @@ bounds but costs as much as it saves), one ``(n, 2, QIs)`` array for low and hig
 bottleneck), skipping buckets with no small member before an offer's join, a wider id window, inlining
 ``_best_of``. Phase 1 needs fewer re-pricings (~23k after ~10k steps), not cheaper ones, to go further.
 
+Issue 28, seventh pass (branch fast28c, 2026-11-27 05:15, load 6–9 from a CI run; no code change kept):
+fewer phase-1 re-pricings, tried three ways, each giving the very same steps (``prune=False`` equality
+and the Adult tables unchanged, NCP 0.041582 at k = 10) but more CPU, so all dropped. Counted at k = 10:
+14,958 re-pricings (a small cluster whose best partner was merged or lent), against phase 1's
+0.79–0.80 s in the same runs.
+
+* A kept runner-up per small cluster plus a log of the clusters each step changed: a re-pricing
+  prices the old best, the runner-up and the clusters changed since its scan, and takes their best
+  when it is below the runner-up's price (every other cluster priced at least that then). Tracking
+  the runner-up means pruning every scan against the second price, not the best: phase 1 0.79 →
+  1.07 s with the shortcut disabled, 1.07 with it. 11,907 re-pricings came more than 64 steps after
+  their cluster's scan (the log too long to price); requiring an unchanged runner-up, 10,818 had it
+  changed too (a small cluster's two cheapest partners are neighbours, merged together); ~600 settled.
+* Changed buckets first (per listed bucket the last step that put a cluster in it): a re-pricing
+  visits only the buckets changed since its cluster's scan and the old best; their best is the best
+  of all when below the old best price (beyond the ties' tolerance) or at it and winning the tie;
+  otherwise the other buckets, from the best so far. 3,588 + 784 of the 14,958 settled: mostly the
+  new best is dearer than the old one (the partner grew), and the unchanged clusters are then only
+  known to cost at least the old price. Phase 1 0.79 → 0.84–0.88 s.
+* The same with a floor: during a scan a lower bound on every other cluster's price (skipped
+  buckets' and members' bounds, the losers' prices), accepted below it. The floor is barely above
+  the best price (a bucket bound just above it), exceeding it in 2,278 of the 11,342 failures;
+  3,616 settled. Phase 1 0.80 → 0.88–0.90 s.
+* A changed rule (not a pruning): a small cluster pointing at a lender that kept its box and still
+  lends to it keeps that price and is priced only against the borrower. Phase 1 0.79 s either way
+  (no gain) and the choices change (NCP 0.026297 / 0.041654 / 0.061673): dropped too.
+
+Where the 14,958 re-pricings come from (k = 10): 8,842 pointed at a cluster that then took another
+whole, 5,630 at one taken whole, 234 at a borrower, 252 at a lender; 5,716 end with the same partner
+(the grown one), 8,692 at a higher price than before. So what a scan learns about the other clusters
+is no sharper than its best price; proving a
+re-pricing's result without visiting the unchanged buckets rarely works and its bookkeeping costs
+more than it saves. Same run (``--check``, three runs, load 6.7–9.0): two-phase 0.93, 0.94, 0.98 / 1.12,
+1.14, 1.16 / 1.27, 1.30, 1.30 s CPU against ARX's 0.66, 0.49, 0.74 / 0.93, 1.66, 0.76 / 1.31, 1.26, 0.84
+(1.4×, 1.9×, 1.3× / 1.2×, 0.7×, 1.5× / 1.0×, 1.0×, 1.5×): ARX's own CPU swings ±50 % under this load.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check]
 """
