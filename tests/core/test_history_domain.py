@@ -15,7 +15,8 @@ from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.hierarchies.builders import interval_hierarchy, masking_hierarchy
 from privacy_plugins.core.history import PublishedRelease, ReleaseHistory, class_signature
 from privacy_plugins.core.history_check import composition_check
-from privacy_plugins.core.history_domain import DomainGuard, domain_breaks
+from privacy_plugins.core.history_boxes import DomainGuard
+from privacy_plugins.core.history_domain import domain_breaks
 from privacy_plugins.core.history_release import release_with_history, suppress_at_risk
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 
