@@ -267,16 +267,14 @@ def _refine(
     starts = np.zeros(len(distinct) + 1, dtype=np.int64)
     np.cumsum(np.bincount(shared_pair, minlength=len(distinct)), out=starts[1:])
     pair_of = pair_of.reshape(-1)
-    source, chosen = _spread(starts[pair_of], starts[pair_of + 1] - starts[pair_of])
-    atom = shared_atom[chosen]
-    region = pair_region[source]
-    slot = region_start[region] + rank[atom, region_label[region]]
-    order = np.argsort(slot, kind="stable")
+    # per (pair, shared atom): its slot; gathered per distinct pair first, then repeated along the pairs
+    shared_rank = rank[shared_atom, distinct[shared_pair] // n_labels]
+    times = starts[pair_of + 1] - starts[pair_of]
+    before = np.cumsum(times) - times  # a vectorized nested loop: pair i takes shared entries starts[i]…
+    chosen = np.repeat(starts[pair_of] - before, times) + np.arange(int(times.sum()), dtype=np.int64)
+    slot = np.repeat(region_start[pair_region], times) + shared_rank[chosen]
     signature = np.zeros(int(region_start[-1]), dtype=np.uint64)
-    if len(order):
-        sorted_slot = slot[order]
-        first = np.flatnonzero(np.r_[True, sorted_slot[1:] != sorted_slot[:-1]])
-        signature[sorted_slot[first]] = np.add.reduceat(key[pair_class[source[order]]], first)
+    np.add.at(signature, slot, np.repeat(key[pair_class], times))  # wraps mod 2^64: order-free
     slot_region = np.repeat(np.arange(len(region_label), dtype=np.int64), width)
     by = np.lexsort((signature, slot_region))
     change = np.r_[True, (slot_region[by][1:] != slot_region[by][:-1]) | (signature[by][1:] != signature[by][:-1])]
@@ -286,15 +284,8 @@ def _refine(
     new_class = np.zeros(int(change.sum()), dtype=np.int64)
     new_class[cell] = region_class[slot_region]
     n_classes = int(pair_class.max()) + 1 if len(pair_class) else 1
-    found = pd.unique(cell[slot] * n_classes + pair_class[source])
+    found = pd.unique(cell[slot] * n_classes + np.repeat(pair_class, times))
     return new_class, found // n_classes, found % n_classes
-
-
-def _spread(first: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every ``(i, first[i] + j)`` for ``j < width[i]``, as two arrays (a vectorized nested loop)."""
-    source = np.repeat(np.arange(len(first), dtype=np.int64), width)
-    offset = np.arange(len(source), dtype=np.int64) - np.repeat(np.cumsum(width) - width, width)
-    return source, np.repeat(first, width) + offset
 
 
 def _domain(hierarchy: Hierarchy) -> pd.Series:
