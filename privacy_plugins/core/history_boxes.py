@@ -26,12 +26,13 @@ import pandas as pd
 from privacy_plugins.core.coverage import marked_suppressed
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT
-from privacy_plugins.core.history_domain import domain_overlay
+from privacy_plugins.core.history_domain import domain_breaks, domain_overlay
+from privacy_plugins.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from privacy_plugins.core.models.base import PrivacyModel
 
-__all__ = ["BoxRule", "box_rules"]
+__all__ = ["BoxRule", "DomainGuard", "box_rules"]
 
 #: The sensitive label given to probed boxes: in H(c) exactly where no kept release covers the cell.
 _PROBE = "\x00no release covers this cell\x00"
@@ -75,6 +76,18 @@ class BoxRule:
         self.values = pd.Index(sorted(map(str, found)), dtype=object)
         self._asks: dict[tuple[str, ...], tuple[np.ndarray, bool]] = {}
         self._memo: dict[int, Any] = {}  # the earlier releases' classes, parsed once (domain_overlay)
+
+    def judges(
+        self,
+        earlier: Sequence[pd.DataFrame],
+        attribute: Hashable,
+        l: int,
+        hierarchies: Mapping[Hashable, Hierarchy] | None,
+    ) -> bool:
+        """This rule is the domain rule of ``attribute`` at ``l`` against these very release tables."""
+        same = len(earlier) == len(self._earlier) and all(a is b for a, b in zip(earlier, self._earlier, strict=False))
+        alike = dict(hierarchies or {}) == dict(self._hierarchies or {})
+        return same and alike and attribute == self.attribute and int(l) == self.l
 
     def held(self, values: np.ndarray | pd.Series, group: np.ndarray, n_groups: int) -> np.ndarray:
         """Per group, its sensitive values (``values[i]`` is row i's, ``group[i]`` its group).
@@ -146,3 +159,69 @@ class BoxRule:
             cls = int(overlay.class_of_row[position])
             cells = history[order[starts[cls] : starts[cls + 1]]]
             self._asks[key] = (np.unique(cells, axis=0) if len(cells) else cells, bool(open_box[cls]))
+
+
+class DomainGuard:
+    """:func:`~privacy_plugins.core.history_domain.domain_breaks` of finished candidates, through box rules.
+
+    A class's verdict depends only on its box and its sensitive values, and what a box asks is
+    remembered by its :class:`BoxRule`: a suppression loop that re-checks ever smaller candidates
+    computes the overlay only for boxes not seen yet, a class holding every value the history
+    published needs none, and ``rules`` — the search's own (the history model's
+    :meth:`~privacy_plugins.core.models.base.PrivacyModel.box_rule`, against the same release tables)
+    — bring every box the search already judged (Mondrian's halves: every published class).
+    """
+
+    def __init__(
+        self,
+        earlier: Sequence[pd.DataFrame],
+        quasi_identifiers: Sequence[Hashable],
+        needs: Mapping[Hashable, int],
+        hierarchies: Mapping[Hashable, Hierarchy] | None,
+        rules: Sequence[BoxRule] = (),
+    ) -> None:
+        self._earlier = list(earlier)
+        self._qis = list(quasi_identifiers)
+        self._needs = {attribute: int(l) for attribute, l in needs.items()}
+        self._hierarchies = hierarchies
+        self._rules = {
+            attribute: next((rule for rule in rules if rule.judges(self._earlier, attribute, l, hierarchies)), None)
+            or BoxRule(self._earlier, self._qis, attribute, l, hierarchies)
+            for attribute, l in self._needs.items()
+        }
+
+    def breaks(self, candidate: pd.DataFrame) -> np.ndarray:
+        """Rows of ``candidate`` in a class that narrows a point of its box (as ``domain_breaks``)."""
+        broken = np.zeros(len(candidate), dtype=bool)
+        if not self._needs or not self._earlier or not len(candidate):
+            return broken
+        missing = [str(qi) for qi in self._qis if (self._hierarchies or {}).get(qi) is None]
+        if missing:
+            raise ConfigurationError(
+                f"protecting points of the QI domain compares published boxes over the hierarchies' leaves and "
+                f"needs a hierarchy for {missing}"
+            )
+        text = pd.DataFrame({q: as_labels(candidate[q]).to_numpy(dtype=str) for q in self._qis})
+        grouped = text.groupby(self._qis, sort=False)
+        class_of = grouped.ngroup().to_numpy(dtype=np.int64)
+        n_classes = int(class_of.max()) + 1
+        first = np.unique(class_of, return_index=True)[1]
+        labels = text.iloc[first].reset_index(drop=True)
+        counted = candidate[COUNT].to_numpy() > 0 if COUNT in candidate.columns else np.ones(len(candidate), bool)
+        every_marked = np.ones(len(candidate), dtype=bool)
+        for attribute, l in self._needs.items():
+            rule = self._rules[attribute]
+            marked = marked_suppressed(candidate, self._qis, attribute)
+            every_marked &= marked
+            readable = counted & ~marked  # the rows that publish a value of this class
+            values = candidate[attribute].to_numpy(dtype=object)
+            held = rule.held(values, np.where(readable, class_of, -1), n_classes)
+            judged = np.zeros(n_classes, dtype=bool)
+            judged[class_of[readable]] = True  # a class of rows standing for no record, or hidden, is not judged
+            if held.shape[1] < l:  # fewer values than l in all: "every value" (min(l, |H|)) is these few
+                broken |= domain_breaks(self._earlier, candidate, self._qis, {attribute: l}, self._hierarchies)
+                continue
+            verdict = np.zeros(n_classes, dtype=bool)
+            verdict[judged] = rule.breaks(labels.loc[judged], held[judged])
+            broken |= verdict[class_of] & ~marked
+        return broken & ~every_marked

@@ -49,7 +49,7 @@ from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, class_signature
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["DomainGuard", "DomainOverlay", "domain_breaks", "domain_overlay"]
+__all__ = ["DomainOverlay", "domain_breaks", "domain_overlay"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,51 +102,6 @@ def domain_breaks(
         inside = overlay.class_of_row >= 0
         broken[inside] |= failing[overlay.class_of_row[inside]]
     return broken
-
-
-class DomainGuard:
-    """:func:`domain_breaks` against one history, remembering each class's verdict.
-
-    A class is judged against the history alone, so its verdict depends only on its box and its
-    sensitive values: a suppression loop that re-checks ever smaller candidates computes the overlay
-    only for the classes it has not seen with those values.
-    """
-
-    def __init__(
-        self,
-        earlier: Sequence[pd.DataFrame],
-        quasi_identifiers: Sequence[Hashable],
-        needs: Mapping[Hashable, int],
-        hierarchies: Mapping[Hashable, Hierarchy] | None,
-    ) -> None:
-        self._earlier = list(earlier)
-        self._qis = list(quasi_identifiers)
-        self._needs = dict(needs)
-        self._hierarchies = hierarchies
-        self._seen: dict[tuple[str, ...], bool] = {}
-
-    def breaks(self, candidate: pd.DataFrame) -> np.ndarray:
-        """Rows of ``candidate`` in a class that narrows a point of its box (see :func:`domain_breaks`)."""
-        if not self._needs or not self._earlier or not len(candidate):
-            return np.zeros(len(candidate), dtype=bool)
-        columns = [*self._qis, *self._needs]
-        text = pd.DataFrame({c: as_labels(candidate[c]).to_numpy(dtype=str) for c in columns})
-        if COUNT in candidate.columns:
-            text.loc[candidate[COUNT].to_numpy() <= 0, list(self._needs)] = ""  # a row standing for no record
-        grouped = text.groupby(self._qis, sort=False)
-        class_of = grouped.ngroup().to_numpy(dtype=np.int64)
-        keys = grouped[list(self._needs)].agg(lambda v: "\x1f".join(sorted(set(v) - {""})))
-        keys = keys.reset_index().astype(str).agg("\x1e".join, axis=1).to_numpy(dtype=object)
-        fresh = np.array([key not in self._seen for key in keys], dtype=bool)  # one entry per class, not per row
-        if fresh.any():
-            rows = fresh[class_of]
-            found = domain_breaks(self._earlier, candidate.loc[rows], self._qis, self._needs, self._hierarchies)
-            verdict = np.zeros(len(keys), dtype=bool)
-            np.logical_or.at(verdict, class_of[rows], found)
-            for position in np.flatnonzero(fresh):
-                self._seen[keys[position]] = bool(verdict[position])
-        marked = np.logical_and.reduce([marked_suppressed(candidate, self._qis, a) for a in self._needs])
-        return np.array([self._seen[key] for key in keys], dtype=bool)[class_of] & ~marked
 
 
 def domain_overlay(
@@ -312,16 +267,14 @@ def _refine(
     starts = np.zeros(len(distinct) + 1, dtype=np.int64)
     np.cumsum(np.bincount(shared_pair, minlength=len(distinct)), out=starts[1:])
     pair_of = pair_of.reshape(-1)
-    source, chosen = _spread(starts[pair_of], starts[pair_of + 1] - starts[pair_of])
-    atom = shared_atom[chosen]
-    region = pair_region[source]
-    slot = region_start[region] + rank[atom, region_label[region]]
-    order = np.argsort(slot, kind="stable")
+    # per (pair, shared atom): its slot; gathered per distinct pair first, then repeated along the pairs
+    shared_rank = rank[shared_atom, distinct[shared_pair] // n_labels]
+    times = starts[pair_of + 1] - starts[pair_of]
+    before = np.cumsum(times) - times  # a vectorized nested loop: pair i takes shared entries starts[i]…
+    chosen = np.repeat(starts[pair_of] - before, times) + np.arange(int(times.sum()), dtype=np.int64)
+    slot = np.repeat(region_start[pair_region], times) + shared_rank[chosen]
     signature = np.zeros(int(region_start[-1]), dtype=np.uint64)
-    if len(order):
-        sorted_slot = slot[order]
-        first = np.flatnonzero(np.r_[True, sorted_slot[1:] != sorted_slot[:-1]])
-        signature[sorted_slot[first]] = np.add.reduceat(key[pair_class[source[order]]], first)
+    np.add.at(signature, slot, np.repeat(key[pair_class], times))  # wraps mod 2^64: order-free
     slot_region = np.repeat(np.arange(len(region_label), dtype=np.int64), width)
     by = np.lexsort((signature, slot_region))
     change = np.r_[True, (slot_region[by][1:] != slot_region[by][:-1]) | (signature[by][1:] != signature[by][:-1])]
@@ -331,15 +284,8 @@ def _refine(
     new_class = np.zeros(int(change.sum()), dtype=np.int64)
     new_class[cell] = region_class[slot_region]
     n_classes = int(pair_class.max()) + 1 if len(pair_class) else 1
-    found = pd.unique(cell[slot] * n_classes + pair_class[source])
+    found = pd.unique(cell[slot] * n_classes + np.repeat(pair_class, times))
     return new_class, found // n_classes, found % n_classes
-
-
-def _spread(first: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every ``(i, first[i] + j)`` for ``j < width[i]``, as two arrays (a vectorized nested loop)."""
-    source = np.repeat(np.arange(len(first), dtype=np.int64), width)
-    offset = np.arange(len(source), dtype=np.int64) - np.repeat(np.cumsum(width) - width, width)
-    return source, np.repeat(first, width) + offset
 
 
 def _domain(hierarchy: Hierarchy) -> pd.Series:

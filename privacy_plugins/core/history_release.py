@@ -35,8 +35,8 @@ from privacy_plugins.core.anonymize.registry import DEFAULT_ALGORITHM, account_f
 from privacy_plugins.core.composition import STAR, covering_sets
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, linked_signature
+from privacy_plugins.core.history_boxes import BoxRule, DomainGuard, box_rules
 from privacy_plugins.core.history_check import CompositionResult, composition_check
-from privacy_plugins.core.history_domain import DomainGuard
 from privacy_plugins.core.history_share import share_excess
 from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.core.models import HistoryDiversity, PrivacyModel, bind_hierarchies
@@ -249,6 +249,7 @@ def suppress_at_risk(
     weighted: bool = False,
     keep_signatures: bool = False,
     protect_domain: bool = False,
+    rules: Sequence[BoxRule] = (),
 ) -> tuple[pd.DataFrame, np.ndarray, CompositionResult, bool]:
     """Remove at-risk records (then the classes that miss a model) until the check passes or the limit is hit.
 
@@ -269,6 +270,8 @@ def suppress_at_risk(
         protect_domain: also remove the classes that leave some point of their box (a person not in the
             source: pinned before joining, or deleted) fewer values than the history model's l
             (:func:`~privacy_plugins.core.history_domain.domain_breaks`).
+        rules: the search's box rules (:func:`~privacy_plugins.core.history_boxes.box_rules`): what they
+            learnt of each box is reused by the domain check (same verdicts).
 
     Returns:
         ``(published, rows, check, passed)`` after the removals.
@@ -284,7 +287,7 @@ def suppress_at_risk(
     )
     previous = history.releases[-1].classes if keep_signatures and len(history) else None
     guard = (
-        DomainGuard(history.signatures(), qis, domain_needs(models, history, hierarchies), hierarchies)
+        DomainGuard(history.signatures(), qis, domain_needs(models, history, hierarchies), hierarchies, rules)
         if protect_domain
         else None
     )
@@ -466,6 +469,8 @@ def release_with_history(
     two_tables = tags_of(get_anonymizer(algorithm)).linked_tables
     if two_tables and reuse and len(history):
         tried.append("reapply: not defined for a two-table release (its groups are its transformation)")
+    aware = history_models(bound, history, hierarchies, domain=protect_domain)
+    rules = box_rules(aware)  # one memo of what each box asks for (a), (b) and (c)
     if reuse and len(history) and not two_tables:
         previous = history.releases[-1]
         reapplied = reapply(raw.drop(columns=[c for c in identifiers if c in raw.columns]), previous, qis, hierarchies)
@@ -473,7 +478,7 @@ def release_with_history(
             published, rows, check, passed = suppress_at_risk(
                 raw, reapplied.table, reapplied.rows, history, bound,
                 quasi_identifiers=qis, hierarchies=hierarchies, max_suppressed=budget, keep_signatures=keep_signatures,
-                protect_domain=protect_domain,
+                protect_domain=protect_domain, rules=rules,
             )  # fmt: skip
             suppressed = len(raw) - len(published)
             tried.append(f"reapply: {reapplied.uncovered} uncovered, {check.records_at_risk} at risk after suppression")
@@ -483,7 +488,7 @@ def release_with_history(
             last = (published, check, suppressed, previous.transformation)
         else:
             tried.append(f"reapply: {reapplied.uncovered} uncovered, above the suppression limit ({budget})")
-    extra: list[PrivacyModel] = list(history_models(bound, history, hierarchies, domain=protect_domain))
+    extra: list[PrivacyModel] = list(aware)
     refusal = tags_of(get_anonymizer(algorithm)).supported_models.refusal([*models, *extra])
     if extra and refusal is not None:  # an algorithm that cannot take the model: (c) does the rest
         tried.append(f"anonymize: {algorithm} {refusal}; anonymized without the history model")
@@ -518,7 +523,7 @@ def release_with_history(
         published, rows, check, passed = suppress_at_risk(
             raw, candidate.loc[released].reset_index(drop=True), rows[released], history, bound,
             quasi_identifiers=qis, hierarchies=hierarchies, max_suppressed=budget, keep_signatures=keep_signatures,
-            protect_domain=protect_domain,
+            protect_domain=protect_domain, rules=rules,
         )  # fmt: skip
         suppressed = len(raw) - len(published)
         tried.append(f"anonymize: {check.records_at_risk} at risk after suppression")

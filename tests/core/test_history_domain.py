@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from privacy_plugins.core.composition import covering_sets, intersection_attack
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.hierarchies.builders import interval_hierarchy, masking_hierarchy
-from privacy_plugins.core.history import PublishedRelease, ReleaseHistory, class_signature
+from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, class_signature
+from privacy_plugins.core.history_boxes import BoxRule, DomainGuard
 from privacy_plugins.core.history_check import composition_check
-from privacy_plugins.core.history_domain import DomainGuard, domain_breaks
+from privacy_plugins.core.history_domain import domain_breaks
 from privacy_plugins.core.history_release import release_with_history, suppress_at_risk
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 
@@ -134,6 +135,12 @@ def test_the_domain_check_matches_a_point_by_point_oracle(
     guard = DomainGuard(signatures, QIS, {"disease": l}, _hierarchies())
     assert guard.breaks(candidate).tolist() == found.tolist()
     assert guard.breaks(candidate.iloc[::-1]).tolist() == found.tolist()[::-1]  # remembered per class
+    # a search's rule that already judged these boxes (with other values) gives the guard the same verdicts
+    rule = BoxRule(signatures, QIS, "disease", l, _hierarchies())
+    boxes = candidate[QIS].drop_duplicates()
+    rule.breaks(boxes, np.zeros((len(boxes), len(rule.values)), dtype=bool))
+    shared = DomainGuard(signatures, QIS, {"disease": l}, _hierarchies(), [rule])
+    assert shared.breaks(candidate).tolist() == found.tolist()
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -247,3 +254,26 @@ def test_protected_releases_leave_no_point_below_l() -> None:
         smallest[protect] = min(len(values) for values in left.values())
     assert smallest[True] >= 2
     assert smallest[False] < 2  # the test can fail: without the rule a point is narrowed
+
+
+def test_the_guard_leaves_hidden_rows_and_rows_for_no_record_unjudged() -> None:
+    """Marked suppressed rows (all ``*``, the value hidden) and rows counting no record publish no value.
+
+    A class of such rows only is not judged (judged, its empty value set would narrow every point), and
+    a marked row beside an all-``*`` class with published values is not reported with it."""
+    history = [pd.DataFrame({"age": ["[20-25)", "[20-25)"], "zip": ["4790*", "4790*"], "disease": ["flu", "hiv"]})]
+    signatures = [class_signature(release, QIS, ["disease"]) for release in history]
+    hidden = pd.DataFrame({"age": ["*", "*"], "zip": ["*", "*"], "disease": ["*", "*"]})
+    beside = pd.DataFrame({"age": ["*", "*"], "zip": ["*", "*"], "disease": ["flu", "*"]})  # breaks: 1 value
+    counted = class_signature(
+        pd.DataFrame({"age": ["[20-25)"] * 2, "zip": ["4790*"] * 2, "disease": ["flu", "hiv"]}), QIS, ["disease"]
+    )
+    counted.loc[counted["disease"] == "hiv", COUNT] = 0
+    nothing = counted.loc[counted["disease"] == "hiv"]
+    for candidate in (hidden, beside, counted, nothing):
+        expected = domain_breaks(signatures, candidate, QIS, {"disease": 2}, _hierarchies())
+        assert (
+            DomainGuard(signatures, QIS, {"disease": 2}, _hierarchies()).breaks(candidate).tolist() == expected.tolist()
+        )
+    assert domain_breaks(signatures, beside, QIS, {"disease": 2}, _hierarchies()).tolist() == [True, False]
+    assert domain_breaks(signatures, counted, QIS, {"disease": 2}, _hierarchies()).tolist() == [True, True]
