@@ -130,6 +130,7 @@ from privacy_plugins.core.anonymize.cluster_suppress import (
     publish_kept,
     published_classes,
     relaxed_models,
+    split_passing,
     suppress_failing,
     suppresses_instead_of_merging,
 )
@@ -463,6 +464,10 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                                        describe=", ".join(map(str, request.models)), recluster=recluster,
                                        values=values, min_size=min_size, towards=judge.over_share,
                                        members_only=strict)  # fmt: skip
+            # Big clusters the relaxed merging and the pools left, cut where every class still passes the judge.
+            cluster = split_passing(judge, cluster, published_classes(coded),
+                                    lambda rows, owner: _split_b(space, strict, rows, rng, start=owner),
+                                    min_size=min_size)  # fmt: skip
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
