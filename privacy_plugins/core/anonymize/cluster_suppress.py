@@ -30,7 +30,9 @@ suppression limit allows any record:
    are suppressed. Above the suppression limit the anonymization is infeasible — unless an
    earlier state within the limit had every class pass the models on its own members
    (``members_only``): that state is published, and the release's (c) leaves out the records of
-   the values over the covered targets' shares.
+   the values over the covered targets' shares;
+4. from a state that passes, :func:`split_passing` cuts the clusters of twice the smallest
+   valid size or more (Mondrian's strict bisection) and keeps the cuts every class still passes with.
 
 ``strict`` is what the caller judges with: the clustering passes
 :class:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge`, which also judges every record

@@ -117,7 +117,9 @@ def _halves(rows: np.ndarray, owner: np.ndarray) -> np.ndarray:
     fragile=st.sets(st.integers(0, 7), max_size=3),
 )
 @settings(max_examples=60, deadline=None)
-def test_big_passing_clusters_are_cut_where_every_class_still_passes(sizes: list[int], k: int, fragile: set[int]) -> None:
+def test_big_passing_clusters_are_cut_where_every_class_still_passes(
+    sizes: list[int], k: int, fragile: set[int]
+) -> None:
     """Oracle: a size rule, and clusters whose halves a covered neighbour forbids (``fragile``): each cut is judged."""
     group = np.repeat(np.arange(len(sizes)), sizes).astype(np.int64)
     group[::7] = -1  # some rows already left out
@@ -134,7 +136,11 @@ def test_big_passing_clusters_are_cut_where_every_class_still_passes(sizes: list
         for c in range(n_cls):
             mine = rows[cls == c]
             origins = np.unique(origin[mine])
-            if origins.shape[0] == 1 and int(origins[0]) in fragile and mine.shape[0] < int((origin == origins[0]).sum()):
+            if (
+                origins.shape[0] == 1
+                and int(origins[0]) in fragile
+                and mine.shape[0] < int((origin == origins[0]).sum())
+            ):
                 bad[c] = True
         return bad
 
