@@ -468,6 +468,21 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             cluster = split_passing(judge, cluster, published_classes(coded),
                                     lambda rows, owner: _split_b(space, strict, rows, rng, start=owner),
                                     min_size=min_size)  # fmt: skip
+
+            def grown(rows: np.ndarray, owner: np.ndarray) -> np.ndarray:
+                """Each cluster of ``rows`` cut by the strict greedy growth (phase 2's other split)."""
+                part = np.empty(rows.shape[0], dtype=np.int64)
+                next_id = 0
+                for o in range(int(owner.max()) + 1):
+                    mine = np.flatnonzero(owner == o)
+                    local = greedy_clusters(space, checker, rows[mine], rng, min_size=min_size, relax=False,
+                                            diversity=diversity, strict=strict)  # fmt: skip
+                    part[mine] = local + next_id
+                    next_id += int(local.max()) + 1
+                return part
+
+            # The big clusters whose Mondrian cuts were reverted (or not made): the greedy growth's cut.
+            cluster = split_passing(judge, cluster, published_classes(coded), grown, min_size=min_size)
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
