@@ -481,8 +481,9 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                     next_id += int(local.max()) + 1
                 return part
 
-            # The big clusters whose Mondrian cuts were reverted (or not made): the greedy growth's cut.
-            cluster = split_passing(judge, cluster, published_classes(coded), grown, min_size=min_size)
+            if method == "two-phase":  # phase 2's other split (k-member: 1.26x with it, 1.24x without)
+                # The big clusters whose Mondrian cuts were reverted (or not made): the greedy growth's cut.
+                cluster = split_passing(judge, cluster, published_classes(coded), grown, min_size=min_size)
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
