@@ -62,6 +62,11 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     the passed, 58.1 s vs 11.7 s); k-member A A+s A A 4/4, 0, 1.25, 34.8 s vs 3.4 s (main: the same,
     40.5 s vs 3.5 s). Default sizes (24,000-30,162), two-phase: A A A A+s 4/4, 2 below 2 values (both
     pinned), 1.32, 872 CPU s vs 55.5 s (load 3-5; leakbound26: 2/4).
+    leakncp26 (big passing clusters cut after the suppression path, split_passing; load 6-8, lead40
+    27df742 back to back; Mondrian's strict bisection, then the strict greedy growth where that was
+    reverted): two-phase A A+s A A 4/4, 0 below 2 values, 1.27 (lead40: 1.36, 1 pinned), 45.7 CPU s
+    vs 9.7 s (Mondrian's cut alone: 1.33); k-member (Mondrian's cut alone) A A+s A A+s 4/4, 0, 1.24
+    (was 1.25), 32.3 s vs 3.1 s.
 
 Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
 optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00. With --deletions 0.2: bucket 4/4, 59 (5 pinned, 54

@@ -30,7 +30,9 @@ suppression limit allows any record:
    are suppressed. Above the suppression limit the anonymization is infeasible — unless an
    earlier state within the limit had every class pass the models on its own members
    (``members_only``): that state is published, and the release's (c) leaves out the records of
-   the values over the covered targets' shares.
+   the values over the covered targets' shares;
+4. from a state that passes, :func:`split_passing` cuts the clusters of twice the smallest
+   valid size or more (Mondrian's strict bisection) and keeps the cuts every class still passes with.
 
 ``strict`` is what the caller judges with: the clustering passes
 :class:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge`, which also judges every record
@@ -59,6 +61,7 @@ __all__ = [
     "publish_kept",
     "published_classes",
     "relaxed_models",
+    "split_passing",
     "suppress_failing",
     "suppresses_instead_of_merging",
 ]
@@ -81,6 +84,10 @@ ClassesOf = Callable[[np.ndarray], tuple[np.ndarray, int]]
 Towards = Callable[[np.ndarray, np.ndarray, int], dict[int, np.ndarray]]
 #: ``recluster(rows) -> (group per row (local ids), rows in clusters that fail)``: the rows clustered again.
 Recluster = Callable[[np.ndarray], tuple[np.ndarray, int]]
+#: ``split(rows, owner) -> part per row``: the clusters of ``rows`` (``owner``: dense ids) cut, parts dense.
+Split = Callable[[np.ndarray, np.ndarray], np.ndarray]
+#: Passes of :func:`split_passing` (each reverts the cuts blamed for a failing class).
+SPLIT_PASSES = 6
 
 
 def suppresses_instead_of_merging(models: Sequence[PrivacyModel], max_suppressed: int) -> bool:
@@ -179,6 +186,56 @@ def suppress_failing(
         f"{describe}: the clusters meet it only with more than {max_suppressed} records suppressed "
         "(the suppression limit); raise the limit or relax the requirement"
     )
+
+
+def split_passing(
+    strict: Failing, group: np.ndarray, classes_of: ClassesOf, split: Split, *, min_size: int
+) -> np.ndarray:
+    """``group`` with its big clusters (``2 * min_size`` records or more) cut where every class still passes ``strict``.
+
+    The suppression path leaves the relaxed merging's large clusters (and the pools' growth) as
+    they are, and each of their records pays the box of the whole cluster. Once every published
+    class passes, the big ones are cut at once (``split``: e.g. Mondrian's strict bisection), the
+    table judged once (``strict`` is the cover judge: the halves' smaller boxes change what each
+    class covers), and the cuts of clusters in a failing class reverted (all of them when only
+    uncut classes fail), while any cut is left. Only from a state that passes: an unchanged
+    result otherwise. Rows left out (``-1``) stay out.
+    """
+    kept = np.flatnonzero(group >= 0)
+    if not kept.shape[0]:
+        return group
+    cls, n_cls = classes_of(group)
+    if strict(kept, cls[kept], n_cls).any():
+        return group
+    n_groups = int(group.max()) + 1
+    size = np.bincount(group[kept], minlength=n_groups)
+    big = size >= 2 * min_size
+    if not big.any():
+        return group
+    rows = kept[big[group[kept]]]
+    owner_ids, owner = np.unique(group[rows], return_inverse=True)
+    part = split(rows, owner.reshape(-1))
+    owner = owner.reshape(-1)
+    first_part = np.full(owner_ids.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first_part, owner, part)
+    last_part = np.zeros(owner_ids.shape[0], dtype=np.int64)
+    np.maximum.at(last_part, owner, part)
+    cut = last_part > first_part  # clusters the split did cut
+    for _ in range(SPLIT_PASSES):
+        if not cut.any():
+            return group
+        trial = group.copy()
+        moved = cut[owner]
+        trial[rows[moved]] = n_groups + part[moved]
+        trial = dense(trial)[0]
+        cls, n_cls = classes_of(trial)
+        bad = strict(kept, cls[kept], n_cls)
+        if not bad.any():
+            return trial
+        blamed = np.zeros(owner_ids.shape[0], dtype=bool)
+        blamed[owner[moved & bad[cls[rows]]]] = True
+        cut &= ~blamed if blamed.any() else np.zeros_like(cut)
+    return group
 
 
 def _pooled(

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes
-from privacy_plugins.core.anonymize.cluster_suppress import NEIGHBOURS, _pooled, dense
+from privacy_plugins.core.anonymize.cluster_suppress import NEIGHBOURS, _pooled, dense, split_passing
 from privacy_plugins.core.anonymize.partition_split import Dimension
 
 
@@ -99,3 +99,61 @@ def test_a_state_passing_on_members_is_returned_when_only_covered_records_still_
         pass
     else:
         raise AssertionError("a class failing on its members is never published")
+
+
+def _halves(rows: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """Each cluster of ``rows`` cut in two by position (first half, second half), parts dense."""
+    order = np.argsort(owner, kind="stable")
+    rank = np.empty(rows.shape[0], dtype=np.int64)
+    starts = np.searchsorted(owner[order], owner[order])
+    rank[order] = np.arange(rows.shape[0]) - starts
+    size = np.bincount(owner)
+    return 2 * owner + (rank >= size[owner] // 2)
+
+
+@given(
+    sizes=st.lists(st.integers(1, 14), min_size=1, max_size=8),
+    k=st.integers(2, 4),
+    fragile=st.sets(st.integers(0, 7), max_size=3),
+)
+@settings(max_examples=60, deadline=None)
+def test_big_passing_clusters_are_cut_where_every_class_still_passes(
+    sizes: list[int], k: int, fragile: set[int]
+) -> None:
+    """Oracle: a size rule, and clusters whose halves a covered neighbour forbids (``fragile``): each cut is judged."""
+    group = np.repeat(np.arange(len(sizes)), sizes).astype(np.int64)
+    group[::7] = -1  # some rows already left out
+    group = dense(group)[0]
+    origin = group.copy()
+
+    def classes_of(g: np.ndarray) -> tuple[np.ndarray, int]:
+        return dense(g)
+
+    def strict(rows: np.ndarray, cls: np.ndarray, n_cls: int) -> np.ndarray:
+        size = np.bincount(cls, minlength=n_cls)
+        bad = size < k
+        # A cut of a fragile cluster (its rows now in a class smaller than the cluster) fails that class.
+        for c in range(n_cls):
+            mine = rows[cls == c]
+            origins = np.unique(origin[mine])
+            if (
+                origins.shape[0] == 1
+                and int(origins[0]) in fragile
+                and mine.shape[0] < int((origin == origins[0]).sum())
+            ):
+                bad[c] = True
+        return bad
+
+    result = split_passing(strict, group, classes_of, _halves, min_size=k)
+    assert np.array_equal(result < 0, group < 0)  # nobody enters or leaves
+    kept = np.flatnonzero(result >= 0)
+    cls, n_cls = classes_of(result)
+    if strict(kept, cls[kept], n_cls).any():  # a state that fails is left as it is
+        assert np.array_equal(result, group)
+        return
+    for g in range(int(group.max()) + 1):  # naive: every passing cluster of 2k or more cut in halves unless fragile
+        rows = np.flatnonzero(group == g)
+        parts = np.unique(result[rows])
+        assert np.unique(group[np.isin(result, parts)]).tolist() == [g]  # parts stay within their cluster
+        cut = rows.shape[0] >= 2 * k and g not in fragile
+        assert parts.shape[0] == (2 if cut else 1)
