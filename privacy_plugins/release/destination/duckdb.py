@@ -144,6 +144,8 @@ class DuckDBDestination(TableDestination):
 
         if not self._exists():
             return None
+        if _held_open_here(self.path):  # a read-only connection is refused beside this process's own: the engine's way
+            return super()._read(parts)
         with duckdb.connect(str(self.path), read_only=True) as connection:
             tables = {
                 row[0] for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()
