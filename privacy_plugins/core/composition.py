@@ -209,8 +209,14 @@ def intersection_attack(
         for member in members:
             held &= sets[member][0]
             uncovered |= ~sets[member][1]
+        # A record no release of ``members`` covers learns the adversary nothing: her set is every value of the
+        # domain, not the few labels published about others (none at all when every row is marked): never at risk.
+        seen = np.zeros(len(combos), dtype=bool)
+        for member in members:
+            seen |= sets[member][1]
+        seen = seen[combo_of_group]
         size = held.sum(axis=1)[combo_of_group]
-        single = size == 1
+        single = seen & (size == 1)
         right = single & (truth >= 0)
         right &= held[combo_of_group, np.maximum(truth, 0)] if len(values) else False  # every row marked: no value
         return IntersectionCount(
@@ -218,10 +224,10 @@ def intersection_attack(
             records=int(counts.sum()),
             disclosed=int(counts[single].sum()),
             disclosed_correctly=int(counts[right].sum()) if knows_truth else None,
-            below_l=int(counts[size < l].sum()),
-            empty=int(counts[size == 0].sum()),
+            below_l=int(counts[seen & (size < l)].sum()),
+            empty=int(counts[seen & (size == 0)].sum()),
             uncovered=int(counts[uncovered[combo_of_group]].sum()),
-            smallest=int(size.min()) if len(size) else None,
+            smallest=int(size[seen].min()) if seen.any() else None,
         )
 
     return IntersectionReport(

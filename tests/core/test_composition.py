@@ -79,9 +79,9 @@ def oracle(
     """
     rows = [row for release in releases for _, row in release.iterrows() if not _marked(row, qis, sensitive)]
     universe = {_text(row[sensitive]) for row in rows}
-    candidates: list[list[set[str]]] = []
+    candidates: list[list[set[str] | None]] = []
     for _, record in source.iterrows():
-        per_release = []
+        per_release: list[set[str] | None] = []
         for release in releases:
             held: set[str] | None = None
             for _, row in release.iterrows():
@@ -89,15 +89,24 @@ def oracle(
                     continue
                 if all(_covers(row[q], record[q], hierarchies.get(q)) for q in qis):
                     held = (held or set()) | {_text(row[sensitive])}
-            per_release.append(universe if held is None else held)
+            per_release.append(held)  # None: no class covers her, the release tells nothing about her
         candidates.append(per_release)
     n = len(releases)
     sets = [(i,) for i in range(n)] + list(itertools.combinations(range(n), 2)) + [tuple(range(n))]
     out = {}
     for members in sets:
-        left = [set.intersection(*(c[m] for m in members)) for c in candidates]
+        # Records some release of ``members`` covers (every value where one does not); the others are never at risk.
+        left = [
+            set.intersection(*(universe if c[m] is None else c[m] for m in members))
+            for c in candidates
+            if any(c[m] is not None for m in members)
+        ]
+        truth = [
+            _text(value)
+            for value, c in zip(source[sensitive], candidates, strict=True)
+            if any(c[m] is not None for m in members)
+        ]
         sizes = [len(values) for values in left]
-        truth = [_text(value) for value in source[sensitive]]
         out[members] = (
             sum(s == 1 for s in sizes),
             sum(values == {true} for values, true in zip(left, truth, strict=True)),
@@ -238,6 +247,13 @@ def test_an_all_star_class_covers_everyone_marked_rows_and_missing_releases_tell
     only_marked = pd.DataFrame({"age": ["*"], "disease": ["*"]})  # a release of marked rows only: no value at all
     report = intersection_attack(source, [only_marked], quasi_identifiers=["age"], sensitive_attribute="disease")
     assert (report.overall.disclosed, report.overall.uncovered) == (0, 3)
+    # Nobody is covered: nobody is narrowed (her set is the whole domain, not the no value published).
+    assert (report.overall.below_l, report.overall.empty, report.overall.smallest) == (0, 0, None)
+    # A record no release covers is not "disclosed" by the one label published about others.
+    one_value = pd.DataFrame({"age": ["[30-31]", "[30-31]"], "disease": ["flu", "flu"]})
+    report = intersection_attack(source, [one_value], quasi_identifiers=["age"], sensitive_attribute="disease")
+    assert (report.overall.disclosed, report.overall.below_l, report.overall.uncovered) == (2, 2, 1)
+    assert report.overall.smallest == 1
 
 
 def test_interval_hierarchy_labels_are_read_as_half_open_ranges_without_the_hierarchy() -> None:
