@@ -77,8 +77,12 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizedTable,
     LinkedTable,
 )
-from privacy_plugins.core.anonymize.bucket_clustering import BUCKETIZING_BY_MERGING, SHOW_VALUES_OPTION
-from privacy_plugins.core.anonymize.feasibility import BUCKETIZING, Feasibility, diversity_target, eligible_rows
+from privacy_plugins.core.anonymize.bucket_clustering import (
+    BUCKETIZING_BY_MERGING,
+    SHOW_VALUES_OPTION,
+    kept_by_merging,
+)
+from privacy_plugins.core.anonymize.feasibility import Feasibility, diversity_target, eligible_rows
 from privacy_plugins.core.anonymize.linked_cover import covering_classes, tuple_ids
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags
 from privacy_plugins.core.hierarchies import as_labels
@@ -268,9 +272,8 @@ class AnatomyAnonymizer:
 
     def run(self, request: AnonymizationRequest, *, show_values: str = "no") -> AnonymizedTable:
         """Feasibility first, then groups of ⌈l⌉ distinct values; publish exact QIs and the group's values."""
-        merging = BUCKETIZING_BY_MERGING.promises - BUCKETIZING.promises
-        merged_models = [m for m in request.models if m.config_name in merging]
-        request = replace(request, models=tuple(m for m in request.models if all(m is not x for x in merged_models)))
+        bucketing, merged_models = kept_by_merging(request.models)
+        request = replace(request, models=bucketing)
         target = diversity_target(request, algorithm=self.name)
         distinct = math.ceil(target.l - TOLERANCE)
         target = replace(target, l=float(distinct), size=max(request.minimum_class_size, distinct))

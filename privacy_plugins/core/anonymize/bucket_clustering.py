@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -379,6 +379,13 @@ def bucket_clusters(prepared: Prepared, rng: np.random.Generator) -> tuple[np.nd
 BUCKETIZING_BY_MERGING = replace(BUCKETIZING, promises=BUCKETIZING.promises | {"history_l_diversity"})
 
 
+def kept_by_merging(models: Sequence[PrivacyModel]) -> tuple[tuple[PrivacyModel, ...], list[PrivacyModel]]:
+    """``models`` split into those the bucketizing builds for and those kept by merging afterwards (the history's)."""
+    merging = BUCKETIZING_BY_MERGING.promises - BUCKETIZING.promises
+    merged = [m for m in models if m.config_name in merging]
+    return tuple(m for m in models if all(m is not x for x in merged)), merged
+
+
 def merge_until_held(
     prepared: Prepared, cluster: np.ndarray, models: list[PrivacyModel], quasi_identifiers: tuple[Hashable, ...]
 ) -> tuple[np.ndarray, int]:
@@ -450,10 +457,7 @@ class BucketClusteringAnonymizer:
 
     def block_admissible(self, units: AnonymizationRequest, weights: np.ndarray) -> Callable[[np.ndarray], bool]:
         """A block must be eligible (no value above ``records / l``) with at least two clusters' records."""
-        merging = BUCKETIZING_BY_MERGING.promises - BUCKETIZING.promises
-        target = diversity_target(
-            replace(units, models=tuple(m for m in units.models if m.config_name not in merging)), algorithm=self.name
-        )
+        target = diversity_target(replace(units, models=kept_by_merging(units.models)[0]), algorithm=self.name)
         values = pd.factorize(units.table[target.attribute], use_na_sentinel=False)[0].astype(np.int64)
 
         def admissible(members: np.ndarray) -> bool:
@@ -465,9 +469,8 @@ class BucketClusteringAnonymizer:
 
     def run(self, request: AnonymizationRequest, *, show_values: str = "no") -> AnonymizedTable:
         """Feasibility first, then clusters drawn from the buckets, each frequency l-diverse; publish."""
-        merging = BUCKETIZING_BY_MERGING.promises - BUCKETIZING.promises
-        merged_models = [m for m in request.models if m.config_name in merging]
-        bucketed = replace(request, models=tuple(m for m in request.models if m not in merged_models))
+        bucketing, merged_models = kept_by_merging(request.models)
+        bucketed = replace(request, models=bucketing)
         prepared = prepare(bucketed, algorithm=self.name, show_values=show_values)
         started = time.perf_counter()
         cluster, enlarged = bucket_clusters(prepared, np.random.default_rng(request.seed))
