@@ -47,7 +47,12 @@ def _text(value: object) -> str:
     return str(value)
 
 
-_ROWS: dict[int, list] = {}
+_ROWS: dict[int, tuple[Hierarchy, list]] = {}  # keyed by id, holding the hierarchy: a freed one's id is reused
+
+
+def _rows_of(hierarchy: Hierarchy) -> list:
+    """The hierarchy's rows, once per object (the entry keeps it alive, so its id is never another's)."""
+    return _ROWS.setdefault(id(hierarchy), (hierarchy, [list(row) for row in hierarchy.to_rows()]))[1]
 
 
 def _covers(label: object, value: object, hierarchy: Hierarchy | None) -> bool:
@@ -55,7 +60,7 @@ def _covers(label: object, value: object, hierarchy: Hierarchy | None) -> bool:
     text = _text(label)
     if text in ("*", _text(value)):
         return True
-    rows = [] if hierarchy is None else _ROWS.setdefault(id(hierarchy), [list(row) for row in hierarchy.to_rows()])
+    rows = [] if hierarchy is None else _rows_of(hierarchy)
     if any(row[0] == _text(value) and text in row for row in rows):
         return True
     if not isinstance(value, (int, float, np.integer, np.floating)):
