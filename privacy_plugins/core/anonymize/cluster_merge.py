@@ -15,7 +15,9 @@ the table's information loss ``Σ |c| · D(c)``:
 So clusters grow past ``min_size`` exactly when taking a whole neighbour is cheaper than
 any other completion — the information loss *per record* of the table is what decides,
 not a fixed size. Every pair's price is kept as the small cluster's best partner; after a
-merge only the clusters that pointed at the merged ones are re-priced, and the new
+merge only the clusters that pointed at the merged ones are re-priced (lazily: against the
+merged ones only, and in full when they come up if that is dearer than their last full
+price, which every other cluster cost at least), and the new
 cluster is offered to every small one in one numpy expression over integer-coded boxes
 (its row of joined costs, symmetric, also re-prices it). A cluster that is still one unit
 (a point: every small cluster at the start) is priced from per-QI tables of the cost of
@@ -71,6 +73,9 @@ class _Boxes:
         self.best = np.full(counts.shape[0], -1, dtype=np.int64)
         self.price = np.full(counts.shape[0], np.inf)
         self.lend_from = np.zeros(counts.shape[0], dtype=bool)
+        #: Priced against a changed partner only (``price`` an upper bound, ``floor`` a lower one).
+        self.lazy = np.zeros(counts.shape[0], dtype=bool)
+        self.floor = np.zeros(counts.shape[0])
         #: :meth:`point_rows`, kept up to date: clusters that are still one unit are priced from it.
         self.rows: list[np.ndarray] | None = None
         self.rows = self.point_rows()
@@ -159,6 +164,7 @@ class _Boxes:
         self.size, self.cost, self.alive = self.size[keep], self.cost[keep], self.alive[keep]
         self.members = [self.members[g] for g in keep.tolist()]
         self.small, self.price, self.lend_from = self.small[keep], self.price[keep], self.lend_from[keep]
+        self.lazy, self.floor = self.lazy[keep], self.floor[keep]
         self.best = np.where(self.best[keep] >= 0, new_id[np.maximum(self.best[keep], 0)], -1)
         if self.rows is not None:
             self.rows = [np.ascontiguousarray(table_rows[:, keep]) for table_rows in self.rows]
@@ -267,15 +273,21 @@ def merge_clusters(
         better = priced < box.price[others] - _EPS
         chosen = others[better]
         box.best[chosen], box.price[chosen], box.lend_from[chosen] = a, priced[better], lends[better]
+        box.lazy[chosen] &= box.price[chosen] > box.floor[chosen] + _EPS
 
     box.small[:] = [misses(g) for g in range(box.size.shape[0])]
     reprice(np.flatnonzero(box.small))  # every cluster is one unit (a point): priced from the point tables
     step, reported = max(1, n // 100), 0
     while True:
-        open_price = np.where(box.small & box.alive, box.price, np.inf)
+        # A lazy cluster waits at its floor (its last full price) and is priced in full when it comes up.
+        open_price = np.where(box.small & box.alive, np.where(box.lazy, box.floor, box.price), np.inf)
         a = _argmin(open_price, rng)
         if not np.isfinite(open_price[a]):
             break
+        if box.lazy[a]:
+            box.lazy[a] = False
+            reprice(np.array([a]))
+            continue
         b = int(box.best[a])
         if box.lend_from[a]:
             box.lend(a, b, int(min_size - box.size[a]), rng)
@@ -297,8 +309,17 @@ def merge_clusters(
         offer(a, union)
         if box.small[a]:
             reprice(np.array([a]), union)
-        if stale.shape[0]:
-            reprice(stale.astype(np.int64))
+        if stale.shape[0]:  # priced against a and b only; lazy while dearer than their last full price
+            below = np.where(box.lazy[stale], box.floor[stale], box.price[stale])
+            pair, joined = np.array([a]), union[0, stale, None]
+            if box.alive[b]:  # a lender: its row too
+                pair, joined = np.array([a, b]), np.stack((union[0, stale], box.union(np.array([b]))[0, stale]), axis=1)
+            priced, lends = prices(box.size[stale, None], box.cost[stale, None], joined, pair[None, :])
+            pick = np.argmin(priced, axis=1)
+            at = np.arange(stale.shape[0])
+            box.best[stale], box.price[stale], box.lend_from[stale] = pair[pick], priced[at, pick], lends[at, pick]
+            box.lazy[stale] = box.price[stale] > below + _EPS
+            box.floor[stale] = below
         if 5 * int(box.alive.sum()) < 4 * box.alive.shape[0] and box.alive.shape[0] > 256:
             box.compact()
     live = np.flatnonzero(box.alive)

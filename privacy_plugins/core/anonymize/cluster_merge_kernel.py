@@ -31,6 +31,14 @@ rows now grows with exponent ~0.6):
   entries (a version per cluster) are dropped when they come up, not from a scan;
 * the small clusters to re-price after a step are found through per-partner notes
   ("x points at p"), both partners' notes taken off before any re-pricing;
+* such a re-pricing is *lazy* (issue 28, tp28d): x is priced against the changed partner(s)
+  only; when that is dearer than x's last full price (its ``floor``: every other cluster
+  cost at least that then), x is queued at the floor and priced in full only when it comes
+  up — by then it has often been taken by another cluster or gone stale again (Adult
+  k = 10: ~20k re-pricings, ~5.7k full; phase 1 0.80 → 0.70 s). Not the same steps as
+  pricing in full at once: a cluster changed meanwhile (a lender) is seen when x comes up,
+  and ties may go another way (NCP 0.026297 / 0.041582 / 0.061787 → 0.026335 / 0.041634 /
+  0.061517 at k = 5 / 10 / 20);
 * a merged cluster ``a`` is offered only to buckets where it can beat some member:
   ``|x| · (D(x ∪ a) − D(x)) < price(x)`` needs ``D(x ∪ a) < price / |x| + D(x)``, and
   ``D(x ∪ a)`` is at least the bucket spans joined with ``a``'s plus ``a``'s cost on the
@@ -285,13 +293,17 @@ def _scan(
             2 if two else 1, joins[j], x_own, owns[listed], slack,
         )  # fmt: skip
     best[x], price[x], lend[x] = found, found_price, found_lend
-    # Per listed bucket, at least every small member's price / size + D and price / size: what an offer
-    # must beat (see the merge loop).
-    slot = index[5][key[x]]
-    top[0, slot] = max(top[0, slot], found_price / size[x] + state[3][x])
-    top[1, slot] = max(top[1, slot], found_price / size[x])
-    top[2, slot] = max(top[2, slot], found_price + size[x] * state[3][x])
-    top[3, slot] = max(top[3, slot], -size[x])
+    _raise_top(top, index[5][key[x]], found_price, size[x], state[3][x])
+
+
+@_inline
+def _raise_top(top: Any, slot: int, value: float, x_size: float, x_cost: float) -> None:  # pragma: no cover
+    """Per listed bucket, at least every small member's price / size + D and price / size: what an offer
+    must beat (see the merge loop)."""
+    top[0, slot] = max(top[0, slot], value / x_size + x_cost)
+    top[1, slot] = max(top[1, slot], value / x_size)
+    top[2, slot] = max(top[2, slot], value + x_size * x_cost)
+    top[3, slot] = max(top[3, slot], -x_size)
 
 
 @_njit
@@ -479,6 +491,11 @@ def _merge_kernel(
              np.empty(4 * n + 1, dtype=np.int64), np.zeros(1, dtype=np.int64))  # fmt: skip
     _rewatch(watch, state)
     seen = np.full(n, -1, dtype=np.int64)
+    # A small cluster whose partner changed is priced against the changed partner(s) only: while that
+    # is dearer than its last full price (``floor``, which every other cluster costs at least), it is
+    # queued at the floor and scanned in full only when it comes up (``lazy``).
+    lazy = np.zeros(n, dtype=np.bool_)
+    floor = np.zeros(n)
     steps = 0
     while True:
         if watch[3][0] > 2 * n - 1:
@@ -513,8 +530,16 @@ def _merge_kernel(
         while heap[4][0] > 0:
             x = heap[2][0]
             if heap[3][0] == heap[5][x] and alive[x] and small[x]:
-                a = x
-                break
+                if not lazy[x]:
+                    a = x
+                    break
+                _pop(heap)
+                lazy[x] = False
+                _scan(x, best[x], state, index, top, cands, bounds, joins, open_keys, flat, offsets, strides,
+                      min_size, prio, two, slack)  # fmt: skip
+                _queue(heap, x, price[x], prio[x])
+                _watch(watch, x, state)
+                continue
             _pop(heap)
         if a < 0:
             break
@@ -640,7 +665,10 @@ def _merge_kernel(
                                 break
                         if weight * union + base < bound:
                             best[x], price[x], lend[x] = a, weight * union + base, lends
-                            _push(heap, x, price[x], prio[x])
+                            if lazy[x] and price[x] <= floor[x] + _EPS:
+                                lazy[x] = False
+                            if not lazy[x]:  # a lazy one stays queued at its floor
+                                _push(heap, x, price[x], prio[x])
                             _watch(watch, x, state)
                 x = b_next[x]
         if small[a]:
@@ -675,25 +703,23 @@ def _merge_kernel(
                 note = watch[2][note]
                 if seen[x] != steps and alive[x] and small[x] and (best[x] == a or best[x] == b):
                     seen[x] = steps
-                    _scan(
-                        x,
-                        a,
-                        state,
-                        index,
-                        top,
-                        cands,
-                        bounds,
-                        joins,
-                        open_keys,
-                        flat,
-                        offsets,
-                        strides,
-                        min_size,
-                        prio,
-                        two,
-                        slack,
-                    )
-                    _queue(heap, x, price[x], prio[x])
+                    below = floor[x] if lazy[x] else price[x]  # every other cluster costs at least this
+                    cands[0], cands[1] = a, b
+                    found, found_price, found_lend = _best_of(
+                        x, cands, 2, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0,
+                        0.0, 0.0, slack,
+                    )  # fmt: skip
+                    if found < 0 or not np.isfinite(found_price):
+                        lazy[x] = False
+                        _scan(x, a, state, index, top, cands, bounds, joins, open_keys, flat, offsets, strides,
+                              min_size, prio, two, slack)  # fmt: skip
+                        _queue(heap, x, price[x], prio[x])
+                    else:
+                        best[x], price[x], lend[x] = found, found_price, found_lend
+                        _raise_top(top, index[5][index[3][x]], found_price, size[x], cost[x])
+                        lazy[x] = found_price > below + _EPS
+                        floor[x] = below
+                        _push(heap, x, below if lazy[x] else found_price, prio[x])
                     _watch(watch, x, state)
     # Pieces of the live clusters, in list order: (unit, count, dense cluster id).
     out_unit = np.empty(n_pieces, dtype=np.int64)
