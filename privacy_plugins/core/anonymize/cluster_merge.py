@@ -12,16 +12,15 @@ the table's information loss ``Σ |c| · D(c)``:
   ``a``'s box; priced with ``b``'s whole box, an upper bound of the actual
   ``(|a|+d) · D(a ∪ b) − |a| · D(a) − d · D(b)`` (``b`` keeps its box, ``d`` fewer records pay it).
 
-So clusters grow past ``min_size`` exactly when taking a whole neighbour is cheaper than
-any other completion — the information loss *per record* of the table is what decides,
-not a fixed size. Every pair's price is kept as the small cluster's best partner; after a
-merge only the clusters that pointed at the merged ones are re-priced (lazily: against the
-merged ones only, and in full when they come up if that is dearer than their last full
-price, which every other cluster cost at least), and the new
-cluster is offered to every small one in one numpy expression over integer-coded boxes
-(its row of joined costs, symmetric, also re-prices it). A cluster that is still one unit
-(a point: every small cluster at the start) is priced from per-QI tables of the cost of
-each code joined with each cluster's span, kept up to date as boxes change: one row
+So clusters grow past ``min_size`` exactly when taking a whole neighbour is cheaper than any
+other completion — the information loss *per record* of the table is what decides, not a
+fixed size. Every pair's price is kept as the small cluster's best partner; after a merge
+only the clusters that pointed at the merged ones are re-priced, lazily: against the merged
+ones only, and in full when they come up if that is dearer than their last full price (issue
+28: the merged cluster is not offered to every small one either; they see it when next
+priced in full — the same NCP on Adult for ~35 % less phase-1 CPU). A cluster that is still
+one unit (a point: every small cluster at the start) is priced from per-QI tables of the
+cost of each code joined with each cluster's span, kept up to date as boxes change: one row
 gather and one add per QI instead of a gather through a ``size × size`` table per cluster.
 A lend whose donor then misses a model (possible beyond k) is undone and ``a`` merges
 whole with the donor instead. Models are checked with ``failing`` only on clusters of at
@@ -263,18 +262,6 @@ def merge_clusters(
                 b = _argmin(priced[i], rng)
                 box.best[a], box.price[a], box.lend_from[a] = b, priced[i, b], lends[i, b]
 
-    def offer(a: int, union: np.ndarray) -> None:
-        """Offer cluster ``a`` (``union``: its joined costs) to every other small cluster (kept where cheaper)."""
-        others = np.flatnonzero(box.small & box.alive)
-        others = others[others != a]
-        if others.shape[0] == 0:
-            return
-        priced, lends = prices(box.size[others], box.cost[others], union[0, others], np.full(others.shape[0], a))
-        better = priced < box.price[others] - _EPS
-        chosen = others[better]
-        box.best[chosen], box.price[chosen], box.lend_from[chosen] = a, priced[better], lends[better]
-        box.lazy[chosen] &= box.price[chosen] > box.floor[chosen] + _EPS
-
     box.small[:] = [misses(g) for g in range(box.size.shape[0])]
     reprice(np.flatnonzero(box.small))  # every cluster is one unit (a point): priced from the point tables
     step, reported = max(1, n // 100), 0
@@ -304,9 +291,9 @@ def merge_clusters(
                 reported = done
         stale = np.flatnonzero(box.small & box.alive & ((box.best == a) | (box.best == b)))
         stale = stale[stale != a]
-        # One row of joined costs serves both ways (D is symmetric): a offered, a re-priced.
+        # One row of joined costs serves a's pricing and the stale clusters' (D is symmetric). a is
+        # not offered to the other small clusters: they see it when next priced in full.
         union = box.union(np.array([a]))
-        offer(a, union)
         if box.small[a]:
             reprice(np.array([a]), union)
         if stale.shape[0]:  # priced against a and b only; lazy while dearer than their last full price

@@ -9,14 +9,13 @@ pricing the merged cluster against every cluster; in numpy that is ~30 array cal
 step, a floor of several seconds whatever the pruning.
 
 Same algorithm as the numpy path (merge or lend, priced as the change of ``Σ |c| · D(c)``;
-after a merge the new cluster is offered to every small cluster and the clusters that
-pointed at the merged ones are re-priced), on *weighted units*: a cluster is a list of
-pieces (distinct QI tuple, count), so equal records are moved in bulk and a lend takes
-whole pieces closest to the borrower's box (the last one split). A full re-pricing of
-one small cluster stops summing a candidate's QI costs as soon as its partial price
-exceeds the best so far (costs are non-negative). Ties go to the lower seeded priority,
-so the output is fixed by the seed (not equal to the numpy path's, whose ties draw
-from the generator).
+after a step the clusters that pointed at the changed ones are re-priced, lazily), on
+*weighted units*: a cluster is a list of pieces (distinct QI tuple, count), so equal records
+are moved in bulk and a lend takes whole pieces closest to the borrower's box (the last one
+split). A full re-pricing of one small cluster stops summing a candidate's QI costs as soon
+as its partial price exceeds the best so far (costs are non-negative). Ties go to the lower
+seeded priority, so the output is fixed by the seed (not equal to the numpy path's, whose
+ties draw from the generator).
 
 No step scans every cluster (issue 28; Adult k = 10, ~10k steps: 3.0 → ~1.7 s CPU, 30k → 1M
 rows now grows with exponent ~0.6):
@@ -35,22 +34,18 @@ rows now grows with exponent ~0.6):
   only; when that is dearer than x's last full price (its ``floor``: every other cluster
   cost at least that then), x is queued at the floor and priced in full only when it comes
   up — by then it has often been taken by another cluster or gone stale again (Adult
-  k = 10: ~20k re-pricings, ~5.7k full; phase 1 0.80 → 0.70 s). Not the same steps as
-  pricing in full at once: a cluster changed meanwhile (a lender) is seen when x comes up,
-  and ties may go another way (NCP 0.026297 / 0.041582 / 0.061787 → 0.026335 / 0.041634 /
-  0.061517 at k = 5 / 10 / 20);
-* a merged cluster ``a`` is offered only to buckets where it can beat some member:
-  ``|x| · (D(x ∪ a) − D(x)) < price(x)`` needs ``D(x ∪ a) < price / |x| + D(x)``, and
-  ``D(x ∪ a)`` is at least the bucket spans joined with ``a``'s plus ``a``'s cost on the
-  other QIs, ``D(x ∪ a) − D(x)`` at least the bucket spans' increase (``top`` keeps the
-  largest ``price / |x| + D(x)`` and ``price / |x|`` per listed bucket, in list order); counting
-  what ``a`` gives too (at least all of ``a`` unless it can spare a record), ``D(x ∪ a)`` must also stay
-  below ``(max(price + |x| · D(x)) + least · D(a)) / (min |x| + least)`` — for a big ``a`` barely above
-  ``D(a)`` (Adult: ~10 % of phase 1, the same steps);
-* a bucket's members share its spans, so a member (offered ``a``, or a candidate of a
-  re-pricing) is priced only when ``joined + max(D(x) − own_x, D(p) − own_p)``, the bucket
-  QIs' joined cost plus either one's cost on the other QIs, can still win; its sum then
-  starts from ``joined`` (Adult k = 10: 32M → 3M offers priced, the same steps).
+  k = 10: ~20k re-pricings, ~5.7k full; phase 1 0.80 → 0.70 s with the offers below). Not
+  the same steps as pricing in full at once: a cluster changed meanwhile is seen when x
+  comes up;
+* a merged cluster is not offered to the other small clusters (issue 28, tp28d): they see it
+  when they are next priced in full (their partner changed, or they come up lazily). Offering
+  every merged cluster (bucket by bucket, skipped where it could beat no member) was ~20 % of
+  phase 1 and gave no better NCP on Adult (seeds 0–3: within ±1 % either way; with both
+  changes phase 1 0.80 → 0.51 s at k = 10, NCP 0.026297 / 0.041582 / 0.061787 → 0.026280 /
+  0.041457 / 0.061904 at k = 5 / 10 / 20);
+* a bucket's members share its spans, so a candidate of a full pricing is priced only when
+  ``joined + max(D(x) − own_x, D(p) − own_p)``, the bucket QIs' joined cost plus either
+  one's cost on the other QIs, can still win; its sum then starts from ``joined``.
 
 ``merge_units(prune=False)`` skips none of these (every bucket, member and candidate priced):
 the reference the pruned run is tested equal to.
@@ -140,7 +135,7 @@ def _link(
 def _bucket_own(
     low: Any, high: Any, c: int, flat: Any, offsets: Any, strides: Any, two: bool
 ) -> float:  # pragma: no cover
-    """Cluster ``c``'s cost on the bucket QIs (once per scan or offer, not per bucket)."""
+    """Cluster ``c``'s cost on the bucket QIs (once per scan, not per bucket)."""
     own = 0.0
     for q in range(2 if two else 1):
         own += flat[offsets[q] + low[c, q] * strides[q] + high[c, q]]
@@ -223,7 +218,6 @@ def _scan(
     hint: int,
     state: Any,
     index: Any,
-    top: Any,
     cands: Any,
     bounds: Any,
     joins: Any,
@@ -257,7 +251,7 @@ def _scan(
     found, found_price, found_lend = _best_of(
         x, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0, 0.0, slack
     )
-    head, nxt, key, keys, n_keys, spans, owns = index[0], index[1], index[3], index[4], index[6], index[7], index[8]
+    head, nxt, keys, n_keys, spans, owns = index[0], index[1], index[4], index[6], index[7], index[8]
     fewest, need = index[9], min_size - size[x]
     # Each bucket's lower bound; the cheapest bucket is then visited first, so the best price
     # so far tightens early and most buckets are skipped whole.
@@ -293,17 +287,6 @@ def _scan(
             2 if two else 1, joins[j], x_own, owns[listed], slack,
         )  # fmt: skip
     best[x], price[x], lend[x] = found, found_price, found_lend
-    _raise_top(top, index[5][key[x]], found_price, size[x], state[3][x])
-
-
-@_inline
-def _raise_top(top: Any, slot: int, value: float, x_size: float, x_cost: float) -> None:  # pragma: no cover
-    """Per listed bucket, at least every small member's price / size + D and price / size: what an offer
-    must beat (see the merge loop)."""
-    top[0, slot] = max(top[0, slot], value / x_size + x_cost)
-    top[1, slot] = max(top[1, slot], value / x_size)
-    top[2, slot] = max(top[2, slot], value + x_size * x_cost)
-    top[3, slot] = max(top[3, slot], -x_size)
 
 
 @_njit
@@ -451,9 +434,6 @@ def _merge_kernel(
     bounds = np.empty(listable)  # scratch of :func:`_scan`: per open bucket its bound and key
     joins = np.empty(listable)  # and the cost of its spans joined with the scanned cluster's
     open_keys = np.empty(listable, dtype=np.int64)
-    # Per listed bucket, at least price / size + D (row 0), price / size (row 1), price + size · D (row 2) and
-    # − size (row 3) of every small member.
-    top = np.full((4, listable), -np.inf)
     for c in range(n):
         _link(c, index, low, high, flat, offsets, strides, two, size[c])
     for x in range(n):
@@ -463,7 +443,6 @@ def _merge_kernel(
                 -1,
                 state,
                 index,
-                top,
                 cands,
                 bounds,
                 joins,
@@ -517,15 +496,6 @@ def _merge_kernel(
                 else:
                     index[5][k] = -1
             index[6][0] = m
-            top[:, :] = -np.inf  # tighten the buckets' price bounds
-            for i in range(n_live):
-                x = live[i]
-                if small[x]:
-                    slot = index[5][index[3][x]]
-                    top[0, slot] = max(top[0, slot], price[x] / size[x] + cost[x])
-                    top[1, slot] = max(top[1, slot], price[x] / size[x])
-                    top[2, slot] = max(top[2, slot], price[x] + size[x] * cost[x])
-                    top[3, slot] = max(top[3, slot], -size[x])
         a = -1
         while heap[4][0] > 0:
             x = heap[2][0]
@@ -535,7 +505,7 @@ def _merge_kernel(
                     break
                 _pop(heap)
                 lazy[x] = False
-                _scan(x, best[x], state, index, top, cands, bounds, joins, open_keys, flat, offsets, strides,
+                _scan(x, best[x], state, index, cands, bounds, joins, open_keys, flat, offsets, strides,
                       min_size, prio, two, slack)  # fmt: skip
                 _queue(heap, x, price[x], prio[x])
                 _watch(watch, x, state)
@@ -627,57 +597,14 @@ def _merge_kernel(
             if alive[c]:
                 _link(c, index, low, high, flat, offsets, strides, two, size[c])
         steps += 1
-        # a offered to the small clusters (those pointing at a or b are re-priced below), bucket
-        # by bucket: a bucket is skipped whole when a cannot beat any member's price (``top``).
-        b_head, b_next, b_keys, b_count, b_owns = index[0], index[1], index[4], index[6], index[8]
-        start = 2 if two else 1
-        # What a takes from any small x at least: all of a unless a can spare a record beyond min_size.
-        least = size[a] if small[a] or size[a] - 1 < min_size else 1.0
-        own = _bucket_own(low, high, a, flat, offsets, strides, two)
-        for i in range(b_count[0]):
-            # a can beat x's price only if |x| · (D(x ∪ a) − D(x)) < price(x), i.e. D(x ∪ a) < price / |x| + D(x);
-            # D(x ∪ a) ≥ the bucket QIs' joined cost + a's cost on the other QIs, and D(x ∪ a) − D(x) ≥ the
-            # bucket QIs' joined cost − their cost alone (x's spans there are the bucket's).
-            joined = _bucket_join(i, index[7], low, high, a, flat, offsets, strides, two)
-            if joined + cost[a] - own > top[0, i] + slack or joined - b_owns[i] > top[1, i] + slack:
-                continue
-            # With what a gives counted too: |x| · (D(x ∪ a) − D(x)) + least · (D(x ∪ a) − D(a)) < price(x) needs
-            # D(x ∪ a) < (price + |x| · D(x) + least · D(a)) / (|x| + least), at most (row 2 + least · D(a)) /
-            # (smallest |x| + least): for a big a, barely above D(a).
-            if joined + cost[a] - own > (top[2, i] + least * cost[a]) / (least - top[3, i]) + slack:
-                continue
-            x = b_head[b_keys[i]]
-            while x >= 0:
-                if small[x] and x != a and best[x] != a and best[x] != b:
-                    need = min_size - size[x]
-                    lends = (not small[a]) and size[a] - need >= min_size
-                    taken = need if lends else size[a]
-                    weight, base = size[x] + taken, -size[x] * cost[x] - taken * cost[a]
-                    bound = price[x] - _EPS
-                    # On the bucket QIs x's spans are the bucket's: D(x ∪ a) ≥ joined + either one's other QIs.
-                    if weight * (joined + max(cost[x] - b_owns[i], cost[a] - own)) + base < bound + slack:
-                        union = joined  # summed in QI order, as a sum from the first QI
-                        for q in range(start, n_qis):
-                            lo = low[x, q] if low[x, q] < low[a, q] else low[a, q]
-                            hi = high[x, q] if high[x, q] > high[a, q] else high[a, q]
-                            union += flat[offsets[q] + lo * strides[q] + hi]
-                            if weight * union + base >= bound:
-                                break
-                        if weight * union + base < bound:
-                            best[x], price[x], lend[x] = a, weight * union + base, lends
-                            if lazy[x] and price[x] <= floor[x] + _EPS:
-                                lazy[x] = False
-                            if not lazy[x]:  # a lazy one stays queued at its floor
-                                _push(heap, x, price[x], prio[x])
-                            _watch(watch, x, state)
-                x = b_next[x]
+        # No offer of a to the other small clusters (issue 28, tp28d): they see it when they are next
+        # priced in full. Offering every merged cluster cost ~20 % of phase 1 for no better NCP on Adult.
         if small[a]:
             _scan(
                 a,
                 -1,
                 state,
                 index,
-                top,
                 cands,
                 bounds,
                 joins,
@@ -711,12 +638,11 @@ def _merge_kernel(
                     )  # fmt: skip
                     if found < 0 or not np.isfinite(found_price):
                         lazy[x] = False
-                        _scan(x, a, state, index, top, cands, bounds, joins, open_keys, flat, offsets, strides,
+                        _scan(x, a, state, index, cands, bounds, joins, open_keys, flat, offsets, strides,
                               min_size, prio, two, slack)  # fmt: skip
                         _queue(heap, x, price[x], prio[x])
                     else:
                         best[x], price[x], lend[x] = found, found_price, found_lend
-                        _raise_top(top, index[5][index[3][x]], found_price, size[x], cost[x])
                         lazy[x] = found_price > below + _EPS
                         floor[x] = below
                         _push(heap, x, below if lazy[x] else found_price, prio[x])
