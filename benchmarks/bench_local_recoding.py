@@ -174,7 +174,7 @@ more than it saves. Same run (``--check``, three runs, load 6.7–9.0): two-phas
 (1.4×, 1.9×, 1.3× / 1.2×, 0.7×, 1.5× / 1.0×, 1.0×, 1.5×): ARX's own CPU swings ±50 % under this load.
 
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
-          [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check]
+          [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -188,6 +188,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from _adult import ADULT, QIS, SHARED, load_adult
 from bench_lattice import replicate
 
@@ -235,6 +236,7 @@ def main() -> int:
     parser.add_argument("--no-arx", action="store_true")
     parser.add_argument("--check", action="store_true", help="assert the issue's goals")
     parser.add_argument("--profile", default="", help="cProfile one run of this algorithm at the first k")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per k (ARX then ours, back to back); median ratios")
     args = parser.parse_args()
     loaded = load_adult(args.rows)
     if loaded is None:
@@ -266,37 +268,52 @@ def main() -> int:
 
 
 def compare(arx: Any, adult: Any, hierarchies: Any, algorithms: list[str], ks: list[int], args: Any) -> list[str]:
-    """Print ARX's and our rows per k; the goals missed."""
+    """Print ARX's and our rows per k and repetition (then the median ratios when repeated); the goals missed.
+
+    With ``--repeat N`` every k runs N times, ARX then ours back to back, and the CPU goals are
+    judged on the median ratio over the N runs (ARX's CPU varies ±30–50 % between runs).
+    """
     failures: list[str] = []
+    ratios: dict[tuple[str, int], list[float]] = {}
     try:
         if arx is not None:
             for _ in range(2):
                 arx.local(ks[0], args.iterations)
         for algorithm in algorithms:  # our warm-up: numba loads its compiled kernels once per process
             ours(adult.iloc[:2000].reset_index(drop=True), hierarchies, algorithm, ks[0], args.seed)
-        print(f"Adult {len(adult):,} rows, QIs {', '.join(QIS)}; seed {args.seed}; CPU seconds; one run each")
-        print(f"{'k':>3} | {'ARX NCP':>8} {'cpu':>6} | " + " | ".join(f"{a:>10} NCP    cpu  /ARX" for a in algorithms))
-        for k in ks:
-            a = arx.local(k, args.iterations) if arx is not None else None
-            arx_cpu = a["process_cpu_ms"] / 1e3 if a else float("nan")
-            cells = []
-            for algorithm in algorithms:
-                row = ours(adult, hierarchies, algorithm, k, args.seed)
-                ratio = row["cpu"] / arx_cpu if a else float("nan")
-                cells.append(f"{row['ncp']:14.4f} {row['cpu']:6.2f} {ratio:5.2f}")
-                if algorithm == "two-phase" and k in PINS and args.copies == 1 and row["ncp"] > PINS[k] * 1.02:
-                    failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} > 1.02 × {PINS[k]}")
-                if a and algorithm == "two-phase" and row["ncp"] >= a["ncp"]:
-                    failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} not below ARX's {a['ncp']:.4f}")
-                if a and algorithm == "two-phase" and ratio > 1.0:
-                    failures.append(f"two-phase k={k}: CPU {ratio:.2f} × ARX's")
-                if a and algorithm == "k-member" and ratio > 2.0:
-                    failures.append(f"k-member k={k}: CPU {ratio:.2f} × ARX's")
-            arx_cell = f"{a['ncp']:8.4f} {arx_cpu:6.2f}" if a else f"{'-':>8} {'-':>6}"
-            print(f"{k:>3} | {arx_cell} | " + " | ".join(cells), flush=True)
+        runs = f"{args.repeat} run(s) each"
+        print(f"Adult {len(adult):,} rows, QIs {', '.join(QIS)}; seed {args.seed}; CPU seconds; {runs}")
+        print(f"{'k':>3} {'run':>3} | {'ARX NCP':>8} {'cpu':>6} | "
+              + " | ".join(f"{a:>10} NCP    cpu  /ARX" for a in algorithms))  # fmt: skip
+        for repetition in range(args.repeat):
+            for k in ks:
+                a = arx.local(k, args.iterations) if arx is not None else None
+                arx_cpu = a["process_cpu_ms"] / 1e3 if a else float("nan")
+                cells = []
+                for algorithm in algorithms:
+                    row = ours(adult, hierarchies, algorithm, k, args.seed)
+                    ratio = row["cpu"] / arx_cpu if a else float("nan")
+                    ratios.setdefault((algorithm, k), []).append(ratio)
+                    cells.append(f"{row['ncp']:14.4f} {row['cpu']:6.2f} {ratio:5.2f}")
+                    if repetition:
+                        continue
+                    if algorithm == "two-phase" and k in PINS and args.copies == 1 and row["ncp"] > PINS[k] * 1.02:
+                        failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} > 1.02 × {PINS[k]}")
+                    if a and algorithm == "two-phase" and row["ncp"] >= a["ncp"]:
+                        failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} not below ARX's {a['ncp']:.4f}")
+                arx_cell = f"{a['ncp']:8.4f} {arx_cpu:6.2f}" if a else f"{'-':>8} {'-':>6}"
+                print(f"{k:>3} {repetition + 1:>3} | {arx_cell} | " + " | ".join(cells), flush=True)
     finally:
         if arx is not None:
             arx.close()
+    limits = {"two-phase": 1.0, "k-member": 2.0}
+    for (algorithm, k), values in ratios.items():
+        median = float(np.median(values))
+        if args.repeat > 1:
+            each = ", ".join(f"{v:.2f}" for v in values)
+            print(f"{algorithm} k={k}: median CPU ratio to ARX {median:.2f} (runs: {each})")
+        if arx is not None and algorithm in limits and median > limits[algorithm]:
+            failures.append(f"{algorithm} k={k}: CPU {median:.2f} × ARX's (median of {len(values)})")
     return failures
 
 

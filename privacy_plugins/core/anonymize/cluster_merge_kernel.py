@@ -53,6 +53,7 @@ the reference the pruned run is tested equal to.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,9 @@ _SLACK = 1e-9
 _WINDOW = 4
 #: Most buckets (span pairs of the bucket QIs): two QIs key the buckets when their spans fit.
 _BUCKETS = 1 << 21
+#: First pricing: a small unit is priced against the units differing in at most two QIs, at most
+#: this many each side in a run of equal other codes (bounded work where runs are long).
+_NEAR = 32
 
 
 def _inline(function: Any) -> Any:
@@ -391,6 +395,7 @@ def _merge_kernel(
     unit_key: Any,
     two: bool,
     slack: float,
+    first: Any,
 ) -> Any:  # pragma: no cover - compiled; covered through merge_units where numba is installed
     n, n_qis = codes.shape
     low, high = codes.copy(), codes.copy()
@@ -437,7 +442,9 @@ def _merge_kernel(
     for c in range(n):
         _link(c, index, low, high, flat, offsets, strides, two, size[c])
     for x in range(n):
-        if small[x]:
+        if small[x] and first[0][x] >= 0:  # priced among the units that differ from it in at most two QIs
+            best[x], price[x], lend[x] = first[0][x], first[1][x], first[2][x]
+        elif small[x]:
             _scan(
                 x,
                 -1,
@@ -664,6 +671,78 @@ def _merge_kernel(
     return out_unit[:m], out_count[:m], out_cluster[:m], steps, dense
 
 
+@_njit
+def _near(
+    order: Any,
+    group: Any,
+    window: int,
+    state: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+    min_size: float,
+    prio: Any,
+    slack: float,
+    cands: Any,
+) -> None:  # pragma: no cover - compiled; covered through merge_units where numba is installed
+    """Each small unit priced against its run of units (``group`` equal, in ``order``), ``window`` each side at most."""
+    n = order.shape[0]
+    best, price, lend, small = state[6], state[7], state[8], state[5]
+    start = 0
+    for i in range(n):
+        if i > 0 and group[i] != group[i - 1]:
+            start = i
+        x = order[i]
+        if not small[x]:
+            continue
+        m = 0
+        j = max(start, i - window)
+        while j < n and j <= i + window and group[j] == group[i]:
+            if j != i:
+                cands[m] = order[j]
+                m += 1
+            j += 1
+        best[x], price[x], lend[x] = _best_of(
+            x, cands, m, best[x], price[x], lend[x], state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0,
+            0.0, slack,
+        )  # fmt: skip
+
+
+def _near_prices(
+    codes: np.ndarray,
+    counts: np.ndarray,
+    flat: np.ndarray,
+    offsets: np.ndarray,
+    strides: np.ndarray,
+    min_size: float,
+    prio: np.ndarray,
+    slack: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """First prices of the small units (``codes``: ``(units, QIs)``) among the units differing in at most two QIs.
+
+    Per pair of QIs the units are sorted by their codes of the other QIs, then of the pair; a
+    small unit is priced against its run of equal other codes (:data:`_NEAR` units each side at
+    most). Best partner, price and lend per unit; best ``-1`` where none was found (priced in
+    full by the kernel) and for every unit when there are at most two QIs.
+    """
+    n, n_qis = codes.shape
+    size = counts.astype(np.float64)
+    small = size < min_size
+    state = (codes, codes, size, np.zeros(n), np.ones(n, dtype=np.bool_), small,
+             np.full(n, -1, dtype=np.int64), np.full(n, np.inf), np.zeros(n, dtype=np.bool_))  # fmt: skip
+    if n_qis <= 2 or not small.any():
+        return state[6], state[7], state[8]
+    cands = np.empty(2 * _NEAR + 1, dtype=np.int64)
+    sizes = [int(size_q) for size_q in strides]
+    for pair in itertools.combinations(range(n_qis), 2):
+        other = [q for q in range(n_qis) if q not in pair]
+        inverse = units(codes.T, [sizes[q] for q in other], other)[1]
+        key = (inverse * sizes[pair[0]] + codes[:, pair[0]]) * sizes[pair[1]] + codes[:, pair[1]]
+        order = np.argsort(key, kind="stable")
+        _near(order, inverse[order], _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands)
+    return state[6], state[7], state[8]
+
+
 def merge_units(
     flat: np.ndarray,
     offsets: np.ndarray,
@@ -707,9 +786,12 @@ def merge_units(
     n_units = counts.shape[0]
     unit_codes = np.ascontiguousarray(tuples.T.astype(np.int64))  # (units, QIs): one cache line per unit
     prio, unit_key = rng.random(n_units), rng.random(n_units)
+    offsets, strides = offsets.ravel().astype(np.int64), strides.ravel().astype(np.int64)
+    slack = _SLACK if prune else np.inf
+    first = _near_prices(unit_codes, counts, flat, offsets, strides, float(min_size), prio, slack)
     unit, count, cluster, steps, n_clusters = _merge_kernel(
-        unit_codes, counts.astype(np.int64), flat, offsets.ravel().astype(np.int64),
-        strides.ravel().astype(np.int64), float(min_size), prio, unit_key, two, _SLACK if prune else np.inf,
+        unit_codes, counts.astype(np.int64), flat, offsets, strides, float(min_size), prio, unit_key, two, slack,
+        first,
     )  # fmt: skip
     # Each unit's records in a seeded random order, dealt to its pieces in piece order.
     shuffled = rng.permutation(n)
