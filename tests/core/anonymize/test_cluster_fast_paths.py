@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from privacy_plugins.core.anonymize import cluster_refine_kernel
+from privacy_plugins.core.anonymize import cluster_refine, cluster_refine_kernel
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes, columns, units
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, _leaders, refine_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension
@@ -242,3 +242,35 @@ def test_prices_kept_across_a_dissolve_round_make_the_moves_of_fresh_prices(seed
     out = {reuse: _refined_in_order(df, 3, seed, reuse=reuse, **options) for reuse in (True, False)}
     assert out[True][3] > 0  # dissolutions happened (and rounds after them)
     assert out[True] == out[False]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**32 - 1), st.integers(2, 4), st.integers(60, 200), st.sampled_from([1, 2, 3]))
+def test_dissolve_rounds_end_after_one_dissolving_few(
+    monkeypatch: pytest.MonkeyPatch, seed: int, k: int, n: int, last: int
+) -> None:
+    # Issue 28 (tp28d): a dissolve round that dissolves fewer than ``_LAST_DISSOLVING`` clusters is
+    # the last one (moves go on). Every dissolve round but the first follows one that dissolved at
+    # least that many; the loss still never rises and every cluster keeps k records.
+    monkeypatch.setattr(cluster_refine, "_LAST_DISSOLVING", last, raising=False)
+    counts: list[int] = []
+    dissolve_round = cluster_refine._dissolve_round
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        out = dissolve_round(*args, **kwargs)
+        counts.append(out[2])
+        return out
+
+    monkeypatch.setattr(cluster_refine, "_dissolve_round", counted)
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.integers(0, 60, n), "color": rng.choice(COLOR.leaves, n)})
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    start = np.minimum(np.arange(n) // k, n // k - 1)  # clusters of k in input order: costly, dissolvable
+
+    def failing(rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        return np.asarray(np.bincount(group, minlength=n_groups) < k, dtype=bool)
+
+    group = refine_clusters(space, failing, np.arange(n), start, np.random.default_rng(seed), min_size=k,
+                            rounds=80, dissolve=3)  # fmt: skip
+    assert all(before >= last for before in counts[:-1]), counts
+    assert np.bincount(group).min() >= k and _loss(space, group) <= _loss(space, start) + 1e-9
