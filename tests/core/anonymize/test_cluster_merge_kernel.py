@@ -178,7 +178,10 @@ def _naive_first_prices(
 @given(
     st.lists(
         st.tuples(
-            st.integers(0, 7), st.integers(0, 7), st.integers(0, 2), st.sampled_from(COLOR.leaves.tolist()),
+            st.integers(0, 7),
+            st.integers(0, 7),
+            st.integers(0, 2),
+            st.sampled_from(COLOR.leaves.tolist()),
             st.integers(1, 8),
         ),
         min_size=2,
