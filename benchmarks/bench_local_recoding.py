@@ -11,8 +11,9 @@ up twice first (JIT). Without ``../shared/arx`` or ``java`` ARX is skipped with 
 17, 90), ``bench_lattice.replicate``; ARX reads the same rows from a temporary CSV, deleted after the run).
 
 ``--check`` turns the issue's goals into assertions (run by hand, not in CI): two-phase's
-NCP at most 2 % above the pins below and below ARX's; with ARX, two-phase CPU ≤ ARX's and
-k-member CPU ≤ 2 × ARX's. ``--profile ALGORITHM`` prints a cProfile of one run instead.
+NCP at most 2 % above the pins below (and above ``BEFORE_APPROXIMATE``) and below ARX's; with
+ARX, two-phase CPU ≤ ARX's and k-member CPU ≤ 2 × ARX's (with ``--repeat N``: the median ratio
+of N same-run repetitions). ``--profile ALGORITHM`` prints a cProfile of one run instead.
 
 NCP pins before issue 28 (two-phase split b, seed 0): 0.0262 / 0.0419 / 0.0615 at k = 5 / 10 / 20.
 
@@ -173,6 +174,30 @@ more than it saves. Same run (``--check``, three runs, load 6.7–9.0): two-phas
 1.14, 1.16 / 1.27, 1.30, 1.30 s CPU against ARX's 0.66, 0.49, 0.74 / 0.93, 1.66, 0.76 / 1.31, 1.26, 0.84
 (1.4×, 1.9×, 1.3× / 1.2×, 0.7×, 1.5× / 1.0×, 1.0×, 1.5×): ARX's own CPU swings ±50 % under this load.
 
+Issue 28, eighth pass (branch tp28d, 2026-11-27 07:12, load 3.7–4.4): approximate rules, NCP within ±0.2 %
+of b0401b7's at seed 0 (0.026297 / 0.041582 / 0.061787 → 0.026252 / 0.041588 / 0.061777; seeds 1–3 within
++0.9 %). Phase 1 (k = 10: 0.80 → ~0.40 s with its first pricing): a small cluster whose partner changed is
+priced against the changed partner(s) only and queued at its last full price, priced in full when it comes
+up (lazy: ~20k re-pricings, ~5.7k full); a merged cluster is offered to no one (the small clusters see it
+when next priced in full; offers were ~20 % of phase 1 for no better NCP); the first pricing of each small
+unit looks only at the units differing from it in at most two QIs (per QI pair its run of equal other codes,
+32 each side at most: ~0.05 s instead of ~0.17 s of full scans; a full scan where none). Refine: a dissolve
+round that dissolves fewer than five clusters is the last one (k = 10: 0.43 → 0.25 s). ``--repeat 3``, same
+run, ARX then ours per k (ARX's CPU falls as its JIT warms over the repetitions):
+
+    k   ARX local (3 runs)         two-phase tp28d (3 runs)     ratio (median)
+    5   0.0307 / 0.72, 0.50, 0.37  0.0263 / 0.55, 0.55, 0.55   0.76, 1.10, 1.49 (1.10)
+   10   0.0455 / 1.03, 0.60, 0.57  0.0416 / 0.67, 0.68, 0.67   0.65, 1.13, 1.18 (1.13)
+   20   0.0637 / 0.97, 0.79, 0.80  0.0618 / 0.83, 0.84, 0.83   0.86, 1.06, 1.03 (1.03)
+
+Below ARX in the first repetition (ARX warmed twice, as every earlier pass measured it), 1.0–1.5× a fully
+warm ARX. Tried and dropped: visiting only the B cheapest buckets (B = 4…16: NCP +2.5–9 %), the first pricing
+from the id window only (+1.5–2.5 %), a re-pricing of a merged small cluster over its 4–16 cheapest buckets
+(+4–9 %), starting dissolve rounds when moves per round drop below 3–10 (more dissolve rounds, more CPU),
+fewer refine rounds (70 at k = 20: +0.8–1.6 %), smaller move budgets (±1 % NCP for 10–15 % of refine), a
+cache of hopeless dissolutions (5–8 % of refine; kept out: the numpy path would need the same bound).
+Adult ×4, k = 10: 3.18 → 1.84 s CPU, NCP 0.0177 → 0.0178.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
 """
@@ -196,6 +221,8 @@ from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.models import KAnonymity
 
 PINS = {5: 0.0262, 10: 0.0419, 20: 0.0615}
+#: Two-phase's NCP before the approximate phase-1 and refine rules (b0401b7): at most 2 % above these too.
+BEFORE_APPROXIMATE = {5: 0.026297, 10: 0.041582, 20: 0.061787}
 SENSITIVE = "occupation"
 
 
@@ -299,6 +326,9 @@ def compare(arx: Any, adult: Any, hierarchies: Any, algorithms: list[str], ks: l
                         continue
                     if algorithm == "two-phase" and k in PINS and args.copies == 1 and row["ncp"] > PINS[k] * 1.02:
                         failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} > 1.02 × {PINS[k]}")
+                    before = BEFORE_APPROXIMATE.get(k, np.inf)
+                    if algorithm == "two-phase" and args.copies == 1 and row["ncp"] > before * 1.02:
+                        failures.append(f"two-phase k={k}: NCP {row['ncp']:.6f} > 1.02 × {before}")
                     if a and algorithm == "two-phase" and row["ncp"] >= a["ncp"]:
                         failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} not below ARX's {a['ncp']:.4f}")
                 arx_cell = f"{a['ncp']:8.4f} {arx_cpu:6.2f}" if a else f"{'-':>8} {'-':>6}"
