@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import cluster_refine, cluster_refine_kernel
-from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, boxes, columns, units
+from privacy_plugins.core.anonymize.cluster_greedy import Clustering, CostSpace, boxes, columns, units
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, _leaders, refine_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension
 from privacy_plugins.core.hierarchies import Hierarchy
@@ -274,3 +274,32 @@ def test_dissolve_rounds_end_after_one_dissolving_few(
                             rounds=80, dissolve=3)  # fmt: skip
     assert all(before >= last for before in counts[:-1]), counts
     assert np.bincount(group).min() >= k and _loss(space, group) <= _loss(space, start) + 1e-9
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 4), st.integers(30, 120))
+def test_settled_records_are_those_without_gain_since_nothing_of_theirs_changed(seed: int, k: int, n: int) -> None:
+    # Issue 28 (tp28d): a round leaves out a record whose unit was priced (round ``stamp``) after its
+    # own cluster and its two cheapest clusters last changed, and whose best move then gained nothing.
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.integers(0, 40, n), "color": rng.choice(COLOR.leaves, n)})
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    group = np.minimum(np.arange(n) // k, n // k - 1)
+
+    def failing(rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        return np.asarray(np.bincount(group, minlength=n_groups) < k, dtype=bool)
+
+    records = Clustering(space, failing, np.arange(n), columns(space.codes, np.arange(n)))
+    unit = units(records.codes, [d.size for d in space.dimensions])[1]
+    mover = cluster_refine._Moves(records, group.copy(), int(group.max()) + 1, unit)
+    for _ in range(int(rng.integers(1, 6))):
+        mover.round(rng, min_size=k, limit=16, per_cluster=2, stats=RefineStats())
+    everyone = np.arange(n)
+    settled = mover._settled(everyone)
+    for r in range(n):
+        u, own = int(mover.unit[r]), int(mover.group[r])
+        stamp = int(mover.stamp[u])
+        first, second = int(mover.first[u]), int(mover.second[u])
+        added = mover.second_added[u] if first == own else mover.first_added[u]
+        unchanged = all(int(mover.changed_at[c]) < stamp for c in (own, first, second))
+        assert bool(settled[r]) == (stamp >= 0 and unchanged and mover.saving[r] - added <= 1e-9), r
