@@ -174,29 +174,37 @@ more than it saves. Same run (``--check``, three runs, load 6.7–9.0): two-phas
 1.14, 1.16 / 1.27, 1.30, 1.30 s CPU against ARX's 0.66, 0.49, 0.74 / 0.93, 1.66, 0.76 / 1.31, 1.26, 0.84
 (1.4×, 1.9×, 1.3× / 1.2×, 0.7×, 1.5× / 1.0×, 1.0×, 1.5×): ARX's own CPU swings ±50 % under this load.
 
-Issue 28, eighth pass (branch tp28d, 2026-11-27 07:12, load 3.7–4.4): approximate rules, NCP within ±0.2 %
-of b0401b7's at seed 0 (0.026297 / 0.041582 / 0.061787 → 0.026252 / 0.041588 / 0.061777; seeds 1–3 within
-+0.9 %). Phase 1 (k = 10: 0.80 → ~0.40 s with its first pricing): a small cluster whose partner changed is
+Issue 28, eighth pass (branch tp28d, 2026-11-27 07:26, load 3.4–3.9): approximate rules, NCP within ±0.6 %
+of b0401b7's at seed 0 (0.026297 / 0.041582 / 0.061787 → 0.026157 / 0.041568 / 0.061652; seeds 1–3 within
++0.9 %). Phase 1 (k = 10: ~0.80 → ~0.40 s with its first pricing): a small cluster whose partner changed is
 priced against the changed partner(s) only and queued at its last full price, priced in full when it comes
 up (lazy: ~20k re-pricings, ~5.7k full); a merged cluster is offered to no one (the small clusters see it
 when next priced in full; offers were ~20 % of phase 1 for no better NCP); the first pricing of each small
 unit looks only at the units differing from it in at most two QIs (per QI pair its run of equal other codes,
-32 each side at most: ~0.05 s instead of ~0.17 s of full scans; a full scan where none). Refine: a dissolve
-round that dissolves fewer than five clusters is the last one (k = 10: 0.43 → 0.25 s). ``--repeat 3``, same
-run, ARX then ours per k (ARX's CPU falls as its JIT warms over the repetitions):
+32 each side at most: ~0.05 s instead of ~0.17 s of full scans; a full scan where none). Refine (k = 10:
+~0.43 → ~0.22 s): a dissolve round that dissolves fewer than five clusters is the last one; a round leaves
+out settled records (priced since their cluster and their two cheapest changed, no gain then). ``--repeat
+3``, back to back: b0401b7's library with this bench, then this branch (ARX then ours per k and repetition;
+ARX's CPU falls as its JIT warms over the repetitions):
 
-    k   ARX local (3 runs)         two-phase tp28d (3 runs)     ratio (median)
-    5   0.0307 / 0.72, 0.50, 0.37  0.0263 / 0.55, 0.55, 0.55   0.76, 1.10, 1.49 (1.10)
-   10   0.0455 / 1.03, 0.60, 0.57  0.0416 / 0.67, 0.68, 0.67   0.65, 1.13, 1.18 (1.13)
-   20   0.0637 / 0.97, 0.79, 0.80  0.0618 / 0.83, 0.84, 0.83   0.86, 1.06, 1.03 (1.03)
+    k   ARX (b0401b7's run)  two-phase b0401b7      ARX (tp28d's run)    two-phase tp28d    tp28d / ARX (median)
+    5   0.71, 0.43, 0.31     0.0263 / 0.97–0.97     0.50, 0.34, 0.28     0.0262 / 0.57      1.15, 1.68, 2.05 (1.68)
+   10   0.89, 0.55, 0.48     0.0416 / 1.15–1.18     0.81, 0.52, 0.45     0.0416 / 0.62–0.64 0.76, 1.22, 1.42 (1.22)
+   20   0.77, 0.71, 0.71     0.0618 / 1.30–1.33     0.90, 0.66, 0.61     0.0617 / 0.76–0.78 0.84, 1.18, 1.28 (1.18)
 
-Below ARX in the first repetition (ARX warmed twice, as every earlier pass measured it), 1.0–1.5× a fully
-warm ARX. Tried and dropped: visiting only the B cheapest buckets (B = 4…16: NCP +2.5–9 %), the first pricing
-from the id window only (+1.5–2.5 %), a re-pricing of a merged small cluster over its 4–16 cheapest buckets
-(+4–9 %), starting dissolve rounds when moves per round drop below 3–10 (more dissolve rounds, more CPU),
-fewer refine rounds (70 at k = 20: +0.8–1.6 %), smaller move budgets (±1 % NCP for 10–15 % of refine), a
-cache of hopeless dissolutions (5–8 % of refine; kept out: the numpy path would need the same bound).
-Adult ×4, k = 10: 3.18 → 1.84 s CPU, NCP 0.0177 → 0.0178.
+~41–46 % less CPU than b0401b7 (whose ratios were 1.37–3.05). An earlier run (07:12, before the settled
+records): ARX 0.72, 0.50, 0.37 / 1.03, 0.60, 0.57 / 0.97, 0.79, 0.80; two-phase 0.55 / 0.67–0.68 / 0.83–0.84
+(0.76, 1.10, 1.49 / 0.65, 1.13, 1.18 / 0.86, 1.06, 1.03). So below ARX in most first repetitions (ARX warmed
+twice, as every earlier pass measured it), 1.0–2.0× a fully warm ARX: the goal is not met by the median.
+Where the time goes now (k = 10, CPU s): phase 1 ~0.40 (first pricing ~0.05; full scans of merged small
+clusters ~0.15 and of lazy ones ~0.08; the rest steps, lends, notes), refine ~0.22 (dissolve rounds ~0.07–0.10),
+the rest ~0.03. Tried and dropped: visiting only the B cheapest buckets (B = 4…16: NCP +2.5–9 %), the first
+pricing from the id window only (+1.5–2.5 %), re-pricing a merged small cluster over its 4–16 cheapest
+buckets (+4–9 %), starting dissolve rounds when moves per round drop below 3–10 (more dissolve rounds, more
+CPU), fewer refine rounds (70 at k = 20: +0.8–1.6 %), smaller move budgets (±1 % NCP for 10–15 % of refine),
+a cache of hopeless dissolutions (5–8 % of refine; the numpy path would need the same bound), a wider id
+window (no change), 16 instead of 32 each side in the first pricing (−0.01 s, NCP mixed). Adult ×4, k = 10
+(before the settled records): 3.18 → 1.84 s CPU, NCP 0.0177 → 0.0178.
 
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
