@@ -234,11 +234,13 @@ def merge_clusters(
         taken = np.where(lends, need, p_size)
         return (size + taken) * union - size * cost - taken * p_cost, lends
 
-    def reprice(targets: np.ndarray, union: np.ndarray | None = None) -> None:
+    def reprice(targets: np.ndarray, union: np.ndarray | None = None, *, near: bool = False) -> None:
         """Best partner of small clusters over every cluster (``union``: their joined costs, when known).
 
         Clusters that are still one unit (a point) are priced from the point tables (row
-        gathers), the others by :meth:`_Boxes.union`.
+        gathers), the others by :meth:`_Boxes.union`. ``near`` (the first pricing, every
+        cluster a point): only the clusters whose box differs from the target's in at most two
+        QIs, as the compiled kernel's first pricing; every cluster where none does.
         """
         if union is None and box.rows is not None:
             point = (box.low[:, targets] == box.high[:, targets]).all(axis=0)
@@ -258,12 +260,22 @@ def merge_clusters(
             priced, lends = prices(box.size[block, None], box.cost[block, None], joined, every[None, :])
             priced[:, ~box.alive] = np.inf
             priced[np.arange(block.shape[0]), block] = np.inf
+            if near and box.low.shape[0] > 2:
+                differ = np.zeros(priced.shape, dtype=np.int64)
+                for q in range(box.low.shape[0]):
+                    differ += (box.low[q][None, :] != box.low[q, block][:, None]) | (
+                        box.high[q][None, :] != box.high[q, block][:, None]
+                    )
+                far = differ > 2
+                far[np.isinf(np.where(far, np.inf, priced)).all(axis=1)] = False  # none near: every cluster
+                priced[far] = np.inf
             for i, a in enumerate(block.tolist()):
                 b = _argmin(priced[i], rng)
                 box.best[a], box.price[a], box.lend_from[a] = b, priced[i, b], lends[i, b]
 
     box.small[:] = [misses(g) for g in range(box.size.shape[0])]
-    reprice(np.flatnonzero(box.small))  # every cluster is one unit (a point): priced from the point tables
+    # Every cluster is one unit (a point): priced from the point tables, among the units near it.
+    reprice(np.flatnonzero(box.small), near=True)
     step, reported = max(1, n // 100), 0
     while True:
         # A lazy cluster waits at its floor (its last full price) and is priced in full when it comes up.
