@@ -18,7 +18,8 @@ fixed size. Every pair's price is kept as the small cluster's best partner; afte
 only the clusters that pointed at the merged ones are re-priced, lazily: against the merged
 ones only, and in full when they come up if that is dearer than their last full price (issue
 28: the merged cluster is not offered to every small one either; they see it when next
-priced in full — the same NCP on Adult for ~35 % less phase-1 CPU). A cluster that is still
+priced in full — the same NCP on Adult for ~35 % less phase-1 CPU; and a small unit's first
+price looks only at the units differing from it in at most two QIs). A cluster that is still
 one unit (a point: every small cluster at the start) is priced from per-QI tables of the
 cost of each code joined with each cluster's span, kept up to date as boxes change: one row
 gather and one add per QI instead of a gather through a ``size × size`` table per cluster.
