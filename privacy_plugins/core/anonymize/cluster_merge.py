@@ -41,9 +41,6 @@ __all__ = ["merge_clusters"]
 
 _EPS = 1e-12
 _BLOCK = 32
-#: Id neighbours (units in lexicographic order) a merged small cluster is priced against, besides
-#: the small clusters that pointed at its parts.
-_WINDOW = 4
 #: Largest table of point-to-cluster costs (codes summed over QIs × clusters, ~128 MB); beyond it
 #: every cluster is priced by :meth:`_Boxes.union`.
 _POINT_ROWS_LIMIT = 16_000_000
@@ -310,14 +307,7 @@ def merge_clusters(
         # One row of joined costs serves a's pricing and the stale clusters' (D is symmetric). a is
         # not offered to the other small clusters: they see it when next priced in full.
         union = box.union(np.array([a]))
-        if box.small[a] and stale.shape[0]:  # among its neighbourhood: who pointed at a or b, a's id neighbours
-            near = np.unique(np.concatenate((stale, np.arange(max(a - _WINDOW, 0), a + _WINDOW + 1))))
-            near = near[(near < box.size.shape[0]) & (near != a)]
-            near = near[box.alive[near]]
-            priced, lends = prices(box.size[a], box.cost[a], union[0, near], near)
-            pick = _argmin(priced, rng)
-            box.best[a], box.price[a], box.lend_from[a] = near[pick], priced[pick], lends[pick]
-        elif box.small[a]:
+        if box.small[a]:  # over every cluster: one row here (the kernel prices its neighbourhood only)
             reprice(np.array([a]), union)
         if stale.shape[0]:  # priced against a and b only; lazy while dearer than their last full price
             below = np.where(box.lazy[stale], box.floor[stale], box.price[stale])
