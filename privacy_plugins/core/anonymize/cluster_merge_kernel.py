@@ -46,7 +46,7 @@ rows now grows with exponent ~0.6):
 * a merged cluster that is still small is priced among its neighbourhood only (issue 28,
   tp28d): the small clusters that pointed at either part, and its id neighbours; in full only
   when none pointed at them (Adult: ~20 % of the CPU, NCP +0.0–0.2 % at seed 0, up to +1.3 %
-  on other seeds);
+  on other seeds). Here only: the numpy path prices it over every cluster (one row there);
 * a bucket's members share its spans, so a candidate of a full pricing is priced only when
   ``joined + max(D(x) − own_x, D(p) − own_p)``, the bucket QIs' joined cost plus either
   one's cost on the other QIs, can still win; its sum then starts from ``joined``.
