@@ -68,6 +68,8 @@ _SPAN_ROWS_LIMIT = 4_000_000
 #: later rounds dissolve one cluster or none for a full round's pricing each (Adult k = 10: four of
 #: six rounds, ~0.13 s, 0.4 % of the loss).
 _LAST_DISSOLVING = 5
+#: Leaders per cluster beyond ``per_cluster`` whose slots settled records leave to the next ones.
+_SPARE = 2
 
 
 class RefineStats:
@@ -126,6 +128,20 @@ def _leaders(items: np.ndarray, saving: np.ndarray, group: np.ndarray, n_groups:
         left[lead] = False
     picked = np.sort(np.concatenate(chosen)) if chosen else position[:0]
     return items[picked[np.argsort(-saving[picked], kind="stable")]]
+
+
+def _first_per_group(items: np.ndarray, group: np.ndarray, per_group: int) -> np.ndarray:
+    """``items`` in their order, keeping the first ``per_group`` of each group (``group[item]``)."""
+    if items.shape[0] == 0:
+        return items
+    owner = group[items]
+    order = np.argsort(owner, kind="stable")
+    sorted_owner = owner[order]
+    starts = np.flatnonzero(np.r_[True, sorted_owner[1:] != sorted_owner[:-1]])
+    rank = np.arange(items.shape[0]) - np.repeat(starts, np.diff(np.r_[starts, items.shape[0]]))
+    keep = np.zeros(items.shape[0], dtype=bool)
+    keep[order[rank < per_group]] = True
+    return items[keep]
 
 
 def _span_rows(space: CostSpace, low: np.ndarray, high: np.ndarray) -> list[np.ndarray | None]:
@@ -395,8 +411,10 @@ class _Moves:
         # candidates per cluster (its largest savings): a cluster takes part in one move per round,
         # so more would only crowd the others out.
         movable = movable[rng.permutation(movable.shape[0])]
-        movable = movable[~self._settled(movable)]  # no gain when last priced, nothing of theirs changed since
-        movable = _leaders(movable, saving[movable], group[movable], self.n_groups, per_cluster)[:limit]
+        # The leaders with _SPARE more per cluster, settled ones left out (their slots go to the next),
+        # then at most ``per_cluster`` per cluster: the filter reads the leaders only, not every record.
+        movable = _leaders(movable, saving[movable], group[movable], self.n_groups, per_cluster + _SPARE)
+        movable = _first_per_group(movable[~self._settled(movable)], group, per_cluster)[:limit]
         self._prices(movable)
         target, gain = self.target[movable], saving[movable] - self.added[movable]
         touched = np.zeros(self.n_groups, dtype=bool)

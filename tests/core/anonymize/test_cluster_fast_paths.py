@@ -303,3 +303,18 @@ def test_settled_records_are_those_without_gain_since_nothing_of_theirs_changed(
         added = mover.second_added[u] if first == own else mover.first_added[u]
         unchanged = all(int(mover.changed_at[c]) < stamp for c in (own, first, second))
         assert bool(settled[r]) == (stamp >= 0 and unchanged and mover.saving[r] - added <= 1e-9), r
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=40), st.integers(1, 3))
+def test_first_per_group_keeps_each_groups_first_items_in_order(owners: list[int], per_group: int) -> None:
+    # The round's leaders after settled records are left out: at most ``per_group`` per cluster, in order.
+    items = np.arange(len(owners), dtype=np.int64)[::-1].copy()
+    group = np.array(owners, dtype=np.int64)
+    seen: dict[int, int] = {}
+    naive = []
+    for item in items.tolist():
+        seen[owners[item]] = seen.get(owners[item], 0) + 1
+        if seen[owners[item]] <= per_group:
+            naive.append(item)
+    assert cluster_refine._first_per_group(items, group, per_group).tolist() == naive
