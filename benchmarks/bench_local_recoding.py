@@ -174,9 +174,9 @@ more than it saves. Same run (``--check``, three runs, load 6.7–9.0): two-phas
 1.14, 1.16 / 1.27, 1.30, 1.30 s CPU against ARX's 0.66, 0.49, 0.74 / 0.93, 1.66, 0.76 / 1.31, 1.26, 0.84
 (1.4×, 1.9×, 1.3× / 1.2×, 0.7×, 1.5× / 1.0×, 1.0×, 1.5×): ARX's own CPU swings ±50 % under this load.
 
-Issue 28, eighth pass (branch tp28d, 2026-11-27 07:36, load 4.8–5.2): approximate rules, NCP at seed 0
-within ±0.3 % of b0401b7's (0.026297 / 0.041582 / 0.061787 → 0.026238 / 0.041672 / 0.061788; seeds 1–3
-−0.5…+1.3 %, the largest at k = 20). Phase 1 (k = 10: ~0.80 → ~0.24 s with its first pricing):
+Issue 28, eighth pass (branch tp28d, 2026-11-27 07:43, load 6.4–6.7): approximate rules, NCP at seed 0
+within ±0.4 % of b0401b7's (0.026297 / 0.041582 / 0.061787 → 0.026212 / 0.041628 / 0.062035; seeds 1–3
+−0.6…+1.4 %, the largest at k = 10 / 20). Phase 1 (k = 10: ~0.80 → ~0.24 s with its first pricing):
 
 * a small cluster whose partner changed is priced against the changed partner(s) only and queued at its
   last full price, priced in full when it comes up (lazy: ~20k re-pricings, ~5.7k full);
@@ -191,27 +191,32 @@ within ±0.3 % of b0401b7's (0.026297 / 0.041582 / 0.061787 → 0.026238 / 0.041
   ``test_history_cover``'s two-phase leakage case fail the composition gate, so there it prices in full.
 
 Refine (k = 10: ~0.43 → ~0.27 s): a dissolve round that dissolves fewer than five clusters is the last one;
-a round leaves out settled records (priced since their cluster and their two cheapest changed, no gain then).
-``--repeat 3``, back to back: b0401b7's library with this bench, then this branch (ARX then ours per k and
-repetition; ARX's CPU falls as its JIT warms over the repetitions):
+a round leaves settled records out of each cluster's leaders (priced since their cluster and their two
+cheapest changed, no gain then; two spare leaders per cluster take their slots, so the filter reads the
+leaders, not every record: over every record it cost 5 s more refine at 1M rows). ``--repeat 3``, back to
+back: b0401b7's library with this bench, then this branch (ARX then ours per k and repetition; ARX's CPU
+falls as its JIT warms over the repetitions):
 
     k   ARX (b0401b7's run)  two-phase b0401b7   ARX (tp28d's run)    two-phase tp28d    tp28d / ARX (median)
-    5   0.71, 0.38, 0.30     0.0263 / 0.96–0.98  0.70, 0.47, 0.36     0.0262 / 0.45–0.47  0.67, 0.98, 1.26 (0.98)
-   10   1.01, 0.53, 0.49     0.0416 / 1.17–1.18  1.03, 0.59, 0.55     0.0417 / 0.51–0.53  0.52, 0.88, 0.93 (0.88)
-   20   0.83, 0.64, 0.62     0.0618 / 1.31–1.32  0.95, 0.79, 0.77     0.0618 / 0.60–0.62  0.65, 0.77, 0.78 (0.77)
+    5   0.69, 0.33, 0.27     0.0263 / 0.95–0.97  0.71, 0.37, 0.29     0.0262 / 0.49–0.51  0.70, 1.33, 1.74 (1.33)
+   10   0.90, 0.44, 0.44     0.0416 / 1.15–1.18  0.88, 0.47, 0.43     0.0416 / 0.55–0.57  0.62, 1.19, 1.32 (1.19)
+   20   0.81, 0.62, 0.61     0.0618 / 1.30–1.31  0.67, 0.63, 0.63     0.0620 / 0.60–0.62  0.89, 0.97, 0.98 (0.97)
 
-b0401b7's medians were 2.57 / 2.22 / 2.05 (first repetitions 1.38 / 1.17 / 1.59); this branch uses ~52–56 %
-less CPU. "all goals met" in that run; in the run before it (07:34, same code) the medians were 1.10 / 0.91 /
-0.84 (ARX 0.67, 0.41, 0.30 / 0.94, 0.56, 0.49 / 0.93, 0.72, 0.73; ours 0.45 / 0.51–0.53 / 0.60–0.62): k = 5
-passes or fails by run against a fully warm ARX (0.30–0.36 s there). Where the time goes now (k = 10, CPU
-s): phase 1 ~0.24 (first pricing ~0.05, the kernel ~0.18), refine ~0.27 (dissolve rounds ~0.07–0.10, move
-rounds' pricing ~0.1), the rest ~0.03. Tried and dropped: visiting only the B cheapest buckets in every full
-pricing (B = 4…16: NCP +2.5–9 %), the first pricing from the id window only (+1.5–2.5 %), a merged small
-cluster over its 4–16 cheapest buckets (+4–9 %), starting dissolve rounds when a round moves fewer than
-3–10 records or gains under 0.01–0.03 % (more dissolve rounds, no less CPU), fewer refine rounds (70 at
-k = 20: +0.8–1.6 %), smaller move budgets (±1 % NCP for 10–15 % of refine), a cache of hopeless dissolutions
-(5–8 % of refine; the numpy path would need the same bound), a wider id window (no change), 16 instead of
-32 each side in the first pricing (−0.01 s, NCP mixed).
+b0401b7's medians were 2.95 / 2.62 / 2.10 (first repetitions 1.38 / 1.29 / 1.62): ~50 % less CPU. Other
+same-code runs: 1.31 / 1.28 / 1.02 (07:42, load 6.7); before the spare leaders (settled records filtered over
+every record, Adult ~0.03 s faster at k = 5 / 10): 0.98 / 0.88 / 0.77 ("all goals met", 07:36, load 5) and
+1.10 / 0.91 / 0.84 (07:34). So below ARX in every first repetition (ARX warmed twice, as every earlier pass
+measured it) and at k = 20 by the median, but k = 5 / 10 pass or fail by run against a fully warm ARX
+(0.29–0.38 / 0.43–0.47 s). Adult ×33 (995,346 rows), k = 10: 10.0 s CPU, NCP 0.001315 (b0401b7: 10.4 s,
+0.001311; phase 1 2.6 → 0.7 s, refine 6.5 → 8.0 s); ``bench_scale`` peak/read 1.75 at 1M rows. Where the time
+goes now (k = 10, CPU s): phase 1 ~0.24 (first pricing ~0.05, the kernel ~0.18), refine ~0.27 (dissolve rounds
+~0.07–0.10, move rounds' pricing ~0.1), the rest ~0.03. Tried and dropped: visiting only the B cheapest
+buckets in every full pricing (B = 4…16: NCP +2.5–9 %), the first pricing from the id window only (+1.5–2.5
+%), a merged small cluster over its 4–16 cheapest buckets (+4–9 %), starting dissolve rounds when a round
+moves fewer than 3–10 records or gains under 0.01–0.03 % (more dissolve rounds, no less CPU), fewer refine
+rounds (70 at k = 20: +0.8–1.6 %), smaller move budgets (±1 % NCP for 10–15 % of refine), a cache of hopeless
+dissolutions (5–8 % of refine; the numpy path would need the same bound), a wider id window (no change), 16
+instead of 32 each side in the first pricing (−0.01 s, NCP mixed).
 
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
