@@ -799,7 +799,7 @@ def merge_units(
     prio, unit_key = rng.random(n_units), rng.random(n_units)
     offsets, strides = offsets.ravel().astype(np.int64), strides.ravel().astype(np.int64)
     slack = _SLACK if prune else np.inf
-    first = _near_prices(unit_codes, counts, flat, offsets, strides, float(min_size), prio, slack)
+    first = _near_prices(unit_codes, counts, flat, offsets, strides, float(min_size), np.asarray(prio), slack)
     unit, count, cluster, steps, n_clusters = _merge_kernel(
         unit_codes, counts.astype(np.int64), flat, offsets, strides, float(min_size), prio, unit_key, two, slack,
         first,
