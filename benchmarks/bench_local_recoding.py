@@ -11,8 +11,9 @@ up twice first (JIT). Without ``../shared/arx`` or ``java`` ARX is skipped with 
 17, 90), ``bench_lattice.replicate``; ARX reads the same rows from a temporary CSV, deleted after the run).
 
 ``--check`` turns the issue's goals into assertions (run by hand, not in CI): two-phase's
-NCP at most 2 % above the pins below and below ARX's; with ARX, two-phase CPU ≤ ARX's and
-k-member CPU ≤ 2 × ARX's. ``--profile ALGORITHM`` prints a cProfile of one run instead.
+NCP at most 2 % above the pins below (and above ``BEFORE_APPROXIMATE``) and below ARX's; with
+ARX, two-phase CPU ≤ ARX's and k-member CPU ≤ 2 × ARX's (with ``--repeat N``: the median ratio
+of N same-run repetitions). ``--profile ALGORITHM`` prints a cProfile of one run instead.
 
 NCP pins before issue 28 (two-phase split b, seed 0): 0.0262 / 0.0419 / 0.0615 at k = 5 / 10 / 20.
 
@@ -173,8 +174,52 @@ more than it saves. Same run (``--check``, three runs, load 6.7–9.0): two-phas
 1.14, 1.16 / 1.27, 1.30, 1.30 s CPU against ARX's 0.66, 0.49, 0.74 / 0.93, 1.66, 0.76 / 1.31, 1.26, 0.84
 (1.4×, 1.9×, 1.3× / 1.2×, 0.7×, 1.5× / 1.0×, 1.0×, 1.5×): ARX's own CPU swings ±50 % under this load.
 
+Issue 28, eighth pass (branch tp28d, 2026-11-27 07:43, load 6.4–6.7): approximate rules, NCP at seed 0
+within ±0.4 % of b0401b7's (0.026297 / 0.041582 / 0.061787 → 0.026212 / 0.041628 / 0.062035; seeds 1–3
+−0.6…+1.4 %, the largest at k = 10 / 20). Phase 1 (k = 10: ~0.80 → ~0.24 s with its first pricing):
+
+* a small cluster whose partner changed is priced against the changed partner(s) only and queued at its
+  last full price, priced in full when it comes up (lazy: ~20k re-pricings, ~5.7k full);
+* a merged cluster is offered to no one (the small clusters see it when next priced in full; the offers
+  were ~20 % of phase 1 for no better NCP);
+* the first pricing of a small unit looks only at the units differing from it in at most two QIs (per QI
+  pair its run of equal other codes, 32 each side at most; ~0.05 s instead of ~0.17 s of full scans;
+  a full scan where none; the numpy path takes the same rule without the 32);
+* a merged cluster that is still small is priced among its neighbourhood (the small clusters that pointed
+  at its parts and its id neighbours; in full when none did): ~20 % of the CPU for NCP +0.0–0.2 % at seed 0,
+  up to +1.3 % on other seeds. Kernel only: in the numpy path (models beyond k) this rule made
+  ``test_history_cover``'s two-phase leakage case fail the composition gate, so there it prices in full.
+
+Refine (k = 10: ~0.43 → ~0.27 s): a dissolve round that dissolves fewer than five clusters is the last one;
+a round leaves settled records out of each cluster's leaders (priced since their cluster and their two
+cheapest changed, no gain then; two spare leaders per cluster take their slots, so the filter reads the
+leaders, not every record: over every record it cost 5 s more refine at 1M rows). ``--repeat 3``, back to
+back: b0401b7's library with this bench, then this branch (ARX then ours per k and repetition; ARX's CPU
+falls as its JIT warms over the repetitions):
+
+    k   ARX (b0401b7's run)  two-phase b0401b7   ARX (tp28d's run)    two-phase tp28d    tp28d / ARX (median)
+    5   0.69, 0.33, 0.27     0.0263 / 0.95–0.97  0.71, 0.37, 0.29     0.0262 / 0.49–0.51  0.70, 1.33, 1.74 (1.33)
+   10   0.90, 0.44, 0.44     0.0416 / 1.15–1.18  0.88, 0.47, 0.43     0.0416 / 0.55–0.57  0.62, 1.19, 1.32 (1.19)
+   20   0.81, 0.62, 0.61     0.0618 / 1.30–1.31  0.67, 0.63, 0.63     0.0620 / 0.60–0.62  0.89, 0.97, 0.98 (0.97)
+
+b0401b7's medians were 2.95 / 2.62 / 2.10 (first repetitions 1.38 / 1.29 / 1.62): ~50 % less CPU. Other
+same-code runs: 1.31 / 1.28 / 1.02 (07:42, load 6.7); before the spare leaders (settled records filtered over
+every record, Adult ~0.03 s faster at k = 5 / 10): 0.98 / 0.88 / 0.77 ("all goals met", 07:36, load 5) and
+1.10 / 0.91 / 0.84 (07:34). So below ARX in every first repetition (ARX warmed twice, as every earlier pass
+measured it) and at k = 20 by the median, but k = 5 / 10 pass or fail by run against a fully warm ARX
+(0.29–0.38 / 0.43–0.47 s). Adult ×33 (995,346 rows), k = 10: 10.0 s CPU, NCP 0.001315 (b0401b7: 10.4 s,
+0.001311; phase 1 2.6 → 0.7 s, refine 6.5 → 8.0 s); ``bench_scale`` peak/read 1.75 at 1M rows. Where the time
+goes now (k = 10, CPU s): phase 1 ~0.24 (first pricing ~0.05, the kernel ~0.18), refine ~0.27 (dissolve rounds
+~0.07–0.10, move rounds' pricing ~0.1), the rest ~0.03. Tried and dropped: visiting only the B cheapest
+buckets in every full pricing (B = 4…16: NCP +2.5–9 %), the first pricing from the id window only (+1.5–2.5
+%), a merged small cluster over its 4–16 cheapest buckets (+4–9 %), starting dissolve rounds when a round
+moves fewer than 3–10 records or gains under 0.01–0.03 % (more dissolve rounds, no less CPU), fewer refine
+rounds (70 at k = 20: +0.8–1.6 %), smaller move budgets (±1 % NCP for 10–15 % of refine), a cache of hopeless
+dissolutions (5–8 % of refine; the numpy path would need the same bound), a wider id window (no change), 16
+instead of 32 each side in the first pricing (−0.01 s, NCP mixed).
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
-          [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check]
+          [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -188,6 +233,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from _adult import ADULT, QIS, SHARED, load_adult
 from bench_lattice import replicate
 
@@ -195,6 +241,8 @@ from privacy_plugins.core.anonymize import anonymize
 from privacy_plugins.core.models import KAnonymity
 
 PINS = {5: 0.0262, 10: 0.0419, 20: 0.0615}
+#: Two-phase's NCP before the approximate phase-1 and refine rules (b0401b7): at most 2 % above these too.
+BEFORE_APPROXIMATE = {5: 0.026297, 10: 0.041582, 20: 0.061787}
 SENSITIVE = "occupation"
 
 
@@ -235,6 +283,7 @@ def main() -> int:
     parser.add_argument("--no-arx", action="store_true")
     parser.add_argument("--check", action="store_true", help="assert the issue's goals")
     parser.add_argument("--profile", default="", help="cProfile one run of this algorithm at the first k")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per k (ARX then ours, back to back); median ratios")
     args = parser.parse_args()
     loaded = load_adult(args.rows)
     if loaded is None:
@@ -266,37 +315,55 @@ def main() -> int:
 
 
 def compare(arx: Any, adult: Any, hierarchies: Any, algorithms: list[str], ks: list[int], args: Any) -> list[str]:
-    """Print ARX's and our rows per k; the goals missed."""
+    """Print ARX's and our rows per k and repetition (then the median ratios when repeated); the goals missed.
+
+    With ``--repeat N`` every k runs N times, ARX then ours back to back, and the CPU goals are
+    judged on the median ratio over the N runs (ARX's CPU varies ±30–50 % between runs).
+    """
     failures: list[str] = []
+    ratios: dict[tuple[str, int], list[float]] = {}
     try:
         if arx is not None:
             for _ in range(2):
                 arx.local(ks[0], args.iterations)
         for algorithm in algorithms:  # our warm-up: numba loads its compiled kernels once per process
             ours(adult.iloc[:2000].reset_index(drop=True), hierarchies, algorithm, ks[0], args.seed)
-        print(f"Adult {len(adult):,} rows, QIs {', '.join(QIS)}; seed {args.seed}; CPU seconds; one run each")
-        print(f"{'k':>3} | {'ARX NCP':>8} {'cpu':>6} | " + " | ".join(f"{a:>10} NCP    cpu  /ARX" for a in algorithms))
-        for k in ks:
-            a = arx.local(k, args.iterations) if arx is not None else None
-            arx_cpu = a["process_cpu_ms"] / 1e3 if a else float("nan")
-            cells = []
-            for algorithm in algorithms:
-                row = ours(adult, hierarchies, algorithm, k, args.seed)
-                ratio = row["cpu"] / arx_cpu if a else float("nan")
-                cells.append(f"{row['ncp']:14.4f} {row['cpu']:6.2f} {ratio:5.2f}")
-                if algorithm == "two-phase" and k in PINS and args.copies == 1 and row["ncp"] > PINS[k] * 1.02:
-                    failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} > 1.02 × {PINS[k]}")
-                if a and algorithm == "two-phase" and row["ncp"] >= a["ncp"]:
-                    failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} not below ARX's {a['ncp']:.4f}")
-                if a and algorithm == "two-phase" and ratio > 1.0:
-                    failures.append(f"two-phase k={k}: CPU {ratio:.2f} × ARX's")
-                if a and algorithm == "k-member" and ratio > 2.0:
-                    failures.append(f"k-member k={k}: CPU {ratio:.2f} × ARX's")
-            arx_cell = f"{a['ncp']:8.4f} {arx_cpu:6.2f}" if a else f"{'-':>8} {'-':>6}"
-            print(f"{k:>3} | {arx_cell} | " + " | ".join(cells), flush=True)
+        runs = f"{args.repeat} run(s) each"
+        print(f"Adult {len(adult):,} rows, QIs {', '.join(QIS)}; seed {args.seed}; CPU seconds; {runs}")
+        print(f"{'k':>3} {'run':>3} | {'ARX NCP':>8} {'cpu':>6} | "
+              + " | ".join(f"{a:>10} NCP    cpu  /ARX" for a in algorithms))  # fmt: skip
+        for repetition in range(args.repeat):
+            for k in ks:
+                a = arx.local(k, args.iterations) if arx is not None else None
+                arx_cpu = a["process_cpu_ms"] / 1e3 if a else float("nan")
+                cells = []
+                for algorithm in algorithms:
+                    row = ours(adult, hierarchies, algorithm, k, args.seed)
+                    ratio = row["cpu"] / arx_cpu if a else float("nan")
+                    ratios.setdefault((algorithm, k), []).append(ratio)
+                    cells.append(f"{row['ncp']:14.4f} {row['cpu']:6.2f} {ratio:5.2f}")
+                    if repetition:
+                        continue
+                    if algorithm == "two-phase" and k in PINS and args.copies == 1 and row["ncp"] > PINS[k] * 1.02:
+                        failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} > 1.02 × {PINS[k]}")
+                    before = BEFORE_APPROXIMATE.get(k, np.inf)
+                    if algorithm == "two-phase" and args.copies == 1 and row["ncp"] > before * 1.02:
+                        failures.append(f"two-phase k={k}: NCP {row['ncp']:.6f} > 1.02 × {before}")
+                    if a and algorithm == "two-phase" and row["ncp"] >= a["ncp"]:
+                        failures.append(f"two-phase k={k}: NCP {row['ncp']:.4f} not below ARX's {a['ncp']:.4f}")
+                arx_cell = f"{a['ncp']:8.4f} {arx_cpu:6.2f}" if a else f"{'-':>8} {'-':>6}"
+                print(f"{k:>3} {repetition + 1:>3} | {arx_cell} | " + " | ".join(cells), flush=True)
     finally:
         if arx is not None:
             arx.close()
+    limits = {"two-phase": 1.0, "k-member": 2.0}
+    for (algorithm, k), values in ratios.items():
+        median = float(np.median(values))
+        if args.repeat > 1:
+            each = ", ".join(f"{v:.2f}" for v in values)
+            print(f"{algorithm} k={k}: median CPU ratio to ARX {median:.2f} (runs: {each})")
+        if arx is not None and algorithm in limits and median > limits[algorithm]:
+            failures.append(f"{algorithm} k={k}: CPU {median:.2f} × ARX's (median of {len(values)})")
     return failures
 
 

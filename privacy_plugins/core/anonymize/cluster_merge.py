@@ -12,14 +12,16 @@ the table's information loss ``Σ |c| · D(c)``:
   ``a``'s box; priced with ``b``'s whole box, an upper bound of the actual
   ``(|a|+d) · D(a ∪ b) − |a| · D(a) − d · D(b)`` (``b`` keeps its box, ``d`` fewer records pay it).
 
-So clusters grow past ``min_size`` exactly when taking a whole neighbour is cheaper than
-any other completion — the information loss *per record* of the table is what decides,
-not a fixed size. Every pair's price is kept as the small cluster's best partner; after a
-merge only the clusters that pointed at the merged ones are re-priced, and the new
-cluster is offered to every small one in one numpy expression over integer-coded boxes
-(its row of joined costs, symmetric, also re-prices it). A cluster that is still one unit
-(a point: every small cluster at the start) is priced from per-QI tables of the cost of
-each code joined with each cluster's span, kept up to date as boxes change: one row
+So clusters grow past ``min_size`` exactly when taking a whole neighbour is cheaper than any
+other completion — the information loss *per record* of the table is what decides, not a
+fixed size. Every pair's price is kept as the small cluster's best partner; after a merge
+only the clusters that pointed at the merged ones are re-priced, lazily: against the merged
+ones only, and in full when they come up if that is dearer than their last full price (issue
+28: the merged cluster is not offered to every small one either; they see it when next
+priced in full — the same NCP on Adult for ~35 % less phase-1 CPU; and a small unit's first
+price looks only at the units differing from it in at most two QIs). A cluster that is still
+one unit (a point: every small cluster at the start) is priced from per-QI tables of the
+cost of each code joined with each cluster's span, kept up to date as boxes change: one row
 gather and one add per QI instead of a gather through a ``size × size`` table per cluster.
 A lend whose donor then misses a model (possible beyond k) is undone and ``a`` merges
 whole with the donor instead. Models are checked with ``failing`` only on clusters of at
@@ -71,6 +73,9 @@ class _Boxes:
         self.best = np.full(counts.shape[0], -1, dtype=np.int64)
         self.price = np.full(counts.shape[0], np.inf)
         self.lend_from = np.zeros(counts.shape[0], dtype=bool)
+        #: Priced against a changed partner only (``price`` an upper bound, ``floor`` a lower one).
+        self.lazy = np.zeros(counts.shape[0], dtype=bool)
+        self.floor = np.zeros(counts.shape[0])
         #: :meth:`point_rows`, kept up to date: clusters that are still one unit are priced from it.
         self.rows: list[np.ndarray] | None = None
         self.rows = self.point_rows()
@@ -159,6 +164,7 @@ class _Boxes:
         self.size, self.cost, self.alive = self.size[keep], self.cost[keep], self.alive[keep]
         self.members = [self.members[g] for g in keep.tolist()]
         self.small, self.price, self.lend_from = self.small[keep], self.price[keep], self.lend_from[keep]
+        self.lazy, self.floor = self.lazy[keep], self.floor[keep]
         self.best = np.where(self.best[keep] >= 0, new_id[np.maximum(self.best[keep], 0)], -1)
         if self.rows is not None:
             self.rows = [np.ascontiguousarray(table_rows[:, keep]) for table_rows in self.rows]
@@ -229,11 +235,13 @@ def merge_clusters(
         taken = np.where(lends, need, p_size)
         return (size + taken) * union - size * cost - taken * p_cost, lends
 
-    def reprice(targets: np.ndarray, union: np.ndarray | None = None) -> None:
+    def reprice(targets: np.ndarray, union: np.ndarray | None = None, *, near: bool = False) -> None:
         """Best partner of small clusters over every cluster (``union``: their joined costs, when known).
 
         Clusters that are still one unit (a point) are priced from the point tables (row
-        gathers), the others by :meth:`_Boxes.union`.
+        gathers), the others by :meth:`_Boxes.union`. ``near`` (the first pricing, every
+        cluster a point): only the clusters whose box differs from the target's in at most two
+        QIs, as the compiled kernel's first pricing; every cluster where none does.
         """
         if union is None and box.rows is not None:
             point = (box.low[:, targets] == box.high[:, targets]).all(axis=0)
@@ -253,29 +261,33 @@ def merge_clusters(
             priced, lends = prices(box.size[block, None], box.cost[block, None], joined, every[None, :])
             priced[:, ~box.alive] = np.inf
             priced[np.arange(block.shape[0]), block] = np.inf
+            if near and box.low.shape[0] > 2:
+                differ = np.zeros(priced.shape, dtype=np.int64)
+                for q in range(box.low.shape[0]):
+                    differ += (box.low[q][None, :] != box.low[q, block][:, None]) | (
+                        box.high[q][None, :] != box.high[q, block][:, None]
+                    )
+                far = differ > 2
+                far[np.isinf(np.where(far, np.inf, priced)).all(axis=1)] = False  # none near: every cluster
+                priced[far] = np.inf
             for i, a in enumerate(block.tolist()):
                 b = _argmin(priced[i], rng)
                 box.best[a], box.price[a], box.lend_from[a] = b, priced[i, b], lends[i, b]
 
-    def offer(a: int, union: np.ndarray) -> None:
-        """Offer cluster ``a`` (``union``: its joined costs) to every other small cluster (kept where cheaper)."""
-        others = np.flatnonzero(box.small & box.alive)
-        others = others[others != a]
-        if others.shape[0] == 0:
-            return
-        priced, lends = prices(box.size[others], box.cost[others], union[0, others], np.full(others.shape[0], a))
-        better = priced < box.price[others] - _EPS
-        chosen = others[better]
-        box.best[chosen], box.price[chosen], box.lend_from[chosen] = a, priced[better], lends[better]
-
     box.small[:] = [misses(g) for g in range(box.size.shape[0])]
-    reprice(np.flatnonzero(box.small))  # every cluster is one unit (a point): priced from the point tables
+    # Every cluster is one unit (a point): priced from the point tables, among the units near it.
+    reprice(np.flatnonzero(box.small), near=True)
     step, reported = max(1, n // 100), 0
     while True:
-        open_price = np.where(box.small & box.alive, box.price, np.inf)
+        # A lazy cluster waits at its floor (its last full price) and is priced in full when it comes up.
+        open_price = np.where(box.small & box.alive, np.where(box.lazy, box.floor, box.price), np.inf)
         a = _argmin(open_price, rng)
         if not np.isfinite(open_price[a]):
             break
+        if box.lazy[a]:
+            box.lazy[a] = False
+            reprice(np.array([a]))
+            continue
         b = int(box.best[a])
         if box.lend_from[a]:
             box.lend(a, b, int(min_size - box.size[a]), rng)
@@ -292,13 +304,22 @@ def merge_clusters(
                 reported = done
         stale = np.flatnonzero(box.small & box.alive & ((box.best == a) | (box.best == b)))
         stale = stale[stale != a]
-        # One row of joined costs serves both ways (D is symmetric): a offered, a re-priced.
+        # One row of joined costs serves a's pricing and the stale clusters' (D is symmetric). a is
+        # not offered to the other small clusters: they see it when next priced in full.
         union = box.union(np.array([a]))
-        offer(a, union)
-        if box.small[a]:
+        if box.small[a]:  # over every cluster: one row here (the kernel prices its neighbourhood only)
             reprice(np.array([a]), union)
-        if stale.shape[0]:
-            reprice(stale.astype(np.int64))
+        if stale.shape[0]:  # priced against a and b only; lazy while dearer than their last full price
+            below = np.where(box.lazy[stale], box.floor[stale], box.price[stale])
+            pair, joined = np.array([a]), union[0, stale, None]
+            if box.alive[b]:  # a lender: its row too
+                pair, joined = np.array([a, b]), np.stack((union[0, stale], box.union(np.array([b]))[0, stale]), axis=1)
+            priced, lends = prices(box.size[stale, None], box.cost[stale, None], joined, pair[None, :])
+            pick = np.argmin(priced, axis=1)
+            at = np.arange(stale.shape[0])
+            box.best[stale], box.price[stale], box.lend_from[stale] = pair[pick], priced[at, pick], lends[at, pick]
+            box.lazy[stale] = box.price[stale] > below + _EPS
+            box.floor[stale] = below
         if 5 * int(box.alive.sum()) < 4 * box.alive.shape[0] and box.alive.shape[0] > 256:
             box.compact()
     live = np.flatnonzero(box.alive)

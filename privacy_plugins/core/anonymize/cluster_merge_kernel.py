@@ -9,14 +9,13 @@ pricing the merged cluster against every cluster; in numpy that is ~30 array cal
 step, a floor of several seconds whatever the pruning.
 
 Same algorithm as the numpy path (merge or lend, priced as the change of ``Σ |c| · D(c)``;
-after a merge the new cluster is offered to every small cluster and the clusters that
-pointed at the merged ones are re-priced), on *weighted units*: a cluster is a list of
-pieces (distinct QI tuple, count), so equal records are moved in bulk and a lend takes
-whole pieces closest to the borrower's box (the last one split). A full re-pricing of
-one small cluster stops summing a candidate's QI costs as soon as its partial price
-exceeds the best so far (costs are non-negative). Ties go to the lower seeded priority,
-so the output is fixed by the seed (not equal to the numpy path's, whose ties draw
-from the generator).
+after a step the clusters that pointed at the changed ones are re-priced, lazily), on
+*weighted units*: a cluster is a list of pieces (distinct QI tuple, count), so equal records
+are moved in bulk and a lend takes whole pieces closest to the borrower's box (the last one
+split). A full re-pricing of one small cluster stops summing a candidate's QI costs as soon
+as its partial price exceeds the best so far (costs are non-negative). Ties go to the lower
+seeded priority, so the output is fixed by the seed (not equal to the numpy path's, whose
+ties draw from the generator).
 
 No step scans every cluster (issue 28; Adult k = 10, ~10k steps: 3.0 → ~1.7 s CPU, 30k → 1M
 rows now grows with exponent ~0.6):
@@ -31,18 +30,26 @@ rows now grows with exponent ~0.6):
   entries (a version per cluster) are dropped when they come up, not from a scan;
 * the small clusters to re-price after a step are found through per-partner notes
   ("x points at p"), both partners' notes taken off before any re-pricing;
-* a merged cluster ``a`` is offered only to buckets where it can beat some member:
-  ``|x| · (D(x ∪ a) − D(x)) < price(x)`` needs ``D(x ∪ a) < price / |x| + D(x)``, and
-  ``D(x ∪ a)`` is at least the bucket spans joined with ``a``'s plus ``a``'s cost on the
-  other QIs, ``D(x ∪ a) − D(x)`` at least the bucket spans' increase (``top`` keeps the
-  largest ``price / |x| + D(x)`` and ``price / |x|`` per listed bucket, in list order); counting
-  what ``a`` gives too (at least all of ``a`` unless it can spare a record), ``D(x ∪ a)`` must also stay
-  below ``(max(price + |x| · D(x)) + least · D(a)) / (min |x| + least)`` — for a big ``a`` barely above
-  ``D(a)`` (Adult: ~10 % of phase 1, the same steps);
-* a bucket's members share its spans, so a member (offered ``a``, or a candidate of a
-  re-pricing) is priced only when ``joined + max(D(x) − own_x, D(p) − own_p)``, the bucket
-  QIs' joined cost plus either one's cost on the other QIs, can still win; its sum then
-  starts from ``joined`` (Adult k = 10: 32M → 3M offers priced, the same steps).
+* such a re-pricing is *lazy* (issue 28, tp28d): x is priced against the changed partner(s)
+  only; when that is dearer than x's last full price (its ``floor``: every other cluster
+  cost at least that then), x is queued at the floor and priced in full only when it comes
+  up — by then it has often been taken by another cluster or gone stale again (Adult
+  k = 10: ~20k re-pricings, ~5.7k full; phase 1 0.80 → 0.70 s with the offers below). Not
+  the same steps as pricing in full at once: a cluster changed meanwhile is seen when x
+  comes up;
+* a merged cluster is not offered to the other small clusters (issue 28, tp28d): they see it
+  when they are next priced in full (their partner changed, or they come up lazily). Offering
+  every merged cluster (bucket by bucket, skipped where it could beat no member) was ~20 % of
+  phase 1 and gave no better NCP on Adult (seeds 0–3: within ±1 % either way; with both
+  changes phase 1 0.80 → 0.51 s at k = 10, NCP 0.026297 / 0.041582 / 0.061787 → 0.026280 /
+  0.041457 / 0.061904 at k = 5 / 10 / 20);
+* a merged cluster that is still small is priced among its neighbourhood only (issue 28,
+  tp28d): the small clusters that pointed at either part, and its id neighbours; in full only
+  when none pointed at them (Adult: ~20 % of the CPU, NCP +0.0–0.2 % at seed 0, up to +1.3 %
+  on other seeds). Here only: the numpy path prices it over every cluster (one row there);
+* a bucket's members share its spans, so a candidate of a full pricing is priced only when
+  ``joined + max(D(x) − own_x, D(p) − own_p)``, the bucket QIs' joined cost plus either
+  one's cost on the other QIs, can still win; its sum then starts from ``joined``.
 
 ``merge_units(prune=False)`` skips none of these (every bucket, member and candidate priced):
 the reference the pruned run is tested equal to.
@@ -50,6 +57,7 @@ the reference the pruned run is tested equal to.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -68,6 +76,9 @@ _SLACK = 1e-9
 _WINDOW = 4
 #: Most buckets (span pairs of the bucket QIs): two QIs key the buckets when their spans fit.
 _BUCKETS = 1 << 21
+#: First pricing: a small unit is priced against the units differing in at most two QIs, at most
+#: this many each side in a run of equal other codes (bounded work where runs are long).
+_NEAR = 32
 
 
 def _inline(function: Any) -> Any:
@@ -132,7 +143,7 @@ def _link(
 def _bucket_own(
     low: Any, high: Any, c: int, flat: Any, offsets: Any, strides: Any, two: bool
 ) -> float:  # pragma: no cover
-    """Cluster ``c``'s cost on the bucket QIs (once per scan or offer, not per bucket)."""
+    """Cluster ``c``'s cost on the bucket QIs (once per scan, not per bucket)."""
     own = 0.0
     for q in range(2 if two else 1):
         own += flat[offsets[q] + low[c, q] * strides[q] + high[c, q]]
@@ -215,7 +226,6 @@ def _scan(
     hint: int,
     state: Any,
     index: Any,
-    top: Any,
     cands: Any,
     bounds: Any,
     joins: Any,
@@ -249,7 +259,7 @@ def _scan(
     found, found_price, found_lend = _best_of(
         x, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0, 0.0, slack
     )
-    head, nxt, key, keys, n_keys, spans, owns = index[0], index[1], index[3], index[4], index[6], index[7], index[8]
+    head, nxt, keys, n_keys, spans, owns = index[0], index[1], index[4], index[6], index[7], index[8]
     fewest, need = index[9], min_size - size[x]
     # Each bucket's lower bound; the cheapest bucket is then visited first, so the best price
     # so far tightens early and most buckets are skipped whole.
@@ -285,13 +295,6 @@ def _scan(
             2 if two else 1, joins[j], x_own, owns[listed], slack,
         )  # fmt: skip
     best[x], price[x], lend[x] = found, found_price, found_lend
-    # Per listed bucket, at least every small member's price / size + D and price / size: what an offer
-    # must beat (see the merge loop).
-    slot = index[5][key[x]]
-    top[0, slot] = max(top[0, slot], found_price / size[x] + state[3][x])
-    top[1, slot] = max(top[1, slot], found_price / size[x])
-    top[2, slot] = max(top[2, slot], found_price + size[x] * state[3][x])
-    top[3, slot] = max(top[3, slot], -size[x])
 
 
 @_njit
@@ -396,6 +399,7 @@ def _merge_kernel(
     unit_key: Any,
     two: bool,
     slack: float,
+    first: Any,
 ) -> Any:  # pragma: no cover - compiled; covered through merge_units where numba is installed
     n, n_qis = codes.shape
     low, high = codes.copy(), codes.copy()
@@ -439,19 +443,17 @@ def _merge_kernel(
     bounds = np.empty(listable)  # scratch of :func:`_scan`: per open bucket its bound and key
     joins = np.empty(listable)  # and the cost of its spans joined with the scanned cluster's
     open_keys = np.empty(listable, dtype=np.int64)
-    # Per listed bucket, at least price / size + D (row 0), price / size (row 1), price + size · D (row 2) and
-    # − size (row 3) of every small member.
-    top = np.full((4, listable), -np.inf)
     for c in range(n):
         _link(c, index, low, high, flat, offsets, strides, two, size[c])
     for x in range(n):
-        if small[x]:
+        if small[x] and first[0][x] >= 0:  # priced among the units that differ from it in at most two QIs
+            best[x], price[x], lend[x] = first[0][x], first[1][x], first[2][x]
+        elif small[x]:
             _scan(
                 x,
                 -1,
                 state,
                 index,
-                top,
                 cands,
                 bounds,
                 joins,
@@ -479,6 +481,11 @@ def _merge_kernel(
              np.empty(4 * n + 1, dtype=np.int64), np.zeros(1, dtype=np.int64))  # fmt: skip
     _rewatch(watch, state)
     seen = np.full(n, -1, dtype=np.int64)
+    # A small cluster whose partner changed is priced against the changed partner(s) only: while that
+    # is dearer than its last full price (``floor``, which every other cluster costs at least), it is
+    # queued at the floor and scanned in full only when it comes up (``lazy``).
+    lazy = np.zeros(n, dtype=np.bool_)
+    floor = np.zeros(n)
     steps = 0
     while True:
         if watch[3][0] > 2 * n - 1:
@@ -500,21 +507,20 @@ def _merge_kernel(
                 else:
                     index[5][k] = -1
             index[6][0] = m
-            top[:, :] = -np.inf  # tighten the buckets' price bounds
-            for i in range(n_live):
-                x = live[i]
-                if small[x]:
-                    slot = index[5][index[3][x]]
-                    top[0, slot] = max(top[0, slot], price[x] / size[x] + cost[x])
-                    top[1, slot] = max(top[1, slot], price[x] / size[x])
-                    top[2, slot] = max(top[2, slot], price[x] + size[x] * cost[x])
-                    top[3, slot] = max(top[3, slot], -size[x])
         a = -1
         while heap[4][0] > 0:
             x = heap[2][0]
             if heap[3][0] == heap[5][x] and alive[x] and small[x]:
-                a = x
-                break
+                if not lazy[x]:
+                    a = x
+                    break
+                _pop(heap)
+                lazy[x] = False
+                _scan(x, best[x], state, index, cands, bounds, joins, open_keys, flat, offsets, strides,
+                      min_size, prio, two, slack)  # fmt: skip
+                _queue(heap, x, price[x], prio[x])
+                _watch(watch, x, state)
+                continue
             _pop(heap)
         if a < 0:
             break
@@ -602,66 +608,33 @@ def _merge_kernel(
             if alive[c]:
                 _link(c, index, low, high, flat, offsets, strides, two, size[c])
         steps += 1
-        # a offered to the small clusters (those pointing at a or b are re-priced below), bucket
-        # by bucket: a bucket is skipped whole when a cannot beat any member's price (``top``).
-        b_head, b_next, b_keys, b_count, b_owns = index[0], index[1], index[4], index[6], index[8]
-        start = 2 if two else 1
-        # What a takes from any small x at least: all of a unless a can spare a record beyond min_size.
-        least = size[a] if small[a] or size[a] - 1 < min_size else 1.0
-        own = _bucket_own(low, high, a, flat, offsets, strides, two)
-        for i in range(b_count[0]):
-            # a can beat x's price only if |x| · (D(x ∪ a) − D(x)) < price(x), i.e. D(x ∪ a) < price / |x| + D(x);
-            # D(x ∪ a) ≥ the bucket QIs' joined cost + a's cost on the other QIs, and D(x ∪ a) − D(x) ≥ the
-            # bucket QIs' joined cost − their cost alone (x's spans there are the bucket's).
-            joined = _bucket_join(i, index[7], low, high, a, flat, offsets, strides, two)
-            if joined + cost[a] - own > top[0, i] + slack or joined - b_owns[i] > top[1, i] + slack:
-                continue
-            # With what a gives counted too: |x| · (D(x ∪ a) − D(x)) + least · (D(x ∪ a) − D(a)) < price(x) needs
-            # D(x ∪ a) < (price + |x| · D(x) + least · D(a)) / (|x| + least), at most (row 2 + least · D(a)) /
-            # (smallest |x| + least): for a big a, barely above D(a).
-            if joined + cost[a] - own > (top[2, i] + least * cost[a]) / (least - top[3, i]) + slack:
-                continue
-            x = b_head[b_keys[i]]
-            while x >= 0:
-                if small[x] and x != a and best[x] != a and best[x] != b:
-                    need = min_size - size[x]
-                    lends = (not small[a]) and size[a] - need >= min_size
-                    taken = need if lends else size[a]
-                    weight, base = size[x] + taken, -size[x] * cost[x] - taken * cost[a]
-                    bound = price[x] - _EPS
-                    # On the bucket QIs x's spans are the bucket's: D(x ∪ a) ≥ joined + either one's other QIs.
-                    if weight * (joined + max(cost[x] - b_owns[i], cost[a] - own)) + base < bound + slack:
-                        union = joined  # summed in QI order, as a sum from the first QI
-                        for q in range(start, n_qis):
-                            lo = low[x, q] if low[x, q] < low[a, q] else low[a, q]
-                            hi = high[x, q] if high[x, q] > high[a, q] else high[a, q]
-                            union += flat[offsets[q] + lo * strides[q] + hi]
-                            if weight * union + base >= bound:
-                                break
-                        if weight * union + base < bound:
-                            best[x], price[x], lend[x] = a, weight * union + base, lends
-                            _push(heap, x, price[x], prio[x])
-                            _watch(watch, x, state)
-                x = b_next[x]
+        # No offer of a to the other small clusters (issue 28, tp28d): they see it when they are next
+        # priced in full. Offering every merged cluster cost ~20 % of phase 1 for no better NCP on Adult.
         if small[a]:
-            _scan(
-                a,
-                -1,
-                state,
-                index,
-                top,
-                cands,
-                bounds,
-                joins,
-                open_keys,
-                flat,
-                offsets,
-                strides,
-                min_size,
-                prio,
-                two,
-                slack,
-            )
+            # Priced among its neighbourhood: the small clusters that pointed at a or b and a's id
+            # neighbours; over every cluster only when none pointed at them.
+            m = 0
+            for note in (watch[0][a], watch[0][b]):
+                while note >= 0 and m < n:
+                    x = watch[1][note]
+                    note = watch[2][note]
+                    if x != a and alive[x] and small[x] and (best[x] == a or best[x] == b):
+                        cands[m] = x
+                        m += 1
+            found = -1
+            if m > 0:
+                for j in range(2 * _WINDOW + 1):
+                    cands[m] = a + j - _WINDOW
+                    m += 1 if 0 <= cands[m] < n and cands[m] != a else 0
+                found, found_price, found_lend = _best_of(
+                    a, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0, 0.0,
+                    slack,
+                )  # fmt: skip
+            if found >= 0 and np.isfinite(found_price):
+                best[a], price[a], lend[a] = found, found_price, found_lend
+            else:
+                _scan(a, -1, state, index, cands, bounds, joins, open_keys, flat, offsets, strides, min_size, prio,
+                      two, slack)  # fmt: skip
             _queue(heap, a, price[a], prio[a])
             _watch(watch, a, state)
         # The small clusters that pointed at a or b: re-priced. Both lists are taken off first:
@@ -675,25 +648,22 @@ def _merge_kernel(
                 note = watch[2][note]
                 if seen[x] != steps and alive[x] and small[x] and (best[x] == a or best[x] == b):
                     seen[x] = steps
-                    _scan(
-                        x,
-                        a,
-                        state,
-                        index,
-                        top,
-                        cands,
-                        bounds,
-                        joins,
-                        open_keys,
-                        flat,
-                        offsets,
-                        strides,
-                        min_size,
-                        prio,
-                        two,
-                        slack,
-                    )
-                    _queue(heap, x, price[x], prio[x])
+                    below = floor[x] if lazy[x] else price[x]  # every other cluster costs at least this
+                    cands[0], cands[1] = a, b
+                    found, found_price, found_lend = _best_of(
+                        x, cands, 2, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0,
+                        0.0, 0.0, slack,
+                    )  # fmt: skip
+                    if found < 0 or not np.isfinite(found_price):
+                        lazy[x] = False
+                        _scan(x, a, state, index, cands, bounds, joins, open_keys, flat, offsets, strides,
+                              min_size, prio, two, slack)  # fmt: skip
+                        _queue(heap, x, price[x], prio[x])
+                    else:
+                        best[x], price[x], lend[x] = found, found_price, found_lend
+                        lazy[x] = found_price > below + _EPS
+                        floor[x] = below
+                        _push(heap, x, below if lazy[x] else found_price, prio[x])
                     _watch(watch, x, state)
     # Pieces of the live clusters, in list order: (unit, count, dense cluster id).
     out_unit = np.empty(n_pieces, dtype=np.int64)
@@ -710,6 +680,78 @@ def _merge_kernel(
             piece = nxt[piece]
         dense += 1
     return out_unit[:m], out_count[:m], out_cluster[:m], steps, dense
+
+
+@_njit
+def _near(
+    order: Any,
+    group: Any,
+    window: int,
+    state: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+    min_size: float,
+    prio: Any,
+    slack: float,
+    cands: Any,
+) -> None:  # pragma: no cover - compiled; covered through merge_units where numba is installed
+    """Each small unit priced against its run of units (``group`` equal, in ``order``), ``window`` each side at most."""
+    n = order.shape[0]
+    best, price, lend, small = state[6], state[7], state[8], state[5]
+    start = 0
+    for i in range(n):
+        if i > 0 and group[i] != group[i - 1]:
+            start = i
+        x = order[i]
+        if not small[x]:
+            continue
+        m = 0
+        j = max(start, i - window)
+        while j < n and j <= i + window and group[j] == group[i]:
+            if j != i:
+                cands[m] = order[j]
+                m += 1
+            j += 1
+        best[x], price[x], lend[x] = _best_of(
+            x, cands, m, best[x], price[x], lend[x], state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0,
+            0.0, slack,
+        )  # fmt: skip
+
+
+def _near_prices(
+    codes: np.ndarray,
+    counts: np.ndarray,
+    flat: np.ndarray,
+    offsets: np.ndarray,
+    strides: np.ndarray,
+    min_size: float,
+    prio: np.ndarray,
+    slack: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """First prices of the small units (``codes``: ``(units, QIs)``) among the units differing in at most two QIs.
+
+    Per pair of QIs the units are sorted by their codes of the other QIs, then of the pair; a
+    small unit is priced against its run of equal other codes (:data:`_NEAR` units each side at
+    most). Best partner, price and lend per unit; best ``-1`` where none was found (priced in
+    full by the kernel) and for every unit when there are at most two QIs.
+    """
+    n, n_qis = codes.shape
+    size = counts.astype(np.float64)
+    small = size < min_size
+    state = (codes, codes, size, np.zeros(n), np.ones(n, dtype=np.bool_), small,
+             np.full(n, -1, dtype=np.int64), np.full(n, np.inf), np.zeros(n, dtype=np.bool_))  # fmt: skip
+    if n_qis <= 2 or not small.any():
+        return state[6], state[7], state[8]
+    cands = np.empty(2 * _NEAR + 1, dtype=np.int64)
+    sizes = [int(size_q) for size_q in strides]
+    for pair in itertools.combinations(range(n_qis), 2):
+        other = [q for q in range(n_qis) if q not in pair]
+        inverse = units(codes.T, [sizes[q] for q in other], other)[1]
+        key = (inverse * sizes[pair[0]] + codes[:, pair[0]]) * sizes[pair[1]] + codes[:, pair[1]]
+        order = np.argsort(key, kind="stable")
+        _near(order, inverse[order], _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands)
+    return state[6], state[7], state[8]
 
 
 def merge_units(
@@ -755,9 +797,12 @@ def merge_units(
     n_units = counts.shape[0]
     unit_codes = np.ascontiguousarray(tuples.T.astype(np.int64))  # (units, QIs): one cache line per unit
     prio, unit_key = rng.random(n_units), rng.random(n_units)
+    offsets, strides = offsets.ravel().astype(np.int64), strides.ravel().astype(np.int64)
+    slack = _SLACK if prune else np.inf
+    first = _near_prices(unit_codes, counts, flat, offsets, strides, float(min_size), np.asarray(prio), slack)
     unit, count, cluster, steps, n_clusters = _merge_kernel(
-        unit_codes, counts.astype(np.int64), flat, offsets.ravel().astype(np.int64),
-        strides.ravel().astype(np.int64), float(min_size), prio, unit_key, two, _SLACK if prune else np.inf,
+        unit_codes, counts.astype(np.int64), flat, offsets, strides, float(min_size), prio, unit_key, two, slack,
+        first,
     )  # fmt: skip
     # Each unit's records in a seeded random order, dealt to its pieces in piece order.
     shuffled = rng.permutation(n)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import cluster_merge, cluster_merge_kernel
@@ -130,3 +130,86 @@ def test_the_price_bounds_skip_only_what_could_not_win(seed: int, k: int, n: int
         for prune in (True, False)
     ]
     assert np.array_equal(runs[0][0], runs[1][0]) and runs[0][1:] == runs[1][1:]
+
+
+def _naive_first_prices(
+    unit_codes: np.ndarray, counts: np.ndarray, space: CostSpace, k: int, prio: np.ndarray
+) -> tuple[list[int], list[float]]:
+    """Per unit: its cheapest partner among the units differing in at most two QIs (ties: lower ``prio``)."""
+    offsets, strides = space.offsets.ravel(), space.strides.ravel()
+    assert space.flat is not None
+    flat = space.flat
+
+    def cost(lo: np.ndarray, hi: np.ndarray) -> float:
+        total = 0.0
+        for q in range(lo.shape[0]):  # summed from the first QI, as the kernel does
+            total += flat[offsets[q] + lo[q] * strides[q] + hi[q]]
+        return total
+
+    best, price = [], []
+    for x in range(len(counts)):
+        if counts[x] >= k:
+            best.append(-1)
+            price.append(np.inf)
+            continue
+        need = k - counts[x]
+        priced = []
+        for p in range(len(counts)):
+            if p == x or (unit_codes[p] != unit_codes[x]).sum() > 2:
+                continue
+            lends = counts[p] >= k and counts[p] - need >= k
+            taken = need if lends else counts[p]
+            lo, hi = np.minimum(unit_codes[x], unit_codes[p]), np.maximum(unit_codes[x], unit_codes[p])
+            value = (counts[x] + taken) * cost(lo, hi)
+            value -= counts[x] * cost(unit_codes[x], unit_codes[x]) + taken * cost(unit_codes[p], unit_codes[p])
+            priced.append((value, prio[p], p))
+        if not priced:
+            best.append(-1)
+            price.append(np.inf)
+            continue
+        low = min(v for v, _, _ in priced)
+        best.append(min((r, p) for v, r, p in priced if v <= low + 1e-9)[1])
+        price.append(low)
+    return best, price
+
+
+@compiled
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 7),
+            st.integers(0, 7),
+            st.integers(0, 2),
+            st.sampled_from(COLOR.leaves.tolist()),
+            st.integers(1, 8),
+        ),
+        min_size=2,
+        max_size=60,
+    ),
+    st.integers(2, 6),
+    st.integers(0, 2**32 - 1),
+)
+def test_first_prices_come_from_the_units_differing_in_at_most_two_qis(
+    monkeypatch: pytest.MonkeyPatch, records: list[tuple[int, int, int, str, int]], k: int, seed: int
+) -> None:
+    # Issue 28 (tp28d): phase 1 first prices each small unit among the units differing from it in at
+    # most two QIs (per QI pair, its run of equal other codes), not over every cluster: the same
+    # partners and prices as trying every such unit (runs of at most 64 here: a window of 64 covers
+    # them), with a lower priority winning a tie. Records repeat (big units lend), so a far unit may win.
+    monkeypatch.setattr(cluster_merge_kernel, "_NEAR", 64)
+    rows = [record[:4] for record in records for _ in range(record[4])]
+    df = pd.DataFrame(rows, columns=["a", "b", "c", "color"])
+    dimensions = [_dimension(df[c], None)[0] for c in ("a", "b", "c")] + [_dimension(df["color"], COLOR)[0]]
+    space = CostSpace(dimensions)
+    assert space.flat is not None
+    tuples, counts = np.unique(space.codes.T, axis=0, return_counts=True)
+    unit_codes = np.ascontiguousarray(tuples.astype(np.int64))
+    prio = np.random.default_rng(seed).random(len(counts))
+    best, price, _ = cluster_merge_kernel._near_prices(
+        unit_codes, counts, space.flat, space.offsets.ravel().astype(np.int64),
+        space.strides.ravel().astype(np.int64), float(k), prio, cluster_merge_kernel._SLACK,
+    )  # fmt: skip
+    naive_best, naive_price = _naive_first_prices(unit_codes, counts, space, k, prio)
+    assert best.tolist() == naive_best
+    assert np.allclose(price, naive_price, rtol=0, atol=1e-9) and (np.isinf(price) == np.isinf(naive_price)).all()
