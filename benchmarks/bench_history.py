@@ -122,12 +122,13 @@ apart, and every release passed, NCP ratio ≤ 1.25) and exits 1 when one is mis
 
 Run:  .venv/bin/python benchmarks/bench_history.py [--algorithms optimal,mondrian,two-phase,k-member,bucket]
       [--models l2|leak] [--deletions 0.2] [--keep-signatures] [--protect-domain] [--cells] [--suppression 0.02]
-      [--sizes ...] [--seed 0] [--check]
+      [--sizes ...] [--seed 0] [--timing] [--check]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import time
 from collections.abc import Hashable, Mapping
@@ -214,6 +215,11 @@ def overlay_counts(
     return cells, narrowed, classes, time.perf_counter() - started
 
 
+def table_digest(table: pd.DataFrame) -> str:
+    """SHA-256 of a published table's rows as text (its columns in order, its row order)."""
+    return hashlib.sha256(table.to_csv(index=False).encode()).hexdigest()
+
+
 def batches(adult: pd.DataFrame, sizes: list[int], deletions: float, seed: int) -> list[pd.DataFrame]:
     """Each release's table: the previous one minus ``deletions`` of its rows, plus the next new rows."""
     rng = np.random.default_rng(seed)
@@ -243,6 +249,12 @@ def main() -> int:
     )
     parser.add_argument(
         "--cells", action="store_true", help="measure the domain overlay of each release against the earlier ones"
+    )
+    parser.add_argument(
+        "--timing",
+        action="store_true",
+        help="time the history-aware releases only (CPU per release, sha256 of each published table; "
+        "no independent releases, no attack)",
     )
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
@@ -276,8 +288,10 @@ def main() -> int:
         published, methods, passed, ncp_history, ncp_independent = [], [], 0, [], []
         ok: list[bool] = []
         started, cpu = time.perf_counter(), time.process_time()
+        per_release: list[float] = []
         try:
             for table in tables:
+                release_cpu = time.process_time()
                 release = release_with_history(
                     table,
                     quasi_identifiers=QIS,
@@ -300,6 +314,7 @@ def main() -> int:
                 ok.append(release.passed)
                 # A release that fails is refused by the gate: nothing is published (NCP 1), nothing is kept.
                 out = release.table if release.passed else release.table.iloc[:0]
+                per_release.append(time.process_time() - release_cpu)
                 published.append(out)
                 ncp_history.append(published_ncp(out, len(table), hierarchies))
                 if release.passed:
@@ -311,6 +326,15 @@ def main() -> int:
             print(f"{algorithm:>10} | refused: {str(exc).splitlines()[0][:120]}")
             continue
         history_seconds, history_cpu = time.perf_counter() - started, time.process_time() - cpu
+        if args.timing:
+            digests = " ".join(table_digest(out)[:10] for out in published)
+            print(
+                f"{algorithm:>10} | {' '.join(methods):>16} | {passed}/{len(tables)} | hist cpu {history_cpu:.1f} s "
+                f"(per release {' '.join(f'{s:.1f}' for s in per_release)}) | wall {history_seconds:.1f} s | "
+                f"sha256 {digests}",
+                flush=True,
+            )
+            continue
         started, cpu = time.perf_counter(), time.process_time()
         for table in tables:
             try:

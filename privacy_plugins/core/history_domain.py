@@ -49,7 +49,7 @@ from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, class_signature
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["DomainOverlay", "domain_breaks", "domain_overlay"]
+__all__ = ["DomainOverlay", "EarlierReleases", "domain_breaks", "domain_overlay"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,72 +114,173 @@ def domain_overlay(
 ) -> DomainOverlay:
     """Every cell of every candidate box over the kept releases (see the module), with H(c) and S(E).
 
-    ``memo``: the earlier releases' classes, kept across calls against the same releases (a search
-    asks about new boxes many times; keyed by each release table's identity, which it keeps alive).
+    ``memo``: the earlier releases' classes, kept across calls against the same releases (keyed by
+    each release table's identity, which it keeps alive). A search asking about many boxes keeps one
+    :class:`EarlierReleases` instead (everything about the earlier releases prepared once).
     """
-    qis = list(quasi_identifiers)
-    hierarchies = hierarchies or {}
-    missing = [str(qi) for qi in qis if hierarchies.get(qi) is None]
-    if missing:
-        raise ConfigurationError(
-            f"protecting points of the QI domain compares published boxes over the hierarchies' leaves and "
-            f"needs a hierarchy for {missing}"
+    return EarlierReleases(earlier, quasi_identifiers, attribute, hierarchies, memo).overlay(candidate)
+
+
+class EarlierReleases:
+    """The kept releases prepared once for any number of overlays (``history: {protect: domain}``).
+
+    What an overlay needs of the earlier releases does not depend on the candidate: their classes,
+    value sets and keys, and per QI their labels, the *atoms* those labels make of the leaves (leaves
+    every earlier label covers or not together: one atom, the leaves no earlier label covers, included)
+    and which atoms each label covers. A candidate label is then read as the atoms it *meets*: a cell
+    is a region with one set of covering earlier classes, and every point of an atom the candidate
+    meets has the same covering classes as the atom, so the cells (and their H) are those of the atoms
+    the candidate's own labels would add — without adding them (fewer slots to refine). Candidate
+    labels' atoms are remembered per label.
+
+    Args:
+        earlier: the kept releases' class signatures (or published tables), oldest first.
+        quasi_identifiers: the QIs; each needs a hierarchy.
+        attribute: the sensitive attribute.
+        hierarchies: per QI.
+        memo: see :func:`domain_overlay`.
+    """
+
+    def __init__(
+        self,
+        earlier: Sequence[pd.DataFrame],
+        quasi_identifiers: Sequence[Hashable],
+        attribute: Hashable,
+        hierarchies: Mapping[Hashable, Hierarchy] | None,
+        memo: dict[int, tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None,
+    ) -> None:
+        qis = list(quasi_identifiers)
+        hierarchies = hierarchies or {}
+        missing = [str(qi) for qi in qis if hierarchies.get(qi) is None]
+        if missing:
+            raise ConfigurationError(
+                f"protecting points of the QI domain compares published boxes over the hierarchies' leaves and "
+                f"needs a hierarchy for {missing}"
+            )
+        self.qis, self.attribute, self._hierarchies = qis, attribute, hierarchies
+        tables = [_remembered(memo, table, qis, attribute) for table in earlier]
+        found = [t[1] for t in tables]
+        #: The sensitive labels the earlier releases published, in order of appearance (columns of ``held``).
+        self.values = pd.Index(pd.unique(np.concatenate(found).astype(object)) if found else [], dtype=object)
+        self._held = []  # per release: classes × values
+        for keys, labels, class_of in tables:
+            held = np.zeros((len(keys), len(self.values)), dtype=bool)
+            held[class_of, self.values.get_indexer(pd.Index(labels, dtype=object))] = True
+            self._held.append(held)
+        self._offsets = np.cumsum([0, *(len(keys) for keys, _, _ in tables)])
+        self._release_of = np.repeat(np.arange(len(tables)), np.diff(self._offsets))
+        rng = np.random.default_rng(26)
+        self._key = rng.integers(1, np.iinfo(np.int64).max, size=int(self._offsets[-1]), dtype=np.int64).astype(
+            np.uint64
         )
-    tables = [_remembered(memo, table, qis, attribute) for table in earlier] + [_classes(candidate, qis, attribute)]
-    values = pd.Index(pd.unique(np.concatenate([t[1] for t in tables]).astype(object)), dtype=object)
-    n_values = len(values)
-    releases = []  # per table: (label text per QI of each class, values per class)
-    for keys, labels, class_of in tables:
-        held = np.zeros((len(keys), n_values), dtype=bool)
-        held[class_of, values.get_indexer(pd.Index(labels, dtype=object))] = True
-        releases.append((keys, held))
-    *history, (new_keys, new_held) = releases
-    class_of_row = _row_classes(candidate, qis, new_keys)
-    class_of_row[marked_suppressed(candidate, qis, attribute)] = -1  # (they may share an all-* class's labels)
-    # per QI: atoms (leaves no label tells apart) × each label's atoms
-    atoms: list[np.ndarray] = []  # atoms × labels of (history classes…, candidate classes)
-    codes: list[list[np.ndarray]] = []  # per QI, per table: each class's label code
-    for q, qi in enumerate(qis):
-        hierarchy = hierarchies[qi]
-        assert hierarchy is not None
-        text = [keys[:, q] for keys, _ in releases]
-        labels, inverse = np.unique(np.concatenate(text).astype(str), return_inverse=True)
-        cover = covering_matrix(_domain(hierarchy), pd.Index(labels, dtype=object), hierarchy)
-        grouped = np.unique(cover[cover.any(axis=1)], axis=0)
-        atoms.append(grouped)
-        cut = np.cumsum([0, *(len(t) for t in text)])
-        codes.append([inverse.reshape(-1)[cut[i] : cut[i + 1]] for i in range(len(text))])
-    n_new = len(new_keys)
-    offsets = np.cumsum([0, *(len(keys) for keys, _ in history)])
-    release_of = np.repeat(np.arange(len(history)), np.diff(offsets))
-    region_class = np.arange(n_new, dtype=np.int64)
-    pair_region, pair_class = _overlapping(atoms, codes, n_new, offsets)
-    rng = np.random.default_rng(26)
-    key = rng.integers(1, np.iinfo(np.int64).max, size=int(offsets[-1]), dtype=np.int64).astype(np.uint64)
-    # QIs with few atoms first: the regions split late, so fewer (region, class) pairs are carried
-    for q in np.argsort([len(grouped) for grouped in atoms], kind="stable"):
-        region_class, pair_region, pair_class = _refine(
-            atoms[q],
-            codes[q][-1][region_class],
-            np.concatenate(codes[q][:-1]).astype(np.int64) if len(history) else np.zeros(0, np.int64),
-            region_class,
-            pair_region,
-            pair_class,
-            key,
-        )
-    n_cells = len(region_class)
-    held = np.ones((n_cells, n_values), dtype=bool)
-    for r, (_, class_held) in enumerate(history):
-        mine = release_of[pair_class] == r
-        words = np.packbits(class_held, axis=1, bitorder="little")  # classes × bytes: one OR per pair
-        packed = np.zeros((n_cells, words.shape[1]), dtype=np.uint8)
-        np.bitwise_or.at(packed, pair_region[mine], words[pair_class[mine] - offsets[r]])
-        union = np.unpackbits(packed, axis=1, count=n_values, bitorder="little").astype(bool)
-        covered = np.zeros(n_cells, dtype=bool)
-        covered[pair_region[mine]] = True
-        union[~covered] = True
-        held &= union
-    return DomainOverlay(region_class, held, new_held, class_of_row, values)
+        self._domains: list[pd.Series] = []
+        self._leaf_atom: list[np.ndarray] = []  # per QI: each leaf's atom
+        self._atoms: list[np.ndarray] = []  # per QI: atoms × earlier labels, true where the label covers the atom
+        self._codes: list[np.ndarray] = []  # per QI: each earlier class's label (column of _atoms), all releases
+        self._met: list[dict[str, np.ndarray]] = []  # per QI: a candidate label → the atoms it meets
+        for q, qi in enumerate(qis):
+            hierarchy = hierarchies[qi]
+            assert hierarchy is not None
+            domain = _domain(hierarchy)
+            text = [keys[:, q] for keys, _, _ in tables]
+            labels, inverse = np.unique(
+                np.concatenate(text).astype(str) if text else np.zeros(0, str), return_inverse=True
+            )
+            cover = covering_matrix(domain, pd.Index(labels, dtype=object), hierarchy)
+            atoms, leaf_atom = np.unique(cover, axis=0, return_inverse=True)
+            self._domains.append(domain)
+            self._atoms.append(atoms)
+            self._leaf_atom.append(leaf_atom.reshape(-1))
+            self._codes.append(inverse.reshape(-1).astype(np.int64))
+            self._met.append({})
+        # QIs with few atoms first: the regions split late, so fewer (region, class) pairs are carried
+        self._order = np.argsort([len(atoms) for atoms in self._atoms], kind="stable")
+
+    def overlay(self, candidate: pd.DataFrame) -> DomainOverlay:
+        """Every cell of every class box of ``candidate`` (published rows or a class signature)."""
+        new_keys, labels, class_of = _classes(candidate, self.qis, self.attribute)
+        text = pd.Index(labels, dtype=object)
+        values = self.values.append(text.unique().difference(self.values, sort=False))
+        new_held = np.zeros((len(new_keys), len(values)), dtype=bool)
+        new_held[class_of, values.get_indexer(text)] = True
+        class_of_row = _row_classes(candidate, self.qis, new_keys)
+        class_of_row[marked_suppressed(candidate, self.qis, self.attribute)] = -1  # (they may share an all-* class)
+        return self.boxes(new_keys, new_held, values, class_of_row)
+
+    def boxes(
+        self, new_keys: np.ndarray, new_held: np.ndarray, values: pd.Index, class_of_row: np.ndarray
+    ) -> DomainOverlay:
+        """The overlay of candidate classes given as label text (``new_keys``: classes × QIs) and value sets.
+
+        ``values`` are :attr:`values` followed by the candidate's other values (the columns of ``new_held``).
+        """
+        n_new, n_values = len(new_keys), len(values)
+        atoms, codes = [], []  # per QI: atoms × (earlier labels, candidate labels); each candidate class's label
+        for q in range(len(self.qis)):
+            met, code = self._meets(q, new_keys[:, q] if n_new else np.zeros(0, dtype=str))
+            atoms.append(np.concatenate([self._atoms[q], met], axis=1))
+            codes.append(code + self._atoms[q].shape[1])
+        offsets = self._offsets
+        region_class = np.arange(n_new, dtype=np.int64)
+        pair_region, pair_class = self._overlapping(atoms, codes, n_new)
+        for q in self._order:
+            region_class, pair_region, pair_class = _refine(
+                atoms[q], codes[q][region_class], self._codes[q], region_class, pair_region, pair_class, self._key
+            )
+        n_cells = len(region_class)
+        held = np.ones((n_cells, n_values), dtype=bool)
+        for r, class_held in enumerate(self._held):
+            mine = self._release_of[pair_class] == r
+            words = np.packbits(class_held, axis=1, bitorder="little")  # classes × bytes: one OR per pair
+            packed = np.zeros((n_cells, words.shape[1]), dtype=np.uint8)
+            np.bitwise_or.at(packed, pair_region[mine], words[pair_class[mine] - offsets[r]])
+            union = np.zeros((n_cells, n_values), dtype=bool)
+            union[:, : class_held.shape[1]] = np.unpackbits(
+                packed, axis=1, count=class_held.shape[1], bitorder="little"
+            ).astype(bool)
+            covered = np.zeros(n_cells, dtype=bool)
+            covered[pair_region[mine]] = True
+            union[~covered] = True
+            held &= union
+        return DomainOverlay(region_class, held, new_held, class_of_row, values)
+
+    def _meets(self, q: int, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(atoms × distinct candidate labels: the label covers a leaf of the atom, each label's column)."""
+        distinct, code = np.unique(labels.astype(str), return_inverse=True)
+        remembered = self._met[q]
+        fresh = [label for label in distinct.tolist() if label not in remembered]
+        if fresh:
+            hierarchy = self._hierarchies[self.qis[q]]
+            cover = covering_matrix(self._domains[q], pd.Index(fresh, dtype=object), hierarchy)
+            met = np.zeros((len(self._atoms[q]), len(fresh)), dtype=bool)
+            leaf, label = np.nonzero(cover)
+            met[self._leaf_atom[q][leaf], label] = True
+            remembered.update(zip(fresh, met.T, strict=True))
+        columns = [remembered[label] for label in distinct.tolist()]
+        met = np.stack(columns, axis=1) if columns else np.zeros((len(self._atoms[q]), 0), dtype=bool)
+        return met, code.reshape(-1).astype(np.int64)
+
+    def _overlapping(
+        self, atoms: list[np.ndarray], codes: list[np.ndarray], n_new: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every (candidate class, earlier class) whose boxes share a point (some atom on every QI)."""
+        regions, classes = [], []
+        shares = []  # per QI: candidate labels × earlier labels, true where they meet an atom together
+        for q, grouped in enumerate(atoms):
+            n_earlier = self._atoms[q].shape[1]
+            meet = grouped[:, n_earlier:].T.astype(np.float32) @ grouped[:, :n_earlier].astype(np.float32)
+            shares.append(meet > 0)
+        for r in range(len(self._offsets) - 1):
+            low, high = int(self._offsets[r]), int(self._offsets[r + 1])
+            overlap = np.ones((n_new, high - low), dtype=bool)
+            for q in range(len(atoms)):
+                overlap &= shares[q][codes[q] - self._atoms[q].shape[1]][:, self._codes[q][low:high]]
+            region, found = np.nonzero(overlap)
+            regions.append(region.astype(np.int64))
+            classes.append(found.astype(np.int64) + low)
+        if not regions:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(regions), np.concatenate(classes)
 
 
 def _remembered(
@@ -218,24 +319,6 @@ def _row_classes(candidate: pd.DataFrame, qis: list[Hashable], keys: np.ndarray)
     if known is None:
         return np.full(len(candidate), -1, dtype=np.int64)
     return np.asarray(known.get_indexer(text), dtype=np.int64)
-
-
-def _overlapping(
-    atoms: list[np.ndarray], codes: list[list[np.ndarray]], n_new: int, offsets: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every (candidate class, earlier class) whose boxes share a point (some atom on every QI)."""
-    regions, classes = [], []
-    for r in range(len(offsets) - 1):
-        overlap = np.ones((n_new, int(offsets[r + 1] - offsets[r])), dtype=bool)
-        for q, grouped in enumerate(atoms):
-            shares = (grouped.T.astype(np.int32) @ grouped.astype(np.int32)) > 0  # labels × labels
-            overlap &= shares[codes[q][-1]][:, codes[q][r]]
-        region, found = np.nonzero(overlap)
-        regions.append(region.astype(np.int64))
-        classes.append(found.astype(np.int64) + int(offsets[r]))
-    if not regions:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(regions), np.concatenate(classes)
 
 
 def _refine(

@@ -16,7 +16,7 @@ from privacy_plugins.core.hierarchies.builders import interval_hierarchy, maskin
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, class_signature
 from privacy_plugins.core.history_boxes import BoxRule, DomainGuard
 from privacy_plugins.core.history_check import composition_check
-from privacy_plugins.core.history_domain import domain_breaks
+from privacy_plugins.core.history_domain import EarlierReleases, domain_breaks
 from privacy_plugins.core.history_release import release_with_history, suppress_at_risk
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 
@@ -167,6 +167,50 @@ def test_the_gate_and_the_attack_read_releases_alike(sequence: tuple[list[pd.Dat
     if not domain_breaks(signatures, candidate, QIS, {"disease": l}, _hierarchies()).any():
         after = values(range(len(history) + 1))
         assert all(len(a) >= min(l, len(b)) for a, b in zip(after, before, strict=True))
+
+
+@st.composite
+def _release_sequences(draw: st.DrawFn) -> tuple[list[pd.DataFrame], list[pd.DataFrame]]:
+    """Earlier releases and several candidates judged one after the other against them."""
+    history = [_release(draw) for _ in range(draw(st.integers(1, 3)))]
+    return history, [_release(draw) for _ in range(draw(st.integers(1, 4)))]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_release_sequences())
+def test_a_prepared_overlay_equals_one_built_from_scratch(
+    sequence: tuple[list[pd.DataFrame], list[pd.DataFrame]],
+) -> None:
+    """The earlier releases prepared once and reused (atoms, keys, candidate labels remembered) give, for
+    every candidate in turn, the overlay built from scratch for it alone — and its cells' H are the
+    naive H(p) of the points of each class's box."""
+    history, candidates = sequence
+    signatures = [class_signature(release, QIS, ["disease"]) for release in history]
+    prepared = EarlierReleases(signatures, QIS, "disease", _hierarchies())
+    rule = BoxRule(signatures, QIS, "disease", 2, _hierarchies())
+    left, box = _point_values(history)
+    for candidate in candidates:
+        reused = prepared.overlay(candidate)
+        fresh = EarlierReleases(signatures, QIS, "disease", _hierarchies()).overlay(candidate)
+        for field in ("cell_class", "history", "class_values", "class_of_row"):
+            assert np.array_equal(getattr(reused, field), getattr(fresh, field)), field
+        assert reused.values.equals(fresh.values)  # noqa: PD011 (a pd.Index)
+        assert reused.history.shape[0] == fresh.history.shape[0] == reused.cell_class.shape[0]
+        values = np.asarray(reused.values, dtype=object)
+        for position, row in candidate.reset_index(drop=True).iterrows():
+            cls = int(reused.class_of_row[position])
+            if _marked(row):
+                assert cls == -1
+                continue
+            cells = {frozenset(values[h]) & set(DISEASES) for h in reused.history[reused.cell_class == cls]}
+            # (where no release covers a point, H is every value: the overlay knows those published or proposed)
+            assert cells == {frozenset(left[p] & set(values)) for p in box(row)}  # type: ignore[operator]
+        # a rule reused across candidates judges as a fresh one and as the gate
+        ids = (np.arange(len(candidate)), len(candidate))  # each row judged as a class of its own
+        held = rule.held(candidate["disease"], *ids)
+        found = rule.breaks(candidate[QIS], held)
+        alone = BoxRule(signatures, QIS, "disease", 2, _hierarchies())
+        assert found.tolist() == alone.breaks(candidate[QIS], alone.held(candidate["disease"], *ids)).tolist()
 
 
 def _history(*published: pd.DataFrame) -> ReleaseHistory:
