@@ -167,6 +167,13 @@ class EarlierReleases:
             held = np.zeros((len(keys), len(self.values)), dtype=bool)
             held[class_of, self.values.get_indexer(pd.Index(labels, dtype=object))] = True
             self._held.append(held)
+        # every earlier class's values as bits of 64-bit words (value j: bit j % 64 of word j // 64)
+        every = np.concatenate(self._held) if self._held else np.zeros((0, len(self.values)), dtype=bool)
+        n_words = max(1, -(-len(self.values) // 64))
+        padded = np.zeros((len(every), 64 * n_words), dtype=bool)
+        padded[:, : len(self.values)] = every
+        self._words = np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64)
+        self._words = self._words.reshape(len(every), n_words)
         self._offsets = np.cumsum([0, *(len(keys) for keys, _, _ in tables)])
         self._release_of = np.repeat(np.arange(len(tables)), np.diff(self._offsets))
         rng = np.random.default_rng(26)
@@ -227,21 +234,26 @@ class EarlierReleases:
             region_class, pair_region, pair_class = _refine(
                 atoms[q], codes[q][region_class], self._codes[q], region_class, pair_region, pair_class, self._key
             )
-        n_cells = len(region_class)
-        held = np.ones((n_cells, n_values), dtype=bool)
-        for r, class_held in enumerate(self._held):
-            mine = self._release_of[pair_class] == r
-            words = np.packbits(class_held, axis=1, bitorder="little")  # classes × bytes: one OR per pair
-            packed = np.zeros((n_cells, words.shape[1]), dtype=np.uint8)
-            np.bitwise_or.at(packed, pair_region[mine], words[pair_class[mine] - offsets[r]])
-            union = np.zeros((n_cells, n_values), dtype=bool)
-            union[:, : class_held.shape[1]] = np.unpackbits(
-                packed, axis=1, count=class_held.shape[1], bitorder="little"
-            ).astype(bool)
-            covered = np.zeros(n_cells, dtype=bool)
-            covered[pair_region[mine]] = True
-            union[~covered] = True
-            held &= union
+        n_cells, n_earlier, n_releases = len(region_class), len(self.values), len(self._held)
+        # H(c): per (cell, release) the OR of its covering classes' value words, then the AND over the
+        # releases covering the cell (a release covering none of it tells nothing there)
+        slot = pair_region * n_releases + self._release_of[pair_class]
+        words = np.empty((n_cells * n_releases, self._words.shape[1]), dtype=np.uint64)
+        for w in range(self._words.shape[1]):
+            column = np.zeros(n_cells * n_releases, dtype=np.uint64)
+            np.bitwise_or.at(column, slot, self._words[pair_class, w])
+            words[:, w] = column
+        covered = (np.bincount(slot, minlength=n_cells * n_releases) > 0).reshape(n_cells, n_releases)
+        words[~covered.reshape(-1)] = np.iinfo(np.uint64).max
+        left = np.bitwise_and.reduce(words.reshape(n_cells, n_releases, self._words.shape[1]), axis=1)
+        held = np.zeros((n_cells, n_values), dtype=bool)
+        held[:, :n_earlier] = np.unpackbits(
+            left.astype("<u8").view(np.uint8).reshape(n_cells, 8 * left.shape[1]),
+            axis=1,
+            count=n_earlier,
+            bitorder="little",
+        ).astype(bool)
+        held[~covered.any(axis=1)] = True  # no release covers it: every value, the candidate's too
         return DomainOverlay(region_class, held, new_held, class_of_row, values)
 
     def _meets(self, q: int, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -334,7 +346,9 @@ def _refine(
 
     Integer codes throughout: a slot is one (region, atom of the region's label); a pair (region,
     earlier class) lands on the slots of the atoms both labels cover; a slot's covering set is the
-    sum of its classes' keys; a new region is one (region, covering set).
+    sum of its classes' keys; a new region is one (region, covering set). A pair covering every atom
+    of its region's label adds the same key to all its slots, which splits nothing: it is left out of
+    the sums and goes to every cell of its region (on Mondrian's boxes most pairs are such).
     """
     n_labels = grouped.shape[1]
     per_label = grouped.sum(axis=0).astype(np.int64)
@@ -346,29 +360,54 @@ def _refine(
     pair_key = region_label[pair_region] * n_labels + class_label[pair_class]
     distinct, pair_of = np.unique(pair_key, return_inverse=True)
     both = grouped[:, distinct // n_labels] & grouped[:, distinct % n_labels]  # atoms × distinct pairs
+    pair_of = pair_of.reshape(-1)
+    whole = (both.sum(axis=0) == per_label[distinct // n_labels])[pair_of]  # the pair covers its whole region
+    part_of, part_region, part_class = pair_of[~whole], pair_region[~whole], pair_class[~whole]
     shared_pair, shared_atom = np.nonzero(both.T)
     starts = np.zeros(len(distinct) + 1, dtype=np.int64)
     np.cumsum(np.bincount(shared_pair, minlength=len(distinct)), out=starts[1:])
-    pair_of = pair_of.reshape(-1)
-    # per (pair, shared atom): its slot; gathered per distinct pair first, then repeated along the pairs
+    # per (partial pair, shared atom): its slot; gathered per distinct pair first, then repeated along the pairs
     shared_rank = rank[shared_atom, distinct[shared_pair] // n_labels]
-    times = starts[pair_of + 1] - starts[pair_of]
-    before = np.cumsum(times) - times  # a vectorized nested loop: pair i takes shared entries starts[i]…
-    chosen = np.repeat(starts[pair_of] - before, times) + np.arange(int(times.sum()), dtype=np.int64)
-    slot = np.repeat(region_start[pair_region], times) + shared_rank[chosen]
-    signature = np.zeros(int(region_start[-1]), dtype=np.uint64)
-    np.add.at(signature, slot, np.repeat(key[pair_class], times))  # wraps mod 2^64: order-free
+    times = starts[part_of + 1] - starts[part_of]
+    slot = np.repeat(region_start[part_region], times) + shared_rank[_ranges(starts[part_of], times)]
+    n_slots = int(region_start[-1])
+    signature = _key_sums(slot, np.repeat(key[part_class], times), n_slots)
     slot_region = np.repeat(np.arange(len(region_label), dtype=np.int64), width)
     by = np.lexsort((signature, slot_region))
-    change = np.r_[True, (slot_region[by][1:] != slot_region[by][:-1]) | (signature[by][1:] != signature[by][:-1])]
-    change = change[: len(by)]
-    cell = np.empty(len(by), dtype=np.int64)
+    change = np.ones(n_slots, dtype=bool)
+    change[1:] = (slot_region[by][1:] != slot_region[by][:-1]) | (signature[by][1:] != signature[by][:-1])
+    cell = np.empty(n_slots, dtype=np.int64)
     cell[by] = np.cumsum(change) - 1
-    new_class = np.zeros(int(change.sum()), dtype=np.int64)
+    n_cells = int(change.sum())
+    new_class = np.zeros(n_cells, dtype=np.int64)
     new_class[cell] = region_class[slot_region]
     n_classes = int(pair_class.max()) + 1 if len(pair_class) else 1
-    found = pd.unique(cell[slot] * n_classes + np.repeat(pair_class, times))
-    return new_class, found // n_classes, found % n_classes
+    # (cell, class) of the partial pairs, deduplicated (runs of one pair in one cell first: they are adjacent)
+    found = cell[slot] * n_classes + np.repeat(part_class, times)
+    if len(found):
+        found = pd.unique(found[np.r_[True, found[1:] != found[:-1]]])
+    # the whole pairs: every cell of their region (cells are numbered region by region)
+    cell_start = np.zeros(len(region_label) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(slot_region[by][change], minlength=len(region_label)), out=cell_start[1:])
+    whole_region, whole_class = pair_region[whole], pair_class[whole]
+    spread = cell_start[whole_region + 1] - cell_start[whole_region]
+    whole_cell = _ranges(cell_start[whole_region], spread)
+    found_cell = np.concatenate([found // n_classes, whole_cell]).astype(np.int64)
+    found_class = np.concatenate([found % n_classes, np.repeat(whole_class, spread)]).astype(np.int64)
+    return new_class, found_cell, found_class
+
+
+def _ranges(first: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """first[0], first[0]+1, …, first[0]+length[0]-1, first[1], …: a vectorized loop over ranges."""
+    before = np.cumsum(length) - length
+    return np.repeat(first - before, length) + np.arange(int(length.sum()), dtype=np.int64)
+
+
+def _key_sums(slot: np.ndarray, keys: np.ndarray, n: int) -> np.ndarray:
+    """Per slot, the sum of its ``keys`` mod 2^64 (two exact float sums of 32-bit halves: < 2^21 keys a slot)."""
+    low = np.bincount(slot, weights=(keys & np.uint64(0xFFFFFFFF)).astype(np.float64), minlength=n)
+    high = np.bincount(slot, weights=(keys >> np.uint64(32)).astype(np.float64), minlength=n)
+    return low.astype(np.uint64) + (high.astype(np.uint64) << np.uint64(32))
 
 
 def _domain(hierarchy: Hierarchy) -> pd.Series:
