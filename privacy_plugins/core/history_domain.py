@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,7 @@ class DomainOverlay:
         class_values: per candidate class, S(E) over ``values``.
         class_of_row: per candidate row, its class (-1: a marked suppressed row, not judged).
         values: the sensitive labels (columns of the matrices).
+        open: per cell, no kept release covers it (H is every value of the attribute, not only ``values``).
     """
 
     cell_class: np.ndarray
@@ -69,11 +71,13 @@ class DomainOverlay:
     class_values: np.ndarray
     class_of_row: np.ndarray
     values: pd.Index
+    open: np.ndarray
 
     def narrowed(self, l: int) -> np.ndarray:
-        """Per cell: the candidate leaves it fewer than min(l, |H(c)|) values."""
+        """Per cell: the candidate leaves it fewer than min(l, |H(c)|) values (l where no release covers it)."""
         kept = (self.history & self.class_values[self.cell_class]).sum(axis=1)
-        return np.asarray(kept < np.minimum(l, self.history.sum(axis=1)), dtype=bool)
+        need = np.where(self.open, l, np.minimum(l, self.history.sum(axis=1)))
+        return np.asarray(kept < need, dtype=bool)
 
 
 def domain_breaks(
@@ -227,23 +231,38 @@ class EarlierReleases:
             met, code = self._meets(q, new_keys[:, q] if n_new else np.zeros(0, dtype=str))
             atoms.append(np.concatenate([self._atoms[q], met], axis=1))
             codes.append(code + self._atoms[q].shape[1])
-        offsets = self._offsets
         region_class = np.arange(n_new, dtype=np.int64)
         pair_region, pair_class = self._overlapping(atoms, codes, n_new)
-        for q in self._order:
-            region_class, pair_region, pair_class = _refine(
+        *early, last = self._order.tolist() or [None]
+        for q in early:
+            split = _split(
                 atoms[q], codes[q][region_class], self._codes[q], region_class, pair_region, pair_class, self._key
             )
-        n_cells, n_earlier, n_releases = len(region_class), len(self.values), len(self._held)
-        # H(c): per (cell, release) the OR of its covering classes' value words, then the AND over the
-        # releases covering the cell (a release covering none of it tells nothing there)
-        slot = pair_region * n_releases + self._release_of[pair_class]
-        words = np.empty((n_cells * n_releases, self._words.shape[1]), dtype=np.uint64)
-        for w in range(self._words.shape[1]):
-            column = np.zeros(n_cells * n_releases, dtype=np.uint64)
-            np.bitwise_or.at(column, slot, self._words[pair_class, w])
-            words[:, w] = column
-        covered = (np.bincount(slot, minlength=n_cells * n_releases) > 0).reshape(n_cells, n_releases)
+            region_class, (pair_region, pair_class) = split.new_class, split.pairs()
+        n_releases = len(self._held)
+        if last is None:  # no QI: every candidate class is one cell
+            words, covered = self._or_words(pair_region, pair_class, n_new)
+        else:  # the last QI's pairs go straight into the value words: no (cell, class) list is made
+            split = _split(
+                atoms[last],
+                codes[last][region_class],
+                self._codes[last],
+                region_class,
+                pair_region,
+                pair_class,
+                self._key,
+            )
+            region_class = split.new_class
+            words, covered = self._or_words(
+                split.cell[split.slot], np.repeat(split.part_class, split.times), split.n_cells
+            )
+            whole, whole_covered = self._or_words(split.whole_region, split.whole_class, len(split.width))
+            words |= whole.reshape(len(split.width), n_releases, self._words.shape[1])[split.cell_region].reshape(
+                words.shape
+            )
+            covered |= whole_covered[split.cell_region]
+        n_cells, n_earlier = len(region_class), len(self.values)
+        # H(c): the AND over the releases covering the cell (a release covering none of it tells nothing there)
         words[~covered.reshape(-1)] = np.iinfo(np.uint64).max
         left = np.bitwise_and.reduce(words.reshape(n_cells, n_releases, self._words.shape[1]), axis=1)
         held = np.zeros((n_cells, n_values), dtype=bool)
@@ -253,8 +272,20 @@ class EarlierReleases:
             count=n_earlier,
             bitorder="little",
         ).astype(bool)
-        held[~covered.any(axis=1)] = True  # no release covers it: every value, the candidate's too
-        return DomainOverlay(region_class, held, new_held, class_of_row, values)
+        open_cells = ~covered.any(axis=1)
+        held[open_cells] = True  # no release covers it: every value, the candidate's too
+        return DomainOverlay(region_class, held, new_held, class_of_row, values, open_cells)
+
+    def _or_words(self, cell: np.ndarray, cls: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per (cell, release): the OR of the value words of the classes paired with the cell, and whether any is."""
+        n_releases = len(self._held)
+        slot = cell * n_releases + self._release_of[cls]
+        words = np.empty((n_cells * n_releases, self._words.shape[1]), dtype=np.uint64)
+        for w in range(self._words.shape[1]):
+            column = np.zeros(n_cells * n_releases, dtype=np.uint64)
+            np.bitwise_or.at(column, slot, self._words[cls, w])
+            words[:, w] = column
+        return words, (np.bincount(slot, minlength=n_cells * n_releases) > 0).reshape(n_cells, n_releases)
 
     def _meets(self, q: int, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(atoms × distinct candidate labels: the label covers a leaf of the atom, each label's column)."""
@@ -333,7 +364,38 @@ def _row_classes(candidate: pd.DataFrame, qis: list[Hashable], keys: np.ndarray)
     return np.asarray(known.get_indexer(text), dtype=np.int64)
 
 
-def _refine(
+class _Split(NamedTuple):
+    """One QI's refinement of the regions (:func:`_split`)."""
+
+    new_class: np.ndarray  # per cell (a new region), its candidate class
+    cell: np.ndarray  # per slot, its cell
+    cell_region: np.ndarray  # per cell, the region it splits
+    n_cells: int
+    width: np.ndarray  # per region, its slots
+    slot: np.ndarray  # per (partial pair, shared atom): its slot
+    times: np.ndarray  # per partial pair, its shared atoms
+    part_class: np.ndarray  # per partial pair, its earlier class
+    whole_region: np.ndarray  # per pair covering its whole region: the region
+    whole_class: np.ndarray  # … and its earlier class
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every (cell, earlier class) that share a point, once."""
+        n_classes = int(max(self.part_class.max(initial=0), self.whole_class.max(initial=0))) + 1
+        # the partial pairs' cells, deduplicated (runs of one pair in one cell first: they are adjacent)
+        found = self.cell[self.slot] * n_classes + np.repeat(self.part_class, self.times)
+        if len(found):
+            found = pd.unique(found[np.r_[True, found[1:] != found[:-1]]])
+        # the whole pairs: every cell of their region (cells are numbered region by region)
+        cell_start = np.zeros(len(self.width) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.cell_region, minlength=len(self.width)), out=cell_start[1:])
+        spread = cell_start[self.whole_region + 1] - cell_start[self.whole_region]
+        whole_cell = _ranges(cell_start[self.whole_region], spread)
+        found_cell = np.concatenate([found // n_classes, whole_cell]).astype(np.int64)
+        found_class = np.concatenate([found % n_classes, np.repeat(self.whole_class, spread)]).astype(np.int64)
+        return found_cell, found_class
+
+
+def _split(
     grouped: np.ndarray,
     region_label: np.ndarray,
     class_label: np.ndarray,
@@ -341,14 +403,14 @@ def _refine(
     pair_region: np.ndarray,
     pair_class: np.ndarray,
     key: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> _Split:
     """Split every region along one QI by which of its earlier classes cover each of its atoms.
 
     Integer codes throughout: a slot is one (region, atom of the region's label); a pair (region,
     earlier class) lands on the slots of the atoms both labels cover; a slot's covering set is the
-    sum of its classes' keys; a new region is one (region, covering set). A pair covering every atom
-    of its region's label adds the same key to all its slots, which splits nothing: it is left out of
-    the sums and goes to every cell of its region (on Mondrian's boxes most pairs are such).
+    sum of its classes' keys; a new region (a cell) is one (region, covering set). A pair covering
+    every atom of its region's label adds the same key to all its slots, which splits nothing: it is
+    left out of the sums and belongs to every cell of its region (on Mondrian's boxes most pairs are such).
     """
     n_labels = grouped.shape[1]
     per_label = grouped.sum(axis=0).astype(np.int64)
@@ -378,23 +440,11 @@ def _refine(
     change[1:] = (slot_region[by][1:] != slot_region[by][:-1]) | (signature[by][1:] != signature[by][:-1])
     cell = np.empty(n_slots, dtype=np.int64)
     cell[by] = np.cumsum(change) - 1
-    n_cells = int(change.sum())
-    new_class = np.zeros(n_cells, dtype=np.int64)
-    new_class[cell] = region_class[slot_region]
-    n_classes = int(pair_class.max()) + 1 if len(pair_class) else 1
-    # (cell, class) of the partial pairs, deduplicated (runs of one pair in one cell first: they are adjacent)
-    found = cell[slot] * n_classes + np.repeat(part_class, times)
-    if len(found):
-        found = pd.unique(found[np.r_[True, found[1:] != found[:-1]]])
-    # the whole pairs: every cell of their region (cells are numbered region by region)
-    cell_start = np.zeros(len(region_label) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(slot_region[by][change], minlength=len(region_label)), out=cell_start[1:])
-    whole_region, whole_class = pair_region[whole], pair_class[whole]
-    spread = cell_start[whole_region + 1] - cell_start[whole_region]
-    whole_cell = _ranges(cell_start[whole_region], spread)
-    found_cell = np.concatenate([found // n_classes, whole_cell]).astype(np.int64)
-    found_class = np.concatenate([found % n_classes, np.repeat(whole_class, spread)]).astype(np.int64)
-    return new_class, found_cell, found_class
+    cell_region = slot_region[by][change]
+    return _Split(
+        region_class[cell_region], cell, cell_region, len(cell_region), width, slot, times, part_class,
+        pair_region[whole], pair_class[whole],
+    )  # fmt: skip
 
 
 def _ranges(first: np.ndarray, length: np.ndarray) -> np.ndarray:

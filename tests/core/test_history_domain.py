@@ -143,6 +143,20 @@ def test_the_domain_check_matches_a_point_by_point_oracle(
     assert shared.breaks(candidate).tolist() == found.tolist()
 
 
+def test_a_point_no_release_covers_keeps_l_values_of_any_kind() -> None:
+    """Where no kept release covers a point, H is every value of the attribute, not only those published.
+
+    The earlier release holds marked rows only (no value, no cover); a candidate class of one value
+    narrows its points to one value: it breaks l = 2 (the overlay used to read "every value" as the
+    values it knew — here the candidate's one — and let it pass)."""
+    history = [pd.DataFrame([{"age": "*", "zip": "*", "disease": "*"}])]
+    candidate = pd.DataFrame([{"age": "20", "zip": "47906", "disease": "flu"}])
+    signatures = [class_signature(release, QIS, ["disease"]) for release in history]
+    assert oracle(history, candidate, 2) == [True]
+    assert domain_breaks(signatures, candidate, QIS, {"disease": 2}, _hierarchies()).tolist() == [True]
+    assert DomainGuard(signatures, QIS, {"disease": 2}, _hierarchies()).breaks(candidate).tolist() == [True]
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_sequences())
 def test_the_gate_and_the_attack_read_releases_alike(sequence: tuple[list[pd.DataFrame], pd.DataFrame, int]) -> None:
