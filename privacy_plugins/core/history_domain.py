@@ -389,7 +389,7 @@ class _Split(NamedTuple):
         cell_start = np.zeros(len(self.width) + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.cell_region, minlength=len(self.width)), out=cell_start[1:])
         spread = cell_start[self.whole_region + 1] - cell_start[self.whole_region]
-        whole_cell = _ranges(cell_start[self.whole_region], spread)
+        whole_cell = concatenated_ranges(cell_start[self.whole_region], spread)
         found_cell = np.concatenate([found // n_classes, whole_cell]).astype(np.int64)
         found_class = np.concatenate([found % n_classes, np.repeat(self.whole_class, spread)]).astype(np.int64)
         return found_cell, found_class
@@ -431,7 +431,7 @@ def _split(
     # per (partial pair, shared atom): its slot; gathered per distinct pair first, then repeated along the pairs
     shared_rank = rank[shared_atom, distinct[shared_pair] // n_labels]
     times = starts[part_of + 1] - starts[part_of]
-    slot = np.repeat(region_start[part_region], times) + shared_rank[_ranges(starts[part_of], times)]
+    slot = np.repeat(region_start[part_region], times) + shared_rank[concatenated_ranges(starts[part_of], times)]
     n_slots = int(region_start[-1])
     signature = _key_sums(slot, np.repeat(key[part_class], times), n_slots)
     slot_region = np.repeat(np.arange(len(region_label), dtype=np.int64), width)
@@ -447,7 +447,7 @@ def _split(
     )  # fmt: skip
 
 
-def _ranges(first: np.ndarray, length: np.ndarray) -> np.ndarray:
+def concatenated_ranges(first: np.ndarray, length: np.ndarray) -> np.ndarray:
     """first[0], first[0]+1, …, first[0]+length[0]-1, first[1], …: a vectorized loop over ranges."""
     before = np.cumsum(length) - length
     return np.repeat(first - before, length) + np.arange(int(length.sum()), dtype=np.int64)
