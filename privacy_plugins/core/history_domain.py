@@ -285,7 +285,9 @@ class EarlierReleases:
             column = np.zeros(n_cells * n_releases, dtype=np.uint64)
             np.bitwise_or.at(column, slot, self._words[cls, w])
             words[:, w] = column
-        return words, (np.bincount(slot, minlength=n_cells * n_releases) > 0).reshape(n_cells, n_releases)
+        # every earlier class publishes a value (a signature row has one), so a (cell, release) is covered
+        # exactly where its OR is not empty
+        return words, words.any(axis=1).reshape(n_cells, n_releases)
 
     def _meets(self, q: int, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(atoms × distinct candidate labels: the label covers a leaf of the atom, each label's column)."""
@@ -420,7 +422,7 @@ def _split(
     np.cumsum(width, out=region_start[1:])
     # the atoms both labels of each distinct (region label, class label) cover
     pair_key = region_label[pair_region] * n_labels + class_label[pair_class]
-    distinct, pair_of = np.unique(pair_key, return_inverse=True)
+    pair_of, distinct = pd.factorize(pair_key)  # (a hash: no sort of the pairs)
     both = grouped[:, distinct // n_labels] & grouped[:, distinct % n_labels]  # atoms × distinct pairs
     pair_of = pair_of.reshape(-1)
     whole = (both.sum(axis=0) == per_label[distinct // n_labels])[pair_of]  # the pair covers its whole region
