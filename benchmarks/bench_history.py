@@ -117,6 +117,14 @@ through the search's box rules (Mondrian's halves: every published box already j
 refinement sums covering-set keys with add.at: mondrian --deletions 0.2 --protect-domain, CPU of the 4
 history-aware releases 28.1 s -> 10.9 s at --sizes 6000,6500,7000,7500; 137.2 s -> 51.2 s at default sizes.
 
+``--timing`` times the history-aware releases only (no independent releases, no attack): CPU seconds of
+the four and per release, and the first digits of each published table's SHA-256 (speed work must keep
+them). overlay26b (2026-11-27, load 4.9-6.8), the issue's sizes, CPU of the 4 releases, ``protect: records``
+/ ``--protect-domain``: insertions optimal 1.6 / 2.4, mondrian 6.5 / 18.2 (main: 7.2 / 59.5), two-phase
+59.5 / 64.5, k-member 51.6 / 61.4, bucket 7.2 / 11.8; ``--deletions 0.2`` optimal 2.0 / 3.2, mondrian
+5.0 / 14.5 (main: 5.1 / 52.7), two-phase 41.5 / 48.0, k-member 29.3 / 40.3, bucket 4.7 / 11.1 (main: 4.9 /
+29.5); every table's digest as on main.
+
 ``--check`` asserts the goals (0 below 2 values over all releases, those pinned before joining
 apart, and every release passed, NCP ratio ≤ 1.25) and exits 1 when one is missed.
 
