@@ -16,7 +16,7 @@ from privacy_plugins.core.hierarchies.builders import interval_hierarchy, maskin
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, class_signature
 from privacy_plugins.core.history_boxes import BoxRule, DomainGuard
 from privacy_plugins.core.history_check import composition_check
-from privacy_plugins.core.history_domain import EarlierReleases, domain_breaks
+from privacy_plugins.core.history_domain import EarlierReleases, _key_sums, domain_breaks
 from privacy_plugins.core.history_release import release_with_history, suppress_at_risk
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 
@@ -335,3 +335,16 @@ def test_the_guard_leaves_hidden_rows_and_rows_for_no_record_unjudged() -> None:
         )
     assert domain_breaks(signatures, beside, QIS, {"disease": 2}, _hierarchies()).tolist() == [True, False]
     assert domain_breaks(signatures, counted, QIS, {"disease": 2}, _hierarchies()).tolist() == [True, True]
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 7), st.integers(1, 2**64 - 1)), max_size=200),
+)
+def test_key_sums_wrap_like_unsigned_addition(entries: list[tuple[int, int]]) -> None:
+    """The refinement's covering-set keys summed per slot (two exact float sums of 32-bit halves) equal the
+    plain unsigned sum mod 2^64 — keys near 2^64 included."""
+    slot = np.array([s for s, _ in entries], dtype=np.int64)
+    keys = np.array([k for _, k in entries], dtype=np.uint64)
+    naive = [sum(k for s, k in entries if s == i) % 2**64 for i in range(8)]
+    assert _key_sums(slot, keys, 8).tolist() == naive
