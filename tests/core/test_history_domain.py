@@ -187,10 +187,10 @@ def test_the_gate_and_the_attack_read_releases_alike(sequence: tuple[list[pd.Dat
 def _release_sequences(draw: st.DrawFn) -> tuple[list[pd.DataFrame], list[pd.DataFrame]]:
     """Earlier releases and several candidates judged one after the other against them."""
     history = [_release(draw) for _ in range(draw(st.integers(1, 3)))]
-    return history, [_release(draw) for _ in range(draw(st.integers(1, 4)))]
+    return history, [_release(draw) for _ in range(draw(st.integers(1, 3)))]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_release_sequences())
 def test_a_prepared_overlay_equals_one_built_from_scratch(
     sequence: tuple[list[pd.DataFrame], list[pd.DataFrame]],
