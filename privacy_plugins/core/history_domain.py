@@ -272,7 +272,7 @@ class EarlierReleases:
             count=n_earlier,
             bitorder="little",
         ).astype(bool)
-        open_cells = ~covered.any(axis=1)
+        open_cells = np.asarray(~covered.any(axis=1), dtype=bool)
         held[open_cells] = True  # no release covers it: every value, the candidate's too
         return DomainOverlay(region_class, held, new_held, class_of_row, values, open_cells)
 
