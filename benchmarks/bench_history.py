@@ -117,17 +117,26 @@ through the search's box rules (Mondrian's halves: every published box already j
 refinement sums covering-set keys with add.at: mondrian --deletions 0.2 --protect-domain, CPU of the 4
 history-aware releases 28.1 s -> 10.9 s at --sizes 6000,6500,7000,7500; 137.2 s -> 51.2 s at default sizes.
 
+``--timing`` times the history-aware releases only (no independent releases, no attack): CPU seconds of
+the four and per release, and the first digits of each published table's SHA-256 (speed work must keep
+them). overlay26b (2026-11-27, load 4.9-6.8), the issue's sizes, CPU of the 4 releases, ``protect: records``
+/ ``--protect-domain``: insertions optimal 1.6 / 2.4, mondrian 6.5 / 18.2 (main: 7.2 / 59.5), two-phase
+59.5 / 64.5, k-member 51.6 / 61.4, bucket 7.2 / 11.8; ``--deletions 0.2`` optimal 2.0 / 3.2, mondrian
+5.0 / 14.5 (main: 5.1 / 52.7), two-phase 41.5 / 48.0, k-member 29.3 / 40.3, bucket 4.7 / 11.1 (main: 4.9 /
+29.5); every table's digest as on main.
+
 ``--check`` asserts the goals (0 below 2 values over all releases, those pinned before joining
 apart, and every release passed, NCP ratio ≤ 1.25) and exits 1 when one is missed.
 
 Run:  .venv/bin/python benchmarks/bench_history.py [--algorithms optimal,mondrian,two-phase,k-member,bucket]
       [--models l2|leak] [--deletions 0.2] [--keep-signatures] [--protect-domain] [--cells] [--suppression 0.02]
-      [--sizes ...] [--seed 0] [--check]
+      [--sizes ...] [--seed 0] [--timing] [--check]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import time
 from collections.abc import Hashable, Mapping
@@ -214,6 +223,11 @@ def overlay_counts(
     return cells, narrowed, classes, time.perf_counter() - started
 
 
+def table_digest(table: pd.DataFrame) -> str:
+    """SHA-256 of a published table's rows as text (its columns in order, its row order)."""
+    return hashlib.sha256(table.to_csv(index=False).encode()).hexdigest()
+
+
 def batches(adult: pd.DataFrame, sizes: list[int], deletions: float, seed: int) -> list[pd.DataFrame]:
     """Each release's table: the previous one minus ``deletions`` of its rows, plus the next new rows."""
     rng = np.random.default_rng(seed)
@@ -243,6 +257,12 @@ def main() -> int:
     )
     parser.add_argument(
         "--cells", action="store_true", help="measure the domain overlay of each release against the earlier ones"
+    )
+    parser.add_argument(
+        "--timing",
+        action="store_true",
+        help="time the history-aware releases only (CPU per release, sha256 of each published table; "
+        "no independent releases, no attack)",
     )
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
@@ -276,8 +296,10 @@ def main() -> int:
         published, methods, passed, ncp_history, ncp_independent = [], [], 0, [], []
         ok: list[bool] = []
         started, cpu = time.perf_counter(), time.process_time()
+        per_release: list[float] = []
         try:
             for table in tables:
+                release_cpu = time.process_time()
                 release = release_with_history(
                     table,
                     quasi_identifiers=QIS,
@@ -300,6 +322,7 @@ def main() -> int:
                 ok.append(release.passed)
                 # A release that fails is refused by the gate: nothing is published (NCP 1), nothing is kept.
                 out = release.table if release.passed else release.table.iloc[:0]
+                per_release.append(time.process_time() - release_cpu)
                 published.append(out)
                 ncp_history.append(published_ncp(out, len(table), hierarchies))
                 if release.passed:
@@ -311,6 +334,15 @@ def main() -> int:
             print(f"{algorithm:>10} | refused: {str(exc).splitlines()[0][:120]}")
             continue
         history_seconds, history_cpu = time.perf_counter() - started, time.process_time() - cpu
+        if args.timing:
+            digests = " ".join(table_digest(out)[:10] for out in published)
+            print(
+                f"{algorithm:>10} | {' '.join(methods):>16} | {passed}/{len(tables)} | hist cpu {history_cpu:.1f} s "
+                f"(per release {' '.join(f'{s:.1f}' for s in per_release)}) | wall {history_seconds:.1f} s | "
+                f"sha256 {digests}",
+                flush=True,
+            )
+            continue
         started, cpu = time.perf_counter(), time.process_time()
         for table in tables:
             try:

@@ -18,7 +18,7 @@ covering everyone (:mod:`~privacy_plugins.core.coverage`, marked suppressed rows
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -26,7 +26,7 @@ import pandas as pd
 from privacy_plugins.core.coverage import marked_suppressed
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT
-from privacy_plugins.core.history_domain import domain_breaks, domain_overlay
+from privacy_plugins.core.history_domain import DomainOverlay, EarlierReleases, domain_breaks
 from privacy_plugins.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class BoxRule:
         #: The sensitive labels the history published: the columns of every value set.
         self.values = pd.Index(sorted(map(str, found)), dtype=object)
         self._asks: dict[tuple[str, ...], tuple[np.ndarray, bool]] = {}
-        self._memo: dict[int, Any] = {}  # the earlier releases' classes, parsed once (domain_overlay)
+        self._prepared: EarlierReleases | None = None  # the earlier releases, prepared at the first box learnt
 
     def judges(
         self,
@@ -143,22 +143,36 @@ class BoxRule:
         if not self._earlier:
             self._asks.update({key: (nothing, True) for key in fresh})
             return
-        probe = pd.DataFrame(fresh, columns=self._qis, dtype=object)
-        probe[self.attribute] = _PROBE
-        overlay = domain_overlay(self._earlier, probe, self._qis, self.attribute, self._hierarchies, self._memo)
+        overlay = self._overlay(fresh)
         column = overlay.values.get_indexer(self.values)  # noqa: PD011 (a pd.Index)
         history = np.zeros((len(overlay.history), len(self.values)), dtype=bool)
         history[:, column >= 0] = overlay.history[:, column[column >= 0]]
         universal = overlay.history[:, overlay.values.get_loc(_PROBE)]  # noqa: PD011 (a pd.Index)
         open_box = np.zeros(len(overlay.class_values), dtype=bool)
         open_box[overlay.cell_class[universal]] = True
-        order = np.argsort(overlay.cell_class, kind="stable")
-        order = order[(~universal & history.any(axis=1))[order]]
-        starts = np.searchsorted(overlay.cell_class[order], np.arange(len(overlay.class_values) + 1))
-        for position, key in enumerate(fresh):
+        # per box, the distinct H(c) of its covered cells: one sort of (box, H as bytes) for every box
+        kept = np.flatnonzero(~universal & history.any(axis=1))
+        owner, packed = overlay.cell_class[kept], np.packbits(history[kept], axis=1)
+        order = np.lexsort([*packed.T[::-1], owner])  # by box, then by H
+        owner, packed = owner[order], packed[order]
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (owner[1:] != owner[:-1]) | (packed[1:] != packed[:-1]).any(axis=1)
+        owner, cells = owner[new], history[kept[order[new]]]
+        starts = np.searchsorted(owner, np.arange(len(overlay.class_values) + 1))
+        for position, key in enumerate(fresh):  # the probe's row i is box i
             cls = int(overlay.class_of_row[position])
-            cells = history[order[starts[cls] : starts[cls + 1]]]
-            self._asks[key] = (np.unique(cells, axis=0) if len(cells) else cells, bool(open_box[cls]))
+            self._asks[key] = (cells[starts[cls] : starts[cls + 1]], bool(open_box[cls]))
+
+    def _overlay(self, fresh: list[tuple[str, ...]]) -> DomainOverlay:
+        """The overlay of the ``fresh`` boxes, each holding the probe value only (box i is row i)."""
+        if self._prepared is None:
+            self._prepared = EarlierReleases(self._earlier, self._qis, self.attribute, self._hierarchies)
+        prepared = self._prepared
+        keys = np.array(fresh, dtype=str).reshape(len(fresh), len(self._qis))
+        values = prepared.values.append(pd.Index([_PROBE], dtype=object))  # noqa: PD011 (a pd.Index)
+        held = np.zeros((len(fresh), len(values)), dtype=bool)
+        held[:, -1] = True
+        return prepared.boxes(keys, held, values, np.arange(len(fresh), dtype=np.int64))
 
 
 class DomainGuard:

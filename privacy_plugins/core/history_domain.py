@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -49,7 +50,7 @@ from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, class_signature
 from privacy_plugins.errors import ConfigurationError
 
-__all__ = ["DomainOverlay", "domain_breaks", "domain_overlay"]
+__all__ = ["DomainOverlay", "EarlierReleases", "domain_breaks", "domain_overlay"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +63,7 @@ class DomainOverlay:
         class_values: per candidate class, S(E) over ``values``.
         class_of_row: per candidate row, its class (-1: a marked suppressed row, not judged).
         values: the sensitive labels (columns of the matrices).
+        open: per cell, no kept release covers it (H is every value of the attribute, not only ``values``).
     """
 
     cell_class: np.ndarray
@@ -69,11 +71,13 @@ class DomainOverlay:
     class_values: np.ndarray
     class_of_row: np.ndarray
     values: pd.Index
+    open: np.ndarray
 
     def narrowed(self, l: int) -> np.ndarray:
-        """Per cell: the candidate leaves it fewer than min(l, |H(c)|) values."""
+        """Per cell: the candidate leaves it fewer than min(l, |H(c)|) values (l where no release covers it)."""
         kept = (self.history & self.class_values[self.cell_class]).sum(axis=1)
-        return np.asarray(kept < np.minimum(l, self.history.sum(axis=1)), dtype=bool)
+        need = np.where(self.open, l, np.minimum(l, self.history.sum(axis=1)))
+        return np.asarray(kept < need, dtype=bool)
 
 
 def domain_breaks(
@@ -114,72 +118,214 @@ def domain_overlay(
 ) -> DomainOverlay:
     """Every cell of every candidate box over the kept releases (see the module), with H(c) and S(E).
 
-    ``memo``: the earlier releases' classes, kept across calls against the same releases (a search
-    asks about new boxes many times; keyed by each release table's identity, which it keeps alive).
+    ``memo``: the earlier releases' classes, kept across calls against the same releases (keyed by
+    each release table's identity, which it keeps alive). A search asking about many boxes keeps one
+    :class:`EarlierReleases` instead (everything about the earlier releases prepared once).
     """
-    qis = list(quasi_identifiers)
-    hierarchies = hierarchies or {}
-    missing = [str(qi) for qi in qis if hierarchies.get(qi) is None]
-    if missing:
-        raise ConfigurationError(
-            f"protecting points of the QI domain compares published boxes over the hierarchies' leaves and "
-            f"needs a hierarchy for {missing}"
+    return EarlierReleases(earlier, quasi_identifiers, attribute, hierarchies, memo).overlay(candidate)
+
+
+class EarlierReleases:
+    """The kept releases prepared once for any number of overlays (``history: {protect: domain}``).
+
+    What an overlay needs of the earlier releases does not depend on the candidate: their classes,
+    value sets and keys, and per QI their labels, the *atoms* those labels make of the leaves (leaves
+    every earlier label covers or not together: one atom, the leaves no earlier label covers, included)
+    and which atoms each label covers. A candidate label is then read as the atoms it *meets*: a cell
+    is a region with one set of covering earlier classes, and every point of an atom the candidate
+    meets has the same covering classes as the atom, so the cells (and their H) are those of the atoms
+    the candidate's own labels would add — without adding them (fewer slots to refine). Candidate
+    labels' atoms are remembered per label.
+
+    Args:
+        earlier: the kept releases' class signatures (or published tables), oldest first.
+        quasi_identifiers: the QIs; each needs a hierarchy.
+        attribute: the sensitive attribute.
+        hierarchies: per QI.
+        memo: see :func:`domain_overlay`.
+    """
+
+    def __init__(
+        self,
+        earlier: Sequence[pd.DataFrame],
+        quasi_identifiers: Sequence[Hashable],
+        attribute: Hashable,
+        hierarchies: Mapping[Hashable, Hierarchy] | None,
+        memo: dict[int, tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None,
+    ) -> None:
+        qis = list(quasi_identifiers)
+        hierarchies = hierarchies or {}
+        missing = [str(qi) for qi in qis if hierarchies.get(qi) is None]
+        if missing:
+            raise ConfigurationError(
+                f"protecting points of the QI domain compares published boxes over the hierarchies' leaves and "
+                f"needs a hierarchy for {missing}"
+            )
+        self.qis, self.attribute, self._hierarchies = qis, attribute, hierarchies
+        tables = [_remembered(memo, table, qis, attribute) for table in earlier]
+        found = [t[1] for t in tables]
+        #: The sensitive labels the earlier releases published, in order of appearance (columns of ``held``).
+        self.values = pd.Index(pd.unique(np.concatenate(found).astype(object)) if found else [], dtype=object)
+        self._held = []  # per release: classes × values
+        for keys, labels, class_of in tables:
+            held = np.zeros((len(keys), len(self.values)), dtype=bool)
+            held[class_of, self.values.get_indexer(pd.Index(labels, dtype=object))] = True
+            self._held.append(held)
+        # every earlier class's values as bits of 64-bit words (value j: bit j % 64 of word j // 64)
+        every = np.concatenate(self._held) if self._held else np.zeros((0, len(self.values)), dtype=bool)
+        n_words = max(1, -(-len(self.values) // 64))
+        padded = np.zeros((len(every), 64 * n_words), dtype=bool)
+        padded[:, : len(self.values)] = every
+        self._words = np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64)
+        self._words = self._words.reshape(len(every), n_words)
+        self._offsets = np.cumsum([0, *(len(keys) for keys, _, _ in tables)])
+        self._release_of = np.repeat(np.arange(len(tables)), np.diff(self._offsets))
+        rng = np.random.default_rng(26)
+        self._key = rng.integers(1, np.iinfo(np.int64).max, size=int(self._offsets[-1]), dtype=np.int64).astype(
+            np.uint64
         )
-    tables = [_remembered(memo, table, qis, attribute) for table in earlier] + [_classes(candidate, qis, attribute)]
-    values = pd.Index(pd.unique(np.concatenate([t[1] for t in tables]).astype(object)), dtype=object)
-    n_values = len(values)
-    releases = []  # per table: (label text per QI of each class, values per class)
-    for keys, labels, class_of in tables:
-        held = np.zeros((len(keys), n_values), dtype=bool)
-        held[class_of, values.get_indexer(pd.Index(labels, dtype=object))] = True
-        releases.append((keys, held))
-    *history, (new_keys, new_held) = releases
-    class_of_row = _row_classes(candidate, qis, new_keys)
-    class_of_row[marked_suppressed(candidate, qis, attribute)] = -1  # (they may share an all-* class's labels)
-    # per QI: atoms (leaves no label tells apart) × each label's atoms
-    atoms: list[np.ndarray] = []  # atoms × labels of (history classes…, candidate classes)
-    codes: list[list[np.ndarray]] = []  # per QI, per table: each class's label code
-    for q, qi in enumerate(qis):
-        hierarchy = hierarchies[qi]
-        assert hierarchy is not None
-        text = [keys[:, q] for keys, _ in releases]
-        labels, inverse = np.unique(np.concatenate(text).astype(str), return_inverse=True)
-        cover = covering_matrix(_domain(hierarchy), pd.Index(labels, dtype=object), hierarchy)
-        grouped = np.unique(cover[cover.any(axis=1)], axis=0)
-        atoms.append(grouped)
-        cut = np.cumsum([0, *(len(t) for t in text)])
-        codes.append([inverse.reshape(-1)[cut[i] : cut[i + 1]] for i in range(len(text))])
-    n_new = len(new_keys)
-    offsets = np.cumsum([0, *(len(keys) for keys, _ in history)])
-    release_of = np.repeat(np.arange(len(history)), np.diff(offsets))
-    region_class = np.arange(n_new, dtype=np.int64)
-    pair_region, pair_class = _overlapping(atoms, codes, n_new, offsets)
-    rng = np.random.default_rng(26)
-    key = rng.integers(1, np.iinfo(np.int64).max, size=int(offsets[-1]), dtype=np.int64).astype(np.uint64)
-    # QIs with few atoms first: the regions split late, so fewer (region, class) pairs are carried
-    for q in np.argsort([len(grouped) for grouped in atoms], kind="stable"):
-        region_class, pair_region, pair_class = _refine(
-            atoms[q],
-            codes[q][-1][region_class],
-            np.concatenate(codes[q][:-1]).astype(np.int64) if len(history) else np.zeros(0, np.int64),
-            region_class,
-            pair_region,
-            pair_class,
-            key,
-        )
-    n_cells = len(region_class)
-    held = np.ones((n_cells, n_values), dtype=bool)
-    for r, (_, class_held) in enumerate(history):
-        mine = release_of[pair_class] == r
-        words = np.packbits(class_held, axis=1, bitorder="little")  # classes × bytes: one OR per pair
-        packed = np.zeros((n_cells, words.shape[1]), dtype=np.uint8)
-        np.bitwise_or.at(packed, pair_region[mine], words[pair_class[mine] - offsets[r]])
-        union = np.unpackbits(packed, axis=1, count=n_values, bitorder="little").astype(bool)
-        covered = np.zeros(n_cells, dtype=bool)
-        covered[pair_region[mine]] = True
-        union[~covered] = True
-        held &= union
-    return DomainOverlay(region_class, held, new_held, class_of_row, values)
+        self._domains: list[pd.Series] = []
+        self._leaf_atom: list[np.ndarray] = []  # per QI: each leaf's atom
+        self._atoms: list[np.ndarray] = []  # per QI: atoms × earlier labels, true where the label covers the atom
+        self._codes: list[np.ndarray] = []  # per QI: each earlier class's label (column of _atoms), all releases
+        self._met: list[dict[str, np.ndarray]] = []  # per QI: a candidate label → the atoms it meets
+        for q, qi in enumerate(qis):
+            hierarchy = hierarchies[qi]
+            assert hierarchy is not None
+            domain = _domain(hierarchy)
+            text = [keys[:, q] for keys, _, _ in tables]
+            labels, inverse = np.unique(
+                np.concatenate(text).astype(str) if text else np.zeros(0, str), return_inverse=True
+            )
+            cover = covering_matrix(domain, pd.Index(labels, dtype=object), hierarchy)
+            atoms, leaf_atom = np.unique(cover, axis=0, return_inverse=True)
+            self._domains.append(domain)
+            self._atoms.append(atoms)
+            self._leaf_atom.append(leaf_atom.reshape(-1))
+            self._codes.append(inverse.reshape(-1).astype(np.int64))
+            self._met.append({})
+        # QIs with few atoms first: the regions split late, so fewer (region, class) pairs are carried
+        self._order = np.argsort([len(atoms) for atoms in self._atoms], kind="stable")
+
+    def overlay(self, candidate: pd.DataFrame) -> DomainOverlay:
+        """Every cell of every class box of ``candidate`` (published rows or a class signature)."""
+        new_keys, labels, class_of = _classes(candidate, self.qis, self.attribute)
+        text = pd.Index(labels, dtype=object)
+        values = self.values.append(text.unique().difference(self.values, sort=False))
+        new_held = np.zeros((len(new_keys), len(values)), dtype=bool)
+        new_held[class_of, values.get_indexer(text)] = True
+        class_of_row = _row_classes(candidate, self.qis, new_keys)
+        class_of_row[marked_suppressed(candidate, self.qis, self.attribute)] = -1  # (they may share an all-* class)
+        return self.boxes(new_keys, new_held, values, class_of_row)
+
+    def boxes(
+        self, new_keys: np.ndarray, new_held: np.ndarray, values: pd.Index, class_of_row: np.ndarray
+    ) -> DomainOverlay:
+        """The overlay of candidate classes given as label text (``new_keys``: classes × QIs) and value sets.
+
+        ``values`` are :attr:`values` followed by the candidate's other values (the columns of ``new_held``).
+        """
+        n_new, n_values = len(new_keys), len(values)
+        atoms, codes = [], []  # per QI: atoms × (earlier labels, candidate labels); each candidate class's label
+        for q in range(len(self.qis)):
+            met, code = self._meets(q, new_keys[:, q] if n_new else np.zeros(0, dtype=str))
+            atoms.append(np.concatenate([self._atoms[q], met], axis=1))
+            codes.append(code + self._atoms[q].shape[1])
+        region_class = np.arange(n_new, dtype=np.int64)
+        pair_region, pair_class = self._overlapping(atoms, codes, n_new)
+        *early, last = self._order.tolist() or [None]
+        for q in early:
+            split = _split(
+                atoms[q], codes[q][region_class], self._codes[q], region_class, pair_region, pair_class, self._key
+            )
+            region_class, (pair_region, pair_class) = split.new_class, split.pairs()
+        n_releases = len(self._held)
+        if last is None:  # no QI: every candidate class is one cell
+            words, covered = self._or_words(pair_region, pair_class, n_new)
+        else:  # the last QI's pairs go straight into the value words: no (cell, class) list is made
+            split = _split(
+                atoms[last],
+                codes[last][region_class],
+                self._codes[last],
+                region_class,
+                pair_region,
+                pair_class,
+                self._key,
+            )
+            region_class = split.new_class
+            words, covered = self._or_words(
+                split.cell[split.slot], np.repeat(split.part_class, split.times), split.n_cells
+            )
+            whole, whole_covered = self._or_words(split.whole_region, split.whole_class, len(split.width))
+            words |= whole.reshape(len(split.width), n_releases, self._words.shape[1])[split.cell_region].reshape(
+                words.shape
+            )
+            covered |= whole_covered[split.cell_region]
+        n_cells, n_earlier = len(region_class), len(self.values)
+        # H(c): the AND over the releases covering the cell (a release covering none of it tells nothing there)
+        words[~covered.reshape(-1)] = np.iinfo(np.uint64).max
+        left = np.bitwise_and.reduce(words.reshape(n_cells, n_releases, self._words.shape[1]), axis=1)
+        held = np.zeros((n_cells, n_values), dtype=bool)
+        held[:, :n_earlier] = np.unpackbits(
+            left.astype("<u8").view(np.uint8).reshape(n_cells, 8 * left.shape[1]),
+            axis=1,
+            count=n_earlier,
+            bitorder="little",
+        ).astype(bool)
+        open_cells = np.asarray(~covered.any(axis=1), dtype=bool)
+        held[open_cells] = True  # no release covers it: every value, the candidate's too
+        return DomainOverlay(region_class, held, new_held, class_of_row, values, open_cells)
+
+    def _or_words(self, cell: np.ndarray, cls: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per (cell, release): the OR of the value words of the classes paired with the cell, and whether any is."""
+        n_releases = len(self._held)
+        slot = cell * n_releases + self._release_of[cls]
+        words = np.empty((n_cells * n_releases, self._words.shape[1]), dtype=np.uint64)
+        for w in range(self._words.shape[1]):
+            column = np.zeros(n_cells * n_releases, dtype=np.uint64)
+            np.bitwise_or.at(column, slot, self._words[cls, w])
+            words[:, w] = column
+        # every earlier class publishes a value (a signature row has one), so a (cell, release) is covered
+        # exactly where its OR is not empty
+        return words, words.any(axis=1).reshape(n_cells, n_releases)
+
+    def _meets(self, q: int, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(atoms × distinct candidate labels: the label covers a leaf of the atom, each label's column)."""
+        distinct, code = np.unique(labels.astype(str), return_inverse=True)
+        remembered = self._met[q]
+        fresh = [label for label in distinct.tolist() if label not in remembered]
+        if fresh:
+            hierarchy = self._hierarchies[self.qis[q]]
+            cover = covering_matrix(self._domains[q], pd.Index(fresh, dtype=object), hierarchy)
+            met = np.zeros((len(self._atoms[q]), len(fresh)), dtype=bool)
+            leaf, label = np.nonzero(cover)
+            met[self._leaf_atom[q][leaf], label] = True
+            remembered.update(zip(fresh, met.T, strict=True))
+        columns = [remembered[label] for label in distinct.tolist()]
+        met = np.stack(columns, axis=1) if columns else np.zeros((len(self._atoms[q]), 0), dtype=bool)
+        return met, code.reshape(-1).astype(np.int64)
+
+    def _overlapping(
+        self, atoms: list[np.ndarray], codes: list[np.ndarray], n_new: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every (candidate class, earlier class) whose boxes share a point (some atom on every QI)."""
+        regions, classes = [], []
+        shares = []  # per QI: candidate labels × earlier labels, true where they meet an atom together
+        for q, grouped in enumerate(atoms):
+            n_earlier = self._atoms[q].shape[1]
+            meet = grouped[:, n_earlier:].T.astype(np.float32) @ grouped[:, :n_earlier].astype(np.float32)
+            shares.append(meet > 0)
+        for r in range(len(self._offsets) - 1):
+            low, high = int(self._offsets[r]), int(self._offsets[r + 1])
+            overlap = np.ones((n_new, high - low), dtype=bool)
+            for q in range(len(atoms)):
+                overlap &= shares[q][codes[q] - self._atoms[q].shape[1]][:, self._codes[q][low:high]]
+            region, found = np.nonzero(overlap)
+            regions.append(region.astype(np.int64))
+            classes.append(found.astype(np.int64) + low)
+        if not regions:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(regions), np.concatenate(classes)
 
 
 def _remembered(
@@ -220,25 +366,38 @@ def _row_classes(candidate: pd.DataFrame, qis: list[Hashable], keys: np.ndarray)
     return np.asarray(known.get_indexer(text), dtype=np.int64)
 
 
-def _overlapping(
-    atoms: list[np.ndarray], codes: list[list[np.ndarray]], n_new: int, offsets: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every (candidate class, earlier class) whose boxes share a point (some atom on every QI)."""
-    regions, classes = [], []
-    for r in range(len(offsets) - 1):
-        overlap = np.ones((n_new, int(offsets[r + 1] - offsets[r])), dtype=bool)
-        for q, grouped in enumerate(atoms):
-            shares = (grouped.T.astype(np.int32) @ grouped.astype(np.int32)) > 0  # labels × labels
-            overlap &= shares[codes[q][-1]][:, codes[q][r]]
-        region, found = np.nonzero(overlap)
-        regions.append(region.astype(np.int64))
-        classes.append(found.astype(np.int64) + int(offsets[r]))
-    if not regions:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(regions), np.concatenate(classes)
+class _Split(NamedTuple):
+    """One QI's refinement of the regions (:func:`_split`)."""
+
+    new_class: np.ndarray  # per cell (a new region), its candidate class
+    cell: np.ndarray  # per slot, its cell
+    cell_region: np.ndarray  # per cell, the region it splits
+    n_cells: int
+    width: np.ndarray  # per region, its slots
+    slot: np.ndarray  # per (partial pair, shared atom): its slot
+    times: np.ndarray  # per partial pair, its shared atoms
+    part_class: np.ndarray  # per partial pair, its earlier class
+    whole_region: np.ndarray  # per pair covering its whole region: the region
+    whole_class: np.ndarray  # … and its earlier class
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every (cell, earlier class) that share a point, once."""
+        n_classes = int(max(self.part_class.max(initial=0), self.whole_class.max(initial=0))) + 1
+        # the partial pairs' cells, deduplicated (runs of one pair in one cell first: they are adjacent)
+        found = self.cell[self.slot] * n_classes + np.repeat(self.part_class, self.times)
+        if len(found):
+            found = pd.unique(found[np.r_[True, found[1:] != found[:-1]]])
+        # the whole pairs: every cell of their region (cells are numbered region by region)
+        cell_start = np.zeros(len(self.width) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.cell_region, minlength=len(self.width)), out=cell_start[1:])
+        spread = cell_start[self.whole_region + 1] - cell_start[self.whole_region]
+        whole_cell = concatenated_ranges(cell_start[self.whole_region], spread)
+        found_cell = np.concatenate([found // n_classes, whole_cell]).astype(np.int64)
+        found_class = np.concatenate([found % n_classes, np.repeat(self.whole_class, spread)]).astype(np.int64)
+        return found_cell, found_class
 
 
-def _refine(
+def _split(
     grouped: np.ndarray,
     region_label: np.ndarray,
     class_label: np.ndarray,
@@ -246,12 +405,14 @@ def _refine(
     pair_region: np.ndarray,
     pair_class: np.ndarray,
     key: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> _Split:
     """Split every region along one QI by which of its earlier classes cover each of its atoms.
 
     Integer codes throughout: a slot is one (region, atom of the region's label); a pair (region,
     earlier class) lands on the slots of the atoms both labels cover; a slot's covering set is the
-    sum of its classes' keys; a new region is one (region, covering set).
+    sum of its classes' keys; a new region (a cell) is one (region, covering set). A pair covering
+    every atom of its region's label adds the same key to all its slots, which splits nothing: it is
+    left out of the sums and belongs to every cell of its region (on Mondrian's boxes most pairs are such).
     """
     n_labels = grouped.shape[1]
     per_label = grouped.sum(axis=0).astype(np.int64)
@@ -261,31 +422,44 @@ def _refine(
     np.cumsum(width, out=region_start[1:])
     # the atoms both labels of each distinct (region label, class label) cover
     pair_key = region_label[pair_region] * n_labels + class_label[pair_class]
-    distinct, pair_of = np.unique(pair_key, return_inverse=True)
+    pair_of, distinct = pd.factorize(pair_key)  # (a hash: no sort of the pairs)
     both = grouped[:, distinct // n_labels] & grouped[:, distinct % n_labels]  # atoms × distinct pairs
+    pair_of = pair_of.reshape(-1)
+    whole = (both.sum(axis=0) == per_label[distinct // n_labels])[pair_of]  # the pair covers its whole region
+    part_of, part_region, part_class = pair_of[~whole], pair_region[~whole], pair_class[~whole]
     shared_pair, shared_atom = np.nonzero(both.T)
     starts = np.zeros(len(distinct) + 1, dtype=np.int64)
     np.cumsum(np.bincount(shared_pair, minlength=len(distinct)), out=starts[1:])
-    pair_of = pair_of.reshape(-1)
-    # per (pair, shared atom): its slot; gathered per distinct pair first, then repeated along the pairs
+    # per (partial pair, shared atom): its slot; gathered per distinct pair first, then repeated along the pairs
     shared_rank = rank[shared_atom, distinct[shared_pair] // n_labels]
-    times = starts[pair_of + 1] - starts[pair_of]
-    before = np.cumsum(times) - times  # a vectorized nested loop: pair i takes shared entries starts[i]…
-    chosen = np.repeat(starts[pair_of] - before, times) + np.arange(int(times.sum()), dtype=np.int64)
-    slot = np.repeat(region_start[pair_region], times) + shared_rank[chosen]
-    signature = np.zeros(int(region_start[-1]), dtype=np.uint64)
-    np.add.at(signature, slot, np.repeat(key[pair_class], times))  # wraps mod 2^64: order-free
+    times = starts[part_of + 1] - starts[part_of]
+    slot = np.repeat(region_start[part_region], times) + shared_rank[concatenated_ranges(starts[part_of], times)]
+    n_slots = int(region_start[-1])
+    signature = _key_sums(slot, np.repeat(key[part_class], times), n_slots)
     slot_region = np.repeat(np.arange(len(region_label), dtype=np.int64), width)
     by = np.lexsort((signature, slot_region))
-    change = np.r_[True, (slot_region[by][1:] != slot_region[by][:-1]) | (signature[by][1:] != signature[by][:-1])]
-    change = change[: len(by)]
-    cell = np.empty(len(by), dtype=np.int64)
+    change = np.ones(n_slots, dtype=bool)
+    change[1:] = (slot_region[by][1:] != slot_region[by][:-1]) | (signature[by][1:] != signature[by][:-1])
+    cell = np.empty(n_slots, dtype=np.int64)
     cell[by] = np.cumsum(change) - 1
-    new_class = np.zeros(int(change.sum()), dtype=np.int64)
-    new_class[cell] = region_class[slot_region]
-    n_classes = int(pair_class.max()) + 1 if len(pair_class) else 1
-    found = pd.unique(cell[slot] * n_classes + np.repeat(pair_class, times))
-    return new_class, found // n_classes, found % n_classes
+    cell_region = slot_region[by][change]
+    return _Split(
+        region_class[cell_region], cell, cell_region, len(cell_region), width, slot, times, part_class,
+        pair_region[whole], pair_class[whole],
+    )  # fmt: skip
+
+
+def concatenated_ranges(first: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """first[0], first[0]+1, …, first[0]+length[0]-1, first[1], …: a vectorized loop over ranges."""
+    before = np.cumsum(length) - length
+    return np.repeat(first - before, length) + np.arange(int(length.sum()), dtype=np.int64)
+
+
+def _key_sums(slot: np.ndarray, keys: np.ndarray, n: int) -> np.ndarray:
+    """Per slot, the sum of its ``keys`` mod 2^64 (two exact float sums of 32-bit halves: < 2^21 keys a slot)."""
+    low = np.bincount(slot, weights=(keys & np.uint64(0xFFFFFFFF)).astype(np.float64), minlength=n)
+    high = np.bincount(slot, weights=(keys >> np.uint64(32)).astype(np.float64), minlength=n)
+    return low.astype(np.uint64) + (high.astype(np.uint64) << np.uint64(32))
 
 
 def _domain(hierarchy: Hierarchy) -> pd.Series:

@@ -16,7 +16,7 @@ from privacy_plugins.core.hierarchies.builders import interval_hierarchy, maskin
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, class_signature
 from privacy_plugins.core.history_boxes import BoxRule, DomainGuard
 from privacy_plugins.core.history_check import composition_check
-from privacy_plugins.core.history_domain import domain_breaks
+from privacy_plugins.core.history_domain import EarlierReleases, _key_sums, domain_breaks
 from privacy_plugins.core.history_release import release_with_history, suppress_at_risk
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
 
@@ -143,6 +143,20 @@ def test_the_domain_check_matches_a_point_by_point_oracle(
     assert shared.breaks(candidate).tolist() == found.tolist()
 
 
+def test_a_point_no_release_covers_keeps_l_values_of_any_kind() -> None:
+    """Where no kept release covers a point, H is every value of the attribute, not only those published.
+
+    The earlier release holds marked rows only (no value, no cover); a candidate class of one value
+    narrows its points to one value: it breaks l = 2 (the overlay used to read "every value" as the
+    values it knew — here the candidate's one — and let it pass)."""
+    history = [pd.DataFrame([{"age": "*", "zip": "*", "disease": "*"}])]
+    candidate = pd.DataFrame([{"age": "20", "zip": "47906", "disease": "flu"}])
+    signatures = [class_signature(release, QIS, ["disease"]) for release in history]
+    assert oracle(history, candidate, 2) == [True]
+    assert domain_breaks(signatures, candidate, QIS, {"disease": 2}, _hierarchies()).tolist() == [True]
+    assert DomainGuard(signatures, QIS, {"disease": 2}, _hierarchies()).breaks(candidate).tolist() == [True]
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_sequences())
 def test_the_gate_and_the_attack_read_releases_alike(sequence: tuple[list[pd.DataFrame], pd.DataFrame, int]) -> None:
@@ -167,6 +181,50 @@ def test_the_gate_and_the_attack_read_releases_alike(sequence: tuple[list[pd.Dat
     if not domain_breaks(signatures, candidate, QIS, {"disease": l}, _hierarchies()).any():
         after = values(range(len(history) + 1))
         assert all(len(a) >= min(l, len(b)) for a, b in zip(after, before, strict=True))
+
+
+@st.composite
+def _release_sequences(draw: st.DrawFn) -> tuple[list[pd.DataFrame], list[pd.DataFrame]]:
+    """Earlier releases and several candidates judged one after the other against them."""
+    history = [_release(draw) for _ in range(draw(st.integers(1, 3)))]
+    return history, [_release(draw) for _ in range(draw(st.integers(1, 3)))]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_release_sequences())
+def test_a_prepared_overlay_equals_one_built_from_scratch(
+    sequence: tuple[list[pd.DataFrame], list[pd.DataFrame]],
+) -> None:
+    """The earlier releases prepared once and reused (atoms, keys, candidate labels remembered) give, for
+    every candidate in turn, the overlay built from scratch for it alone — and its cells' H are the
+    naive H(p) of the points of each class's box."""
+    history, candidates = sequence
+    signatures = [class_signature(release, QIS, ["disease"]) for release in history]
+    prepared = EarlierReleases(signatures, QIS, "disease", _hierarchies())
+    rule = BoxRule(signatures, QIS, "disease", 2, _hierarchies())
+    left, box = _point_values(history)
+    for candidate in candidates:
+        reused = prepared.overlay(candidate)
+        fresh = EarlierReleases(signatures, QIS, "disease", _hierarchies()).overlay(candidate)
+        for field in ("cell_class", "history", "class_values", "class_of_row"):
+            assert np.array_equal(getattr(reused, field), getattr(fresh, field)), field
+        assert reused.values.equals(fresh.values)  # noqa: PD011 (a pd.Index)
+        assert reused.history.shape[0] == fresh.history.shape[0] == reused.cell_class.shape[0]
+        values = np.asarray(reused.values, dtype=object)
+        for position, row in candidate.reset_index(drop=True).iterrows():
+            cls = int(reused.class_of_row[position])
+            if _marked(row):
+                assert cls == -1
+                continue
+            cells = {frozenset(values[h]) & set(DISEASES) for h in reused.history[reused.cell_class == cls]}
+            # (where no release covers a point, H is every value: the overlay knows those published or proposed)
+            assert cells == {frozenset(left[p] & set(values)) for p in box(row)}  # type: ignore[operator]
+        # a rule reused across candidates judges as a fresh one and as the gate
+        ids = (np.arange(len(candidate)), len(candidate))  # each row judged as a class of its own
+        held = rule.held(candidate["disease"], *ids)
+        found = rule.breaks(candidate[QIS], held)
+        alone = BoxRule(signatures, QIS, "disease", 2, _hierarchies())
+        assert found.tolist() == alone.breaks(candidate[QIS], alone.held(candidate["disease"], *ids)).tolist()
 
 
 def _history(*published: pd.DataFrame) -> ReleaseHistory:
@@ -277,3 +335,16 @@ def test_the_guard_leaves_hidden_rows_and_rows_for_no_record_unjudged() -> None:
         )
     assert domain_breaks(signatures, beside, QIS, {"disease": 2}, _hierarchies()).tolist() == [True, False]
     assert domain_breaks(signatures, counted, QIS, {"disease": 2}, _hierarchies()).tolist() == [True, True]
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 7), st.integers(1, 2**64 - 1)), max_size=200),
+)
+def test_key_sums_wrap_like_unsigned_addition(entries: list[tuple[int, int]]) -> None:
+    """The refinement's covering-set keys summed per slot (two exact float sums of 32-bit halves) equal the
+    plain unsigned sum mod 2^64 — keys near 2^64 included."""
+    slot = np.array([s for s, _ in entries], dtype=np.int64)
+    keys = np.array([k for _, k in entries], dtype=np.uint64)
+    naive = [sum(k for s, k in entries if s == i) % 2**64 for i in range(8)]
+    assert _key_sums(slot, keys, 8).tolist() == naive

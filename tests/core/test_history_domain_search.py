@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
+from privacy_plugins.core.anonymize import cluster_domain
 from privacy_plugins.core.history import class_signature
 from privacy_plugins.core.history_boxes import BoxRule
 from privacy_plugins.core.history_release import history_models, release_with_history
@@ -92,3 +94,58 @@ def test_clustering_releases_with_deletions_leave_no_point_below_two_values(
         history = _history(*published)
     left, _ = _point_values(published)
     assert min(len(values) for values in left.values()) >= 2
+
+
+class _Space:
+    """A cost space whose box cost is the sum of its spans (what ``_partners`` prices merges with)."""
+
+    @staticmethod
+    def box_costs(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        return np.asarray((high - low).sum(axis=0), dtype=float)
+
+
+class _Rule:
+    """A rule whose verdict on a (box, values) is a fixed pseudo-random function of both: any pattern of refusals."""
+
+    def __init__(self, salt: int) -> None:
+        self.salt = salt
+        self.asked = 0
+
+    def breaks(self, labels: pd.DataFrame, held: np.ndarray) -> np.ndarray:
+        self.asked += len(labels)
+        text = labels.astype(str).agg("|".join, axis=1) + "|" + pd.Series(map(str, held.astype(int).tolist()))
+        return np.asarray(pd.util.hash_pandas_object(text, index=False).to_numpy() % 3 == self.salt % 3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(3, 30),
+    salt=st.integers(0, 2),
+    seed=st.integers(0, 2**32 - 1),
+    neighbours=st.integers(1, 12),
+)
+def test_partners_judged_lazily_are_those_judged_all_at_once(n: int, salt: int, seed: int, neighbours: int) -> None:
+    """The repair judges merged boxes cheapest partner first and only as far as it must; it chooses the partners
+    judging every one of them up front chooses (a naive run of the same greedy, every merge judged first)."""
+    rng = np.random.default_rng(seed)
+    low = rng.integers(0, 10, (2, n))
+    high = low + rng.integers(0, 5, (2, n))
+    held = [rng.random((n, 3)) < 0.5]
+    bad = np.flatnonzero(rng.random(n) < 0.5)
+    ids = rng.integers(0, n, 4 * n)
+    ids[:n] = np.arange(n)
+
+    def labels(coded: object, qis: list[str], low: np.ndarray, high: np.ndarray) -> pd.DataFrame:
+        return pd.DataFrame({q: [f"{a}-{b}" for a, b in zip(low[i], high[i], strict=True)] for i, q in enumerate(qis)})
+
+    chosen, asked = [], []
+    for first in (1, cluster_domain.NEIGHBOURS):
+        rule = _Rule(salt)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(cluster_domain, "FIRST_PARTNERS", first)
+            patch.setattr(cluster_domain, "_box_labels", labels)
+            args = (_Space(), None, ["a", "b"], [rule], low, high, held, ids, n, bad, neighbours)
+            chosen.append(cluster_domain._partners(*args))  # type: ignore[arg-type]
+        asked.append(rule.asked)
+    assert chosen[0].tolist() == chosen[1].tolist()
+    assert asked[0] <= asked[1]

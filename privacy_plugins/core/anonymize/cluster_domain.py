@@ -34,6 +34,7 @@ from privacy_plugins.core.anonymize.mondrian import _labels
 from privacy_plugins.core.anonymize.partition_split import Dimension
 from privacy_plugins.core.coverage import STAR
 from privacy_plugins.core.history_boxes import BoxRule, box_rules
+from privacy_plugins.core.history_domain import concatenated_ranges
 
 __all__ = ["BoxRepair", "box_rules", "repair_boxes"]
 
@@ -41,6 +42,8 @@ __all__ = ["BoxRepair", "box_rules", "repair_boxes"]
 NEIGHBOURS = 48
 #: Most passes of merges.
 PASSES = 6
+#: Partners first judged per breaking cluster (then twice as many, while none of them is free and meets the rules).
+FIRST_PARTNERS = 6
 #: (breaking cluster, cluster) pairs priced at once (memory: a few arrays of this many numbers per QI).
 CELLS = 1 << 21
 
@@ -224,20 +227,41 @@ def _partners(
         price[start : start + chunk] = np.take_along_axis(increase, near[start : start + chunk], axis=1)
     order = np.argsort(price, axis=1, kind="stable")
     near, price = np.take_along_axis(near, order, axis=1), np.take_along_axis(price, order, axis=1)
-    first, second = np.repeat(bad, m), near.reshape(-1)
-    labels = _box_labels(
-        coded, qis, np.minimum(low[:, first], low[:, second]), np.maximum(high[:, first], high[:, second])
-    )
-    meets = ~_breaks(rules, labels, [h[first] | h[second] for h in held])
-    meets = meets.reshape(len(bad), m)
+    # The merged boxes are judged lazily, cheapest partners first: a cluster takes the first free partner
+    # whose merge meets the rules, so the dearer ones are judged only when every cheaper one fails or is taken.
+    meets = np.zeros((len(bad), m), dtype=bool)
+    judged = np.zeros(len(bad), dtype=np.int64)  # per breaking cluster: its first partners judged so far
+
+    def judge(rows: np.ndarray, upto: int) -> None:
+        rows = rows[judged[rows] < upto]
+        if not rows.shape[0]:
+            return
+        low_col = judged[rows]
+        count = upto - low_col
+        row = np.repeat(rows, count)
+        col = concatenated_ranges(low_col, count)
+        first, second = bad[row], near[row, col]
+        labels = _box_labels(
+            coded, qis, np.minimum(low[:, first], low[:, second]), np.maximum(high[:, first], high[:, second])
+        )
+        meets[row, col] = ~_breaks(rules, labels, [h[first] | h[second] for h in held])
+        judged[rows] = upto
+
+    order = np.argsort(price[:, 0], kind="stable")
+    judge(order, min(m, FIRST_PARTNERS))
     target = np.arange(n)
     taken = np.zeros(n, dtype=bool)
-    for i in np.argsort(price[:, 0], kind="stable").tolist():  # cheapest repairs first; one merge per cluster
+    for position, i in enumerate(order.tolist()):  # cheapest repairs first; one merge per cluster
         g = int(bad[i])
         if taken[g]:
             continue
         free = ~taken[near[i]]
-        choice = np.flatnonzero(meets[i] & free)
+        while True:
+            choice = np.flatnonzero(meets[i, : judged[i]] & free[: judged[i]])
+            if choice.shape[0] or judged[i] >= m:
+                break
+            rest = order[position:]  # the clusters still to choose, judged a step further together
+            judge(rest[~taken[bad[rest]]], min(m, 2 * int(judged[i])))
         if not choice.shape[0]:
             continue
         partner = int(near[i, choice[0]])
