@@ -32,7 +32,7 @@ HIERARCHIES: dict[Hashable, Hierarchy] = {
     "age": interval_hierarchy("age", range(20, 40), widths=(5, 10, 20)),
     "zip": masking_hierarchy("zip", ZIPS),
 }
-_ROWS: dict[int, tuple[Hierarchy, list[list[str]]]] = {}  # keyed by id, holding the hierarchy: a freed one's id is reused
+_ROWS: dict[int, tuple[Hierarchy, list[list[str]]]] = {}  # by id, holding the hierarchy: a freed one's id is reused
 
 
 def _hierarchies() -> dict[Hashable, Hierarchy]:
@@ -43,7 +43,8 @@ def _covers(label: str, value: object, hierarchy: Hierarchy) -> bool:
     """Naive coverage of one leaf: equal, ``*``, an ancestor in the hierarchy, or a numeric range holding it."""
     if label in ("*", str(value)):
         return True
-    if any(row[0] == str(value) and label in row for row in _ROWS.setdefault(id(hierarchy), (hierarchy, hierarchy.to_rows()))[1]):
+    rows = _ROWS.setdefault(id(hierarchy), (hierarchy, hierarchy.to_rows()))[1]
+    if any(row[0] == str(value) and label in row for row in rows):
         return True
     if not isinstance(value, int) or "-" not in label:
         return False
