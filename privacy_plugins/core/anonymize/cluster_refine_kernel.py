@@ -22,7 +22,7 @@ import numpy as np
 from privacy_plugins.core.compiled import AVAILABLE
 from privacy_plugins.core.compiled import njit as _njit
 
-__all__ = ["AVAILABLE", "catch_up", "dissolve_prices", "price", "walk"]
+__all__ = ["AVAILABLE", "catch_up", "dissolve_prices", "leaders", "price", "walk"]
 
 
 @_njit
@@ -305,3 +305,39 @@ def catch_up(
         np.ascontiguousarray(codes), stamp, clusters, changed_at, rows, size, cost, first, first_added, second,
         second_added,
     )  # fmt: skip
+
+
+@_njit
+def _leaders(saving: Any, group: Any, n_groups: int, per_group: int) -> Any:  # pragma: no cover - compiled
+    """Positions of each group's ``per_group`` largest savings (ties: the earlier position), ascending."""
+    slots = np.full((n_groups, per_group), -1, dtype=np.int64)
+    count = np.zeros(n_groups, dtype=np.int64)
+    for i in range(saving.shape[0]):
+        g, s = group[i], saving[i]
+        c = count[g]
+        if c == per_group:
+            if not s > saving[slots[g, c - 1]]:
+                continue  # not above the group's last leader (an equal saving came earlier: it stays)
+            c -= 1
+        else:
+            count[g] = c + 1
+        j = c
+        while j > 0 and saving[slots[g, j - 1]] < s:
+            slots[g, j] = slots[g, j - 1]
+            j -= 1
+        slots[g, j] = i
+    picked = np.empty(count.sum(), dtype=np.int64)
+    n = 0
+    for g in range(n_groups):
+        for j in range(count[g]):
+            picked[n] = slots[g, j]
+            n += 1
+    return np.sort(picked)
+
+
+def leaders(saving: np.ndarray, group: np.ndarray, n_groups: int, per_group: int) -> np.ndarray:
+    """The positions ``cluster_refine._leaders`` picks (each group's ``per_group`` largest savings, the earlier
+    among equal ones), ascending: one pass keeping a short sorted list per group instead of ``per_group``
+    passes of grouped maxima over every item (Adult: ~1 ms a round of the move rounds' ~5)."""
+    return _leaders(np.ascontiguousarray(saving, dtype=np.float64), np.ascontiguousarray(group, dtype=np.int64),
+                    int(n_groups), int(per_group))  # fmt: skip
