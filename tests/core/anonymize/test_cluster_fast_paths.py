@@ -249,13 +249,18 @@ def test_prices_kept_across_a_dissolve_round_make_the_moves_of_fresh_prices(seed
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.integers(0, 2**32 - 1), st.integers(2, 4), st.integers(60, 200), st.sampled_from([1, 2, 3]))
+@given(
+    st.integers(0, 2**32 - 1), st.integers(2, 4), st.integers(60, 200), st.sampled_from([1, 2, 3]),
+    st.sampled_from([3, 8]),
+)  # fmt: skip
+@example(seed=0, k=2, n=200, last=1, tries=8)  # dissolved 8 (×7), 7, 3: lead42 went on after the 3
 def test_dissolve_rounds_end_after_one_dissolving_few(
-    monkeypatch: pytest.MonkeyPatch, seed: int, k: int, n: int, last: int
+    monkeypatch: pytest.MonkeyPatch, seed: int, k: int, n: int, last: int, tries: int
 ) -> None:
     # Issue 28 (tp28d): a dissolve round that dissolves fewer than ``_LAST_DISSOLVING`` clusters is
-    # the last one (moves go on). Every dissolve round but the first follows one that dissolved at
-    # least that many; the loss still never rises and every cluster keeps k records.
+    # the last one (moves go on); tp28e: so is one dissolving fewer than half the round before it.
+    # Every dissolve round but the last dissolved at least that many; the loss still never rises
+    # and every cluster keeps k records.
     monkeypatch.setattr(cluster_refine, "_LAST_DISSOLVING", last, raising=False)
     counts: list[int] = []
     dissolve_round = cluster_refine._dissolve_round
@@ -275,8 +280,9 @@ def test_dissolve_rounds_end_after_one_dissolving_few(
         return np.asarray(np.bincount(group, minlength=n_groups) < k, dtype=bool)
 
     group = refine_clusters(space, failing, np.arange(n), start, np.random.default_rng(seed), min_size=k,
-                            rounds=80, dissolve=3)  # fmt: skip
-    assert all(before >= last for before in counts[:-1]), counts
+                            rounds=80, dissolve=tries)  # fmt: skip
+    for i, count in enumerate(counts[:-1]):  # a round went on after each of these
+        assert count >= last and (i == 0 or count >= 0.5 * counts[i - 1]), counts
     assert np.bincount(group).min() >= k and _loss(space, group) <= _loss(space, start) + 1e-9
 
 
