@@ -122,21 +122,13 @@ def _members(group: np.ndarray, clusters: np.ndarray, n_groups: int) -> np.ndarr
     return np.flatnonzero(mask[group])
 
 
-def _leaders(
-    items: np.ndarray, saving: np.ndarray, group: np.ndarray, n_groups: int, per_group: int, *, compiled: bool = False
-) -> np.ndarray:
+def _leaders(items: np.ndarray, saving: np.ndarray, group: np.ndarray, n_groups: int, per_group: int) -> np.ndarray:
     """``items`` by saving, largest first (ties: in the given order), at most ``per_group`` per group.
 
     What a stable sort by ``-saving`` and then ranking within each group selects, without
     sorting every item: each group's leaders are found by grouped maxima (one pass per leader),
     and only they are sorted (Adult k = 20: ~20k movable records, ~3k leaders per round).
-    ``compiled``: the leaders are found in one compiled pass (``cluster_refine_kernel.leaders``, the same).
     """
-    if compiled:
-        from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
-
-        picked = cluster_refine_kernel.leaders(saving, group, n_groups, per_group)
-        return items[picked[np.argsort(-saving[picked], kind="stable")]]
     position = np.arange(items.shape[0], dtype=np.int64)
     left = np.ones(items.shape[0], dtype=bool)
     chosen: list[np.ndarray] = []
@@ -438,9 +430,17 @@ class _Moves:
         movable = movable[rng.permutation(movable.shape[0])]
         # The leaders with _SPARE more per cluster, settled ones left out (their slots go to the next),
         # then at most ``per_cluster`` per cluster: the filter reads the leaders only, not every record.
-        movable = _leaders(movable, saving[movable], group[movable], self.n_groups, per_cluster + _SPARE,
-                           compiled=self.compiled)  # fmt: skip
-        movable = _first_per_group(movable[~self._settled(movable)], group, per_cluster)[:limit]
+        if self.compiled:  # the same picks in one compiled pass
+            from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+            prices = (self.stamp, self.changed_at, self.first, self.second, self.first_added, self.second_added)
+            movable = movable[cluster_refine_kernel.candidates(
+                saving[movable], group[movable], self.unit[movable], self.n_groups, per_cluster + _SPARE, per_cluster,
+                limit, _EPS, prices,
+            )]  # fmt: skip
+        else:
+            movable = _leaders(movable, saving[movable], group[movable], self.n_groups, per_cluster + _SPARE)
+            movable = _first_per_group(movable[~self._settled(movable)], group, per_cluster)[:limit]
         self._prices(movable)
         target, gain = self.target[movable], saving[movable] - self.added[movable]
         touched = np.zeros(self.n_groups, dtype=bool)
