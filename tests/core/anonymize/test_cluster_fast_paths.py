@@ -381,3 +381,38 @@ def test_compiled_round_candidates_are_numpys(
         cluster_refine._EPS, prices,
     )  # fmt: skip
     assert movable[picked].tolist() == expected.tolist()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1), st.integers(2, 4), st.integers(30, 150),
+    st.sampled_from([False, True] if cluster_refine_kernel.AVAILABLE else [False]),
+)  # fmt: skip
+def test_a_dissolve_rounds_tables_are_the_new_clusters(seed: int, k: int, n: int, compiled: bool) -> None:
+    # Issue 28 (tp28e): a dissolve round takes the mover's tables and hands the grown ones on (no
+    # boxes or span rows made afresh on either side): they are the new clusters' own, exactly.
+    from privacy_plugins.core.anonymize.cluster_refine import _dissolve_round, _span_rows
+
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.integers(0, 60, n), "color": rng.choice(COLOR.leaves, n)})
+    space = CostSpace([_dimension(df["age"], None)[0], _dimension(df["color"], COLOR)[0]])
+    group = np.minimum(np.arange(n) // k, n // k - 1)
+    g = int(group.max()) + 1
+
+    def failing(rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        return np.asarray(np.bincount(group, minlength=n_groups) < k, dtype=bool)
+
+    records = Clustering(space, failing, np.arange(n), columns(space.codes, np.arange(n)))
+    low, high, size, cost = records.priced_boxes(group, g)
+    tables = (low, high, size, cost, _span_rows(space, low, high))
+    new, n_new, _, _, _, handed = _dissolve_round(
+        records, group.copy(), g, candidates=g, stats=RefineStats(), compiled=compiled, tables=tables
+    )
+    assert handed is not None
+    fresh_low, fresh_high, fresh_size, fresh_cost = records.priced_boxes(new, n_new)
+    fresh = (fresh_low, fresh_high, fresh_size, fresh_cost)
+    for kept, made in zip(handed[:4], fresh, strict=True):
+        assert kept.tolist() == made.tolist()
+    for kept_rows, made_rows in zip(handed[4], _span_rows(space, fresh_low, fresh_high), strict=True):
+        assert (kept_rows is None) == (made_rows is None)
+        assert kept_rows is None or (kept_rows.tolist() == made_rows.tolist() and kept_rows.flags.c_contiguous)
