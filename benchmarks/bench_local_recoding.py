@@ -218,6 +218,32 @@ rounds (70 at k = 20: +0.8–1.6 %), smaller move budgets (±1 % NCP for 10–15
 dissolutions (5–8 % of refine; the numpy path would need the same bound), a wider id window (no change), 16
 instead of 32 each side in the first pricing (−0.01 s, NCP mixed).
 
+Issue 28, ninth pass (branch tp28e, 2026-11-27 08:00, load 2.8–4.2): refine only (phase 1 unchanged).
+
+* A move round's candidates (each cluster's leaders, settled ones left out, the first two per cluster, by
+  saving, the first ``limit``) in one compiled pass (``cluster_refine_kernel.candidates``; the numpy path
+  keeps its grouped maxima and sorts: the same picks, tested equal).
+* A dissolve round dissolving fewer than half the round before it is the last one too (an approximation:
+  Adult k = 10 / 20 stop after 25, 7 / 20, 9 instead of a third round dissolving 2; ~35 ms each; NCP at
+  seed 0 0.026212 / 0.041707 / 0.062065, +0.0 / +0.2 / +0.05 % over tp28d's, +0.3 / +0.45 % over b0401b7's).
+* A dissolve round takes the mover's boxes, costs and span rows, and the next mover the survivors' columns
+  (none made afresh on either side; afresh after an undone dissolution; tested equal to fresh ones).
+
+``--check --repeat 3`` back to back, this branch then lead42's library (bd76a6e) with this bench:
+
+    k   ARX (tp28e's run)    two-phase tp28e     ARX (lead42's run)   two-phase lead42   tp28e / ARX (median)
+    5   0.53, 0.32, 0.28     0.0262 / 0.43–0.45  0.68, 0.38, 0.28     0.0262 / 0.48–0.50  0.85, 1.34, 1.54 (1.34)
+   10   1.11, 0.47, 0.44     0.0417 / 0.44–0.45  0.85, 0.45, 0.43     0.0416 / 0.55      0.41, 0.94, 1.02 (0.94)
+   20   1.05, 0.61, 0.61     0.0621 / 0.48–0.49  0.97, 0.62, 0.63     0.0620 / 0.60      0.46, 0.81, 0.81 (0.81)
+
+lead42's medians in its run: 1.29 / 1.22 / 0.95. So k = 10 and 20 now pass by the median (~20 % less CPU
+than lead42), k = 5 does not: ~10 % less CPU, but a warm ARX takes 0.28–0.32 s there. Where the time goes
+now (k = 5, CPU s): phase 1 ~0.22 (the merge kernel ~0.17, the first pricing ~0.04), refine ~0.20 (move
+rounds ~0.13, of it the fresh unit prices ~0.06; dissolve rounds ~0.06), the rest ~0.03. Tried and dropped:
+visiting clusters by cost in the compiled unit pricing and stopping at the first costlier than the second
+price (exact, but 84 % of the clusters cost less than a candidate's second price at k = 5: 0.55 → 0.81 s at
+k = 10); fewer dissolution candidates (Adult's successes are spread over all 331 tried, up to the last).
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
 """
