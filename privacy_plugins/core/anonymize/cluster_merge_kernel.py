@@ -58,6 +58,7 @@ the reference the pruned run is tested equal to.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,8 @@ _EPS = 1e-12
 #: How far a lower bound may exceed the best price and still be priced: bounds are sums in another
 #: order than the prices (rounding), so a tie must not be skipped on them.
 _SLACK = 1e-9
+#: The first pricing keys each unit by one int64 (mixed radix) while the QI sizes' product is below this.
+_KEY_LIMIT = 2**62
 #: Neighbouring ids priced first by a full re-pricing (a tight bound early).
 _WINDOW = 4
 #: Most buckets (span pairs of the bucket QIs): two QIs key the buckets when their spans fit.
@@ -745,12 +748,24 @@ def _near_prices(
         return state[6], state[7], state[8]
     cands = np.empty(2 * _NEAR + 1, dtype=np.int64)
     sizes = [int(size_q) for size_q in strides]
+    # One mixed-radix key per unit (the other QIs, then the pair) where the codes fit: one sort per
+    # pair, the runs read off the key (units are distinct: no ties); else dense ranks of the other QIs.
+    fits = math.prod(max(size_q, 1) for size_q in sizes) < _KEY_LIMIT
     for pair in itertools.combinations(range(n_qis), 2):
         other = [q for q in range(n_qis) if q not in pair]
-        inverse = units(codes.T, [sizes[q] for q in other], other)[1]
-        key = (inverse * sizes[pair[0]] + codes[:, pair[0]]) * sizes[pair[1]] + codes[:, pair[1]]
-        order = np.argsort(key, kind="stable")
-        _near(order, inverse[order], _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands)
+        if fits:
+            key = np.zeros(n, dtype=np.int64)
+            for q in [*other, *pair]:
+                key *= sizes[q]
+                key += codes[:, q]
+            order = np.argsort(key, kind="stable")
+            run = key[order] // (sizes[pair[0]] * sizes[pair[1]])
+        else:
+            inverse = units(codes.T, [sizes[q] for q in other], other)[1]
+            key = (inverse * sizes[pair[0]] + codes[:, pair[0]]) * sizes[pair[1]] + codes[:, pair[1]]
+            order = np.argsort(key, kind="stable")
+            run = inverse[order]
+        _near(order, run, _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands)
     return state[6], state[7], state[8]
 
 

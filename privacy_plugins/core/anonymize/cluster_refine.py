@@ -39,7 +39,8 @@ to the other cluster where they add least (its box updated as it grows), kept wh
 together add less than A's ``|A| · D(A)``; each cluster takes part in one dissolution per round, the
 models are checked in one call, and a dissolution with a target missing a model is
 undone. Rounds repeat until neither gains or ``rounds`` is reached, dissolve rounds only while the
-last one dissolved at least :data:`_LAST_DISSOLVING` clusters; the loss never rises.
+last one dissolved at least :data:`_LAST_DISSOLVING` clusters and at least half as many as the
+one before it (:func:`_dissolved_few`); the loss never rises.
 The walk of a dissolution runs compiled where numba is installed
 (:mod:`~privacy_plugins.core.anonymize.cluster_refine_kernel`, the same choices; Adult k = 20:
 ~1.1 → ~0.4 s CPU for the dissolve rounds).
@@ -68,8 +69,28 @@ _SPAN_ROWS_LIMIT = 4_000_000
 #: later rounds dissolve one cluster or none for a full round's pricing each (Adult k = 10: four of
 #: six rounds, ~0.13 s, 0.4 % of the loss).
 _LAST_DISSOLVING = 5
+#: ... or fewer than this share of the round before it (issue 28, tp28e).
+_DISSOLVING_SHARE = 0.5
 #: Leaders per cluster beyond ``per_cluster`` whose slots settled records leave to the next ones.
 _SPARE = 2
+
+
+def _dissolved_few(counts: list[int]) -> bool:
+    """Whether the last dissolve round (``counts``: clusters each dissolved) is the last one.
+
+    It is when it dissolved fewer than :data:`_LAST_DISSOLVING` clusters, or fewer than
+    :data:`_DISSOLVING_SHARE` of the round before it (tp28e: the counts fall fast, Adult k = 10:
+    25, 7, 2; the third round costs a full round's pricing, ~35 ms, for ~0.2 % of the loss).
+    """
+    if not counts:
+        return False
+    if counts[-1] < _LAST_DISSOLVING:
+        return True
+    return len(counts) > 1 and counts[-1] < _DISSOLVING_SHARE * counts[-2]
+
+
+#: A clustering's boxes (low, high), sizes, costs and span rows (:func:`_span_rows`), kept in step.
+_Tables = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray | None]]
 
 
 class RefineStats:
@@ -204,12 +225,19 @@ class _Moves:
         reuse: bool = True,
         compiled: bool = False,
         adopted: tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray] | None = None,
+        tables: _Tables | None = None,
     ) -> None:
-        """``adopted``: :meth:`adopt`'s arguments (after a dissolve round; savings made for the grown clusters only)."""
+        """``adopted``: :meth:`adopt`'s arguments (after a dissolve round; savings made for the grown clusters only).
+
+        ``tables``: the clusters' boxes, sizes, costs and span rows when known (the dissolve round's), else made here.
+        """
         self.records, self.group, self.n_groups, self.reuse = records, group, n_groups, reuse
         #: Catch-ups run in :mod:`~privacy_plugins.core.anonymize.cluster_refine_kernel` (the same prices).
         self.compiled = compiled
-        self.low, self.high, self.size, self.cost = records.priced_boxes(group, n_groups)
+        if tables is None:
+            low, high, size, cost = records.priced_boxes(group, n_groups)
+            tables = (low, high, size, cost, _span_rows(records.space, low, high))
+        self.low, self.high, self.size, self.cost, self.span_rows = tables
         if adopted is None:
             self.saving = np.empty(group.shape[0])
             self._savings(np.arange(group.shape[0], dtype=np.int64), np.arange(n_groups, dtype=np.int64))
@@ -218,7 +246,6 @@ class _Moves:
             self.saving = kept[-1].copy()
             now = renumber[grown]
             self._savings(_members(group, now, n_groups), now)
-        self.span_rows = _span_rows(records.space, self.low, self.high)
         self.clock = 0  # rounds so far
         # Last round whose moves changed the cluster (one more entry: "no second cluster", never changed).
         self.changed_at = np.full(n_groups + 1, -1, dtype=np.int64)
@@ -235,6 +262,10 @@ class _Moves:
         self.added = np.full(group.shape[0], np.inf)
         if adopted is not None:
             self.adopt(*adopted)
+
+    def tables(self) -> _Tables:
+        """The clusters' boxes, sizes, costs and span rows, up to date (a dissolve round takes them over)."""
+        return self.low, self.high, self.size, self.cost, self.span_rows
 
     def kept(self) -> tuple[np.ndarray, ...]:
         """What :meth:`adopt` needs of these prices (the unit arrays and each cluster's last change; no tables)."""
@@ -413,8 +444,17 @@ class _Moves:
         movable = movable[rng.permutation(movable.shape[0])]
         # The leaders with _SPARE more per cluster, settled ones left out (their slots go to the next),
         # then at most ``per_cluster`` per cluster: the filter reads the leaders only, not every record.
-        movable = _leaders(movable, saving[movable], group[movable], self.n_groups, per_cluster + _SPARE)
-        movable = _first_per_group(movable[~self._settled(movable)], group, per_cluster)[:limit]
+        if self.compiled:  # the same picks in one compiled pass
+            from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+            prices = (self.stamp, self.changed_at, self.first, self.second, self.first_added, self.second_added)
+            movable = movable[cluster_refine_kernel.candidates(
+                saving[movable], group[movable], self.unit[movable], self.n_groups, per_cluster + _SPARE, per_cluster,
+                limit, _EPS, prices,
+            )]  # fmt: skip
+        else:
+            movable = _leaders(movable, saving[movable], group[movable], self.n_groups, per_cluster + _SPARE)
+            movable = _first_per_group(movable[~self._settled(movable)], group, per_cluster)[:limit]
         self._prices(movable)
         target, gain = self.target[movable], saving[movable] - self.added[movable]
         touched = np.zeros(self.n_groups, dtype=bool)
@@ -503,11 +543,14 @@ def _dissolve_round(
     candidates: int,
     stats: RefineStats,
     compiled: bool = False,
-) -> tuple[np.ndarray, int, int, np.ndarray, np.ndarray]:
+    tables: _Tables | None = None,
+) -> tuple[np.ndarray, int, int, np.ndarray, np.ndarray, _Tables | None]:
     """Dissolve the costliest clusters whose records each fit elsewhere for less.
 
     Returns the new groups, their count, the number dissolved, each old cluster's new id (-1:
-    dissolved) and the old ids of the clusters that took records.
+    dissolved), the old ids of the clusters that took records and the new clusters' tables
+    (``None`` when a dissolution was undone). ``tables``: the clusters' (:class:`_Moves`'s, up to
+    date; changed in place), so neither boxes nor span rows are made afresh on either side of the round.
 
     A cluster is dissolved when sending its records one by one to the cheapest other cluster
     (boxes updated as they grow) adds less than the cluster's ``|A| · D(A)``; every cluster
@@ -516,11 +559,13 @@ def _dissolve_round(
     """
     unchanged = np.arange(n_groups, dtype=np.int64)
     if n_groups < 2:
-        return group, n_groups, 0, unchanged, unchanged[:0]
+        return group, n_groups, 0, unchanged, unchanged[:0], tables
     space, codes = records.space, records.codes
-    low, high, size, cost = records.priced_boxes(group, n_groups)
+    if tables is None:
+        low, high, size, cost = records.priced_boxes(group, n_groups)
+        tables = (low, high, size, cost, _span_rows(space, low, high))
+    low, high, size, cost, span_rows = tables
     loss = size * cost
-    span_rows = _span_rows(space, low, high)
     touched = np.zeros(n_groups, dtype=bool)
     # Each cluster's members in ascending order (as ``np.flatnonzero(group == a)``), from one sort.
     by_group = np.argsort(group, kind="stable")
@@ -576,7 +621,7 @@ def _dissolve_round(
                 if rows is not None and kept is not None:
                     rows[:, changed] = kept
     if not plans:
-        return group, n_groups, 0, unchanged, unchanged[:0]
+        return group, n_groups, 0, unchanged, unchanged[:0], tables
     for _, members, targets in plans:
         group[members] = targets
     bad = records.failing(records.rows, group, n_groups)
@@ -585,6 +630,7 @@ def _dissolve_round(
         if bad[targets].any():
             group[members] = a
             stats.undone += 1
+            tables = None  # its targets' boxes grew: made afresh by the next mover
         else:
             dissolved += 1
             grown.append(targets)
@@ -594,7 +640,11 @@ def _dissolve_round(
     renumber = np.full(n_groups, -1, dtype=np.int64)
     renumber[survivors] = np.arange(survivors.shape[0])
     grown_ids = np.unique(np.concatenate(grown)) if grown else unchanged[:0]
-    return group, int(group.max()) + 1, dissolved, renumber, grown_ids
+    if tables is not None:  # the survivors' columns, in their order (the boxes grew with the walks)
+        column = np.ascontiguousarray  # ``a[:, ids]`` comes out in Fortran order: C order, as made afresh
+        tables = (column(low[:, survivors]), column(high[:, survivors]), size[survivors], cost[survivors],
+                  [column(rows[:, survivors]) if rows is not None else None for rows in span_rows])  # fmt: skip
+    return group, int(group.max()) + 1, dissolved, renumber, grown_ids, tables
 
 
 def refine_clusters(
@@ -631,25 +681,27 @@ def refine_clusters(
     unit = units(records.codes, [d.size for d in space.dimensions])[1]
     compiled = compile_walk and space.flat is not None and importlib.util.find_spec("numba") is not None
     mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled)
-    last_dissolved: int | None = None  # clusters the last dissolve round dissolved
+    dissolved_per_round: list[int] = []  # clusters each dissolve round dissolved
     for round_ in range(rounds):
         stats.rounds += 1
         budget = limit if limit is not None else max(256, _BUDGET // max(n_groups, 1))
         moved = mover.round(rng, min_size=min_size, limit=budget, per_cluster=per_cluster, stats=stats)
         if moved == 0:
             tries = dissolve if dissolve is not None else max(64, _DISSOLVE_BUDGET // max(group.shape[0], 1))
-            if tries <= 0 or (last_dissolved is not None and last_dissolved < _LAST_DISSOLVING):
+            if tries <= 0 or _dissolved_few(dissolved_per_round):
                 break
-            kept = mover.kept()  # its unit prices, renumbered after the round; not its tables (memory)
+            kept, tables = mover.kept(), mover.tables()  # its unit prices, renumbered after the round
             del mover
-            group, n_groups, dissolved, renumber, grown = _dissolve_round(
-                records, group, n_groups, candidates=tries, stats=stats, compiled=compiled
+            group, n_groups, dissolved, renumber, grown, tables = _dissolve_round(
+                records, group, n_groups, candidates=tries, stats=stats, compiled=compiled, tables=tables
             )
-            last_dissolved = dissolved
+            dissolved_per_round.append(dissolved)
             if dissolved == 0:
                 break
             adopted = (kept, renumber, grown) if reuse else None
-            mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled, adopted=adopted)
+            mover = _Moves(
+                records, group, n_groups, unit, reuse=reuse, compiled=compiled, adopted=adopted, tables=tables
+            )
         if progress is not None:
             progress(round_ + 1)
     return group

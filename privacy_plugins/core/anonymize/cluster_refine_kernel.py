@@ -22,7 +22,7 @@ import numpy as np
 from privacy_plugins.core.compiled import AVAILABLE
 from privacy_plugins.core.compiled import njit as _njit
 
-__all__ = ["AVAILABLE", "catch_up", "dissolve_prices", "price", "walk"]
+__all__ = ["AVAILABLE", "candidates", "catch_up", "dissolve_prices", "price", "walk"]
 
 
 @_njit
@@ -305,3 +305,76 @@ def catch_up(
         np.ascontiguousarray(codes), stamp, clusters, changed_at, rows, size, cost, first, first_added, second,
         second_added,
     )  # fmt: skip
+
+
+@_njit
+def _slots(saving: Any, group: Any, n_groups: int, per_group: int) -> Any:  # pragma: no cover - compiled
+    """Per group the positions of its ``per_group`` largest savings, largest first (ties: the earlier position)."""
+    slots = np.full((n_groups, per_group), -1, dtype=np.int64)
+    count = np.zeros(n_groups, dtype=np.int64)
+    for i in range(saving.shape[0]):
+        g, s = group[i], saving[i]
+        c = count[g]
+        if c == per_group:
+            if not s > saving[slots[g, c - 1]]:
+                continue  # not above the group's last leader (an equal saving came earlier: it stays)
+            c -= 1
+        else:
+            count[g] = c + 1
+        j = c
+        while j > 0 and saving[slots[g, j - 1]] < s:
+            slots[g, j] = slots[g, j - 1]
+            j -= 1
+        slots[g, j] = i
+    return slots, count
+
+
+@_njit
+def _candidates(
+    saving: Any, group: Any, unit: Any, n_groups: int, lead: int, per_group: int, limit: int, eps: float, prices: Any
+) -> Any:  # pragma: no cover - compiled
+    stamp, changed_at, first, second, first_added, second_added = prices
+    slots, count = _slots(saving, group, n_groups, lead)
+    keep = np.zeros(saving.shape[0], dtype=np.bool_)
+    for g in range(n_groups):
+        taken = 0
+        for j in range(count[g]):
+            if taken == per_group:
+                break
+            i = slots[g, j]
+            u = unit[i]
+            t = stamp[u]
+            added = second_added[u] if first[u] == g else first_added[u]
+            settled = t >= 0 and changed_at[g] < t and changed_at[first[u]] < t and changed_at[second[u]] < t
+            if settled and saving[i] - added <= eps:
+                continue
+            keep[i] = True
+            taken += 1
+    picked = np.flatnonzero(keep)
+    order = np.argsort(-saving[picked], kind="mergesort")
+    return picked[order[:limit]]
+
+
+def candidates(
+    saving: np.ndarray,
+    group: np.ndarray,
+    unit: np.ndarray,
+    n_groups: int,
+    lead: int,
+    per_group: int,
+    limit: int,
+    eps: float,
+    prices: tuple[np.ndarray, ...],
+) -> np.ndarray:
+    """Positions of a move round's candidates among items (``saving``, ``group``, ``unit`` per item), in order.
+
+    What ``_Moves.round``'s numpy picks: each group's ``lead`` largest savings (:func:`leaders`), the
+    settled ones left out (``prices``: the unit stamps, the clusters' last changes and the units' two
+    cheapest with their prices, as ``_Moves._settled``), the first ``per_group`` left per group, all by
+    saving, largest first (ties: the earlier position), the first ``limit`` — one compiled pass keeping a
+    short sorted list per group and one sort of the kept (numpy: a pass of grouped maxima per leader, then
+    sorts of every leader; Adult k = 5: ~0.05 s of the move rounds' ~0.15).
+    """
+    return _candidates(np.ascontiguousarray(saving, dtype=np.float64), np.ascontiguousarray(group, dtype=np.int64),
+                       np.ascontiguousarray(unit, dtype=np.int64), int(n_groups), int(lead), int(per_group),
+                       int(limit), float(eps), prices)  # fmt: skip

@@ -189,15 +189,18 @@ def _naive_first_prices(
     ),
     st.integers(2, 6),
     st.integers(0, 2**32 - 1),
+    st.booleans(),
 )
 def test_first_prices_come_from_the_units_differing_in_at_most_two_qis(
-    monkeypatch: pytest.MonkeyPatch, records: list[tuple[int, int, int, str, int]], k: int, seed: int
+    monkeypatch: pytest.MonkeyPatch, records: list[tuple[int, int, int, str, int]], k: int, seed: int, wide: bool
 ) -> None:
     # Issue 28 (tp28d): phase 1 first prices each small unit among the units differing from it in at
     # most two QIs (per QI pair, its run of equal other codes), not over every cluster: the same
     # partners and prices as trying every such unit (runs of at most 64 here: a window of 64 covers
     # them), with a lower priority winning a tie. Records repeat (big units lend), so a far unit may win.
     monkeypatch.setattr(cluster_merge_kernel, "_NEAR", 64)
+    if wide:  # the runs from dense ranks of the other QIs, as for codes too wide for one int64 key (tp28e)
+        monkeypatch.setattr(cluster_merge_kernel, "_KEY_LIMIT", 0)
     rows = [record[:4] for record in records for _ in range(record[4])]
     df = pd.DataFrame(rows, columns=["a", "b", "c", "color"])
     dimensions = [_dimension(df[c], None)[0] for c in ("a", "b", "c")] + [_dimension(df["color"], COLOR)[0]]
