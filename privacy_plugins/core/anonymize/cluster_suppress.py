@@ -60,6 +60,8 @@ __all__ = [
     "dense",
     "publish_kept",
     "published_classes",
+    "readmit",
+    "refine_passing",
     "relaxed_models",
     "split_passing",
     "suppress_failing",
@@ -236,6 +238,156 @@ def split_passing(
         blamed[owner[moved & bad[cls[rows]]]] = True
         cut &= ~blamed if blamed.any() else np.zeros_like(cut)
     return group
+
+
+def readmit(
+    space: CostSpace, strict: Failing, group: np.ndarray, classes_of: ClassesOf, *, tries: int = OFFERS
+) -> np.ndarray:
+    """``group`` with records left out (-1) placed back in the cluster where they cost least, when every class passes.
+
+    A record left out costs NCP 1 on every QI; in a cluster it costs what it widens the box by
+    (``(|c| + 1) · D(c ∪ r) − |c| · D(c)``, less than the QI count when it is near). Unlike the
+    removals' offers (boxes that already hold the record, labels unchanged) the box may grow, so
+    the cover judge (``strict``) judges the whole table: per round each waiting record is tried in
+    its next cheapest cluster (at most ``tries``, one record per cluster), the records whose class
+    then fails go back out, and a batch whose records tip a class none of them joined (a covered
+    neighbour) is halved until each half is judged alone. Only from a state that passes (an
+    unchanged result otherwise), and every state returned passes ``strict``.
+    """
+    kept = np.flatnonzero(group >= 0)
+    waiting = np.flatnonzero(group < 0)
+    if not waiting.shape[0] or not kept.shape[0] or _failing_rows(strict, group, classes_of).any():
+        return group
+    n_groups = int(group.max()) + 1
+    low, high = boxes(space.codes[:, kept], group[kept], n_groups)
+    size = np.bincount(group[kept], minlength=n_groups).astype(float)
+    live = np.flatnonzero(size > 0)
+    low, high, size = low[:, live], high[:, live], size[live]
+    added = (size + 1) * _joined_costs(space, low, high, space.codes[:, waiting]) - size * space.box_costs(low, high)
+    added[added >= space.n_qis] = np.inf  # no cheaper than leaving the record out
+    order = np.argsort(added, axis=1, kind="stable")[:, :tries]
+    group = group.copy()
+    for t in range(min(tries, order.shape[1])):
+        still = np.flatnonzero(group[waiting] < 0)
+        candidate = order[still, t]
+        cost = added[still, candidate]
+        still, candidate = still[np.isfinite(cost)], candidate[np.isfinite(cost)]
+        if not still.shape[0]:
+            break
+        first = np.unique(candidate, return_index=True)[1]  # one record per cluster per round
+        group = _admit(strict, group, classes_of, waiting[still[first]], live[candidate[first]])
+    return group
+
+
+#: ``refine(rows, group, failing) -> group``: a local search over the clusters ``group`` of ``rows`` (dense ids).
+Refine = Callable[[np.ndarray, np.ndarray, Failing], np.ndarray]
+
+
+def refine_passing(strict: Failing, group: np.ndarray, classes_of: ClassesOf, refine: Refine) -> np.ndarray:
+    """``group`` improved by ``refine`` (record moves) judged by ``strict`` on the published classes.
+
+    The suppression path's pools and removals widen boxes the phase-2 local search had narrowed;
+    running it again under the cover judge recovers some. The search moves records between the
+    clusters of one id space (``refine`` must not renumber them: no dissolutions) and undoes a
+    move whose source or target the judge fails. Under the cover judge undoing is not enough:
+    a move can tip a covered neighbour's class, and undoing one move can tip a class another move
+    kept within the bound. So the guard answers for the state the search will hold *after* its
+    undo: it reverts the failing moves itself, judges what is left, fails the clusters of the
+    moves kept in a class that still fails, and so on; when a class fails that no kept move
+    touches, every move of the round fails. Each round's state then passes ``strict``, as does
+    the result (judged once more; the last state that passed otherwise). Rows left out (-1) stay
+    out; only from a state that passes (an unchanged result otherwise).
+    """
+    kept = np.flatnonzero(group >= 0)
+    if not kept.shape[0] or _failing_rows(strict, group, classes_of).any():
+        return group
+    local, _ = dense(group[kept])
+    guard = _Guard(strict, kept, classes_of, group.shape[0], local)
+    refined = refine(kept, local, guard)
+    result = np.full(group.shape[0], -1, dtype=np.int64)
+    result[kept] = refined
+    if _failing_rows(strict, result, classes_of).any():
+        result[kept] = guard.last
+    return result
+
+
+class _Guard:
+    """A :data:`Failing` for a local search's rounds over ``kept`` rows: its verdicts leave a passing state.
+
+    ``last`` is the search's state after the last round (it passes ``strict``); a round's moves
+    are the rows whose cluster differs from it (:func:`refine_passing`).
+    """
+
+    def __init__(self, strict: Failing, kept: np.ndarray, classes_of: ClassesOf, n_rows: int, start: np.ndarray):
+        self.strict, self.kept, self.classes_of, self.n_rows = strict, kept, classes_of, n_rows
+        self.last = start.copy()
+
+    def _judge(self, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        full = np.full(self.n_rows, -1, dtype=np.int64)
+        full[self.kept] = group
+        cls, n_cls = self.classes_of(full)
+        of_row = cls[self.kept]
+        return np.asarray(self.strict(self.kept, of_row, n_cls), dtype=bool), of_row
+
+    def __call__(self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
+        group, before = np.asarray(group_of_row, dtype=np.int64), self.last
+        moved = np.flatnonzero(group != before)
+        bad = np.zeros(n_groups, dtype=bool)
+        while True:
+            back = bad[group[moved]] | bad[before[moved]]  # what the search undoes: source or target failing
+            state = group.copy()
+            state[moved[back]] = before[moved[back]]
+            bad_class, of_row = self._judge(state)
+            if not bad_class.any():
+                self.last = state
+                return bad
+            live = moved[~back]
+            touched = np.zeros(n_groups, dtype=bool)
+            touched[group[live]] = touched[before[live]] = True
+            blame = np.zeros(n_groups, dtype=bool)
+            blame[state[bad_class[of_row]]] = True
+            blame &= touched & ~bad
+            if not blame.any():  # a class no kept move touches fails: half the kept moves fail, until it passes
+                half = live[live.shape[0] // 2 :]
+                bad[group[half]] = bad[before[half]] = True
+                continue
+            bad |= blame
+
+
+def _admit(strict: Failing, group: np.ndarray, classes_of: ClassesOf, rows: np.ndarray, to: np.ndarray) -> np.ndarray:
+    """``group`` (which passes) with as many of ``rows`` moved to ``to`` as keep every class passing ``strict``."""
+    trial = group.copy()
+    trial[rows] = to
+    cls, n_cls = classes_of(trial)
+    placed = np.flatnonzero(trial >= 0)
+    bad = strict(placed, cls[placed], n_cls)
+    if not bad.any():
+        return trial
+    if rows.shape[0] == 1:
+        return group
+    own = bad[cls[rows]]
+    if own.any() and not (bad & ~np.isin(np.arange(n_cls), cls[rows][own])).any():
+        return _admit(strict, group, classes_of, rows[~own], to[~own]) if (~own).any() else group
+    half = rows.shape[0] // 2  # a neighbour tipped: halve the batch
+    group = _admit(strict, group, classes_of, rows[:half], to[:half])
+    return _admit(strict, group, classes_of, rows[half:], to[half:])
+
+
+def _failing_rows(strict: Failing, group: np.ndarray, classes_of: ClassesOf) -> np.ndarray:
+    """The verdict of ``strict`` on the published classes of ``group`` (rows with ``group >= 0``)."""
+    cls, n_cls = classes_of(group)
+    placed = np.flatnonzero(group >= 0)
+    return np.asarray(strict(placed, cls[placed], n_cls), dtype=bool)
+
+
+def _joined_costs(space: CostSpace, low: np.ndarray, high: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``D(box ∪ r)`` for every record (``codes``: QI × records) and box (``low``, ``high``: QI × boxes)."""
+    total = np.zeros((codes.shape[1], low.shape[1]))
+    for q in range(space.n_qis):
+        lo = np.minimum(low[q][None, :], codes[q][:, None])
+        hi = np.maximum(high[q][None, :], codes[q][:, None])
+        total += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
+    return total
 
 
 def _pooled(

@@ -129,6 +129,8 @@ from privacy_plugins.core.anonymize.cluster_suppress import (
     dense,
     publish_kept,
     published_classes,
+    readmit,
+    refine_passing,
     relaxed_models,
     split_passing,
     suppress_failing,
@@ -484,6 +486,13 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             if method == "two-phase":  # phase 2's other split (k-member: 1.26x with it, 1.24x without)
                 # The big clusters whose Mondrian cuts were reverted (or not made): the greedy growth's cut.
                 cluster = split_passing(judge, cluster, published_classes(coded), grown, min_size=min_size)
+            # Records left out cost NCP 1 each: back in the cluster they widen least, where every class still passes.
+            cluster = readmit(space, judge, cluster, published_classes(coded))
+            # The local search again, under the judge: the pools and removals widened boxes it had narrowed.
+            cluster = refine_passing(judge, cluster, published_classes(coded),
+                                     lambda rows, group, failing: refine_clusters(space, failing, rows, group, rng,
+                                                                                  min_size=min_size,
+                                                                                  rounds=REFINE_ROUNDS, dissolve=0))  # fmt: skip
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
