@@ -75,6 +75,8 @@ Coded = tuple[Dimension, np.ndarray]
 ROUNDS = 48
 #: Covering clusters offered to each record left out.
 OFFERS = 4
+#: Clusters (cheapest first) each record left out is tried in by :func:`readmit`.
+READMIT_TRIES = 8
 
 #: Nearest clusters pooled with a failing class to cluster again, and passes over the failing classes.
 NEIGHBOURS = 3
@@ -241,7 +243,7 @@ def split_passing(
 
 
 def readmit(
-    space: CostSpace, strict: Failing, group: np.ndarray, classes_of: ClassesOf, *, tries: int = OFFERS
+    space: CostSpace, strict: Failing, group: np.ndarray, classes_of: ClassesOf, *, tries: int = READMIT_TRIES
 ) -> np.ndarray:
     """``group`` with records left out (-1) placed back in the cluster where they cost least, when every class passes.
 

@@ -493,6 +493,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                                      lambda rows, group, failing: refine_clusters(space, failing, rows, group, rng,
                                                                                   min_size=min_size,
                                                                                   rounds=REFINE_ROUNDS, dissolve=0))  # fmt: skip
+            cluster = readmit(space, judge, cluster, published_classes(coded))  # the moves narrowed some boxes
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
