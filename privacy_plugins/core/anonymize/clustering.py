@@ -488,11 +488,14 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                 cluster = split_passing(judge, cluster, published_classes(coded), grown, min_size=min_size)
             # Records left out cost NCP 1 each: back in the cluster they widen least, where every class still passes.
             cluster = readmit(space, judge, cluster, published_classes(coded))
+
+            def moves(rows: np.ndarray, group: np.ndarray, failing: Callable[..., np.ndarray]) -> np.ndarray:
+                """Phase 2's record moves (no dissolutions: the guard follows one id space)."""
+                return refine_clusters(space, failing, rows, group, rng, min_size=min_size, rounds=REFINE_ROUNDS,
+                                       dissolve=0)  # fmt: skip
+
             # The local search again, under the judge: the pools and removals widened boxes it had narrowed.
-            cluster = refine_passing(judge, cluster, published_classes(coded),
-                                     lambda rows, group, failing: refine_clusters(space, failing, rows, group, rng,
-                                                                                  min_size=min_size,
-                                                                                  rounds=REFINE_ROUNDS, dissolve=0))  # fmt: skip
+            cluster = refine_passing(judge, cluster, published_classes(coded), moves)
             cluster = readmit(space, judge, cluster, published_classes(coded))  # the moves narrowed some boxes
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)

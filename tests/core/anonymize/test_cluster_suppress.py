@@ -259,7 +259,8 @@ def test_a_record_left_out_joins_the_cluster_it_widens_least_and_only_when_that_
         return np.bincount(cls, minlength=n_cls) < 2
 
     result = readmit(space, sized, group, dense)
-    # Row 4 (0-based codes 1, 0) widens cluster 0's first QI by one code; row 5 (4, 5) would cost more
+
+    # Row 4 (codes 1, 0) widens cluster 0's first QI by one code; row 5 (4, 5) would cost more
     # than both QIs' full width in either cluster: it stays out. Naively: the cheapest join per record.
     def cost(rows: np.ndarray) -> float:
         low, high = space.codes[:, rows].min(axis=1), space.codes[:, rows].max(axis=1)
