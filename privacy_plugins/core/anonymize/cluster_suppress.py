@@ -286,18 +286,18 @@ Refine = Callable[[np.ndarray, np.ndarray, Failing], np.ndarray]
 
 
 def refine_passing(strict: Failing, group: np.ndarray, classes_of: ClassesOf, refine: Refine) -> np.ndarray:
-    """``group`` improved by ``refine`` (record moves) judged by ``strict`` on the published classes.
+    """``group`` improved by ``refine`` (record moves, dissolutions) judged by ``strict`` on the published classes.
 
     The suppression path's pools and removals widen boxes the phase-2 local search had narrowed;
-    running it again under the cover judge recovers some. The search moves records between the
-    clusters of one id space (``refine`` must not renumber them: no dissolutions) and undoes a
-    move whose source or target the judge fails. Under the cover judge undoing is not enough:
-    a move can tip a covered neighbour's class, and undoing one move can tip a class another move
-    kept within the bound. So the guard answers for the state the search will hold *after* its
-    undo: it reverts the failing moves itself, judges what is left, fails the clusters of the
-    moves kept in a class that still fails, and so on; when a class fails that no kept move
-    touches, every move of the round fails. Each round's state then passes ``strict``, as does
-    the result (judged once more; the last state that passed otherwise). Rows left out (-1) stay
+    running it again under the cover judge recovers some. The search undoes a move whose source
+    or target the judge fails, and a dissolution one of whose targets fails (then renumbers the
+    clusters densely). Under the cover judge undoing is not enough: a move can tip a covered
+    neighbour's class, and undoing one move can tip a class another move kept within the bound.
+    So the guard answers for the state the search will hold *after* its undo: it reverts the
+    failing changes itself, judges what is left, fails the clusters of the changes kept in a
+    class that still fails, and so on; when a class fails that no kept change touches, half the
+    kept changes fail, until it passes. Each round's state then passes ``strict``, as does the
+    result (judged once more; the last state that passed otherwise). Rows left out (-1) stay
     out; only from a state that passes (an unchanged result otherwise).
     """
     kept = np.flatnonzero(group >= 0)
@@ -334,24 +334,32 @@ class _Guard:
     def __call__(self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
         group, before = np.asarray(group_of_row, dtype=np.int64), self.last
         moved = np.flatnonzero(group != before)
+        source, target = before[moved], group[moved]
+        # A cluster left empty was dissolved: the search undoes it whole when any of its targets fails.
+        dissolving = (np.bincount(group, minlength=n_groups) == 0)[source]
         bad = np.zeros(n_groups, dtype=bool)
         while True:
-            back = bad[group[moved]] | bad[before[moved]]  # what the search undoes: source or target failing
+            back = ~dissolving & (bad[target] | bad[source])  # a move: its source or target fails
+            hit = np.zeros(n_groups, dtype=bool)
+            hit[source[dissolving & bad[target]]] = True
+            back |= dissolving & hit[source]
             state = group.copy()
-            state[moved[back]] = before[moved[back]]
+            state[moved[back]] = source[back]
             bad_class, of_row = self._judge(state)
             if not bad_class.any():
-                self.last = state
+                self.last = np.unique(state, return_inverse=True)[1].reshape(-1)  # the search's renumbering
                 return bad
-            live = moved[~back]
+            live = np.flatnonzero(~back)
             touched = np.zeros(n_groups, dtype=bool)
-            touched[group[live]] = touched[before[live]] = True
+            touched[target[live]] = True
+            touched[source[live[~dissolving[live]]]] = True
             blame = np.zeros(n_groups, dtype=bool)
             blame[state[bad_class[of_row]]] = True
             blame &= touched & ~bad
-            if not blame.any():  # a class no kept move touches fails: half the kept moves fail, until it passes
+            if not blame.any():  # a class no kept change touches fails: half the kept ones fail, until it passes
                 half = live[live.shape[0] // 2 :]
-                bad[group[half]] = bad[before[half]] = True
+                bad[target[half]] = True
+                bad[source[half[~dissolving[half]]]] = True
                 continue
             bad |= blame
 

@@ -490,9 +490,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             cluster = readmit(space, judge, cluster, published_classes(coded))
 
             def moves(rows: np.ndarray, group: np.ndarray, failing: Callable[..., np.ndarray]) -> np.ndarray:
-                """Phase 2's record moves (no dissolutions: the guard follows one id space)."""
-                return refine_clusters(space, failing, rows, group, rng, min_size=min_size, rounds=REFINE_ROUNDS,
-                                       dissolve=0)  # fmt: skip
+                """Phase 2's local search: record moves and dissolutions."""
+                return refine_clusters(space, failing, rows, group, rng, min_size=min_size, rounds=REFINE_ROUNDS)
 
             # The local search again, under the judge: the pools and removals widened boxes it had narrowed.
             cluster = refine_passing(judge, cluster, published_classes(coded), moves)

@@ -297,19 +297,22 @@ def test_the_local_search_under_a_cover_judge_returns_a_passing_state_that_costs
 
         def watched(r: np.ndarray, g: np.ndarray, m: int) -> np.ndarray:
             bad = failing(r, g, m)
-            before = held[-1]  # naively, the search's undo: a move whose source or target fails goes back
-            moved = np.flatnonzero(g != before)
-            back = moved[bad[g[moved]] | bad[before[moved]]]
+            before = held[-1]  # naively, the search's undo, then its dense renumbering
             state = g.copy()
-            state[back] = before[back]
+            for row in np.flatnonzero(g != before).tolist():
+                source = int(before[row])
+                if (g == source).any():  # a move: back when its source or target fails
+                    if bad[g[row]] or bad[source]:
+                        state[row] = source
+                elif bad[g[before == source]].any():  # a dissolution: back whole when a target fails
+                    state[before == source] = source
             full = np.full(n, -1, dtype=np.int64)
             full[rows] = state
             assert _passes(strict, full)  # every state the search holds passes, not only the last
-            held.append(state)
+            held.append(np.unique(state, return_inverse=True)[1].reshape(-1))
             return bad
 
-        return refine_clusters(space, watched, rows, local, np.random.default_rng(0), min_size=2, rounds=20,
-                               dissolve=0)  # fmt: skip
+        return refine_clusters(space, watched, rows, local, np.random.default_rng(0), min_size=2, rounds=20)
 
     result = refine_passing(strict, group, dense, refine)
     assert np.array_equal(result < 0, group < 0)  # nobody enters or leaves
