@@ -32,7 +32,12 @@ suppression limit allows any record:
    (``members_only``): that state is published, and the release's (c) leaves out the records of
    the values over the covered targets' shares;
 4. from a state that passes, :func:`split_passing` cuts the clusters of twice the smallest
-   valid size or more (Mondrian's strict bisection) and keeps the cuts every class still passes with.
+   valid size or more (Mondrian's strict bisection) and keeps the cuts every class still passes with;
+5. from a state that passes, :func:`readmit` places records left out (NCP 1 each) back in the
+   cluster they widen least, box growth allowed, where every class still passes, and
+   :func:`refine_passing` runs phase 2's local search (moves, dissolutions) again under the
+   judge, through a guard whose verdicts leave every state the search holds passing; then
+   :func:`readmit` again (the moves narrowed boxes).
 
 ``strict`` is what the caller judges with: the clustering passes
 :class:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge`, which also judges every record

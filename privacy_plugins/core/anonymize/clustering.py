@@ -82,7 +82,8 @@ is in the details. **Suppression:** none — every record ends in a valid cluste
 table has at least one valid cluster's worth of records; ``suppressed`` is 0 — except for a
 model that declares merging does not repair it (the history model with a leakage bound):
 then clusters merge with its relaxation and the records of the published classes that still
-miss it are suppressed within ``suppression_limit``
+miss it are suppressed within ``suppression_limit``, then readmitted where a box may grow and
+every class still passes, and the local search runs again under the cover judge
 (:mod:`~privacy_plugins.core.anonymize.cluster_suppress`). **The release history's domain rule**
 (``history: {protect: domain}``): clusters whose published box breaks it are dissolved or merged
 after the clustering; one left with every label ``*`` is left out within the limit
