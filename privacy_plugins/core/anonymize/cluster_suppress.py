@@ -130,6 +130,7 @@ def suppress_failing(
     min_size: int = 1,
     towards: Towards | None = None,
     members_only: Failing | None = None,
+    readmit_with: Failing | None = None,
 ) -> np.ndarray:
     """``group`` (a cluster per row) with -1 for the records left out so that every published class passes ``strict``.
 
@@ -180,6 +181,10 @@ def suppress_failing(
             else:
                 out[rows] = True
         _offer(space, strict, group, out, classes_of)
+        if readmit_with is not None:  # boxes may grow: fewer records out, more of the limit for what still fails
+            state = readmit(space, readmit_with, np.where(out, -1, group), classes_of, tries=2, failing=True)
+            back = out & (state >= 0)
+            group[back], out[back] = state[back], False
         if int(out.sum()) > max_suppressed:
             break
     while int(out.sum()) <= max_suppressed:  # what still fails is left out whole
@@ -248,7 +253,13 @@ def split_passing(
 
 
 def readmit(
-    space: CostSpace, strict: Failing, group: np.ndarray, classes_of: ClassesOf, *, tries: int = READMIT_TRIES
+    space: CostSpace,
+    strict: Failing,
+    group: np.ndarray,
+    classes_of: ClassesOf,
+    *,
+    tries: int = READMIT_TRIES,
+    failing: bool = False,
 ) -> np.ndarray:
     """``group`` with records left out (-1) placed back in the cluster where they cost least, when every class passes.
 
@@ -259,12 +270,20 @@ def readmit(
     its next cheapest cluster (at most ``tries``, one record per cluster), the records whose class
     then fails go back out, and a batch whose records tip a class none of them joined (a covered
     neighbour) is halved until each half is judged alone. Only from a state that passes (an
-    unchanged result otherwise), and every state returned passes ``strict``.
+    unchanged result otherwise), and every state returned passes ``strict`` — or, with
+    ``failing`` (the removal rounds, where some classes still fail), from any state, and no row
+    outside a class failing now is in a failing class afterwards.
     """
     kept = np.flatnonzero(group >= 0)
     waiting = np.flatnonzero(group < 0)
-    if not waiting.shape[0] or not kept.shape[0] or _failing_rows(strict, group, classes_of).any():
+    if not waiting.shape[0] or not kept.shape[0]:
         return group
+    cls, n_cls = classes_of(group)
+    now = np.asarray(strict(kept, cls[kept], n_cls), dtype=bool)[cls[kept]]
+    if now.any() and not failing:
+        return group
+    allowed = np.zeros(group.shape[0], dtype=bool)
+    allowed[kept[now]] = True  # rows already in failing classes
     n_groups = int(group.max()) + 1
     low, high = boxes(space.codes[:, kept], group[kept], n_groups)
     size = np.bincount(group[kept], minlength=n_groups).astype(float)
@@ -282,7 +301,7 @@ def readmit(
         if not still.shape[0]:
             break
         first = np.unique(candidate, return_index=True)[1]  # one record per cluster per round
-        group = _admit(strict, group, classes_of, waiting[still[first]], live[candidate[first]])
+        group = _admit(strict, group, classes_of, waiting[still[first]], live[candidate[first]], allowed)
     return group
 
 
@@ -369,23 +388,28 @@ class _Guard:
             bad |= blame
 
 
-def _admit(strict: Failing, group: np.ndarray, classes_of: ClassesOf, rows: np.ndarray, to: np.ndarray) -> np.ndarray:
-    """``group`` (which passes) with as many of ``rows`` moved to ``to`` as keep every class passing ``strict``."""
+def _admit(
+    strict: Failing, group: np.ndarray, classes_of: ClassesOf, rows: np.ndarray, to: np.ndarray, allowed: np.ndarray
+) -> np.ndarray:
+    """``group`` with as many of ``rows`` moved to ``to`` as leave no row outside ``allowed`` failing ``strict``."""
     trial = group.copy()
     trial[rows] = to
     cls, n_cls = classes_of(trial)
     placed = np.flatnonzero(trial >= 0)
     bad = strict(placed, cls[placed], n_cls)
-    if not bad.any():
+    fails = np.zeros(group.shape[0], dtype=bool)
+    fails[placed[bad[cls[placed]]]] = True
+    if not (fails & ~allowed).any():
         return trial
     if rows.shape[0] == 1:
         return group
-    own = bad[cls[rows]]
-    if own.any() and not (bad & ~np.isin(np.arange(n_cls), cls[rows][own])).any():
-        return _admit(strict, group, classes_of, rows[~own], to[~own]) if (~own).any() else group
+    own = fails[rows]
+    other = fails & ~allowed & ~np.isin(cls, cls[rows[own]])
+    if own.any() and not other.any():
+        return _admit(strict, group, classes_of, rows[~own], to[~own], allowed) if (~own).any() else group
     half = rows.shape[0] // 2  # a neighbour tipped: halve the batch
-    group = _admit(strict, group, classes_of, rows[:half], to[:half])
-    return _admit(strict, group, classes_of, rows[half:], to[half:])
+    group = _admit(strict, group, classes_of, rows[:half], to[:half], allowed)
+    return _admit(strict, group, classes_of, rows[half:], to[half:], allowed)
 
 
 def _failing_rows(strict: Failing, group: np.ndarray, classes_of: ClassesOf) -> np.ndarray:

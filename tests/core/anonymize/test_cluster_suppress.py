@@ -218,6 +218,15 @@ def _passing(strict, group: np.ndarray) -> np.ndarray:  # type: ignore[no-untype
     return group
 
 
+def _failing_rows(strict, group: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Per row of the table, whether it is placed in a class failing ``strict``."""
+    cls, n = dense(group)
+    placed = np.flatnonzero(group >= 0)
+    rows = np.zeros(group.shape[0], dtype=bool)
+    rows[placed] = strict(placed, cls[placed], n)[cls[placed]]
+    return rows
+
+
 def _passes(strict, group: np.ndarray) -> bool:  # type: ignore[no-untyped-def]
     cls, n = dense(group)
     placed = np.flatnonzero(group >= 0)
@@ -238,6 +247,10 @@ def test_records_left_out_are_readmitted_only_where_every_class_still_passes(
     left = rng.choice(n, size=min(out, n - 2), replace=False)
     group[left], value[left] = -1, rng.integers(0, 3, left.shape[0])
     strict = _cover_judge(codes, value, 2, _history_sets(rng, n, full=0.9))
+    before = _failing_rows(strict, group)  # in the removal rounds some classes still fail
+    during = readmit(space, strict, group, dense, failing=True)
+    assert np.array_equal(during[group >= 0], group[group >= 0])
+    assert not (_failing_rows(strict, during) & ~before).any()  # nobody else ends in a failing class
     group = _passing(strict, group)
     result = readmit(space, strict, group, dense)
     placed = group >= 0
@@ -321,3 +334,46 @@ def test_the_local_search_under_a_cover_judge_returns_a_passing_state_that_costs
         return
     assert _passes(strict, result)
     assert _loss(space, result) <= _loss(space, group) + 1e-9
+
+
+class _EdgeRule:
+    """A box rule (duck-typed ``BoxRule``): a box reaching the top code must hold two values."""
+
+    attribute = "v"
+
+    def held(self, values: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        found = np.zeros((n_groups, 3), dtype=bool)
+        found[group, values] = True
+        return found
+
+    def breaks(self, labels, held: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+        top = labels["x"].astype(str).str.contains("5").to_numpy()
+        return np.asarray(top & (held.sum(axis=1) < 2))
+
+
+@given(seed=st.integers(0, 100_000), n=st.integers(4, 30), n_groups=st.integers(1, 6))
+@settings(max_examples=30, deadline=None)
+def test_the_steps_after_the_box_repair_also_fail_groups_whose_box_breaks_a_rule(
+    seed: int, n: int, n_groups: int
+) -> None:
+    import pandas as pd
+
+    from privacy_plugins.core.anonymize.cluster_domain import breaking_boxes
+    from privacy_plugins.core.anonymize.mondrian import _dimension
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"x": rng.integers(0, 6, n), "v": rng.integers(0, 3, n)})
+    coded = [_dimension(frame["x"], None)]
+    space = CostSpace([coded[0][0]])
+    rows = np.flatnonzero(rng.random(n) < 0.8)
+    group = rng.integers(0, n_groups, rows.shape[0])
+
+    def small(r: np.ndarray, g: np.ndarray, m: int) -> np.ndarray:
+        return np.bincount(g, minlength=m)[:m] < 2
+
+    found = breaking_boxes(small, space, coded, frame, ["x"], [_EdgeRule()])(rows, group, n_groups)
+    for g in range(n_groups):  # naive: per group, its rows' top value and distinct values
+        mine = rows[group == g]
+        expected = mine.shape[0] < 2 or (frame["x"][mine].max() == 5 and frame["v"][mine].nunique() < 2)
+        assert bool(found[g]) == bool(expected)
+    assert breaking_boxes(small, space, coded, frame, ["x"], []) is small  # no rule: the judge itself
