@@ -499,8 +499,6 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             # The local search again, under the judge: the pools and removals widened boxes it had narrowed.
             cluster = refine_passing(boxed, cluster, published_classes(coded), moves)
             cluster = readmit(space, boxed, cluster, published_classes(coded))  # the moves narrowed some boxes
-            # The pools grew boxes with no eye on the domain rule (protect: domain): repaired as after the clustering.
-            cluster, _ = repair_boxes(space, coded, frame, qis, cluster, box_rules(request.models), failing=judge)
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)
