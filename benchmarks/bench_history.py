@@ -68,6 +68,14 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     vs 9.7 s (Mondrian's cut alone: 1.33); k-member (Mondrian's cut alone) A A+s A A+s 4/4, 0, 1.24
     (was 1.25), 32.3 s vs 3.1 s.
 
+    leak26d (records left out readmitted where a box may grow, also inside the removal rounds; phase 2's
+    local search again under the cover judge through a guard; 2026-11-27, CPU seconds history-aware vs
+    independent): two-phase A A A A 4/4, 1 below 2 values (pinned before joining), 1.22, 69.6 s vs 10.0 s
+    (leakncp26: 1.27); k-member A A+s A+s A+s 4/4, 0, 1.17, 75.6 s vs 3.1 s (was 1.24, 31.2 s). Default
+    sizes, two-phase: A A+s A+s A+s 4/4, 3 below 2 values (all pinned before joining), 1.28, 1,033 s vs
+    54.2 s (main b0401b7 back to back: A A A+s A+s 4/4, 0, 1.38, 820 s vs 60.8 s).
+    With --protect-domain (leak): two-phase A F F F at 6,000-7,500 rows, as on main.
+
 Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
 optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00. With --deletions 0.2: bucket 4/4, 59 (5 pinned, 54
 deleted), 1.10; optimal 4/4, 0, 1.00; mondrian 4/4, 1 (1 pinned), 1.01.

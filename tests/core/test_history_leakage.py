@@ -86,8 +86,8 @@ def test_the_clustering_suppresses_what_merging_cannot_repair_within_the_limit(a
     result = anonymize(source, algorithm=algorithm, quasi_identifiers=QIS, models=[*MODELS, *extra],
                        hierarchies=HIERARCHIES, sensitive_attributes=["disease"], suppression_limit=0.05)  # fmt: skip
     assert result.rows_out + result.suppressed == 150 and result.suppressed <= int(0.05 * 150)
-    if algorithm == "two-phase":  # here its merging leaves classes that only suppression repairs
-        assert result.suppressed > 0
+    # Two-phase's merging leaves classes here that only removals repair; since leak26d the records left out are
+    # readmitted where they widen a box least and every class still passes, so none may stay out.
     assert len(result.table) == result.rows_out  # suppressed records are left out, not marked
     assert all(check.passed for check in result.models)  # the re-check measured the history model too
 

@@ -36,7 +36,7 @@ from privacy_plugins.core.coverage import STAR
 from privacy_plugins.core.history_boxes import BoxRule, box_rules
 from privacy_plugins.core.history_domain import concatenated_ranges
 
-__all__ = ["BoxRepair", "box_rules", "repair_boxes"]
+__all__ = ["BoxRepair", "box_rules", "breaking_boxes", "repair_boxes"]
 
 #: Nearest clusters judged as merge partners of each cluster whose box breaks a rule.
 NEIGHBOURS = 48
@@ -183,6 +183,36 @@ def _box_labels(
             for q, (qi, (dimension, code_labels)) in enumerate(zip(qis, coded, strict=True))
         }
     )
+
+
+def breaking_boxes(
+    failing: Failing,
+    space: CostSpace,
+    coded: Sequence[tuple[Dimension, np.ndarray]],
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[Hashable],
+    rules: Sequence[BoxRule],
+) -> Failing:
+    """``failing``, and the groups whose published box breaks one of ``rules`` (``failing`` itself without rules).
+
+    For the steps after :func:`repair_boxes` that grow or move boxes (the suppression path's
+    readmissions and local search): what they change must keep the boxes meeting the rules.
+    """
+    if not rules:
+        return failing
+    qis = list(quasi_identifiers)
+    values = {id(rule): frame[rule.attribute].to_numpy() for rule in rules}
+
+    def judged(rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
+        bad = np.asarray(failing(rows, group_of_row, n_groups), dtype=bool).copy()
+        live = np.flatnonzero(np.bincount(group_of_row, minlength=n_groups)[:n_groups] > 0)
+        ids = np.searchsorted(live, group_of_row)
+        low, high = boxes(space.codes[:, rows], ids, live.shape[0])
+        held = [rule.held(values[id(rule)][rows], ids, live.shape[0]) for rule in rules]
+        bad[live] |= _breaks(rules, _box_labels(coded, qis, low, high), held)
+        return bad
+
+    return judged
 
 
 def _breaks(rules: Sequence[BoxRule], labels: pd.DataFrame, held: Sequence[np.ndarray]) -> np.ndarray:

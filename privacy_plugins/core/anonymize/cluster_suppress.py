@@ -32,7 +32,12 @@ suppression limit allows any record:
    (``members_only``): that state is published, and the release's (c) leaves out the records of
    the values over the covered targets' shares;
 4. from a state that passes, :func:`split_passing` cuts the clusters of twice the smallest
-   valid size or more (Mondrian's strict bisection) and keeps the cuts every class still passes with.
+   valid size or more (Mondrian's strict bisection) and keeps the cuts every class still passes with;
+5. from a state that passes, :func:`readmit` places records left out (NCP 1 each) back in the
+   cluster they widen least, box growth allowed, where every class still passes, and
+   :func:`refine_passing` runs phase 2's local search (moves, dissolutions) again under the
+   judge, through a guard whose verdicts leave every state the search holds passing; then
+   :func:`readmit` again (the moves narrowed boxes).
 
 ``strict`` is what the caller judges with: the clustering passes
 :class:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge`, which also judges every record
@@ -60,6 +65,8 @@ __all__ = [
     "dense",
     "publish_kept",
     "published_classes",
+    "readmit",
+    "refine_passing",
     "relaxed_models",
     "split_passing",
     "suppress_failing",
@@ -73,6 +80,8 @@ Coded = tuple[Dimension, np.ndarray]
 ROUNDS = 48
 #: Covering clusters offered to each record left out.
 OFFERS = 4
+#: Clusters (cheapest first) each record left out is tried in by :func:`readmit`.
+READMIT_TRIES = 8
 
 #: Nearest clusters pooled with a failing class to cluster again, and passes over the failing classes.
 NEIGHBOURS = 3
@@ -121,6 +130,7 @@ def suppress_failing(
     min_size: int = 1,
     towards: Towards | None = None,
     members_only: Failing | None = None,
+    readmit_with: Failing | None = None,
 ) -> np.ndarray:
     """``group`` (a cluster per row) with -1 for the records left out so that every published class passes ``strict``.
 
@@ -171,6 +181,10 @@ def suppress_failing(
             else:
                 out[rows] = True
         _offer(space, strict, group, out, classes_of)
+        if readmit_with is not None:  # boxes may grow: fewer records out, more of the limit for what still fails
+            state = readmit(space, readmit_with, np.where(out, -1, group), classes_of, tries=2, failing=True)
+            back = out & (state >= 0)
+            group[back], out[back] = state[back], False
         if int(out.sum()) > max_suppressed:
             break
     while int(out.sum()) <= max_suppressed:  # what still fails is left out whole
@@ -236,6 +250,183 @@ def split_passing(
         blamed[owner[moved & bad[cls[rows]]]] = True
         cut &= ~blamed if blamed.any() else np.zeros_like(cut)
     return group
+
+
+def readmit(
+    space: CostSpace,
+    strict: Failing,
+    group: np.ndarray,
+    classes_of: ClassesOf,
+    *,
+    tries: int = READMIT_TRIES,
+    failing: bool = False,
+) -> np.ndarray:
+    """``group`` with records left out (-1) placed back in the cluster where they cost least, when every class passes.
+
+    A record left out costs NCP 1 on every QI; in a cluster it costs what it widens the box by
+    (``(|c| + 1) · D(c ∪ r) − |c| · D(c)``, less than the QI count when it is near). Unlike the
+    removals' offers (boxes that already hold the record, labels unchanged) the box may grow, so
+    the cover judge (``strict``) judges the whole table: per round each waiting record is tried in
+    its next cheapest cluster (at most ``tries``, one record per cluster), the records whose class
+    then fails go back out, and a batch whose records tip a class none of them joined (a covered
+    neighbour) is halved until each half is judged alone. Only from a state that passes (an
+    unchanged result otherwise), and every state returned passes ``strict`` — or, with
+    ``failing`` (the removal rounds, where some classes still fail), from any state, and no row
+    outside a class failing now is in a failing class afterwards.
+    """
+    kept = np.flatnonzero(group >= 0)
+    waiting = np.flatnonzero(group < 0)
+    if not waiting.shape[0] or not kept.shape[0]:
+        return group
+    cls, n_cls = classes_of(group)
+    now = np.asarray(strict(kept, cls[kept], n_cls), dtype=bool)[cls[kept]]
+    if now.any() and not failing:
+        return group
+    allowed = np.zeros(group.shape[0], dtype=bool)
+    allowed[kept[now]] = True  # rows already in failing classes
+    n_groups = int(group.max()) + 1
+    low, high = boxes(space.codes[:, kept], group[kept], n_groups)
+    size = np.bincount(group[kept], minlength=n_groups).astype(float)
+    live = np.flatnonzero(size > 0)
+    low, high, size = low[:, live], high[:, live], size[live]
+    added = (size + 1) * _joined_costs(space, low, high, space.codes[:, waiting]) - size * space.box_costs(low, high)
+    added[added >= space.n_qis] = np.inf  # no cheaper than leaving the record out
+    order = np.argsort(added, axis=1, kind="stable")[:, :tries]
+    group = group.copy()
+    for t in range(min(tries, order.shape[1])):
+        still = np.flatnonzero(group[waiting] < 0)
+        candidate = order[still, t]
+        cost = added[still, candidate]
+        still, candidate = still[np.isfinite(cost)], candidate[np.isfinite(cost)]
+        if not still.shape[0]:
+            break
+        first = np.unique(candidate, return_index=True)[1]  # one record per cluster per round
+        group = _admit(strict, group, classes_of, waiting[still[first]], live[candidate[first]], allowed)
+    return group
+
+
+#: ``refine(rows, group, failing) -> group``: a local search over the clusters ``group`` of ``rows`` (dense ids).
+Refine = Callable[[np.ndarray, np.ndarray, Failing], np.ndarray]
+
+
+def refine_passing(strict: Failing, group: np.ndarray, classes_of: ClassesOf, refine: Refine) -> np.ndarray:
+    """``group`` improved by ``refine`` (record moves, dissolutions) judged by ``strict`` on the published classes.
+
+    The suppression path's pools and removals widen boxes the phase-2 local search had narrowed;
+    running it again under the cover judge recovers some. The search undoes a move whose source
+    or target the judge fails, and a dissolution one of whose targets fails (then renumbers the
+    clusters densely). Under the cover judge undoing is not enough: a move can tip a covered
+    neighbour's class, and undoing one move can tip a class another move kept within the bound.
+    So the guard answers for the state the search will hold *after* its undo: it reverts the
+    failing changes itself, judges what is left, fails the clusters of the changes kept in a
+    class that still fails, and so on; when a class fails that no kept change touches, half the
+    kept changes fail, until it passes. Each round's state then passes ``strict``, as does the
+    result (judged once more; the last state that passed otherwise). Rows left out (-1) stay
+    out; only from a state that passes (an unchanged result otherwise).
+    """
+    kept = np.flatnonzero(group >= 0)
+    if not kept.shape[0] or _failing_rows(strict, group, classes_of).any():
+        return group
+    local, _ = dense(group[kept])
+    guard = _Guard(strict, kept, classes_of, group.shape[0], local)
+    refined = refine(kept, local, guard)
+    result = np.full(group.shape[0], -1, dtype=np.int64)
+    result[kept] = refined
+    if _failing_rows(strict, result, classes_of).any():
+        result[kept] = guard.last
+    return result
+
+
+class _Guard:
+    """A :data:`Failing` for a local search's rounds over ``kept`` rows: its verdicts leave a passing state.
+
+    ``last`` is the search's state after the last round (it passes ``strict``); a round's moves
+    are the rows whose cluster differs from it (:func:`refine_passing`).
+    """
+
+    def __init__(self, strict: Failing, kept: np.ndarray, classes_of: ClassesOf, n_rows: int, start: np.ndarray):
+        self.strict, self.kept, self.classes_of, self.n_rows = strict, kept, classes_of, n_rows
+        self.last = start.copy()
+
+    def _judge(self, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        full = np.full(self.n_rows, -1, dtype=np.int64)
+        full[self.kept] = group
+        cls, n_cls = self.classes_of(full)
+        of_row = cls[self.kept]
+        return np.asarray(self.strict(self.kept, of_row, n_cls), dtype=bool), of_row
+
+    def __call__(self, rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
+        group, before = np.asarray(group_of_row, dtype=np.int64), self.last
+        moved = np.flatnonzero(group != before)
+        source, target = before[moved], group[moved]
+        # A cluster left empty was dissolved: the search undoes it whole when any of its targets fails.
+        dissolving = (np.bincount(group, minlength=n_groups) == 0)[source]
+        bad = np.zeros(n_groups, dtype=bool)
+        while True:
+            back = ~dissolving & (bad[target] | bad[source])  # a move: its source or target fails
+            hit = np.zeros(n_groups, dtype=bool)
+            hit[source[dissolving & bad[target]]] = True
+            back |= dissolving & hit[source]
+            state = group.copy()
+            state[moved[back]] = source[back]
+            bad_class, of_row = self._judge(state)
+            if not bad_class.any():
+                self.last = np.unique(state, return_inverse=True)[1].reshape(-1)  # the search's renumbering
+                return bad
+            live = np.flatnonzero(~back)
+            touched = np.zeros(n_groups, dtype=bool)
+            touched[target[live]] = True
+            touched[source[live[~dissolving[live]]]] = True
+            blame = np.zeros(n_groups, dtype=bool)
+            blame[state[bad_class[of_row]]] = True
+            blame &= touched & ~bad
+            if not blame.any():  # a class no kept change touches fails: half the kept ones fail, until it passes
+                half = live[live.shape[0] // 2 :]
+                bad[target[half]] = True
+                bad[source[half[~dissolving[half]]]] = True
+                continue
+            bad |= blame
+
+
+def _admit(
+    strict: Failing, group: np.ndarray, classes_of: ClassesOf, rows: np.ndarray, to: np.ndarray, allowed: np.ndarray
+) -> np.ndarray:
+    """``group`` with as many of ``rows`` moved to ``to`` as leave no row outside ``allowed`` failing ``strict``."""
+    trial = group.copy()
+    trial[rows] = to
+    cls, n_cls = classes_of(trial)
+    placed = np.flatnonzero(trial >= 0)
+    bad = strict(placed, cls[placed], n_cls)
+    fails = np.zeros(group.shape[0], dtype=bool)
+    fails[placed[bad[cls[placed]]]] = True
+    if not (fails & ~allowed).any():
+        return trial
+    if rows.shape[0] == 1:
+        return group
+    own = fails[rows]
+    other = fails & ~allowed & ~np.isin(cls, cls[rows[own]])
+    if own.any() and not other.any():
+        return _admit(strict, group, classes_of, rows[~own], to[~own], allowed) if (~own).any() else group
+    half = rows.shape[0] // 2  # a neighbour tipped: halve the batch
+    group = _admit(strict, group, classes_of, rows[:half], to[:half], allowed)
+    return _admit(strict, group, classes_of, rows[half:], to[half:], allowed)
+
+
+def _failing_rows(strict: Failing, group: np.ndarray, classes_of: ClassesOf) -> np.ndarray:
+    """The verdict of ``strict`` on the published classes of ``group`` (rows with ``group >= 0``)."""
+    cls, n_cls = classes_of(group)
+    placed = np.flatnonzero(group >= 0)
+    return np.asarray(strict(placed, cls[placed], n_cls), dtype=bool)
+
+
+def _joined_costs(space: CostSpace, low: np.ndarray, high: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``D(box ∪ r)`` for every record (``codes``: QI × records) and box (``low``, ``high``: QI × boxes)."""
+    total = np.zeros((codes.shape[1], low.shape[1]))
+    for q in range(space.n_qis):
+        lo = np.minimum(low[q][None, :], codes[q][:, None])
+        hi = np.maximum(high[q][None, :], codes[q][:, None])
+        total += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
+    return total
 
 
 def _pooled(

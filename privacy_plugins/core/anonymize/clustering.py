@@ -82,7 +82,8 @@ is in the details. **Suppression:** none — every record ends in a valid cluste
 table has at least one valid cluster's worth of records; ``suppressed`` is 0 — except for a
 model that declares merging does not repair it (the history model with a leakage bound):
 then clusters merge with its relaxation and the records of the published classes that still
-miss it are suppressed within ``suppression_limit``
+miss it are suppressed within ``suppression_limit``, then readmitted where a box may grow and
+every class still passes, and the local search runs again under the cover judge
 (:mod:`~privacy_plugins.core.anonymize.cluster_suppress`). **The release history's domain rule**
 (``history: {protect: domain}``): clusters whose published box breaks it are dissolved or merged
 after the clustering; one left with every label ``*`` is left out within the limit
@@ -115,7 +116,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizedTable,
 )
 from privacy_plugins.core.anonymize.cluster_cover import CoverJudge
-from privacy_plugins.core.anonymize.cluster_domain import box_rules, repair_boxes
+from privacy_plugins.core.anonymize.cluster_domain import box_rules, breaking_boxes, repair_boxes
 from privacy_plugins.core.anonymize.cluster_greedy import (
     CostSpace,
     GreedyStats,
@@ -129,6 +130,8 @@ from privacy_plugins.core.anonymize.cluster_suppress import (
     dense,
     publish_kept,
     published_classes,
+    readmit,
+    refine_passing,
     relaxed_models,
     split_passing,
     suppress_failing,
@@ -454,6 +457,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
 
         try:
             judge = CoverJudge(strict, space.dimensions, frame, request.models)  # covered records too, as the gate
+            # What grows, cuts or moves boxes after repair_boxes keeps them meeting the domain rule (protect: domain).
+            boxed = breaking_boxes(judge, space, coded, frame, qis, box_rules(request.models))
             # Classes no single removal repairs first lose their most frequent value of this attribute.
             shared = [m.sensitive_attribute for m in request.models if not m.repaired_by_merging]
             values = None
@@ -463,9 +468,9 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                                        max_suppressed=request.max_suppressed,
                                        describe=", ".join(map(str, request.models)), recluster=recluster,
                                        values=values, min_size=min_size, towards=judge.over_share,
-                                       members_only=strict)  # fmt: skip
+                                       members_only=strict, readmit_with=boxed)  # fmt: skip
             # Big clusters the relaxed merging and the pools left, cut where every class still passes the judge.
-            cluster = split_passing(judge, cluster, published_classes(coded),
+            cluster = split_passing(boxed, cluster, published_classes(coded),
                                     lambda rows, owner: _split_b(space, strict, rows, rng, start=owner),
                                     min_size=min_size)  # fmt: skip
 
@@ -483,7 +488,17 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
 
             if method == "two-phase":  # phase 2's other split (k-member: 1.26x with it, 1.24x without)
                 # The big clusters whose Mondrian cuts were reverted (or not made): the greedy growth's cut.
-                cluster = split_passing(judge, cluster, published_classes(coded), grown, min_size=min_size)
+                cluster = split_passing(boxed, cluster, published_classes(coded), grown, min_size=min_size)
+            # Records left out cost NCP 1 each: back in the cluster they widen least, where every class still passes.
+            cluster = readmit(space, boxed, cluster, published_classes(coded))
+
+            def moves(rows: np.ndarray, group: np.ndarray, failing: Callable[..., np.ndarray]) -> np.ndarray:
+                """Phase 2's local search: record moves and dissolutions."""
+                return refine_clusters(space, failing, rows, group, rng, min_size=min_size, rounds=REFINE_ROUNDS)
+
+            # The local search again, under the judge: the pools and removals widened boxes it had narrowed.
+            cluster = refine_passing(boxed, cluster, published_classes(coded), moves)
+            cluster = readmit(space, boxed, cluster, published_classes(coded))  # the moves narrowed some boxes
         except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
             return _cluster(replace(request, max_suppressed=0), method=method, split=split)
         cluster, n_clusters = dense(cluster)

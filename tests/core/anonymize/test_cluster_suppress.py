@@ -157,3 +157,223 @@ def test_big_passing_clusters_are_cut_where_every_class_still_passes(
         assert np.unique(group[np.isin(result, parts)]).tolist() == [g]  # parts stay within their cluster
         cut = rows.shape[0] >= 2 * k and g not in fragile
         assert parts.shape[0] == (2 if cut else 1)
+
+
+def _cover_judge(codes: np.ndarray, value: np.ndarray, k: int, history: np.ndarray):  # type: ignore[no-untyped-def]
+    """A naive gate, record by record: every row is a target of the classes whose box holds her codes.
+
+    A class fails below ``k`` rows, or when a target it covers has her most frequent value over half
+    of the covering classes' rows with a value in her history set (``history``: row × value), as
+    the gate counts N(t); blamed: the covering classes over half on her alone, else all of them.
+    """
+
+    def strict(rows: np.ndarray, cls: np.ndarray, n_cls: int) -> np.ndarray:
+        bad = np.bincount(cls, minlength=n_cls) < k
+        live = [c for c in range(n_cls) if (cls == c).any()]
+        low = {c: codes[:, rows[cls == c]].min(axis=1) for c in live}
+        high = {c: codes[:, rows[cls == c]].max(axis=1) for c in live}
+        counts = {c: np.bincount(value[rows[cls == c]], minlength=3) for c in live}
+        for t in range(codes.shape[1]):
+            covering = [c for c in live if ((low[c] <= codes[:, t]) & (codes[:, t] <= high[c])).all()]
+            if not covering:
+                continue
+            mine = {c: counts[c] * history[t] for c in covering}
+            total = sum(mine.values())
+            if total.max() <= 0.5 * total.sum():
+                continue
+            alone = [c for c in covering if mine[c].max() > 0.5 * mine[c].sum()]
+            bad[alone or covering] = True
+        return bad
+
+    return strict
+
+
+def _history_sets(rng: np.random.Generator, n: int, full: float = 0.7) -> np.ndarray:
+    """Per row, the values an earlier release left her: two or three of the three (three with odds ``full``)."""
+    sets = rng.random((n, 3)) < full
+    sets[np.arange(n), rng.integers(0, 3, n)] = True
+    sets[np.arange(n), rng.integers(0, 3, n)] = True
+    return sets
+
+
+def _loss(space: CostSpace, group: np.ndarray) -> float:
+    """Σ |c| · D(c) over the clusters, and every QI's full cost for each row left out."""
+    placed = group >= 0
+    ids, n = dense(group)
+    low, high = boxes(space.codes[:, placed], ids[placed], n)
+    size = np.bincount(ids[placed], minlength=n)
+    return float((size * space.box_costs(low, high)).sum() + (~placed).sum() * space.n_qis * 1.0)
+
+
+def _passing(strict, group: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """``group`` with the rows of failing classes left out until every class passes (naively, whole classes)."""
+    group = group.copy()
+    while (group >= 0).any():
+        cls, n = dense(group)
+        placed = np.flatnonzero(group >= 0)
+        bad = strict(placed, cls[placed], n)
+        if not bad.any():
+            break
+        group[placed[bad[cls[placed]]]] = -1
+    return group
+
+
+def _failing_rows(strict, group: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Per row of the table, whether it is placed in a class failing ``strict``."""
+    cls, n = dense(group)
+    placed = np.flatnonzero(group >= 0)
+    rows = np.zeros(group.shape[0], dtype=bool)
+    rows[placed] = strict(placed, cls[placed], n)[cls[placed]]
+    return rows
+
+
+def _passes(strict, group: np.ndarray) -> bool:  # type: ignore[no-untyped-def]
+    cls, n = dense(group)
+    placed = np.flatnonzero(group >= 0)
+    return not strict(placed, cls[placed], n).any()
+
+
+@given(seed=st.integers(0, 100_000), n=st.integers(10, 40), n_groups=st.integers(2, 6), out=st.integers(1, 6))
+@settings(max_examples=80, deadline=None)
+def test_records_left_out_are_readmitted_only_where_every_class_still_passes(
+    seed: int, n: int, n_groups: int, out: int
+) -> None:
+    from privacy_plugins.core.anonymize.cluster_suppress import readmit
+
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 6, (2, n))
+    space, value = _space(codes), np.arange(n) % 3  # clusters of consecutive rows: mostly balanced
+    group = dense(np.sort(rng.integers(0, n_groups, n)))[0]
+    left = rng.choice(n, size=min(out, n - 2), replace=False)
+    group[left], value[left] = -1, rng.integers(0, 3, left.shape[0])
+    strict = _cover_judge(codes, value, 2, _history_sets(rng, n, full=0.9))
+    before = _failing_rows(strict, group)  # in the removal rounds some classes still fail
+    during = readmit(space, strict, group, dense, failing=True)
+    assert np.array_equal(during[group >= 0], group[group >= 0])
+    assert not (_failing_rows(strict, during) & ~before).any()  # nobody else ends in a failing class
+    group = _passing(strict, group)
+    result = readmit(space, strict, group, dense)
+    placed = group >= 0
+    assert np.array_equal(result[placed], group[placed])  # nobody placed moves or leaves
+    if not _passes(strict, group):
+        assert np.array_equal(result, group)  # only from a state that passes
+        return
+    assert _passes(strict, result)
+    assert _loss(space, result) <= _loss(space, group) + 1e-9
+
+
+def test_a_record_left_out_joins_the_cluster_it_widens_least_and_only_when_that_is_cheaper() -> None:
+    from privacy_plugins.core.anonymize.cluster_suppress import readmit
+
+    space = _space(np.array([[0, 0, 5, 5, 1, 4], [0, 1, 0, 1, 0, 5]]))
+    group = np.array([0, 0, 1, 1, -1, -1])
+
+    def sized(rows: np.ndarray, cls: np.ndarray, n_cls: int) -> np.ndarray:
+        return np.bincount(cls, minlength=n_cls) < 2
+
+    result = readmit(space, sized, group, dense)
+
+    # Row 4 (codes 1, 0) widens cluster 0's first QI by one code; row 5 (4, 5) would cost more
+    # than both QIs' full width in either cluster: it stays out. Naively: the cheapest join per record.
+    def cost(rows: np.ndarray) -> float:
+        low, high = space.codes[:, rows].min(axis=1), space.codes[:, rows].max(axis=1)
+        return float(space.box_costs(low[:, None], high[:, None])[0])
+
+    naive = []
+    for r in (4, 5):
+        added = [3 * cost(np.append(np.flatnonzero(group == g), r)) - 2 * cost(np.flatnonzero(group == g))
+                 for g in (0, 1)]  # fmt: skip
+        naive.append(int(np.argmin(added)) if min(added) < space.n_qis else -1)
+    assert result[4:].tolist() == naive
+
+
+@given(seed=st.integers(0, 100_000), n=st.integers(12, 40), n_groups=st.integers(2, 6), out=st.integers(0, 3))
+@settings(max_examples=40, deadline=None)
+def test_the_local_search_under_a_cover_judge_returns_a_passing_state_that_costs_no_more(
+    seed: int, n: int, n_groups: int, out: int
+) -> None:
+    """Moves tip covered neighbours and undoing one move can tip another's class: every state must still pass."""
+    from privacy_plugins.core.anonymize.cluster_refine import refine_clusters
+    from privacy_plugins.core.anonymize.cluster_suppress import refine_passing
+
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 6, (2, n))
+    space, value = _space(codes), rng.integers(0, 3, n)
+    group = dense(np.sort(rng.integers(0, n_groups, n)))[0]
+    if out:
+        group[rng.choice(n, size=out, replace=False)] = -1
+    strict = _cover_judge(codes, value, 2, _history_sets(rng, n))
+    group = _passing(strict, group)
+
+    def refine(rows: np.ndarray, local: np.ndarray, failing) -> np.ndarray:  # type: ignore[no-untyped-def]
+        held = [local.copy()]
+
+        def watched(r: np.ndarray, g: np.ndarray, m: int) -> np.ndarray:
+            bad = failing(r, g, m)
+            before = held[-1]  # naively, the search's undo, then its dense renumbering
+            state = g.copy()
+            for row in np.flatnonzero(g != before).tolist():
+                source = int(before[row])
+                if (g == source).any():  # a move: back when its source or target fails
+                    if bad[g[row]] or bad[source]:
+                        state[row] = source
+                elif bad[g[before == source]].any():  # a dissolution: back whole when a target fails
+                    state[before == source] = source
+            full = np.full(n, -1, dtype=np.int64)
+            full[rows] = state
+            assert _passes(strict, full)  # every state the search holds passes, not only the last
+            held.append(np.unique(state, return_inverse=True)[1].reshape(-1))
+            return bad
+
+        return refine_clusters(space, watched, rows, local, np.random.default_rng(0), min_size=2, rounds=20)
+
+    result = refine_passing(strict, group, dense, refine)
+    assert np.array_equal(result < 0, group < 0)  # nobody enters or leaves
+    if not _passes(strict, group):
+        assert np.array_equal(result, group)
+        return
+    assert _passes(strict, result)
+    assert _loss(space, result) <= _loss(space, group) + 1e-9
+
+
+class _EdgeRule:
+    """A box rule (duck-typed ``BoxRule``): a box reaching the top code must hold two values."""
+
+    attribute = "v"
+
+    def held(self, values: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        found = np.zeros((n_groups, 3), dtype=bool)
+        found[group, values] = True
+        return found
+
+    def breaks(self, labels, held: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+        top = labels["x"].astype(str).str.contains("5").to_numpy()
+        return np.asarray(top & (held.sum(axis=1) < 2))
+
+
+@given(seed=st.integers(0, 100_000), n=st.integers(4, 30), n_groups=st.integers(1, 6))
+@settings(max_examples=30, deadline=None)
+def test_the_steps_after_the_box_repair_also_fail_groups_whose_box_breaks_a_rule(
+    seed: int, n: int, n_groups: int
+) -> None:
+    import pandas as pd
+
+    from privacy_plugins.core.anonymize.cluster_domain import breaking_boxes
+    from privacy_plugins.core.anonymize.mondrian import _dimension
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"x": rng.integers(0, 6, n), "v": rng.integers(0, 3, n)})
+    coded = [_dimension(frame["x"], None)]
+    space = CostSpace([coded[0][0]])
+    rows = np.flatnonzero(rng.random(n) < 0.8)
+    group = rng.integers(0, n_groups, rows.shape[0])
+
+    def small(r: np.ndarray, g: np.ndarray, m: int) -> np.ndarray:
+        return np.bincount(g, minlength=m)[:m] < 2
+
+    found = breaking_boxes(small, space, coded, frame, ["x"], [_EdgeRule()])(rows, group, n_groups)
+    for g in range(n_groups):  # naive: per group, its rows' top value and distinct values
+        mine = rows[group == g]
+        expected = mine.shape[0] < 2 or (frame["x"][mine].max() == 5 and frame["v"][mine].nunique() < 2)
+        assert bool(found[g]) == bool(expected)
+    assert breaking_boxes(small, space, coded, frame, ["x"], []) is small  # no rule: the judge itself
