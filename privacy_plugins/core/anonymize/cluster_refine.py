@@ -682,6 +682,7 @@ def refine_clusters(
     compiled = compile_walk and space.flat is not None and importlib.util.find_spec("numba") is not None
     mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled)
     dissolved_per_round: list[int] = []  # clusters each dissolve round dissolved
+    tables: _Tables | None = None  # the mover's tables handed to a dissolve round and back (None: made afresh)
     for round_ in range(rounds):
         stats.rounds += 1
         budget = limit if limit is not None else max(256, _BUDGET // max(n_groups, 1))
