@@ -26,12 +26,13 @@ release finds it there).
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
+from privacy_plugins.errors import ConfigurationError
 
 __all__ = [
     "STAR",
@@ -41,10 +42,26 @@ __all__ = [
     "label_intervals",
     "marked_suppressed",
     "range_pairs",
+    "require_hierarchies",
 ]
 
 #: The label of a generalized-away value and of every QI of a marked suppressed row.
 STAR = "*"
+
+
+def require_hierarchies(
+    quasi_identifiers: Sequence[Hashable], hierarchies: Mapping[Hashable, Hierarchy] | None, purpose: str
+) -> None:
+    """Refuse box comparisons over the QI domain where a QI has no hierarchy (its leaves are the domain).
+
+    Raises:
+        ConfigurationError: naming ``purpose`` and the QIs without a hierarchy.
+    """
+    missing = [str(qi) for qi in quasi_identifiers if (hierarchies or {}).get(qi) is None]
+    if missing:
+        raise ConfigurationError(
+            f"{purpose} compares published boxes over the hierarchies' leaves and needs a hierarchy for {missing}"
+        )
 
 
 def marked_suppressed(table: pd.DataFrame, quasi_identifiers: Sequence[Hashable], attribute: Hashable) -> np.ndarray:

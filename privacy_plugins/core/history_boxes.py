@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.coverage import marked_suppressed
+from privacy_plugins.core.coverage import marked_suppressed, require_hierarchies
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT
 from privacy_plugins.core.history_domain import DomainOverlay, EarlierReleases, domain_breaks
-from privacy_plugins.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from privacy_plugins.core.models.base import PrivacyModel
@@ -209,12 +208,7 @@ class DomainGuard:
         broken = np.zeros(len(candidate), dtype=bool)
         if not self._needs or not self._earlier or not len(candidate):
             return broken
-        missing = [str(qi) for qi in self._qis if (self._hierarchies or {}).get(qi) is None]
-        if missing:
-            raise ConfigurationError(
-                f"protecting points of the QI domain compares published boxes over the hierarchies' leaves and "
-                f"needs a hierarchy for {missing}"
-            )
+        require_hierarchies(self._qis, self._hierarchies, "protecting points of the QI domain")
         text = pd.DataFrame({q: as_labels(candidate[q]).to_numpy(dtype=str) for q in self._qis})
         grouped = text.groupby(self._qis, sort=False)
         class_of = grouped.ngroup().to_numpy(dtype=np.int64)

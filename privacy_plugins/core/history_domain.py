@@ -45,10 +45,9 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.coverage import covering_matrix, marked_suppressed
+from privacy_plugins.core.coverage import covering_matrix, marked_suppressed, require_hierarchies
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, class_signature
-from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["DomainOverlay", "EarlierReleases", "domain_breaks", "domain_overlay"]
 
@@ -155,12 +154,7 @@ class EarlierReleases:
     ) -> None:
         qis = list(quasi_identifiers)
         hierarchies = hierarchies or {}
-        missing = [str(qi) for qi in qis if hierarchies.get(qi) is None]
-        if missing:
-            raise ConfigurationError(
-                f"protecting points of the QI domain compares published boxes over the hierarchies' leaves and "
-                f"needs a hierarchy for {missing}"
-            )
+        require_hierarchies(qis, hierarchies, "protecting points of the QI domain")
         self.qis, self.attribute, self._hierarchies = qis, attribute, hierarchies
         tables = [_remembered(memo, table, qis, attribute) for table in earlier]
         found = [t[1] for t in tables]

@@ -29,10 +29,9 @@ from collections.abc import Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from privacy_plugins.core.coverage import covering_matrix
+from privacy_plugins.core.coverage import covering_matrix, require_hierarchies
 from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT
-from privacy_plugins.errors import ConfigurationError
 
 __all__ = ["signature_breaks"]
 
@@ -65,12 +64,7 @@ def signature_breaks(
     """
     qis = list(quasi_identifiers)
     hierarchies = hierarchies or {}
-    missing = [str(qi) for qi in qis if hierarchies.get(qi) is None]
-    if missing:
-        raise ConfigurationError(
-            f"keeping class signatures across deletions compares published boxes over the QI domain and needs "
-            f"a hierarchy for {missing}"
-        )
+    require_hierarchies(qis, hierarchies, "keeping class signatures across deletions")
     if not len(previous) or not len(candidate):
         return np.zeros(len(candidate), dtype=bool)
     old_keys = previous[qis].astype(str).drop_duplicates().reset_index(drop=True)

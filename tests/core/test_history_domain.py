@@ -7,6 +7,7 @@ from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.core.history_domain import EarlierReleases, _key_sums, domain_breaks
 from privacy_plugins.core.history_release import release_with_history, suppress_at_risk
 from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
+from privacy_plugins.errors import ConfigurationError
 
 QIS = ["age", "zip"]
 AGES = list(range(20, 40))  # the age hierarchy's leaves: the whole domain
@@ -156,6 +158,18 @@ def test_a_point_no_release_covers_keeps_l_values_of_any_kind() -> None:
     assert oracle(history, candidate, 2) == [True]
     assert domain_breaks(signatures, candidate, QIS, {"disease": 2}, _hierarchies()).tolist() == [True]
     assert DomainGuard(signatures, QIS, {"disease": 2}, _hierarchies()).breaks(candidate).tolist() == [True]
+
+
+def test_the_domain_paths_name_the_qi_without_a_hierarchy() -> None:
+    """Points of the QI domain are the hierarchies' leaves: a QI without one is a configuration error, named."""
+    history = [pd.DataFrame([{"age": "[20-25)", "zip": "4790*", "disease": "flu"}] * 2)]
+    candidate = pd.DataFrame([{"age": "[20-25)", "zip": "4790*", "disease": "flu"}] * 2)
+    signatures = [class_signature(release, QIS, ["disease"]) for release in history]
+    only_zip = {"zip": _hierarchies()["zip"]}
+    with pytest.raises(ConfigurationError, match=r"points of the QI domain .* needs a hierarchy for \['age'\]"):
+        domain_breaks(signatures, candidate, QIS, {"disease": 2}, only_zip)
+    with pytest.raises(ConfigurationError, match=r"points of the QI domain .* needs a hierarchy for \['age'\]"):
+        DomainGuard(signatures, QIS, {"disease": 2}, only_zip).breaks(candidate)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
