@@ -815,8 +815,9 @@ def merge_units(
     offsets, strides = offsets.ravel().astype(np.int64), strides.ravel().astype(np.int64)
     slack = _SLACK if prune else np.inf
     first = _near_prices(unit_codes, counts, flat, offsets, strides, float(min_size), np.asarray(prio), slack)
+    narrow = unit_codes.astype(np.int32) if int(strides.max()) < 2**31 else unit_codes
     unit, count, cluster, steps, n_clusters = _merge_kernel(
-        unit_codes, counts.astype(np.int64), flat, offsets, strides, float(min_size), prio, unit_key, two, slack,
+        narrow, counts.astype(np.int64), flat, offsets, strides, float(min_size), prio, unit_key, two, slack,
         first,
     )  # fmt: skip
     # Each unit's records in a seeded random order, dealt to its pieces in piece order.
