@@ -194,15 +194,16 @@ def _best_of(
     candidates unpriced. A candidate's other QIs are summed only while its partial price can
     still win (costs are non-negative); ties go to the lower priority.
     """
-    low, high, size, cost, alive, small = state[0], state[1], state[2], state[3], state[4], state[5]
+    low, high, size, cost = state[0], state[1], state[2], state[3]
     n_qis = low.shape[1]
     need = min_size - size[x]
     for i in range(m):
         p = cands[i]
-        if p == x or not alive[p]:
+        size_p = size[p]
+        if p == x or size_p <= 0.0:  # dead: merged whole (its size read, not ``alive``: one array less)
             continue
-        lends = (not small[p]) and size[p] - need >= min_size
-        taken = need if lends else size[p]
+        lends = size_p - need >= min_size  # not small (``size_p >= min_size``) and it keeps ``min_size``
+        taken = need if lends else size_p
         base = -size[x] * cost[x] - taken * cost[p]
         weight = size[x] + taken
         bound = found_price + _EPS
