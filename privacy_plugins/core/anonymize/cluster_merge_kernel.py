@@ -432,12 +432,12 @@ def _merge_kernel(
     n_spans = strides[0] * strides[0] * (strides[1] * strides[1] if two else 1)
     listable = min(n_spans, 5 * n + 2)  # n units, then at most 2n steps (merges kill, lends validate) of two each
     index = (
-        np.full(n_spans, -1, dtype=np.int64),
+        np.full(n_spans, -1, dtype=np.int32),  # per bucket its first member (int32: a dense table kept small)
         np.full(n, -1, dtype=np.int64),
         np.full(n, -1, dtype=np.int64),
         np.full(n, -1, dtype=np.int64),
         np.empty(listable, dtype=np.int64),
-        np.full(n_spans, -1, dtype=np.int64),  # per bucket its slot in the list (-1: not listed)
+        np.full(n_spans, -1, dtype=np.int32),  # per bucket its slot in the list (-1: not listed)
         np.zeros(1, dtype=np.int64),
         np.empty((listable, 4), dtype=np.int64),  # per listed bucket: its spans of the bucket QIs
         np.empty(listable),  # and their cost
