@@ -280,7 +280,8 @@ noise; medians vs ARX 1.06, 1.11 / 0.83, 0.85 / 0.65, 0.71 (lead42 1.26 / 0.76 /
 k = 5, so k = 5 still passes or fails by run. Tried and dropped (the same steps, no gain): a bucket bound
 using the members' smallest cost on the other QIs (x's own is smaller almost always: 0.164 → 0.168 s), the
 bucket bounds in a branch-free pass (−1.5 %), size and cost side by side in one array, int16 boxes, int32 bucket
-spans, numpy's error model. What is left in phase 1 is the number of members priced per scan (~960), i.e. a
+spans, numpy's error model, a member count per listed bucket instead of reading the dense table's head
+(0.147 → 0.155 s). What is left in phase 1 is the number of members priced per scan (~960), i.e. a
 sharper bucket bound (a third QI in the bucket key does not fit a dense table: 125M span triples) or fewer scans.
 
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
