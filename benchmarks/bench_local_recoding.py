@@ -263,6 +263,27 @@ the unit pricing in chunks of 512 clusters over every unit (to keep span columns
 pricing the units sorted by their codes (−3 % at k = 5, nothing at 10 / 20); a gain-per-round stop for the
 move rounds after the last dissolve round (those rounds now cost ~1–2 ms each).
 
+Issue 28, tenth pass (branch tp28f, 2026-11-27 08:20, load 4.3–5.5): phase 1's merge kernel only, memory
+layout, the same steps (its output byte-equal to lead42's at k = 5 / 10 / 20, so the same NCP). Counted at k = 5:
+5,382 full scans bound 7.4M listed buckets (~0.04 s), visit 0.93M of them and walk 5.2M members, of which 3.4M
+pass the member bound and are priced (~0.1 s, memory-bound); the rest of the loop ~0.04 s, its set-up ~0.007 s.
+
+* the boxes (``low`` / ``high``) as int32 codes: half the cache lines per candidate (0.177 → 0.164 s);
+* a candidate's liveness and lending read from its size alone (dead iff size 0; ``size − need ≥ min_size``
+  implies not small): two arrays less per candidate (→ 0.153 s);
+* the dense bucket tables (first member, list slot; 490k entries at Adult's span pairs) as int32 (→ 0.151 s).
+
+Kernel alone (``time.process_time()``, best of 7, lead42 then this branch): 0.182 → 0.151 / 0.180 → 0.162 /
+0.184 → 0.174 s at k = 5 / 10 / 20. ``--check --repeat 3`` back to back (this branch, lead42, this branch):
+ours 0.40–0.43 / 0.43–0.46 / 0.48–0.51 s, lead42 0.42 / 0.43–0.44 / 0.47 s: the ~0.03 s is inside this load's
+noise; medians vs ARX 1.06, 1.11 / 0.83, 0.85 / 0.65, 0.71 (lead42 1.26 / 0.76 / 0.63); warm ARX 0.29–0.40 s at
+k = 5, so k = 5 still passes or fails by run. Tried and dropped (the same steps, no gain): a bucket bound
+using the members' smallest cost on the other QIs (x's own is smaller almost always: 0.164 → 0.168 s), the
+bucket bounds in a branch-free pass (−1.5 %), size and cost side by side in one array, int16 boxes, int32 bucket
+spans, numpy's error model, a member count per listed bucket instead of reading the dense table's head
+(0.147 → 0.155 s). What is left in phase 1 is the number of members priced per scan (~960), i.e. a
+sharper bucket bound (a third QI in the bucket key does not fit a dense table: 125M span triples) or fewer scans.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
 """
