@@ -440,7 +440,7 @@ def test_compiled_prices_sum_every_qi_in_order(n_qis: int, n_groups: int, n_unit
     cheapest = (np.empty(n_units, np.int64), np.empty(n_units), np.empty(n_units, np.int64), np.empty(n_units))
     cluster_refine_kernel.price(codes, rows, size, cost, cheapest)
     for u in range(n_units):
-        ranked = sorted((naive[u, c], c) for c in range(n_groups)) + [(np.inf, n_groups)]
+        ranked = [*sorted((naive[u, c], c) for c in range(n_groups)), (np.inf, n_groups)]
         assert (cheapest[0][u], cheapest[1][u]) == (ranked[0][1], ranked[0][0])
         assert (cheapest[2][u], cheapest[3][u]) == (ranked[1][1], ranked[1][0])
     _, added, (row_min, row_at) = cluster_refine_kernel.dissolve_prices(codes, rows, size, cost, closed)
