@@ -308,7 +308,10 @@ clusters; the unit prices are new work (units against clusters, phase 1 priced c
 lead42's medians in its run 1.19 / 0.94 / 0.79: the ~5 ms is inside this load's noise, k = 5 still passes or
 fails by run against a warm ARX (0.27–0.39 s). Tried and dropped: pricing the units in lexicographic order of
 their codes and re-adding only the QIs from the first one differing from the unit before (the same sums; Adult's
-first QI, age, has ~70 codes, so little is shared: 0.0635 → 0.0641 s with the lexsort).
+first QI, age, has ~70 codes, so little is shared: 0.0635 → 0.0641 s with the lexsort); the savings' ``_without``
+over every QI at once (clusters numbered ``q · n_groups + g``: 252 calls → 36, but 0.008 → 0.012 s). Left: a
+round's ``flatnonzero`` and permutation over every movable record (~0.007 s at k = 5; the permutation feeds the
+seeded tie order, so dropping it changes the output), refine's first tables made afresh after the split step.
 
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
