@@ -305,8 +305,11 @@ clusters; the unit prices are new work (units against clusters, phase 1 priced c
    10   1.68, 0.54, 0.52     0.0417 / 0.41–0.44  0.72, 0.45, 0.43     0.0417 / 0.42–0.44  0.26, 0.77, 0.79 (0.77)
    20   1.18, 0.73, 0.69     0.0621 / 0.45–0.47  0.98, 0.60, 0.60     0.0621 / 0.47–0.48  0.40, 0.63, 0.65 (0.63)
 
-lead42's medians in its run 1.19 / 0.94 / 0.79: the ~5 ms is inside this load's noise, k = 5 still passes or
-fails by run against a warm ARX (0.27–0.39 s). Tried and dropped: pricing the units in lexicographic order of
+lead42's medians in its run 1.19 / 0.94 / 0.79. Again at 08:30 (load 5.7–5.9), lead42 first: lead42 0.70 / 0.80 /
+0.64 (ours-side CPU 0.39–0.45 / 0.42–0.43 / 0.46), this branch 0.72 / 0.83 / 0.72 (0.40–0.45 / 0.42–0.43 /
+0.46–0.49), ARX's second repetition still warming (0.63–0.87 s at k = 5; third 0.28–0.32 s: third-run ratios
+1.22 lead42, 1.44 ours). So the ~5 ms is inside this load's noise, k = 5 still passes or fails by run against a
+warm ARX (0.27–0.39 s). Tried and dropped: pricing the units in lexicographic order of
 their codes and re-adding only the QIs from the first one differing from the unit before (the same sums; Adult's
 first QI, age, has ~70 codes, so little is shared: 0.0635 → 0.0641 s with the lexsort); the savings' ``_without``
 over every QI at once (clusters numbered ``q · n_groups + g``: 252 calls → 36, but 0.008 → 0.012 s). Left: a
