@@ -284,6 +284,38 @@ spans, numpy's error model, a member count per listed bucket instead of reading 
 (0.147 → 0.155 s). What is left in phase 1 is the number of members priced per scan (~960), i.e. a
 sharper bucket bound (a third QI in the bucket key does not fit a dense table: 125M span triples) or fewer scans.
 
+Issue 28, eleventh pass (branch tp28g, 2026-11-27 08:29, load 5.0–5.9): refine's compiled unit pricing only,
+the same sums and the same prices (output byte-equal: NCP 0.026212 / 0.041707 / 0.062065 as lead42). Profiled
+warm at k = 5 (third run in one process): refine ~0.20 s = move rounds ~0.12 (the unit pricing kernel ~0.065
+over 36 rounds, the round's own Python ~0.014, candidates ~0.008, savings ~0.012 of which ``_without`` 252 calls
+~0.008, ``_changed`` ~0.018) + dissolve rounds ~0.067 (630 dissolution pricings ~0.035, the walks ~0.006) + the
+first ``_Moves`` ~0.015; outside phase 1 and refine ~0.02. What is computed twice: refine's first tables (boxes,
+sizes, costs, span rows; ~0.01 s of that ~0.015) are made afresh after the split step, which changes phase 1's
+clusters; the unit prices are new work (units against clusters, phase 1 priced clusters against clusters).
+
+* ``_price`` adds the last QI inside its pricing pass (one pass over the joined row less per unit) and makes
+  ``|c| + 1`` and ``|c| · D(c)`` once per call (the same products): the kernel alone 0.063 → 0.058 s, best of 5
+  on the recorded calls of a k = 5 run, the same outputs checked; the dissolution pricing keeps its least in a
+  local (the fused form there was no faster: 0.069 → 0.071 s, not kept).
+
+``--check --repeat 3`` back to back (this branch, then lead42's library with this bench):
+
+    k   ARX (tp28g's run)    two-phase tp28g     ARX (lead42's run)   two-phase lead42   tp28g / ARX (median)
+    5   0.63, 0.39, 0.34     0.0262 / 0.40–0.46  1.47, 0.34, 0.27     0.0262 / 0.40–0.46  0.74, 1.04, 1.18 (1.04)
+   10   1.68, 0.54, 0.52     0.0417 / 0.41–0.44  0.72, 0.45, 0.43     0.0417 / 0.42–0.44  0.26, 0.77, 0.79 (0.77)
+   20   1.18, 0.73, 0.69     0.0621 / 0.45–0.47  0.98, 0.60, 0.60     0.0621 / 0.47–0.48  0.40, 0.63, 0.65 (0.63)
+
+lead42's medians in its run 1.19 / 0.94 / 0.79. Again at 08:30 (load 5.7–5.9), lead42 first: lead42 0.70 / 0.80 /
+0.64 (ours-side CPU 0.39–0.45 / 0.42–0.43 / 0.46), this branch 0.72 / 0.83 / 0.72 (0.40–0.45 / 0.42–0.43 /
+0.46–0.49), ARX's second repetition still warming (0.63–0.87 s at k = 5; third 0.28–0.32 s: third-run ratios
+1.22 lead42, 1.44 ours). So the ~5 ms is inside this load's noise, k = 5 still passes or fails by run against a
+warm ARX (0.27–0.39 s). Tried and dropped: pricing the units in lexicographic order of
+their codes and re-adding only the QIs from the first one differing from the unit before (the same sums; Adult's
+first QI, age, has ~70 codes, so little is shared: 0.0635 → 0.0641 s with the lexsort); the savings' ``_without``
+over every QI at once (clusters numbered ``q · n_groups + g``: 252 calls → 36, but 0.008 → 0.012 s). Left: a
+round's ``flatnonzero`` and permutation over every movable record (~0.007 s at k = 5; the permutation feeds the
+seeded tie order, so dropping it changes the output), refine's first tables made afresh after the split step.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
 """

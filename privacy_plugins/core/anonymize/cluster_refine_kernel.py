@@ -192,13 +192,20 @@ def _catch_up(
 
 
 @partial(_njit, inline="always")
-def _joined_row(codes: Any, i: int, rows: Any, union: Any) -> None:  # pragma: no cover - compiled
-    """``union[c] = D(c ∪ r)`` for record ``i`` of ``codes`` and every cluster ``c``.
+def _joined_row(codes: Any, i: int, rows: Any, union: Any, n_qis: int) -> None:  # pragma: no cover - compiled
+    """``union[c]`` = the first ``n_qis`` QIs' share of ``D(c ∪ r)`` for record ``i`` of ``codes``, every cluster ``c``.
 
-    Summed QI by QI over contiguous span rows, in numpy's ``_joined`` order (the same sums).
+    Summed QI by QI over contiguous span rows, in numpy's ``_joined`` order (the same sums; the
+    first QI's row copied, as ``0 + x == x``). The callers add the last QI in their own pass over
+    the clusters (one pass over ``union`` less per record).
     """
-    union[:] = 0.0
-    for q in range(codes.shape[0]):
+    if n_qis == 0:
+        union[:] = 0.0
+        return
+    row = rows[0][codes[0, i]]
+    for c in range(union.shape[0]):
+        union[c] = row[c]
+    for q in range(1, n_qis):
         row = rows[q][codes[q, i]]
         for c in range(union.shape[0]):
             union[c] += row[c]
@@ -208,12 +215,15 @@ def _joined_row(codes: Any, i: int, rows: Any, union: Any) -> None:  # pragma: n
 def _price(codes: Any, rows: Any, size: Any, cost: Any, cheapest: Any) -> None:  # pragma: no cover - compiled
     first, first_added, second, second_added = cheapest
     n_groups = size.shape[0]
+    last = codes.shape[0] - 1
     union = np.empty(n_groups)
+    grown, held = size + 1.0, size * cost  # the same products as per cluster below, made once
     for u in range(codes.shape[1]):
-        _joined_row(codes, u, rows, union)
+        _joined_row(codes, u, rows, union, last)
+        row = rows[last][codes[last, u]]  # the last QI added in the pricing pass (one pass less)
         f, fa, s, sa = n_groups, np.inf, n_groups, np.inf
         for c in range(n_groups):
-            value = (size[c] + 1) * union[c] - size[c] * cost[c]
+            value = grown[c] * (union[c] + row[c]) - held[c]
             if value < fa:
                 f, fa, s, sa = c, value, f, fa
             elif value < sa:
@@ -227,20 +237,22 @@ def _dissolve_prices(
 ) -> None:  # pragma: no cover - compiled; covered through dissolve_prices where numba is installed
     n_groups = size.shape[0]
     m = codes.shape[1]
+    n_qis = codes.shape[0]
     union = np.empty(n_groups)
     for i in range(m):
-        _joined_row(codes, i, rows, union)
-        low, share, at = np.inf, np.inf, 0
+        _joined_row(codes, i, rows, union, n_qis)
+        low, share, least, at = np.inf, np.inf, np.inf, 0
         for c in range(n_groups):
             if closed[c]:
                 added[i, c] = np.inf
                 continue
             low = min(low, union[c])
             share = min(share, union[c] + size[c] * (union[c] - cost[c]) / m)
-            added[i, c] = (size[c] + 1) * union[c] - size[c] * cost[c]
-            if added[i, c] < added[i, at]:  # as :func:`_row_minima`: the first column of the least
-                at = c
-        nearest[0, i], nearest[1, i], row_min[i], row_at[i] = low, share, added[i, at], at
+            value = (size[c] + 1) * union[c] - size[c] * cost[c]
+            added[i, c] = value
+            if value < least:  # as :func:`_row_minima`: the first column of the least (column 0 if none)
+                least, at = value, c
+        nearest[0, i], nearest[1, i], row_min[i], row_at[i] = low, share, least, at
 
 
 def dissolve_prices(

@@ -416,3 +416,34 @@ def test_a_dissolve_rounds_tables_are_the_new_clusters(seed: int, k: int, n: int
     for kept_rows, made_rows in zip(handed[4], _span_rows(space, fresh_low, fresh_high), strict=True):
         assert (kept_rows is None) == (made_rows is None)
         assert kept_rows is None or (kept_rows.tolist() == made_rows.tolist() and kept_rows.flags.c_contiguous)
+
+
+@pytest.mark.skipif(not cluster_refine_kernel.AVAILABLE, reason="numba is not installed (optional)")
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 6), st.integers(1, 5), st.randoms(use_true_random=False))
+def test_compiled_prices_sum_every_qi_in_order(n_qis: int, n_groups: int, n_units: int, rnd: Any) -> None:
+    # tp28g: the kernels add the last QI inside their pricing pass and use (|c| + 1) and |c| · D(c)
+    # made once; against a plain restatement (sum from 0 in QI order, then the formula per cluster),
+    # one QI included. Quarter steps: many equal prices, so the tie rules are exercised.
+    rows = tuple(np.array([[rnd.randint(0, 8) / 4 for _ in range(n_groups)] for _ in range(3)]) for _ in range(n_qis))
+    codes = np.array([[rnd.randint(0, 2) for _ in range(n_units)] for _ in range(n_qis)], dtype=np.int64)
+    size = np.array([float(rnd.randint(1, 4)) for _ in range(n_groups)])
+    cost = np.array([rnd.randint(0, 4) / 4 for _ in range(n_groups)])
+    closed = np.array([rnd.random() < 0.3 for _ in range(n_groups)])
+    naive = np.empty((n_units, n_groups))
+    for u in range(n_units):
+        for c in range(n_groups):
+            union = 0.0
+            for q in range(n_qis):
+                union += rows[q][codes[q, u], c]
+            naive[u, c] = (size[c] + 1) * union - size[c] * cost[c]
+    cheapest = (np.empty(n_units, np.int64), np.empty(n_units), np.empty(n_units, np.int64), np.empty(n_units))
+    cluster_refine_kernel.price(codes, rows, size, cost, cheapest)
+    for u in range(n_units):
+        ranked = [*sorted((naive[u, c], c) for c in range(n_groups)), (np.inf, n_groups)]
+        assert (cheapest[0][u], cheapest[1][u]) == (ranked[0][1], ranked[0][0])
+        assert (cheapest[2][u], cheapest[3][u]) == (ranked[1][1], ranked[1][0])
+    _, added, (row_min, row_at) = cluster_refine_kernel.dissolve_prices(codes, rows, size, cost, closed)
+    naive[:, closed] = np.inf
+    assert added.tolist() == naive.tolist()
+    assert row_at.tolist() == np.argmin(naive, axis=1).tolist() and row_min.tolist() == naive.min(axis=1).tolist()
