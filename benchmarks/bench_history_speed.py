@@ -31,6 +31,10 @@ Every release passed; every result equal to the old implementation's. ``--store 
 (the in-memory path; 2026-11-27, load 2–6): optimal 1.0% / 2.5% / 2.3% of 16.5 / 12.2 / 15.3 s,
 mondrian 2.2% / 5.0% / 6.7% of 17.0 / 32.9 / 37.7 s.
 
+``--protect-domain`` (2026-11-27, main e698d30, quiet machine, load < 1), seconds per release,
+records / domain: optimal 3.9 / 3.7, 3.8 / 4.3, 4.2 / 4.7; mondrian 11.2 / 10.9, 16.8 / 56.6,
+20.1 / 75.2 (the domain rule judged on every cut's halves; ``docs/composition.md``).
+
 Run:  PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_history_speed.py [--rows 1000000]
       [--releases 3] [--algorithms optimal,mondrian] [--db /tmp/adult1m_hist.duckdb]
       [--store duckdb|parquet] [--protect-domain] [--check]
