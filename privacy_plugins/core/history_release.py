@@ -37,6 +37,7 @@ from privacy_plugins.core.hierarchies import Hierarchy, as_labels
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, linked_signature
 from privacy_plugins.core.history_boxes import BoxRule, DomainGuard, box_rules
 from privacy_plugins.core.history_check import CompositionResult, composition_check
+from privacy_plugins.core.history_domain import domain_breaks
 from privacy_plugins.core.history_share import share_excess
 from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.core.models import HistoryDiversity, PrivacyModel, bind_hierarchies
@@ -196,6 +197,25 @@ def domain_needs(
     if not len(history):
         return {}
     return {m.sensitive_attribute: m.minimum_class_size for m in history_models(models, history, hierarchies)}
+
+
+def domain_break_records(
+    signature: pd.DataFrame,
+    history: ReleaseHistory,
+    models: Sequence[PrivacyModel],
+    quasi_identifiers: Sequence[Hashable],
+    hierarchies: Mapping[Hashable, Hierarchy] | None,
+) -> int:
+    """Records (``COUNT`` of ``signature``'s classes, else its rows) in classes breaking the domain rule.
+
+    What ``protect: domain`` adds to a composition verdict, counted the same way by the gate and by the
+    anonymize step's report (a record the record rule finds at risk may be counted by both).
+    """
+    if not len(history):
+        return 0
+    needs = domain_needs(models, history, hierarchies)
+    broken = domain_breaks(history.signatures(), signature, quasi_identifiers, needs, hierarchies)
+    return int(signature.loc[broken, COUNT].sum()) if COUNT in signature else int(broken.sum())
 
 
 @dataclass(frozen=True, eq=False)

@@ -23,8 +23,7 @@ import pandas as pd
 
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.history_check import composition_check
-from privacy_plugins.core.history_domain import domain_breaks
-from privacy_plugins.core.history_release import domain_needs
+from privacy_plugins.core.history_release import domain_break_records
 from privacy_plugins.core.history_signatures import signature_breaks
 from privacy_plugins.engines.aggregates import COUNT_COLUMN
 from privacy_plugins.errors import HistoryError
@@ -204,9 +203,7 @@ def composition_checks(
             )
     if spec.history.protect_domain and len(history):  # every point of the QI domain, not only present records
         signature = signature_of_measure(spec, measured)
-        needs = domain_needs(spec.models(), history, hierarchies)
-        broken = domain_breaks(history.signatures(), signature, spec.quasi_identifiers, needs, hierarchies)
-        records = int(signature.loc[broken, COUNT].sum()) if COUNT in signature else int(broken.sum())
+        records = domain_break_records(signature, history, spec.models(), spec.quasi_identifiers, hierarchies)
         if records:
             passed, at_risk = False, at_risk + records
             detail += (

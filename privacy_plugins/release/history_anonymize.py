@@ -36,7 +36,7 @@ from privacy_plugins.core.anonymize.base import levels_text
 from privacy_plugins.core.hierarchies import Hierarchy
 from privacy_plugins.core.history import COUNT, ReleaseHistory
 from privacy_plugins.core.history_check import composition_check
-from privacy_plugins.core.history_release import history_models, reapply, suppress_at_risk
+from privacy_plugins.core.history_release import domain_break_records, history_models, reapply, suppress_at_risk
 from privacy_plugins.core.metrics.information_loss import generalization_costs, ncp
 from privacy_plugins.core.models import PrivacyModel, bind_hierarchies
 from privacy_plugins.core.models.research_subset import subset_flags
@@ -270,11 +270,17 @@ def choose(
     if not history.repairs:  # a two-table output: judged as published (its signature), nothing left out
         at_risk = 0
         if signature is not None:
+            published_classes = signature(solution)
             check = composition_check(
-                units, signature(solution), history.history, history.models,
+                units, published_classes, history.history, history.models,
                 hierarchies=history.hierarchies, count_column=COUNT,
             )  # fmt: skip
             at_risk = check.records_at_risk
+            if history.protect_domain:  # counted as the gate counts it
+                at_risk += domain_break_records(
+                    published_classes, history.history, history.models, history.quasi_identifiers,
+                    history.hierarchies,
+                )  # fmt: skip
         outcome = HistoryOutcome(len(history.history), "anonymize", bool(extra), 0, at_risk)
         return Chosen(solution, None, None, None, outcome)
     published = published_units(solution)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from privacy_plugins.errors import ConfigurationError
@@ -36,14 +36,16 @@ class HistorySpec:
     #: Rows may be deleted between releases: every class keeps the values of the last release's classes it
     #: overlaps (m-invariance without counterfeits: ``privacy_plugins/core/history_signatures.py``).
     keep_signatures: bool = False
-    #: What the composition check protects: ``records`` (the current source's, default) or ``domain`` (every
-    #: point of the QI domain: newcomers pinned before they joined, deleted people: ``core/history_domain.py``).
-    protect: str = "records"
+    #: What the composition check protects: ``records`` (the current source's) or ``domain`` (every point of the
+    #: QI domain: newcomers pinned before they joined, deleted people: ``core/history_domain.py``). ``auto``
+    #: (default) is resolved by the spec: ``domain`` when every quasi-identifier has a hierarchy (the domain's
+    #: points are the hierarchies' leaves), else ``records``.
+    protect: str = "auto"
     #: Set in the spec (not the default): a destination that cannot keep one refuses it instead of turning it off.
     explicit: bool = False
 
     KEYS = ("name", "keep_releases", "reapply", "keep_signatures", "protect")
-    PROTECT = ("records", "domain")
+    PROTECT = ("auto", "records", "domain")
 
     def __post_init__(self) -> None:
         if self.name is not None and not _NAME.match(self.name):
@@ -59,6 +61,12 @@ class HistorySpec:
             raise ConfigurationError(f"history.keep_signatures must be true or false, got {self.keep_signatures!r}")
         if self.protect not in self.PROTECT:
             raise ConfigurationError(f"history.protect must be one of {list(self.PROTECT)}, got {self.protect!r}")
+
+    def resolve_protect(self, every_qi_has_hierarchy: bool) -> HistorySpec:
+        """``auto`` made ``domain`` or ``records``; a setting the spec states is kept (checked where it is used)."""
+        if self.protect != "auto":
+            return self
+        return replace(self, protect="domain" if every_qi_has_hierarchy else "records")
 
     @property
     def protect_domain(self) -> bool:
@@ -85,7 +93,7 @@ class HistorySpec:
             keep_releases=value.get("keep_releases"),
             reapply=True if value.get("reapply") is None else value["reapply"],
             keep_signatures=False if value.get("keep_signatures") is None else value["keep_signatures"],
-            protect="records" if value.get("protect") is None else value["protect"],
+            protect="auto" if value.get("protect") is None else value["protect"],
             explicit=True,
         )
 

@@ -681,6 +681,7 @@ class ReleaseSpec:
         """
         if not self.history.enabled:
             return
+        object.__setattr__(self, "history", self.history.resolve_protect(self._every_qi_has_hierarchy()))
         why = ""
         if self.destination.spark is not None and not is_spark_path(str(self.destination.spark)):
             why = "a spark: table keeps no release history (no transactional swap to write it); publish to a folder"
@@ -689,6 +690,16 @@ class ReleaseSpec:
         if self.history.explicit:
             raise ConfigurationError(f"history: {why}; set history: off")
         object.__setattr__(self, "history", HistorySpec(enabled=False))
+
+    def _every_qi_has_hierarchy(self) -> bool:
+        """Whether the spec names a hierarchy for every quasi-identifier (``history.protect: auto``)."""
+        if isinstance(self.hierarchies, Path):
+            try:
+                found = hierarchy_files(self.hierarchies, columns=self.quasi_identifiers)
+            except HierarchyError:
+                return False  # the folder is missing: the run refuses it where it reads the hierarchies
+            return all(q in found for q in self.quasi_identifiers)
+        return all(q in self.hierarchies for q in self.quasi_identifiers)
 
     def _check_population(self) -> None:
         """Every population model gets a population (its own or the block's); the block fits the source."""

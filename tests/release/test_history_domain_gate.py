@@ -18,10 +18,12 @@ from privacy_plugins.release.destination import open_destination
 from privacy_plugins.release.history_store import appended_tables
 
 
-def _spec(tmp_path: Path, protect: str, suppression: float = 0.2) -> ReleaseSpec:
+def _spec(tmp_path: Path, protect: str | None, suppression: float = 0.2) -> ReleaseSpec:
     """A spec whose history holds one earlier class at a point nobody of the source holds now (people since
-    deleted, with values nobody holds now): every later class covering that point narrows it."""
-    data = demo_spec_dict(tmp_path, rows=200, history={"protect": protect})
+    deleted, with values nobody holds now): every later class covering that point narrows it.
+
+    ``protect=None`` leaves ``history.protect`` unset (its default)."""
+    data = demo_spec_dict(tmp_path, rows=200, history={} if protect is None else {"protect": protect})
     data["destination"] = {"duckdb": str(tmp_path / "r.duckdb"), "table": "t"}
     data["requirements"] = {**data["requirements"], "suppression_limit": suppression}
     spec = ReleaseSpec.from_dict(data)
@@ -51,10 +53,41 @@ def _narrowing(spec: ReleaseSpec) -> int:
     return int(broken.sum())
 
 
-def test_protecting_the_domain_leaves_out_the_classes_that_narrow_a_point(tmp_path: Path) -> None:
-    spec = _spec(tmp_path, "domain")
+@pytest.mark.parametrize("protect", ["domain", None])
+def test_protecting_the_domain_leaves_out_the_classes_that_narrow_a_point(tmp_path: Path, protect: str | None) -> None:
+    spec = _spec(tmp_path, protect)
+    assert spec.history.protect == "domain"  # the default (auto): every QI of the demo spec has a hierarchy
     assert run_release(spec).passed
-    assert _narrowing(spec) == 0  # with history.protect: records (the default) the same release narrows it (checked)
+    assert _narrowing(spec) == 0
+
+
+def test_protecting_records_only_lets_the_same_release_narrow_the_point(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "records")
+    assert run_release(spec).passed  # nobody of this source is at risk...
+    assert _narrowing(spec) > 0  # ...but the people of the earlier class's point are narrowed
+
+
+def test_auto_protects_records_only_when_a_quasi_identifier_has_no_hierarchy(tmp_path: Path) -> None:
+    data = demo_spec_dict(tmp_path, rows=200)
+    data["algorithm"] = {"name": "mondrian"}  # it needs no hierarchy
+    data["hierarchies"] = {q: h for q, h in data["hierarchies"].items() if q != "age"}
+    assert ReleaseSpec.from_dict(data).history.protect == "records"  # age's points are not a hierarchy's leaves
+    data["history"] = {"protect": "domain"}
+    assert ReleaseSpec.from_dict(data).history.protect == "domain"  # a stated setting is kept as stated
+    folder = tmp_path / "hierarchies"
+    folder.mkdir()
+    census = generate_census(50, seed=0)
+    for column in ("sex", "zip", "education", "marital_status"):
+        census[[column]].drop_duplicates().assign(star="*").to_csv(
+            folder / f"{column}.csv", sep=";", header=False, index=False
+        )
+    for with_age in (False, True):
+        if with_age:
+            census[["age"]].drop_duplicates().assign(star="*").to_csv(
+                folder / "age.csv", sep=";", header=False, index=False
+            )
+        data = demo_spec_dict(tmp_path, rows=200, hierarchies=str(folder))
+        assert ReleaseSpec.from_dict(data).history.protect == ("domain" if with_age else "records")
 
 
 def test_the_gate_refuses_what_suppression_cannot_fix(tmp_path: Path) -> None:
@@ -67,6 +100,6 @@ def test_the_gate_refuses_what_suppression_cannot_fix(tmp_path: Path) -> None:
     assert read_published(spec.destination) is None
 
 
-def test_protect_must_be_records_or_domain(tmp_path: Path) -> None:
+def test_protect_must_be_auto_records_or_domain(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="history.protect must be one of"):
         ReleaseSpec.from_dict(demo_spec_dict(tmp_path, history={"protect": "everyone"}))
