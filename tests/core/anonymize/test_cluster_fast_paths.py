@@ -526,3 +526,40 @@ def test_a_record_saving_more_than_its_units_ceiling_is_not_settled() -> None:
                   state.second_added, state.ceiling)  # fmt: skip
         picked = cluster_refine_kernel.candidates(state.saving, state.group, state.unit, 2, 4, 2, 8, 1e-9, prices)
         assert picked.tolist() == [1]
+
+
+@pytest.mark.skipif(not cluster_refine_kernel.AVAILABLE, reason="numba is not installed (optional)")
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.sampled_from(COLOR.leaves.tolist())), min_size=2, max_size=50),
+    st.integers(1, 7),
+    st.randoms(use_true_random=False),
+)
+def test_compiled_savings_are_numpys_and_the_definition(
+    records: list[tuple[int, str]], n_groups: int, rnd: Any
+) -> None:
+    # tp28i: a record's saving |A| · D(A) − (|A| − 1) · D(A ∖ r) in one compiled pass per QI; the same
+    # floats as the numpy pass (``_without``) for every record and for the members of a few clusters,
+    # and the definition (the box of the cluster's other records; few ages: shared lowest / highest codes).
+    from privacy_plugins.core.anonymize.cluster_refine import _members, _Moves
+
+    space, records_, group, g, unit = _dealt(records, n_groups)
+    movers = [_Moves(records_, group, g, unit, compiled=compiled) for compiled in (False, True)]
+    assert movers[0].saving.tolist() == movers[1].saving.tolist()
+    some = np.array(sorted(rnd.sample(range(g), rnd.randint(1, g))), dtype=np.int64)
+    members = _members(group, some, g)
+    for mover in movers:
+        mover.saving[:] = np.nan
+        mover._savings(members, some)
+    assert movers[0].saving[members].tolist() == movers[1].saving[members].tolist()
+    low, high = boxes(space.codes, group, g)
+    cost = space.box_costs(low, high)
+    for r in members.tolist():
+        others = np.flatnonzero((group == group[r]) & (np.arange(len(records)) != r))
+        rest = (
+            0.0
+            if others.shape[0] == 0
+            else float(space.box_costs(*boxes(space.codes[:, others], np.zeros(others.shape[0], dtype=np.int64), 1))[0])
+        )
+        size = float((group == group[r]).sum())
+        assert movers[1].saving[r] == pytest.approx(size * cost[group[r]] - (size - 1) * rest)
