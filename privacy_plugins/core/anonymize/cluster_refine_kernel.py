@@ -25,7 +25,7 @@ from privacy_plugins.core.compiled import njit as _njit
 #: Relative slack of the pricing bound against a ceiling (rounding of the two sums): never prunes a listed price.
 _SLACK = 1e-9
 
-__all__ = ["AVAILABLE", "candidates", "catch_up", "dissolve_prices", "price", "savings", "walk"]
+__all__ = ["AVAILABLE", "candidates", "catch_up", "dissolve_prices", "price", "regrow", "savings", "walk"]
 
 
 @_njit
@@ -511,3 +511,71 @@ def savings(
         np.ascontiguousarray(clusters, dtype=np.int64), low, high, size, cost, space.flat, space.offsets.ravel(),
         space.strides.ravel(),
     ))  # fmt: skip
+
+
+@_njit
+def _regrow(
+    codes: Any,
+    members: Any,
+    local: Any,
+    clusters: Any,
+    low: Any,
+    high: Any,
+    size: Any,
+    cost: Any,
+    rows: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+) -> None:  # pragma: no cover - compiled; covered through regrow where numba is installed
+    n_qis, n_local = codes.shape[0], clusters.shape[0]
+    for j in range(n_local):
+        size[clusters[j]] = 0.0
+    for i in range(members.shape[0]):
+        size[clusters[local[i]]] += 1.0
+    for q in range(n_qis):
+        for j in range(n_local):
+            low[q, clusters[j]], high[q, clusters[j]] = np.iinfo(np.int64).max, -1
+        for i in range(members.shape[0]):
+            g, c = clusters[local[i]], codes[q, members[i]]
+            low[q, g] = min(low[q, g], c)
+            high[q, g] = max(high[q, g], c)
+    for j in range(n_local):
+        g = clusters[j]
+        total = 0.0
+        for q in range(n_qis):
+            total += flat[offsets[q] + low[q, g] * strides[q] + high[q, g]]
+        cost[g] = total
+    for q in range(n_qis):
+        row = rows[q]
+        for j in range(n_local):
+            g = clusters[j]
+            lo, hi = low[q, g], high[q, g]
+            for v in range(row.shape[0]):
+                row[v, g] = flat[offsets[q] + min(lo, v) * strides[q] + max(hi, v)]
+
+
+def regrow(
+    codes: np.ndarray,
+    members: np.ndarray,
+    local: np.ndarray,
+    clusters: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    size: np.ndarray,
+    cost: np.ndarray,
+    rows: tuple[np.ndarray, ...],
+    space: Any,
+) -> None:
+    """``clusters``' boxes, sizes, costs and span columns made afresh from their records ``members``, in place.
+
+    ``local``: each member's cluster as an index into ``clusters`` (every cluster has a member).
+    What ``_Moves._changed``'s numpy makes (``boxes``, ``bincount``, ``box_costs`` summed from 0 in
+    QI order, ``_span_rows``' columns from the same tables: the same values) in one call instead of
+    ~30 small array calls per round (tp28i).
+    """
+    _regrow(
+        codes, np.ascontiguousarray(members, dtype=np.int64), np.ascontiguousarray(local, dtype=np.int64),
+        np.ascontiguousarray(clusters, dtype=np.int64), low, high, size, cost, rows, space.flat, space.offsets.ravel(),
+        space.strides.ravel(),
+    )  # fmt: skip

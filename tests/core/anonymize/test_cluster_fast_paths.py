@@ -563,3 +563,38 @@ def test_compiled_savings_are_numpys_and_the_definition(
         )
         size = float((group == group[r]).sum())
         assert movers[1].saving[r] == pytest.approx(size * cost[group[r]] - (size - 1) * rest)
+
+
+@pytest.mark.skipif(not cluster_refine_kernel.AVAILABLE, reason="numba is not installed (optional)")
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.sampled_from(COLOR.leaves.tolist())), min_size=3, max_size=50),
+    st.integers(2, 7),
+    st.randoms(use_true_random=False),
+)
+def test_compiled_regrown_tables_are_the_changed_clusters_own(
+    records: list[tuple[int, str]], n_groups: int, rnd: Any
+) -> None:
+    # tp28i: after moves, the changed clusters' boxes, sizes, costs and span columns are made in one
+    # compiled call; against numpy's ``_changed`` and tables made afresh from the new groups, exactly.
+    from privacy_plugins.core.anonymize.cluster_refine import _Moves, _span_rows
+
+    space, records_, group, g, unit = _dealt(records, n_groups)
+    moved = group.copy()
+    for r in rnd.sample(range(len(records)), rnd.randint(1, len(records) - 1)):
+        moved[r] = rnd.randrange(g)
+    if np.bincount(moved, minlength=g).min() == 0:
+        return  # every cluster keeps a record (as a round's moves do)
+    changed = np.unique(np.concatenate([group[moved != group], moved[moved != group]]))
+    tables = []
+    for compiled in (False, True):
+        mover = _Moves(records_, group.copy(), g, unit, compiled=compiled)
+        mover.group[:] = moved
+        mover._changed(changed)
+        tables.append((mover.low.tolist(), mover.high.tolist(), mover.size.tolist(), mover.cost.tolist(),
+                       [rows.tolist() for rows in mover.span_rows if rows is not None], mover.saving.tolist()))  # fmt: skip
+    assert tables[0] == tables[1]
+    low, high, size, cost = records_.priced_boxes(moved, g)
+    fresh = (low.tolist(), high.tolist(), size.tolist(), cost.tolist())
+    assert tables[1][:4] == fresh
+    assert tables[1][4] == [rows.tolist() for rows in _span_rows(space, low, high) if rows is not None]
