@@ -591,8 +591,9 @@ def test_compiled_regrown_tables_are_the_changed_clusters_own(
         mover = _Moves(records_, group.copy(), g, unit, compiled=compiled)
         mover.group[:] = moved
         mover._changed(changed)
-        tables.append((mover.low.tolist(), mover.high.tolist(), mover.size.tolist(), mover.cost.tolist(),
-                       [rows.tolist() for rows in mover.span_rows if rows is not None], mover.saving.tolist()))  # fmt: skip
+        span_rows = [rows.tolist() for rows in mover.span_rows if rows is not None]
+        tables.append((mover.low.tolist(), mover.high.tolist(), mover.size.tolist(), mover.cost.tolist(), span_rows,
+                       mover.saving.tolist()))  # fmt: skip
     assert tables[0] == tables[1]
     low, high, size, cost = records_.priced_boxes(moved, g)
     fresh = (low.tolist(), high.tolist(), size.tolist(), cost.tolist())
