@@ -190,6 +190,30 @@ def _span_rows(space: CostSpace, low: np.ndarray, high: np.ndarray) -> list[np.n
     return rows
 
 
+def _fresh_tables(records: Clustering, group: np.ndarray, n_groups: int, compiled: bool) -> _Tables:
+    """The clusters' boxes, sizes, costs and span rows (:data:`_Tables`) made from ``group``.
+
+    ``compiled`` (tp28i): in one compiled pass over the records (``regrow`` over every cluster: the
+    same values; numpy's ``minimum.at`` per QI and the span rows' fancy indexing cost ~10 ms at Adult).
+    """
+    space = records.space
+    fits = all(t is not None and t.shape[0] * n_groups <= _SPAN_ROWS_LIMIT for t in space.tables)
+    if not (compiled and fits and space.flat is not None):
+        low, high, size, cost = records.priced_boxes(group, n_groups)
+        return low, high, size, cost, _span_rows(space, low, high)
+    from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+    n_qis = records.codes.shape[0]
+    low, high = np.empty((n_qis, n_groups), dtype=np.int64), np.empty((n_qis, n_groups), dtype=np.int64)
+    size, cost = np.empty(n_groups), np.empty(n_groups)
+    rows = [np.empty((d.size, n_groups)) for d in space.dimensions]
+    every = np.arange(n_groups, dtype=np.int64)
+    cluster_refine_kernel.regrow(records.codes, np.arange(group.shape[0], dtype=np.int64), group, every, low, high,
+                                 size, cost, tuple(rows), space)  # fmt: skip
+    span_rows: list[np.ndarray | None] = list(rows)
+    return low, high, size, cost, span_rows
+
+
 def _joined(
     space: CostSpace,
     codes: np.ndarray,
@@ -278,8 +302,7 @@ class _Moves:
         #: Catch-ups run in :mod:`~privacy_plugins.core.anonymize.cluster_refine_kernel` (the same prices).
         self.compiled = compiled
         if tables is None:
-            low, high, size, cost = records.priced_boxes(group, n_groups)
-            tables = (low, high, size, cost, _span_rows(records.space, low, high))
+            tables = _fresh_tables(records, group, n_groups, compiled)
         self.low, self.high, self.size, self.cost, self.span_rows = tables
         if adopted is None:
             self.saving = np.empty(group.shape[0])
@@ -655,8 +678,7 @@ def _dissolve_round(
         return group, n_groups, 0, unchanged, unchanged[:0], tables
     space, codes = records.space, records.codes
     if tables is None:
-        low, high, size, cost = records.priced_boxes(group, n_groups)
-        tables = (low, high, size, cost, _span_rows(space, low, high))
+        tables = _fresh_tables(records, group, n_groups, compiled)
     low, high, size, cost, span_rows = tables
     loss = size * cost
     touched = np.zeros(n_groups, dtype=bool)

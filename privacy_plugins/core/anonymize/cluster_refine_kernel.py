@@ -548,11 +548,10 @@ def _regrow(
         cost[g] = total
     for q in range(n_qis):
         row = rows[q]
-        for j in range(n_local):
-            g = clusters[j]
-            lo, hi = low[q, g], high[q, g]
-            for v in range(row.shape[0]):
-                row[v, g] = flat[offsets[q] + min(lo, v) * strides[q] + max(hi, v)]
+        for v in range(row.shape[0]):  # row by row: contiguous when the clusters are (every cluster)
+            for j in range(n_local):
+                g = clusters[j]
+                row[v, g] = flat[offsets[q] + min(low[q, g], v) * strides[q] + max(high[q, g], v)]
 
 
 def regrow(

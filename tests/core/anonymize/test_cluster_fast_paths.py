@@ -599,3 +599,21 @@ def test_compiled_regrown_tables_are_the_changed_clusters_own(
     fresh = (low.tolist(), high.tolist(), size.tolist(), cost.tolist())
     assert tables[1][:4] == fresh
     assert tables[1][4] == [rows.tolist() for rows in _span_rows(space, low, high) if rows is not None]
+
+
+@pytest.mark.skipif(not cluster_refine_kernel.AVAILABLE, reason="numba is not installed (optional)")
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.sampled_from(COLOR.leaves.tolist())), min_size=1, max_size=60),
+    st.integers(1, 9),
+)
+def test_compiled_fresh_tables_are_numpys(records: list[tuple[int, str]], n_groups: int) -> None:
+    # tp28i: a mover's first tables (boxes, sizes, costs, span rows) in one compiled pass: exactly numpy's.
+    from privacy_plugins.core.anonymize.cluster_refine import _fresh_tables
+
+    _, records_, group, g, _ = _dealt(records, n_groups)
+    made = [_fresh_tables(records_, group, g, compiled) for compiled in (False, True)]
+    for numpy_table, compiled_table in zip(made[0][:4], made[1][:4], strict=True):
+        assert numpy_table.tolist() == compiled_table.tolist() and numpy_table.dtype == compiled_table.dtype
+    assert [r.tolist() for r in made[0][4] if r is not None] == [r.tolist() for r in made[1][4] if r is not None]
+    assert all(r is not None and r.flags.c_contiguous for r in made[1][4])
