@@ -617,3 +617,12 @@ def test_compiled_fresh_tables_are_numpys(records: list[tuple[int, str]], n_grou
         assert numpy_table.tolist() == compiled_table.tolist() and numpy_table.dtype == compiled_table.dtype
     assert [r.tolist() for r in made[0][4] if r is not None] == [r.tolist() for r in made[1][4] if r is not None]
     assert all(r is not None and r.flags.c_contiguous for r in made[1][4])
+
+
+@given(st.lists(st.integers(0, 70_000), max_size=60), st.booleans())
+def test_the_stable_order_is_numpys_stable_argsort(ids: list[int], small: bool) -> None:
+    # tp28i: ids below 2^16 sorted as 16-bit keys (numpy's radix sort), the others as they are: the same order.
+    values = np.array([i % (1 << 16) if small else i for i in ids], dtype=np.int64)
+    bound = 1 << 16 if small else 70_001
+    order = cluster_refine._stable_order(values, bound)
+    assert order.tolist() == np.argsort(values, kind="stable").tolist()
