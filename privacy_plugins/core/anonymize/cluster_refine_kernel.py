@@ -22,10 +22,23 @@ import numpy as np
 from privacy_plugins.core.compiled import AVAILABLE
 from privacy_plugins.core.compiled import njit as _njit
 
+#: Relative margin around a skip bound's threshold inside which :func:`dissolve_scan` leaves the test to numpy's
+#: sums (a sum in order and numpy's pairwise sum differ by a few ulps: the same skips either way).
+_SUM_MARGIN = 1e-9
 #: Relative slack of the pricing bound against a ceiling (rounding of the two sums): never prunes a listed price.
 _SLACK = 1e-9
 
-__all__ = ["AVAILABLE", "candidates", "catch_up", "dissolve_prices", "price", "regrow", "savings", "walk"]
+__all__ = [
+    "AVAILABLE",
+    "candidates",
+    "catch_up",
+    "dissolve_prices",
+    "dissolve_scan",
+    "price",
+    "regrow",
+    "savings",
+    "walk",
+]
 
 
 @_njit
@@ -578,3 +591,104 @@ def regrow(
         np.ascontiguousarray(clusters, dtype=np.int64), low, high, size, cost, rows, space.flat, space.offsets.ravel(),
         space.strides.ravel(),
     )  # fmt: skip
+
+
+@_njit
+def _dissolve_scan(
+    codes: Any,
+    by_group: Any,
+    starts: Any,
+    order: Any,
+    at: int,
+    touched: Any,
+    loss: Any,
+    rows: Any,
+    low: Any,
+    high: Any,
+    size: Any,
+    cost: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+    eps: float,
+    margin: float,
+) -> Any:  # pragma: no cover - compiled; covered through dissolve_scan where numba is installed
+    n_qis, n_groups = codes.shape[0], size.shape[0]
+    closed = np.empty(n_groups, dtype=np.bool_)
+    for i in range(at, order.shape[0]):
+        a = order[i]
+        if touched[a] or loss[a] <= eps:
+            continue
+        m = starts[a + 1] - starts[a]
+        member_codes = np.empty((n_qis, m), dtype=codes.dtype)
+        for j in range(m):
+            for q in range(n_qis):
+                member_codes[q, j] = codes[q, by_group[starts[a] + j]]
+        closed[:] = touched
+        closed[a] = True
+        nearest, added = np.empty((2, m)), np.empty((m, n_groups))
+        row_min, row_at = np.empty(m), np.empty(m, dtype=np.int64)
+        _dissolve_prices(member_codes, rows, size, cost, closed, nearest, added, row_min, row_at)
+        limit = loss[a] - eps
+        tighter = limit + eps * (1.0 + loss[a])
+        first, second = 0.0, 0.0
+        for j in range(m):
+            first += nearest[0, j]
+            second += nearest[1, j]
+        near = margin * (1.0 + abs(limit))
+        if first >= limit + near or second >= tighter + near:
+            continue  # skipped whatever the summation order
+        if first >= limit - near or second >= tighter - near:
+            return i, nearest, added, row_min, row_at, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), 1
+        ok, targets, changed = _walk(added, low, high, size, cost, member_codes, flat, offsets, strides, limit,
+                                     row_min.copy(), row_at.copy())  # fmt: skip
+        if ok:
+            return i, nearest, added, row_min, row_at, targets, changed, 2
+    none = np.empty(0, dtype=np.int64)
+    return order.shape[0], np.empty((0, 0)), np.empty((0, 0)), np.empty(0), none, none, none, 0
+
+
+def dissolve_scan(
+    codes: np.ndarray,
+    by_group: np.ndarray,
+    starts: np.ndarray,
+    order: np.ndarray,
+    at: int,
+    touched: np.ndarray,
+    loss: np.ndarray,
+    rows: tuple[np.ndarray, ...],
+    low: np.ndarray,
+    high: np.ndarray,
+    size: np.ndarray,
+    cost: np.ndarray,
+    space: Any,
+    eps: float,
+) -> tuple[int, int, np.ndarray, list[int]]:
+    """From ``order[at]`` on, the first candidate cluster whose dissolution succeeds: next position, it, targets, grown.
+
+    What ``_dissolve_round``'s loop does per candidate (tp28i), in one call until a walk succeeds:
+    skip a touched or lossless cluster, price its records (``by_group[starts[a]:starts[a + 1]]``, the
+    others ``closed`` as ``touched``) with :func:`dissolve_prices`, skip it when either bound rules the
+    walk out, else :func:`walk` it (a failed walk restores the boxes: nothing changed, the next is tried).
+    A bound's sum within a relative :data:`_SUM_MARGIN` of its threshold is judged by numpy's sum here
+    (as the Python loop did; summed in order the ulps may differ), and the walk then runs from here.
+    Returns ``(len(order), -1, …)`` when none succeeds; boxes, sizes and costs change in place.
+    """
+    args = (codes, by_group, starts, order, at, touched, loss, rows, low, high, size, cost, space.flat,
+            space.offsets.ravel(), space.strides.ravel(), float(eps))  # fmt: skip
+    while True:
+        i, nearest, added, row_min, row_at, targets, changed, status = _dissolve_scan(*args, _SUM_MARGIN)
+        if status == 0:
+            return int(i), -1, targets, []
+        a = int(order[i])
+        if status == 2:
+            return int(i) + 1, a, targets, changed.tolist()
+        limit = float(loss[a]) - eps  # close to a threshold: numpy's sums decide, as the Python loop's
+        if float(nearest[0].sum()) >= limit or float(nearest[1].sum()) >= limit + eps * (1.0 + float(loss[a])):
+            args = (*args[:4], int(i) + 1, *args[5:])
+            continue
+        ok, targets, grown = walk(added, low, high, size, cost, codes[:, by_group[starts[a] : starts[a + 1]]], space,
+                                  limit, (row_min, row_at))  # fmt: skip
+        if ok:
+            return int(i) + 1, a, targets, grown
+        args = (*args[:4], int(i) + 1, *args[5:])

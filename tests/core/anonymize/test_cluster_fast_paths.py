@@ -626,3 +626,20 @@ def test_the_stable_order_is_numpys_stable_argsort(ids: list[int], small: bool) 
     bound = 1 << 16 if small else 70_001
     order = cluster_refine._stable_order(values, bound)
     assert order.tolist() == np.argsort(values, kind="stable").tolist()
+
+
+@pytest.mark.skipif(not cluster_refine_kernel.AVAILABLE, reason="numba is not installed (optional)")
+@pytest.mark.parametrize("margin", [1e-9, 1e9])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_compiled_dissolution_scan_makes_the_numpy_loops_choices(
+    seed: int, margin: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tp28i: a dissolve round's candidates are priced, bounded and walked in one compiled scan until a
+    # walk succeeds; a bound near its threshold is left to numpy's sums (a margin of 1e9: every bound,
+    # so the hand-back path runs for every candidate). The same rounds as the numpy loop and walk.
+    monkeypatch.setattr(cluster_refine_kernel, "_SUM_MARGIN", margin)
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.integers(0, 60, 150), "color": rng.choice(COLOR.leaves, 150)})
+    out = {compiled: _refined_in_order(df, 3, seed, rounds=40, compile_walk=compiled) for compiled in (True, False)}
+    assert out[True][3] > 0  # dissolutions happened
+    assert out[True] == out[False]
