@@ -241,19 +241,26 @@ def _price(
     base = np.empty(n_groups)
     for c in range(n_groups):
         base[c] = cost[c] - grown[c] * (rows[qa][low[qa, c], c] + w * rows[qb][low[qb, c], c])
-    bound = np.empty(n_groups)
-    listed = np.empty(n_groups, dtype=np.int64)
+    # Whether each cluster's bound is within the ceiling, as bytes read eight at a time: at Adult's ~3 %
+    # most words are zero and skipped (tp28i: the listing ~25 % faster than a branch-free pass per cluster).
+    n_words = (n_groups + 7) // 8
+    within = np.zeros(8 * n_words, dtype=np.uint8)  # the padding stays 0
+    words = within.view(np.uint64)
+    listed = np.empty(8 * n_words, dtype=np.int64)
     union = np.empty(n_groups)
     for u in range(codes.shape[1]):
         top = ceiling[u]
         slack = top + _SLACK * (1.0 + abs(top))  # rounding: never leave out a cluster adding at most ``top``
         row_a, row_b = rows[qa][codes[qa, u]], rows[qb][codes[qb, u]]
         for c in range(n_groups):
-            bound[c] = base[c] + grown[c] * (row_a[c] + w * row_b[c])
+            within[c] = base[c] + grown[c] * (row_a[c] + w * row_b[c]) <= slack
         m = 0
-        for c in range(n_groups):
-            listed[m] = c
-            m += bound[c] <= slack
+        for word in range(n_words):
+            if words[word] == 0:
+                continue
+            for c in range(8 * word, 8 * word + 8):
+                listed[m] = c
+                m += within[c]
         # The listed clusters' D(c ∪ r), QI by QI in order (the same sums as a full row).
         row = rows[0][codes[0, u]]
         for i in range(m):
