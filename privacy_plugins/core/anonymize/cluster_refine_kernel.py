@@ -459,6 +459,16 @@ def candidates(
                        int(limit), float(eps), prices)  # fmt: skip
 
 
+def _ids(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays as contiguous int64 (the kernels' index arrays)."""
+    return tuple(np.ascontiguousarray(a, dtype=np.int64) for a in arrays)
+
+
+def _flat(space: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A cost space's tables as the kernels read them: the flat tables, each QI's offset and stride."""
+    return space.flat, space.offsets.ravel(), space.strides.ravel()
+
+
 @_njit
 def _savings(
     codes: Any,
@@ -526,11 +536,7 @@ def savings(
     without temporaries (tp28i: numpy's ~10 array calls per QI cost more than the work for the few
     clusters a round changes, and its ``minimum.at`` over every record makes the first savings).
     """
-    return np.asarray(_savings(
-        codes, np.ascontiguousarray(members, dtype=np.int64), np.ascontiguousarray(local, dtype=np.int64),
-        np.ascontiguousarray(clusters, dtype=np.int64), low, high, size, cost, space.flat, space.offsets.ravel(),
-        space.strides.ravel(),
-    ))  # fmt: skip
+    return np.asarray(_savings(codes, *_ids(members, local, clusters), low, high, size, cost, *_flat(space)))
 
 
 @_njit
@@ -593,11 +599,7 @@ def regrow(
     QI order, ``_span_rows``' columns from the same tables: the same values) in one call instead of
     ~30 small array calls per round (tp28i).
     """
-    _regrow(
-        codes, np.ascontiguousarray(members, dtype=np.int64), np.ascontiguousarray(local, dtype=np.int64),
-        np.ascontiguousarray(clusters, dtype=np.int64), low, high, size, cost, rows, space.flat, space.offsets.ravel(),
-        space.strides.ravel(),
-    )  # fmt: skip
+    _regrow(codes, *_ids(members, local, clusters), low, high, size, cost, rows, *_flat(space))
 
 
 @_njit
@@ -681,8 +683,7 @@ def dissolve_scan(
     (as the Python loop did; summed in order the ulps may differ), and the walk then runs from here.
     Returns ``(len(order), -1, …)`` when none succeeds; boxes, sizes and costs change in place.
     """
-    args = (codes, by_group, starts, order, at, touched, loss, rows, low, high, size, cost, space.flat,
-            space.offsets.ravel(), space.strides.ravel(), float(eps))  # fmt: skip
+    args = (codes, by_group, starts, order, at, touched, loss, rows, low, high, size, cost, *_flat(space), float(eps))
     while True:
         i, nearest, added, row_min, row_at, targets, changed, status = _dissolve_scan(*args, _SUM_MARGIN)
         if status == 0:
