@@ -359,7 +359,8 @@ mover ~0.008), encoding ~0.006, publishing ~0.008, the core's re-measurement and
 these three has a cut worth its risk: factorizing the string QIs is most of the encoding).
 Tried and dropped: the ceiling in the dissolution pricing (a cluster adding more than the dissolved one's loss
 closed for that record: exact, ~2 % of the entries within it, but the listing and the clusters' own spans cost
-as much as the seven-QI pass: 60 recorded calls 0.0063 → 0.0080 s, with the own spans kept per round); an exact
+as much as the seven-QI pass: 60 recorded calls 0.0063 → 0.0080 s with the own spans kept per round, 40 calls
+3.5 → 6.5 ms with the word listing too: with ~6 records a call, its set-up per call dominates); an exact
 bounded pricing (no ceiling: the two-QI bound against a running second price, seeded by the two least bounds:
 ~600 of 3,528 clusters listed, 0.069 → 0.10 s on the recorded calls); the listing as one branch-free pass per
 cluster, with or without the bounds in a buffer first (0.040–0.043 s on the recorded calls, words: 0.030); a
