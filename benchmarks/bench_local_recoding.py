@@ -347,10 +347,13 @@ main (CPU s): 0.208–0.219 → 0.123–0.130 at k = 5, 0.216 → 0.143 at k = 1
    10   1.13, 0.53, 0.48     0.0416 / 0.38–0.39  1.19, 0.57, 0.51     0.0417 / 0.45–0.46  0.35, 0.72, 0.80 (0.72)
    20   1.05, 0.65, 0.64     0.0622 / 0.43–0.44  1.43, 0.76, 0.74     0.0621 / 0.48–0.50  0.41, 0.67, 0.69 (0.67)
 
-main's medians in its run 1.02 / 0.80 / 0.65. An earlier pair (10:11, before the scan and the word listing):
-this branch 0.40–0.42 / 0.43–0.44 / 0.47–0.51 s, main 0.44–0.50 / 0.47–0.50 / 0.51–0.53. So ~0.07–0.08 s less
-CPU at every k (~17 %); k = 10 / 20 pass by the median, k = 5 still passes or fails by run against a fully warm
-ARX (0.30–0.35 s; ours 0.35–0.38). Adult ×33 (995,346 rows, ``--copies 33 --ks 10 --no-arx``), back to back:
+main's medians in its run 1.02 / 0.80 / 0.65. Again at 10:31 (load 5.7–6.3), main first: main 0.42–0.43 /
+0.44–0.45 / 0.48–0.51 s, medians 0.88 / 0.76 / 0.65; this branch 0.35–0.36 / 0.36–0.39 / 0.42–0.44 s, medians
+0.73 / 0.66 / 0.59 ("all goals met"; ARX's third repetition at k = 5 0.35 s, ratio 1.00). An earlier pair
+(10:11, before the scan and the word listing): this branch 0.40–0.42 / 0.43–0.44 / 0.47–0.51 s, main
+0.44–0.50 / 0.47–0.50 / 0.51–0.53. So ~0.06–0.08 s less CPU at every k (~15–17 %); k = 10 / 20 pass by the
+median, k = 5 passed by the median in one of the two runs and fails against a fully warm ARX (0.30–0.35 s; ours
+0.35–0.38). Adult ×33 (995,346 rows, ``--copies 33 --ks 10 --no-arx``), back to back:
 4.86 s CPU against main's 6.97 (earlier pair 6.32 / 7.92), NCP 0.0013 both. Where a k = 5 call goes now (CPU s,
 warm): phase 1 ~0.21 (the merge kernel and its first pricing), the split ~0.007, refine ~0.13 (move rounds ~0.07:
 unit pricing ~0.03, the rest of ``_prices`` ~0.01, candidates ~0.009, ``_changed`` ~0.009, the round's own
