@@ -784,10 +784,11 @@ def _dissolve_round(
             dissolved += 1
             grown.append(targets)
     stats.dissolved += dissolved
-    survivors, dense = np.unique(group, return_inverse=True)
-    group = np.asarray(dense, dtype=np.int64).ravel()
+    # The clusters left, renumbered in order (as ``np.unique(group, return_inverse=True)``, without its sort).
+    survivors = np.flatnonzero(np.bincount(group, minlength=n_groups))
     renumber = np.full(n_groups, -1, dtype=np.int64)
     renumber[survivors] = np.arange(survivors.shape[0])
+    group = renumber[group]
     grown_ids = np.unique(np.concatenate(grown)) if grown else unchanged[:0]
     if tables is not None:  # the survivors' columns, in their order (the boxes grew with the walks)
         # ``np.take`` along the columns: C order, as made afresh, in one copy (``a[:, ids]`` comes out in
