@@ -316,6 +316,60 @@ over every QI at once (clusters numbered ``q · n_groups + g``: 252 calls → 36
 round's ``flatnonzero`` and permutation over every movable record (~0.007 s at k = 5; the permutation feeds the
 seeded tie order, so dropping it changes the output), refine's first tables made afresh after the split step.
 
+Issue 28, twelfth pass (refine) (branch tp28i, 2026-11-27 10:11–10:28, load 4.6–6.4): the refine step and the
+tables around it only (phase 1 unchanged). ``refine_clusters`` alone, best of 5–7 warm runs alternating with
+main (CPU s): 0.208–0.219 → 0.123–0.130 at k = 5, 0.216 → 0.143 at k = 10, 0.257 → 0.185 at k = 20.
+
+* Unit prices under a *ceiling* (approximate): a unit's two cheapest are kept only among the clusters adding at
+  most the largest saving of its records when priced (a move gains only on a cluster adding less than the record
+  saves); the compiled pricing marks the clusters whose bound ``D(c) + (|c| + 1) · (growth of two QIs' spans)``
+  is within it (two row passes; the QI pair picked on the first call's first 8 units), lists them by reading the
+  marks eight bytes at a time (most words are zero at ~100 of 3,528 clusters) and prices only those in full: the
+  unit pricing ~0.065 → ~0.03 s at k = 5. A record saving more than its unit's ceiling is not settled and has its
+  unit priced afresh. Which cluster is second beyond the ceiling is unknown, so a change of the true second no
+  longer unsettles a record: NCP at seed 0 0.026239 / 0.041599 / 0.062164 (+0.10 / −0.26 / +0.16 % over main's
+  0.026212 / 0.041707 / 0.062065; −0.22 / +0.04 / +0.61 % over b0401b7's), seeds 1–3 k = 5 0.026281 / 0.026284 /
+  0.026341 (+0.04 / +0.10 / +0.09 % over main's), k = 10 0.042121 / 0.041748 / 0.041978 (+0.11 / −0.05 / −0.19 %),
+  k = 20 0.062140 / 0.062274 / 0.062106 (−0.62 / +0.16 / +0.75 %).
+* Exact, the same floats and choices as before: a record's saving in one compiled pass per QI (``savings``;
+  numpy's ``_without`` is ~10 array calls per QI, ``minimum.at`` over every record for the first savings); a
+  round's changed clusters' boxes, sizes, costs and span columns in one compiled call (``regrow``), and the first
+  mover's tables by the same kernel over every cluster; a dissolve round's candidates priced, bounded and walked
+  in one compiled scan until a walk succeeds (``dissolve_scan``: ~600 Python iterations a round less; a bound
+  within 1e-9 of its threshold is handed back to numpy's pairwise sums, so the skips are the loop's); stable
+  orders of cluster and unit ids as 16-bit radix sorts (1.8 → 0.23 ms per 30k ids); the survivors' columns
+  after a dissolve round by ``np.take`` (one copy, not two).
+
+``--check --repeat 3`` back to back (10:27 this branch, then main 9df1025 with this bench):
+
+    k   ARX (tp28i's run)    two-phase tp28i     ARX (main's run)     two-phase main     tp28i / ARX (median)
+    5   0.85, 0.35, 0.30     0.0262 / 0.35–0.38  0.89, 0.43, 0.34     0.0262 / 0.43–0.46  0.45, 1.01, 1.16 (1.01)
+   10   1.13, 0.53, 0.48     0.0416 / 0.38–0.39  1.19, 0.57, 0.51     0.0417 / 0.45–0.46  0.35, 0.72, 0.80 (0.72)
+   20   1.05, 0.65, 0.64     0.0622 / 0.43–0.44  1.43, 0.76, 0.74     0.0621 / 0.48–0.50  0.41, 0.67, 0.69 (0.67)
+
+main's medians in its run 1.02 / 0.80 / 0.65. Again at 10:31 (load 5.7–6.3), main first: main 0.42–0.43 /
+0.44–0.45 / 0.48–0.51 s, medians 0.88 / 0.76 / 0.65; this branch 0.35–0.36 / 0.36–0.39 / 0.42–0.44 s, medians
+0.73 / 0.66 / 0.59 ("all goals met"; ARX's third repetition at k = 5 0.35 s, ratio 1.00). An earlier pair
+(10:11, before the scan and the word listing): this branch 0.40–0.42 / 0.43–0.44 / 0.47–0.51 s, main
+0.44–0.50 / 0.47–0.50 / 0.51–0.53. So ~0.06–0.08 s less CPU at every k (~15–17 %); k = 10 / 20 pass by the
+median, k = 5 passed by the median in one of the two runs and fails against a fully warm ARX (0.30–0.35 s; ours
+0.35–0.38). Adult ×33 (995,346 rows, ``--copies 33 --ks 10 --no-arx``), back to back:
+4.86 s CPU against main's 6.97 (earlier pair 6.32 / 7.92), NCP 0.0013 both. Where a k = 5 call goes now (CPU s,
+warm): phase 1 ~0.21 (the merge kernel and its first pricing), the split ~0.007, refine ~0.13 (move rounds ~0.07:
+unit pricing ~0.03, the rest of ``_prices`` ~0.01, candidates ~0.009, ``_changed`` ~0.009, the round's own
+Python and permutation ~0.02; dissolve rounds ~0.05: 630 dissolution pricings ~0.035, walks ~0.007; the first
+mover ~0.008), encoding ~0.006, publishing ~0.008, the core's re-measurement and the rest ~0.010 (none of
+these three has a cut worth its risk: factorizing the string QIs is most of the encoding).
+Tried and dropped: the ceiling in the dissolution pricing (a cluster adding more than the dissolved one's loss
+closed for that record: exact, ~2 % of the entries within it, but the listing and the clusters' own spans cost
+as much as the seven-QI pass: 60 recorded calls 0.0063 → 0.0080 s with the own spans kept per round, 40 calls
+3.5 → 6.5 ms with the word listing too: with ~6 records a call, its set-up per call dominates); an exact
+bounded pricing (no ceiling: the two-QI bound against a running second price, seeded by the two least bounds:
+~600 of 3,528 clusters listed, 0.069 → 0.10 s on the recorded calls); the listing as one branch-free pass per
+cluster, with or without the bounds in a buffer first (0.040–0.043 s on the recorded calls, words: 0.030); a
+ceiling from the candidates' savings only (the same CPU, more re-pricing). Left: the round's permutation of every
+movable record (~0.25 ms a round; it feeds the seeded tie order), phase 1.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
 """
