@@ -109,6 +109,11 @@ class BoxRule:
         # A class holding every value the history published (and l at least) keeps every H(c) whole: no
         # overlay needed (on Adult most large boxes, whose overlays are the costly ones).
         judged = np.flatnonzero(~(held[:, : len(self.values)].all(axis=1) & (held.sum(axis=1) >= self.l)))
+        if judged.shape[0] and self._earlier:
+            # Nor one holding l values that every point of its box keeps (the releases' classes containing
+            # the whole box hold them): no cell can narrow it (on Mondrian's halves most boxes).
+            sure = self._kept_everywhere(labels.iloc[judged])
+            judged = judged[(sure & held[judged, : len(self.values)]).sum(axis=1) < self.l]
         if not judged.shape[0]:
             return broken
         keys = self._keys(labels.iloc[judged])
@@ -162,11 +167,24 @@ class BoxRule:
             cls = int(overlay.class_of_row[position])
             self._asks[key] = (cells[starts[cls] : starts[cls + 1]], bool(open_box[cls]))
 
-    def _overlay(self, fresh: list[tuple[str, ...]]) -> DomainOverlay:
-        """The overlay of the ``fresh`` boxes, each holding the probe value only (box i is row i)."""
+    def _kept_everywhere(self, labels: pd.DataFrame) -> np.ndarray:
+        """Per box (a row of ``labels``): the values of :attr:`values` H keeps at every point of it."""
+        prepared = self._earlier_releases()
+        text = np.stack([as_labels(labels[q]).to_numpy(dtype=str) for q in self._qis], axis=1)
+        kept = prepared.kept_everywhere(text.reshape(len(labels), len(self._qis)))
+        column = prepared.values.get_indexer(self.values)  # noqa: PD011 (a pd.Index)
+        out = np.zeros((len(labels), len(self.values)), dtype=bool)
+        out[:, column >= 0] = kept[:, column[column >= 0]]
+        return out
+
+    def _earlier_releases(self) -> EarlierReleases:
         if self._prepared is None:
             self._prepared = EarlierReleases(self._earlier, self._qis, self.attribute, self._hierarchies)
-        prepared = self._prepared
+        return self._prepared
+
+    def _overlay(self, fresh: list[tuple[str, ...]]) -> DomainOverlay:
+        """The overlay of the ``fresh`` boxes, each holding the probe value only (box i is row i)."""
+        prepared = self._earlier_releases()
         keys = np.array(fresh, dtype=str).reshape(len(fresh), len(self._qis))
         values = prepared.values.append(pd.Index([_PROBE], dtype=object))  # noqa: PD011 (a pd.Index)
         held = np.zeros((len(fresh), len(values)), dtype=bool)
