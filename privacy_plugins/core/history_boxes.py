@@ -74,6 +74,7 @@ class BoxRule:
         #: The sensitive labels the history published: the columns of every value set.
         self.values = pd.Index(sorted(map(str, found)), dtype=object)
         self._asks: dict[tuple[str, ...], tuple[np.ndarray, bool]] = {}
+        self._everywhere: dict[tuple[str, ...], np.ndarray] = {}  # per box: the values kept at its every point
         self._prepared: EarlierReleases | None = None  # the earlier releases, prepared at the first box learnt
 
     def judges(
@@ -109,14 +110,17 @@ class BoxRule:
         # A class holding every value the history published (and l at least) keeps every H(c) whole: no
         # overlay needed (on Adult most large boxes, whose overlays are the costly ones).
         judged = np.flatnonzero(~(held[:, : len(self.values)].all(axis=1) & (held.sum(axis=1) >= self.l)))
-        if judged.shape[0] and self._earlier:
-            # Nor one holding l values that every point of its box keeps (the releases' classes containing
-            # the whole box hold them): no cell can narrow it (on Mondrian's halves most boxes).
-            sure = self._kept_everywhere(labels.iloc[judged])
-            judged = judged[(sure & held[judged, : len(self.values)]).sum(axis=1) < self.l]
         if not judged.shape[0]:
             return broken
         keys = self._keys(labels.iloc[judged])
+        if self._earlier:
+            # Nor one holding l values that every point of its box keeps (the releases' classes containing
+            # the whole box hold them): no cell can narrow it (on Mondrian's halves most boxes).
+            sure = self._kept_everywhere(keys)
+            need = np.flatnonzero((sure & held[judged, : len(self.values)]).sum(axis=1) < self.l)
+            judged, keys = judged[need], [keys[i] for i in need.tolist()]
+            if not judged.shape[0]:
+                return broken
         self._learn(keys)
         held = held[judged]
         asks = [self._asks[key][0] for key in keys]
@@ -132,8 +136,15 @@ class BoxRule:
         return broken
 
     def _keys(self, labels: pd.DataFrame) -> list[tuple[str, ...]]:
-        text = pd.DataFrame({q: as_labels(labels[q]).to_numpy(dtype=str) for q in self._qis})
-        return list(text.itertuples(index=False, name=None))  # one key per candidate class, not per record
+        """One key per candidate class (its labels as text), not per record."""
+        text = [
+            # text without a missing label is its own label (as_labels changes nothing else in it)
+            column.to_numpy(dtype=str)
+            if pd.api.types.is_string_dtype(column.dtype) and not column.isna().any()
+            else as_labels(column).to_numpy(dtype=str)
+            for column in (labels[q] for q in self._qis)
+        ]
+        return list(zip(*(t.tolist() for t in text), strict=True))
 
     def _learn(self, keys: list[tuple[str, ...]]) -> None:
         """What every box not seen yet asks.
@@ -167,15 +178,19 @@ class BoxRule:
             cls = int(overlay.class_of_row[position])
             self._asks[key] = (cells[starts[cls] : starts[cls + 1]], bool(open_box[cls]))
 
-    def _kept_everywhere(self, labels: pd.DataFrame) -> np.ndarray:
-        """Per box (a row of ``labels``): the values of :attr:`values` H keeps at every point of it."""
-        prepared = self._earlier_releases()
-        text = np.stack([as_labels(labels[q]).to_numpy(dtype=str) for q in self._qis], axis=1)
-        kept = prepared.kept_everywhere(text.reshape(len(labels), len(self._qis)))
-        column = prepared.values.get_indexer(self.values)  # noqa: PD011 (a pd.Index)
-        out = np.zeros((len(labels), len(self.values)), dtype=bool)
-        out[:, column >= 0] = kept[:, column[column >= 0]]
-        return out
+    def _kept_everywhere(self, keys: list[tuple[str, ...]]) -> np.ndarray:
+        """Per box (its labels): the values of :attr:`values` H keeps at every point of it (remembered per box)."""
+        fresh = list(dict.fromkeys(key for key in keys if key not in self._everywhere))
+        if fresh:
+            prepared = self._earlier_releases()
+            kept = prepared.kept_everywhere(np.array(fresh, dtype=str).reshape(len(fresh), len(self._qis)))
+            column = prepared.values.get_indexer(self.values)  # noqa: PD011 (a pd.Index)
+            known = np.zeros((len(fresh), len(self.values)), dtype=bool)
+            known[:, column >= 0] = kept[:, column[column >= 0]]
+            self._everywhere.update(zip(fresh, known, strict=True))
+        if not keys:
+            return np.zeros((0, len(self.values)), dtype=bool)
+        return np.stack([self._everywhere[key] for key in keys])
 
     def _earlier_releases(self) -> EarlierReleases:
         if self._prepared is None:
