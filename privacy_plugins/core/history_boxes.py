@@ -95,10 +95,14 @@ class BoxRule:
         Columns: :attr:`values` first, then the values the history never published (they count only
         where no release covers a cell).
         """
-        text = as_labels(pd.Series(np.asarray(values, dtype=object))).astype(str)
+        raw = np.asarray(values, dtype=object)
+        code, distinct = pd.factorize(raw)  # each distinct value's text once (a missing one: every row's)
+        if len(raw) and int(code.min()) < 0:
+            code, distinct = np.arange(len(raw)), raw
+        text = as_labels(pd.Series(distinct, dtype=object)).astype(str)
         known = pd.Index(text, dtype=object).unique().difference(self.values)
         everything = self.values.append(known)
-        position = everything.get_indexer(text)
+        position = everything.get_indexer(text)[code]
         held = np.zeros((n_groups, len(everything)), dtype=bool)
         placed = group >= 0
         held[group[placed], position[placed]] = True
