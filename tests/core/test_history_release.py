@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from privacy_plugins.core import history_release
@@ -160,6 +160,7 @@ LDIV = [DistinctLDiversity, FrequencyLDiversity, EntropyLDiversity]
 
 
 @settings(max_examples=60, deadline=None)
+@example(values=["a", "a", "b"], kept=[False] + [True] * 7, k=1, l=2)  # frequency l-diversity: 1.5, then 2
 @given(
     values=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=8),
     kept=st.lists(st.booleans(), min_size=8, max_size=8),
@@ -205,7 +206,9 @@ def _grown_releases(algorithm: str, seed: int, limit: float, protect_domain: boo
     return out
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=4, deadline=None)
+@example(algorithm="mondrian", seed=1, limit=0.1, protect_domain=False)  # reapply+suppress, then (a) ruled out
+@example(algorithm="k-member", seed=3, limit=0.02, protect_domain=True)
 @given(
     algorithm=st.sampled_from(["mondrian", "k-member"]),
     seed=st.integers(0, 10_000),
