@@ -16,7 +16,7 @@ from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.core.history_release import reapply, release_with_history, suppress_at_risk
 from privacy_plugins.core.models import DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity, KAnonymity
 from privacy_plugins.core.partition import EquivalenceClasses
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
 QIS = ["age", "zip"]
 ZIPS = ["47906", "47907", "47610", "47611"]
@@ -249,3 +249,31 @@ def test_the_shortcut_is_taken_and_reported_with_counts() -> None:
     assert second.passed and second.tried[0].startswith("reapply: 0 uncovered, ")
     assert "in classes below a model, above the suppression limit (2)" in second.tried[0], second.tried
     assert len(ran) == 1  # (c) on (b)'s candidate only
+
+
+def test_when_anonymizing_finds_nothing_the_skipped_reapply_is_reported_as_if_it_had_run() -> None:
+    """(b) infeasible after (a)'s shortcut: the failed result is what (c) on the re-applied candidate leaves."""
+    source = _growing()
+    models = [KAnonymity(4), DistinctLDiversity("disease", 2)]
+    history = ReleaseHistory("weekly", tuple(QIS), ("disease",))
+    first = release_with_history(
+        source.iloc[:200], quasi_identifiers=QIS, models=models, history=history, hierarchies=HIERARCHIES,
+        algorithm="mondrian", suppression_limit=0.02, sensitive_attributes=["disease"],
+    )  # fmt: skip
+    history = history.appended(_release(first.table, dict(first.transformation)))
+
+    def second() -> tuple[object, ...]:
+        release = release_with_history(
+            source.iloc[100:240], quasi_identifiers=QIS, models=models, history=history, hierarchies=HIERARCHIES,
+            algorithm="mondrian", suppression_limit=0.02, sensitive_attributes=["disease"],
+        )  # fmt: skip
+        return release.table.to_csv(index=False), release.method, release.suppressed, release.check.to_dict()
+
+    def infeasible(*args: object, **kwargs: object) -> None:
+        raise InfeasibleAnonymizationError("nothing")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(history_release, "anonymize", infeasible)
+        skipped = second()
+        patch.setattr(history_release, "lost_to_the_models", lambda *args, **kwargs: 0)
+        assert skipped == second() and skipped[1] == "failed"
