@@ -74,6 +74,7 @@ class BoxRule:
         #: The sensitive labels the history published: the columns of every value set.
         self.values = pd.Index(sorted(map(str, found)), dtype=object)
         self._asks: dict[tuple[str, ...], tuple[np.ndarray, bool]] = {}
+        self._everywhere: dict[tuple[str, ...], np.ndarray] = {}  # per box: the values kept at its every point
         self._prepared: EarlierReleases | None = None  # the earlier releases, prepared at the first box learnt
 
     def judges(
@@ -94,10 +95,14 @@ class BoxRule:
         Columns: :attr:`values` first, then the values the history never published (they count only
         where no release covers a cell).
         """
-        text = as_labels(pd.Series(np.asarray(values, dtype=object))).astype(str)
+        raw = np.asarray(values, dtype=object)
+        code, distinct = pd.factorize(raw)  # each distinct value's text once (a missing one: every row's)
+        if len(raw) and int(code.min()) < 0:
+            code, distinct = np.arange(len(raw)), raw
+        text = as_labels(pd.Series(distinct, dtype=object)).astype(str)
         known = pd.Index(text, dtype=object).unique().difference(self.values)
         everything = self.values.append(known)
-        position = everything.get_indexer(text)
+        position = everything.get_indexer(text)[code]
         held = np.zeros((n_groups, len(everything)), dtype=bool)
         placed = group >= 0
         held[group[placed], position[placed]] = True
@@ -112,6 +117,14 @@ class BoxRule:
         if not judged.shape[0]:
             return broken
         keys = self._keys(labels.iloc[judged])
+        if self._earlier:
+            # Nor one holding l values that every point of its box keeps (the releases' classes containing
+            # the whole box hold them): no cell can narrow it (on Mondrian's halves most boxes).
+            sure = self._kept_everywhere(keys)
+            need = np.flatnonzero((sure & held[judged, : len(self.values)]).sum(axis=1) < self.l)
+            judged, keys = judged[need], [keys[i] for i in need.tolist()]
+            if not judged.shape[0]:
+                return broken
         self._learn(keys)
         held = held[judged]
         asks = [self._asks[key][0] for key in keys]
@@ -127,8 +140,15 @@ class BoxRule:
         return broken
 
     def _keys(self, labels: pd.DataFrame) -> list[tuple[str, ...]]:
-        text = pd.DataFrame({q: as_labels(labels[q]).to_numpy(dtype=str) for q in self._qis})
-        return list(text.itertuples(index=False, name=None))  # one key per candidate class, not per record
+        """One key per candidate class (its labels as text), not per record."""
+        text = [
+            # text without a missing label is its own label (as_labels changes nothing else in it)
+            column.to_numpy(dtype=str)
+            if pd.api.types.is_string_dtype(column.dtype) and not column.isna().any()
+            else as_labels(column).to_numpy(dtype=str)
+            for column in (labels[q] for q in self._qis)
+        ]
+        return list(zip(*(t.tolist() for t in text), strict=True))
 
     def _learn(self, keys: list[tuple[str, ...]]) -> None:
         """What every box not seen yet asks.
@@ -162,11 +182,28 @@ class BoxRule:
             cls = int(overlay.class_of_row[position])
             self._asks[key] = (cells[starts[cls] : starts[cls + 1]], bool(open_box[cls]))
 
-    def _overlay(self, fresh: list[tuple[str, ...]]) -> DomainOverlay:
-        """The overlay of the ``fresh`` boxes, each holding the probe value only (box i is row i)."""
+    def _kept_everywhere(self, keys: list[tuple[str, ...]]) -> np.ndarray:
+        """Per box (its labels): the values of :attr:`values` H keeps at every point of it (remembered per box)."""
+        fresh = list(dict.fromkeys(key for key in keys if key not in self._everywhere))
+        if fresh:
+            prepared = self._earlier_releases()
+            kept = prepared.kept_everywhere(np.array(fresh, dtype=str).reshape(len(fresh), len(self._qis)))
+            column = prepared.values.get_indexer(self.values)  # noqa: PD011 (a pd.Index)
+            known = np.zeros((len(fresh), len(self.values)), dtype=bool)
+            known[:, column >= 0] = kept[:, column[column >= 0]]
+            self._everywhere.update(zip(fresh, known, strict=True))
+        if not keys:
+            return np.zeros((0, len(self.values)), dtype=bool)
+        return np.stack([self._everywhere[key] for key in keys])
+
+    def _earlier_releases(self) -> EarlierReleases:
         if self._prepared is None:
             self._prepared = EarlierReleases(self._earlier, self._qis, self.attribute, self._hierarchies)
-        prepared = self._prepared
+        return self._prepared
+
+    def _overlay(self, fresh: list[tuple[str, ...]]) -> DomainOverlay:
+        """The overlay of the ``fresh`` boxes, each holding the probe value only (box i is row i)."""
+        prepared = self._earlier_releases()
         keys = np.array(fresh, dtype=str).reshape(len(fresh), len(self._qis))
         values = prepared.values.append(pd.Index([_PROBE], dtype=object))  # noqa: PD011 (a pd.Index)
         held = np.zeros((len(fresh), len(values)), dtype=bool)

@@ -270,6 +270,33 @@ class EarlierReleases:
         held[open_cells] = True  # no release covers it: every value, the candidate's too
         return DomainOverlay(region_class, held, new_held, class_of_row, values, open_cells)
 
+    def kept_everywhere(self, new_keys: np.ndarray) -> np.ndarray:
+        """Per candidate box (label text, classes × QIs): values H(p) holds at *every* point p of the box.
+
+        A class of release r whose box contains the candidate's whole box covers each of its points, so
+        C_r(p) holds its values there (and C_r(p) is every value where r covers nothing): H(p) holds the
+        AND over the releases of the OR of those classes' values — without any overlay. Columns:
+        :attr:`values`. Empty for a box some release covers only in part.
+        """
+        n_new = len(new_keys)
+        kept = np.ones((n_new, len(self.values)), dtype=bool)
+        if not n_new or not len(self._held):
+            return kept
+        fits = []  # per QI: (distinct candidate labels × earlier labels: the earlier one covers every atom met, code)
+        for q in range(len(self.qis)):
+            met, code = self._meets(q, new_keys[:, q])
+            fits.append((met.T.astype(np.float32) @ (~self._atoms[q]).astype(np.float32) == 0, code))
+        for r, held in enumerate(self._held):
+            low, high = int(self._offsets[r]), int(self._offsets[r + 1])
+            contains = None  # candidates × r's classes, as bits: the class's box contains the candidate's
+            for q, (fit, code) in enumerate(fits):
+                bits = np.packbits(fit[:, self._codes[q][low:high]], axis=1)[code]
+                contains = bits if contains is None else np.bitwise_and(contains, bits, out=contains)
+            assert contains is not None
+            inside = np.unpackbits(contains, axis=1, count=high - low).astype(np.float32)
+            kept &= inside @ held.astype(np.float32) > 0
+        return kept
+
     def _or_words(self, cell: np.ndarray, cls: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
         """Per (cell, release): the OR of the value words of the classes paired with the cell, and whether any is."""
         n_releases = len(self._held)

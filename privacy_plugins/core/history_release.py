@@ -23,8 +23,9 @@ another class covers). Nothing here prints or reports a value.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -399,6 +400,29 @@ def _holds(
     return all(model.holds(classes) for model in models)
 
 
+def lost_to_the_models(
+    targets: pd.DataFrame,
+    published: pd.DataFrame,
+    rows: np.ndarray,
+    models: Sequence[PrivacyModel],
+    quasi_identifiers: Sequence[Hashable],
+    weighted: bool = False,
+) -> int:
+    """Records of ``published`` that (c) must leave out whatever else it does.
+
+    Their class misses a model that no removal repairs (:attr:`~PrivacyModel.fails_on_every_subset`:
+    k-anonymity, distinct l-diversity). (c) removes rows, never relabels them, so such a class passes
+    only once it is gone: when these records and those already left out exceed the limit,
+    :func:`suppress_at_risk` cannot pass, and its checks (the composition check, the domain rule's
+    overlays) need not run to say so.
+    """
+    lasting = [model for model in models if model.fails_on_every_subset]
+    if not lasting or not len(published):
+        return 0
+    lost = _violating_rows(published, rows, targets, list(quasi_identifiers), lasting, weighted)
+    return _records(published.loc[lost], weighted)
+
+
 def _violating_rows(
     published: pd.DataFrame,
     rows: np.ndarray,
@@ -486,6 +510,7 @@ def release_with_history(
     budget = suppression_budget(suppression_limit, len(raw))
     tried: list[str] = []
     last: tuple[pd.DataFrame, CompositionResult, int, Mapping[str, Any]] | None = None
+    fallback: Callable[[], tuple[pd.DataFrame, np.ndarray, CompositionResult, bool]] | None = None
     two_tables = tags_of(get_anonymizer(algorithm)).linked_tables
     if two_tables and reuse and len(history):
         tried.append("reapply: not defined for a two-table release (its groups are its transformation)")
@@ -494,12 +519,22 @@ def release_with_history(
     if reuse and len(history) and not two_tables:
         previous = history.releases[-1]
         reapplied = reapply(raw.drop(columns=[c for c in identifiers if c in raw.columns]), previous, qis, hierarchies)
-        if reapplied.uncovered <= budget:
-            published, rows, check, passed = suppress_at_risk(
-                raw, reapplied.table, reapplied.rows, history, bound,
-                quasi_identifiers=qis, hierarchies=hierarchies, max_suppressed=budget, keep_signatures=keep_signatures,
-                protect_domain=protect_domain, rules=rules,
-            )  # fmt: skip
+        # (c) on the re-applied classes; not run when the models alone leave out too many (it would fail)
+        reapplied_suppressed = partial(
+            suppress_at_risk, raw, reapplied.table, reapplied.rows, history, bound,
+            quasi_identifiers=qis, hierarchies=hierarchies, max_suppressed=budget, keep_signatures=keep_signatures,
+            protect_domain=protect_domain, rules=rules,
+        )  # fmt: skip
+        covered = reapplied.uncovered <= budget
+        lost = lost_to_the_models(raw, reapplied.table, reapplied.rows, bound, qis) if covered else 0
+        if covered and reapplied.uncovered + lost > budget:
+            tried.append(
+                f"reapply: {reapplied.uncovered} uncovered, {lost} in classes below a model, "
+                f"above the suppression limit ({budget})"
+            )
+            fallback = reapplied_suppressed  # what (a) leaves, only wanted when (b) finds nothing
+        elif covered:
+            published, rows, check, passed = reapplied_suppressed()
             suppressed = len(raw) - len(published)
             tried.append(f"reapply: {reapplied.uncovered} uncovered, {check.records_at_risk} at risk after suppression")
             if passed:
@@ -551,6 +586,9 @@ def release_with_history(
             method = "anonymize" if suppressed == result.suppressed else "anonymize+suppress"
             return HistoryRelease(published, method, check, suppressed, tuple(tried), transformation)
         last = (published, check, suppressed, transformation)
+    if last is None and fallback is not None:  # (b) found nothing: report what (a) left, as if it had run
+        published, _, check, _ = fallback()
+        last = (published, check, len(raw) - len(published), history.releases[-1].transformation)
     if last is None:
         empty = raw.iloc[:0]
         check = composition_check(raw, empty, history, bound, hierarchies=hierarchies)

@@ -363,3 +363,28 @@ def test_key_sums_wrap_like_unsigned_addition(entries: list[tuple[int, int]]) ->
     keys = np.array([k for _, k in entries], dtype=np.uint64)
     naive = [sum(k for s, k in entries if s == i) % 2**64 for i in range(8)]
     assert _key_sums(slot, keys, 8).tolist() == naive
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_sequences())
+def test_what_every_point_of_a_box_keeps_is_kept_at_every_point(
+    sequence: tuple[list[pd.DataFrame], pd.DataFrame, int],
+) -> None:
+    """``EarlierReleases.kept_everywhere`` (what lets ``BoxRule`` spare a box its overlay) is in the naive H(p) of
+    every point of the box, and is all of it where the box is one point every release covers (a release covering
+    none of a box counts as telling nothing only where it covers no point: that is left to the overlay)."""
+    history, candidate, _ = sequence
+    signatures = [class_signature(release, QIS, ["disease"]) for release in history]
+    prepared = EarlierReleases(signatures, QIS, "disease", _hierarchies())
+    left, box = _point_values(history)
+    rows = candidate.drop_duplicates(QIS).reset_index(drop=True)
+    kept = prepared.kept_everywhere(rows[QIS].astype(str).to_numpy())
+    values = np.asarray(prepared.values, dtype=object)
+    for position, row in rows.iterrows():
+        sure = set(values[kept[position]])
+        points = box(row)  # type: ignore[operator]
+        assert all(sure <= left[p] for p in points), (row.to_dict(), sure)
+        (point, *others) = points
+        covered = all(any(point in box(r) for _, r in t.iterrows() if not _marked(r)) for t in history)  # type: ignore[operator]
+        if not others and covered:  # every class covering the point contains the box: nothing is lost
+            assert sure == left[point] & set(values), (row.to_dict(), sure)

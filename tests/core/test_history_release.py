@@ -5,16 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from privacy_plugins.core import history_release
 from privacy_plugins.core.anonymize import get_anonymizer, tags_of
 from privacy_plugins.core.hierarchies.builders import interval_hierarchy, masking_hierarchy
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, class_signature
 from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.core.history_release import reapply, release_with_history, suppress_at_risk
-from privacy_plugins.core.models import DistinctLDiversity, KAnonymity
-from privacy_plugins.errors import ConfigurationError
+from privacy_plugins.core.models import DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity, KAnonymity
+from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
 QIS = ["age", "zip"]
 ZIPS = ["47906", "47907", "47610", "47611"]
@@ -152,3 +154,126 @@ def test_suppress_at_risk_on_weighted_units_equals_it_on_the_records(seed: int, 
     on_units = units.iloc[unit_rows].set_index([*QIS, "disease"])[COUNT].sort_index()
     assert on_rows.to_dict() == on_units.to_dict()  # the same records kept
     assert len(rows_kept) == int(kept[COUNT].sum())
+
+
+LDIV = [DistinctLDiversity, FrequencyLDiversity, EntropyLDiversity]
+
+
+@settings(max_examples=60, deadline=None)
+@example(values=["a", "a", "b"], kept=[False] + [True] * 7, k=1, l=2)  # frequency l-diversity: 1.5, then 2
+@given(
+    values=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=8),
+    kept=st.lists(st.booleans(), min_size=8, max_size=8),
+    k=st.integers(1, 4),
+    l=st.integers(1, 3),
+)
+def test_a_class_that_fails_a_model_failing_on_every_subset_fails_on_every_subset(
+    values: list[str], kept: list[bool], k: int, l: int
+) -> None:
+    """What ``fails_on_every_subset`` declares (k-anonymity, distinct l-diversity): leaving records of a violating
+    class out never makes it pass. (c)'s shortcut on a re-applied candidate counts such classes as lost."""
+    one = pd.DataFrame({"q": ["x"] * len(values), "disease": values})
+    some = one.loc[np.asarray(kept[: len(values)])]
+    assume(len(some))
+    models = [KAnonymity(k), *(variant("disease", l) for variant in LDIV)]
+    for model in (m for m in models if m.fails_on_every_subset):
+        if not model.holds(EquivalenceClasses.from_frame(one, ["q"])):
+            assert not model.holds(EquivalenceClasses.from_frame(some.reset_index(drop=True), ["q"])), model
+
+
+def _grown_releases(algorithm: str, seed: int, limit: float, protect_domain: bool) -> list[tuple[object, ...]]:
+    """Three growing releases of a random table (insertions only); what each publishes and how."""
+    rng = np.random.default_rng(seed)
+    n = 150
+    source = pd.DataFrame(
+        {
+            "age": rng.integers(20, 60, n),
+            "zip": rng.choice(ZIPS, n),
+            "disease": rng.choice(["flu", "hiv", "cold", "cancer"], n, p=[0.5, 0.2, 0.2, 0.1]),
+        }
+    )
+    history = ReleaseHistory("weekly", tuple(QIS), ("disease",))
+    out = []
+    for size in (90, 120, 150):
+        release = release_with_history(
+            source.iloc[:size], quasi_identifiers=QIS, models=[KAnonymity(3), DistinctLDiversity("disease", 2)],
+            history=history, hierarchies=HIERARCHIES, algorithm=algorithm, suppression_limit=limit,
+            sensitive_attributes=["disease"], protect_domain=protect_domain,
+        )  # fmt: skip
+        out.append((release.table.to_csv(index=False), release.method, release.suppressed, release.check.to_dict()))
+        if release.passed:
+            history = history.appended(_release(release.table, dict(release.transformation)))
+    return out
+
+
+@settings(max_examples=4, deadline=None)
+@example(algorithm="mondrian", seed=1, limit=0.1, protect_domain=False)  # reapply+suppress, then (a) ruled out
+@example(algorithm="k-member", seed=3, limit=0.02, protect_domain=True)
+@given(
+    algorithm=st.sampled_from(["mondrian", "k-member"]),
+    seed=st.integers(0, 10_000),
+    limit=st.sampled_from([0.0, 0.02, 0.1]),
+    protect_domain=st.booleans(),
+)
+def test_a_reapplied_candidate_the_models_rule_out_publishes_what_running_its_suppression_would(
+    algorithm: str, seed: int, limit: float, protect_domain: bool
+) -> None:
+    """(a) skips (c) when its classes below k / distinct l alone exceed the limit (``lost_to_the_models``):
+    every release publishes the same table, by the same method, as when (c) runs on every re-applied candidate."""
+    shortcut = _grown_releases(algorithm, seed, limit, protect_domain)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(history_release, "lost_to_the_models", lambda *args, **kwargs: 0)
+        assert _grown_releases(algorithm, seed, limit, protect_domain) == shortcut
+
+
+def test_the_shortcut_is_taken_and_reported_with_counts() -> None:
+    """Half the people deleted: the last release's classes, re-applied, miss k; (c) is not run, ``tried`` says why."""
+    source = _growing()
+    models = [KAnonymity(4), DistinctLDiversity("disease", 2)]
+    history = ReleaseHistory("weekly", tuple(QIS), ("disease",))
+    first = release_with_history(
+        source.iloc[:200], quasi_identifiers=QIS, models=models, history=history, hierarchies=HIERARCHIES,
+        algorithm="mondrian", suppression_limit=0.02, sensitive_attributes=["disease"],
+    )  # fmt: skip
+    history = history.appended(_release(first.table, dict(first.transformation)))
+    with pytest.MonkeyPatch.context() as patch:
+        ran = []
+        patch.setattr(
+            history_release, "suppress_at_risk",
+            lambda *args, **kwargs: ran.append(len(args[1])) or suppress_at_risk(*args, **kwargs),
+        )  # fmt: skip
+        second = release_with_history(
+            source.iloc[100:240], quasi_identifiers=QIS, models=models, history=history,
+            hierarchies=HIERARCHIES, algorithm="mondrian", suppression_limit=0.02, sensitive_attributes=["disease"],
+        )  # fmt: skip
+    assert second.passed and second.tried[0].startswith("reapply: 0 uncovered, ")
+    assert "in classes below a model, above the suppression limit (2)" in second.tried[0], second.tried
+    assert len(ran) == 1  # (c) on (b)'s candidate only
+
+
+def test_when_anonymizing_finds_nothing_the_skipped_reapply_is_reported_as_if_it_had_run() -> None:
+    """(b) infeasible after (a)'s shortcut: the failed result is what (c) on the re-applied candidate leaves."""
+    source = _growing()
+    models = [KAnonymity(4), DistinctLDiversity("disease", 2)]
+    history = ReleaseHistory("weekly", tuple(QIS), ("disease",))
+    first = release_with_history(
+        source.iloc[:200], quasi_identifiers=QIS, models=models, history=history, hierarchies=HIERARCHIES,
+        algorithm="mondrian", suppression_limit=0.02, sensitive_attributes=["disease"],
+    )  # fmt: skip
+    history = history.appended(_release(first.table, dict(first.transformation)))
+
+    def second() -> tuple[object, ...]:
+        release = release_with_history(
+            source.iloc[100:240], quasi_identifiers=QIS, models=models, history=history, hierarchies=HIERARCHIES,
+            algorithm="mondrian", suppression_limit=0.02, sensitive_attributes=["disease"],
+        )  # fmt: skip
+        return release.table.to_csv(index=False), release.method, release.suppressed, release.check.to_dict()
+
+    def infeasible(*args: object, **kwargs: object) -> None:
+        raise InfeasibleAnonymizationError("nothing")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(history_release, "anonymize", infeasible)
+        skipped = second()
+        patch.setattr(history_release, "lost_to_the_models", lambda *args, **kwargs: 0)
+        assert skipped == second() and skipped[1] == "failed"

@@ -85,6 +85,10 @@ class PrivacyModel(ABC):
     #: The model compares classes with the whole published table (t-closeness), so
     #: suppressing records changes the reference and the survivors must be re-checked.
     depends_on_table_distribution: ClassVar[bool] = False
+    #: A class that violates the model still violates it once any of its records (not all) are left
+    #: out — its failure depends on too few records or values, which removal never adds (k-anonymity,
+    #: distinct l-diversity). A suppression loop may then count such classes as already lost.
+    fails_on_every_subset: ClassVar[bool] = False
     #: :meth:`suppression_bound` can be positive (the lattice may prune with it).
     bounds_suppression: ClassVar[bool] = False
     #: The model is exactly "every class holds at least :attr:`minimum_class_size`

@@ -38,6 +38,7 @@ class KAnonymity(PrivacyModel):
 
     monotonic_with_suppression: ClassVar[bool] = True
     judged_by_size: ClassVar[bool] = True
+    fails_on_every_subset: ClassVar[bool] = True  # a subset of a small class is smaller
     config_name: ClassVar[str] = "k_anonymity"
     family: ClassVar[str] = "k-anonymity"
     report_key: ClassVar[str] = "k"

@@ -93,6 +93,7 @@ class DistinctLDiversity(_LDiversity):
     config_name: ClassVar[str] = "distinct_l_diversity"
     family: ClassVar[str] = "distinct l-diversity"
     monotonic_with_suppression: ClassVar[bool] = True
+    fails_on_every_subset: ClassVar[bool] = True  # a subset holds no value its class lacked
 
     def per_class(self, classes: EquivalenceClasses) -> np.ndarray:
         """Distinct values per class."""
