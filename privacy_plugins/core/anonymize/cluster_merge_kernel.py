@@ -727,6 +727,58 @@ def _near(
         )  # fmt: skip
 
 
+@_njit
+def _near_points(
+    order: Any,
+    group: Any,
+    window: int,
+    state: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+    min_size: float,
+    prio: Any,
+    qi: int,
+    qj: int,
+) -> None:  # pragma: no cover - compiled; covered through merge_units where numba is installed
+    """:func:`_near` where every point costs 0: a run's units share every code but QIs ``qi < qj``.
+
+    A price is then ``(|x| + taken) · (T_qi(x ∪ p) + T_qj(x ∪ p))`` — the other QIs add exactly
+    0.0, so this is :func:`_best_of`'s sum to the bit, read from two QIs instead of all.
+    """
+    n = order.shape[0]
+    codes, size, best, price, lend, small = state[0], state[2], state[6], state[7], state[8], state[5]
+    base_i, width_i, base_j, width_j = offsets[qi], strides[qi], offsets[qj], strides[qj]
+    start = 0
+    for i in range(n):
+        if i > 0 and group[i] != group[i - 1]:
+            start = i
+        x = order[i]
+        if not small[x]:
+            continue
+        found, found_price, found_lend = best[x], price[x], lend[x]
+        size_x, need = size[x], min_size - size[x]
+        x_i, x_j = codes[x, qi], codes[x, qj]
+        j = max(start, i - window)
+        while j < n and j <= i + window and group[j] == group[i]:
+            p = order[j]
+            j += 1
+            if p == x:
+                continue
+            size_p = size[p]
+            lends = size_p - need >= min_size
+            taken = need if lends else size_p
+            p_i, p_j = codes[p, qi], codes[p, qj]
+            union = flat[base_i + min(x_i, p_i) * width_i + max(x_i, p_i)]
+            union += flat[base_j + min(x_j, p_j) * width_j + max(x_j, p_j)]
+            value = (size_x + taken) * union
+            if value > found_price + _EPS:
+                continue
+            if found < 0 or value < found_price - _EPS or prio[p] < prio[found]:
+                found, found_price, found_lend = p, value, lends
+        best[x], price[x], lend[x] = found, found_price, found_lend
+
+
 def _near_prices(
     codes: np.ndarray,
     counts: np.ndarray,
@@ -756,6 +808,11 @@ def _near_prices(
     # One mixed-radix key per unit (the other QIs, then the pair) where the codes fit: one sort per
     # pair, the runs read off the key (units are distinct: no ties); else dense ranks of the other QIs.
     fits = math.prod(max(size_q, 1) for size_q in sizes) < _KEY_LIMIT
+    # Every point (a unit: low = high) costs exactly 0: a run's price reads the pair's two QIs only.
+    points_free = (
+        all(not flat[offsets[q] + np.arange(sizes[q]) * (strides[q] + 1)].any() for q in range(n_qis))
+        and slack < np.inf
+    )
     for pair in itertools.combinations(range(n_qis), 2):
         other = [q for q in range(n_qis) if q not in pair]
         if fits:
@@ -770,7 +827,10 @@ def _near_prices(
             key = (inverse * sizes[pair[0]] + codes[:, pair[0]]) * sizes[pair[1]] + codes[:, pair[1]]
             order = np.argsort(key, kind="stable")
             run = inverse[order]
-        _near(order, run, _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands)
+        if points_free:
+            _near_points(order, run, _NEAR, state, flat, offsets, strides, min_size, prio, pair[0], pair[1])
+        else:
+            _near(order, run, _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands)
     return state[6], state[7], state[8]
 
 
