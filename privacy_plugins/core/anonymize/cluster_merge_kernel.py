@@ -189,7 +189,6 @@ def _best_of(
     x_own: float,
     p_own: float,
     slack: float,
-    ratio: float,
 ) -> tuple[int, float, bool]:  # pragma: no cover
     """The best completion of small ``x`` among ``cands[:m]`` and the best so far.
 
@@ -197,9 +196,7 @@ def _best_of(
     none), whose cost joined with ``x``'s is ``joined`` and alone ``x_own`` for ``x``, ``p_own``
     for a candidate: ``D(x ∪ p) ≥ joined + max(D(x) − x_own, D(p) − p_own)`` skips most
     candidates unpriced. A candidate's other QIs are summed only while its partial price can
-    still win (costs are non-negative); ties go to the lower priority. ``ratio`` ≥ 1 (approximate,
-    issue 28, tp28h): a candidate wins only when ``ratio`` × its price is at most the best so far,
-    so the result is within ``ratio`` of the best and fewer candidates are summed.
+    still win (costs are non-negative); ties go to the lower priority.
     """
     low, high, size, cost = state[0], state[1], state[2], state[3]
     n_qis = low.shape[1]
@@ -214,17 +211,17 @@ def _best_of(
         base = -size[x] * cost[x] - taken * cost[p]
         weight = size[x] + taken
         bound = found_price + _EPS
-        if ratio * (weight * (joined + max(cost[x] - x_own, cost[p] - p_own)) + base) > bound + slack:
+        if weight * (joined + max(cost[x] - x_own, cost[p] - p_own)) + base > bound + slack:
             continue
         union = joined  # summed in QI order, as a sum from the first QI
         for q in range(start, n_qis):
             lo = low[x, q] if low[x, q] < low[p, q] else low[p, q]
             hi = high[x, q] if high[x, q] > high[p, q] else high[p, q]
             union += flat[offsets[q] + lo * strides[q] + hi]
-            if ratio * (weight * union + base) > bound:
+            if weight * union + base > bound:
                 break
         value = weight * union + base
-        if ratio * value > bound:
+        if value > bound:
             continue
         if found < 0 or value < found_price - _EPS or (value <= found_price + _EPS and prio[p] < prio[found]):
             found, found_price, found_lend = p, value, lends
@@ -248,9 +245,8 @@ def _scan(
     prio: Any,
     two: bool,
     slack: float,
-    ratio: float,
 ) -> None:  # pragma: no cover
-    """Best completion of small cluster ``x`` over the live clusters (within ``ratio``: :func:`_best_of`).
+    """Best completion of small cluster ``x`` over the live clusters.
 
     Likely cheap candidates come first (``hint``, and the clusters of neighbouring ids:
     units are numbered in lexicographic order of their codes and a cluster keeps the id of
@@ -269,7 +265,7 @@ def _scan(
             cands[m] = p
             m += 1
     found, found_price, found_lend = _best_of(
-        x, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0, 0.0, slack, ratio
+        x, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0, 0.0, slack
     )
     head, nxt, keys, n_keys, spans, owns = index[0], index[1], index[4], index[6], index[7], index[8]
     fewest, need = index[9], min_size - size[x]
@@ -282,7 +278,7 @@ def _scan(
         # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), bounded on the bucket QIs; p gives x what it
         # needs (lending) or all of itself: taken ≥ min(need, the bucket's smallest member).
         bound = size[x] * (joined - own) + min(need, fewest[i]) * (joined - owns[i])
-        if ratio * bound > found_price + slack or head[keys[i]] < 0:  # the dense bound first: few bucket heads read
+        if bound > found_price + slack or head[keys[i]] < 0:  # the dense bound first: few bucket heads read
             continue
         bounds[n_open], joins[n_open], open_keys[n_open] = bound, joined, i
         if bound < bounds[cheapest]:
@@ -293,7 +289,7 @@ def _scan(
     # skipped while its bound is above the best so far: sorting them costs more than it saves.
     for i in range(-1 if n_open > 0 else 0, n_open):
         j = cheapest if i < 0 else i
-        if (i >= 0 and j == cheapest) or ratio * bounds[j] > found_price + slack:
+        if (i >= 0 and j == cheapest) or bounds[j] > found_price + slack:
             continue
         m = 0
         listed = open_keys[j]
@@ -304,7 +300,7 @@ def _scan(
             p = nxt[p]
         found, found_price, found_lend = _best_of(
             x, cands, m, found, found_price, found_lend, state, flat, offsets, strides, min_size, prio,
-            2 if two else 1, joins[j], x_own, owns[listed], slack, ratio,
+            2 if two else 1, joins[j], x_own, owns[listed], slack,
         )  # fmt: skip
     best[x], price[x], lend[x] = found, found_price, found_lend
 
@@ -411,7 +407,6 @@ def _merge_kernel(
     unit_key: Any,
     two: bool,
     slack: float,
-    ratio: float,
     first: Any,
 ) -> Any:  # pragma: no cover - compiled; covered through merge_units where numba is installed
     n, n_qis = codes.shape
@@ -478,7 +473,6 @@ def _merge_kernel(
                 prio,
                 two,
                 slack,
-                ratio,
             )
     # The small clusters by price (ties: lower priority), a binary heap with stale entries
     # skipped when they come up: an entry is current while its version is the cluster's.
@@ -531,7 +525,7 @@ def _merge_kernel(
                 _pop(heap)
                 lazy[x] = False
                 _scan(x, best[x], state, index, cands, bounds, joins, open_keys, flat, offsets, strides,
-                      min_size, prio, two, slack, ratio)  # fmt: skip
+                      min_size, prio, two, slack)  # fmt: skip
                 _queue(heap, x, price[x], prio[x])
                 _watch(watch, x, state)
                 continue
@@ -642,13 +636,13 @@ def _merge_kernel(
                     m += 1 if 0 <= cands[m] < n and cands[m] != a else 0
                 found, found_price, found_lend = _best_of(
                     a, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0, 0.0,
-                    slack, 1.0,
+                    slack,
                 )  # fmt: skip
             if found >= 0 and np.isfinite(found_price):
                 best[a], price[a], lend[a] = found, found_price, found_lend
             else:
                 _scan(a, -1, state, index, cands, bounds, joins, open_keys, flat, offsets, strides, min_size, prio,
-                      two, slack, ratio)  # fmt: skip
+                      two, slack)  # fmt: skip
             _queue(heap, a, price[a], prio[a])
             _watch(watch, a, state)
         # The small clusters that pointed at a or b: re-priced. Both lists are taken off first:
@@ -666,12 +660,12 @@ def _merge_kernel(
                     cands[0], cands[1] = a, b
                     found, found_price, found_lend = _best_of(
                         x, cands, 2, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0,
-                        0.0, 0.0, slack, 1.0,
+                        0.0, 0.0, slack,
                     )  # fmt: skip
                     if found < 0 or not np.isfinite(found_price):
                         lazy[x] = False
                         _scan(x, a, state, index, cands, bounds, joins, open_keys, flat, offsets, strides,
-                              min_size, prio, two, slack, ratio)  # fmt: skip
+                              min_size, prio, two, slack)  # fmt: skip
                         _queue(heap, x, price[x], prio[x])
                     else:
                         best[x], price[x], lend[x] = found, found_price, found_lend
@@ -729,7 +723,7 @@ def _near(
             j += 1
         best[x], price[x], lend[x] = _best_of(
             x, cands, m, best[x], price[x], lend[x], state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0,
-            0.0, slack, 1.0,
+            0.0, slack,
         )  # fmt: skip
 
 
@@ -849,7 +843,6 @@ def merge_units(
     *,
     min_size: int,
     prune: bool = True,
-    ratio: float = 1.0,
 ) -> tuple[np.ndarray, int, int]:
     """Phase 1 over records with QI ``codes`` (``(n_qis, n)``), valid iff ``min_size`` records.
 
@@ -886,11 +879,10 @@ def merge_units(
     prio, unit_key = rng.random(n_units), rng.random(n_units)
     offsets, strides = offsets.ravel().astype(np.int64), strides.ravel().astype(np.int64)
     slack = _SLACK if prune else np.inf
-    ratio = ratio if prune else 1.0
     first = _near_prices(unit_codes, counts, flat, offsets, strides, float(min_size), np.asarray(prio), slack)
     narrow = unit_codes.astype(np.int32) if int(strides.max()) < 2**31 else unit_codes
     unit, count, cluster, steps, n_clusters = _merge_kernel(
-        narrow, counts.astype(np.int64), flat, offsets, strides, float(min_size), prio, unit_key, two, slack, ratio,
+        narrow, counts.astype(np.int64), flat, offsets, strides, float(min_size), prio, unit_key, two, slack,
         first,
     )  # fmt: skip
     # Each unit's records in a seeded random order, dealt to its pieces in piece order.
