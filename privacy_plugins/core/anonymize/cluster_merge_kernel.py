@@ -124,7 +124,7 @@ def _link(
     slot), with its spans and their cost (so visiting it needs no decoding); ``fewest`` keeps at
     most the size of its smallest member.
     """
-    head, nxt, prv, key, keys, listed, n_keys, spans, owns, fewest = index
+    head, nxt, prv, key, keys, listed, n_keys, spans, owns, fewest = index[:10]
     k = low[c, 0] * strides[0] + high[c, 0]
     if two:
         k = k * strides[1] * strides[1] + low[c, 1] * strides[1] + high[c, 1]
@@ -142,6 +142,8 @@ def _link(
             own += flat[offsets[q] + low[c, q] * strides[q] + high[c, q]]
         owns[i] = own
         fewest[i] = c_size
+        index[11][i] = index[10][low[c, 0]]  # the listed buckets of each low code of the first QI
+        index[10][low[c, 0]] = i
         n_keys[0] += 1
     fewest[listed[k]] = min(fewest[listed[k]], c_size)
 
@@ -267,23 +269,43 @@ def _scan(
     found, found_price, found_lend = _best_of(
         x, cands, m, -1, np.inf, False, state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0, 0.0, slack
     )
-    head, nxt, keys, n_keys, spans, owns = index[0], index[1], index[4], index[6], index[7], index[8]
+    head, nxt, keys, spans, owns = index[0], index[1], index[4], index[7], index[8]
     fewest, need = index[9], min_size - size[x]
     # Each bucket's lower bound; the cheapest bucket is then visited first, so the best price
-    # so far tightens early and most buckets are skipped whole.
+    # so far tightens early and most buckets are skipped whole. The buckets are read by the low
+    # code l of their first QI's span, outwards from x's span (tp28h): every bucket of a code
+    # l outside it costs at least |x| · (T0(x ∪ l) − T0(x)), which grows outwards (a wider span
+    # costs no less), so the first code above the best so far ends that side unread.
     n_open, cheapest = 0, 0
     own = _bucket_own(low, high, x, flat, offsets, strides, two)
-    for i in range(n_keys[0]):
-        joined = _bucket_join(i, spans, low, high, x, flat, offsets, strides, two)
-        # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), bounded on the bucket QIs; p gives x what it
-        # needs (lending) or all of itself: taken ≥ min(need, the bucket's smallest member).
-        bound = size[x] * (joined - own) + min(need, fewest[i]) * (joined - owns[i])
-        if bound > found_price + slack or head[keys[i]] < 0:  # the dense bound first: few bucket heads read
-            continue
-        bounds[n_open], joins[n_open], open_keys[n_open] = bound, joined, i
-        if bound < bounds[cheapest]:
-            cheapest = n_open
-        n_open += 1
+    by_low, next_listed, outwards = index[10], index[11], index[12][0]
+    x_low, x_high, width, base = low[x, 0], high[x, 0], strides[0], offsets[0]
+    own_first, limit = flat[base + x_low * width + x_high], found_price + slack
+    code, side = x_low, 0  # side 0: the codes of x's span; 1: below it, downwards; 2: above it, upwards
+    while True:
+        if side == 0 and code > x_high:
+            code, side = x_low - 1, 1
+        if side == 1 and (
+            code < 0 or (outwards and size[x] * (flat[base + code * width + x_high] - own_first) > limit)
+        ):
+            code, side = x_high + 1, 2
+        if side == 2 and (
+            code >= width or (outwards and size[x] * (flat[base + x_low * width + code] - own_first) > limit)
+        ):
+            break
+        i = by_low[code]
+        code += -1 if side == 1 else 1
+        while i >= 0:
+            joined = _bucket_join(i, spans, low, high, x, flat, offsets, strides, two)
+            # |x| · (D(x ∪ p) − D(x)) + taken · (D(x ∪ p) − D(p)), bounded on the bucket QIs; p gives x what
+            # it needs (lending) or all of itself: taken ≥ min(need, the bucket's smallest member).
+            bound = size[x] * (joined - own) + min(need, fewest[i]) * (joined - owns[i])
+            if bound <= limit and head[keys[i]] >= 0:  # the dense bound first: few bucket heads read
+                bounds[n_open], joins[n_open], open_keys[n_open] = bound, joined, i
+                if bound < bounds[cheapest]:
+                    cheapest = n_open
+                n_open += 1
+            i = next_listed[i]
     x_own = own
     # The cheapest bucket first (a tight best early), then the others in list order, each
     # skipped while its bound is above the best so far: sorting them costs more than it saves.
@@ -408,6 +430,7 @@ def _merge_kernel(
     two: bool,
     slack: float,
     first: Any,
+    outwards: bool,
 ) -> Any:  # pragma: no cover - compiled; covered through merge_units where numba is installed
     n, n_qis = codes.shape
     low, high = codes.copy(), codes.copy()
@@ -446,6 +469,9 @@ def _merge_kernel(
         np.empty((listable, 4), dtype=np.int64),  # per listed bucket: its spans of the bucket QIs
         np.empty(listable),  # and their cost
         np.empty(listable),  # and at most its smallest member's size
+        np.full(strides[0], -1, dtype=np.int64),  # per low code of the first QI: its first listed bucket
+        np.full(listable, -1, dtype=np.int64),  # per listed bucket: the next one of its low code
+        np.array([outwards]),  # whether wider spans of the first QI cost no less (:func:`_scan` stops early)
     )
     cands = np.empty(n + 2 * _WINDOW + 2, dtype=np.int64)
     bounds = np.empty(listable)  # scratch of :func:`_scan`: per open bucket its bound and key
@@ -515,6 +541,10 @@ def _merge_kernel(
                 else:
                     index[5][k] = -1
             index[6][0] = m
+            index[10][:] = -1
+            for i in range(m):
+                index[11][i] = index[10][index[7][i, 0]]
+                index[10][index[7][i, 0]] = i
         a = -1
         while heap[4][0] > 0:
             x = heap[2][0]
@@ -834,6 +864,15 @@ def _near_prices(
     return state[6], state[7], state[8]
 
 
+def _widening(flat: np.ndarray, offset: int, size: int) -> bool:
+    """Whether a QI's span cost never falls as its span widens (``T[l, h] ≤ T[l − 1, h]``, ``≤ T[l, h + 1]``)."""
+    table = flat[offset : offset + size * size].reshape(size, size)
+    upper = np.triu(np.ones((size, size), dtype=bool))
+    down = (table[1:, :] <= table[:-1, :]) | ~upper[1:, :]  # row l vs row l − 1, where l <= h
+    up = (table[:, :-1] <= table[:, 1:]) | ~upper[:, :-1]  # column h vs h + 1
+    return bool(down.all() and up.all())
+
+
 def merge_units(
     flat: np.ndarray,
     offsets: np.ndarray,
@@ -883,7 +922,7 @@ def merge_units(
     narrow = unit_codes.astype(np.int32) if int(strides.max()) < 2**31 else unit_codes
     unit, count, cluster, steps, n_clusters = _merge_kernel(
         narrow, counts.astype(np.int64), flat, offsets, strides, float(min_size), prio, unit_key, two, slack,
-        first,
+        first, _widening(flat, int(offsets[0]), int(strides[0])),
     )  # fmt: skip
     # Each unit's records in a seeded random order, dealt to its pieces in piece order.
     shuffled = rng.permutation(n)
