@@ -144,8 +144,14 @@ def _link(
         fewest[i] = c_size
         index[11][i] = index[10][low[c, 0]]  # the listed buckets of each low code of the first QI
         index[10][low[c, 0]] = i
+        index[13][i, :] = low[c, :]
+        index[14][i, :] = high[c, :]
         n_keys[0] += 1
-    fewest[listed[k]] = min(fewest[listed[k]], c_size)
+    i = listed[k]
+    fewest[i] = min(fewest[i], c_size)
+    for q in range(low.shape[1]):  # at least every member's low, at most every member's high (kept while they leave)
+        index[13][i, q] = max(index[13][i, q], low[c, q])
+        index[14][i, q] = min(index[14][i, q], high[c, q])
 
 
 @_inline
@@ -307,14 +313,26 @@ def _scan(
                 n_open += 1
             i = next_listed[i]
     x_own = own
+    lows, highs, start, n_qis = index[13], index[14], 2 if two else 1, low.shape[1]
     # The cheapest bucket first (a tight best early), then the others in list order, each
     # skipped while its bound is above the best so far: sorting them costs more than it saves.
     for i in range(-1 if n_open > 0 else 0, n_open):
         j = cheapest if i < 0 else i
         if (i >= 0 and j == cheapest) or bounds[j] > found_price + slack:
             continue
-        m = 0
         listed = open_keys[j]
+        # The members' hull on the other QIs: every member's span holds [its largest low, its smallest
+        # high], so x ∪ p holds x's span widened to them; read before any member is (tp28h).
+        union = joins[j]
+        for q in range(start, n_qis):
+            lo, hi = min(low[x, q], lows[listed, q]), max(high[x, q], highs[listed, q])
+            union += flat[offsets[q] + lo * strides[q] + hi]
+        if (
+            size[x] * (union - state[3][x]) + min(need, fewest[listed]) * (joins[j] - owns[listed])
+            > found_price + slack
+        ):
+            continue
+        m = 0
         p = head[keys[listed]]
         while p >= 0:
             cands[m] = p
@@ -472,6 +490,8 @@ def _merge_kernel(
         np.full(strides[0], -1, dtype=np.int64),  # per low code of the first QI: its first listed bucket
         np.full(listable, -1, dtype=np.int64),  # per listed bucket: the next one of its low code
         np.array([outwards]),  # whether wider spans of the first QI cost no less (:func:`_scan` stops early)
+        np.empty((listable, n_qis), dtype=codes.dtype),  # per listed bucket: at least its members' largest low
+        np.empty((listable, n_qis), dtype=codes.dtype),  # and at most their smallest high, per QI
     )
     cands = np.empty(n + 2 * _WINDOW + 2, dtype=np.int64)
     bounds = np.empty(listable)  # scratch of :func:`_scan`: per open bucket its bound and key
@@ -537,6 +557,14 @@ def _merge_kernel(
                 if index[0][k] >= 0:
                     index[4][m], index[8][m], index[9][m], index[5][k] = k, index[8][i], index[9][i], m
                     index[7][m, :] = index[7][i, :]
+                    index[13][m, :] = low[index[0][k], :]  # exact again: from the members it has now
+                    index[14][m, :] = high[index[0][k], :]
+                    c = index[1][index[0][k]]
+                    while c >= 0:
+                        for q in range(n_qis):
+                            index[13][m, q] = max(index[13][m, q], low[c, q])
+                            index[14][m, q] = min(index[14][m, q], high[c, q])
+                        c = index[1][c]
                     m += 1
                 else:
                     index[5][k] = -1
