@@ -774,48 +774,15 @@ def _near(
     prio: Any,
     slack: float,
     cands: Any,
-) -> None:  # pragma: no cover - compiled; covered through merge_units where numba is installed
-    """Each small unit priced against its run of units (``group`` equal, in ``order``), ``window`` each side at most."""
-    n = order.shape[0]
-    best, price, lend, small = state[6], state[7], state[8], state[5]
-    start = 0
-    for i in range(n):
-        if i > 0 and group[i] != group[i - 1]:
-            start = i
-        x = order[i]
-        if not small[x]:
-            continue
-        m = 0
-        j = max(start, i - window)
-        while j < n and j <= i + window and group[j] == group[i]:
-            if j != i:
-                cands[m] = order[j]
-                m += 1
-            j += 1
-        best[x], price[x], lend[x] = _best_of(
-            x, cands, m, best[x], price[x], lend[x], state, flat, offsets, strides, min_size, prio, 0, 0.0, 0.0,
-            0.0, slack,
-        )  # fmt: skip
-
-
-@_njit
-def _near_points(
-    order: Any,
-    group: Any,
-    window: int,
-    state: Any,
-    flat: Any,
-    offsets: Any,
-    strides: Any,
-    min_size: float,
-    prio: Any,
     qi: int,
     qj: int,
+    points: bool,
 ) -> None:  # pragma: no cover - compiled; covered through merge_units where numba is installed
-    """:func:`_near` where every point costs 0: a run's units share every code but QIs ``qi < qj``.
+    """Each small unit priced against its run of units (``group`` equal, in ``order``), ``window`` each side at most.
 
-    A price is then ``(|x| + taken) · (T_qi(x ∪ p) + T_qj(x ∪ p))`` — the other QIs add exactly
-    0.0, so this is :func:`_best_of`'s sum to the bit, read from two QIs instead of all.
+    A run's units share every code but QIs ``qi < qj``. ``points`` (every point costs 0, tp28h): a
+    price is then ``(|x| + taken) · (T_qi(x ∪ p) + T_qj(x ∪ p))`` — the other QIs add exactly 0.0,
+    so this is :func:`_best_of`'s sum to the bit, read from two QIs instead of all.
     """
     n = order.shape[0]
     codes, size, best, price, lend, small = state[0], state[2], state[6], state[7], state[8], state[5]
@@ -830,15 +797,19 @@ def _near_points(
         found, found_price, found_lend = best[x], price[x], lend[x]
         size_x, need = size[x], min_size - size[x]
         x_i, x_j = codes[x, qi], codes[x, qj]
+        m = 0
         j = max(start, i - window)
         while j < n and j <= i + window and group[j] == group[i]:
             p = order[j]
             j += 1
             if p == x:
                 continue
-            size_p = size[p]
-            lends = size_p - need >= min_size
-            taken = need if lends else size_p
+            if not points:
+                cands[m] = p
+                m += 1
+                continue
+            lends = size[p] - need >= min_size
+            taken = need if lends else size[p]
             p_i, p_j = codes[p, qi], codes[p, qj]
             union = flat[base_i + min(x_i, p_i) * width_i + max(x_i, p_i)]
             union += flat[base_j + min(x_j, p_j) * width_j + max(x_j, p_j)]
@@ -847,6 +818,11 @@ def _near_points(
                 continue
             if found < 0 or value < found_price - _EPS or prio[p] < prio[found]:
                 found, found_price, found_lend = p, value, lends
+        if not points:
+            found, found_price, found_lend = _best_of(
+                x, cands, m, found, found_price, found_lend, state, flat, offsets, strides, min_size, prio, 0, 0.0,
+                0.0, 0.0, slack,
+            )  # fmt: skip
         best[x], price[x], lend[x] = found, found_price, found_lend
 
 
@@ -880,7 +856,7 @@ def _near_prices(
     # pair, the runs read off the key (units are distinct: no ties); else dense ranks of the other QIs.
     fits = math.prod(max(size_q, 1) for size_q in sizes) < _KEY_LIMIT
     # Every point (a unit: low = high) costs exactly 0: a run's price reads the pair's two QIs only.
-    points_free = (
+    points = (
         all(not flat[offsets[q] + np.arange(sizes[q]) * (strides[q] + 1)].any() for q in range(n_qis))
         and slack < np.inf
     )
@@ -898,10 +874,7 @@ def _near_prices(
             key = (inverse * sizes[pair[0]] + codes[:, pair[0]]) * sizes[pair[1]] + codes[:, pair[1]]
             order = np.argsort(key, kind="stable")
             run = inverse[order]
-        if points_free:
-            _near_points(order, run, _NEAR, state, flat, offsets, strides, min_size, prio, pair[0], pair[1])
-        else:
-            _near(order, run, _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands)
+        _near(order, run, _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands, pair[0], pair[1], points)
     return state[6], state[7], state[8]
 
 
