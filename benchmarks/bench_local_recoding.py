@@ -338,8 +338,8 @@ pricings, 4,103 lazy clusters coming up, 1,261 merged small clusters none pointe
 
 ``merge_units`` alone (``time.process_time()``, best of 9, recorded Adult inputs, main then this branch, three
 times): 0.197–0.200 → 0.179–0.184 / 0.219–0.221 → 0.195–0.202 / 0.226–0.228 → 0.204–0.211 s at k = 5 / 10 / 20
-(−9 %). End to end that is ~0.015–0.02 s of ~0.42 s, inside this load's run-to-run noise: ``--check --repeat 3``
-back to back (10:35, load 4.7–5.7; ours CPU s, median ratio to ARX in the same run):
+(−9 %); again at 10:40 (load 3.3–3.5): 0.182 → 0.168–0.172 / 0.202 → 0.188–0.190 / 0.208 → 0.195 s (−6–8 %).
+End to end that is ~0.015–0.02 s of ~0.42 s, inside this load's run-to-run noise: ``--check --repeat 3`` back to back (10:35, load 4.7–5.7; ours CPU s, median ratio to ARX in the same run):
 
     k   ARX (tp28h's run)    two-phase tp28h          ARX (main's run)     two-phase main (9df1025)
     5   0.79, 0.39, 0.29     0.46, 0.39, 0.40 (1.00)  0.76, 0.39, 0.34     0.45, 0.39, 0.39 (1.01)
@@ -353,10 +353,11 @@ far by a factor r: r = 1.1 / 1.2 saved ~0.015 / 0.023 s at k = 5 but moved NCP �
 0.062974 > 1.02 × the pin); phase 1 in Mondrian blocks of ≤ 16k / 8k rows (merge 0.197 → 0.141 / 0.111 s, NCP +3.8 /
 +12.7 % at k = 5); a bucket bound adding the members' largest cost on the other QIs to the lender's term (no bucket
 saved: 0.200 → 0.206 s); x's own bucket priced before the bounds pass (a tighter best early: no change);
-``_best_of`` inlined (0.200 → 0.206 s). What is left in phase 1: the visits' memory latency (~0.08 s for ~370k walks
-and ~900k hull reads, random ids) and the scan count (lazy clusters: only 466 of 4,103 lazy scans find their floor
-again, 1,557 their changed partner); per-bucket member arrays stored contiguously (no linked-list chase) are the
-next thing to measure.
+``_best_of`` inlined (0.200 → 0.206 s); the hull bound in the bounds pass instead of before a visit (a sharper
+cheapest bucket, but hull rows read for 1.76M opened buckets: 0.171 → 0.182 s). What is left in phase 1: the visits'
+memory latency (~0.08 s for ~370k walks and ~900k hull reads, random ids) and the scan count (lazy clusters: only
+466 of 4,103 lazy scans find their floor again, 1,557 their changed partner); per-bucket member arrays stored
+contiguously (no linked-list chase) are the next thing to measure.
 
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]

@@ -56,7 +56,7 @@ candidate's liveness and lending are read from its size alone, and the dense buc
 (Adult k = 5 kernel 0.182 → 0.151 s, the same steps).
 
 Fewer reads per full pricing (issue 28, tp28h; the same steps, ``merge_units`` at k = 5 / 10 / 20
-~0.199 / 0.219 / 0.227 → ~0.181 / 0.198 / 0.207 s):
+~0.182 / 0.202 / 0.208 → ~0.170 / 0.189 / 0.195 s at load 3.4, −9 % at load 5–6):
 
 * the listed buckets are chained by the low code of their first-QI span and read outwards from
   x's span; a side stops at the first code whose widened span alone prices above the best so far
