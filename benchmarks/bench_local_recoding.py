@@ -339,7 +339,8 @@ pricings, 4,103 lazy clusters coming up, 1,261 merged small clusters none pointe
 ``merge_units`` alone (``time.process_time()``, best of 9, recorded Adult inputs, main then this branch, three
 times): 0.197–0.200 → 0.179–0.184 / 0.219–0.221 → 0.195–0.202 / 0.226–0.228 → 0.204–0.211 s at k = 5 / 10 / 20
 (−9 %); again at 10:40 (load 3.3–3.5): 0.182 → 0.168–0.172 / 0.202 → 0.188–0.190 / 0.208 → 0.195 s (−6–8 %).
-End to end that is ~0.015–0.02 s of ~0.42 s, inside this load's run-to-run noise: ``--check --repeat 3`` back to back (10:35, load 4.7–5.7; ours CPU s, median ratio to ARX in the same run):
+End to end that is ~0.015–0.02 s of ~0.42 s, inside this load's run-to-run noise: ``--check --repeat 3`` back to
+back (10:35, load 4.7–5.7; ours CPU s, median ratio to ARX in the same run):
 
     k   ARX (tp28h's run)    two-phase tp28h          ARX (main's run)     two-phase main (9df1025)
     5   0.79, 0.39, 0.29     0.46, 0.39, 0.40 (1.00)  0.76, 0.39, 0.34     0.45, 0.39, 0.39 (1.01)
