@@ -347,13 +347,15 @@ back (10:35, load 4.7–5.7; ours CPU s, median ratio to ARX in the same run):
    10   1.00, 0.50, 0.46     0.44, 0.42, 0.41 (0.84)  1.21, 0.54, 0.46     0.44, 0.41, 0.42 (0.77)
    20   0.93, 0.66, 0.61     0.46, 0.48, 0.46 (0.73)  0.89, 0.72, 0.68     0.47, 0.45, 0.45 (0.62)
 
-(an earlier pair at 10:28: tp28h 1.12 / 0.85 / 0.71, main 1.02 at k = 5). So k = 5 still passes or fails by run
-against a warm ARX (0.29–0.34 s). Adult ×33 (995,346 rows), k = 10, ``--no-arx``: 7.19 s CPU (main 7.33 s right
-after), NCP 0.0013 both. Tried and dropped: an approximate full pricing (a candidate or bucket must beat the best so
-far by a factor r: r = 1.1 / 1.2 saved ~0.015 / 0.023 s at k = 5 but moved NCP −1…+1.5 % by seed, k = 20 seed 0
-0.062974 > 1.02 × the pin); phase 1 in Mondrian blocks of ≤ 16k / 8k rows (merge 0.197 → 0.141 / 0.111 s, NCP +3.8 /
-+12.7 % at k = 5); a bucket bound adding the members' largest cost on the other QIs to the lender's term (no bucket
-saved: 0.200 → 0.206 s); x's own bucket priced before the bounds pass (a tighter best early: no change);
+(an earlier pair at 10:28: tp28h 1.12 / 0.85 / 0.71, main 1.02 at k = 5; a later one at 10:42, load 2.8–3.3: ours
+0.38–0.40 / 0.40–0.41 / 0.44–0.45 s, main 0.41–0.42 / 0.43 / 0.46–0.49 s, medians 1.29 / 0.68 / 0.73 against main's
+1.04 / 0.77 / 0.64, ARX's third repetitions 0.27 / 0.44 / 0.61 and 0.34 / 0.52 / 0.71 s). So k = 5 still passes or
+fails by run against a warm ARX (0.27–0.34 s). Adult ×33 (995,346 rows), k = 10, ``--no-arx``: 7.19 s CPU (main 7.33
+s right after), NCP 0.0013 both. Tried and dropped: an approximate full pricing (a candidate or bucket must beat the
+best so far by a factor r: r = 1.1 / 1.2 saved ~0.015 / 0.023 s at k = 5 but moved NCP −1…+1.5 % by seed, k = 20
+seed 0 0.062974 > 1.02 × the pin); phase 1 in Mondrian blocks of ≤ 16k / 8k rows (merge 0.197 → 0.141 / 0.111 s, NCP
++3.8 / +12.7 % at k = 5); a bucket bound adding the members' largest cost on the other QIs to the lender's term (no
+bucket saved: 0.200 → 0.206 s); x's own bucket priced before the bounds pass (a tighter best early: no change);
 ``_best_of`` inlined (0.200 → 0.206 s); the hull bound in the bounds pass instead of before a visit (a sharper
 cheapest bucket, but hull rows read for 1.76M opened buckets: 0.171 → 0.182 s). What is left in phase 1: the visits'
 memory latency (~0.08 s for ~370k walks and ~900k hull reads, random ids) and the scan count (lazy clusters: only
