@@ -370,6 +370,52 @@ cluster, with or without the bounds in a buffer first (0.040–0.043 s on the re
 ceiling from the candidates' savings only (the same CPU, more re-pricing). Left: the round's permutation of every
 movable record (~0.25 ms a round; it feeds the seeded tie order), phase 1.
 
+Issue 28, twelfth pass (phase 1) (branch tp28h, 2026-11-27 10:35, load 5–7): phase 1 only, the same steps (``merge_units``'s
+groups byte-equal to 9df1025's at k = 5 / 10 / 20 on the recorded inputs; NCP at seeds 0–3 equal to main's:
+0.026212 / 0.026271 / 0.026257 / 0.026318, 0.041707 / 0.042074 / 0.041771 / 0.042060, 0.062065 / 0.062528 /
+0.062174 / 0.061643). Timed inside the kernel (thread CPU clock, k = 5): the 5,382 full scans are ~0.13 s of the
+kernel's ~0.15 s (the bounds pass ~0.045, the bucket visits ~0.08), everything else in the loop ~0.03 s (8,585
+steps, 1,024 lends, 29.5k heap pushes and pops, 10k two-candidate re-pricings); of the scans, 18 are first
+pricings, 4,103 lazy clusters coming up, 1,261 merged small clusters none pointed at.
+
+* A full pricing reads the listed buckets chained by the low code of their first-QI span, outwards from x's
+  span; a side stops at the first code whose widened span alone prices above the best so far (sound where a
+  wider span never costs less, checked per table: ``_widening``): 7.4M → 5.6M bucket bounds at k = 5.
+* A listed bucket keeps its members' hull per QI (at least their largest low, at most their smallest high;
+  widened as members enter, exact again at each compaction): every member's span holds it, so a bucket
+  whose hull bound ``|x| · (D(x ∪ hull) − D(x)) + ...`` cannot win is skipped before a member is read: 898k
+  → 370k bucket walks at k = 5 (~0.005–0.008 s of the visits: the visits are memory-latency bound, and the
+  hull rows are reads too).
+* The first pricing, where every point costs 0, prices a run's units from the pair's two QIs only (the
+  other QIs add exactly 0.0: the same sums, the same partners; the naive test covers it): ``_near_prices``
+  0.031 → 0.020 s at k = 5.
+
+``merge_units`` alone (``time.process_time()``, best of 9, recorded Adult inputs, main then this branch, three
+times): 0.197–0.200 → 0.179–0.184 / 0.219–0.221 → 0.195–0.202 / 0.226–0.228 → 0.204–0.211 s at k = 5 / 10 / 20
+(−9 %); again at 10:40 (load 3.3–3.5): 0.182 → 0.168–0.172 / 0.202 → 0.188–0.190 / 0.208 → 0.195 s (−6–8 %).
+End to end that is ~0.015–0.02 s of ~0.42 s, inside this load's run-to-run noise: ``--check --repeat 3`` back to
+back (10:35, load 4.7–5.7; ours CPU s, median ratio to ARX in the same run):
+
+    k   ARX (tp28h's run)    two-phase tp28h          ARX (main's run)     two-phase main (9df1025)
+    5   0.79, 0.39, 0.29     0.46, 0.39, 0.40 (1.00)  0.76, 0.39, 0.34     0.45, 0.39, 0.39 (1.01)
+   10   1.00, 0.50, 0.46     0.44, 0.42, 0.41 (0.84)  1.21, 0.54, 0.46     0.44, 0.41, 0.42 (0.77)
+   20   0.93, 0.66, 0.61     0.46, 0.48, 0.46 (0.73)  0.89, 0.72, 0.68     0.47, 0.45, 0.45 (0.62)
+
+(an earlier pair at 10:28: tp28h 1.12 / 0.85 / 0.71, main 1.02 at k = 5; a later one at 10:42, load 2.8–3.3: ours
+0.38–0.40 / 0.40–0.41 / 0.44–0.45 s, main 0.41–0.42 / 0.43 / 0.46–0.49 s, medians 1.29 / 0.68 / 0.73 against main's
+1.04 / 0.77 / 0.64, ARX's third repetitions 0.27 / 0.44 / 0.61 and 0.34 / 0.52 / 0.71 s). So k = 5 still passes or
+fails by run against a warm ARX (0.27–0.34 s). Adult ×33 (995,346 rows), k = 10, ``--no-arx``: 7.19 s CPU (main 7.33
+s right after), NCP 0.0013 both. Tried and dropped: an approximate full pricing (a candidate or bucket must beat the
+best so far by a factor r: r = 1.1 / 1.2 saved ~0.015 / 0.023 s at k = 5 but moved NCP −1…+1.5 % by seed, k = 20
+seed 0 0.062974 > 1.02 × the pin); phase 1 in Mondrian blocks of ≤ 16k / 8k rows (merge 0.197 → 0.141 / 0.111 s, NCP
++3.8 / +12.7 % at k = 5); a bucket bound adding the members' largest cost on the other QIs to the lender's term (no
+bucket saved: 0.200 → 0.206 s); x's own bucket priced before the bounds pass (a tighter best early: no change);
+``_best_of`` inlined (0.200 → 0.206 s); the hull bound in the bounds pass instead of before a visit (a sharper
+cheapest bucket, but hull rows read for 1.76M opened buckets: 0.171 → 0.182 s). What is left in phase 1: the visits'
+memory latency (~0.08 s for ~370k walks and ~900k hull reads, random ids) and the scan count (lazy clusters: only
+466 of 4,103 lazy scans find their floor again, 1,557 their changed partner); per-bucket member arrays stored
+contiguously (no linked-list chase) are the next thing to measure.
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
 """

@@ -216,3 +216,27 @@ def test_first_prices_come_from_the_units_differing_in_at_most_two_qis(
     naive_best, naive_price = _naive_first_prices(unit_codes, counts, space, k, prio)
     assert best.tolist() == naive_best
     assert np.allclose(price, naive_price, rtol=0, atol=1e-9) and (np.isinf(price) == np.isinf(naive_price)).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 2**32 - 1), st.booleans())
+def test_the_outward_stop_runs_only_where_wider_spans_cost_no_less(size: int, seed: int, bump: bool) -> None:
+    # Issue 28 (tp28h): a full pricing reads the buckets outwards from x's span of the first QI and
+    # stops a side at the first code whose widened span is dearer than the best so far; that is
+    # sound only when no span costs less than one inside it, checked here against every containment.
+    rng = np.random.default_rng(seed)
+    table = np.zeros((size, size))
+    for low in range(size):
+        for high in range(low, size):
+            table[low, high] = high - low + rng.integers(0, 2)  # wider spans cost more, ±1 of noise
+    if bump:
+        table[rng.integers(0, size), rng.integers(0, size)] += 3.0
+    flat = np.concatenate(([7.0], table.ravel()))
+    naive = all(
+        table[outer_low, outer_high] >= table[low, high]
+        for low in range(size)
+        for high in range(low, size)
+        for outer_low in range(low + 1)
+        for outer_high in range(high, size)
+    )
+    assert cluster_merge_kernel._widening(flat, 1, size) == naive
