@@ -210,6 +210,12 @@ def composition_checks(
                 f"; {records} records in classes that leave a point of their box (someone not in this source) "
                 "fewer values than l (history.protect: domain)"
             )
+    if len(history):  # what was judged, whichever way history.protect was set or resolved (auto)
+        detail += "; judged: " + (
+            "every point of the QI domain the classes cover (history.protect: domain)"
+            if spec.history.protect_domain
+            else "this source's records (history.protect: records)"
+        )
     return [
         RequirementCheck(f"composition with {earlier}", passed, float(at_risk), 0.0, detail, name=COMPOSITION_CHECK)
     ]

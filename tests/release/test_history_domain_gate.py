@@ -57,13 +57,19 @@ def _narrowing(spec: ReleaseSpec) -> int:
 def test_protecting_the_domain_leaves_out_the_classes_that_narrow_a_point(tmp_path: Path, protect: str | None) -> None:
     spec = _spec(tmp_path, protect)
     assert spec.history.protect == "domain"  # the default (auto): every QI of the demo spec has a hierarchy
-    assert run_release(spec).passed
+    result = run_release(spec)
+    assert result.passed and result.check is not None
     assert _narrowing(spec) == 0
+    composition = next(c for c in result.check.checks if c.name == "composition")
+    assert "judged: every point of the QI domain" in composition.detail  # the report says what was protected
 
 
 def test_protecting_records_only_lets_the_same_release_narrow_the_point(tmp_path: Path) -> None:
     spec = _spec(tmp_path, "records")
-    assert run_release(spec).passed  # nobody of this source is at risk...
+    result = run_release(spec)
+    assert result.passed and result.check is not None  # nobody of this source is at risk...
+    composition = next(c for c in result.check.checks if c.name == "composition")
+    assert "judged: this source's records (history.protect: records)" in composition.detail
     assert _narrowing(spec) > 0  # ...but the people of the earlier class's point are narrowed
 
 
