@@ -370,8 +370,9 @@ cluster, with or without the bounds in a buffer first (0.040–0.043 s on the re
 ceiling from the candidates' savings only (the same CPU, more re-pricing). Left: the round's permutation of every
 movable record (~0.25 ms a round; it feeds the seeded tie order), phase 1.
 
-Issue 28, twelfth pass (phase 1) (branch tp28h, 2026-11-27 10:35, load 5–7): phase 1 only, the same steps (``merge_units``'s
-groups byte-equal to 9df1025's at k = 5 / 10 / 20 on the recorded inputs; NCP at seeds 0–3 equal to main's:
+Issue 28, twelfth pass (phase 1) (branch tp28h, 2026-11-27 10:35, load 5–7): phase 1 only, the same steps
+(``merge_units``'s groups byte-equal to 9df1025's at k = 5 / 10 / 20 on the recorded inputs; NCP at seeds 0–3
+equal to main's:
 0.026212 / 0.026271 / 0.026257 / 0.026318, 0.041707 / 0.042074 / 0.041771 / 0.042060, 0.062065 / 0.062528 /
 0.062174 / 0.061643). Timed inside the kernel (thread CPU clock, k = 5): the 5,382 full scans are ~0.13 s of the
 kernel's ~0.15 s (the bounds pass ~0.045, the bucket visits ~0.08), everything else in the loop ~0.03 s (8,585
