@@ -198,7 +198,7 @@ def main() -> int:
                     "destination": destination,
                     "report": {"directory": str(report)},
                 }
-                | ({"history": {"protect": "domain"}} if args.protect_domain else {})
+                | {"history": {"protect": "domain" if args.protect_domain else "records"}}  # stated: auto may be either
             )
             timing.update(check=0.0, old=0.0, targets=0.0, combinations=0)
             started = time.perf_counter()
