@@ -36,7 +36,7 @@ from privacy_plugins.core.coverage import STAR
 from privacy_plugins.core.history_boxes import BoxRule, box_rules
 from privacy_plugins.core.history_domain import concatenated_ranges
 
-__all__ = ["BoxRepair", "box_rules", "breaking_boxes", "repair_boxes"]
+__all__ = ["BoxRepair", "box_breaks", "box_rules", "breaking_boxes", "repair_boxes"]
 
 #: Nearest clusters judged as merge partners of each cluster whose box breaks a rule.
 NEIGHBOURS = 48
@@ -195,21 +195,41 @@ def breaking_boxes(
 ) -> Failing:
     """``failing``, and the groups whose published box breaks one of ``rules`` (``failing`` itself without rules).
 
-    For the steps after :func:`repair_boxes` that grow or move boxes (the suppression path's
-    readmissions and local search): what they change must keep the boxes meeting the rules.
+    For the steps after :func:`repair_boxes` that grow, pool, cut or move boxes (the suppression
+    path's pools, removals, readmissions and local search): what they change must keep the boxes
+    meeting the rules.
     """
     if not rules:
         return failing
+    on_boxes = box_breaks(space, coded, frame, quasi_identifiers, rules)
+
+    def judged(rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
+        bad = np.asarray(failing(rows, group_of_row, n_groups), dtype=bool).copy()
+        return bad | on_boxes(rows, group_of_row, n_groups)
+
+    return judged
+
+
+def box_breaks(
+    space: CostSpace,
+    coded: Sequence[tuple[Dimension, np.ndarray]],
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[Hashable],
+    rules: Sequence[BoxRule],
+) -> Failing:
+    """The groups (of ``rows``, numbered ``0..n_groups``) whose published box breaks one of ``rules``; none without."""
     qis = list(quasi_identifiers)
     values = {id(rule): frame[rule.attribute].to_numpy() for rule in rules}
 
     def judged(rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
-        bad = np.asarray(failing(rows, group_of_row, n_groups), dtype=bool).copy()
+        bad = np.zeros(n_groups, dtype=bool)
+        if not rules or not rows.shape[0]:
+            return bad
         live = np.flatnonzero(np.bincount(group_of_row, minlength=n_groups)[:n_groups] > 0)
         ids = np.searchsorted(live, group_of_row)
         low, high = boxes(space.codes[:, rows], ids, live.shape[0])
         held = [rule.held(values[id(rule)][rows], ids, live.shape[0]) for rule in rules]
-        bad[live] |= _breaks(rules, _box_labels(coded, qis, low, high), held)
+        bad[live] = _breaks(rules, _box_labels(coded, qis, low, high), held)
         return bad
 
     return judged

@@ -116,7 +116,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizedTable,
 )
 from privacy_plugins.core.anonymize.cluster_cover import CoverJudge
-from privacy_plugins.core.anonymize.cluster_domain import box_rules, breaking_boxes, repair_boxes
+from privacy_plugins.core.anonymize.cluster_domain import box_breaks, box_rules, breaking_boxes, repair_boxes
 from privacy_plugins.core.anonymize.cluster_greedy import (
     CostSpace,
     GreedyStats,
@@ -441,6 +441,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                               leave_out=0 if suppressing else request.max_suppressed)  # fmt: skip
     suppressed = 0
     if suppressing:
+        rules = box_rules(request.models)
+        on_boxes = box_breaks(space, coded, frame, qis, rules) if rules else None
 
         def recluster(pool: np.ndarray) -> tuple[np.ndarray, int]:
             """The pool clustered by k-member growing under the strict models; and its rows in failing clusters."""
@@ -453,18 +455,20 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                                    relax=False, diversity=[c[pool] for c in diversity],
                                    strict=local_strict)  # fmt: skip
             failing = local_strict(rows, part, int(part.max()) + 1)
+            if on_boxes is not None:  # a pool's new boxes are judged by the domain rule too (protect: domain)
+                failing = failing | on_boxes(pool, part, int(part.max()) + 1)
             return part, int(failing[part].sum())
 
         try:
             judge = CoverJudge(strict, space.dimensions, frame, request.models)  # covered records too, as the gate
             # What grows, cuts or moves boxes after repair_boxes keeps them meeting the domain rule (protect: domain).
-            boxed = breaking_boxes(judge, space, coded, frame, qis, box_rules(request.models))
+            boxed = breaking_boxes(judge, space, coded, frame, qis, rules)
             # Classes no single removal repairs first lose their most frequent value of this attribute.
             shared = [m.sensitive_attribute for m in request.models if not m.repaired_by_merging]
             values = None
             if shared and shared[0] is not None:
                 values = pd.factorize(frame[shared[0]], use_na_sentinel=False)[0]
-            cluster = suppress_failing(space, judge, cluster, published_classes(coded),
+            cluster = suppress_failing(space, boxed, cluster, published_classes(coded),
                                        max_suppressed=request.max_suppressed,
                                        describe=", ".join(map(str, request.models)), recluster=recluster,
                                        values=values, min_size=min_size, towards=judge.over_share,
