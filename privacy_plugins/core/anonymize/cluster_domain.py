@@ -217,9 +217,20 @@ def box_breaks(
     quasi_identifiers: Sequence[Hashable],
     rules: Sequence[BoxRule],
 ) -> Failing:
-    """The groups (of ``rows``, numbered ``0..n_groups``) whose published box breaks one of ``rules``; none without."""
+    """The groups (of ``rows``, numbered ``0..n_groups``) whose published box breaks one of ``rules``; none without.
+
+    A verdict depends only on a group's box (its code span per QI, which gives its labels) and its
+    value set per rule, so it is remembered under those: the suppression path judges the whole
+    table after each change, and most groups come back unchanged.
+    """
     qis = list(quasi_identifiers)
-    values = {id(rule): frame[rule.attribute].to_numpy() for rule in rules}
+    n_rows = len(frame)
+    # per rule, each row's column in the rule's value sets (one-hot rows of ``held`` over the whole table)
+    columns = []
+    for rule in rules:
+        one_hot = rule.held(frame[rule.attribute].to_numpy(), np.arange(n_rows, dtype=np.int64), n_rows)
+        columns.append((one_hot.argmax(axis=1), one_hot.shape[1]))
+    seen: dict[bytes, bool] = {}
 
     def judged(rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
         bad = np.zeros(n_groups, dtype=bool)
@@ -228,8 +239,22 @@ def box_breaks(
         live = np.flatnonzero(np.bincount(group_of_row, minlength=n_groups)[:n_groups] > 0)
         ids = np.searchsorted(live, group_of_row)
         low, high = boxes(space.codes[:, rows], ids, live.shape[0])
-        held = [rule.held(values[id(rule)][rows], ids, live.shape[0]) for rule in rules]
-        bad[live] = _breaks(rules, _box_labels(coded, qis, low, high), held)
+        held = []
+        for column, width in columns:
+            found = np.zeros((live.shape[0], width), dtype=bool)
+            found[ids, column[rows]] = True
+            held.append(found)
+        key = np.ascontiguousarray(
+            np.concatenate([low.T, high.T, *(np.packbits(h, axis=1).astype(np.int64) for h in held)], axis=1)
+        )
+        keys = [row.tobytes() for row in key]
+        fresh = np.array([k not in seen for k in keys], dtype=bool)
+        if fresh.any():
+            new = np.flatnonzero(fresh)
+            labels = _box_labels(coded, qis, low[:, new], high[:, new])
+            verdict = _breaks(rules, labels, [h[new] for h in held])
+            seen.update(zip((keys[i] for i in new.tolist()), verdict.tolist(), strict=True))
+        bad[live] = [seen[k] for k in keys]
         return bad
 
     return judged
