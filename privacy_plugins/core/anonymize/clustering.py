@@ -87,7 +87,8 @@ every class still passes, and the local search runs again under the cover judge
 (:mod:`~privacy_plugins.core.anonymize.cluster_suppress`). **The release history's domain rule**
 (``history: {protect: domain}``): clusters whose published box breaks it are dissolved or merged
 after the clustering; one left with every label ``*`` is left out within the limit
-(:mod:`~privacy_plugins.core.anonymize.cluster_domain`). **Published values:** as Mondrian
+(:mod:`~privacy_plugins.core.anonymize.cluster_domain`); on the suppression path every step (pools,
+removals, cuts, readmissions, the guarded local search) judges it too, as one more reason a class fails. **Published values:** as Mondrian
 (ranges ``"[a-b]"`` for numeric QIs without hierarchy, the LCA's label otherwise) and the
 same NCP costs; clusters with equal labels form one published class.
 
