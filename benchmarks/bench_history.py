@@ -75,6 +75,11 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     sizes, two-phase: A A+s A+s A+s 4/4, 3 below 2 values (all pinned before joining), 1.28, 1,033 s vs
     54.2 s (main b0401b7 back to back: A A A+s A+s 4/4, 0, 1.38, 820 s vs 60.8 s).
     With --protect-domain (leak): two-phase A F F F at 6,000-7,500 rows, as on main.
+    leakdom26 (the suppression path's pools and removals judged with the domain rule too; verdicts remembered
+    per box; load 4-6, main 9df1025 back to back), --models leak --protect-domain, 6,000-7,500 rows: two-phase
+    A A A A+s 4/4, 0 below 2 values (0 pinned), 1.20, 186.8 CPU s vs 12.7 s (main: A F F F 1/4, 48.8 s vs
+    10.1 s); k-member A A A A 4/4, 0, 1.18, 132.1 s vs 3.5 s (main: A F F F 1/4, 77.5 s vs 3.9 s).
+    --models leak and --models l2 --protect-domain: the same tables as main (--timing digests).
 
 Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
 optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00. With --deletions 0.2: bucket 4/4, 59 (5 pinned, 54
