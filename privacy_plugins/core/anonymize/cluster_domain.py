@@ -36,7 +36,7 @@ from privacy_plugins.core.coverage import STAR
 from privacy_plugins.core.history_boxes import BoxRule, box_rules
 from privacy_plugins.core.history_domain import concatenated_ranges
 
-__all__ = ["BoxRepair", "box_breaks", "box_rules", "breaking_boxes", "repair_boxes"]
+__all__ = ["BoxRepair", "box_rules", "breaking_boxes", "repair_boxes"]
 
 #: Nearest clusters judged as merge partners of each cluster whose box breaks a rule.
 NEIGHBOURS = 48
@@ -186,43 +186,24 @@ def _box_labels(
 
 
 def breaking_boxes(
-    failing: Failing,
+    failing: Failing | None,
     space: CostSpace,
     coded: Sequence[tuple[Dimension, np.ndarray]],
     frame: pd.DataFrame,
     quasi_identifiers: Sequence[Hashable],
     rules: Sequence[BoxRule],
 ) -> Failing:
-    """``failing``, and the groups whose published box breaks one of ``rules`` (``failing`` itself without rules).
+    """``failing`` (``None``: no group), and the groups whose published box breaks one of ``rules``.
 
-    For the steps after :func:`repair_boxes` that grow, pool, cut or move boxes (the suppression
-    path's pools, removals, readmissions and local search): what they change must keep the boxes
-    meeting the rules.
+    ``failing`` itself without rules. For the steps after :func:`repair_boxes` that grow, pool, cut
+    or move boxes (the suppression path's pools, removals, readmissions and local search): what
+    they change must keep the boxes meeting the rules. A verdict of the rules depends only on a
+    group's box (its code span per QI, which gives its labels) and its value set per rule, so it is
+    remembered under those: the suppression path judges the whole table after each change, and
+    most groups come back unchanged.
     """
-    if not rules:
+    if not rules and failing is not None:
         return failing
-    on_boxes = box_breaks(space, coded, frame, quasi_identifiers, rules)
-
-    def judged(rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
-        bad = np.asarray(failing(rows, group_of_row, n_groups), dtype=bool).copy()
-        return bad | on_boxes(rows, group_of_row, n_groups)
-
-    return judged
-
-
-def box_breaks(
-    space: CostSpace,
-    coded: Sequence[tuple[Dimension, np.ndarray]],
-    frame: pd.DataFrame,
-    quasi_identifiers: Sequence[Hashable],
-    rules: Sequence[BoxRule],
-) -> Failing:
-    """The groups (of ``rows``, numbered ``0..n_groups``) whose published box breaks one of ``rules``; none without.
-
-    A verdict depends only on a group's box (its code span per QI, which gives its labels) and its
-    value set per rule, so it is remembered under those: the suppression path judges the whole
-    table after each change, and most groups come back unchanged.
-    """
     qis = list(quasi_identifiers)
     n_rows = len(frame)
     # per rule, each row's column in the rule's value sets (one-hot rows of ``held`` over the whole table)
@@ -233,7 +214,10 @@ def box_breaks(
     seen: dict[bytes, bool] = {}
 
     def judged(rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
-        bad = np.zeros(n_groups, dtype=bool)
+        if failing is None:
+            bad = np.zeros(n_groups, dtype=bool)
+        else:
+            bad = np.asarray(failing(rows, group_of_row, n_groups), dtype=bool).copy()
         if not rules or not rows.shape[0]:
             return bad
         live = np.flatnonzero(np.bincount(group_of_row, minlength=n_groups)[:n_groups] > 0)
@@ -254,7 +238,7 @@ def box_breaks(
             labels = _box_labels(coded, qis, low[:, new], high[:, new])
             verdict = _breaks(rules, labels, [h[new] for h in held])
             seen.update(zip((keys[i] for i in new.tolist()), verdict.tolist(), strict=True))
-        bad[live] = [seen[k] for k in keys]
+        bad[live] |= np.array([seen[k] for k in keys], dtype=bool)
         return bad
 
     return judged

@@ -88,9 +88,9 @@ every class still passes, and the local search runs again under the cover judge
 (``history: {protect: domain}``): clusters whose published box breaks it are dissolved or merged
 after the clustering; one left with every label ``*`` is left out within the limit
 (:mod:`~privacy_plugins.core.anonymize.cluster_domain`); on the suppression path every step (pools,
-removals, cuts, readmissions, the guarded local search) judges it too, as one more reason a class fails. **Published values:** as Mondrian
-(ranges ``"[a-b]"`` for numeric QIs without hierarchy, the LCA's label otherwise) and the
-same NCP costs; clusters with equal labels form one published class.
+removals, cuts, readmissions, the guarded local search) judges it too, as one more reason a class
+fails. **Published values:** as Mondrian (ranges ``"[a-b]"`` for numeric QIs without hierarchy, the
+LCA's label otherwise) and the same NCP costs; clusters with equal labels form one published class.
 
 References:
     Byun J.-W., Kamra A., Bertino E., Li N. Efficient k-anonymization using clustering
@@ -117,7 +117,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizedTable,
 )
 from privacy_plugins.core.anonymize.cluster_cover import CoverJudge
-from privacy_plugins.core.anonymize.cluster_domain import box_breaks, box_rules, breaking_boxes, repair_boxes
+from privacy_plugins.core.anonymize.cluster_domain import box_rules, breaking_boxes, repair_boxes
 from privacy_plugins.core.anonymize.cluster_greedy import (
     CostSpace,
     GreedyStats,
@@ -443,7 +443,7 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     suppressed = 0
     if suppressing:
         rules = box_rules(request.models)
-        on_boxes = box_breaks(space, coded, frame, qis, rules) if rules else None
+        on_boxes = breaking_boxes(None, space, coded, frame, qis, rules) if rules else None
 
         def recluster(pool: np.ndarray) -> tuple[np.ndarray, int]:
             """The pool clustered by k-member growing under the strict models; and its rows in failing clusters."""

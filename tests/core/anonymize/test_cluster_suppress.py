@@ -385,13 +385,13 @@ def test_the_remembered_box_verdicts_equal_a_fresh_judgement_of_every_group(seed
     """One judge asked again and again (the suppression path's calls): each answer is the naive one for its groups."""
     import pandas as pd
 
-    from privacy_plugins.core.anonymize.cluster_domain import box_breaks
+    from privacy_plugins.core.anonymize.cluster_domain import breaking_boxes
     from privacy_plugins.core.anonymize.mondrian import _dimension
 
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame({"x": rng.integers(0, 6, n), "v": rng.integers(0, 3, n)})
     coded = [_dimension(frame["x"], None)]
-    judge = box_breaks(CostSpace([coded[0][0]]), coded, frame, ["x"], [_EdgeRule()])
+    judge = breaking_boxes(None, CostSpace([coded[0][0]]), coded, frame, ["x"], [_EdgeRule()])
     for _ in range(4):  # later calls repeat some groups (remembered) and bring new ones
         rows = np.flatnonzero(rng.random(n) < 0.8)
         group = rng.integers(0, n_groups, rows.shape[0])
