@@ -75,6 +75,16 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     sizes, two-phase: A A+s A+s A+s 4/4, 3 below 2 values (all pinned before joining), 1.28, 1,033 s vs
     54.2 s (main b0401b7 back to back: A A A+s A+s 4/4, 0, 1.38, 820 s vs 60.8 s).
     With --protect-domain (leak): two-phase A F F F at 6,000-7,500 rows, as on main.
+    leakdom26 (the suppression path's pools and removals judged with the domain rule too; verdicts remembered
+    per box; load 4-6, main 9df1025 back to back), --models leak --protect-domain, 6,000-7,500 rows: two-phase
+    A A A A+s 4/4, 0 below 2 values (0 pinned), 1.20, 186.8 CPU s vs 12.7 s (main: A F F F 1/4, 48.8 s vs
+    10.1 s); k-member A A A A 4/4, 0, 1.18, 132.1 s vs 3.5 s (main: A F F F 1/4, 77.5 s vs 3.9 s).
+    --models leak and --models l2 --protect-domain: the same tables as main (--timing digests). With the
+    verdicts remembered (--timing, load ~3): two-phase 95.4 CPU s, k-member 73.5 s for the 4 releases (protect:
+    records, same path: 91.9 / 75.5 s at load 5-6). Default sizes, two-phase --models leak --protect-domain:
+    A A A+s A 4/4, 0 below 2 values (0 pinned), 1.20, 1,179.5 CPU s vs 51.8 s (load 5.2 -> 1.0). With
+    --deletions 0.2 at 6,000-7,500 rows: k-member A A A A 4/4, 0, 1.20; two-phase A A A F 3/4, 0 (release 4:
+    the whole table as one cluster fails the history model's domain part, so the clustering refuses at once).
 
 Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
 optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00. With --deletions 0.2: bucket 4/4, 59 (5 pinned, 54

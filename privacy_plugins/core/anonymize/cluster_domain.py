@@ -186,30 +186,59 @@ def _box_labels(
 
 
 def breaking_boxes(
-    failing: Failing,
+    failing: Failing | None,
     space: CostSpace,
     coded: Sequence[tuple[Dimension, np.ndarray]],
     frame: pd.DataFrame,
     quasi_identifiers: Sequence[Hashable],
     rules: Sequence[BoxRule],
 ) -> Failing:
-    """``failing``, and the groups whose published box breaks one of ``rules`` (``failing`` itself without rules).
+    """``failing`` (``None``: no group), and the groups whose published box breaks one of ``rules``.
 
-    For the steps after :func:`repair_boxes` that grow or move boxes (the suppression path's
-    readmissions and local search): what they change must keep the boxes meeting the rules.
+    ``failing`` itself without rules. For the steps after :func:`repair_boxes` that grow, pool, cut
+    or move boxes (the suppression path's pools, removals, readmissions and local search): what
+    they change must keep the boxes meeting the rules. A verdict of the rules depends only on a
+    group's box (its code span per QI, which gives its labels) and its value set per rule, so it is
+    remembered under those: the suppression path judges the whole table after each change, and
+    most groups come back unchanged.
     """
-    if not rules:
+    if not rules and failing is not None:
         return failing
     qis = list(quasi_identifiers)
-    values = {id(rule): frame[rule.attribute].to_numpy() for rule in rules}
+    n_rows = len(frame)
+    # per rule, each row's column in the rule's value sets (one-hot rows of ``held`` over the whole table)
+    columns = []
+    for rule in rules:
+        one_hot = rule.held(frame[rule.attribute].to_numpy(), np.arange(n_rows, dtype=np.int64), n_rows)
+        columns.append((one_hot.argmax(axis=1), one_hot.shape[1]))
+    seen: dict[bytes, bool] = {}
 
     def judged(rows: np.ndarray, group_of_row: np.ndarray, n_groups: int) -> np.ndarray:
-        bad = np.asarray(failing(rows, group_of_row, n_groups), dtype=bool).copy()
+        if failing is None:
+            bad = np.zeros(n_groups, dtype=bool)
+        else:
+            bad = np.asarray(failing(rows, group_of_row, n_groups), dtype=bool).copy()
+        if not rules or not rows.shape[0]:
+            return bad
         live = np.flatnonzero(np.bincount(group_of_row, minlength=n_groups)[:n_groups] > 0)
         ids = np.searchsorted(live, group_of_row)
         low, high = boxes(space.codes[:, rows], ids, live.shape[0])
-        held = [rule.held(values[id(rule)][rows], ids, live.shape[0]) for rule in rules]
-        bad[live] |= _breaks(rules, _box_labels(coded, qis, low, high), held)
+        held = []
+        for column, width in columns:
+            found = np.zeros((live.shape[0], width), dtype=bool)
+            found[ids, column[rows]] = True
+            held.append(found)
+        key = np.ascontiguousarray(
+            np.concatenate([low.T, high.T, *(np.packbits(h, axis=1).astype(np.int64) for h in held)], axis=1)
+        )
+        keys = [row.tobytes() for row in key]
+        fresh = np.array([k not in seen for k in keys], dtype=bool)
+        if fresh.any():
+            new = np.flatnonzero(fresh)
+            labels = _box_labels(coded, qis, low[:, new], high[:, new])
+            verdict = _breaks(rules, labels, [h[new] for h in held])
+            seen.update(zip((keys[i] for i in new.tolist()), verdict.tolist(), strict=True))
+        bad[live] |= np.array([seen[k] for k in keys], dtype=bool)
         return bad
 
     return judged

@@ -42,7 +42,10 @@ suppression limit allows any record:
 ``strict`` is what the caller judges with: the clustering passes
 :class:`~privacy_plugins.core.anonymize.cluster_cover.CoverJudge`, which also judges every record
 a class covers (members of other classes and records left out alike), as the gate's composition
-check does; :func:`~privacy_plugins.core.history_release.suppress_at_risk` handles what still fails.
+check does — and, with ``history: {protect: domain}``, fails a class whose published box breaks the
+domain rule (:func:`~privacy_plugins.core.anonymize.cluster_domain.breaking_boxes`), so no step here
+publishes a break it could have avoided; :func:`~privacy_plugins.core.history_release.suppress_at_risk`
+handles what still fails.
 """
 
 from __future__ import annotations

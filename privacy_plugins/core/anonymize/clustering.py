@@ -87,9 +87,10 @@ every class still passes, and the local search runs again under the cover judge
 (:mod:`~privacy_plugins.core.anonymize.cluster_suppress`). **The release history's domain rule**
 (``history: {protect: domain}``): clusters whose published box breaks it are dissolved or merged
 after the clustering; one left with every label ``*`` is left out within the limit
-(:mod:`~privacy_plugins.core.anonymize.cluster_domain`). **Published values:** as Mondrian
-(ranges ``"[a-b]"`` for numeric QIs without hierarchy, the LCA's label otherwise) and the
-same NCP costs; clusters with equal labels form one published class.
+(:mod:`~privacy_plugins.core.anonymize.cluster_domain`); on the suppression path every step (pools,
+removals, cuts, readmissions, the guarded local search) judges it too, as one more reason a class
+fails. **Published values:** as Mondrian (ranges ``"[a-b]"`` for numeric QIs without hierarchy, the
+LCA's label otherwise) and the same NCP costs; clusters with equal labels form one published class.
 
 References:
     Byun J.-W., Kamra A., Bertino E., Li N. Efficient k-anonymization using clustering
@@ -441,6 +442,8 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                               leave_out=0 if suppressing else request.max_suppressed)  # fmt: skip
     suppressed = 0
     if suppressing:
+        rules = box_rules(request.models)
+        on_boxes = breaking_boxes(None, space, coded, frame, qis, rules) if rules else None
 
         def recluster(pool: np.ndarray) -> tuple[np.ndarray, int]:
             """The pool clustered by k-member growing under the strict models; and its rows in failing clusters."""
@@ -453,18 +456,20 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
                                    relax=False, diversity=[c[pool] for c in diversity],
                                    strict=local_strict)  # fmt: skip
             failing = local_strict(rows, part, int(part.max()) + 1)
+            if on_boxes is not None:  # a pool's new boxes are judged by the domain rule too (protect: domain)
+                failing = failing | on_boxes(pool, part, int(part.max()) + 1)
             return part, int(failing[part].sum())
 
         try:
             judge = CoverJudge(strict, space.dimensions, frame, request.models)  # covered records too, as the gate
             # What grows, cuts or moves boxes after repair_boxes keeps them meeting the domain rule (protect: domain).
-            boxed = breaking_boxes(judge, space, coded, frame, qis, box_rules(request.models))
+            boxed = breaking_boxes(judge, space, coded, frame, qis, rules)
             # Classes no single removal repairs first lose their most frequent value of this attribute.
             shared = [m.sensitive_attribute for m in request.models if not m.repaired_by_merging]
             values = None
             if shared and shared[0] is not None:
                 values = pd.factorize(frame[shared[0]], use_na_sentinel=False)[0]
-            cluster = suppress_failing(space, judge, cluster, published_classes(coded),
+            cluster = suppress_failing(space, boxed, cluster, published_classes(coded),
                                        max_suppressed=request.max_suppressed,
                                        describe=", ".join(map(str, request.models)), recluster=recluster,
                                        values=values, min_size=min_size, towards=judge.over_share,

@@ -377,3 +377,26 @@ def test_the_steps_after_the_box_repair_also_fail_groups_whose_box_breaks_a_rule
         expected = mine.shape[0] < 2 or (frame["x"][mine].max() == 5 and frame["v"][mine].nunique() < 2)
         assert bool(found[g]) == bool(expected)
     assert breaking_boxes(small, space, coded, frame, ["x"], []) is small  # no rule: the judge itself
+
+
+@given(seed=st.integers(0, 100_000), n=st.integers(4, 30), n_groups=st.integers(1, 6))
+@settings(max_examples=30, deadline=None)
+def test_the_remembered_box_verdicts_equal_a_fresh_judgement_of_every_group(seed: int, n: int, n_groups: int) -> None:
+    """One judge asked again and again (the suppression path's calls): each answer is the naive one for its groups."""
+    import pandas as pd
+
+    from privacy_plugins.core.anonymize.cluster_domain import breaking_boxes
+    from privacy_plugins.core.anonymize.mondrian import _dimension
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"x": rng.integers(0, 6, n), "v": rng.integers(0, 3, n)})
+    coded = [_dimension(frame["x"], None)]
+    judge = breaking_boxes(None, CostSpace([coded[0][0]]), coded, frame, ["x"], [_EdgeRule()])
+    for _ in range(4):  # later calls repeat some groups (remembered) and bring new ones
+        rows = np.flatnonzero(rng.random(n) < 0.8)
+        group = rng.integers(0, n_groups, rows.shape[0])
+        found = judge(rows, group, n_groups)
+        for g in range(n_groups):
+            mine = rows[group == g]
+            expected = mine.shape[0] > 0 and frame["x"][mine].max() == 5 and frame["v"][mine].nunique() < 2
+            assert bool(found[g]) == bool(expected)
