@@ -372,7 +372,7 @@ ceiling from the candidates' savings only (the same CPU, more re-pricing). Left:
 movable record (~0.25 ms a round; it feeds the seeded tie order), phase 1.
 
 (tp28i was reverted from lead43 before landing: CI's hypothesis search found a case where refine's kept prices
-make other moves than fresh prices, ``test_kept_prices_make_the_moves_of_fresh_prices``, failing on 9df1025 too.)
+make other moves than fresh prices, ``test_kept_prices_make_the_moves_of_fresh_prices``; 9df1025 passes it.)
 
 Issue 28, twelfth pass (phase 1) (branch tp28h, 2026-11-27 10:35, load 5–7): phase 1 only, the same steps
 (``merge_units``'s groups byte-equal to 9df1025's at k = 5 / 10 / 20 on the recorded inputs; NCP at seeds 0–3
