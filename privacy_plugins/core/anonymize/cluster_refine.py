@@ -33,6 +33,15 @@ is installed the catch-up runs compiled one unit at a time (no ``units × cluste
 one call per round instead of one per round the units were priced in; the same prices), and a
 round's candidates are picked by grouped maxima, not by sorting every movable record.
 
+A unit's two are kept only among the clusters adding at most its *ceiling*, the largest saving
+of its records when priced (issue 28, tp28i): a move gains only on a cluster adding less than
+the record saves, so the others never make one; the compiled pricing then prices in full only
+the clusters whose bound — ``D(c)`` plus ``(|c| + 1)`` times the growth of two QIs' spans — is
+within it (Adult k = 5: ~3 % of them; the unit pricing ~0.07 → ~0.04 s). A record saving more
+than its unit's ceiling is not settled and has its unit priced afresh. Which cluster is the
+second beyond the ceiling is not known, so a change of the true second no longer unsettles a
+record: the candidates differ a little (Adult NCP within ±0.3 % at seed 0, ±0.8 % on seeds 1–3).
+
 Clusters of exactly the smallest valid size can give no record, so when no move gains, a
 round tries to *dissolve* the costliest clusters: the records of cluster A go one by one
 to the other cluster where they add least (its box updated as it grows), kept when they
@@ -49,7 +58,7 @@ The walk of a dissolution runs compiled where numba is installed
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -181,6 +190,30 @@ def _span_rows(space: CostSpace, low: np.ndarray, high: np.ndarray) -> list[np.n
     return rows
 
 
+def _fresh_tables(records: Clustering, group: np.ndarray, n_groups: int, compiled: bool) -> _Tables:
+    """The clusters' boxes, sizes, costs and span rows (:data:`_Tables`) made from ``group``.
+
+    ``compiled`` (tp28i): in one compiled pass over the records (``regrow`` over every cluster: the
+    same values; numpy's ``minimum.at`` per QI and the span rows' fancy indexing cost ~10 ms at Adult).
+    """
+    space = records.space
+    fits = all(t is not None and t.shape[0] * n_groups <= _SPAN_ROWS_LIMIT for t in space.tables)
+    if not (compiled and fits and space.flat is not None):
+        low, high, size, cost = records.priced_boxes(group, n_groups)
+        return low, high, size, cost, _span_rows(space, low, high)
+    from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+    n_qis = records.codes.shape[0]
+    low, high = np.empty((n_qis, n_groups), dtype=np.int64), np.empty((n_qis, n_groups), dtype=np.int64)
+    size, cost = np.empty(n_groups), np.empty(n_groups)
+    rows = [np.empty((d.size, n_groups)) for d in space.dimensions]
+    every = np.arange(n_groups, dtype=np.int64)
+    cluster_refine_kernel.regrow(records.codes, np.arange(group.shape[0], dtype=np.int64), group, every, low, high,
+                                 size, cost, tuple(rows), space)  # fmt: skip
+    span_rows: list[np.ndarray | None] = list(rows)
+    return low, high, size, cost, span_rows
+
+
 def _joined(
     space: CostSpace,
     codes: np.ndarray,
@@ -200,6 +233,45 @@ def _joined(
         hi = np.maximum(high[q][None, :], codes[q, block][:, None])
         union += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
     return union
+
+
+def _stable_order(ids: np.ndarray, n_ids: int) -> np.ndarray:
+    """``np.argsort(ids, kind="stable")`` for ids below ``n_ids``: as 16-bit keys when they fit (a radix sort, ~8×)."""
+    if n_ids <= 1 << 16:
+        return np.argsort(ids.astype(np.uint16), kind="stable")
+    return np.argsort(ids, kind="stable")
+
+
+def _by_unit(unit: np.ndarray, n_units: int) -> tuple[np.ndarray, np.ndarray]:
+    """The records grouped by unit (ascending within each) and where each unit's start (one more: the end)."""
+    return _stable_order(unit, n_units), np.concatenate(([0], np.cumsum(np.bincount(unit, minlength=n_units))))
+
+
+def _bound_pair(
+    sample: np.ndarray,
+    rows: tuple[np.ndarray, ...],
+    low: np.ndarray,
+    size: np.ndarray,
+    cost: np.ndarray,
+    ceiling: np.ndarray,
+) -> np.ndarray:
+    """The two QIs whose span growth alone leaves out most clusters from the first units' pricing (tp28i).
+
+    Per QI ``q`` and unit ``u`` of up to 8 of the units (``sample``, their ceilings): the clusters
+    with ``D(c) + (|c| + 1) · (growth of c's span of q) > ceiling``; the two QIs leaving out most
+    (Adult k = 5: age, education or marital status, ~75 % each, ~97 % together). Only the compiled
+    pricing's speed depends on it, never a price.
+    """
+    if len(rows) < 2:
+        return np.zeros(2, dtype=np.int64)
+    few = min(8, sample.shape[1])
+    columns = np.arange(size.shape[0])
+    out = []
+    for q, table in enumerate(rows):
+        growth = table[sample[q, :few]] - table[low[q], columns][None, :]
+        out.append(float((cost + (size + 1) * growth > ceiling[:few, None]).mean()))
+    order = np.argsort(-np.array(out), kind="stable")
+    return np.asarray(order[:2], dtype=np.int64)
 
 
 class _Moves:
@@ -226,17 +298,18 @@ class _Moves:
         compiled: bool = False,
         adopted: tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray] | None = None,
         tables: _Tables | None = None,
+        by_unit: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         """``adopted``: :meth:`adopt`'s arguments (after a dissolve round; savings made for the grown clusters only).
 
         ``tables``: the clusters' boxes, sizes, costs and span rows when known (the dissolve round's), else made here.
+        ``by_unit``: :func:`_by_unit` of ``unit`` when known (it does not change between movers), else made here.
         """
         self.records, self.group, self.n_groups, self.reuse = records, group, n_groups, reuse
         #: Catch-ups run in :mod:`~privacy_plugins.core.anonymize.cluster_refine_kernel` (the same prices).
         self.compiled = compiled
         if tables is None:
-            low, high, size, cost = records.priced_boxes(group, n_groups)
-            tables = (low, high, size, cost, _span_rows(records.space, low, high))
+            tables = _fresh_tables(records, group, n_groups, compiled)
         self.low, self.high, self.size, self.cost, self.span_rows = tables
         if adopted is None:
             self.saving = np.empty(group.shape[0])
@@ -253,11 +326,16 @@ class _Moves:
         n_units = int(unit.max()) + 1 if unit.shape[0] else 0
         self.sample = np.zeros(n_units, dtype=np.int64)  # one record of each unit
         self.sample[unit] = np.arange(unit.shape[0])
+        self.by_unit, self.unit_start = by_unit if by_unit is not None else _by_unit(unit, n_units)
         self.stamp = np.full(n_units, -1, dtype=np.int64)  # round of the unit's last pricing
         self.first = np.zeros(n_units, dtype=np.int64)
         self.second = np.full(n_units, n_groups, dtype=np.int64)
         self.first_added = np.full(n_units, np.inf)
         self.second_added = np.full(n_units, np.inf)
+        # The saving up to which the unit's two are exact (tp28i): they are its two cheapest among the
+        # clusters adding at most this; a record saving more has its unit priced afresh.
+        self.ceiling = np.full(n_units, -np.inf)
+        self.pair = np.zeros(0, dtype=np.int64)  # the compiled pricing's bound QIs (chosen at its first call)
         self.target = np.zeros(group.shape[0], dtype=np.int64)
         self.added = np.full(group.shape[0], np.inf)
         if adopted is not None:
@@ -271,7 +349,7 @@ class _Moves:
         """What :meth:`adopt` needs of these prices (the unit arrays and each cluster's last change; no tables)."""
         clock = np.array([self.clock], dtype=np.int64)
         kept = (self.changed_at, self.stamp, self.first, self.second, self.first_added, self.second_added)
-        return (clock, *kept, self.saving)
+        return (clock, *kept, self.ceiling, self.pair, self.saving)
 
     def adopt(self, kept: tuple[np.ndarray, ...], renumber: np.ndarray, grown: np.ndarray) -> None:
         """Take the prices of the mover before a dissolve round (``kept``) instead of pricing every unit afresh.
@@ -282,7 +360,7 @@ class _Moves:
         dissolved cluster is priced afresh. The numbering keeps the clusters' order, so the
         prices and their ties are those of a fresh pricing.
         """
-        clock, changed_at, stamp, first, second, first_added, second_added, _ = kept
+        clock, changed_at, stamp, first, second, first_added, second_added, self.ceiling, self.pair, _ = kept
         self.clock = int(clock[0])
         old = renumber.shape[0]
         alive = renumber >= 0
@@ -300,6 +378,14 @@ class _Moves:
         local[clusters] = np.arange(clusters.shape[0])
         own = self.group[members]
         local_own = local[own]
+        space = self.records.space
+        if self.compiled and space.flat is not None:  # tp28i: one compiled pass, the same sums
+            from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+            self.saving[members] = cluster_refine_kernel.savings(
+                self.records.codes, members, local_own, clusters, self.low, self.high, self.size, self.cost, space
+            )
+            return
         box = np.zeros(members.shape[0])  # D(A ∖ r), QI by QI (as ``box_costs``): no n × QIs arrays
         for q in range(self.low.shape[0]):
             new_low, new_high = _without(
@@ -314,6 +400,16 @@ class _Moves:
         space, codes, group = self.records.space, self.records.codes, self.group
         members = _members(group, clusters, self.n_groups)
         local = np.searchsorted(clusters, group[members])
+        if self.compiled and space.flat is not None and all(rows is not None for rows in self.span_rows):
+            from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+            # tp28i: boxes, sizes, costs and span columns in one compiled call (the same values as below).
+            every_row = tuple(rows for rows in self.span_rows if rows is not None)
+            cluster_refine_kernel.regrow(codes, members, local, clusters, self.low, self.high, self.size, self.cost,
+                                         every_row, space)  # fmt: skip
+            self._savings(members, clusters)
+            self.changed_at[clusters] = self.clock
+            return
         low, high = boxes(codes[:, members], local, clusters.shape[0])
         self.low[:, clusters], self.high[:, clusters] = low, high
         self.size[clusters] = np.bincount(local, minlength=clusters.shape[0])
@@ -347,26 +443,35 @@ class _Moves:
         second_added = added[at, second]
         return columns[first], first_added, columns[second], second_added
 
-    def _price(self, units: np.ndarray) -> None:
-        """Each of ``units``' two cheapest clusters, priced against every cluster."""
+    def _price(self, units: np.ndarray, ceiling: np.ndarray) -> None:
+        """Each of ``units``' two cheapest clusters among those adding at most its ``ceiling`` (sentinel: none).
+
+        A move of a record saving ``s ≤ ceiling`` gains only on a cluster adding less than ``s``,
+        so the clusters above the ceiling never make a move: the moves are those of pricing every
+        cluster (tp28i; the compiled pricing prices in full only the clusters a bound leaves in).
+        """
         if self.compiled and units.shape[0] and all(rows is not None for rows in self.span_rows):
             from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
 
+            every_row = tuple(rows for rows in self.span_rows if rows is not None)
+            sample = self.records.codes[:, self.sample[units]]
+            if self.pair.shape[0] == 0:
+                self.pair = _bound_pair(sample, every_row, self.low, self.size, self.cost, ceiling)
             cheapest = (np.empty(units.shape[0], dtype=np.int64), np.empty(units.shape[0]),
                         np.empty(units.shape[0], dtype=np.int64), np.empty(units.shape[0]))  # fmt: skip
-            cluster_refine_kernel.price(
-                self.records.codes[:, self.sample[units]],
-                tuple(rows for rows in self.span_rows if rows is not None), self.size, self.cost, cheapest,
-            )  # fmt: skip
+            cluster_refine_kernel.price(sample, every_row, self.size, self.cost, cheapest, ceiling, self.low,
+                                        (int(self.pair[0]), int(self.pair[1])))  # fmt: skip
             self.first[units], self.first_added[units], self.second[units], self.second_added[units] = cheapest
             return
         step = max(8, min(_BLOCK, _CELLS // max(self.n_groups, 1)))
         columns = np.arange(self.n_groups, dtype=np.int64)
         for start in range(0, units.shape[0], step):
             part = units[start : start + step]
-            first, first_added, second, second_added = self._two_cheapest(self._added(part, None), columns)
-            if self.n_groups == 1:
-                second, second_added = np.full_like(second, self.n_groups), np.full_like(second_added, np.inf)
+            added = self._added(part, None)
+            added[added > ceiling[start : start + step, None]] = np.inf
+            first, first_added, second, second_added = self._two_cheapest(added, columns)
+            first[~(first_added < np.inf)] = self.n_groups  # the sentinel: no cluster within the ceiling
+            second[~(second_added < np.inf)] = self.n_groups
             self.first[part], self.first_added[part] = first, first_added
             self.second[part], self.second_added[part] = second, second_added
 
@@ -389,15 +494,31 @@ class _Moves:
             self.first[part], self.second[part] = ids[at, order].T
             self.first_added[part], self.second_added[part] = values[at, order].T
 
+    def _largest_saving(self, units: np.ndarray) -> np.ndarray:
+        """Per unit of ``units`` the largest saving of its records (from the records grouped by unit)."""
+        if units.shape[0] == 0:
+            return np.zeros(0)
+        starts, stops = self.unit_start[units], self.unit_start[units + 1]
+        lengths = stops - starts
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        at = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(offsets - starts, lengths)
+        return np.asarray(np.maximum.reduceat(self.saving[self.by_unit[at]], offsets))
+
     def _prices(self, movable: np.ndarray) -> None:
         """Bring the cheapest targets of ``movable`` up to date: kept, caught up or priced afresh."""
-        units = np.unique(self.unit[movable])
+        units, at = np.unique(self.unit[movable], return_inverse=True)
+        need = np.full(units.shape[0], -np.inf)  # the largest saving of each unit's candidates
+        np.maximum.at(need, at, self.saving[movable])
         stamp = self.stamp[units]
         exact = (stamp >= 0) & (self.changed_at[self.first[units]] < stamp)
-        exact &= self.changed_at[self.second[units]] < stamp
+        exact &= (self.changed_at[self.second[units]] < stamp) & (need <= self.ceiling[units])
         if not self.reuse:
             exact[:] = False
-        self._price(units[~exact])
+        fresh = units[~exact]
+        # The ceiling: the largest saving of any record of the unit, so that every record of it
+        # whose cluster is unchanged since is judged exactly (settled or not) by these prices.
+        self.ceiling[fresh] = self._largest_saving(fresh)
+        self._price(fresh, self.ceiling[fresh])
         behind = exact & (stamp < self.clock)
         if self.compiled and behind.any() and all(rows is not None for rows in self.span_rows):
             from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
@@ -427,7 +548,8 @@ class _Moves:
         settled &= (changed[self.first[unit]] < stamp) & (changed[self.second[unit]] < stamp)
         own = self.first[unit] == self.group[records]
         added = np.where(own, self.second_added[unit], self.first_added[unit])
-        return settled & (self.saving[records] - added <= _EPS)
+        saving = self.saving[records]
+        return settled & (saving - added <= _EPS) & (saving <= self.ceiling[unit])
 
     def round(
         self, rng: np.random.Generator, *, min_size: int, limit: int, per_cluster: int, stats: RefineStats
@@ -447,7 +569,8 @@ class _Moves:
         if self.compiled:  # the same picks in one compiled pass
             from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
 
-            prices = (self.stamp, self.changed_at, self.first, self.second, self.first_added, self.second_added)
+            prices = (self.stamp, self.changed_at, self.first, self.second, self.first_added, self.second_added,
+                      self.ceiling)  # fmt: skip
             movable = movable[cluster_refine_kernel.candidates(
                 saving[movable], group[movable], self.unit[movable], self.n_groups, per_cluster + _SPARE, per_cluster,
                 limit, _EPS, prices,
@@ -535,6 +658,67 @@ def _walk(
     return ok, targets, list(saved)
 
 
+def _dissolutions(
+    records: Clustering,
+    order: np.ndarray,
+    by_group: np.ndarray,
+    starts: np.ndarray,
+    touched: np.ndarray,
+    loss: np.ndarray,
+    tables: _Tables,
+    every_row: tuple[np.ndarray, ...],
+    compiled: bool,
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, list[int]]]:
+    """The candidates of ``order`` whose walk succeeds, in order: cluster, members, targets, clusters grown.
+
+    Each is yielded after its walk changed the boxes (in place); the caller marks it and its targets
+    ``touched`` and brings the span rows up to date before the next is tried. ``every_row`` (compiled):
+    the candidates are priced, bounded and walked in :func:`cluster_refine_kernel.dissolve_scan` until one
+    succeeds (tp28i: ~600 Python iterations a round less; the skip bounds' sums are numpy's, see there);
+    else the walk runs compiled when ``compiled`` (numpy's prices: a QI has no span rows).
+    """
+    space, codes = records.space, records.codes
+    low, high, size, cost, span_rows = tables
+    if every_row:
+        from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+        at = 0
+        while at < order.shape[0]:
+            at, found, targets, changed = cluster_refine_kernel.dissolve_scan(
+                codes, by_group, starts, order, at, touched, loss, every_row, low, high, size, cost, space, _EPS
+            )
+            if found < 0:
+                return
+            yield found, by_group[starts[found] : starts[found + 1]], targets, changed
+        return
+    for a in order.tolist():
+        if touched[a] or loss[a] <= _EPS:
+            continue
+        members = by_group[starts[a] : starts[a + 1]]
+        closed = touched.copy()
+        closed[a] = True
+        # Whatever the order, each record ends in a box holding it and its target's: the
+        # dissolution adds at least Σ_r min_t D(t ∪ r). No saving possible: skip the walk.
+        union = _joined(space, codes, low, high, members, span_rows)
+        union[:, closed] = np.inf
+        if float(union.min(axis=1).sum()) >= loss[a] - _EPS:
+            continue
+        added = (size + 1) * union - size * cost
+        added[:, closed] = np.inf
+        # Records go one by one (cheapest first) to their cheapest cluster, whose box, size
+        # and cost are updated at once, so later records see the exact price.
+        if compiled:
+            from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
+
+            ok, targets, changed = cluster_refine_kernel.walk(
+                added, low, high, size, cost, codes[:, members], space, loss[a] - _EPS
+            )
+        else:
+            ok, targets, changed = _walk(space, codes[:, members], added, low, high, size, cost, loss[a] - _EPS)
+        if ok:
+            yield a, members, targets, changed
+
+
 def _dissolve_round(
     records: Clustering,
     group: np.ndarray,
@@ -560,62 +744,27 @@ def _dissolve_round(
     unchanged = np.arange(n_groups, dtype=np.int64)
     if n_groups < 2:
         return group, n_groups, 0, unchanged, unchanged[:0], tables
-    space, codes = records.space, records.codes
+    space = records.space
     if tables is None:
-        low, high, size, cost = records.priced_boxes(group, n_groups)
-        tables = (low, high, size, cost, _span_rows(space, low, high))
+        tables = _fresh_tables(records, group, n_groups, compiled)
     low, high, size, cost, span_rows = tables
     loss = size * cost
     touched = np.zeros(n_groups, dtype=bool)
     # Each cluster's members in ascending order (as ``np.flatnonzero(group == a)``), from one sort.
-    by_group = np.argsort(group, kind="stable")
+    by_group = _stable_order(group, n_groups)
     starts = np.concatenate(([0], np.cumsum(np.bincount(group, minlength=n_groups))))
     plans: list[tuple[int, np.ndarray, np.ndarray]] = []
     every_row: tuple[np.ndarray, ...] = ()  # compiled pricing: the span rows of every QI (none missing)
-    if compiled:
-        from privacy_plugins.core.anonymize import cluster_refine_kernel  # imports numba: only when it runs
-
-        if all(rows is not None for rows in span_rows):
-            every_row = tuple(rows for rows in span_rows if rows is not None)
-    for a in np.argsort(-loss, kind="stable")[:candidates].tolist():
-        if touched[a] or loss[a] <= _EPS:
-            continue
-        members = by_group[starts[a] : starts[a + 1]]
-        closed = touched.copy()
-        closed[a] = True
-        # Whatever the order, each record ends in a box holding it and its target's: the
-        # dissolution adds at least Σ_r min_t D(t ∪ r). No saving possible: skip the walk.
-        minima = None
-        if every_row:
-            nearest, added, minima = cluster_refine_kernel.dissolve_prices(
-                codes[:, members], every_row, size, cost, closed
-            )
-            if float(nearest[0].sum()) >= loss[a] - _EPS:
-                continue
-            # A tighter bound (shares of the targets' growth, see ``dissolve_prices``): a walk it
-            # rules out would fail anyway, so skipping it changes nothing.
-            if float(nearest[1].sum()) >= loss[a] - _EPS + _EPS * (1.0 + loss[a]):
-                continue
-        else:
-            union = _joined(space, codes, low, high, members, span_rows)
-            union[:, closed] = np.inf
-            if float(union.min(axis=1).sum()) >= loss[a] - _EPS:
-                continue
-            added = (size + 1) * union - size * cost
-            added[:, closed] = np.inf
-        # Records go one by one (cheapest first) to their cheapest cluster, whose box, size
-        # and cost are updated at once, so later records see the exact price.
-        if compiled:
-            ok, targets, changed = cluster_refine_kernel.walk(
-                added, low, high, size, cost, codes[:, members], space, loss[a] - _EPS, minima
-            )
-        else:
-            ok, targets, changed = _walk(space, codes[:, members], added, low, high, size, cost, loss[a] - _EPS)
-        if ok:
-            plans.append((a, members, targets))
-            touched[a] = True
-            touched[changed] = True
-        if ok and changed:  # the span rows follow the boxes kept (a failed walk restores them exactly)
+    if compiled and all(rows is not None for rows in span_rows):
+        every_row = tuple(rows for rows in span_rows if rows is not None)
+    order = np.argsort(-loss, kind="stable")[:candidates]
+    for a, members, targets, changed in _dissolutions(
+        records, order, by_group, starts, touched, loss, (low, high, size, cost, span_rows), every_row, compiled
+    ):
+        plans.append((a, members, targets))
+        touched[a] = True
+        touched[changed] = True
+        if changed:  # the span rows follow the boxes kept (a failed walk restores them exactly)
             fresh = _span_rows(space, low[:, changed], high[:, changed])
             for rows, kept in zip(span_rows, fresh, strict=True):
                 if rows is not None and kept is not None:
@@ -635,15 +784,17 @@ def _dissolve_round(
             dissolved += 1
             grown.append(targets)
     stats.dissolved += dissolved
-    survivors, dense = np.unique(group, return_inverse=True)
-    group = np.asarray(dense, dtype=np.int64).ravel()
+    # The clusters left, renumbered in order (as ``np.unique(group, return_inverse=True)``, without its sort).
+    survivors = np.flatnonzero(np.bincount(group, minlength=n_groups))
     renumber = np.full(n_groups, -1, dtype=np.int64)
     renumber[survivors] = np.arange(survivors.shape[0])
+    group = renumber[group]
     grown_ids = np.unique(np.concatenate(grown)) if grown else unchanged[:0]
     if tables is not None:  # the survivors' columns, in their order (the boxes grew with the walks)
-        column = np.ascontiguousarray  # ``a[:, ids]`` comes out in Fortran order: C order, as made afresh
-        tables = (column(low[:, survivors]), column(high[:, survivors]), size[survivors], cost[survivors],
-                  [column(rows[:, survivors]) if rows is not None else None for rows in span_rows])  # fmt: skip
+        # ``np.take`` along the columns: C order, as made afresh, in one copy (``a[:, ids]`` comes out in
+        # Fortran order and needed a second).
+        tables = (np.take(low, survivors, axis=1), np.take(high, survivors, axis=1), size[survivors], cost[survivors],
+                  [np.take(rows, survivors, axis=1) if rows is not None else None for rows in span_rows])  # fmt: skip
     return group, int(group.max()) + 1, dissolved, renumber, grown_ids, tables
 
 
@@ -680,7 +831,8 @@ def refine_clusters(
     n_groups = int(group.max()) + 1
     unit = units(records.codes, [d.size for d in space.dimensions])[1]
     compiled = compile_walk and space.flat is not None and importlib.util.find_spec("numba") is not None
-    mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled)
+    by_unit = _by_unit(unit, int(unit.max()) + 1 if unit.shape[0] else 0)
+    mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled, by_unit=by_unit)
     dissolved_per_round: list[int] = []  # clusters each dissolve round dissolved
     tables: _Tables | None = None  # the mover's tables handed to a dissolve round and back (None: made afresh)
     for round_ in range(rounds):
@@ -700,9 +852,8 @@ def refine_clusters(
             if dissolved == 0:
                 break
             adopted = (kept, renumber, grown) if reuse else None
-            mover = _Moves(
-                records, group, n_groups, unit, reuse=reuse, compiled=compiled, adopted=adopted, tables=tables
-            )
+            mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled, adopted=adopted,
+                           tables=tables, by_unit=by_unit)  # fmt: skip
         if progress is not None:
             progress(round_ + 1)
     return group

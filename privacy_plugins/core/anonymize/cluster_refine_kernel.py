@@ -22,7 +22,23 @@ import numpy as np
 from privacy_plugins.core.compiled import AVAILABLE
 from privacy_plugins.core.compiled import njit as _njit
 
-__all__ = ["AVAILABLE", "candidates", "catch_up", "dissolve_prices", "price", "walk"]
+#: Relative margin around a skip bound's threshold inside which :func:`dissolve_scan` leaves the test to numpy's
+#: sums (a sum in order and numpy's pairwise sum differ by a few ulps: the same skips either way).
+_SUM_MARGIN = 1e-9
+#: Relative slack of the pricing bound against a ceiling (rounding of the two sums): never prunes a listed price.
+_SLACK = 1e-9
+
+__all__ = [
+    "AVAILABLE",
+    "candidates",
+    "catch_up",
+    "dissolve_prices",
+    "dissolve_scan",
+    "price",
+    "regrow",
+    "savings",
+    "walk",
+]
 
 
 @_njit
@@ -212,18 +228,53 @@ def _joined_row(codes: Any, i: int, rows: Any, union: Any, n_qis: int) -> None: 
 
 
 @_njit
-def _price(codes: Any, rows: Any, size: Any, cost: Any, cheapest: Any) -> None:  # pragma: no cover - compiled
+def _price(
+    codes: Any, rows: Any, size: Any, cost: Any, low: Any, pair: Any, ceiling: Any, cheapest: Any
+) -> None:  # pragma: no cover - compiled; covered through price where numba is installed
     first, first_added, second, second_added = cheapest
     n_groups = size.shape[0]
-    last = codes.shape[0] - 1
-    union = np.empty(n_groups)
+    n_qis = codes.shape[0]
+    qa, qb = pair[0], pair[1]
+    w = 0.0 if qa == qb else 1.0  # one QI's growth when the pair is one QI
     grown, held = size + 1.0, size * cost  # the same products as per cluster below, made once
+    # bound[c] = D(c) + (|c| + 1) · (growth of c's spans of QIs qa and qb): at most what r adds to c.
+    base = np.empty(n_groups)
+    for c in range(n_groups):
+        base[c] = cost[c] - grown[c] * (rows[qa][low[qa, c], c] + w * rows[qb][low[qb, c], c])
+    # Whether each cluster's bound is within the ceiling, as bytes read eight at a time: at Adult's ~3 %
+    # most words are zero and skipped (tp28i: the listing ~25 % faster than a branch-free pass per cluster).
+    n_words = (n_groups + 7) // 8
+    within = np.zeros(8 * n_words, dtype=np.uint8)  # the padding stays 0
+    words = within.view(np.uint64)
+    listed = np.empty(8 * n_words, dtype=np.int64)
+    union = np.empty(n_groups)
     for u in range(codes.shape[1]):
-        _joined_row(codes, u, rows, union, last)
-        row = rows[last][codes[last, u]]  # the last QI added in the pricing pass (one pass less)
-        f, fa, s, sa = n_groups, np.inf, n_groups, np.inf
+        top = ceiling[u]
+        slack = top + _SLACK * (1.0 + abs(top))  # rounding: never leave out a cluster adding at most ``top``
+        row_a, row_b = rows[qa][codes[qa, u]], rows[qb][codes[qb, u]]
         for c in range(n_groups):
-            value = grown[c] * (union[c] + row[c]) - held[c]
+            within[c] = base[c] + grown[c] * (row_a[c] + w * row_b[c]) <= slack
+        m = 0
+        for word in range(n_words):
+            if words[word] == 0:
+                continue
+            for c in range(8 * word, 8 * word + 8):
+                listed[m] = c
+                m += within[c]
+        # The listed clusters' D(c ∪ r), QI by QI in order (the same sums as a full row).
+        row = rows[0][codes[0, u]]
+        for i in range(m):
+            union[i] = row[listed[i]]
+        for q in range(1, n_qis):
+            row = rows[q][codes[q, u]]
+            for i in range(m):
+                union[i] += row[listed[i]]
+        f, fa, s, sa = n_groups, np.inf, n_groups, np.inf
+        for i in range(m):
+            c = listed[i]
+            value = grown[c] * union[i] - held[c]
+            if value > top:
+                continue
             if value < fa:
                 f, fa, s, sa = c, value, f, fa
             elif value < sa:
@@ -283,15 +334,31 @@ def price(
     size: np.ndarray,
     cost: np.ndarray,
     cheapest: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    ceiling: np.ndarray | None = None,
+    low: np.ndarray | None = None,
+    pair: tuple[int, int] = (0, 0),
 ) -> None:
     """Units (sample ``codes``) priced against every cluster: ``cheapest`` set to their two cheapest.
 
     What :meth:`cluster_refine._Moves._price` computes (the same arithmetic, the two least by
-    (price, cluster id); ``n_groups`` and ``inf`` where there is no second), one unit at a time
-    over one row of joined costs: no ``units × clusters`` temporaries (numpy's blocks of 256 units
-    gather megabytes per QI; Adult k = 10, 11k units × 2k clusters: ~0.3 → ~0.05 s).
+    (price, cluster id) among the clusters adding at most the unit's ``ceiling``; ``n_groups`` and
+    ``inf`` where there is none), one unit at a time over one row of joined costs: no
+    ``units × clusters`` temporaries (numpy's blocks of 256 units gather megabytes per QI; Adult
+    k = 10, 11k units × 2k clusters: ~0.3 → ~0.05 s). ``ceiling``: per unit (default: none).
+
+    tp28i: with a ceiling, only the clusters whose bound ``D(c) + (|c| + 1) · (growth of c's spans
+    of the QIs in `pair`)`` — at most what the unit adds to ``c``, spans only growing — is within it
+    are priced in full (``low``: the clusters' low codes, for their own spans); Adult k = 5, ceilings
+    at the records' savings: ~3 % of the clusters, the pricing ~0.07 → ~0.04 s.
     """
-    _price(np.ascontiguousarray(codes), rows, size, cost, cheapest)
+    if low is None:
+        if ceiling is not None:
+            raise ValueError("a ceiling needs the clusters' low codes (their own spans bound the prices)")
+        low = np.zeros((codes.shape[0], size.shape[0]), dtype=np.int64)  # no ceiling: the bound is not read
+    if ceiling is None:
+        ceiling = np.full(codes.shape[1], np.inf)
+    _price(np.ascontiguousarray(codes), rows, size, cost, np.ascontiguousarray(low, dtype=np.int64),
+           np.array(pair, dtype=np.int64), np.ascontiguousarray(ceiling, dtype=np.float64), cheapest)  # fmt: skip
 
 
 def catch_up(
@@ -345,7 +412,7 @@ def _slots(saving: Any, group: Any, n_groups: int, per_group: int) -> Any:  # pr
 def _candidates(
     saving: Any, group: Any, unit: Any, n_groups: int, lead: int, per_group: int, limit: int, eps: float, prices: Any
 ) -> Any:  # pragma: no cover - compiled
-    stamp, changed_at, first, second, first_added, second_added = prices
+    stamp, changed_at, first, second, first_added, second_added, ceiling = prices
     slots, count = _slots(saving, group, n_groups, lead)
     keep = np.zeros(saving.shape[0], dtype=np.bool_)
     for g in range(n_groups):
@@ -358,7 +425,7 @@ def _candidates(
             t = stamp[u]
             added = second_added[u] if first[u] == g else first_added[u]
             settled = t >= 0 and changed_at[g] < t and changed_at[first[u]] < t and changed_at[second[u]] < t
-            if settled and saving[i] - added <= eps:
+            if settled and saving[i] - added <= eps and saving[i] <= ceiling[u]:
                 continue
             keep[i] = True
             taken += 1
@@ -381,12 +448,255 @@ def candidates(
     """Positions of a move round's candidates among items (``saving``, ``group``, ``unit`` per item), in order.
 
     What ``_Moves.round``'s numpy picks: each group's ``lead`` largest savings (:func:`leaders`), the
-    settled ones left out (``prices``: the unit stamps, the clusters' last changes and the units' two
-    cheapest with their prices, as ``_Moves._settled``), the first ``per_group`` left per group, all by
-    saving, largest first (ties: the earlier position), the first ``limit`` — one compiled pass keeping a
-    short sorted list per group and one sort of the kept (numpy: a pass of grouped maxima per leader, then
-    sorts of every leader; Adult k = 5: ~0.05 s of the move rounds' ~0.15).
+    settled ones left out (``prices``: the unit stamps, the clusters' last changes, the units' two
+    cheapest with their prices and their ceilings, as ``_Moves._settled``), the first ``per_group``
+    left per group, all by saving, largest first (ties: the earlier position), the first ``limit`` — one
+    compiled pass keeping a short sorted list per group and one sort of the kept (numpy: a pass of grouped
+    maxima per leader, then sorts of every leader; Adult k = 5: ~0.05 s of the move rounds' ~0.15).
     """
     return _candidates(np.ascontiguousarray(saving, dtype=np.float64), np.ascontiguousarray(group, dtype=np.int64),
                        np.ascontiguousarray(unit, dtype=np.int64), int(n_groups), int(lead), int(per_group),
                        int(limit), float(eps), prices)  # fmt: skip
+
+
+def _ids(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays as contiguous int64 (the kernels' index arrays)."""
+    return tuple(np.ascontiguousarray(a, dtype=np.int64) for a in arrays)
+
+
+def _flat(space: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A cost space's tables as the kernels read them: the flat tables, each QI's offset and stride."""
+    return space.flat, space.offsets.ravel(), space.strides.ravel()
+
+
+@_njit
+def _savings(
+    codes: Any,
+    members: Any,
+    local: Any,
+    clusters: Any,
+    low: Any,
+    high: Any,
+    size: Any,
+    cost: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+) -> Any:  # pragma: no cover - compiled; covered through savings where numba is installed
+    n_qis, m, n_local = codes.shape[0], members.shape[0], clusters.shape[0]
+    box = np.zeros(m)
+    n_low = np.empty(n_local, dtype=np.int64)
+    n_high = np.empty(n_local, dtype=np.int64)
+    next_low = np.empty(n_local, dtype=np.int64)
+    next_high = np.empty(n_local, dtype=np.int64)
+    for q in range(n_qis):
+        for j in range(n_local):
+            n_low[j], n_high[j] = 0, 0
+            next_low[j], next_high[j] = high[q, clusters[j]], low[q, clusters[j]]
+        for i in range(m):  # per cluster: how many hold its lowest / highest code, the next codes inside
+            j = local[i]
+            c, lo, hi = codes[q, members[i]], low[q, clusters[j]], high[q, clusters[j]]
+            if c == lo:
+                n_low[j] += 1
+            elif c < next_low[j]:
+                next_low[j] = c
+            if c == hi:
+                n_high[j] += 1
+            elif c > next_high[j]:
+                next_high[j] = c
+        for i in range(m):
+            j = local[i]
+            c, lo, hi = codes[q, members[i]], low[q, clusters[j]], high[q, clusters[j]]
+            new_low = next_low[j] if c == lo and n_low[j] == 1 else lo
+            new_high = next_high[j] if c == hi and n_high[j] == 1 else hi
+            box[i] += flat[offsets[q] + new_low * strides[q] + new_high]
+    out = np.empty(m)
+    for i in range(m):
+        g = clusters[local[i]]
+        out[i] = size[g] * cost[g] - (size[g] - 1) * box[i]
+    return out
+
+
+def savings(
+    codes: np.ndarray,
+    members: np.ndarray,
+    local: np.ndarray,
+    clusters: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    size: np.ndarray,
+    cost: np.ndarray,
+    space: Any,
+) -> np.ndarray:
+    """``|A| · D(A) − (|A| − 1) · D(A ∖ r)`` for the records ``members`` (columns of ``codes``) of ``clusters``.
+
+    ``local``: each member's cluster as an index into ``clusters``; ``low`` / ``high`` / ``size`` /
+    ``cost``: every cluster's. What ``_Moves._savings``'s numpy computes QI by QI (``_without``: the
+    box without the record, its cost summed from 0 in QI order, the same floats), in one pass per QI
+    without temporaries (tp28i: numpy's ~10 array calls per QI cost more than the work for the few
+    clusters a round changes, and its ``minimum.at`` over every record makes the first savings).
+    """
+    return np.asarray(_savings(codes, *_ids(members, local, clusters), low, high, size, cost, *_flat(space)))
+
+
+@_njit
+def _regrow(
+    codes: Any,
+    members: Any,
+    local: Any,
+    clusters: Any,
+    low: Any,
+    high: Any,
+    size: Any,
+    cost: Any,
+    rows: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+) -> None:  # pragma: no cover - compiled; covered through regrow where numba is installed
+    n_qis, n_local = codes.shape[0], clusters.shape[0]
+    for j in range(n_local):
+        size[clusters[j]] = 0.0
+    for i in range(members.shape[0]):
+        size[clusters[local[i]]] += 1.0
+    for q in range(n_qis):
+        for j in range(n_local):
+            low[q, clusters[j]], high[q, clusters[j]] = np.iinfo(np.int64).max, -1
+        for i in range(members.shape[0]):
+            g, c = clusters[local[i]], codes[q, members[i]]
+            low[q, g] = min(low[q, g], c)
+            high[q, g] = max(high[q, g], c)
+    for j in range(n_local):
+        g = clusters[j]
+        total = 0.0
+        for q in range(n_qis):
+            total += flat[offsets[q] + low[q, g] * strides[q] + high[q, g]]
+        cost[g] = total
+    for q in range(n_qis):
+        row = rows[q]
+        for v in range(row.shape[0]):  # row by row: contiguous when the clusters are (every cluster)
+            for j in range(n_local):
+                g = clusters[j]
+                row[v, g] = flat[offsets[q] + min(low[q, g], v) * strides[q] + max(high[q, g], v)]
+
+
+def regrow(
+    codes: np.ndarray,
+    members: np.ndarray,
+    local: np.ndarray,
+    clusters: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    size: np.ndarray,
+    cost: np.ndarray,
+    rows: tuple[np.ndarray, ...],
+    space: Any,
+) -> None:
+    """``clusters``' boxes, sizes, costs and span columns made afresh from their records ``members``, in place.
+
+    ``local``: each member's cluster as an index into ``clusters`` (every cluster has a member).
+    What ``_Moves._changed``'s numpy makes (``boxes``, ``bincount``, ``box_costs`` summed from 0 in
+    QI order, ``_span_rows``' columns from the same tables: the same values) in one call instead of
+    ~30 small array calls per round (tp28i).
+    """
+    _regrow(codes, *_ids(members, local, clusters), low, high, size, cost, rows, *_flat(space))
+
+
+@_njit
+def _dissolve_scan(
+    codes: Any,
+    by_group: Any,
+    starts: Any,
+    order: Any,
+    at: int,
+    touched: Any,
+    loss: Any,
+    rows: Any,
+    low: Any,
+    high: Any,
+    size: Any,
+    cost: Any,
+    flat: Any,
+    offsets: Any,
+    strides: Any,
+    eps: float,
+    margin: float,
+) -> Any:  # pragma: no cover - compiled; covered through dissolve_scan where numba is installed
+    n_qis, n_groups = codes.shape[0], size.shape[0]
+    closed = np.empty(n_groups, dtype=np.bool_)
+    for i in range(at, order.shape[0]):
+        a = order[i]
+        if touched[a] or loss[a] <= eps:
+            continue
+        m = starts[a + 1] - starts[a]
+        member_codes = np.empty((n_qis, m), dtype=codes.dtype)
+        for j in range(m):
+            for q in range(n_qis):
+                member_codes[q, j] = codes[q, by_group[starts[a] + j]]
+        closed[:] = touched
+        closed[a] = True
+        nearest, added = np.empty((2, m)), np.empty((m, n_groups))
+        row_min, row_at = np.empty(m), np.empty(m, dtype=np.int64)
+        _dissolve_prices(member_codes, rows, size, cost, closed, nearest, added, row_min, row_at)
+        limit = loss[a] - eps
+        tighter = limit + eps * (1.0 + loss[a])
+        first, second = 0.0, 0.0
+        for j in range(m):
+            first += nearest[0, j]
+            second += nearest[1, j]
+        near = margin * (1.0 + abs(limit))
+        if first >= limit + near or second >= tighter + near:
+            continue  # skipped whatever the summation order
+        if first >= limit - near or second >= tighter - near:
+            return i, nearest, added, row_min, row_at, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), 1
+        ok, targets, changed = _walk(added, low, high, size, cost, member_codes, flat, offsets, strides, limit,
+                                     row_min.copy(), row_at.copy())  # fmt: skip
+        if ok:
+            return i, nearest, added, row_min, row_at, targets, changed, 2
+    none = np.empty(0, dtype=np.int64)
+    return order.shape[0], np.empty((0, 0)), np.empty((0, 0)), np.empty(0), none, none, none, 0
+
+
+def dissolve_scan(
+    codes: np.ndarray,
+    by_group: np.ndarray,
+    starts: np.ndarray,
+    order: np.ndarray,
+    at: int,
+    touched: np.ndarray,
+    loss: np.ndarray,
+    rows: tuple[np.ndarray, ...],
+    low: np.ndarray,
+    high: np.ndarray,
+    size: np.ndarray,
+    cost: np.ndarray,
+    space: Any,
+    eps: float,
+) -> tuple[int, int, np.ndarray, list[int]]:
+    """From ``order[at]`` on, the first candidate cluster whose dissolution succeeds: next position, it, targets, grown.
+
+    What ``_dissolve_round``'s loop does per candidate (tp28i), in one call until a walk succeeds:
+    skip a touched or lossless cluster, price its records (``by_group[starts[a]:starts[a + 1]]``, the
+    others ``closed`` as ``touched``) with :func:`dissolve_prices`, skip it when either bound rules the
+    walk out, else :func:`walk` it (a failed walk restores the boxes: nothing changed, the next is tried).
+    A bound's sum within a relative :data:`_SUM_MARGIN` of its threshold is judged by numpy's sum here
+    (as the Python loop did; summed in order the ulps may differ), and the walk then runs from here.
+    Returns ``(len(order), -1, …)`` when none succeeds; boxes, sizes and costs change in place.
+    """
+    args = (codes, by_group, starts, order, at, touched, loss, rows, low, high, size, cost, *_flat(space), float(eps))
+    while True:
+        i, nearest, added, row_min, row_at, targets, changed, status = _dissolve_scan(*args, _SUM_MARGIN)
+        if status == 0:
+            return int(i), -1, targets, []
+        a = int(order[i])
+        if status == 2:
+            return int(i) + 1, a, targets, changed.tolist()
+        limit = float(loss[a]) - eps  # close to a threshold: numpy's sums decide, as the Python loop's
+        if float(nearest[0].sum()) >= limit or float(nearest[1].sum()) >= limit + eps * (1.0 + float(loss[a])):
+            args = (*args[:4], int(i) + 1, *args[5:])
+            continue
+        ok, targets, grown = walk(added, low, high, size, cost, codes[:, by_group[starts[a] : starts[a + 1]]], space,
+                                  limit, (row_min, row_at))  # fmt: skip
+        if ok:
+            return int(i) + 1, a, targets, grown
+        args = (*args[:4], int(i) + 1, *args[5:])
