@@ -316,7 +316,8 @@ over every QI at once (clusters numbered ``q · n_groups + g``: 252 calls → 36
 round's ``flatnonzero`` and permutation over every movable record (~0.007 s at k = 5; the permutation feeds the
 seeded tie order, so dropping it changes the output), refine's first tables made afresh after the split step.
 
-Issue 28, twelfth pass (refine) (branch tp28i, landed with tp28j's fix below; 2026-11-27 10:11–10:28, load 4.6–6.4): the refine step and the
+Issue 28, twelfth pass (refine) (branch tp28i, landed with tp28j's fix below; 2026-11-27 10:11–10:28, load 4.6–6.4):
+the refine step and the
 tables around it only (phase 1 unchanged). ``refine_clusters`` alone, best of 5–7 warm runs alternating with
 main (CPU s): 0.208–0.219 → 0.123–0.130 at k = 5, 0.216 → 0.143 at k = 10, 0.257 → 0.185 at k = 20.
 
