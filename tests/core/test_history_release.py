@@ -14,7 +14,13 @@ from privacy_plugins.core.hierarchies.builders import interval_hierarchy, maskin
 from privacy_plugins.core.history import COUNT, PublishedRelease, ReleaseHistory, class_signature
 from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.core.history_release import reapply, release_with_history, suppress_at_risk
-from privacy_plugins.core.models import DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity, KAnonymity
+from privacy_plugins.core.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    FrequencyLDiversity,
+    KAnonymity,
+    PrivacyModel,
+)
 from privacy_plugins.core.partition import EquivalenceClasses
 from privacy_plugins.errors import ConfigurationError, InfeasibleAnonymizationError
 
@@ -226,16 +232,21 @@ def test_a_reapplied_candidate_the_models_rule_out_publishes_what_running_its_su
         assert _grown_releases(algorithm, seed, limit, protect_domain) == shortcut
 
 
-def test_the_shortcut_is_taken_and_reported_with_counts() -> None:
-    """Half the people deleted: the last release's classes, re-applied, miss k; (c) is not run, ``tried`` says why."""
+def _after_a_first_mondrian_release() -> tuple[pd.DataFrame, list[PrivacyModel], ReleaseHistory]:
+    """The growing source, k = 4 and distinct 2-diversity, a history of Mondrian's release of its first 200 rows."""
     source = _growing()
-    models = [KAnonymity(4), DistinctLDiversity("disease", 2)]
+    models: list[PrivacyModel] = [KAnonymity(4), DistinctLDiversity("disease", 2)]
     history = ReleaseHistory("weekly", tuple(QIS), ("disease",))
     first = release_with_history(
         source.iloc[:200], quasi_identifiers=QIS, models=models, history=history, hierarchies=HIERARCHIES,
         algorithm="mondrian", suppression_limit=0.02, sensitive_attributes=["disease"],
     )  # fmt: skip
-    history = history.appended(_release(first.table, dict(first.transformation)))
+    return source, models, history.appended(_release(first.table, dict(first.transformation)))
+
+
+def test_the_shortcut_is_taken_and_reported_with_counts() -> None:
+    """Half the people deleted: the last release's classes, re-applied, miss k; (c) is not run, ``tried`` says why."""
+    source, models, history = _after_a_first_mondrian_release()
     with pytest.MonkeyPatch.context() as patch:
         ran = []
         patch.setattr(
@@ -253,14 +264,7 @@ def test_the_shortcut_is_taken_and_reported_with_counts() -> None:
 
 def test_when_anonymizing_finds_nothing_the_skipped_reapply_is_reported_as_if_it_had_run() -> None:
     """(b) infeasible after (a)'s shortcut: the failed result is what (c) on the re-applied candidate leaves."""
-    source = _growing()
-    models = [KAnonymity(4), DistinctLDiversity("disease", 2)]
-    history = ReleaseHistory("weekly", tuple(QIS), ("disease",))
-    first = release_with_history(
-        source.iloc[:200], quasi_identifiers=QIS, models=models, history=history, hierarchies=HIERARCHIES,
-        algorithm="mondrian", suppression_limit=0.02, sensitive_attributes=["disease"],
-    )  # fmt: skip
-    history = history.appended(_release(first.table, dict(first.transformation)))
+    source, models, history = _after_a_first_mondrian_release()
 
     def second() -> tuple[object, ...]:
         release = release_with_history(
