@@ -43,6 +43,7 @@ from privacy_plugins.core.anonymize.generalization_lattice import (
     samarati_search,
 )
 from privacy_plugins.core.anonymize.lattice_boxes import breaking_classes
+from privacy_plugins.core.anonymize.lattice_repair import left_out
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, anonymize
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution
@@ -83,13 +84,14 @@ def _model_columns(models: Sequence[PrivacyModel]) -> list[Hashable]:
 def _check_feasible(search: LatticeSearch, models: Sequence[PrivacyModel]) -> None:
     """Fail before searching when even the most general node cannot satisfy the models.
 
-    Only models declared monotone under generalization are judged at the top: for
-    the others (e.g. a cap on class sizes) a lower node may satisfy what the top fails.
+    Only models monotone under generalization (:meth:`PrivacyModel.is_monotonic`, which an
+    instance may narrow: a history model with a share bound or the domain rule) are judged at
+    the top: for the others (e.g. a cap on class sizes) a lower node may satisfy what the top fails.
     """
     top = tuple(search.heights)
     classes = search.snapshot.classes(top)
     for model in models:
-        if model.monotonic_with_generalization and model.violating_classes(classes).any():
+        if model.is_monotonic(with_suppression=False) and model.violating_classes(classes).any():
             raise InfeasibleAnonymizationError(
                 f"{model} cannot be met even with every quasi-identifier fully generalized "
                 f"(observed {model.observed(classes):.4g} on the whole table); relax the requirement"
@@ -188,11 +190,9 @@ def _publish(
 def _suppressed_units(snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel]) -> np.ndarray:
     """Units of the classes that violate some model at ``node`` (suppressed whole)."""
     classes = snapshot.classes(node)
-    violating = np.zeros(classes.n_classes, dtype=bool)
-    for model in models:
-        violating |= model.violating_classes(classes)
-    violating |= breaking_classes(box_rules(models), snapshot, node, classes)
-    return np.asarray(violating[classes.class_of_row], dtype=bool)
+    masks = [model.violating_classes(classes) for model in models]
+    breaking = breaking_classes(box_rules(models), snapshot, node, classes)
+    return np.asarray(left_out(models, classes, masks, breaking), dtype=bool)
 
 
 def _holds(published: pd.DataFrame, roles: AttributeRoles, models: Sequence[PrivacyModel]) -> bool:
