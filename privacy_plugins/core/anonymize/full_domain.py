@@ -192,7 +192,7 @@ def _suppressed_units(snapshot: Snapshot, node: Node, models: Sequence[PrivacyMo
     classes = snapshot.classes(node)
     masks = [model.violating_classes(classes) for model in models]
     breaking = breaking_classes(box_rules(models), snapshot, node, classes)
-    return np.asarray(left_out(models, classes, masks, breaking), dtype=bool)
+    return np.asarray(left_out(models, classes, masks, breaking).units, dtype=bool)
 
 
 def _holds(published: pd.DataFrame, roles: AttributeRoles, models: Sequence[PrivacyModel]) -> bool:

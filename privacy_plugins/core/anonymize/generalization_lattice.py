@@ -307,7 +307,7 @@ class LatticeSearch:
             suppressed = int(classes.sizes[violating].sum())
         units: np.ndarray | None = None
         if fixable is not None and fixable.any() and firm <= self.max_suppressed:
-            units = left_out(self.models, classes, masks, breaking)
+            units = left_out(self.models, classes, masks, breaking).units
             suppressed = int(classes.unit_weights[units].sum())
         satisfied = suppressed <= self.max_suppressed and suppressed < classes.n_rows
         # Per-unit flags cost a pass over the units: only a satisfying node with

@@ -19,16 +19,24 @@ every model exactly as before. The removals keep each class's value set, so a bo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.core.partition import EquivalenceClasses
 
-__all__ = ["left_out", "repairable"]
+__all__ = ["LeftOut", "left_out", "repairable"]
 
 #: Rounds of removals before the classes still failing are suppressed whole.
 _ROUNDS = 3
+
+
+class LeftOut(NamedTuple):
+    """What :func:`left_out` leaves out of a partition."""
+
+    units: np.ndarray  # per unit: left out (a few records of a repaired class, or its class whole)
+    whole: np.ndarray  # per class: suppressed whole (it fails some model with or without removals)
 
 
 def repairable(models: Sequence[PrivacyModel], masks: Sequence[np.ndarray], whole: np.ndarray) -> np.ndarray:
@@ -44,7 +52,7 @@ def repairable(models: Sequence[PrivacyModel], masks: Sequence[np.ndarray], whol
 
 def left_out(
     models: Sequence[PrivacyModel], classes: EquivalenceClasses, masks: Sequence[np.ndarray], whole: np.ndarray
-) -> np.ndarray:
+) -> LeftOut:
     """Per unit of ``classes``: left out (its class suppressed whole, or one of the records removals name).
 
     ``masks``: each model's violating classes; ``whole``: classes to suppress whole besides (a box rule's).
@@ -55,7 +63,7 @@ def left_out(
     fixable = repairable(models, masks, whole)
     keep = ~violating[classes.class_of_row]
     if not fixable.any():
-        return ~keep
+        return LeftOut(~keep, violating)
     keep |= fixable[classes.class_of_row]
     # ``current``: the classes as left so far; ``units``: its units' positions in ``classes``
     current, current_masks, units, mending = classes, list(masks), np.arange(classes.n_units), fixable
@@ -72,13 +80,15 @@ def left_out(
         current_masks = [model.violating_classes(current) for model in models]
         mending = repairable(models, current_masks, np.zeros(current.n_classes, dtype=bool))
     if current is classes:  # nothing was removed: the fixable classes fail as they did
-        return ~keep | fixable[classes.class_of_row]
+        return LeftOut(~keep | fixable[classes.class_of_row], violating)
     # whatever still fails is suppressed whole (in ``classes``' numbering)
     failing = np.zeros(current.n_classes, dtype=bool)
     for mask in current_masks:
         failing |= mask
+    suppressed = violating & ~fixable
     if failing.any():
         original = np.zeros(current.n_classes, dtype=np.int64)
         original[current.class_of_row] = classes.class_of_row[units]
-        keep &= ~np.isin(classes.class_of_row, original[failing])
-    return ~keep
+        suppressed[original[failing]] = True
+        keep &= ~suppressed[classes.class_of_row]
+    return LeftOut(~keep, suppressed)
