@@ -31,10 +31,17 @@ allowed cut on any QI is published as one group.
   LCA's label for hierarchical ones. Two partitions may publish the same labels (two
   halves of a sibling group share their parent); the release then has one class for
   both, which every model monotone under generalization accepts, and the re-check says so.
-* **Suppression.** Mondrian never suppresses: every partition satisfies the models
-  when the whole table does, and when the whole table does not, nothing can be released
-  by partitioning and :class:`InfeasibleAnonymizationError` is raised. ``suppression_limit``
-  is accepted for the common signature and validated; ``suppressed`` is always 0.
+* **Suppression.** Mondrian suppresses nothing for a model whose failures only a whole
+  class's suppression repairs: every partition satisfies the models when the whole table
+  does, and when the whole table does not, nothing can be released by partitioning and
+  :class:`InfeasibleAnonymizationError` is raised. A model a few records' removal repairs
+  (:attr:`~privacy_plugins.core.models.base.PrivacyModel.repaired_by_removal`: the history
+  model's share bound, issue 26) is judged on each half *with* its removals
+  (:mod:`~privacy_plugins.core.anonymize.lattice_repair`): a cut is kept when its halves pass
+  every model once those records are out (or its partition fails even so: cutting may mend
+  it) and the removals the cuts add stay within ``suppression_limit``; the published classes
+  (partitions with equal labels are one) are judged again and those records left out, each
+  class keeping the labels its cut was judged on. Without such a model ``suppressed`` is 0.
 
 References:
     LeFevre K., DeWitt D., Ramakrishnan R. Mondrian Multidimensional K-Anonymity. ICDE 2006.
@@ -327,7 +334,7 @@ class MondrianAnonymizer:
     """Mondrian multidimensional partitioning, registered as ``"mondrian"``; option ``mode`` strict|relaxed."""
 
     #: Checks every model on each candidate, so it can promise any of them (the release spec reads this);
-    #: infeasible models raise instead of suppressing.
+    #: infeasible models raise; it suppresses only the records a model repaired by removal names.
     tags: ClassVar[AnonymizerTags] = AnonymizerTags()
     name: str = "mondrian"
     options: tuple[AnonymizerOption, ...] = (
@@ -493,8 +500,8 @@ def anonymize_mondrian(
             published as ranges, the others need a hierarchy (published as LCA labels).
         models: the privacy models every published class must satisfy (any mix of k, the
             l-diversity variants, t-closeness against the whole table, personalized bounds).
-        suppression_limit: in [0, 1); accepted for the common anonymizer signature, but
-            Mondrian never suppresses (``suppressed`` is 0).
+        suppression_limit: in [0, 1); only the records a model repaired by removal names (the
+            history model's share bound) are left out, within it; otherwise ``suppressed`` is 0.
         hierarchies: column → :class:`Hierarchy` (optional for numeric QIs).
         sensitive_attributes: sensitive columns besides those the models name.
         identifiers: direct identifiers, dropped from the output.
