@@ -466,15 +466,21 @@ def _without(
     table = published.loc[keep].reset_index(drop=True)
     codes = None if qi_codes is None else {q: (c[keep], labels) for q, (c, labels) in qi_codes.items()}
     classes = EquivalenceClasses.from_frame(table, list(qis))
-    n, suppressed = len(published), int(left.sum())
+    suppressed = int(left.sum())
+    return table, with_left_out(utility, classes, suppressed, len(published), len(qis)), classes, codes, suppressed
+
+
+def with_left_out(
+    utility: UtilityMetrics, classes: EquivalenceClasses, suppressed: int, n: int, n_qis: int
+) -> UtilityMetrics:
+    """``utility`` of the published rows as a table of ``n`` records, ``suppressed`` of them left out at NCP 1."""
     table_ncp = (utility.ncp * (n - suppressed) + suppressed) / max(n, 1)
-    utility = replace(
+    return replace(
         utility,
         ncp=table_ncp,
-        lm=table_ncp * len(qis),
+        lm=table_ncp * n_qis,
         discernibility=discernibility(classes.sizes, suppressed, n),
     )
-    return table, utility, classes, codes, suppressed
 
 
 def anonymize_mondrian(
