@@ -105,13 +105,18 @@ def search_lattice(
     metric: str,
     algorithm: str,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    removals: bool = True,
 ) -> tuple[Node, SearchResult]:
     """The node ``algorithm``'s search chooses over ``snapshot`` (records or engine-computed units alike).
+
+    ``removals``: a class may lose a few records instead of all (:mod:`.lattice_repair`); ``False`` where
+    the suppression is applied to whole classes by their labels (an engine).
 
     Raises:
         InfeasibleAnonymizationError: no node satisfies ``models`` suppressing at most ``budget`` records.
     """
-    search = LatticeSearch(snapshot, models, budget, metric, progress=progress)  # type: ignore[arg-type]
+    search = LatticeSearch(snapshot, models, budget, metric, progress=progress, removals=removals)  # type: ignore[arg-type]
     _check_feasible(search, models)
     found = _SEARCHES[algorithm](search)
     if found.best is None:
@@ -187,12 +192,21 @@ def _publish(
     return published, None
 
 
-def _suppressed_units(snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel]) -> np.ndarray:
-    """Units of the classes that violate some model at ``node`` (suppressed whole)."""
+def _suppressed_units(
+    snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel], *, removals: bool = True
+) -> np.ndarray:
+    """Units left out at ``node``: the classes that violate some model, whole, or the few records removals name.
+
+    ``removals=False``: whole classes only (as :func:`search_lattice` judged them then).
+    """
     classes = snapshot.classes(node)
     masks = [model.violating_classes(classes) for model in models]
     breaking = breaking_classes(box_rules(models), snapshot, node, classes)
-    return np.asarray(left_out(models, classes, masks, breaking).units, dtype=bool)
+    if removals:
+        return np.asarray(left_out(models, classes, masks, breaking).units, dtype=bool)
+    for mask in masks:
+        breaking |= mask
+    return np.asarray(breaking[classes.class_of_row], dtype=bool)
 
 
 def _holds(published: pd.DataFrame, roles: AttributeRoles, models: Sequence[PrivacyModel]) -> bool:
@@ -315,8 +329,9 @@ class FullDomainAnonymizer:
         check_fraction(suppression_limit, name="suppression_limit")
         budget = suppression_budget(suppression_limit, snapshot.n_rows)
         announce_phase(progress, f"{self.search}: checking lattice nodes")  # as run() does: the same progress lines
-        node, found = search_lattice(snapshot, models, budget, metric, self.search, progress)
-        suppressed = _suppressed_units(snapshot, node, models)
+        # an engine suppresses whole classes by their labels (SnapshotSolution.suppressed_classes)
+        node, found = search_lattice(snapshot, models, budget, metric, self.search, progress, removals=False)
+        suppressed = _suppressed_units(snapshot, node, models, removals=False)
         k = max(model.minimum_class_size for model in models)
         qis = list(snapshot.quasi_identifiers)
         return SnapshotSolution(

@@ -149,6 +149,8 @@ class LatticeSearch:
     metric: LossMetric = "ncp"
     progress: Callable[[int, int], None] | None = None
     checked: dict[Node, NodeOutcome] = field(default_factory=dict)
+    #: Whether the caller can leave out part of a class (rows in hand); an engine filters whole classes only.
+    removals: bool = True
 
     def __post_init__(self) -> None:
         if self.metric not in LOSS_METRICS:
@@ -162,7 +164,7 @@ class LatticeSearch:
         #: Rules asked of each class's box (never monotone: judged on nodes the models pass, never pruned with).
         self.box_rules = box_rules(self.models)
         #: Some model names the few records a failing class may lose instead of all of them.
-        self.removing = any(m.repaired_by_removal for m in self.models)
+        self.removing = self.removals and any(m.repaired_by_removal for m in self.models)
         self.relaxed_is_models = len(self.relaxed) == len(self.models) and all(
             r is m for r, m in zip(self.relaxed, self.models, strict=True)
         )
