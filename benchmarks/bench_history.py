@@ -135,6 +135,13 @@ through the search's box rules (Mondrian's halves: every published box already j
 refinement sums covering-set keys with add.at: mondrian --deletions 0.2 --protect-domain, CPU of the 4
 history-aware releases 28.1 s -> 10.9 s at --sizes 6000,6500,7000,7500; 137.2 s -> 51.2 s at default sizes.
 
+leakfd26 (2026-11-27, load 5-7, main dfdfa6d back to back), a share bound costs the records over a share,
+not whole classes (``core/anonymize/lattice_repair.py``; Mondrian cuts halves failing only it), ``--models leak
+--deletions 0.2 --protect-domain --algorithms optimal,mondrian``: 6,000-7,500 rows optimal A R+s A R+s 4/4, 0,
+1.03 (was A R+s F R+s 3/4); mondrian A A A A+s 4/4, 0, 1.02 (was A A A F). Default sizes: optimal A R+s A A+s
+4/4, 0, 1.03, 9.1 s CPU (was A R+s F F 2/4); mondrian A A+s A+s A+s 4/4, 0, 1.01, 13.4 s (was A A A A, 6.54:
+releases 2-4 one all-* class); ``--models leak --protect-domain`` insertions, mondrian 1.03 (was 7.02).
+
 ``--timing`` times the history-aware releases only (no independent releases, no attack): CPU seconds of
 the four and per release, and the first digits of each published table's SHA-256 (speed work must keep
 them). overlay26b (2026-11-27, load 4.9-6.8), the issue's sizes, CPU of the 4 releases, ``protect: records``

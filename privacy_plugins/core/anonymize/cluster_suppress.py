@@ -58,9 +58,8 @@ import pandas as pd
 
 from privacy_plugins.core.anonymize.base import AnonymizationRequest
 from privacy_plugins.core.anonymize.cluster_greedy import CostSpace, Failing, boxes
-from privacy_plugins.core.anonymize.mondrian import PublishedGroups, _labels, _spans, publish_groups
+from privacy_plugins.core.anonymize.mondrian import PublishedGroups, _labels, _spans, publish_groups, with_left_out
 from privacy_plugins.core.anonymize.partition_split import Dimension
-from privacy_plugins.core.metrics.information_loss import discernibility
 from privacy_plugins.core.models import PrivacyModel
 from privacy_plugins.errors import InfeasibleAnonymizationError
 
@@ -608,11 +607,5 @@ def publish_kept(
         frame.loc[keep].reset_index(drop=True), request, sub, cluster[keep], n_clusters
     )
     n, suppressed = cluster.shape[0], int((~keep).sum())
-    table_ncp = (utility.ncp * (n - suppressed) + suppressed) / max(n, 1)
-    utility = replace(
-        utility,
-        ncp=table_ncp,
-        lm=table_ncp * len(coded),
-        discernibility=discernibility(classes.sizes, suppressed, n),
-    )
+    utility = with_left_out(utility, classes, suppressed, n, len(coded))
     return PublishedGroups(published, utility, classes, qi_codes), suppressed

@@ -43,6 +43,7 @@ from privacy_plugins.core.anonymize.generalization_lattice import (
     samarati_search,
 )
 from privacy_plugins.core.anonymize.lattice_boxes import breaking_classes
+from privacy_plugins.core.anonymize.lattice_repair import left_out
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, anonymize
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.anonymize.snapshot_search import SnapshotSolution
@@ -83,13 +84,14 @@ def _model_columns(models: Sequence[PrivacyModel]) -> list[Hashable]:
 def _check_feasible(search: LatticeSearch, models: Sequence[PrivacyModel]) -> None:
     """Fail before searching when even the most general node cannot satisfy the models.
 
-    Only models declared monotone under generalization are judged at the top: for
-    the others (e.g. a cap on class sizes) a lower node may satisfy what the top fails.
+    Only models monotone under generalization (:meth:`PrivacyModel.is_monotonic`, which an
+    instance may narrow: a history model with a share bound or the domain rule) are judged at
+    the top: for the others (e.g. a cap on class sizes) a lower node may satisfy what the top fails.
     """
     top = tuple(search.heights)
     classes = search.snapshot.classes(top)
     for model in models:
-        if model.monotonic_with_generalization and model.violating_classes(classes).any():
+        if model.is_monotonic(with_suppression=False) and model.violating_classes(classes).any():
             raise InfeasibleAnonymizationError(
                 f"{model} cannot be met even with every quasi-identifier fully generalized "
                 f"(observed {model.observed(classes):.4g} on the whole table); relax the requirement"
@@ -103,13 +105,18 @@ def search_lattice(
     metric: str,
     algorithm: str,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    removals: bool = True,
 ) -> tuple[Node, SearchResult]:
     """The node ``algorithm``'s search chooses over ``snapshot`` (records or engine-computed units alike).
+
+    ``removals``: a class may lose a few records instead of all (:mod:`.lattice_repair`); ``False`` where
+    the suppression is applied to whole classes by their labels (an engine).
 
     Raises:
         InfeasibleAnonymizationError: no node satisfies ``models`` suppressing at most ``budget`` records.
     """
-    search = LatticeSearch(snapshot, models, budget, metric, progress=progress)  # type: ignore[arg-type]
+    search = LatticeSearch(snapshot, models, budget, metric, progress=progress, removals=removals)  # type: ignore[arg-type]
     _check_feasible(search, models)
     found = _SEARCHES[algorithm](search)
     if found.best is None:
@@ -185,14 +192,21 @@ def _publish(
     return published, None
 
 
-def _suppressed_units(snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel]) -> np.ndarray:
-    """Units of the classes that violate some model at ``node`` (suppressed whole)."""
+def _suppressed_units(
+    snapshot: Snapshot, node: Node, models: Sequence[PrivacyModel], *, removals: bool = True
+) -> np.ndarray:
+    """Units left out at ``node``: the classes that violate some model, whole, or the few records removals name.
+
+    ``removals=False``: whole classes only (as :func:`search_lattice` judged them then).
+    """
     classes = snapshot.classes(node)
-    violating = np.zeros(classes.n_classes, dtype=bool)
-    for model in models:
-        violating |= model.violating_classes(classes)
-    violating |= breaking_classes(box_rules(models), snapshot, node, classes)
-    return np.asarray(violating[classes.class_of_row], dtype=bool)
+    masks = [model.violating_classes(classes) for model in models]
+    breaking = breaking_classes(box_rules(models), snapshot, node, classes)
+    if removals:
+        return np.asarray(left_out(models, classes, masks, breaking).units, dtype=bool)
+    for mask in masks:
+        breaking |= mask
+    return np.asarray(breaking[classes.class_of_row], dtype=bool)
 
 
 def _holds(published: pd.DataFrame, roles: AttributeRoles, models: Sequence[PrivacyModel]) -> bool:
@@ -315,8 +329,9 @@ class FullDomainAnonymizer:
         check_fraction(suppression_limit, name="suppression_limit")
         budget = suppression_budget(suppression_limit, snapshot.n_rows)
         announce_phase(progress, f"{self.search}: checking lattice nodes")  # as run() does: the same progress lines
-        node, found = search_lattice(snapshot, models, budget, metric, self.search, progress)
-        suppressed = _suppressed_units(snapshot, node, models)
+        # an engine suppresses whole classes by their labels (SnapshotSolution.suppressed_classes)
+        node, found = search_lattice(snapshot, models, budget, metric, self.search, progress, removals=False)
+        suppressed = _suppressed_units(snapshot, node, models, removals=False)
         k = max(model.minimum_class_size for model in models)
         qis = list(snapshot.quasi_identifiers)
         return SnapshotSolution(

@@ -42,6 +42,7 @@ from typing import Literal
 import numpy as np
 
 from privacy_plugins.core.anonymize.lattice_boxes import breaking_classes
+from privacy_plugins.core.anonymize.lattice_repair import left_out, repairable
 from privacy_plugins.core.anonymize.snapshot import Snapshot
 from privacy_plugins.core.history_boxes import box_rules
 from privacy_plugins.core.metrics.information_loss import discernibility, generalization_costs
@@ -148,6 +149,8 @@ class LatticeSearch:
     metric: LossMetric = "ncp"
     progress: Callable[[int, int], None] | None = None
     checked: dict[Node, NodeOutcome] = field(default_factory=dict)
+    #: Whether the caller can leave out part of a class (rows in hand); an engine filters whole classes only.
+    removals: bool = True
 
     def __post_init__(self) -> None:
         if self.metric not in LOSS_METRICS:
@@ -160,6 +163,8 @@ class LatticeSearch:
         self.bounding = [m for m in self.models if m.bounds_suppression]
         #: Rules asked of each class's box (never monotone: judged on nodes the models pass, never pruned with).
         self.box_rules = box_rules(self.models)
+        #: Some model names the few records a failing class may lose instead of all of them.
+        self.removing = self.removals and any(m.repaired_by_removal for m in self.models)
         self.relaxed_is_models = len(self.relaxed) == len(self.models) and all(
             r is m for r, m in zip(self.relaxed, self.models, strict=True)
         )
@@ -278,9 +283,10 @@ class LatticeSearch:
     def _check_classes(self, node: Node) -> NodeOutcome:
         """The check on the node's equivalence classes (any models)."""
         classes = self.snapshot.classes(node)
+        masks = [model.violating_classes(classes) for model in self.models]
         violating = np.zeros(classes.n_classes, dtype=bool)
-        for model in self.models:
-            violating |= model.violating_classes(classes)
+        for mask in masks:
+            violating |= mask
         if self.relaxed_is_models:  # monotone models are their own relaxation: measure once
             relaxed_violating = violating
         else:
@@ -293,18 +299,36 @@ class LatticeSearch:
             model.suppression_bound(classes) > self.max_suppressed + 1e-9 * classes.n_rows
             for model in self.bounding
         )
-        if self.box_rules and suppressed <= self.max_suppressed:  # only a node the models pass can need it
-            violating = violating | breaking_classes(self.box_rules, self.snapshot, node, classes)
+        # classes only removable models fail may cost a few records, not their size (lattice_repair.py)
+        fixable = repairable(self.models, masks, np.zeros(classes.n_classes, dtype=bool)) if self.removing else None
+        firm = suppressed if fixable is None else int(classes.sizes[violating & ~fixable].sum())
+        breaking = np.zeros(classes.n_classes, dtype=bool)
+        if self.box_rules and firm <= self.max_suppressed:  # only a node the models pass can need it
+            breaking = breaking_classes(self.box_rules, self.snapshot, node, classes)
+            violating = violating | breaking
             suppressed = int(classes.sizes[violating].sum())
+        units: np.ndarray | None = None
+        if fixable is not None and fixable.any() and firm <= self.max_suppressed:
+            units = left_out(self.models, classes, masks, breaking).units
+            suppressed = int(classes.unit_weights[units].sum())
         satisfied = suppressed <= self.max_suppressed and suppressed < classes.n_rows
         # Per-unit flags cost a pass over the units: only a satisfying node with
         # suppressed classes reads them (failing nodes, the most checked, never do).
-        suppressed_units = violating[classes.class_of_row] if satisfied and suppressed else None
+        if units is None and satisfied and suppressed:
+            units = violating[classes.class_of_row]
+        suppressed_units = units if satisfied and suppressed else None
         if suppressed_units is not None and self.redistributing:
             # Suppression changed the published distribution: re-check against it.
             published = classes.restricted(~suppressed_units)
             satisfied = not any(m.violating_classes(published).any() for m in self.redistributing)
-        loss = self._loss(node, suppressed_units, suppressed, classes.sizes[~violating]) if satisfied else math.inf
+        loss = math.inf
+        if satisfied:
+            sizes = classes.sizes[~violating]
+            if self.metric == "discernibility" and suppressed_units is not None and fixable is not None:
+                left = ~suppressed_units  # classes may have lost a few records only
+                sizes = np.bincount(classes.class_of_row[left], weights=classes.unit_weights[left])
+                sizes = sizes[sizes > 0].astype(np.int64)
+            loss = self._loss(node, suppressed_units, suppressed, sizes)
         return NodeOutcome(
             node=node, satisfied=satisfied, suppressed=suppressed, loss=loss, relaxation_failed=relaxation_failed
         )

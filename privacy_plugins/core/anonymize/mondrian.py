@@ -31,10 +31,17 @@ allowed cut on any QI is published as one group.
   LCA's label for hierarchical ones. Two partitions may publish the same labels (two
   halves of a sibling group share their parent); the release then has one class for
   both, which every model monotone under generalization accepts, and the re-check says so.
-* **Suppression.** Mondrian never suppresses: every partition satisfies the models
-  when the whole table does, and when the whole table does not, nothing can be released
-  by partitioning and :class:`InfeasibleAnonymizationError` is raised. ``suppression_limit``
-  is accepted for the common signature and validated; ``suppressed`` is always 0.
+* **Suppression.** Mondrian suppresses nothing for a model whose failures only a whole
+  class's suppression repairs: every partition satisfies the models when the whole table
+  does, and when the whole table does not, nothing can be released by partitioning and
+  :class:`InfeasibleAnonymizationError` is raised. A model a few records' removal repairs
+  (:attr:`~privacy_plugins.core.models.base.PrivacyModel.repaired_by_removal`: the history
+  model's share bound, issue 26) is judged on each half *with* its removals
+  (:mod:`~privacy_plugins.core.anonymize.lattice_repair`): a cut is kept when its halves pass
+  every model once those records are out (or its partition fails even so: cutting may mend
+  it) and the removals the cuts add stay within ``suppression_limit``; the published classes
+  (partitions with equal labels are one) are judged again and those records left out, each
+  class keeping the labels its cut was judged on. Without such a model ``suppressed`` is 0.
 
 References:
     LeFevre K., DeWitt D., Ramakrishnan R. Mondrian Multidimensional K-Anonymity. ICDE 2006.
@@ -56,6 +63,7 @@ from privacy_plugins.core.anonymize.base import (
     AnonymizationResult,
     AnonymizedTable,
 )
+from privacy_plugins.core.anonymize.lattice_repair import left_out
 from privacy_plugins.core.anonymize.partition_split import Dimension, partition_rows
 from privacy_plugins.core.anonymize.registry import AnonymizerOption, AnonymizerTags, anonymize
 from privacy_plugins.core.frame import EncodedColumn
@@ -326,8 +334,8 @@ class MondrianAnonymizer:
     """Mondrian multidimensional partitioning, registered as ``"mondrian"``; option ``mode`` strict|relaxed."""
 
     #: Checks every model on each candidate, so it can promise any of them (the release spec reads this);
-    #: infeasible models raise instead of suppressing.
-    tags: ClassVar[AnonymizerTags] = AnonymizerTags(suppresses=False)
+    #: infeasible models raise; it suppresses only the records a model repaired by removal names.
+    tags: ClassVar[AnonymizerTags] = AnonymizerTags()
     name: str = "mondrian"
     options: tuple[AnonymizerOption, ...] = (
         AnonymizerOption(
@@ -354,25 +362,56 @@ class MondrianAnonymizer:
         encodings: dict[tuple[Hashable, bool], EncodedColumn] = {}
 
         rules = box_rules(models)
+        # A model a few records' removal repairs (the history model's share bound): a half it fails may still be
+        # published without them (lattice_repair.py); ``spent`` is what the partitions so far leave out in all.
+        removing = any(model.repaired_by_removal for model in models)
+        spent = [0]
+
+        def judged(class_of_row: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """Per class: it fails a model no removal repairs; it fails even with removals; the records left out."""
+            classes = EquivalenceClasses.from_class_ids(model_frame, qis, class_of_row, n_classes, encodings=encodings)
+            masks = [model.violating_classes(classes) for model in models]
+            hard = np.zeros(n_classes, dtype=bool)
+            for model, mask in zip(models, masks, strict=True):
+                if not (removing and model.repaired_by_removal):
+                    hard |= mask
+            if not removing:
+                return hard, hard, np.zeros(n_classes, dtype=np.int64)
+            out = left_out(models, classes, masks, np.zeros(n_classes, dtype=bool))
+            taken = np.bincount(classes.class_of_row[out.units], minlength=n_classes).astype(np.int64)
+            return hard, out.whole, taken
 
         def allowed(class_of_row: np.ndarray, n_classes: int, n_candidates: int) -> np.ndarray:
-            classes = EquivalenceClasses.from_class_ids(model_frame, qis, class_of_row, n_classes, encodings=encodings)
-            bad = np.zeros(n_classes, dtype=bool)
-            for model in models:
-                bad |= model.violating_classes(classes)
-            verdict = np.asarray(~bad[: 2 * n_candidates].reshape(n_candidates, 2).any(axis=1), dtype=bool)
+            hard, soft, taken = judged(class_of_row, n_classes)
+            pairs = slice(0, 2 * n_candidates)
+            verdict = np.asarray(~hard[pairs].reshape(n_candidates, 2).any(axis=1), dtype=bool)
+            if removing and verdict.any():
+                # a half failing even with removals is refused unless its partition fails so too (cutting may mend it)
+                parent = np.minimum(class_of_row // 2, n_candidates)
+                _, parent_soft, before = judged(parent, n_candidates + int(n_classes > 2 * n_candidates))
+                verdict &= ~soft[pairs].reshape(n_candidates, 2).any(axis=1) | parent_soft[:n_candidates]
             if rules and verdict.any():
                 verdict &= ~_halves_breaking(rules, coded, qis, model_frame, class_of_row, verdict)
+            if removing and verdict.any():
+                # the halves' removals replace their partition's: a cut adding some must stay within the limit
+                delta = taken[pairs].reshape(n_candidates, 2).sum(axis=1) - before[:n_candidates]
+                delta = np.where(verdict, delta, 0)
+                gain = int(delta[delta < 0].sum())
+                rising = np.cumsum(np.where(delta > 0, delta, 0))
+                verdict &= (delta <= 0) | (spent[0] + gain + rising <= request.max_suppressed)
+                spent[0] += int(delta[verdict].sum())
             return verdict
 
-        whole = EquivalenceClasses.from_class_ids(model_frame, qis, np.zeros(len(frame), dtype=np.int64), 1)
-        for model in models:
-            if model.violating_classes(whole).any():
-                raise InfeasibleAnonymizationError(
-                    f"{model} does not hold even for the whole table as one class (observed "
-                    f"{model.observed(whole):.4g}); no partitioning can satisfy it; relax the requirement"
-                )
-        del whole
+        hard, _, whole_taken = judged(np.zeros(len(frame), dtype=np.int64), 1)
+        if hard[0]:
+            whole = EquivalenceClasses.from_class_ids(model_frame, qis, np.zeros(len(frame), dtype=np.int64), 1)
+            for model in models:
+                if model.violating_classes(whole).any():
+                    raise InfeasibleAnonymizationError(
+                        f"{model} does not hold even for the whole table as one class (observed "
+                        f"{model.observed(whole):.4g}); no partitioning can satisfy it; relax the requirement"
+                    )
+        spent[0] = int(whole_taken[0])
 
         run = partition_rows(
             dimensions, allowed, mode=cast(Literal["strict", "relaxed"], mode), rng=np.random.default_rng(request.seed)
@@ -380,10 +419,21 @@ class MondrianAnonymizer:
         published, utility, classes, qi_codes = publish_groups(
             frame, request, coded, run.partition_of_row, run.n_partitions
         )
+        suppressed = 0
+        if removing:  # judged on the published classes (partitions with equal labels are one class)
+            masks = [model.violating_classes(classes) for model in models]
+            out = left_out(models, classes, masks, np.zeros(classes.n_classes, dtype=bool))
+        if removing and out.units.any():
+            published, utility, classes, qi_codes, suppressed = _without(published, utility, qi_codes, out.units, qis)
+            if suppressed > request.max_suppressed:
+                raise InfeasibleAnonymizationError(
+                    f"Mondrian's partitions meet {', '.join(map(str, models))} only leaving out {suppressed} "
+                    f"records, more than the limit allows ({request.max_suppressed})"
+                )
         return AnonymizedTable(
             table=published,
             released=np.ones(len(published), dtype=bool),
-            suppressed=0,
+            suppressed=suppressed,
             utility=utility,
             qi_codes=qi_codes,
             details=PartitionDetails(
@@ -399,6 +449,38 @@ class MondrianAnonymizer:
                 candidates_checked=run.candidates_checked,
             ),
         )
+
+
+def _without(
+    published: pd.DataFrame,
+    utility: UtilityMetrics,
+    qi_codes: dict[Hashable, tuple[np.ndarray, np.ndarray]] | None,
+    left: np.ndarray,
+    qis: Sequence[Hashable],
+) -> tuple[pd.DataFrame, UtilityMetrics, EquivalenceClasses, dict[Hashable, tuple[np.ndarray, np.ndarray]] | None, int]:
+    """The published rows but ``left`` ones; each class keeps its labels (the boxes the cuts were judged on).
+
+    A removed record costs NCP 1; the others keep the table's mean (their classes' labels do not change).
+    """
+    keep = ~left
+    table = published.loc[keep].reset_index(drop=True)
+    codes = None if qi_codes is None else {q: (c[keep], labels) for q, (c, labels) in qi_codes.items()}
+    classes = EquivalenceClasses.from_frame(table, list(qis))
+    suppressed = int(left.sum())
+    return table, with_left_out(utility, classes, suppressed, len(published), len(qis)), classes, codes, suppressed
+
+
+def with_left_out(
+    utility: UtilityMetrics, classes: EquivalenceClasses, suppressed: int, n: int, n_qis: int
+) -> UtilityMetrics:
+    """``utility`` of the published rows as a table of ``n`` records, ``suppressed`` of them left out at NCP 1."""
+    table_ncp = (utility.ncp * (n - suppressed) + suppressed) / max(n, 1)
+    return replace(
+        utility,
+        ncp=table_ncp,
+        lm=table_ncp * n_qis,
+        discernibility=discernibility(classes.sizes, suppressed, n),
+    )
 
 
 def anonymize_mondrian(
@@ -424,8 +506,8 @@ def anonymize_mondrian(
             published as ranges, the others need a hierarchy (published as LCA labels).
         models: the privacy models every published class must satisfy (any mix of k, the
             l-diversity variants, t-closeness against the whole table, personalized bounds).
-        suppression_limit: in [0, 1); accepted for the common anonymizer signature, but
-            Mondrian never suppresses (``suppressed`` is 0).
+        suppression_limit: in [0, 1); only the records a model repaired by removal names (the
+            history model's share bound) are left out, within it; otherwise ``suppressed`` is 0.
         hierarchies: column → :class:`Hierarchy` (optional for numeric QIs).
         sensitive_attributes: sensitive columns besides those the models name.
         identifiers: direct identifiers, dropped from the output.

@@ -274,6 +274,26 @@ class PrivacyModel(ABC):
         return True
 
     @property
+    def repaired_by_removal(self) -> bool:
+        """Whether leaving out a few records of a failing class (:meth:`removals`) can meet the model.
+
+        ``False`` by default: only suppressing a failing class whole repairs it. ``True`` for the
+        history model with a share bound (a value over its share of someone's history set is brought
+        within it by leaving out some of its records), so a full-domain search counts those instead
+        of the whole class (:mod:`~privacy_plugins.core.anonymize.lattice_repair`).
+        """
+        return False
+
+    def removals(self, classes: EquivalenceClasses, failing: np.ndarray) -> np.ndarray:
+        """Units (rows of ``classes.frame``) to leave out so the ``failing`` classes may meet the model.
+
+        Only asked of a model :attr:`repaired_by_removal`; the caller re-checks every model on what is
+        left and suppresses whole the classes that still fail. The units named never take every record
+        of a value a class holds, so its value set (and a box rule's verdict on it) is unchanged.
+        """
+        return np.zeros(classes.n_units, dtype=bool)
+
+    @property
     def intersection_share_bound(self) -> float | None:
         """The one bound its intersection rule holds the most frequent value's share to (max N / ΣN ≤ bound).
 

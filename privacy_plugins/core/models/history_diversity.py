@@ -38,7 +38,7 @@ import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -59,6 +59,19 @@ __all__ = ["UNIVERSAL", "HistoryDiversity"]
 
 #: The encoded history set of a record no kept release covers (any value is possible).
 UNIVERSAL = "*"
+
+
+class _Shares(NamedTuple):
+    """:meth:`HistoryDiversity._shares`: per distinct (class, H(t)) pair of a partition."""
+
+    cls: np.ndarray  # the pair's class
+    pair_of_unit: np.ndarray  # each unit's pair
+    total: np.ndarray  # ΣN over H(t)
+    top: np.ndarray  # the most frequent value's N …
+    top_value: np.ndarray  # … and that value (position among ``values``)
+    over: np.ndarray  # top > bound · total (judged pairs only)
+    class_count: np.ndarray  # classes × values: records of each value
+    unit_value: np.ndarray  # each unit's value (position among ``values``, -1: not published before)
 
 
 @dataclass(frozen=True)
@@ -245,7 +258,59 @@ class HistoryDiversity(PrivacyModel):
         judges the whole class) nor for records the history alone leaves fewer than l values (they
         are only kept from narrowing further, as the gate does).
         """
+        shares = self._shares(classes)
+        return np.asarray(shares.over[shares.pair_of_unit], dtype=bool)
+
+    @property
+    def repaired_by_removal(self) -> bool:
+        """With a share bound: a value over its share of someone's H(t) is brought within it by fewer of its records."""
+        return self.bound is not None
+
+    def removals(self, classes: EquivalenceClasses, failing: np.ndarray) -> np.ndarray:
+        """Per ``failing`` class and value over a share: the fewest of its units to leave out.
+
+        For a (class, H(t)) whose top value v holds N_v > b·ΣN, ⌈(N_v − b·ΣN)/(1 − b)⌉ records of v
+        bring it within b (what (c) leaves out, :mod:`~privacy_plugins.core.history_share`); per
+        class and value the largest such need is taken, from the value's units in order. A class
+        and value whose need would take every record of the value is left alone (the caller then
+        suppresses the class whole), so no class loses a value.
+        """
+        out = np.zeros(classes.n_units, dtype=bool)
+        if self.bound is None or not failing.any():
+            return out
+        shares = self._shares(classes)
+        chosen = shares.over & failing[shares.cls]
+        if not chosen.any():
+            return out
+        width = max(len(self.values), 1)
+        need = np.ceil((shares.top - self.bound * shares.total) / (1.0 - self.bound) - TOLERANCE).astype(np.int64)
+        per = np.zeros(classes.n_classes * width, dtype=np.int64)  # per (class, value): records to leave out
+        np.maximum.at(per, shares.cls[chosen] * width + shares.top_value[chosen], need[chosen])
+        value = shares.unit_value
+        known = value >= 0
+        group = np.where(known, classes.class_of_row.astype(np.int64) * width + np.maximum(value, 0), -1)
+        units = np.flatnonzero(known & (per[np.maximum(group, 0)] > 0))
+        if not units.shape[0]:
+            return out
+        units = units[np.argsort(group[units], kind="stable")]  # by (class, value), then unit order
+        weight = classes.unit_weights[units].astype(np.int64)
+        key = group[units]
+        first = np.r_[True, key[1:] != key[:-1]]
+        before = np.cumsum(weight) - weight
+        before -= np.maximum.accumulate(np.where(first, before, 0))  # records of the group before this unit
+        take = before < per[key]
+        taken = np.bincount(key, weights=weight * take, minlength=classes.n_classes * width)
+        held = shares.class_count.reshape(-1)
+        whole = taken[key] >= held[key]  # it would take every record of the value: left to whole suppression
+        out[units[take & ~whole]] = True
+        return out
+
+    def _shares(self, classes: EquivalenceClasses) -> _Shares:
+        """Per distinct (class, H(t)) pair: the class counted over H(t), its top value, and whether over ``bound``."""
         assert self.bound is not None
+        found = self._memo.get("shares")  # the last partition's only (a search asks removals right after)
+        if found is not None and found[0] is classes:
+            return found[1]
         counts = classes.sensitive(self.sensitive_attribute)
         in_history = self._history_positions(counts.column.values)
         known = in_history[counts.pair_value] >= 0
@@ -259,15 +324,22 @@ class HistoryDiversity(PrivacyModel):
         set_codes, encoded = column.codes, column.values  # noqa: PD011 (an EncodedColumn)
         sets, universal = self._decoded(encoded)
         width = max(len(encoded), 1)
-        key = classes.class_of_row.astype(np.int64) * width + set_codes
-        pairs, pair_of_unit = np.unique(key, return_inverse=True)
+        key_of_unit = classes.class_of_row.astype(np.int64) * width + set_codes
+        pairs, pair_of_unit = np.unique(key_of_unit, return_inverse=True)
         cls, held = pairs // width, pairs % width
         restricted = class_count[cls] * sets[held]
         total = restricted.sum(axis=1)
         top = restricted.max(axis=1, initial=0)
         judged = ~universal[held] & (sets[held].sum(axis=1) >= self.l - TOLERANCE)
         over = judged & (total > 0) & (top > (self.bound + TOLERANCE) * total)
-        return np.asarray(over[pair_of_unit.reshape(-1)], dtype=bool)
+        unit_value = in_history[counts.column.codes]
+        shares = _Shares(
+            cls, pair_of_unit.reshape(-1), total, top,
+            restricted.argmax(axis=1) if len(self.values) else np.zeros(len(cls), dtype=np.int64),
+            over, class_count, unit_value,
+        )  # fmt: skip
+        self._memo["shares"] = (classes, shares)
+        return shares
 
     def _history_positions(self, labels: pd.Index) -> np.ndarray:
         """Each sensitive value's bit among :attr:`values` (-1: not published before), memoized per encoding."""
