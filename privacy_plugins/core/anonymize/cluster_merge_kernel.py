@@ -80,7 +80,7 @@ from typing import Any
 
 import numpy as np
 
-from privacy_plugins.core.anonymize.cluster_greedy import units
+from privacy_plugins.core.anonymize.cluster_greedy import stable_order, units
 from privacy_plugins.core.compiled import AVAILABLE
 from privacy_plugins.core.compiled import njit as _njit
 
@@ -867,12 +867,12 @@ def _near_prices(
             for q in [*other, *pair]:
                 key *= sizes[q]
                 key += codes[:, q]
-            order = np.argsort(key, kind="stable")
+            order = np.argsort(key)  # distinct keys (distinct units): any sort is stable
             run = key[order] // (sizes[pair[0]] * sizes[pair[1]])
         else:
             inverse = units(codes.T, [sizes[q] for q in other], other)[1]
             key = (inverse * sizes[pair[0]] + codes[:, pair[0]]) * sizes[pair[1]] + codes[:, pair[1]]
-            order = np.argsort(key, kind="stable")
+            order = np.argsort(key)  # distinct keys (distinct units): any sort is stable
             run = inverse[order]
         _near(order, run, _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands, pair[0], pair[1], points)
     return state[6], state[7], state[8]
@@ -940,8 +940,8 @@ def merge_units(
     )  # fmt: skip
     # Each unit's records in a seeded random order, dealt to its pieces in piece order.
     shuffled = rng.permutation(n)
-    by_unit = shuffled[np.argsort(inverse[shuffled], kind="stable")]
-    order = np.argsort(unit, kind="stable")
+    by_unit = shuffled[stable_order(inverse[shuffled], n_units)]
+    order = stable_order(unit, n_units)
     group = np.empty(n, dtype=np.int64)
     group[by_unit] = np.repeat(cluster[order], count[order])
     return group, int(steps), int(n_clusters)
