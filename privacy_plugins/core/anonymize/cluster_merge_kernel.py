@@ -908,15 +908,15 @@ def merge_units(
     n = codes.shape[1]
     # QIs that separate records most first (the expected span cost of two random records):
     # pruned prices stop after fewer QIs.
-    expected = []
+    expected, used = [], []
     for q in range(codes.shape[0]):
         size_q = int(strides.ravel()[q])
         table = flat[int(offsets.ravel()[q]) : int(offsets.ravel()[q]) + size_q * size_q].reshape(size_q, size_q)
         freq = np.bincount(codes[q], minlength=size_q).astype(float)
         expected.append(float(freq @ np.maximum(table, table.T) @ freq))
+        used.append(int(np.count_nonzero(freq)))  # codes in use (as a unique over the row, without its sort)
     # The first QI buckets the clusters (:func:`_scan`): the one with the most codes in use; the
     # QI that separates records most after it refines the buckets when both fit :data:`_BUCKETS`.
-    used = [int(np.unique(row).shape[0]) for row in codes]
     bucket_qi = int(np.argmax(used))
     rest = [q for q in np.argsort(-np.array(expected), kind="stable").tolist() if q != bucket_qi]
     sizes = strides.ravel()
