@@ -351,9 +351,12 @@ def _scan(
             cands[m] = p
             m += 1
             p = nxt[p]
+        # Every member's other QIs cost at least x's widened to the hull there (tp28k): a sharper floor
+        # than x's own cost on them, passed as the own cost that leaves it.
+        floor = max(state[3][x] - x_own, union - joins[j])
         found, found_price, found_lend = _best_of(
             x, cands, m, found, found_price, found_lend, state, flat, offsets, strides, min_size, prio,
-            2 if two else 1, joins[j], x_own, owns[listed], slack,
+            2 if two else 1, joins[j], state[3][x] - floor, owns[listed], slack,
         )  # fmt: skip
     best[x], price[x], lend[x] = found, found_price, found_lend
 
