@@ -68,6 +68,10 @@ Fewer reads per full pricing (issue 28, tp28h; the same steps, ``merge_units`` a
 * the first pricing, where every point costs 0 (a leaf's NCP), prices a run's units from the
   pair's two QIs only (the other QIs add exactly 0.0: the same sums): 0.031 → 0.020 s at k = 5.
 
+A bucket member's bound floors x's cost on the other QIs at x widened to the bucket's hull there (tp28k):
+the hull bound already computed for the bucket, at least x's own cost on them; the same steps, ``merge_units``
+at k = 5 ~0.147–0.154 → ~0.145–0.148 s for the kernel alone (load 5).
+
 ``merge_units(prune=False)`` skips none of these (every bucket, member and candidate priced):
 the reference the pruned run is tested equal to.
 """
