@@ -423,33 +423,38 @@ memory latency (~0.08 s for ~370k walks and ~900k hull reads, random ids) and th
 466 of 4,103 lazy scans find their floor again, 1,557 their changed partner); per-bucket member arrays stored
 contiguously (no linked-list chase) are the next thing to measure.
 
-Issue 28, thirteenth pass (branch tp28k, 2026-11-27 12:30–13:10, load 3.6–5.0): the goal was k = 5 at or below a
-*warm* ARX (~0.27–0.29 s by its 5th–7th repetition), i.e. ≥ 15 % off two-phase's ~0.31 s. Not reached: what was
-kept is exact (published tables byte-equal to main's at k = 5 / 10 / 20, NCP 0.026239 / 0.041599 / 0.062164) and
-inside the noise end to end. Where a warm k = 5 call goes (CPU s, ``time.process_time`` around each part, best of
-3–9): ``merge_units`` ~0.17–0.18 (its kernel ~0.14–0.15, ``_near_prices`` ~0.019, the rest ~0.005), refine
-~0.12–0.13 (move rounds ~0.065: unit pricing ~0.023, ``_changed`` ~0.008, candidates ~0.008, the round's own
-numpy ~0.015 of which the seeded permutation ~0.006; dissolve rounds ~0.045, ~0.040 of it ``dissolve_scan``;
-the three ``_Moves`` set-ups ~0.007), splitting ~0.007, publishing ~0.008, the rest ~0.01.
+Issue 28, thirteenth pass (branch tp28k, 2026-11-27 12:30–13:20, load 3.6–8): the goal was k = 5 at or below a
+*warm* ARX (~0.27–0.30 s by its 5th–7th repetition), i.e. ≥ 15 % off two-phase's ~0.31–0.32 s. Not reached: ~5–7 %
+less CPU at every k, all of it exact (published tables byte-equal to main's at k = 5 / 10 / 20, NCP 0.026239 /
+0.041599 / 0.062164). Where a warm k = 5 call goes (CPU s, ``time.process_time`` around each part, best of 3–9):
+``merge_units`` ~0.17–0.18 (its kernel ~0.14–0.15, ``_near_prices`` ~0.019, the rest ~0.005), refine ~0.12–0.13
+(move rounds ~0.065: unit pricing ~0.023, ``_changed`` ~0.008, candidates ~0.008, the round's own numpy ~0.015 of
+which the seeded permutation ~0.006; dissolve rounds ~0.045, ~0.040 of it ``dissolve_scan``; the three ``_Moves``
+set-ups ~0.007), splitting ~0.007, publishing ~0.008, the rest ~0.01.
 
-* Kept: ``cluster_greedy.stable_order`` (a stable argsort as 16-bit radix keys, else as the unique keys
-  ``id · n + position`` through numpy's vectorized sort, ~5× a merge sort at 30k) for phase 1's record deal-out,
-  refine's catch-up order (the stamps counted down) and the split loop (now only when it runs); ``units`` by one
-  unstable sort of its mixed-radix keys (any record of a unit gives its codes); the first pricing's per-pair
-  sorts unstable (the keys are distinct); phase 1's codes in use from the frequencies it counts. ~1–3 ms in all
-  (Adult has 11,089 units, so the sorts were small): ``merge_units`` alone 172–178 ms on main, 171–175 here.
+* Kept: a bucket member's bound in the merge kernel floors x's cost on the other QIs at x widened to the bucket's
+  hull (the visit's hull bound, already computed; at least x's own cost there): the same steps, the kernel alone
+  ~0.147–0.154 → ~0.145–0.148 s at k = 5. ``cluster_greedy.stable_order`` (a stable argsort as 16-bit radix keys,
+  else as the unique keys ``id · n + position`` through numpy's vectorized sort, ~5× a merge sort at 30k) for
+  phase 1's record deal-out, refine's catch-up order (the stamps counted down) and the split loop (now only when
+  it runs); ``units`` by one unstable sort of its mixed-radix keys (any record of a unit gives its codes); the first
+  pricing's per-pair sorts unstable (distinct keys); phase 1's codes in use from the frequencies it counts (no
+  ``np.unique`` per QI). ``merge_units`` alone at k = 5, three alternations (best of 9): main 180.6–184.8 ms, this
+  branch 168.2–171.7 (its Python part ~30 → ~23 ms, the kernel ~150 → ~146).
 * Dropped, measured: per-bucket contiguous member arrays in the merge kernel (an arena of slot arrays kept in
   the list's order, so the same steps and tables; no linked-list chase in a visit): ``merge_units`` best of 7
   0.1785 / 0.1951 / 0.2019 → 0.1822 / 0.1960 / 0.2010 s at k = 5 / 10 / 20 (again 0.1783 → 0.1799 at k = 5):
-  the visits are not bound by the chase. A two-QI lower bound for the dissolution skip test's minima (clusters
-  whose bound exceeds both least values left unsummed): on the first dissolve round at k = 5 (3,528 clusters,
-  331 candidates, 146 skipped, 185 walked) 38 % of the clusters stay within the bound with the refine pair, 34 %
-  with the best pair, 11 % with the best three QIs, 0.1 % with six of seven; ``dissolve_scan`` 40 → 133 ms. The
-  bounds alone as a skip test (sums of the bounds' minima) decide 0 / 2 / 40 of the 146 skips with 2 / 3 / 5 QIs.
-  The dissolution pricing's own loops (same values, recorded candidates): a select-based pass with
-  ``fastmath={nnan, nsz}`` 0.033 → 0.036 s, column blocks of 256 reusing span rows across a candidate's
-  records 0.031 → 0.044 s, the additions in a pass of their own 0.034 → 0.036 s; prefix sharing of the QI sums
-  would save 6 % of the row passes (12,887 → 12,084: a cluster's records mostly differ in age, the first QI).
+  the visits are not bound by the chase. The hull's per-QI floors also as the rest of a member's partial sum
+  (an earlier exit): 168–172 → 170–175 ms. A two-QI lower bound for the dissolution skip test's minima (clusters
+  whose bound exceeds both least values left unsummed): on the first dissolve round at k = 5 (3,528 clusters, 331
+  candidates, 146 skipped, 185 walked) 38 % of the clusters stay within the bound with the refine pair, 34 % with
+  the best pair, 11 % with the best three QIs, 0.1 % with six of seven; ``dissolve_scan`` 40 → 133 ms. The bounds
+  alone as a skip test (sums of the bounds' minima) decide 0 / 2 / 40 of the 146 skips with 2 / 3 / 5 QIs. The
+  dissolution pricing's own loops (same values, recorded candidates): a select-based pass with ``fastmath={nnan,
+  nsz}`` 0.033 → 0.036 s, column blocks of 256 reusing span rows across a candidate's records 0.031 → 0.044 s, the
+  additions in a pass of their own 0.034 → 0.036 s; prefix sharing of the QI sums would save 6 % of the row passes
+  (12,887 → 12,084: a cluster's records mostly differ in age, the first QI). ``boxes`` by one stable order and
+  ``reduceat`` instead of ``minimum.at`` (the same boxes): 2.6 ms either way at 30k rows / 6,000 groups.
   Approximate, phase 1: a lazy cluster coming up whose changed partner is within a factor ``1 + r`` of its floor
   re-queued at that price instead of a full scan: r = 0.05 / 0.1 / 0.2 / 0.5 gave ``merge_units`` 0.174 / 0.168
   / 0.167 / 0.141 s at k = 5 (0.172 exact) and NCP 0.026309 / 0.026301 / 0.026320 / 0.026343, 0.041764 /
@@ -458,23 +463,25 @@ the three ``_Moves`` set-ups ~0.007), splitting ~0.007, publishing ~0.008, the r
   0.026294 / 0.026317, 0.041693 / 0.041997, 0.062293 / 0.061915. No effect: Python's collector off
   (0.309–0.311 vs 0.311–0.313 s), one OpenBLAS / pyarrow thread (within noise; no thread spins).
 
-``--check --repeat 7 --algorithms two-phase`` back to back (12:58 this branch, then 12:59 main dfdfa6d's library
-with its bench; per repetition ARX's CPU s then ours, ratio):
+``--check --repeat 7 --algorithms two-phase`` back to back (13:15 this branch, then 13:16 main dfdfa6d's library
+with its bench; load 7.8–8.1; per repetition ARX's CPU s / ours):
 
     k   this branch: ARX / ours per repetition                                                 median  last
-    5   0.82/0.34, 0.34/0.32, 0.31/0.31, 0.29/0.31, 0.29/0.31, 0.28/0.31, 0.27/0.31             1.06    1.16
-   10   1.11/0.36, 0.52/0.35, 0.43/0.34, 0.43/0.33, 0.43/0.34, 0.42/0.34, 0.44/0.33             0.77    0.76
-   20   0.80/0.40, 0.64/0.40, 0.64/0.40, 0.61/0.39, 0.63/0.39, 0.62/0.39, 0.61/0.39             0.62    0.65
+    5   0.71/0.33, 0.38/0.31, 0.30/0.31, 0.30/0.31, 0.30/0.30, 0.29/0.30, 0.29/0.30             1.02    1.03
+   10   0.86/0.33, 0.51/0.34, 0.46/0.33, 0.47/0.33, 0.44/0.33, 0.42/0.32, 0.43/0.33             0.72    0.78
+   20   0.88/0.39, 0.67/0.39, 0.63/0.38, 0.63/0.39, 0.62/0.39, 0.62/0.39, 0.61/0.38             0.61    0.63
     k   main: ARX / ours per repetition
-    5   0.69/0.35, 0.46/0.32, 0.37/0.32, 0.39/0.32, 0.33/0.39, 0.33/0.32, 0.32/0.32             0.87    0.99
-   10   0.94/0.34, 0.58/0.35, 0.52/0.35, 0.52/0.36, 0.54/0.35, 0.50/0.34, 0.52/0.34             0.66    0.66
-   20   0.79/0.39, 0.76/0.40, 0.76/0.40, 0.74/0.41, 0.75/0.40, 0.72/0.40, 0.71/0.40             0.54    0.57
+    5   0.79/0.34, 0.38/0.32, 0.34/0.33, 0.36/0.32, 0.34/0.32, 0.32/0.32, 0.35/0.32             0.92    0.92
+   10   1.18/0.36, 0.55/0.35, 0.53/0.35, 0.51/0.35, 0.50/0.35, 0.52/0.35, 0.50/0.36             0.68    0.71
+   20   0.92/0.42, 0.75/0.41, 0.74/0.40, 0.74/0.40, 0.73/0.40, 0.74/0.41, 0.75/0.41             0.55    0.55
 
-Ours is 0.31–0.32 s at k = 5 in both; the difference in ratios is ARX's run-to-run variation (its warm k = 5 CPU
-0.27–0.33 s). So k = 5 against a warm ARX still fails by ~10 %: nothing exact left above ~2 % a piece in the
-measured parts; the next real cut needs fewer phase-1 full scans or a cheaper dissolution pricing structure (a
-spatial index of the clusters for each record's least additions, the walk re-reading full rows only when its
-target changes), both bigger than one pass.
+Ours 0.30–0.31 / 0.32–0.34 / 0.38–0.39 s against main's 0.32–0.33 / 0.35–0.36 / 0.40–0.42 s (warm repetitions);
+ARX's warm CPU differs between the two runs by ~15 %, which is why main's ratios read lower. An earlier pair
+(12:58 / 12:59, load 4.5–5, before the hull floor): ours 0.31 s at k = 5 in both, medians 1.06 / 0.77 / 0.62 here
+and 0.87 / 0.66 / 0.54 for main (ARX 0.27–0.29 against 0.32–0.33 s warm). So k = 5 against a warm ARX still fails
+by ~3–15 % by run; nothing exact left above ~2 % a piece in the measured parts. The next real cut needs fewer
+phase-1 full scans or a cheaper dissolution pricing (a spatial index of the clusters for each record's least
+additions, the walk re-reading full rows only when its target changes), both bigger than one pass.
 
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
