@@ -784,12 +784,15 @@ def _near(
     qi: int,
     qj: int,
     points: bool,
+    outwards: bool,
 ) -> None:  # pragma: no cover - compiled; covered through merge_units where numba is installed
     """Each small unit priced against its run of units (``group`` equal, in ``order``), ``window`` each side at most.
 
     A run's units share every code but QIs ``qi < qj``. ``points`` (every point costs 0, tp28h): a
     price is then ``(|x| + taken) · (T_qi(x ∪ p) + T_qj(x ∪ p))`` — the other QIs add exactly 0.0,
-    so this is :func:`_best_of`'s sum to the bit, read from two QIs instead of all.
+    so this is :func:`_best_of`'s sum to the bit, read from two QIs instead of all. Then each side is
+    read outwards from x and stops at the first unit whose qi span alone prices above the best so far
+    (``outwards``: qi's wider spans never cost less; tp28k).
     """
     n = order.shape[0]
     codes, size, best, price, lend, small = state[0], state[2], state[6], state[7], state[8], state[5]
@@ -804,6 +807,26 @@ def _near(
         found, found_price, found_lend = best[x], price[x], lend[x]
         size_x, need = size[x], min_size - size[x]
         x_i, x_j = codes[x, qi], codes[x, qj]
+        if points:  # outwards from x each side (tp28k): a run is sorted by qi then qj, so qi's span only widens
+            for step in (1, -1):
+                j = i + step
+                while start <= j < n and abs(j - i) <= window and group[j] == group[i]:
+                    p = order[j]
+                    j += step
+                    p_i, p_j = codes[p, qi], codes[p, qj]
+                    union = flat[base_i + min(x_i, p_i) * width_i + max(x_i, p_i)]
+                    if outwards and (size_x + 1.0) * union > found_price + _EPS:
+                        break  # every unit further out costs at least this (taken ≥ 1, qi's span wider)
+                    lends = size[p] - need >= min_size
+                    taken = need if lends else size[p]
+                    union += flat[base_j + min(x_j, p_j) * width_j + max(x_j, p_j)]
+                    value = (size_x + taken) * union
+                    if value > found_price + _EPS:
+                        continue
+                    if found < 0 or value < found_price - _EPS or prio[p] < prio[found]:
+                        found, found_price, found_lend = p, value, lends
+            best[x], price[x], lend[x] = found, found_price, found_lend
+            continue
         m = 0
         j = max(start, i - window)
         while j < n and j <= i + window and group[j] == group[i]:
@@ -881,7 +904,9 @@ def _near_prices(
             key = (inverse * sizes[pair[0]] + codes[:, pair[0]]) * sizes[pair[1]] + codes[:, pair[1]]
             order = np.argsort(key)  # distinct keys (distinct units): any sort is stable
             run = inverse[order]
-        _near(order, run, _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands, pair[0], pair[1], points)
+        outwards = _widening(flat, int(offsets[pair[0]]), sizes[pair[0]]) and slack < np.inf
+        _near(order, run, _NEAR, state, flat, offsets, strides, min_size, prio, slack, cands, pair[0], pair[1], points,
+              outwards)  # fmt: skip
     return state[6], state[7], state[8]
 
 
