@@ -827,32 +827,17 @@ def _near(
                         found, found_price, found_lend = p, value, lends
             best[x], price[x], lend[x] = found, found_price, found_lend
             continue
-        m = 0
+        m = 0  # not points: the run's window priced on every QI
         j = max(start, i - window)
         while j < n and j <= i + window and group[j] == group[i]:
-            p = order[j]
-            j += 1
-            if p == x:
-                continue
-            if not points:
-                cands[m] = p
+            if order[j] != x:
+                cands[m] = order[j]
                 m += 1
-                continue
-            lends = size[p] - need >= min_size
-            taken = need if lends else size[p]
-            p_i, p_j = codes[p, qi], codes[p, qj]
-            union = flat[base_i + min(x_i, p_i) * width_i + max(x_i, p_i)]
-            union += flat[base_j + min(x_j, p_j) * width_j + max(x_j, p_j)]
-            value = (size_x + taken) * union
-            if value > found_price + _EPS:
-                continue
-            if found < 0 or value < found_price - _EPS or prio[p] < prio[found]:
-                found, found_price, found_lend = p, value, lends
-        if not points:
-            found, found_price, found_lend = _best_of(
-                x, cands, m, found, found_price, found_lend, state, flat, offsets, strides, min_size, prio, 0, 0.0,
-                0.0, 0.0, slack,
-            )  # fmt: skip
+            j += 1
+        found, found_price, found_lend = _best_of(
+            x, cands, m, found, found_price, found_lend, state, flat, offsets, strides, min_size, prio, 0, 0.0,
+            0.0, 0.0, slack,
+        )  # fmt: skip
         best[x], price[x], lend[x] = found, found_price, found_lend
 
 
