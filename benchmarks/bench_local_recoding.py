@@ -500,8 +500,10 @@ are the cleaner comparison; ARX's warm CPU differs between runs by ~15 % (0.29�
 sorts only): 0.31 s at k = 5 in both, medians 1.06 / 0.77 / 0.62 here and 0.87 / 0.66 / 0.54 for main. So k = 5
 against a warm ARX still fails by up to ~5–15 % by run. The next real cut needs fewer phase-1 full scans, a
 cheaper dissolution pricing (a spatial index of the clusters for each record's least additions, the walk
-re-reading full rows only when its target changes), or the merge kernel's bounds pass reading each low code's
-buckets by their first-QI high code (so a side stops there too, as the codes do), each bigger than one pass.
+re-reading full rows only when its target changes), each bigger than one pass. Also dropped (13:29): each low
+code's listed buckets chained by their first-QI high code (sorted insertion, sorted again at each compaction), so a
+scan also stops along a chain where the first-QI span alone prices above the limit: the same steps, the kernel
+137–139 → 143–144 ms at k = 5 (the insertions and the extra test cost more than the bounds they spare).
 
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
