@@ -423,6 +423,90 @@ memory latency (~0.08 s for ~370k walks and ~900k hull reads, random ids) and th
 466 of 4,103 lazy scans find their floor again, 1,557 their changed partner); per-bucket member arrays stored
 contiguously (no linked-list chase) are the next thing to measure.
 
+Issue 28, thirteenth pass (branch tp28k, 2026-11-27 12:30–13:25, load 3.6–8): the goal was k = 5 at or below a
+*warm* ARX (~0.27–0.30 s by its 5th–7th repetition), i.e. ≥ 15 % off two-phase's ~0.31–0.33 s. Not reached: ~6–9 %
+less CPU at every k, all of it exact (published tables byte-equal to main's at k = 5 / 10 / 20, NCP 0.026239 /
+0.041599 / 0.062164). Ours alone, one process per tree alternating main / this branch (warm, 5–7 calls each, min):
+k = 5 0.320–0.327 → 0.292–0.303 s (three pairs), k = 10 0.347–0.350 → 0.324–0.328, k = 20 0.400–0.406 → 0.379–0.381
+(13:23–13:25, load 5.4–6.5). Where a warm k = 5 call went before (CPU s, ``time.process_time`` around each part,
+best of 3–9): ``merge_units`` ~0.18 (its kernel ~0.15, ``_near_prices`` ~0.020, the rest ~0.01), refine ~0.12–0.13
+(move rounds ~0.065: unit pricing ~0.023, ``_changed`` ~0.008, candidates ~0.008, the round's own numpy ~0.015 of
+which the seeded permutation ~0.006; dissolve rounds ~0.045, ~0.040 of it ``dissolve_scan``; the three ``_Moves``
+set-ups ~0.007), splitting ~0.007, publishing ~0.008, the rest ~0.01.
+
+* Kept: the first pricing reads each side of a unit's run outwards from it and stops at the first unit whose
+  first pair QI's span alone prices above the best so far (a run is sorted by that QI, so its span only widens;
+  ``(|x| + 1) · T_qi`` is below every price further out, in floats too): the same prices, ``_near_prices``
+  19.7–20.0 → 13.9–14.1 ms at k = 5.
+* Kept: a bucket member's bound in the merge kernel floors x's cost on the other QIs at x widened to the bucket's
+  hull (the visit's hull bound, already computed; at least x's own cost there): the same steps, the kernel alone
+  ~0.147–0.154 → ~0.145–0.148 s at k = 5. ``cluster_greedy.stable_order`` (a stable argsort as 16-bit radix keys,
+  else as the unique keys ``id · n + position`` through numpy's vectorized sort, ~5× a merge sort at 30k) for
+  phase 1's record deal-out, refine's catch-up order (the stamps counted down) and the split loop (now only when
+  it runs); ``units`` by one unstable sort of its mixed-radix keys (any record of a unit gives its codes); the first
+  pricing's per-pair sorts unstable (distinct keys); phase 1's codes in use from the frequencies it counts (no
+  ``np.unique`` per QI). ``merge_units`` alone at k = 5, three alternations (best of 9): main 180.6–184.8 ms, this
+  branch 168.2–171.7 before the first pricing's stop (its Python part ~30 → ~23 ms, the kernel ~150 → ~146), then
+  main 180.0–180.4 against 160.2–161.4 ms with it.
+* Dropped, measured: per-bucket contiguous member arrays in the merge kernel (an arena of slot arrays kept in
+  the list's order, so the same steps and tables; no linked-list chase in a visit): ``merge_units`` best of 7
+  0.1785 / 0.1951 / 0.2019 → 0.1822 / 0.1960 / 0.2010 s at k = 5 / 10 / 20 (again 0.1783 → 0.1799 at k = 5):
+  the visits are not bound by the chase. The hull's per-QI floors also as the rest of a member's partial sum
+  (an earlier exit): 168–172 → 170–175 ms. A two-QI lower bound for the dissolution skip test's minima (clusters
+  whose bound exceeds both least values left unsummed): on the first dissolve round at k = 5 (3,528 clusters, 331
+  candidates, 146 skipped, 185 walked) 38 % of the clusters stay within the bound with the refine pair, 34 % with
+  the best pair, 11 % with the best three QIs, 0.1 % with six of seven; ``dissolve_scan`` 40 → 133 ms. The bounds
+  alone as a skip test (sums of the bounds' minima) decide 0 / 2 / 40 of the 146 skips with 2 / 3 / 5 QIs. The
+  dissolution pricing's own loops (same values, recorded candidates): a select-based pass with ``fastmath={nnan,
+  nsz}`` 0.033 → 0.036 s, column blocks of 256 reusing span rows across a candidate's records 0.031 → 0.044 s, the
+  additions in a pass of their own 0.034 → 0.036 s; prefix sharing of the QI sums would save 6 % of the row passes
+  (12,887 → 12,084: a cluster's records mostly differ in age, the first QI). ``boxes`` by one stable order and
+  ``reduceat`` instead of ``minimum.at`` (the same boxes): 2.6 ms either way at 30k rows / 6,000 groups.
+  Approximate, phase 1: a lazy cluster coming up whose changed partner is within a factor ``1 + r`` of its floor
+  re-queued at that price instead of a full scan: r = 0.05 / 0.1 / 0.2 / 0.5 gave ``merge_units`` 0.174 / 0.168
+  / 0.167 / 0.141 s at k = 5 (0.172 exact) and NCP 0.026309 / 0.026301 / 0.026320 / 0.026343, 0.041764 /
+  0.041846 / 0.041804 / 0.042399, 0.062175 / 0.062758 / 0.062758 / 0.062982 (k = 20 above 1.02 × the pin from
+  r = 0.1). The first pricing's window 16 / 8 each side instead of 32: 0.167 → 0.165 / 0.157 s at k = 5, NCP
+  0.026294 / 0.026317, 0.041693 / 0.041997, 0.062293 / 0.061915. No effect: Python's collector off
+  (0.309–0.311 vs 0.311–0.313 s), one OpenBLAS / pyarrow thread (within noise; no thread spins).
+
+``--check --repeat 7 --algorithms two-phase`` back to back, with the ARX runs of the same processes (per repetition
+ARX's CPU s / ours). 13:15 this branch before the first pricing's stop, then 13:16 main dfdfa6d's library with its
+bench (load 7.8–8.1):
+
+    k   this branch (13:15): ARX / ours per repetition                                         median  last
+    5   0.71/0.33, 0.38/0.31, 0.30/0.31, 0.30/0.31, 0.30/0.30, 0.29/0.30, 0.29/0.30             1.02    1.03
+   10   0.86/0.33, 0.51/0.34, 0.46/0.33, 0.47/0.33, 0.44/0.33, 0.42/0.32, 0.43/0.33             0.72    0.78
+   20   0.88/0.39, 0.67/0.39, 0.63/0.38, 0.63/0.39, 0.62/0.39, 0.62/0.39, 0.61/0.38             0.61    0.63
+    k   main (13:16)
+    5   0.79/0.34, 0.38/0.32, 0.34/0.33, 0.36/0.32, 0.34/0.32, 0.32/0.32, 0.35/0.32             0.92    0.92
+   10   1.18/0.36, 0.55/0.35, 0.53/0.35, 0.51/0.35, 0.50/0.35, 0.52/0.35, 0.50/0.36             0.68    0.71
+   20   0.92/0.42, 0.75/0.41, 0.74/0.40, 0.74/0.40, 0.73/0.40, 0.74/0.41, 0.75/0.41             0.55    0.55
+
+With every item (13:20 this branch, then 13:22 main; load 6.1–7.1):
+
+    k   this branch (13:20): ARX / ours per repetition                                         median  last
+    5   0.77/0.35, 0.35/0.32, 0.33/0.31, 0.34/0.31, 0.30/0.32, 0.30/0.31, 0.30/0.32             0.94    1.05
+   10   1.17/0.42, 0.56/0.35, 0.48/0.34, 0.47/0.34, 0.48/0.34, 0.48/0.34, 0.45/0.35             0.71    0.78
+   20   1.31/0.40, 0.67/0.40, 0.65/0.40, 0.66/0.40, 0.66/0.40, 0.66/0.40, 0.66/0.39             0.61    0.59
+    k   main (13:22)
+    5   0.57/0.35, 0.43/0.32, 0.34/0.33, 0.34/0.33, 0.34/0.31, 0.33/0.32, 0.35/0.33             0.96    0.96
+   10   0.77/0.35, 0.53/0.36, 0.52/0.35, 0.54/0.36, 0.52/0.34, 0.50/0.36, 0.50/0.35             0.67    0.70
+   20   0.92/0.41, 0.72/0.42, 0.75/0.42, 0.72/0.41, 0.70/0.41, 0.70/0.40, 0.72/0.42             0.58    0.58
+
+Under this load one run's ours-side CPU moves ±0.02 s, about the gain, so the alternating single-tree runs above
+are the cleaner comparison; ARX's warm CPU differs between runs by ~15 % (0.29–0.30 s in this branch's runs,
+0.33–0.35 in main's), which is why main's ratios read lower. An earlier pair (12:58 / 12:59, load 4.5–5, the
+sorts only): 0.31 s at k = 5 in both, medians 1.06 / 0.77 / 0.62 here and 0.87 / 0.66 / 0.54 for main. So k = 5
+against a warm ARX still fails by up to ~5–15 % by run. The next real cut needs fewer phase-1 full scans, a
+cheaper dissolution pricing (a spatial index of the clusters for each record's least additions, the walk
+re-reading full rows only when its target changes), each bigger than one pass. Also dropped (13:29): each low
+code's listed buckets chained by their first-QI high code (sorted insertion, sorted again at each compaction), so a
+scan also stops along a chain where the first-QI span alone prices above the limit: the same steps, the kernel
+137–139 → 143–144 ms at k = 5 (the insertions and the extra test cost more than the bounds they spare); one buffer
+of dissolution prices per ``dissolve_scan`` call instead of one array per candidate: 43.0–43.9 ms for a k = 5
+run's 40 recorded calls either way (the allocator reuses the freed block).
+
 Run:  PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_local_recoding.py \\
           [--ks 5,10,20] [--algorithms two-phase,k-member] [--iterations 100] [--rows 0] [--check] [--repeat 3]
 """

@@ -43,6 +43,7 @@ __all__ = [
     "columns",
     "greedy_clusters",
     "size_summary",
+    "stable_order",
     "units",
 ]
 
@@ -449,8 +450,31 @@ def units(
     for q, r in zip(rows, radix, strict=True):
         key *= r
         key += codes[q]
-    _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-    return np.ascontiguousarray(codes[:, first][rows]), np.asarray(inverse).ravel(), counts
+    # ``np.unique(key, return_index=True, ...)`` sorts stably (a merge sort); any record of a unit
+    # gives its codes, so an unstable sort (numpy's vectorized one, ~5× at 30k) gives the same result.
+    order = np.argsort(key)
+    sorted_key = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.cumsum(np.concatenate(([0], (sorted_key[1:] != sorted_key[:-1]).view(np.int8))))
+    counts = np.diff(np.concatenate((starts, [n])))
+    return np.ascontiguousarray(codes[:, order[starts]][rows]), inverse, counts
+
+
+def stable_order(ids: np.ndarray, n_ids: int | None = None) -> np.ndarray:
+    """``np.argsort(ids, kind="stable")`` for non-negative integer ids below ``n_ids`` (default: their max + 1), faster.
+
+    As 16-bit keys when they fit (numpy's radix sort, ~8×); else as the unique keys ``id · n + position``
+    when they fit int64, sorted by numpy's vectorized sort (~5× a merge sort at 30k): the same order.
+    """
+    n = ids.shape[0]
+    if n_ids is None:
+        n_ids = int(ids.max()) + 1 if n else 0
+    if n_ids <= 1 << 16:
+        return np.argsort(ids.astype(np.uint16), kind="stable")
+    if n_ids * max(n, 1) < 2**62:
+        return np.argsort(ids.astype(np.int64) * n + np.arange(n, dtype=np.int64))
+    return np.argsort(ids, kind="stable")
 
 
 def size_summary(cluster: np.ndarray) -> dict[str, float]:

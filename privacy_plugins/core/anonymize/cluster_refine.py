@@ -62,7 +62,15 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from privacy_plugins.core.anonymize.cluster_greedy import Clustering, CostSpace, Failing, boxes, columns, units
+from privacy_plugins.core.anonymize.cluster_greedy import (
+    Clustering,
+    CostSpace,
+    Failing,
+    boxes,
+    columns,
+    stable_order,
+    units,
+)
 
 __all__ = ["RefineStats", "refine_clusters"]
 
@@ -235,16 +243,9 @@ def _joined(
     return union
 
 
-def _stable_order(ids: np.ndarray, n_ids: int) -> np.ndarray:
-    """``np.argsort(ids, kind="stable")`` for ids below ``n_ids``: as 16-bit keys when they fit (a radix sort, ~8×)."""
-    if n_ids <= 1 << 16:
-        return np.argsort(ids.astype(np.uint16), kind="stable")
-    return np.argsort(ids, kind="stable")
-
-
 def _by_unit(unit: np.ndarray, n_units: int) -> tuple[np.ndarray, np.ndarray]:
     """The records grouped by unit (ascending within each) and where each unit's start (one more: the end)."""
-    return _stable_order(unit, n_units), np.concatenate(([0], np.cumsum(np.bincount(unit, minlength=n_units))))
+    return stable_order(unit, n_units), np.concatenate(([0], np.cumsum(np.bincount(unit, minlength=n_units))))
 
 
 def _bound_pair(
@@ -751,7 +752,7 @@ def _dissolve_round(
     loss = size * cost
     touched = np.zeros(n_groups, dtype=bool)
     # Each cluster's members in ascending order (as ``np.flatnonzero(group == a)``), from one sort.
-    by_group = _stable_order(group, n_groups)
+    by_group = stable_order(group, n_groups)
     starts = np.concatenate(([0], np.cumsum(np.bincount(group, minlength=n_groups))))
     plans: list[tuple[int, np.ndarray, np.ndarray]] = []
     every_row: tuple[np.ndarray, ...] = ()  # compiled pricing: the span rows of every QI (none missing)

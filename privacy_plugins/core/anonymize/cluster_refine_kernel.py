@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from privacy_plugins.core.anonymize.cluster_greedy import stable_order
 from privacy_plugins.core.compiled import AVAILABLE
 from privacy_plugins.core.compiled import njit as _njit
 
@@ -378,7 +379,8 @@ def catch_up(
     ``rows``: the span tables of every QI (``rows[q][code, cluster]``).
     """
     n_groups = size.shape[0]
-    clusters = np.argsort(-changed_at[:n_groups], kind="stable")
+    stamps = changed_at[:n_groups]
+    clusters = stable_order(int(stamps.max(initial=0)) - stamps) if n_groups else np.zeros(0, dtype=np.int64)
     first, first_added, second, second_added = cheapest
     _catch_up(
         np.ascontiguousarray(codes), stamp, clusters, changed_at, rows, size, cost, first, first_added, second,

@@ -124,6 +124,7 @@ from privacy_plugins.core.anonymize.cluster_greedy import (
     boxes,
     greedy_clusters,
     size_summary,
+    stable_order,
 )
 from privacy_plugins.core.anonymize.cluster_merge import merge_clusters
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, refine_clusters
@@ -394,16 +395,17 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
     refine = RefineStats()
     if method == "two-phase":
         announce_phase(report, f"{method}: splitting big clusters")
-        order = np.argsort(cluster, kind="stable")
         bounds = np.concatenate(([0], np.cumsum(phase1_sizes)))
         new = np.empty(n, dtype=np.int64)
         next_id = 0
         step, reported = max(1, n // 100), 0
-        if split == "b" and strict.by_size:  # every big cluster bisected in the same rounds
+        batched = split == "b" and strict.by_size
+        if batched:  # every big cluster bisected in the same rounds
             new, big = _split_all_b(space, strict, cluster, phase1_sizes >= 2 * min_size, rng)
             if report is not None:
                 report(2 * n, total)
-        for g in range(after_phase1 if not (split == "b" and strict.by_size) else 0):
+        order = stable_order(cluster, after_phase1) if not batched else cluster[:0]
+        for g in range(after_phase1 if not batched else 0):
             rows = order[bounds[g] : bounds[g + 1]]
             if phase1_sizes[g] >= 2 * min_size:
                 big += 1

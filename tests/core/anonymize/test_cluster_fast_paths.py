@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from privacy_plugins.core.anonymize import cluster_refine, cluster_refine_kernel
-from privacy_plugins.core.anonymize.cluster_greedy import Clustering, CostSpace, boxes, columns, units
+from privacy_plugins.core.anonymize.cluster_greedy import Clustering, CostSpace, boxes, columns, stable_order, units
 from privacy_plugins.core.anonymize.cluster_refine import RefineStats, _leaders, refine_clusters
 from privacy_plugins.core.anonymize.mondrian import _dimension
 from privacy_plugins.core.hierarchies import Hierarchy
@@ -628,13 +628,30 @@ def test_compiled_fresh_tables_are_numpys(records: list[tuple[int, str]], n_grou
     assert all(r is not None and r.flags.c_contiguous for r in made[1][4])
 
 
-@given(st.lists(st.integers(0, 70_000), max_size=60), st.booleans())
-def test_the_stable_order_is_numpys_stable_argsort(ids: list[int], small: bool) -> None:
-    # tp28i: ids below 2^16 sorted as 16-bit keys (numpy's radix sort), the others as they are: the same order.
-    values = np.array([i % (1 << 16) if small else i for i in ids], dtype=np.int64)
-    bound = 1 << 16 if small else 70_001
-    order = cluster_refine._stable_order(values, bound)
+@given(st.lists(st.integers(0, 70_000), max_size=60), st.sampled_from(["small", "packed", "wide"]))
+def test_the_stable_order_is_numpys_stable_argsort(ids: list[int], width: str) -> None:
+    # tp28i: ids below 2^16 sorted as 16-bit keys (numpy's radix sort); tp28k: wider ones as the unique
+    # keys id · n + position (numpy's unstable vectorized sort), the widest as they are: the same order.
+    scale = {"small": 0, "packed": 1, "wide": 1 << 44}[width]
+    values = np.array([i % (1 << 16) if not scale else i * scale for i in ids], dtype=np.int64)
+    bound = 1 << 16 if not scale else 70_001 * scale
+    order = stable_order(values, bound)
     assert order.tolist() == np.argsort(values, kind="stable").tolist()
+    assert stable_order(values).tolist() == order.tolist()  # the bound read from the ids
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 4)), max_size=40))
+def test_units_are_numpys_unique_columns(rows: list[tuple[int, int, int]]) -> None:
+    # tp28k: the units from one unstable sort of their mixed-radix keys, as np.unique over the columns.
+    codes = np.array(rows, dtype=np.int64).reshape(-1, 3).T
+    tuples, inverse, counts = units(codes, [4, 3, 5])
+    if not rows:
+        assert tuples.shape[1] == 0 and counts.shape[0] == 0
+        return
+    want, want_inverse, want_counts = np.unique(codes.T, axis=0, return_inverse=True, return_counts=True)
+    assert tuples.T.tolist() == want.tolist()
+    assert inverse.tolist() == np.asarray(want_inverse).ravel().tolist()
+    assert counts.tolist() == want_counts.tolist()
 
 
 @pytest.mark.skipif(not cluster_refine_kernel.AVAILABLE, reason="numba is not installed (optional)")
