@@ -220,11 +220,7 @@ class EarlierReleases:
         ``values`` are :attr:`values` followed by the candidate's other values (the columns of ``new_held``).
         """
         n_new, n_values = len(new_keys), len(values)
-        atoms, codes = [], []  # per QI: atoms × (earlier labels, candidate labels); each candidate class's label
-        for q in range(len(self.qis)):
-            met, code = self._meets(q, new_keys[:, q] if n_new else np.zeros(0, dtype=str))
-            atoms.append(np.concatenate([self._atoms[q], met], axis=1))
-            codes.append(code + self._atoms[q].shape[1])
+        atoms, codes = self._labelled(new_keys)
         region_class = np.arange(n_new, dtype=np.int64)
         pair_region, pair_class = self._overlapping(atoms, codes, n_new)
         *early, last = self._order.tolist() or [None]
@@ -326,27 +322,70 @@ class EarlierReleases:
         met = np.stack(columns, axis=1) if columns else np.zeros((len(self._atoms[q]), 0), dtype=bool)
         return met, code.reshape(-1).astype(np.int64)
 
+    def _labelled(self, new_keys: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Per QI: atoms × (earlier labels, candidate labels) covering them; each candidate class's label column."""
+        atoms, codes = [], []
+        for q in range(len(self.qis)):
+            met, code = self._meets(q, new_keys[:, q] if len(new_keys) else np.zeros(0, dtype=str))
+            atoms.append(np.concatenate([self._atoms[q], met], axis=1))
+            codes.append(code + self._atoms[q].shape[1])
+        return atoms, codes
+
     def _overlapping(
         self, atoms: list[np.ndarray], codes: list[np.ndarray], n_new: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Every (candidate class, earlier class) whose boxes share a point (some atom on every QI)."""
-        regions, classes = [], []
-        shares = []  # per QI: candidate labels × earlier labels, true where they meet an atom together
+        """Every (candidate class, earlier class) whose boxes share a point (some atom on every QI).
+
+        A join, not a candidates × earlier classes matrix (whose cost grows with every release kept): the
+        pairs meeting on the most selective QI are listed through its labels, then kept where every other
+        QI's labels meet too. Ordered by release, candidate class, earlier class.
+        """
+        n_classes = int(self._offsets[-1])
+        if not atoms:  # no QI: every box is the whole domain
+            region, found = np.divmod(np.arange(n_new * n_classes, dtype=np.int64), max(n_classes, 1))
+            order = np.lexsort((found, region, self._release_of[found]))
+            return region[order], found[order]
+        shares, local = [], []  # per QI: candidate labels × earlier labels meeting an atom together; each class's row
         for q, grouped in enumerate(atoms):
             n_earlier = self._atoms[q].shape[1]
             meet = grouped[:, n_earlier:].T.astype(np.float32) @ grouped[:, :n_earlier].astype(np.float32)
             shares.append(meet > 0)
-        for r in range(len(self._offsets) - 1):
-            low, high = int(self._offsets[r]), int(self._offsets[r + 1])
-            overlap = np.ones((n_new, high - low), dtype=bool)
-            for q in range(len(atoms)):
-                overlap &= shares[q][codes[q] - self._atoms[q].shape[1]][:, self._codes[q][low:high]]
-            region, found = np.nonzero(overlap)
-            regions.append(region.astype(np.int64))
-            classes.append(found.astype(np.int64) + low)
+            local.append(codes[q] - n_earlier)
+        # per QI, how many earlier classes each candidate class meets there: the pivot lists the fewest pairs
+        per_class = [
+            (share.astype(np.float64) @ np.bincount(self._codes[q], minlength=share.shape[1]))[local[q]]
+            for q, share in enumerate(shares)
+        ]
+        pivot = int(np.argmin([float(m.sum()) for m in per_class]))
+        rest = sorted((q for q in range(len(shares)) if q != pivot), key=lambda q: float(per_class[q].sum()))
+        by_label = np.argsort(self._codes[pivot], kind="stable")  # earlier classes grouped by their pivot label
+        label_count = np.bincount(self._codes[pivot], minlength=shares[pivot].shape[1])
+        label_start = np.cumsum(label_count) - label_count
+        meet_label, met_label = np.nonzero(shares[pivot])  # (candidate label, earlier label), by candidate label
+        met_count = np.bincount(meet_label, minlength=shares[pivot].shape[0])
+        met_start = np.cumsum(met_count) - met_count
+        expected = per_class[pivot].astype(np.int64)
+        regions, classes = [], []
+        bounds = np.searchsorted(np.cumsum(expected), np.arange(1 << 22, int(expected.sum()), 1 << 22), side="right")
+        for low, high in zip([0, *bounds.tolist()], [*bounds.tolist(), n_new], strict=True):
+            if low >= high:
+                continue
+            label = local[pivot][low:high]
+            # (candidate class, earlier label) meeting on the pivot, then every earlier class with that label
+            region = np.repeat(np.arange(low, high, dtype=np.int64), met_count[label])
+            other = met_label[concatenated_ranges(met_start[label], met_count[label])]
+            region = np.repeat(region, label_count[other])
+            found = by_label[concatenated_ranges(label_start[other], label_count[other])]
+            for q in rest:
+                keep = shares[q][local[q][region], self._codes[q][found]]
+                region, found = region[keep], found[keep]
+            regions.append(region)
+            classes.append(found.astype(np.int64))
         if not regions:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        return np.concatenate(regions), np.concatenate(classes)
+        region, found = np.concatenate(regions), np.concatenate(classes)
+        order = np.lexsort((found, region, self._release_of[found]))
+        return region[order], found[order]
 
 
 def _remembered(

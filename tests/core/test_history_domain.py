@@ -388,3 +388,50 @@ def test_what_every_point_of_a_box_keeps_is_kept_at_every_point(
         covered = all(any(point in box(r) for _, r in t.iterrows() if not _marked(r)) for t in history)  # type: ignore[operator]
         if not others and covered:  # every class covering the point contains the box: nothing is lost
             assert sure == left[point] & set(values), (row.to_dict(), sure)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_sequences())
+def test_the_overlapping_pairs_are_the_boxes_sharing_a_point(
+    sequence: tuple[list[pd.DataFrame], pd.DataFrame, int],
+) -> None:
+    """``EarlierReleases._overlapping`` (a join through the most selective QI, not a matrix per release) lists
+    exactly the (candidate box, earlier class) pairs whose boxes share a point by the naive point sets, once
+    each, ordered by release, candidate, earlier class."""
+    history, candidate, _ = sequence
+    signatures = [class_signature(release, QIS, ["disease"]) for release in history]
+    prepared = EarlierReleases(signatures, QIS, "disease", _hierarchies())
+    _, box = _point_values(history)
+    boxes = candidate[QIS].astype(str).drop_duplicates().reset_index(drop=True)
+    keys = boxes.to_numpy(dtype=str)
+    region, found = prepared._overlapping(*prepared._labelled(keys), len(keys))
+    earlier = [
+        (r, row)
+        for r, table in enumerate(signatures)
+        for _, row in table.loc[~table.apply(_marked, axis=1)].drop_duplicates(QIS).iterrows()
+    ]  # the earlier classes in the order EarlierReleases numbers them (by release, first appearance)
+    naive = sorted(
+        (r, i, j)
+        for i, (_, mine) in enumerate(boxes.iterrows())
+        for j, (r, theirs) in enumerate(earlier)
+        if box(mine) & box(theirs)  # type: ignore[operator]
+    )
+    assert list(zip(region.tolist(), found.tolist(), strict=True)) == [(i, j) for _, i, j in naive]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_sequences())
+def test_the_gate_counts_breaking_records_on_signatures_through_the_guard(
+    sequence: tuple[list[pd.DataFrame], pd.DataFrame, int],
+) -> None:
+    """``domain_break_records`` (the gate's count, now through ``DomainGuard``) equals the records of the
+    candidate's signature classes the naive point-by-point oracle finds breaking."""
+    from privacy_plugins.core.history_release import domain_break_records
+
+    history, candidate, l = sequence
+    signature = class_signature(candidate, QIS, ["disease"])
+    broken = oracle(history, signature, l)
+    expected = int(signature.loc[broken, COUNT].sum())
+    models = [KAnonymity(1), DistinctLDiversity("disease", l)]
+    found = domain_break_records(signature, _history(*history), models, QIS, _hierarchies())
+    assert found == expected
