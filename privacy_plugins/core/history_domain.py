@@ -275,23 +275,24 @@ class EarlierReleases:
         :attr:`values`. Empty for a box some release covers only in part.
         """
         n_new = len(new_keys)
-        kept = np.ones((n_new, len(self.values)), dtype=bool)
         if not n_new or not len(self._held):
-            return kept
-        fits = []  # per QI: (distinct candidate labels × earlier labels: the earlier one covers every atom met, code)
+            return np.ones((n_new, len(self.values)), dtype=bool)
+        fits, local = [], []  # per QI: distinct candidate labels × earlier labels covering every atom they meet
         for q in range(len(self.qis)):
             met, code = self._meets(q, new_keys[:, q])
-            fits.append((met.T.astype(np.float32) @ (~self._atoms[q]).astype(np.float32) == 0, code))
-        for r, held in enumerate(self._held):
-            low, high = int(self._offsets[r]), int(self._offsets[r + 1])
-            contains = None  # candidates × r's classes, as bits: the class's box contains the candidate's
-            for q, (fit, code) in enumerate(fits):
-                bits = np.packbits(fit[:, self._codes[q][low:high]], axis=1)[code]
-                contains = bits if contains is None else np.bitwise_and(contains, bits, out=contains)
-            assert contains is not None
-            inside = np.unpackbits(contains, axis=1, count=high - low).astype(np.float32)
-            kept &= inside @ held.astype(np.float32) > 0
-        return kept
+            fits.append(met.T.astype(np.float32) @ (~self._atoms[q]).astype(np.float32) == 0)
+            local.append(code)
+        # the (box, containing class) pairs by a join (not a boxes × classes matrix per release); per (box,
+        # release) the OR of their values, empty where no class of the release contains the box; ANDed
+        region, found = self._joined(fits, local, n_new)
+        words, _ = self._or_words(region, found, n_new)
+        left = np.bitwise_and.reduce(words.reshape(n_new, len(self._held), self._words.shape[1]), axis=1)
+        return np.unpackbits(
+            left.astype("<u8").view(np.uint8).reshape(n_new, 8 * left.shape[1]),
+            axis=1,
+            count=len(self.values),
+            bitorder="little",
+        ).astype(bool)
 
     def _or_words(self, cell: np.ndarray, cls: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
         """Per (cell, release): the OR of the value words of the classes paired with the cell, and whether any is."""
@@ -340,44 +341,55 @@ class EarlierReleases:
         pairs meeting on the most selective QI are listed through its labels, then kept where every other
         QI's labels meet too. Ordered by release, candidate class, earlier class.
         """
-        n_classes = int(self._offsets[-1])
-        if not atoms:  # no QI: every box is the whole domain
-            region, found = np.divmod(np.arange(n_new * n_classes, dtype=np.int64), max(n_classes, 1))
-            order = np.lexsort((found, region, self._release_of[found]))
-            return region[order], found[order]
         shares, local = [], []  # per QI: candidate labels × earlier labels meeting an atom together; each class's row
         for q, grouped in enumerate(atoms):
             n_earlier = self._atoms[q].shape[1]
             meet = grouped[:, n_earlier:].T.astype(np.float32) @ grouped[:, :n_earlier].astype(np.float32)
             shares.append(meet > 0)
             local.append(codes[q] - n_earlier)
-        # per QI, how many earlier classes each candidate class meets there: the pivot lists the fewest pairs
+        return self._joined(shares, local, n_new)
+
+    def _joined(
+        self, relations: list[np.ndarray], local: list[np.ndarray], n_new: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every (candidate class i, earlier class j) with ``relations[q][local[q][i], self._codes[q][j]]`` on every QI.
+
+        The pairs related on the most selective QI are listed through its labels, then kept where every other
+        QI relates them too (the cost follows the pairs found, not candidates × every kept release's classes).
+        Ordered by release, candidate class, earlier class.
+        """
+        n_classes = int(self._offsets[-1])
+        if not relations:  # no QI: every box is the whole domain
+            region, found = np.divmod(np.arange(n_new * n_classes, dtype=np.int64), max(n_classes, 1))
+            order = np.lexsort((found, region, self._release_of[found]))
+            return region[order], found[order]
+        # per QI, how many earlier classes each candidate class relates to there: the pivot lists the fewest pairs
         per_class = [
-            (share.astype(np.float64) @ np.bincount(self._codes[q], minlength=share.shape[1]))[local[q]]
-            for q, share in enumerate(shares)
+            (relation.astype(np.float64) @ np.bincount(self._codes[q], minlength=relation.shape[1]))[local[q]]
+            for q, relation in enumerate(relations)
         ]
         pivot = int(np.argmin([float(m.sum()) for m in per_class]))
-        rest = sorted((q for q in range(len(shares)) if q != pivot), key=lambda q: float(per_class[q].sum()))
+        rest = sorted((q for q in range(len(relations)) if q != pivot), key=lambda q: float(per_class[q].sum()))
         by_label = np.argsort(self._codes[pivot], kind="stable")  # earlier classes grouped by their pivot label
-        label_count = np.bincount(self._codes[pivot], minlength=shares[pivot].shape[1])
+        label_count = np.bincount(self._codes[pivot], minlength=relations[pivot].shape[1])
         label_start = np.cumsum(label_count) - label_count
-        meet_label, met_label = np.nonzero(shares[pivot])  # (candidate label, earlier label), by candidate label
-        met_count = np.bincount(meet_label, minlength=shares[pivot].shape[0])
-        met_start = np.cumsum(met_count) - met_count
-        expected = per_class[pivot].astype(np.int64)
+        mine, theirs = np.nonzero(relations[pivot])  # (candidate label, earlier label), by candidate label
+        their_count = np.bincount(mine, minlength=relations[pivot].shape[0])
+        their_start = np.cumsum(their_count) - their_count
+        expected = np.rint(per_class[pivot]).astype(np.int64)
         regions, classes = [], []
         bounds = np.searchsorted(np.cumsum(expected), np.arange(1 << 22, int(expected.sum()), 1 << 22), side="right")
         for low, high in zip([0, *bounds.tolist()], [*bounds.tolist(), n_new], strict=True):
             if low >= high:
                 continue
             label = local[pivot][low:high]
-            # (candidate class, earlier label) meeting on the pivot, then every earlier class with that label
-            region = np.repeat(np.arange(low, high, dtype=np.int64), met_count[label])
-            other = met_label[concatenated_ranges(met_start[label], met_count[label])]
+            # (candidate class, earlier label) related on the pivot, then every earlier class with that label
+            region = np.repeat(np.arange(low, high, dtype=np.int64), their_count[label])
+            other = theirs[concatenated_ranges(their_start[label], their_count[label])]
             region = np.repeat(region, label_count[other])
             found = by_label[concatenated_ranges(label_start[other], label_count[other])]
             for q in rest:
-                keep = shares[q][local[q][region], self._codes[q][found]]
+                keep = relations[q][local[q][region], self._codes[q][found]]
                 region, found = region[keep], found[keep]
             regions.append(region)
             classes.append(found.astype(np.int64))

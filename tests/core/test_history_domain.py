@@ -388,6 +388,13 @@ def test_what_every_point_of_a_box_keeps_is_kept_at_every_point(
         covered = all(any(point in box(r) for _, r in t.iterrows() if not _marked(r)) for t in history)  # type: ignore[operator]
         if not others and covered:  # every class covering the point contains the box: nothing is lost
             assert sure == left[point] & set(values), (row.to_dict(), sure)
+        # exactly its definition: per release the values of the classes whose box contains the whole box (none:
+        # nothing is sure), intersected
+        contained = set(values)
+        for table in history:
+            around = [r for _, r in table.iterrows() if not _marked(r) and points <= box(r)]  # type: ignore[operator]
+            contained &= {str(r["disease"]) for r in around}
+        assert sure == contained, (row.to_dict(), sure, contained)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
