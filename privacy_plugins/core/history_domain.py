@@ -38,6 +38,7 @@ judged.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -354,38 +355,54 @@ class EarlierReleases:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every (candidate class i, earlier class j) with ``relations[q][local[q][i], self._codes[q][j]]`` on every QI.
 
-        The pairs related on the most selective QI are listed through its labels, then kept where every other
-        QI relates them too (the cost follows the pairs found, not candidates × every kept release's classes).
-        Ordered by release, candidate class, earlier class.
+        The pairs related on the two most selective QIs are listed through their label pairs, then kept where
+        every other QI relates them too (the cost follows the pairs found, not candidates × every kept release's
+        classes). Ordered by release, candidate class, earlier class.
         """
         n_classes = int(self._offsets[-1])
         if not relations:  # no QI: every box is the whole domain
             region, found = np.divmod(np.arange(n_new * n_classes, dtype=np.int64), max(n_classes, 1))
             order = np.lexsort((found, region, self._release_of[found]))
             return region[order], found[order]
-        # per QI, how many earlier classes each candidate class relates to there: the pivot lists the fewest pairs
+        # per QI, how many earlier classes each candidate class relates to there: the pivots list the fewest pairs
         per_class = [
             (relation.astype(np.float64) @ np.bincount(self._codes[q], minlength=relation.shape[1]))[local[q]]
             for q, relation in enumerate(relations)
         ]
-        pivot = int(np.argmin([float(m.sum()) for m in per_class]))
-        rest = sorted((q for q in range(len(relations)) if q != pivot), key=lambda q: float(per_class[q].sum()))
-        by_label = np.argsort(self._codes[pivot], kind="stable")  # earlier classes grouped by their pivot label
-        label_count = np.bincount(self._codes[pivot], minlength=relations[pivot].shape[1])
+        ranked = sorted(range(len(relations)), key=lambda q: float(per_class[q].sum()))
+        pivots, rest = ranked[:2], ranked[2:]
+        # the earlier classes grouped by their pivot labels (one code per distinct pair of labels)
+        width = [relations[q].shape for q in pivots]
+        theirs_code = self._codes[pivots[0]] * (width[1][1] if len(pivots) > 1 else 1)
+        if len(pivots) > 1:
+            theirs_code = theirs_code + self._codes[pivots[1]]
+        their_labels, their_code = np.unique(theirs_code, return_inverse=True)
+        their_code = their_code.reshape(-1)
+        their_parts = np.divmod(their_labels, width[1][1]) if len(pivots) > 1 else (their_labels,)
+        by_label = np.argsort(their_code, kind="stable")
+        label_count = np.bincount(their_code, minlength=len(their_labels))
         label_start = np.cumsum(label_count) - label_count
-        mine, theirs = np.nonzero(relations[pivot])  # (candidate label, earlier label), by candidate label
-        their_count = np.bincount(mine, minlength=relations[pivot].shape[0])
-        their_start = np.cumsum(their_count) - their_count
-        expected = np.rint(per_class[pivot]).astype(np.int64)
-        regions, classes = [], []
+        mine_code = local[pivots[0]] * (width[1][0] if len(pivots) > 1 else 1)
+        if len(pivots) > 1:
+            mine_code = mine_code + local[pivots[1]]
+        expected = np.rint(per_class[pivots[0]]).astype(np.int64)  # at least the pairs listed (per candidate)
         bounds = np.searchsorted(np.cumsum(expected), np.arange(1 << 22, int(expected.sum()), 1 << 22), side="right")
-        for low, high in zip([0, *bounds.tolist()], [*bounds.tolist(), n_new], strict=True):
-            if low >= high:
-                continue
-            label = local[pivot][low:high]
-            # (candidate class, earlier label) related on the pivot, then every earlier class with that label
-            region = np.repeat(np.arange(low, high, dtype=np.int64), their_count[label])
-            other = theirs[concatenated_ranges(their_start[label], their_count[label])]
+        step = max(1, (1 << 24) // max(1, len(their_labels)))  # candidates × earlier label pairs a chunk relates
+        edges = sorted({0, n_new, *bounds.tolist(), *range(step, n_new, step)})
+        regions, classes = [], []
+        for low, high in itertools.pairwise(edges):
+            mine_labels, mine = np.unique(mine_code[low:high], return_inverse=True)
+            mine_parts = np.divmod(mine_labels, width[1][0]) if len(pivots) > 1 else (mine_labels,)
+            related = np.ones((len(mine_labels), len(their_labels)), dtype=bool)
+            for q, a, b in zip(pivots, mine_parts, their_parts, strict=True):
+                related &= relations[q][a][:, b]
+            label, other = np.nonzero(related)  # (candidate label pair, earlier label pair), by candidate's
+            per_label = np.bincount(label, minlength=len(mine_labels))
+            mine = mine.reshape(-1)
+            count, start = per_label[mine], (np.cumsum(per_label) - per_label)[mine]
+            # (candidate class, earlier label pair) related on the pivots, then every earlier class with that pair
+            region = np.repeat(np.arange(low, high, dtype=np.int64), count)
+            other = other[concatenated_ranges(start, count)]
             region = np.repeat(region, label_count[other])
             found = by_label[concatenated_ranges(label_start[other], label_count[other])]
             for q in rest:

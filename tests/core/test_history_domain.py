@@ -442,3 +442,39 @@ def test_the_gate_counts_breaking_records_on_signatures_through_the_guard(
     models = [KAnonymity(1), DistinctLDiversity("disease", l)]
     found = domain_break_records(signature, _history(*history), models, QIS, _hierarchies())
     assert found == expected
+
+
+@st.composite
+def _relations(draw: st.DrawFn) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], list[int], int]:
+    """Per QI a random relation (candidate labels × earlier labels), the candidates' and earlier classes' labels."""
+    n_qis, n_new = draw(st.integers(0, 4)), draw(st.integers(0, 6))
+    sizes = draw(st.lists(st.integers(0, 5), min_size=1, max_size=3))  # classes per earlier release
+    relations, mine, theirs = [], [], []
+    for _ in range(n_qis):
+        rows, columns = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        cells = draw(st.lists(st.booleans(), min_size=rows * columns, max_size=rows * columns))
+        relations.append(np.array(cells, dtype=bool).reshape(rows, columns))
+        mine.append(np.array(draw(st.lists(st.integers(0, rows - 1), min_size=n_new, max_size=n_new)), dtype=np.int64))
+        n = sum(sizes)
+        theirs.append(np.array(draw(st.lists(st.integers(0, columns - 1), min_size=n, max_size=n)), dtype=np.int64))
+    return relations, mine, theirs, sizes, n_new
+
+
+@settings(max_examples=200, deadline=None)
+@given(_relations())
+def test_the_join_lists_every_related_pair_once(case: tuple[list[np.ndarray], ...]) -> None:
+    """``EarlierReleases._joined`` (pivots on the two most selective QIs, the rest filtered) against the naive
+    double loop over (candidate, earlier class) pairs: related on every QI, ordered by release, candidate, class."""
+    relations, mine, theirs, sizes, n_new = case
+    prepared = EarlierReleases.__new__(EarlierReleases)
+    prepared._codes = theirs
+    prepared._offsets = np.cumsum([0, *sizes])
+    prepared._release_of = np.repeat(np.arange(len(sizes)), sizes)
+    region, found = prepared._joined(relations, mine, n_new)
+    naive = sorted(
+        (int(prepared._release_of[j]), i, j)
+        for i in range(n_new)
+        for j in range(sum(sizes))
+        if all(relation[m[i], t[j]] for relation, m, t in zip(relations, mine, theirs, strict=True))
+    )
+    assert list(zip(region.tolist(), found.tolist(), strict=True)) == [(i, j) for _, i, j in naive]
