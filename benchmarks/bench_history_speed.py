@@ -35,6 +35,11 @@ mondrian 2.2% / 5.0% / 6.7% of 17.0 / 32.9 / 37.7 s.
 records / domain: optimal 3.9 / 3.7, 3.8 / 4.3, 4.2 / 4.7; mondrian 11.2 / 10.9, 16.8 / 56.6,
 20.1 / 75.2 (the domain rule judged on every cut's halves; ``docs/composition.md``).
 
+``release_cpu_s``: the process's CPU per release (the old check's excluded). Over many releases
+(``mondcost26``, 2026-11-27, load 4–8, ``--algorithms mondrian --rows 200000 --releases 6``), CPU s per
+release, records 3.8 … 12.8, domain main 3.8 / 13.7 / 23.8 / 32.9 / 41.3 / 54.5, now 4.4 / 10.0 / 14.5 /
+19.1 / 24.7 / 30.0; 1M rows domain 11.3 / 32.5 / 39.3 (main 11.3 / 41.6 / 55.6, records 11.2 / 17.9 / 20.2).
+
 Run:  PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_history_speed.py [--rows 1000000]
       [--releases 3] [--algorithms optimal,mondrian] [--db /tmp/adult1m_hist.duckdb]
       [--store duckdb|parquet] [--protect-domain] [--check]
@@ -155,9 +160,10 @@ def main() -> int:
         started = time.perf_counter()
         result = new(*args_, **kwargs)
         timing["check"] += time.perf_counter() - started
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         before = old(*args_, **kwargs)
         timing["old"] += time.perf_counter() - started
+        timing["old_cpu"] += time.process_time() - cpu
         if before.to_dict() != result.to_dict() or not np.array_equal(before.at_risk, result.at_risk):
             differences.append(f"{result} != {before}")
         return result
@@ -200,10 +206,11 @@ def main() -> int:
                 }
                 | {"history": {"protect": "domain" if args.protect_domain else "records"}}  # stated: auto may be either
             )
-            timing.update(check=0.0, old=0.0, targets=0.0, combinations=0)
-            started = time.perf_counter()
+            timing.update(check=0.0, old=0.0, old_cpu=0.0, targets=0.0, combinations=0)
+            started, cpu = time.perf_counter(), time.process_time()
             result = run_release(spec)
             seconds = time.perf_counter() - started - timing["old"]
+            cpu_seconds = time.process_time() - cpu - timing["old_cpu"]  # this process's CPU (DuckDB's threads too)
             ratio = timing["check"] / seconds
             line = {
                 "algorithm": algorithm,
@@ -213,6 +220,7 @@ def main() -> int:
                 "rows": rows,
                 "passed": result.passed,
                 "release_s": round(seconds, 2),
+                "release_cpu_s": round(cpu_seconds, 2),
                 "check_s": round(timing["check"], 2),
                 "ratio": round(ratio, 3),
                 "targets_s": round(timing["targets"], 2),

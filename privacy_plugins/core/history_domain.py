@@ -38,6 +38,7 @@ judged.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -220,11 +221,7 @@ class EarlierReleases:
         ``values`` are :attr:`values` followed by the candidate's other values (the columns of ``new_held``).
         """
         n_new, n_values = len(new_keys), len(values)
-        atoms, codes = [], []  # per QI: atoms × (earlier labels, candidate labels); each candidate class's label
-        for q in range(len(self.qis)):
-            met, code = self._meets(q, new_keys[:, q] if n_new else np.zeros(0, dtype=str))
-            atoms.append(np.concatenate([self._atoms[q], met], axis=1))
-            codes.append(code + self._atoms[q].shape[1])
+        atoms, codes = self._labelled(new_keys)
         region_class = np.arange(n_new, dtype=np.int64)
         pair_region, pair_class = self._overlapping(atoms, codes, n_new)
         *early, last = self._order.tolist() or [None]
@@ -279,23 +276,24 @@ class EarlierReleases:
         :attr:`values`. Empty for a box some release covers only in part.
         """
         n_new = len(new_keys)
-        kept = np.ones((n_new, len(self.values)), dtype=bool)
         if not n_new or not len(self._held):
-            return kept
-        fits = []  # per QI: (distinct candidate labels × earlier labels: the earlier one covers every atom met, code)
+            return np.ones((n_new, len(self.values)), dtype=bool)
+        fits, local = [], []  # per QI: distinct candidate labels × earlier labels covering every atom they meet
         for q in range(len(self.qis)):
             met, code = self._meets(q, new_keys[:, q])
-            fits.append((met.T.astype(np.float32) @ (~self._atoms[q]).astype(np.float32) == 0, code))
-        for r, held in enumerate(self._held):
-            low, high = int(self._offsets[r]), int(self._offsets[r + 1])
-            contains = None  # candidates × r's classes, as bits: the class's box contains the candidate's
-            for q, (fit, code) in enumerate(fits):
-                bits = np.packbits(fit[:, self._codes[q][low:high]], axis=1)[code]
-                contains = bits if contains is None else np.bitwise_and(contains, bits, out=contains)
-            assert contains is not None
-            inside = np.unpackbits(contains, axis=1, count=high - low).astype(np.float32)
-            kept &= inside @ held.astype(np.float32) > 0
-        return kept
+            fits.append(met.T.astype(np.float32) @ (~self._atoms[q]).astype(np.float32) == 0)
+            local.append(code)
+        # the (box, containing class) pairs by a join (not a boxes × classes matrix per release); per (box,
+        # release) the OR of their values, empty where no class of the release contains the box; ANDed
+        region, found = self._joined(fits, local, n_new)
+        words, _ = self._or_words(region, found, n_new)
+        left = np.bitwise_and.reduce(words.reshape(n_new, len(self._held), self._words.shape[1]), axis=1)
+        return np.unpackbits(
+            left.astype("<u8").view(np.uint8).reshape(n_new, 8 * left.shape[1]),
+            axis=1,
+            count=len(self.values),
+            bitorder="little",
+        ).astype(bool)
 
     def _or_words(self, cell: np.ndarray, cls: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
         """Per (cell, release): the OR of the value words of the classes paired with the cell, and whether any is."""
@@ -326,27 +324,97 @@ class EarlierReleases:
         met = np.stack(columns, axis=1) if columns else np.zeros((len(self._atoms[q]), 0), dtype=bool)
         return met, code.reshape(-1).astype(np.int64)
 
+    def _labelled(self, new_keys: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Per QI: atoms × (earlier labels, candidate labels) covering them; each candidate class's label column."""
+        atoms, codes = [], []
+        for q in range(len(self.qis)):
+            met, code = self._meets(q, new_keys[:, q] if len(new_keys) else np.zeros(0, dtype=str))
+            atoms.append(np.concatenate([self._atoms[q], met], axis=1))
+            codes.append(code + self._atoms[q].shape[1])
+        return atoms, codes
+
     def _overlapping(
         self, atoms: list[np.ndarray], codes: list[np.ndarray], n_new: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Every (candidate class, earlier class) whose boxes share a point (some atom on every QI)."""
-        regions, classes = [], []
-        shares = []  # per QI: candidate labels × earlier labels, true where they meet an atom together
+        """Every (candidate class, earlier class) whose boxes share a point (some atom on every QI).
+
+        A join, not a candidates × earlier classes matrix (whose cost grows with every release kept): the
+        pairs meeting on the most selective QI are listed through its labels, then kept where every other
+        QI's labels meet too. Ordered by release, candidate class, earlier class.
+        """
+        shares, local = [], []  # per QI: candidate labels × earlier labels meeting an atom together; each class's row
         for q, grouped in enumerate(atoms):
             n_earlier = self._atoms[q].shape[1]
             meet = grouped[:, n_earlier:].T.astype(np.float32) @ grouped[:, :n_earlier].astype(np.float32)
             shares.append(meet > 0)
-        for r in range(len(self._offsets) - 1):
-            low, high = int(self._offsets[r]), int(self._offsets[r + 1])
-            overlap = np.ones((n_new, high - low), dtype=bool)
-            for q in range(len(atoms)):
-                overlap &= shares[q][codes[q] - self._atoms[q].shape[1]][:, self._codes[q][low:high]]
-            region, found = np.nonzero(overlap)
-            regions.append(region.astype(np.int64))
-            classes.append(found.astype(np.int64) + low)
+            local.append(codes[q] - n_earlier)
+        return self._joined(shares, local, n_new)
+
+    def _joined(
+        self, relations: list[np.ndarray], local: list[np.ndarray], n_new: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every (candidate class i, earlier class j) with ``relations[q][local[q][i], self._codes[q][j]]`` on every QI.
+
+        The pairs related on the two most selective QIs are listed through their label pairs, then kept where
+        every other QI relates them too (the cost follows the pairs found, not candidates × every kept release's
+        classes). Ordered by release, candidate class, earlier class.
+        """
+        n_classes = int(self._offsets[-1])
+        if not relations:  # no QI: every box is the whole domain
+            region, found = np.divmod(np.arange(n_new * n_classes, dtype=np.int64), max(n_classes, 1))
+            order = np.lexsort((found, region, self._release_of[found]))
+            return region[order], found[order]
+        # per QI, how many earlier classes each candidate class relates to there: the pivots list the fewest pairs
+        per_class = [
+            (relation.astype(np.float64) @ np.bincount(self._codes[q], minlength=relation.shape[1]))[local[q]]
+            for q, relation in enumerate(relations)
+        ]
+        ranked = sorted(range(len(relations)), key=lambda q: float(per_class[q].sum()))
+        pivots, rest = ranked[:2], ranked[2:]
+        # the earlier classes grouped by their pivot labels (one code per distinct pair of labels)
+        width = [relations[q].shape for q in pivots]
+        theirs_code = self._codes[pivots[0]] * (width[1][1] if len(pivots) > 1 else 1)
+        if len(pivots) > 1:
+            theirs_code = theirs_code + self._codes[pivots[1]]
+        their_labels, their_code = np.unique(theirs_code, return_inverse=True)
+        their_code = their_code.reshape(-1)
+        their_parts = np.divmod(their_labels, width[1][1]) if len(pivots) > 1 else (their_labels,)
+        by_label = np.argsort(their_code, kind="stable")
+        label_count = np.bincount(their_code, minlength=len(their_labels))
+        label_start = np.cumsum(label_count) - label_count
+        mine_code = local[pivots[0]] * (width[1][0] if len(pivots) > 1 else 1)
+        if len(pivots) > 1:
+            mine_code = mine_code + local[pivots[1]]
+        expected = np.rint(per_class[pivots[0]]).astype(np.int64)  # at least the pairs listed (per candidate)
+        bounds = np.searchsorted(np.cumsum(expected), np.arange(1 << 22, int(expected.sum()), 1 << 22), side="right")
+        step = max(1, (1 << 24) // max(1, len(their_labels)))  # candidates × earlier label pairs a chunk relates
+        edges = sorted({0, n_new, *bounds.tolist(), *range(step, n_new, step)})
+        regions, classes = [], []
+        for low, high in itertools.pairwise(edges):
+            mine_labels, mine = np.unique(mine_code[low:high], return_inverse=True)
+            mine_parts = np.divmod(mine_labels, width[1][0]) if len(pivots) > 1 else (mine_labels,)
+            related = np.ones((len(mine_labels), len(their_labels)), dtype=bool)
+            for q, a, b in zip(pivots, mine_parts, their_parts, strict=True):
+                related &= relations[q][a][:, b]
+            label, other = np.nonzero(related)  # (candidate label pair, earlier label pair), by candidate's
+            per_label = np.bincount(label, minlength=len(mine_labels))
+            mine = mine.reshape(-1)
+            count, start = per_label[mine], (np.cumsum(per_label) - per_label)[mine]
+            # (candidate class, earlier label pair) related on the pivots, then every earlier class with that pair
+            region = np.repeat(np.arange(low, high, dtype=np.int64), count)
+            other = other[concatenated_ranges(start, count)]
+            region = np.repeat(region, label_count[other])
+            found = by_label[concatenated_ranges(label_start[other], label_count[other])]
+            for q in rest:
+                keep = relations[q][local[q][region], self._codes[q][found]]
+                region, found = region[keep], found[keep]
+            regions.append(region)
+            classes.append(found.astype(np.int64))
         if not regions:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        return np.concatenate(regions), np.concatenate(classes)
+        region, found = np.concatenate(regions), np.concatenate(classes)
+        order = np.lexsort((found, region, self._release_of[found]))
+        return region[order], found[order]
 
 
 def _remembered(

@@ -388,3 +388,93 @@ def test_what_every_point_of_a_box_keeps_is_kept_at_every_point(
         covered = all(any(point in box(r) for _, r in t.iterrows() if not _marked(r)) for t in history)  # type: ignore[operator]
         if not others and covered:  # every class covering the point contains the box: nothing is lost
             assert sure == left[point] & set(values), (row.to_dict(), sure)
+        # exactly its definition: per release the values of the classes whose box contains the whole box (none:
+        # nothing is sure), intersected
+        contained = set(values)
+        for table in history:
+            around = [r for _, r in table.iterrows() if not _marked(r) and points <= box(r)]  # type: ignore[operator]
+            contained &= {str(r["disease"]) for r in around}
+        assert sure == contained, (row.to_dict(), sure, contained)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_sequences())
+def test_the_overlapping_pairs_are_the_boxes_sharing_a_point(
+    sequence: tuple[list[pd.DataFrame], pd.DataFrame, int],
+) -> None:
+    """``EarlierReleases._overlapping`` (a join through the most selective QI, not a matrix per release) lists
+    exactly the (candidate box, earlier class) pairs whose boxes share a point by the naive point sets, once
+    each, ordered by release, candidate, earlier class."""
+    history, candidate, _ = sequence
+    signatures = [class_signature(release, QIS, ["disease"]) for release in history]
+    prepared = EarlierReleases(signatures, QIS, "disease", _hierarchies())
+    _, box = _point_values(history)
+    boxes = candidate[QIS].astype(str).drop_duplicates().reset_index(drop=True)
+    keys = boxes.to_numpy(dtype=str)
+    region, found = prepared._overlapping(*prepared._labelled(keys), len(keys))
+    earlier = [
+        (r, row)
+        for r, table in enumerate(signatures)
+        for _, row in table.loc[~table.apply(_marked, axis=1)].drop_duplicates(QIS).iterrows()
+    ]  # the earlier classes in the order EarlierReleases numbers them (by release, first appearance)
+    naive = sorted(
+        (r, i, j)
+        for i, (_, mine) in enumerate(boxes.iterrows())
+        for j, (r, theirs) in enumerate(earlier)
+        if box(mine) & box(theirs)  # type: ignore[operator]
+    )
+    assert list(zip(region.tolist(), found.tolist(), strict=True)) == [(i, j) for _, i, j in naive]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_sequences())
+def test_the_gate_counts_breaking_records_on_signatures_through_the_guard(
+    sequence: tuple[list[pd.DataFrame], pd.DataFrame, int],
+) -> None:
+    """``domain_break_records`` (the gate's count, now through ``DomainGuard``) equals the records of the
+    candidate's signature classes the naive point-by-point oracle finds breaking."""
+    from privacy_plugins.core.history_release import domain_break_records
+
+    history, candidate, l = sequence
+    signature = class_signature(candidate, QIS, ["disease"])
+    broken = oracle(history, signature, l)
+    expected = int(signature.loc[broken, COUNT].sum())
+    models = [KAnonymity(1), DistinctLDiversity("disease", l)]
+    found = domain_break_records(signature, _history(*history), models, QIS, _hierarchies())
+    assert found == expected
+
+
+@st.composite
+def _relations(draw: st.DrawFn) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], list[int], int]:
+    """Per QI a random relation (candidate labels × earlier labels), the candidates' and earlier classes' labels."""
+    n_qis, n_new = draw(st.integers(0, 4)), draw(st.integers(0, 6))
+    sizes = draw(st.lists(st.integers(0, 5), min_size=1, max_size=3))  # classes per earlier release
+    relations, mine, theirs = [], [], []
+    for _ in range(n_qis):
+        rows, columns = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        cells = draw(st.lists(st.booleans(), min_size=rows * columns, max_size=rows * columns))
+        relations.append(np.array(cells, dtype=bool).reshape(rows, columns))
+        mine.append(np.array(draw(st.lists(st.integers(0, rows - 1), min_size=n_new, max_size=n_new)), dtype=np.int64))
+        n = sum(sizes)
+        theirs.append(np.array(draw(st.lists(st.integers(0, columns - 1), min_size=n, max_size=n)), dtype=np.int64))
+    return relations, mine, theirs, sizes, n_new
+
+
+@settings(max_examples=200, deadline=None)
+@given(_relations())
+def test_the_join_lists_every_related_pair_once(case: tuple[list[np.ndarray], ...]) -> None:
+    """``EarlierReleases._joined`` (pivots on the two most selective QIs, the rest filtered) against the naive
+    double loop over (candidate, earlier class) pairs: related on every QI, ordered by release, candidate, class."""
+    relations, mine, theirs, sizes, n_new = case
+    prepared = EarlierReleases.__new__(EarlierReleases)
+    prepared._codes = theirs
+    prepared._offsets = np.cumsum([0, *sizes])
+    prepared._release_of = np.repeat(np.arange(len(sizes)), sizes)
+    region, found = prepared._joined(relations, mine, n_new)
+    naive = sorted(
+        (int(prepared._release_of[j]), i, j)
+        for i in range(n_new)
+        for j in range(sum(sizes))
+        if all(relation[m[i], t[j]] for relation, m, t in zip(relations, mine, theirs, strict=True))
+    )
+    assert list(zip(region.tolist(), found.tolist(), strict=True)) == [(i, j) for _, i, j in naive]
