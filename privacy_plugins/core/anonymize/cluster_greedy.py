@@ -452,13 +452,14 @@ def units(
         key += codes[q]
     # ``np.unique(key, return_index=True, ...)`` sorts stably (a merge sort); any record of a unit
     # gives its codes, so an unstable sort (numpy's vectorized one, ~5× at 30k) gives the same result.
-    order = np.argsort(key)
-    sorted_key = key[order]
-    starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
+    by_key = np.argsort(key)
+    sorted_key = key[by_key]
+    steps = sorted_key[1:] != sorted_key[:-1]
+    starts = np.flatnonzero(np.concatenate(([True], steps)))
     inverse = np.empty(n, dtype=np.int64)
-    inverse[order] = np.cumsum(np.concatenate(([0], (sorted_key[1:] != sorted_key[:-1]).view(np.int8))))
+    inverse[by_key] = np.concatenate(([0], np.cumsum(steps, dtype=np.int64)))
     counts = np.diff(np.concatenate((starts, [n])))
-    return np.ascontiguousarray(codes[:, order[starts]][rows]), inverse, counts
+    return np.ascontiguousarray(codes[:, by_key[starts]][rows]), inverse, counts
 
 
 def stable_order(ids: np.ndarray, n_ids: int | None = None) -> np.ndarray:
