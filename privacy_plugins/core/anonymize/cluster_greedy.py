@@ -458,7 +458,7 @@ def units(
     starts = np.flatnonzero(np.concatenate(([True], steps)))
     inverse = np.empty(n, dtype=np.int64)
     inverse[by_key] = np.concatenate(([0], np.cumsum(steps, dtype=np.int64)))
-    counts = np.diff(np.concatenate((starts, [n])))
+    counts = np.asarray(np.diff(np.concatenate((starts, [n]))), dtype=np.int64)
     return np.ascontiguousarray(codes[:, by_key[starts]][rows]), inverse, counts
 
 
