@@ -16,6 +16,7 @@ from privacy_plugins.core.history_check import composition_check
 from privacy_plugins.core.history_release import history_models, release_with_history
 from privacy_plugins.core.models import HistoryDiversity, KAnonymity, PersonalizedLeakage
 from privacy_plugins.core.partition import EquivalenceClasses
+from privacy_plugins.errors import InfeasibleAnonymizationError
 
 QIS = ["age", "zip"]
 ZIPS = ["47906", "47907", "47610", "47611"]
@@ -141,3 +142,26 @@ def test_a_limit_too_small_for_the_suppression_path_falls_back_to_merging() -> N
     assert tight.suppressed == merged.suppressed == 0  # two-phase needs 4 here: it merges as without a limit
     pd.testing.assert_frame_equal(tight.table, merged.table)
     assert all(check.passed for check in tight.models)
+
+
+@pytest.mark.parametrize("algorithm", CLUSTERING)
+def test_a_refusal_over_the_suppression_limit_says_so_before_the_merging_fallback(algorithm: str) -> None:
+    # Everyone sits in the earlier class's box ({flu, hiv} left): flu holds 14 of the 17 records over that
+    # set, so the share bound needs ~11 flu records out; the limit allows 2. The merging fallback (no
+    # suppression) then fails its whole-table test too; the refusal must name the limit first, not only that.
+    earlier = pd.DataFrame({"age": ["[20-29]"] * 2, "zip": ["4790*"] * 2, "disease": ["flu", "hiv"]})
+    history = ReleaseHistory("w", tuple(QIS), ("disease",)).appended(_entry(earlier))
+    model = HistoryDiversity("disease", 2, history, HIERARCHIES, bound=0.5)
+    table = pd.DataFrame(
+        {
+            "age": [20 + i % 10 for i in range(20)],
+            "zip": ["47906"] * 20,
+            "disease": ["flu"] * 14 + ["hiv"] * 3 + ["cold"] * 3,
+        }
+    )
+    request = {"quasi_identifiers": QIS, "hierarchies": HIERARCHIES, "models": [KAnonymity(2), model],
+               "sensitive_attributes": ["disease"], "seed": 0}  # fmt: skip
+    with pytest.raises(InfeasibleAnonymizationError, match=r"^[^;]*more than 2 records suppressed.*whole table"):
+        anonymize(table, algorithm=algorithm, suppression_limit=0.1, **request)
+    result = anonymize(table, algorithm=algorithm, suppression_limit=0.6, **request)  # the limit was the reason
+    assert result.suppressed <= 12
