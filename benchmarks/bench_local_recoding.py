@@ -316,7 +316,8 @@ over every QI at once (clusters numbered ``q · n_groups + g``: 252 calls → 36
 round's ``flatnonzero`` and permutation over every movable record (~0.007 s at k = 5; the permutation feeds the
 seeded tie order, so dropping it changes the output), refine's first tables made afresh after the split step.
 
-Issue 28, twelfth pass (refine) (branch tp28i, 2026-11-27 10:11–10:28, load 4.6–6.4): the refine step and the
+Issue 28, twelfth pass (refine) (branch tp28i, landed with tp28j's fix below; 2026-11-27 10:11–10:28, load 4.6–6.4):
+the refine step and the
 tables around it only (phase 1 unchanged). ``refine_clusters`` alone, best of 5–7 warm runs alternating with
 main (CPU s): 0.208–0.219 → 0.123–0.130 at k = 5, 0.216 → 0.143 at k = 10, 0.257 → 0.185 at k = 20.
 
@@ -369,6 +370,11 @@ bounded pricing (no ceiling: the two-QI bound against a running second price, se
 cluster, with or without the bounds in a buffer first (0.040–0.043 s on the recorded calls, words: 0.030); a
 ceiling from the candidates' savings only (the same CPU, more re-pricing). Left: the round's permutation of every
 movable record (~0.25 ms a round; it feeds the seeded tie order), phase 1.
+
+(tp28j, lead: CI's hypothesis search found a case where refine's kept prices made other moves than the fresh-price
+reference, ``test_kept_prices_make_the_moves_of_fresh_prices``: the reference built its mover afresh after a dissolve
+round, so records the kept path knew settled were candidates again and took the round's ``limit``. The reference now
+carries the stamps across the round as the kept path does (production output unchanged); the case is an ``@example``.)
 
 Issue 28, twelfth pass (phase 1) (branch tp28h, 2026-11-27 10:35, load 5–7): phase 1 only, the same steps
 (``merge_units``'s groups byte-equal to 9df1025's at k = 5 / 10 / 20 on the recorded inputs; NCP at seeds 0–3

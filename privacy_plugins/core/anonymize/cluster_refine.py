@@ -851,7 +851,9 @@ def refine_clusters(
             dissolved_per_round.append(dissolved)
             if dissolved == 0:
                 break
-            adopted = (kept, renumber, grown) if reuse else None
+            # Both paths carry the stamps across the round (which records are settled); ``reuse=False``
+            # still prices every candidate's unit afresh, so it stays the reference for the kept prices.
+            adopted = (kept, renumber, grown)
             mover = _Moves(records, group, n_groups, unit, reuse=reuse, compiled=compiled, adopted=adopted,
                            tables=tables, by_unit=by_unit)  # fmt: skip
         if progress is not None:
