@@ -130,7 +130,7 @@ def test_a_release_under_a_leakage_bound_either_passes_the_gate_and_every_model_
         history = history.appended(_entry(release.table, dict(release.transformation)))
 
 
-def test_a_limit_too_small_for_the_suppression_path_falls_back_to_merging() -> None:
+def test_a_limit_too_small_for_the_suppression_path_still_publishes_a_release_that_holds() -> None:
     source = _source(18, 150)  # seed 14 needed 4 records on c430be5, 1 since cover26
     first = anonymize(source.iloc[:120], algorithm="two-phase", quasi_identifiers=QIS, models=MODELS,
                       hierarchies=HIERARCHIES, sensitive_attributes=["disease"])  # fmt: skip
@@ -139,8 +139,11 @@ def test_a_limit_too_small_for_the_suppression_path_falls_back_to_merging() -> N
     options = {"quasi_identifiers": QIS, "hierarchies": HIERARCHIES, "sensitive_attributes": ["disease"]}
     merged = anonymize(source, algorithm="two-phase", models=models, suppression_limit=0.0, **options)
     tight = anonymize(source, algorithm="two-phase", models=models, suppression_limit=0.01, **options)  # 1 record
-    assert tight.suppressed == merged.suppressed == 0  # two-phase needs 4 here: it merges as without a limit
-    pd.testing.assert_frame_equal(tight.table, merged.table)
+    # Removals alone need 4 here. Until leakdel26b the path then fell back to merging as without a limit
+    # (the same table as ``merged``); its merging retry (failing classes merged into a neighbour where the
+    # union passes) now stays on the path within the limit, with no wider boxes than the fallback's.
+    assert tight.suppressed <= 1 and merged.suppressed == 0
+    assert tight.utility.ncp <= merged.utility.ncp
     assert all(check.passed for check in tight.models)
 
 
