@@ -164,9 +164,12 @@ def suppress_failing(
     (:func:`~privacy_plugins.core.history_share.share_excess`) leaves out exactly the records of
     the value over their share.
 
+    When neither is found, the merging retry of the module docstring runs from the pooled state
+    (:func:`_merged`, then the removals with a merging pass per round and stuck classes dissolved).
+
     Raises:
         InfeasibleAnonymizationError: more than ``max_suppressed`` records would be left out (and no
-            state within the limit passes ``members_only``).
+            state within the limit passes ``members_only``), the merging retry's too.
     """
     group = group.copy()
     if recluster is not None:
