@@ -84,7 +84,8 @@ Measured 2026-11-26 on newcomers26 (shared 2-core machine, load ~7: seconds infl
     records, same path: 91.9 / 75.5 s at load 5-6). Default sizes, two-phase --models leak --protect-domain:
     A A A+s A 4/4, 0 below 2 values (0 pinned), 1.20, 1,179.5 CPU s vs 51.8 s (load 5.2 -> 1.0). With
     --deletions 0.2 at 6,000-7,500 rows: k-member A A A A 4/4, 0, 1.20; two-phase A A A F 3/4, 0 (release 4:
-    the whole table as one cluster fails the history model's domain part, so the clustering refuses at once).
+    the suppression path needs more than the 2% limit, and the merging fallback's whole-table test then fails
+    on the share bound; release 4 alone at a 4% limit passes; leakdel26 in docs/composition.md).
 
 Default sizes (24,000-30,162): bucket A A A A 4/4, 5 below 2 values (5 pinned), ratio 1.07;
 optimal 4/4, 0, 1.09; mondrian 4/4, 0, 1.00. With --deletions 0.2: bucket 4/4, 59 (5 pinned, 54

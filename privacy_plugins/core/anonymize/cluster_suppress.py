@@ -30,7 +30,14 @@ suppression limit allows any record:
    are suppressed. Above the suppression limit the anonymization is infeasible — unless an
    earlier state within the limit had every class pass the models on its own members
    (``members_only``): that state is published, and the release's (c) leaves out the records of
-   the values over the covered targets' shares;
+   the values over the covered targets' shares; or unless the **merging retry** finds one: from
+   the pooled state again, each failing class is merged whole into one of its nearby clusters
+   where their union passes (:func:`_merged`: a class over a share, next to one with room to
+   spare, passes as their union at the cost of one wider box, where removals cost NCP 1 per
+   record), then the removal rounds run again with a merging pass after each round, and a class
+   failing :data:`STUCK` rounds in a row that no removal or share hint repairs (a box breaking
+   the domain rule) is dissolved: left out, its records readmitted where every class passes.
+   Only when the removals alone exceed the limit: the releases they publish are unchanged;
 4. from a state that passes, :func:`split_passing` cuts the clusters of twice the smallest
    valid size or more (Mondrian's strict bisection) and keeps the cuts every class still passes with;
 5. from a state that passes, :func:`readmit` places records left out (NCP 1 each) back in the
@@ -52,6 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -88,6 +96,11 @@ READMIT_TRIES = 8
 #: Nearest clusters pooled with a failing class to cluster again, and passes over the failing classes.
 NEIGHBOURS = 3
 POOLINGS = 8
+#: Nearest clusters each failing class may merge into (cheapest first), and passes over the failing classes.
+MERGE_TRIES = 20
+MERGINGS = 4
+#: Rounds a class may fail in a row on the merging retry before it is dissolved (left out, its records readmitted).
+STUCK = 4
 
 #: ``classes_of(group) -> (class_of_row, n_classes)``: published classes of the rows with ``group >= 0``.
 ClassesOf = Callable[[np.ndarray], tuple[np.ndarray, int]]
@@ -150,18 +163,58 @@ def suppress_failing(
     (:func:`~privacy_plugins.core.history_share.share_excess`) leaves out exactly the records of
     the value over their share.
 
+    When neither is found, the merging retry of the module docstring runs from the pooled state
+    (:func:`_merged`, then the removals with a merging pass per round and stuck classes dissolved).
+
     Raises:
         InfeasibleAnonymizationError: more than ``max_suppressed`` records would be left out (and no
-            state within the limit passes ``members_only``).
+            state within the limit passes ``members_only``), the merging retry's too.
     """
     group = group.copy()
-    out = np.zeros(group.shape[0], dtype=bool)
     if recluster is not None:
         for _ in range(POOLINGS):  # while a pass still lowers the records in failing classes
             group, changed = _pooled(space, strict, group, classes_of, recluster)
             if not changed:
                 break
+    removals = partial(
+        _removals, space, strict, classes_of, max_suppressed=max_suppressed, values=values, min_size=min_size,
+        towards=towards, members_only=members_only, readmit_with=readmit_with,
+    )  # fmt: skip
+    found = removals(group)
+    if found is None:  # over the limit: merge failing classes into neighbours first, then the removals again
+        merged = group
+        for _ in range(MERGINGS):
+            merged, changed = _merged(space, strict, merged, classes_of)
+            if not changed:
+                break
+        found = removals(merged, merging=True)
+    if found is not None:
+        return found
+    raise InfeasibleAnonymizationError(
+        f"{describe}: the clusters meet it only with more than {max_suppressed} records suppressed "
+        "(the suppression limit); raise the limit or relax the requirement"
+    )
+
+
+def _removals(
+    space: CostSpace,
+    strict: Failing,
+    classes_of: ClassesOf,
+    group: np.ndarray,
+    *,
+    max_suppressed: int,
+    values: np.ndarray | None,
+    min_size: int,
+    towards: Towards | None,
+    members_only: Failing | None,
+    readmit_with: Failing | None,
+    merging: bool = False,
+) -> np.ndarray | None:
+    """:func:`suppress_failing`'s removal rounds and offers from ``group``; ``None`` above the limit."""
+    group = group.copy()
+    out = np.zeros(group.shape[0], dtype=bool)
     on_members: np.ndarray | None = None  # the last state within the limit whose classes pass ``members_only``
+    stuck = np.zeros(group.shape[0], dtype=np.int64)  # rounds each row's class has been failing in a row
     for round_ in range(ROUNDS):
         cls, n_cls = classes_of(np.where(out, -1, group))
         kept = np.flatnonzero(~out)
@@ -173,9 +226,15 @@ def suppress_failing(
         failing = _members(cls, np.flatnonzero(bad))
         fixed = _single_removals(strict, out, cls, n_cls, failing)
         hint = towards(kept, cls[kept], n_cls) if towards is not None and len(fixed) < len(failing) else None
+        in_failing = np.zeros(group.shape[0], dtype=bool)
+        in_failing[kept] = bad[cls[kept]]
+        stuck = np.where(in_failing, stuck + 1, 0)
+        dissolved = _stuck(failing, fixed, hint, stuck, max_suppressed - int(out.sum())) if merging else None
         for c, rows in failing.items():
             if c in fixed:
                 out[fixed[c]] = True
+            elif c == dissolved:
+                out[rows] = True  # dissolved: the readmission below places its records where every class passes
             elif hint and c in hint and round_ < ROUNDS - 1 and rows.shape[0] > min_size:
                 out[hint[c][-1]] = True  # the value over a covered target's share
             elif values is not None and round_ < ROUNDS - 1 and rows.shape[0] > min_size:
@@ -184,9 +243,12 @@ def suppress_failing(
                 out[rows] = True
         _offer(space, strict, group, out, classes_of)
         if readmit_with is not None:  # boxes may grow: fewer records out, more of the limit for what still fails
-            state = readmit(space, readmit_with, np.where(out, -1, group), classes_of, tries=2, failing=True)
+            tries = READMIT_TRIES if dissolved is not None else 2  # a dissolved class's records: more clusters
+            state = readmit(space, readmit_with, np.where(out, -1, group), classes_of, tries=tries, failing=True)
             back = out & (state >= 0)
             group[back], out[back] = state[back], False
+        if merging:  # what the removals left failing, merged into a neighbour where the union passes
+            group = np.where(out, -1, _merged(space, strict, np.where(out, -1, group), classes_of)[0])
         if int(out.sum()) > max_suppressed:
             break
     while int(out.sum()) <= max_suppressed:  # what still fails is left out whole
@@ -196,12 +258,8 @@ def suppress_failing(
         if not bad.any():
             return np.where(out, -1, group)
         out[kept[bad[cls[kept]]]] = True
-    if on_members is not None:  # what only covered records still need is left to the release's suppression (c)
-        return on_members
-    raise InfeasibleAnonymizationError(
-        f"{describe}: the clusters meet it only with more than {max_suppressed} records suppressed "
-        "(the suppression limit); raise the limit or relax the requirement"
-    )
+    # what only covered records still need is left to the release's suppression (c); None: over the limit
+    return on_members
 
 
 def split_passing(
@@ -429,6 +487,117 @@ def _joined_costs(space: CostSpace, low: np.ndarray, high: np.ndarray, codes: np
         hi = np.maximum(high[q][None, :], codes[q][:, None])
         total += space.widths(q, lo.ravel(), hi.ravel()).reshape(lo.shape)
     return total
+
+
+def _stuck(
+    failing: dict[int, np.ndarray],
+    fixed: dict[int, int],
+    hint: dict[int, np.ndarray] | None,
+    stuck: np.ndarray,
+    room: int,
+) -> int | None:
+    """The smallest failing class to dissolve (at most ``room`` rows).
+
+    One failing :data:`STUCK` rounds in a row that no single removal repairs and no share gives a
+    hint for (e.g. a box breaking the domain rule: one record less rarely changes the box).
+    """
+    sizes = {
+        c: rows.shape[0]
+        for c, rows in failing.items()
+        if c not in fixed and not (hint and c in hint) and int(stuck[rows].min()) >= STUCK and rows.shape[0] <= room
+    }
+    return min(sizes, key=sizes.__getitem__) if sizes else None
+
+
+def _merged(space: CostSpace, strict: Failing, group: np.ndarray, classes_of: ClassesOf) -> tuple[np.ndarray, bool]:
+    """One pass: each failing class merged whole into a nearby cluster where their union passes ``strict``.
+
+    Merging does not repair a share bound in general (shares tend to the table's), but a class
+    over the bound (or breaking the domain rule) next to a cluster with room to spare can pass as
+    their union, at the price of one wider box instead of records left out (NCP 1 each). Per
+    rank (the :data:`MERGE_TRIES` clusters whose union with the class adds least loss, cheapest
+    first) the failing classes not merged yet are merged at once, each cluster in one merge of the
+    pass at most; a merge whose union fails is undone, and a batch that tips a class none of its
+    merges made (a covered neighbour) is halved. Rows outside failing classes never end failing.
+    """
+    cls, n_cls = classes_of(group)
+    rows = np.flatnonzero(group >= 0)  # rows left out (-1) stay out
+    bad = np.asarray(strict(rows, cls[rows], n_cls), dtype=bool)
+    if not bad.any():
+        return group, False
+    allowed = np.zeros(group.shape[0], dtype=bool)
+    allowed[rows] = bad[cls[rows]]
+    group, n_groups = dense(group)  # no empty cluster (their boxes have no cost)
+    low, high = boxes(space.codes[:, rows], group[rows], n_groups)
+    size = np.bincount(group[rows], minlength=n_groups).astype(float)
+    own_cost = size * space.box_costs(low, high)
+    class_of_cluster = np.full(n_groups, -1, dtype=np.int64)
+    class_of_cluster[group[rows]] = cls[rows]
+    by_cluster = rows[np.argsort(group[rows], kind="stable")]
+    starts = np.searchsorted(group[by_cluster], np.arange(n_groups + 1))
+    ranked: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # failing class → (its clusters, partners cheapest first)
+    for c in np.flatnonzero(bad).tolist():
+        mine = np.flatnonzero(class_of_cluster == c)
+        mine_low, mine_high = low[:, mine].min(axis=1), high[:, mine].max(axis=1)
+        joined = space.box_costs(np.minimum(low, mine_low[:, None]), np.maximum(high, mine_high[:, None]))
+        added = (size + size[mine].sum()) * joined - own_cost - own_cost[mine].sum()
+        added[mine] = np.inf
+        added[size == 0] = np.inf
+        near = np.argsort(added, kind="stable")[:MERGE_TRIES]
+        ranked[c] = (mine, near[np.isfinite(added[near])])
+    dirty = np.zeros(n_groups, dtype=bool)  # clusters an accepted merge changed this pass
+    fixed: set[int] = set()
+    changed = False
+    for t in range(MERGE_TRIES):
+        used = dirty.copy()
+        merges: list[tuple[np.ndarray, int]] = []
+        owners: list[int] = []
+        for c, (mine, near) in ranked.items():
+            if c in fixed or near.shape[0] <= t or used[mine].any() or used[near[t]]:
+                continue
+            used[mine] = used[near[t]] = True
+            moved = np.concatenate([by_cluster[starts[g] : starts[g + 1]] for g in mine.tolist()])
+            merges.append((moved, int(near[t])))
+            owners.append(c)
+        if not merges:
+            continue
+        group, accepted = _merge_batch(strict, group, classes_of, merges, allowed)
+        for i in accepted:
+            fixed.add(owners[i])
+            dirty[ranked[owners[i]][0]] = dirty[merges[i][1]] = True
+        changed |= bool(accepted)
+    return (dense(group)[0] if changed else group), changed
+
+
+def _merge_batch(
+    strict: Failing, group: np.ndarray, classes_of: ClassesOf, merges: list[tuple[np.ndarray, int]], allowed: np.ndarray
+) -> tuple[np.ndarray, list[int]]:
+    """``group`` with the merges (rows → cluster) whose union passes and tips no row outside ``allowed``; which ones."""
+    trial = group.copy()
+    for moved, to in merges:
+        trial[moved] = to
+    cls, n_cls = classes_of(trial)
+    placed = np.flatnonzero(trial >= 0)
+    fails = np.zeros(group.shape[0], dtype=bool)
+    fails[placed] = np.asarray(strict(placed, cls[placed], n_cls), dtype=bool)[cls[placed]]
+    own = [i for i, (moved, _) in enumerate(merges) if fails[moved[0]]]
+    other = fails & ~allowed
+    if own:
+        other &= ~np.isin(cls, cls[[merges[i][0][0] for i in own]])
+    if not other.any():
+        if not own:
+            return trial, list(range(len(merges)))
+        rest = [i for i in range(len(merges)) if i not in set(own)]
+        if not rest:
+            return group, []
+        group, accepted = _merge_batch(strict, group, classes_of, [merges[i] for i in rest], allowed)
+        return group, [rest[i] for i in accepted]
+    if len(merges) == 1:
+        return group, []
+    half = len(merges) // 2  # a neighbour tipped: halve the batch
+    group, first = _merge_batch(strict, group, classes_of, merges[:half], allowed)
+    group, second = _merge_batch(strict, group, classes_of, merges[half:], allowed)
+    return group, first + [half + i for i in second]
 
 
 def _pooled(

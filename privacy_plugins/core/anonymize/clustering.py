@@ -506,8 +506,11 @@ def _cluster(request: AnonymizationRequest, *, method: str, split: str | None) -
             # The local search again, under the judge: the pools and removals widened boxes it had narrowed.
             cluster = refine_passing(boxed, cluster, published_classes(coded), moves)
             cluster = readmit(space, boxed, cluster, published_classes(coded))  # the moves narrowed some boxes
-        except InfeasibleAnonymizationError:  # above the limit: the merging repair, as without suppression
-            return _cluster(replace(request, max_suppressed=0), method=method, split=split)
+        except InfeasibleAnonymizationError as over_limit:  # above the limit: the merging repair (no suppression)
+            try:
+                return _cluster(replace(request, max_suppressed=0), method=method, split=split)
+            except InfeasibleAnonymizationError as merging:  # say both: the limit is usually what to change
+                raise InfeasibleAnonymizationError(f"{over_limit}; without suppression: {merging}") from over_limit
         cluster, n_clusters = dense(cluster)
         (published, utility, classes, qi_codes), suppressed = publish_kept(frame, request, coded, cluster, n_clusters)
     elif (cluster < 0).any():  # an all-* class breaking the domain rule, left out (cluster_domain)
